@@ -1,0 +1,23 @@
+// Float math that compiles the same under nvcc, NVRTC and a plain host compiler. Device code gets
+// CUDA's math functions (NVRTC declares them itself); host code gets <cmath>.
+#pragma once
+
+#if !defined(__CUDACC_RTC__)
+#include <cmath>
+#endif
+
+#include <tilefuse/core/platform.h>
+
+namespace tilefuse::math {
+
+TILEFUSE_HOST_DEVICE inline float exp(float x) { return ::expf(x); }
+TILEFUSE_HOST_DEVICE inline float tanh(float x) { return ::tanhf(x); }
+TILEFUSE_HOST_DEVICE inline float erf(float x) { return ::erff(x); }
+TILEFUSE_HOST_DEVICE inline float abs(float x) { return ::fabsf(x); }
+TILEFUSE_HOST_DEVICE inline bool isnan(float x) { return x != x; }
+// NOTES: min/max propagate NaN (like PyTorch's maximum/minimum), unlike fminf/fmaxf which drop it:
+// an amax that hides a NaN would give an FP8 recipe a silently wrong scale.
+TILEFUSE_HOST_DEVICE inline float max(float a, float b) { return (a > b || isnan(a)) ? a : b; }
+TILEFUSE_HOST_DEVICE inline float min(float a, float b) { return (a < b || isnan(a)) ? a : b; }
+
+}  // namespace tilefuse::math

@@ -1,0 +1,43 @@
+// What an epilogue node sees: a short vector of consecutive output elements of one row, with the
+// coordinate of its first element. Kernels stage the accumulator tile so that each thread owns such
+// vectors (16-byte loads and stores of C, bias and D); the host driver walks the output the same way.
+#pragma once
+
+#include <tilefuse/core/array.h>
+#include <tilefuse/core/coord.h>
+#include <tilefuse/core/platform.h>
+
+namespace tilefuse::epilogue {
+
+// V consecutive elements (row, col + i), i < V, of output matrix `batch`.
+template <int V>
+struct Fragment {
+  Array<float, V> acc;  // the accumulator, converted to the compute type
+  index_t row = 0;
+  index_t col = 0;  // column of element 0
+  index_t batch = 0;
+  int valid = V;  // elements [0, valid) lie inside the output; the rest are padding and never stored
+};
+
+// The kind of each node: lets host code (argument binding, validation) treat nodes generically.
+enum class NodeKind {
+  kAcc,
+  kScalar,
+  kConstant,
+  kRowBroadcast,
+  kColBroadcast,
+  kAuxLoad,
+  kCoordinate,
+  kCompute,
+  kStore,
+  kRowReduce,
+  kColReduce,
+};
+
+// The child node types of a node, for generic tree walks.
+template <class... Nodes>
+struct NodeList {
+  static constexpr int kSize = sizeof...(Nodes);
+};
+
+}  // namespace tilefuse::epilogue

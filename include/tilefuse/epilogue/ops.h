@@ -1,0 +1,66 @@
+// Element-wise operations of the epilogue tree, on float. Each is a struct with its arity and a
+// static apply(); compute.h turns them into tree nodes. Comparisons return 1.0f or 0.0f.
+#pragma once
+
+#include <tilefuse/core/math.h>
+#include <tilefuse/core/platform.h>
+
+namespace tilefuse::epilogue::op {
+
+#define TILEFUSE_UNARY_OP(Name, expr)                                       \
+  struct Name {                                                             \
+    static constexpr int kArity = 1;                                        \
+    TILEFUSE_HOST_DEVICE static float apply(float x) { return (expr); }     \
+  };
+#define TILEFUSE_BINARY_OP(Name, expr)                                          \
+  struct Name {                                                                 \
+    static constexpr int kArity = 2;                                            \
+    TILEFUSE_HOST_DEVICE static float apply(float a, float b) { return (expr); } \
+  };
+
+TILEFUSE_BINARY_OP(Add, a + b)
+TILEFUSE_BINARY_OP(Sub, a - b)
+TILEFUSE_BINARY_OP(Mul, a * b)
+TILEFUSE_BINARY_OP(Div, a / b)
+TILEFUSE_BINARY_OP(Min, math::min(a, b))
+TILEFUSE_BINARY_OP(Max, math::max(a, b))
+TILEFUSE_BINARY_OP(Less, a < b ? 1.0f : 0.0f)
+TILEFUSE_BINARY_OP(LessEqual, a <= b ? 1.0f : 0.0f)
+TILEFUSE_BINARY_OP(Greater, a > b ? 1.0f : 0.0f)
+TILEFUSE_BINARY_OP(GreaterEqual, a >= b ? 1.0f : 0.0f)
+TILEFUSE_BINARY_OP(Equal, a == b ? 1.0f : 0.0f)
+TILEFUSE_BINARY_OP(NotEqual, a != b ? 1.0f : 0.0f)
+// leaky_relu(x, slope): x for x >= 0, slope * x below. NaN stays NaN.
+TILEFUSE_BINARY_OP(LeakyRelu, a < 0.0f ? a * b : a)
+
+TILEFUSE_UNARY_OP(Negate, -x)
+TILEFUSE_UNARY_OP(Abs, math::abs(x))
+TILEFUSE_UNARY_OP(Exp, math::exp(x))
+TILEFUSE_UNARY_OP(Tanh, math::tanh(x))
+// relu keeps NaN (like torch.relu) instead of turning it into 0.
+TILEFUSE_UNARY_OP(Relu, x < 0.0f ? 0.0f : x)
+TILEFUSE_UNARY_OP(Sigmoid, 1.0f / (1.0f + math::exp(-x)))
+TILEFUSE_UNARY_OP(Silu, x / (1.0f + math::exp(-x)))
+// gelu(x) = x * Phi(x), with Phi computed through erf (exact) or the tanh approximation.
+TILEFUSE_UNARY_OP(GeluErf, 0.5f * x * (1.0f + math::erf(x * 0.70710678118654752f)))
+TILEFUSE_UNARY_OP(GeluTanh,
+                  0.5f * x * (1.0f + math::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x))))
+
+#undef TILEFUSE_UNARY_OP
+#undef TILEFUSE_BINARY_OP
+
+// clamp(x, lo, hi) = min(max(x, lo), hi).
+struct Clamp {
+  static constexpr int kArity = 3;
+  TILEFUSE_HOST_DEVICE static float apply(float x, float lo, float hi) {
+    return math::min(math::max(x, lo), hi);
+  }
+};
+
+// where(cond, a, b): a where cond is non-zero, b elsewhere.
+struct Where {
+  static constexpr int kArity = 3;
+  TILEFUSE_HOST_DEVICE static float apply(float cond, float a, float b) { return cond != 0.0f ? a : b; }
+};
+
+}  // namespace tilefuse::epilogue::op

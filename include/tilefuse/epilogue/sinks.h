@@ -1,0 +1,153 @@
+// Sink nodes: stores (D and any number of auxiliary outputs) and row/column reductions. A sink
+// passes its input through unchanged, so `Relu<Store<"pre_act", bf16, X>>` stores X and goes on;
+// the root of every tree is the Store of D.
+#pragma once
+
+#include <tilefuse/core/data_type.h>
+#include <tilefuse/core/fixed_string.h>
+#include <tilefuse/core/math.h>
+#include <tilefuse/core/numeric_types.h>
+#include <tilefuse/core/tensor_ref.h>
+#include <tilefuse/epilogue/fragment.h>
+
+#include <cuda/std/limits>
+#include <cuda/std/tuple>
+
+namespace tilefuse::epilogue {
+
+// Writes its input, converted to T (round to nearest even; FP8 saturates), into an output matrix.
+// Values are passed on unrounded: a later node sees the float, not the stored T.
+template <FixedString Name, class T, class Input, class Layout = RowMajor>
+struct Store {
+  static constexpr NodeKind kKind = NodeKind::kStore;
+  static constexpr auto kName = Name;
+  using Element = T;
+  using LayoutTag = Layout;
+  using Children = NodeList<Input>;
+  struct Params {
+    cuda::std::tuple<typename Input::Params> children;
+    T* data = nullptr;
+    index_t ld = 0;
+    index_t batch_stride = 0;
+  };
+
+  template <int V>
+  TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const& p, Fragment<V> const& f) {
+    Array<float, V> const x = Input::visit(cuda::std::get<0>(p.children), f);
+    T* base = p.data + f.batch * p.batch_stride;
+    for (int i = 0; i < V; ++i) {
+      if (i < f.valid) base[Layout::offset(f.row, f.col + i, p.ld)] = convert<T>(x[i]);
+    }
+    return x;
+  }
+};
+
+// ---- reductions ----
+
+namespace reduce {
+
+// Combines `value` into *target: plainly on the host, atomically on the device. `combine` must be
+// the reduction's own (associative, commutative) operation.
+template <class Reduction>
+TILEFUSE_HOST_DEVICE inline void combine_into(float* target, float value) {
+#if TILEFUSE_IS_DEVICE_CODE
+  if constexpr (Reduction::kIsSum) {
+    atomicAdd(target, value);
+  } else {
+    // NOTES: a compare-and-swap loop rather than atomicMax on the bits, so NaN propagates and
+    // negative values order correctly.
+    auto* word = reinterpret_cast<unsigned int*>(target);
+    unsigned int seen = *word;
+    while (true) {
+      float const current = __uint_as_float(seen);
+      float const next = Reduction::combine(current, value);
+      if (__float_as_uint(next) == seen) break;
+      unsigned int const previous = atomicCAS(word, seen, __float_as_uint(next));
+      if (previous == seen) break;
+      seen = previous;
+    }
+  }
+#else
+  *target = Reduction::combine(*target, value);
+#endif
+}
+
+struct Sum {
+  static constexpr bool kIsSum = true;
+  TILEFUSE_HOST_DEVICE static constexpr float identity() { return 0.0f; }
+  TILEFUSE_HOST_DEVICE static float transform(float x) { return x; }
+  TILEFUSE_HOST_DEVICE static float combine(float a, float b) { return a + b; }
+};
+
+struct Max {
+  static constexpr bool kIsSum = false;
+  TILEFUSE_HOST_DEVICE static constexpr float identity() { return -cuda::std::numeric_limits<float>::infinity(); }
+  TILEFUSE_HOST_DEVICE static float transform(float x) { return x; }
+  TILEFUSE_HOST_DEVICE static float combine(float a, float b) { return math::max(a, b); }
+};
+
+// max |x|: the amax an FP8 recipe turns into its next scale. NaN propagates.
+struct AbsMax {
+  static constexpr bool kIsSum = false;
+  TILEFUSE_HOST_DEVICE static constexpr float identity() { return 0.0f; }
+  TILEFUSE_HOST_DEVICE static float transform(float x) { return math::abs(x); }
+  TILEFUSE_HOST_DEVICE static float combine(float a, float b) { return math::max(a, b); }
+};
+
+}  // namespace reduce
+
+// Reduces its input along each row: out[batch * batch_stride + row] = R over the row's columns.
+// The output must hold R::identity() before the kernel runs (the host driver and device ops do that).
+template <FixedString Name, class R, class Input>
+struct RowReduce {
+  static constexpr NodeKind kKind = NodeKind::kRowReduce;
+  static constexpr auto kName = Name;
+  using Element = float;
+  using Reduction = R;
+  using Children = NodeList<Input>;
+  struct Params {
+    cuda::std::tuple<typename Input::Params> children;
+    float* data = nullptr;
+    index_t batch_stride = 0;
+  };
+
+  template <int V>
+  TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const& p, Fragment<V> const& f) {
+    Array<float, V> const x = Input::visit(cuda::std::get<0>(p.children), f);
+    if (f.valid > 0) {
+      float partial = R::identity();
+      for (int i = 0; i < V; ++i) {
+        if (i < f.valid) partial = R::combine(partial, R::transform(x[i]));
+      }
+      reduce::combine_into<R>(p.data + f.batch * p.batch_stride + f.row, partial);
+    }
+    return x;
+  }
+};
+
+// Reduces its input along each column: out[batch * batch_stride + col] = R over the column's rows.
+template <FixedString Name, class R, class Input>
+struct ColReduce {
+  static constexpr NodeKind kKind = NodeKind::kColReduce;
+  static constexpr auto kName = Name;
+  using Element = float;
+  using Reduction = R;
+  using Children = NodeList<Input>;
+  struct Params {
+    cuda::std::tuple<typename Input::Params> children;
+    float* data = nullptr;
+    index_t batch_stride = 0;
+  };
+
+  template <int V>
+  TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const& p, Fragment<V> const& f) {
+    Array<float, V> const x = Input::visit(cuda::std::get<0>(p.children), f);
+    float* base = p.data + f.batch * p.batch_stride + f.col;
+    for (int i = 0; i < V; ++i) {
+      if (i < f.valid) reduce::combine_into<R>(base + i, R::transform(x[i]));
+    }
+    return x;
+  }
+};
+
+}  // namespace tilefuse::epilogue

@@ -1,0 +1,92 @@
+// HostAdapter: the one place where tilefuse reaches the CUDA driver (tensor map encoding) and launches
+// kernels. The library never links libcuda; a host framework can install its own adapter instead.
+#pragma once
+
+#include <cuda.h>  // types only (CUtensorMap, CUtensorMap* enums): no cu* function is called from here
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include <tilefuse/core/status.hpp>
+
+namespace tilefuse {
+
+// The arguments of cuTensorMapEncodeTiled, as named fields. Only the first `rank` entries of each
+// array are used (the first rank - 1 of global_strides).
+struct TensorMapTiledArgs {
+  CUtensorMapDataType data_type = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  int rank = 0;
+  void* global_address = nullptr;
+  cuuint64_t global_dim[5] = {};      // elements per dimension, innermost (contiguous) first
+  cuuint64_t global_strides[4] = {};  // bytes between consecutive indices of dims 1 .. rank-1
+  cuuint32_t box_dim[5] = {};         // elements per dimension of the box copied to shared memory
+  cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
+  CUtensorMapInterleave interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
+  CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
+  CUtensorMapL2promotion l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_NONE;
+  CUtensorMapFloatOOBfill oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+
+  bool operator==(TensorMapTiledArgs const&) const = default;
+};
+
+// The arguments of cuTensorMapEncodeIm2col. Dimensions are {C, W, H, D, N} innermost first (rank 3:
+// C, W, N; rank 4: C, W, H, N). The pixel box corners hold one offset per spatial dimension, in the
+// order of global_dim[1 ..]: entry j applies to global_dim[j + 1].
+struct TensorMapIm2colArgs {
+  CUtensorMapDataType data_type = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  int rank = 0;
+  void* global_address = nullptr;
+  cuuint64_t global_dim[5] = {};
+  cuuint64_t global_strides[4] = {};
+  int pixel_box_lower_corner[3] = {};
+  int pixel_box_upper_corner[3] = {};
+  cuuint32_t channels_per_pixel = 0;
+  cuuint32_t pixels_per_column = 0;
+  cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
+  CUtensorMapInterleave interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
+  CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
+  CUtensorMapL2promotion l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_NONE;
+  CUtensorMapFloatOOBfill oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+
+  bool operator==(TensorMapIm2colArgs const&) const = default;
+};
+
+struct LaunchConfig {
+  dim3 grid{1, 1, 1};
+  dim3 block{1, 1, 1};
+  std::size_t dynamic_smem_bytes = 0;
+  cudaStream_t stream = nullptr;
+  dim3 cluster{1, 1, 1};  // thread block cluster shape; {1, 1, 1} launches without a cluster
+};
+
+class HostAdapter {
+ public:
+  virtual ~HostAdapter() = default;
+
+  // A short name for messages and tests, e.g. "default" or "pytorch".
+  virtual char const* name() const = 0;
+
+  // Fill *out as cuTensorMapEncodeTiled / cuTensorMapEncodeIm2col would. Callers go through
+  // make_tensor_map_tiled / make_tensor_map_im2col (tensor_map.hpp), which validate first.
+  virtual Status encode_tensor_map_tiled(TensorMapTiledArgs const& args, CUtensorMap* out) = 0;
+  virtual Status encode_tensor_map_im2col(TensorMapIm2colArgs const& args, CUtensorMap* out) = 0;
+
+  // Launch `kernel` (a __global__ function's address) with `kernel_args` as for cudaLaunchKernel.
+  // The default uses the CUDA runtime's cudaLaunchKernelExC, adding a cluster dimension attribute
+  // when config.cluster is not 1x1x1.
+  virtual Status launch(LaunchConfig const& config, void const* kernel, void** kernel_args);
+};
+
+// The adapter tilefuse uses now: the installed one, or the default one (DefaultHostAdapter) when
+// none is installed. Thread-safe. The reference never dangles: an installed adapter is kept alive
+// until the process exits, even after another one replaces it, because another thread may still
+// be using it.
+HostAdapter& host_adapter();
+
+// Installs `adapter` for every later tilefuse call in the process; nullptr restores the default.
+// Thread-safe; typically called once by a host framework at start-up.
+void set_host_adapter(std::shared_ptr<HostAdapter> adapter);
+
+}  // namespace tilefuse

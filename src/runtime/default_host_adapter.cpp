@@ -1,0 +1,135 @@
+// The default adapter: driver entry points resolved once through the CUDA runtime, never linked.
+#include <tilefuse/runtime/default_host_adapter.hpp>
+
+#include <cudaTypedefs.h>  // PFN_cuTensorMapEncode*_v12000: the exact driver signatures
+
+#include <utility>
+
+#include <tilefuse/runtime/tensor_map.hpp>
+
+namespace tilefuse {
+namespace {
+
+constexpr char const* kEncodeTiledSymbol = "cuTensorMapEncodeTiled";
+constexpr char const* kEncodeIm2colSymbol = "cuTensorMapEncodeIm2col";
+
+constexpr char const* kDriverAdvice =
+    "tilefuse needs an NVIDIA driver for CUDA 12.0 or newer to build TMA tensor maps: update the "
+    "driver, or install your own adapter with tilefuse::set_host_adapter";
+
+// Set when cudaGetDriverEntryPointByVersion fails before reporting a query result.
+constexpr auto kQueryNotReported = static_cast<cudaDriverEntryPointQueryResult>(-1);
+
+char const* query_result_name(cudaDriverEntryPointQueryResult q) {
+  switch (q) {
+    case cudaDriverEntryPointSuccess: return "cudaDriverEntryPointSuccess";
+    case cudaDriverEntryPointSymbolNotFound: return "cudaDriverEntryPointSymbolNotFound";
+    case cudaDriverEntryPointVersionNotSufficent: return "cudaDriverEntryPointVersionNotSufficent";
+    default: return "not reported";
+  }
+}
+
+// cuGetErrorName is itself a driver entry point; naming the few results the encoders document
+// here keeps a failure message from needing a second look-up.
+char const* cu_result_name(CUresult r) {
+  switch (r) {
+    case CUDA_SUCCESS: return "CUDA_SUCCESS";
+    case CUDA_ERROR_INVALID_VALUE: return "CUDA_ERROR_INVALID_VALUE";
+    case CUDA_ERROR_OUT_OF_MEMORY: return "CUDA_ERROR_OUT_OF_MEMORY";
+    case CUDA_ERROR_NOT_INITIALIZED: return "CUDA_ERROR_NOT_INITIALIZED";
+    case CUDA_ERROR_DEINITIALIZED: return "CUDA_ERROR_DEINITIALIZED";
+    case CUDA_ERROR_STUB_LIBRARY: return "CUDA_ERROR_STUB_LIBRARY";
+    case CUDA_ERROR_NO_DEVICE: return "CUDA_ERROR_NO_DEVICE";
+    case CUDA_ERROR_INVALID_DEVICE: return "CUDA_ERROR_INVALID_DEVICE";
+    case CUDA_ERROR_INVALID_CONTEXT: return "CUDA_ERROR_INVALID_CONTEXT";
+    case CUDA_ERROR_NOT_SUPPORTED: return "CUDA_ERROR_NOT_SUPPORTED";
+    default: return "CUresult";
+  }
+}
+
+Status encode_failure(char const* symbol, CUresult result, std::string const& args,
+                      Status const& validation) {
+  return {StatusCode::kDriverError,
+          status_message(symbol, " returned ", cu_result_name(result), " (", static_cast<int>(result),
+                         ") for ", args, ": ",
+                         validation.ok()
+                             ? "the arguments pass tilefuse's checks, so the driver or device "
+                               "refused them (TMA needs a compute capability 9.0+ GPU and a CUDA "
+                               "12 driver); please report this message"
+                             : "the arguments break a documented rule: " + validation.message())};
+}
+
+}  // namespace
+
+Status cuda_runtime_entry_point_lookup(char const* symbol, void** fn) {
+  *fn = nullptr;
+  cudaDriverEntryPointQueryResult query = kQueryNotReported;
+  cudaError_t const error =
+      cudaGetDriverEntryPointByVersion(symbol, fn, kDriverEntryPointVersion, cudaEnableDefault, &query);
+  if (error == cudaSuccess && query == cudaDriverEntryPointSuccess && *fn != nullptr) {
+    return Status::success();
+  }
+  // The failure is reported here; leave none behind for the host framework's next
+  // cudaGetLastError() to misattribute to its own work.
+  if (error != cudaSuccess) (void)cudaGetLastError();
+  *fn = nullptr;
+  return {StatusCode::kDriverError,
+          status_message("cudaGetDriverEntryPointByVersion(\"", symbol, "\", ",
+                         kDriverEntryPointVersion, ") returned ", cudaGetErrorName(error), " (",
+                         cudaGetErrorString(error), ") with query result ", query_result_name(query))};
+}
+
+DefaultHostAdapter::DefaultHostAdapter(EntryPointLookup lookup) : lookup_(std::move(lookup)) {}
+
+Status DefaultHostAdapter::resolve(ResolvedEntryPoint& entry, char const* symbol, void** fn) {
+  std::call_once(entry.once, [&] {
+    void* found = nullptr;
+    Status looked_up = lookup_ ? lookup_(symbol, &found)
+                               : Status{StatusCode::kDriverError, "no entry point lookup was given"};
+    if (looked_up.ok() && found == nullptr) {
+      looked_up = {StatusCode::kDriverError, "the lookup succeeded but returned a null pointer"};
+    }
+    if (!looked_up.ok()) {
+      entry.status = {StatusCode::kDriverError,
+                      status_message("cannot resolve the CUDA driver entry point ", symbol,
+                                     " (ABI version ", kDriverEntryPointVersion,
+                                     "): ", looked_up.message(), "; ", kDriverAdvice)};
+      return;
+    }
+    entry.fn = found;
+  });
+  *fn = entry.fn;
+  return entry.status;
+}
+
+Status DefaultHostAdapter::encode_tensor_map_tiled(TensorMapTiledArgs const& a, CUtensorMap* out) {
+  void* fn = nullptr;
+  TILEFUSE_RETURN_IF_ERROR(resolve(encode_tiled_, kEncodeTiledSymbol, &fn));
+  auto const encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  CUresult const result =
+      encode(out, a.data_type, static_cast<cuuint32_t>(a.rank), a.global_address, a.global_dim,
+             a.global_strides, a.box_dim, a.element_strides, a.interleave, a.swizzle, a.l2_promotion,
+             a.oob_fill);
+  if (result == CUDA_SUCCESS) return Status::success();
+  return encode_failure(kEncodeTiledSymbol, result, to_string(a), validate(a));
+}
+
+Status DefaultHostAdapter::encode_tensor_map_im2col(TensorMapIm2colArgs const& a, CUtensorMap* out) {
+  void* fn = nullptr;
+  TILEFUSE_RETURN_IF_ERROR(resolve(encode_im2col_, kEncodeIm2colSymbol, &fn));
+  auto const encode = reinterpret_cast<PFN_cuTensorMapEncodeIm2col_v12000>(fn);
+  CUresult const result =
+      encode(out, a.data_type, static_cast<cuuint32_t>(a.rank), a.global_address, a.global_dim,
+             a.global_strides, a.pixel_box_lower_corner, a.pixel_box_upper_corner,
+             a.channels_per_pixel, a.pixels_per_column, a.element_strides, a.interleave, a.swizzle,
+             a.l2_promotion, a.oob_fill);
+  if (result == CUDA_SUCCESS) return Status::success();
+  return encode_failure(kEncodeIm2colSymbol, result, to_string(a), validate(a));
+}
+
+DefaultHostAdapter& default_host_adapter() {
+  static DefaultHostAdapter* const adapter = new DefaultHostAdapter();
+  return *adapter;
+}
+
+}  // namespace tilefuse
