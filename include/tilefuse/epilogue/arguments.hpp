@@ -84,7 +84,7 @@ class EpilogueArguments {
     std::vector<std::string> names;
     for_each_node_type<Tree>([&]<class Node>() {
       if constexpr (is_named_node<Node>()) {
-        std::string name(Node::kName.c_str());
+        std::string name = node_name<Node>();
         if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
       }
     });
@@ -123,7 +123,7 @@ class EpilogueArguments {
   template <class Node>
   Status bind_node(ProblemShape const& shape, typename Node::Params& p) const {
     constexpr NodeKind kind = Node::kKind;
-    std::string_view const name = Node::kName.c_str();
+    std::string const name = node_name<Node>();
     ArgumentValue const* v = find(name);
     if (v == nullptr) {
       return invalid_argument("epilogue argument \"", name, "\" was never set: call set(\"", name, "\", ...)");

@@ -4,7 +4,7 @@
 #pragma once
 
 #include <tilefuse/core/data_type.h>
-#include <tilefuse/core/fixed_string.h>
+#include <tilefuse/epilogue/node_name.h>
 #include <tilefuse/core/numeric_types.h>
 #include <tilefuse/core/tensor_ref.h>
 #include <tilefuse/epilogue/fragment.h>
@@ -25,7 +25,7 @@ struct Acc {
 
 // A run-time scalar: a value given on the host, or read from device memory when a pointer is given
 // (e.g. an FP8 scale computed by an earlier kernel).
-template <FixedString Name>
+template <NodeName Name>
 struct Scalar {
   static constexpr NodeKind kKind = NodeKind::kScalar;
   static constexpr auto kName = Name;
@@ -56,7 +56,7 @@ struct Constant {
 
 // A vector with one value per column, the same for every row: value = data[batch * batch_stride + col].
 // This is the per-output-channel bias of a GEMM or convolution.
-template <FixedString Name, class T>
+template <NodeName Name, class T>
 struct RowBroadcast {
   static constexpr NodeKind kKind = NodeKind::kRowBroadcast;
   static constexpr auto kName = Name;
@@ -79,7 +79,7 @@ struct RowBroadcast {
 };
 
 // A vector with one value per row, the same for every column: value = data[batch * batch_stride + row].
-template <FixedString Name, class T>
+template <NodeName Name, class T>
 struct ColBroadcast {
   static constexpr NodeKind kKind = NodeKind::kColBroadcast;
   static constexpr auto kName = Name;
@@ -97,7 +97,7 @@ struct ColBroadcast {
 };
 
 // An auxiliary input matrix of the output's shape (the residual C), row- or column-major.
-template <FixedString Name, class T, class Layout = RowMajor>
+template <NodeName Name, class T, class Layout = RowMajor>
 struct AuxLoad {
   static constexpr NodeKind kKind = NodeKind::kAuxLoad;
   static constexpr auto kName = Name;

@@ -4,7 +4,7 @@
 #pragma once
 
 #include <tilefuse/core/data_type.h>
-#include <tilefuse/core/fixed_string.h>
+#include <tilefuse/epilogue/node_name.h>
 #include <tilefuse/core/math.h>
 #include <tilefuse/core/numeric_types.h>
 #include <tilefuse/core/tensor_ref.h>
@@ -17,7 +17,7 @@ namespace tilefuse::epilogue {
 
 // Writes its input, converted to T (round to nearest even; FP8 saturates), into an output matrix.
 // Values are passed on unrounded: a later node sees the float, not the stored T.
-template <FixedString Name, class T, class Input, class Layout = RowMajor>
+template <NodeName Name, class T, class Input, class Layout = RowMajor>
 struct Store {
   static constexpr NodeKind kKind = NodeKind::kStore;
   static constexpr auto kName = Name;
@@ -98,7 +98,7 @@ struct AbsMax {
 
 // Reduces its input along each row: out[batch * batch_stride + row] = R over the row's columns.
 // The output must hold R::identity() before the kernel runs (the host driver and device ops do that).
-template <FixedString Name, class R, class Input>
+template <NodeName Name, class R, class Input>
 struct RowReduce {
   static constexpr NodeKind kKind = NodeKind::kRowReduce;
   static constexpr auto kName = Name;
@@ -126,7 +126,7 @@ struct RowReduce {
 };
 
 // Reduces its input along each column: out[batch * batch_stride + col] = R over the column's rows.
-template <FixedString Name, class R, class Input>
+template <NodeName Name, class R, class Input>
 struct ColReduce {
   static constexpr NodeKind kKind = NodeKind::kColReduce;
   static constexpr auto kName = Name;

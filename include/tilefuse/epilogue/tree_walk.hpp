@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cuda/std/tuple>
+#include <string>
 #include <utility>
 
 #include <tilefuse/epilogue/fragment.h>
@@ -36,6 +37,12 @@ constexpr bool is_named_node() {
   return k == NodeKind::kScalar || k == NodeKind::kRowBroadcast || k == NodeKind::kColBroadcast ||
          k == NodeKind::kAuxLoad || k == NodeKind::kStore || k == NodeKind::kRowReduce ||
          k == NodeKind::kColReduce;
+}
+
+// The name of a named node ("bias").
+template <class Node>
+std::string node_name() {
+  return Node::kName.chars().text;
 }
 
 // True when any node of the tree reads the element's coordinate (Row, Col, Batch).

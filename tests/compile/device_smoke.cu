@@ -1,0 +1,45 @@
+// Device code that instantiates the device-side headers: compiled by nvcc for every target arch
+// (tests/compile) and by NVRTC (tests/nvrtc), so both compilers see the same templates.
+#include <tilefuse/core/array.h>
+#include <tilefuse/core/numeric_types.h>
+#include <tilefuse/core/tensor_ref.h>
+#include <tilefuse/epilogue/evt.h>
+
+namespace tilefuse::smoke {
+
+using namespace tilefuse::epilogue;
+
+// Every node kind in one tree: bias, residual, region activation by row, aux output, reductions.
+using Z = Store<"aux", bfloat16_t, Add<Mul<Scalar<"alpha">, Acc>, RowBroadcast<"bias", half_t>>>;
+using Activated = Where<Less<Row, Scalar<"r0">>, Sigmoid<Z>, Tanh<Add<GeluTanh<Acc>, AuxLoad<"C", half_t>>>>;
+using Tree = Store<"D", bfloat16_t,
+                   RowReduce<"rowsum", reduce::Sum,
+                             ColReduce<"amax", reduce::AbsMax,
+                                       Clamp<Add<Activated, Mul<Col, Batch>>, Constant<-8.0f>, Constant<8.0f>>>>>;
+using Tree2 = Store<"D", float_e4m3_t,
+                    ColReduce<"colmax", reduce::Max,
+                              LeakyRelu<Silu<GeluErf<Div<Acc, ColBroadcast<"scale", float>>>>, Constant<0.01f>>>>;
+
+__global__ void epilogue_smoke(Tree::Params p, Tree2::Params p2, int rows, int cols) {
+  Fragment<8> f;
+  f.row = blockIdx.x * blockDim.x + threadIdx.x;
+  f.col = 8 * blockIdx.y;
+  f.batch = blockIdx.z;
+  f.valid = cols - static_cast<int>(f.col);
+  if (f.row >= rows) return;
+  for (int i = 0; i < 8; ++i) f.acc[i] = static_cast<float>(i);
+  Tree::visit(p, f);
+  Tree2::visit(p2, f);
+}
+
+__global__ void conversion_smoke(float const* in, half_t* h, bfloat16_t* b, float_e4m3_t* e4, float_e5m2_t* e5,
+                                 tfloat32_t* t) {
+  int const i = threadIdx.x;
+  h[i] = convert<half_t>(in[i]);
+  b[i] = convert<bfloat16_t>(in[i]);
+  e4[i] = convert<float_e4m3_t>(to_float(b[i]));
+  e5[i] = convert<float_e5m2_t>(to_float(h[i]));
+  t[i] = convert<tfloat32_t>(to_float(e4[i]) + to_float(e5[i]));
+}
+
+}  // namespace tilefuse::smoke
