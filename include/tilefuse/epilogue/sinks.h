@@ -96,11 +96,13 @@ struct AbsMax {
 
 }  // namespace reduce
 
-// Reduces its input along each row: out[batch * batch_stride + row] = R over the row's columns.
+// Reduces its input to one value per row (kRowReduce: out[batch * batch_stride + row], over the row's
+// columns) or one value per column (kColReduce: out[batch * batch_stride + col], over the rows).
 // The output must hold R::identity() before the kernel runs (the host driver and device ops do that).
-template <NodeName Name, class R, class Input>
-struct RowReduce {
-  static constexpr NodeKind kKind = NodeKind::kRowReduce;
+template <NodeName Name, class R, NodeKind Kind, class Input>
+struct Reduce {
+  static_assert(Kind == NodeKind::kRowReduce || Kind == NodeKind::kColReduce);
+  static constexpr NodeKind kKind = Kind;
   static constexpr auto kName = Name;
   using Element = float;
   using Reduction = R;
@@ -114,40 +116,30 @@ struct RowReduce {
   template <int V>
   TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const& p, Fragment<V> const& f) {
     Array<float, V> const x = Input::visit(cuda::std::get<0>(p.children), f);
-    if (f.valid > 0) {
-      float partial = R::identity();
-      for (int i = 0; i < V; ++i) {
-        if (i < f.valid) partial = R::combine(partial, R::transform(x[i]));
+    float* out = p.data + f.batch * p.batch_stride;
+    if constexpr (Kind == NodeKind::kRowReduce) {
+      // Reduce the vector first: one combine per vector instead of one per element.
+      if (f.valid > 0) {
+        float partial = R::identity();
+        for (int i = 0; i < V; ++i) {
+          if (i < f.valid) partial = R::combine(partial, R::transform(x[i]));
+        }
+        reduce::combine_into<R>(out + f.row, partial);
       }
-      reduce::combine_into<R>(p.data + f.batch * p.batch_stride + f.row, partial);
+    } else {
+      for (int i = 0; i < V; ++i) {
+        if (i < f.valid) reduce::combine_into<R>(out + f.col + i, R::transform(x[i]));
+      }
     }
     return x;
   }
 };
 
-// Reduces its input along each column: out[batch * batch_stride + col] = R over the column's rows.
+// NOTES: structs, not alias templates: nvcc's host stubs cannot spell an alias template that forwards a
+// NodeName (the kernel fails to compile with "__T0 was not declared").
 template <NodeName Name, class R, class Input>
-struct ColReduce {
-  static constexpr NodeKind kKind = NodeKind::kColReduce;
-  static constexpr auto kName = Name;
-  using Element = float;
-  using Reduction = R;
-  using Children = NodeList<Input>;
-  struct Params {
-    cuda::std::tuple<typename Input::Params> children;
-    float* data = nullptr;
-    index_t batch_stride = 0;
-  };
-
-  template <int V>
-  TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const& p, Fragment<V> const& f) {
-    Array<float, V> const x = Input::visit(cuda::std::get<0>(p.children), f);
-    float* base = p.data + f.batch * p.batch_stride + f.col;
-    for (int i = 0; i < V; ++i) {
-      if (i < f.valid) reduce::combine_into<R>(base + i, R::transform(x[i]));
-    }
-    return x;
-  }
-};
+struct RowReduce : Reduce<Name, R, NodeKind::kRowReduce, Input> {};
+template <NodeName Name, class R, class Input>
+struct ColReduce : Reduce<Name, R, NodeKind::kColReduce, Input> {};
 
 }  // namespace tilefuse::epilogue
