@@ -1,8 +1,18 @@
 #!/usr/bin/env bash
 # README's second command, and what CI runs: configures, builds everything (host tests, the NVRTC
-# header check, compile-only device builds for every target arch, examples) and runs all tests.
+# header check, compile-only device builds for every target arch, examples) and runs all tests; then
+# builds the host unit tests again with AddressSanitizer + UndefinedBehaviorSanitizer and runs them,
+# so an out-of-bounds read in a node or a reference fails even when the values happen to match.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+jobs="$(nproc)"
+
 build_dir=$(scripts/configure.sh -DTILEFUSE_BUILD_TESTS=ON -DTILEFUSE_BUILD_EXAMPLES=ON)
-cmake --build "$build_dir" -j "$(nproc)"
-ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)"
+cmake --build "$build_dir" -j "$jobs"
+ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"
+
+sanitize_dir=$(TILEFUSE_BUILD_DIR="${TILEFUSE_SANITIZE_BUILD_DIR:-build-sanitize}" scripts/configure.sh \
+  -DTILEFUSE_BUILD_TESTS=ON -DTILEFUSE_BUILD_EXAMPLES=OFF -DTILEFUSE_SANITIZE=ON)
+cmake --build "$sanitize_dir" -j "$jobs" --target unit_tests
+echo "== host unit tests under AddressSanitizer + UndefinedBehaviorSanitizer =="
+ctest --test-dir "$sanitize_dir" -L unit --output-on-failure -j "$jobs"

@@ -17,9 +17,6 @@ constexpr char const* kDriverAdvice =
     "tilefuse needs an NVIDIA driver for CUDA 12.0 or newer to build TMA tensor maps: update the "
     "driver, or install your own adapter with tilefuse::set_host_adapter";
 
-// Set when cudaGetDriverEntryPointByVersion fails before reporting a query result.
-constexpr auto kQueryNotReported = static_cast<cudaDriverEntryPointQueryResult>(-1);
-
 char const* query_result_name(cudaDriverEntryPointQueryResult q) {
   switch (q) {
     case cudaDriverEntryPointSuccess: return "cudaDriverEntryPointSuccess";
@@ -63,7 +60,7 @@ Status encode_failure(char const* symbol, CUresult result, std::string const& ar
 
 Status cuda_runtime_entry_point_lookup(char const* symbol, void** fn) {
   *fn = nullptr;
-  cudaDriverEntryPointQueryResult query = kQueryNotReported;
+  cudaDriverEntryPointQueryResult query = cudaDriverEntryPointSuccess;
   cudaError_t const error =
       cudaGetDriverEntryPointByVersion(symbol, fn, kDriverEntryPointVersion, cudaEnableDefault, &query);
   if (error == cudaSuccess && query == cudaDriverEntryPointSuccess && *fn != nullptr) {
@@ -76,7 +73,8 @@ Status cuda_runtime_entry_point_lookup(char const* symbol, void** fn) {
   return {StatusCode::kDriverError,
           status_message("cudaGetDriverEntryPointByVersion(\"", symbol, "\", ",
                          kDriverEntryPointVersion, ") returned ", cudaGetErrorName(error), " (",
-                         cudaGetErrorString(error), ") with query result ", query_result_name(query))};
+                         cudaGetErrorString(error), ")",
+                         error == cudaSuccess ? status_message(" with query result ", query_result_name(query)) : "")};
 }
 
 DefaultHostAdapter::DefaultHostAdapter(EntryPointLookup lookup) : lookup_(std::move(lookup)) {}

@@ -35,6 +35,29 @@ bool is_cluster_launch(dim3 const& cluster) {
 
 }  // namespace
 
+namespace detail {
+
+cudaLaunchConfig_t to_cuda_launch_config(LaunchConfig const& config,
+                                         cudaLaunchAttribute& cluster_attribute) {
+  cudaLaunchConfig_t launch_config{};
+  launch_config.gridDim = config.grid;
+  launch_config.blockDim = config.block;
+  launch_config.dynamicSmemBytes = config.dynamic_smem_bytes;
+  launch_config.stream = config.stream;
+  if (is_cluster_launch(config.cluster)) {
+    cluster_attribute = {};
+    cluster_attribute.id = cudaLaunchAttributeClusterDimension;
+    cluster_attribute.val.clusterDim.x = config.cluster.x;
+    cluster_attribute.val.clusterDim.y = config.cluster.y;
+    cluster_attribute.val.clusterDim.z = config.cluster.z;
+    launch_config.attrs = &cluster_attribute;
+    launch_config.numAttrs = 1;
+  }
+  return launch_config;
+}
+
+}  // namespace detail
+
 HostAdapter& host_adapter() {
   HostAdapter* const installed = g_installed.load(std::memory_order_acquire);
   return installed != nullptr ? *installed : default_host_adapter();
@@ -84,20 +107,8 @@ Status HostAdapter::launch(LaunchConfig const& config, void const* kernel, void*
     }
   }
 
-  cudaLaunchConfig_t launch_config{};
-  launch_config.gridDim = config.grid;
-  launch_config.blockDim = config.block;
-  launch_config.dynamicSmemBytes = config.dynamic_smem_bytes;
-  launch_config.stream = config.stream;
-  cudaLaunchAttribute attribute{};
-  if (clustered) {
-    attribute.id = cudaLaunchAttributeClusterDimension;
-    attribute.val.clusterDim.x = config.cluster.x;
-    attribute.val.clusterDim.y = config.cluster.y;
-    attribute.val.clusterDim.z = config.cluster.z;
-    launch_config.attrs = &attribute;
-    launch_config.numAttrs = 1;
-  }
+  cudaLaunchAttribute cluster_attribute{};
+  cudaLaunchConfig_t const launch_config = detail::to_cuda_launch_config(config, cluster_attribute);
   cudaError_t const error = cudaLaunchKernelExC(&launch_config, kernel, kernel_args);
   if (error == cudaSuccess) return Status::success();
   (void)cudaGetLastError();  // reported here; keep it out of the caller's next error check

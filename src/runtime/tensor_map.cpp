@@ -19,6 +19,7 @@ constexpr std::uint64_t kInterleave32Alignment = 32;
 constexpr std::uintptr_t kAddressAlignment = 16;
 constexpr std::uintptr_t kTensorMapAlignment = 64;
 constexpr std::uint32_t kMaxBoxDim = 256;
+constexpr std::uint64_t kMaxIm2colBoxBytes = 233472;
 constexpr std::uint32_t kBoxInnerBytesMultiple = 16;
 constexpr std::uint32_t kMaxElementStride = 8;
 constexpr std::uint32_t kMaxChannelsPerPixel = 256;
@@ -113,6 +114,12 @@ Status check_common(Args const& a, char const* what, int min_rank) {
                             " is not a CUtensorMapSwizzle value: use CU_TENSOR_MAP_SWIZZLE_NONE, "
                             "_32B, _64B or _128B");
   }
+  if (a.swizzle == CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B || a.swizzle == CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B ||
+      a.swizzle == CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B) {
+    return not_supported(what, " swizzle = ", name_of(a.swizzle),
+                         ": the 128-byte atom swizzles are refused by the Hopper driver; use "
+                         "CU_TENSOR_MAP_SWIZZLE_128B");
+  }
   if (!in_enum_range(a.l2_promotion, CU_TENSOR_MAP_L2_PROMOTION_L2_256B)) {
     return invalid_argument(what, " l2_promotion = ", static_cast<int>(a.l2_promotion),
                             " is not a CUtensorMapL2promotion value: use "
@@ -179,13 +186,7 @@ Status check_common(Args const& a, char const* what, int min_rank) {
   std::uint64_t const stride_multiple = interleave32 ? kInterleave32Alignment : kStrideAlignment;
   for (int i = 0; i + 1 < a.rank; ++i) {
     std::uint64_t const stride = a.global_strides[i];
-    // Not spelled out in cuda.h, but a zero stride cannot satisfy its stride recurrence
-    // (each stride includes the previous one) and the driver rejects it.
-    if (stride == 0) {
-      return invalid_argument(what, " global_strides[", i, "] = 0 bytes: TMA cannot broadcast a "
-                              "dimension with stride 0; materialize the broadcast tensor, or use "
-                              "the non-TMA kernel");
-    }
+    // A zero stride (a broadcast dimension) is accepted: the driver encodes it.
     if (stride % stride_multiple != 0) {
       return misaligned(what, " global_strides[", i, "] = ", stride, " bytes is not a multiple of ",
                         stride_multiple, interleave32 ? " (required with interleave = 32B)" : "",
@@ -229,6 +230,18 @@ Status check_swizzle_span(char const* what, CUtensorMapInterleave interleave,
                           span < 128 ? ", or a wider swizzle" : "");
 }
 
+// TMA moves whole 16-byte chunks: the innermost extent of a box (box_dim[0], or an im2col pixel's
+// channels) must be a multiple of 16 bytes.
+Status check_inner_bytes(char const* what, char const* field, std::uint32_t elements, CUtensorMapDataType data_type) {
+  auto const elem_bytes = static_cast<std::uint64_t>(tensor_map_element_bytes(data_type));
+  std::uint64_t const inner_bytes = elements * elem_bytes;
+  if (inner_bytes % kBoxInnerBytesMultiple == 0) return Status::success();
+  return invalid_argument(what, " ", field, " = ", elements, " ", element_name(data_type), " elements (",
+                          inner_bytes, " bytes) is not a multiple of ", kBoxInnerBytesMultiple,
+                          " bytes: TMA moves whole 16-byte chunks; use a multiple of ",
+                          kBoxInnerBytesMultiple / elem_bytes, " elements");
+}
+
 void print_array(std::ostream& out, char const* name, auto const* values, int count) {
   out << ' ' << name << "={";
   for (int i = 0; i < count; ++i) out << (i ? ", " : "") << values[i];
@@ -264,16 +277,8 @@ Status validate(TensorMapTiledArgs const& a) {
                               ", or issue several TMA copies per tile");
     }
   }
-  if (a.interleave == CU_TENSOR_MAP_INTERLEAVE_NONE) {
-    std::uint64_t const inner_bytes = std::uint64_t{a.box_dim[0]} * elem_bytes;
-    if (inner_bytes % kBoxInnerBytesMultiple != 0) {
-      return invalid_argument(kWhat, " box_dim[0] = ", a.box_dim[0], " ", element_name(a.data_type),
-                              " elements (", inner_bytes, " bytes) is not a multiple of ",
-                              kBoxInnerBytesMultiple, " bytes: TMA moves whole 16-byte chunks; use a "
-                              "multiple of ", kBoxInnerBytesMultiple / elem_bytes,
-                              " elements for the innermost box extent");
-    }
-  }
+  // cuda.h states this only without interleave; the driver enforces it with interleave too.
+  TILEFUSE_RETURN_IF_ERROR(check_inner_bytes(kWhat, "box_dim[0]", a.box_dim[0], a.data_type));
   return check_swizzle_span(kWhat, a.interleave, a.swizzle, a.data_type, "box_dim[0]", a.box_dim[0]);
 }
 
@@ -315,6 +320,15 @@ Status validate(TensorMapIm2colArgs const& a) {
   if (a.pixels_per_column < 1 || a.pixels_per_column > kMaxPixelsPerColumn) {
     return invalid_argument(kWhat, " pixels_per_column = ", a.pixels_per_column, " is outside [1, ",
                             kMaxPixelsPerColumn, "]: use a smaller output-pixel (M) tile");
+  }
+  TILEFUSE_RETURN_IF_ERROR(check_inner_bytes(kWhat, "channels_per_pixel", a.channels_per_pixel, a.data_type));
+  // Measured on an H200's driver: an im2col box of more than 228 KiB is refused, exactly at this size.
+  std::uint64_t const box_bytes = std::uint64_t{a.channels_per_pixel} * a.pixels_per_column *
+                                  static_cast<std::uint64_t>(tensor_map_element_bytes(a.data_type));
+  if (box_bytes > kMaxIm2colBoxBytes) {
+    return invalid_argument(kWhat, " channels_per_pixel = ", a.channels_per_pixel, " x pixels_per_column = ",
+                            a.pixels_per_column, " loads ", box_bytes, " bytes, more than the ", kMaxIm2colBoxBytes,
+                            " bytes (228 KiB) one im2col copy may move: use a smaller pixel or channel tile");
   }
   return check_swizzle_span(kWhat, a.interleave, a.swizzle, a.data_type, "channels_per_pixel",
                             a.channels_per_pixel);

@@ -79,6 +79,13 @@ class HostAdapter {
   virtual Status launch(LaunchConfig const& config, void const* kernel, void** kernel_args);
 };
 
+namespace detail {
+// The runtime launch configuration HostAdapter::launch passes to cudaLaunchKernelExC; when
+// config.cluster is not 1x1x1 it points at `cluster_attribute`, filled in here. Exposed for tests.
+cudaLaunchConfig_t to_cuda_launch_config(LaunchConfig const& config,
+                                         cudaLaunchAttribute& cluster_attribute);
+}  // namespace detail
+
 // The adapter tilefuse uses now: the installed one, or the default one (DefaultHostAdapter) when
 // none is installed. Thread-safe. The reference never dangles: an installed adapter is kept alive
 // until the process exits, even after another one replaces it, because another thread may still

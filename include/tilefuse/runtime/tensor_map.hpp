@@ -13,8 +13,11 @@
 namespace tilefuse {
 
 // The rules documented for cuTensorMapEncodeTiled / cuTensorMapEncodeIm2col in cuda.h. Returns the
-// first broken rule. The packed sub-byte types (CU_TENSOR_MAP_DATA_TYPE_16U4_*, 16U6_*) are
-// kNotSupported: no tilefuse kernel reads them.
+// first broken rule. Where the driver is stricter than its text (seen with driver 580 on an H200),
+// so is this: the innermost box extent must be a multiple of 16 bytes with any interleave and for
+// im2col's channels_per_pixel too, an im2col box may hold at most 228 KiB (an sm_90 SM's shared
+// memory), and the 128B_ATOM_* swizzles are kNotSupported (sm_90 refuses them). The packed sub-byte types (CU_TENSOR_MAP_DATA_TYPE_16U4_*, 16U6_*) are kNotSupported: no
+// tilefuse kernel reads them. A null global_address is refused although the driver encodes it.
 Status validate(TensorMapTiledArgs const& args);
 Status validate(TensorMapIm2colArgs const& args);
 

@@ -242,6 +242,33 @@ bool machine_has_gpu() {
   return error == cudaSuccess && count > 0;
 }
 
+TEST(DefaultLaunch, ClusterShapeBecomesALaunchAttribute) {
+  LaunchConfig config;
+  config.grid = dim3(8, 6, 1);
+  config.block = dim3(256, 1, 1);
+  config.dynamic_smem_bytes = 1234;
+  config.stream = reinterpret_cast<cudaStream_t>(0x5000);
+  config.cluster = dim3(2, 3, 1);
+  cudaLaunchAttribute attribute{};
+  cudaLaunchConfig_t const c = detail::to_cuda_launch_config(config, attribute);
+  EXPECT_EQ(c.gridDim.x, 8u);
+  EXPECT_EQ(c.gridDim.y, 6u);
+  EXPECT_EQ(c.blockDim.x, 256u);
+  EXPECT_EQ(c.dynamicSmemBytes, 1234u);
+  EXPECT_EQ(c.stream, config.stream);
+  ASSERT_EQ(c.numAttrs, 1u);
+  ASSERT_EQ(c.attrs, &attribute);
+  EXPECT_EQ(attribute.id, cudaLaunchAttributeClusterDimension);
+  EXPECT_EQ(attribute.val.clusterDim.x, 2u);
+  EXPECT_EQ(attribute.val.clusterDim.y, 3u);
+  EXPECT_EQ(attribute.val.clusterDim.z, 1u);
+
+  config.cluster = dim3(1, 1, 1);  // no cluster: no attribute
+  cudaLaunchConfig_t const plain = detail::to_cuda_launch_config(config, attribute);
+  EXPECT_EQ(plain.numAttrs, 0u);
+  EXPECT_EQ(plain.attrs, nullptr);
+}
+
 // A host function is no kernel: the runtime refuses it (no device, or an invalid device function),
 // and the error must come back as a Status without lingering in cudaGetLastError. (Without a
 // driver the runtime reports its initialization error on every call, so only a GPU machine can
