@@ -1,0 +1,35 @@
+// cp.async (sm_80+): asynchronous 16-byte copies from global to shared memory, with zero fill for
+// bytes past the end of the source, and the commit / wait pair that orders them.
+#pragma once
+
+#include <cuda/std/cstdint>
+
+#include <tilefuse/core/platform.h>
+
+namespace tilefuse::arch {
+
+// Copies 16 bytes into shared memory at `smem`, of which only the first `src_bytes` (0..16) are read
+// from `gmem`; the rest are zero. src_bytes = 0 reads nothing (padding, out-of-bounds rows).
+// NOTES: .cg bypasses L1: operand tiles are read once per threadblock, L1 would only evict others.
+TILEFUSE_DEVICE inline void cp_async_16(void* smem, void const* gmem, int src_bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  auto const dst = static_cast<cuda::std::uint32_t>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem), "r"(src_bytes));
+#endif
+}
+
+TILEFUSE_DEVICE inline void cp_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+
+// Waits until at most `Pending` committed groups are still in flight.
+template <int Pending>
+TILEFUSE_DEVICE inline void cp_async_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending));
+#endif
+}
+
+}  // namespace tilefuse::arch

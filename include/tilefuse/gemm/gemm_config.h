@@ -1,0 +1,33 @@
+// One configuration struct per kernel family: the sm_80 (mma.sync) GEMM's tile shape, warps and
+// pipeline depth, as a single named template argument.
+#pragma once
+
+#include <tilefuse/core/platform.h>
+
+namespace tilefuse::gemm {
+
+// TileM x TileN x TileK threadblock tile computed by WarpsM x WarpsN warps through a Stages-deep
+// cp.async pipeline.
+template <int TileM_, int TileN_, int TileK_, int WarpsM_, int WarpsN_, int Stages_>
+struct Sm80TileConfig {
+  static constexpr int kTileM = TileM_;
+  static constexpr int kTileN = TileN_;
+  static constexpr int kTileK = TileK_;
+  static constexpr int kWarpsM = WarpsM_;
+  static constexpr int kWarpsN = WarpsN_;
+  static constexpr int kStages = Stages_;
+  static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
+  static constexpr int kWarpTileM = kTileM / kWarpsM;
+  static constexpr int kWarpTileN = kTileN / kWarpsN;
+
+  static_assert(kTileK % 16 == 0, "TileK is a multiple of the mma's K (16)");
+  static_assert(kWarpTileM % 16 == 0 && kWarpTileN % 16 == 0, "warp tiles are multiples of 16");
+  static_assert(kStages >= 2, "a pipeline needs at least two stages");
+};
+
+// The default for large problems on sm_80..sm_90.
+using Sm80LargeConfig = Sm80TileConfig<128, 256, 32, 2, 4, 4>;
+// Fewer, smaller tiles for problems that would leave SMs idle.
+using Sm80SmallConfig = Sm80TileConfig<128, 128, 32, 2, 2, 4>;
+
+}  // namespace tilefuse::gemm

@@ -1,0 +1,208 @@
+// The sm_80 GEMM kernel (runs on sm_80, sm_89 and sm_90): mma.sync.m16n8k16 with fp32 accumulation,
+// a Stages-deep cp.async pipeline into swizzled shared memory, ldmatrix fragment loads, grouped
+// rasterization, and the epilogue visitor tree applied to the accumulator tile staged through shared
+// memory so each thread owns 8 consecutive elements of an output row.
+//
+// kernel = mainloop x epilogue x scheduler: mainloop() computes one tile's accumulators; the
+// epilogue either visits the tree (split_k == 1) or writes fp32 partials for the split-K reduction.
+#pragma once
+
+#include <cuda/std/cstdint>
+
+#include <tilefuse/arch/cp_async.h>
+#include <tilefuse/arch/mma_sm80.h>
+#include <tilefuse/core/array.h>
+#include <tilefuse/core/coord.h>
+#include <tilefuse/epilogue/evt.h>
+#include <tilefuse/gemm/kernel/sm80_smem_tile.h>
+#include <tilefuse/gemm/kernel/tile_scheduler.h>
+
+namespace tilefuse::gemm::sm80 {
+
+template <class Element_, class LayoutA, class LayoutB, class Epilogue, class Config, bool kAligned>
+struct GemmKernel {
+  using Element = Element_;
+  static constexpr int kThreads = Config::kThreads;
+  static constexpr int kTileM = Config::kTileM;
+  static constexpr int kTileN = Config::kTileN;
+  static constexpr int kTileK = Config::kTileK;
+  static constexpr int kStages = Config::kStages;
+  static constexpr int kMmaM = Config::kWarpTileM / 16;  // mma tiles per warp along m
+  static constexpr int kMmaN = Config::kWarpTileN / 8;   // ... along n
+  static_assert(kMmaN % 2 == 0, "B fragments are loaded two n-tiles at a time");
+
+  using OperandA = OperandTile<Element, LayoutA, true, kTileM, kTileK, kThreads>;
+  using OperandB = OperandTile<Element, LayoutB, false, kTileN, kTileK, kThreads>;
+  static constexpr int kStageElements = OperandA::Tile::kElements + OperandB::Tile::kElements;
+  // The accumulator tile is staged as floats with 4 floats of padding per row (fewer bank conflicts,
+  // rows still 16-byte aligned).
+  static constexpr int kStagingLd = kTileN + 4;
+  static constexpr int kPipelineBytes = kStages * kStageElements * static_cast<int>(sizeof(Element));
+  static constexpr int kStagingBytes = kTileM * kStagingLd * static_cast<int>(sizeof(float));
+  static constexpr int kSmemBytes = kPipelineBytes > kStagingBytes ? kPipelineBytes : kStagingBytes;
+
+  struct Params {
+    GemmCoord problem;
+    Element const* a = nullptr;
+    index_t lda = 0;
+    index_t batch_stride_a = 0;
+    Element const* b = nullptr;
+    index_t ldb = 0;
+    index_t batch_stride_b = 0;
+    typename Epilogue::Params epilogue;
+    int split_k = 1;
+    index_t k_per_split = 0;        // a multiple of kTileK
+    float* partials = nullptr;      // split_k > 1: [split][batch][m][n] fp32 partial sums
+    int tiles_m = 0;
+    int tiles_n = 0;
+  };
+
+  // Accumulators of one thread: kMmaM x kMmaN mma tiles of 4 floats.
+  using Accumulators = float[kMmaM][kMmaN][4];
+
+  TILEFUSE_DEVICE static void run(Params const& p, char* smem) {
+    int const thread = static_cast<int>(threadIdx.x);
+    TileCoord const tile = GroupedRasterization<>::tile_of(static_cast<int>(blockIdx.x), p.tiles_m, p.tiles_n);
+    int const batch = static_cast<int>(blockIdx.z) / p.split_k;
+    int const split = static_cast<int>(blockIdx.z) % p.split_k;
+    index_t const m0 = index_t{tile.m} * kTileM;
+    index_t const n0 = index_t{tile.n} * kTileN;
+    index_t const k_begin = split * p.k_per_split;
+    index_t const k_end = k_begin + p.k_per_split < p.problem.k ? k_begin + p.k_per_split : p.problem.k;
+
+    Accumulators acc;
+    mainloop(p, smem, batch, m0, n0, k_begin, k_end, acc);
+
+    // Stage the accumulator tile in shared memory (the pipeline buffers are free once every warp is done).
+    arch::cp_async_wait<0>();
+    __syncthreads();
+    auto* staging = reinterpret_cast<float*>(smem);
+    int const lane = thread % 32;
+    int const warp = thread / 32;
+    int const warp_m0 = (warp / Config::kWarpsN) * Config::kWarpTileM;
+    int const warp_n0 = (warp % Config::kWarpsN) * Config::kWarpTileN;
+#pragma unroll
+    for (int i = 0; i < kMmaM; ++i) {
+#pragma unroll
+      for (int j = 0; j < kMmaN; ++j) {
+        int const r = warp_m0 + i * 16 + lane / 4;
+        int const c = warp_n0 + j * 8 + 2 * (lane % 4);
+        *reinterpret_cast<float2*>(staging + r * kStagingLd + c) = make_float2(acc[i][j][0], acc[i][j][1]);
+        *reinterpret_cast<float2*>(staging + (r + 8) * kStagingLd + c) = make_float2(acc[i][j][2], acc[i][j][3]);
+      }
+    }
+    __syncthreads();
+
+    // Each thread takes vectors of 8 consecutive columns of one row.
+    constexpr int kVectorsPerRow = kTileN / 8;
+    for (int v = thread; v < kTileM * kVectorsPerRow; v += kThreads) {
+      int const r = v / kVectorsPerRow;
+      int const c = (v % kVectorsPerRow) * 8;
+      index_t const row = m0 + r;
+      index_t const col = n0 + c;
+      if (row >= p.problem.m || col >= p.problem.n) continue;
+      epilogue::Fragment<8> f;
+      float4 const lo = *reinterpret_cast<float4 const*>(staging + r * kStagingLd + c);
+      float4 const hi = *reinterpret_cast<float4 const*>(staging + r * kStagingLd + c + 4);
+      f.acc[0] = lo.x, f.acc[1] = lo.y, f.acc[2] = lo.z, f.acc[3] = lo.w;
+      f.acc[4] = hi.x, f.acc[5] = hi.y, f.acc[6] = hi.z, f.acc[7] = hi.w;
+      f.row = row;
+      f.col = col;
+      f.batch = batch;
+      f.valid = p.problem.n - col < 8 ? static_cast<int>(p.problem.n - col) : 8;
+      if (p.split_k == 1) {
+        Epilogue::visit(p.epilogue, f);
+      } else {
+        float* out = p.partials + ((index_t{split} * p.problem.batch + batch) * p.problem.m + row) * p.problem.n + col;
+        for (int i = 0; i < 8; ++i) {
+          if (i < f.valid) out[i] = f.acc[i];
+        }
+      }
+    }
+  }
+
+ private:
+  // acc = A[m0:, k_begin:k_end] * B[k_begin:k_end, n0:] for this block's tile.
+  TILEFUSE_DEVICE static void mainloop(Params const& p, char* smem, int batch, index_t m0, index_t n0,
+                                       index_t k_begin, index_t k_end, Accumulators& acc) {
+#pragma unroll
+    for (int i = 0; i < kMmaM; ++i)
+#pragma unroll
+      for (int j = 0; j < kMmaN; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+
+    auto* stages = reinterpret_cast<Element*>(smem);  // (stage, A tile then B tile)
+    auto stage_a = [&](int s) { return stages + s * kStageElements; };
+    auto stage_b = [&](int s) { return stages + s * kStageElements + OperandA::Tile::kElements; };
+
+    int const thread = static_cast<int>(threadIdx.x);
+    Element const* a = p.a + batch * p.batch_stride_a;
+    Element const* b = p.b + batch * p.batch_stride_b;
+    index_t const m_left = p.problem.m - m0;
+    index_t const n_left = p.problem.n - n0;
+    int const k_tiles = k_end > k_begin ? static_cast<int>((k_end - k_begin + kTileK - 1) / kTileK) : 0;
+
+    auto load_stage = [&](int k_tile) {
+      int const s = k_tile % kStages;
+      if (k_tile < k_tiles) {
+        index_t const k0 = k_begin + index_t{k_tile} * kTileK;
+        index_t const k_left = k_end - k0;
+        OperandA::template load<kAligned>(stage_a(s), OperandA::k_tile_base(a, p.lda, m0, k0), p.lda,
+                                          OperandA::rows_left(m_left, k_left), OperandA::cols_left(m_left, k_left),
+                                          thread);
+        OperandB::template load<kAligned>(stage_b(s), OperandB::k_tile_base(b, p.ldb, n0, k0), p.ldb,
+                                          OperandB::rows_left(n_left, k_left), OperandB::cols_left(n_left, k_left),
+                                          thread);
+      }
+      // NOTES: commit even when nothing was issued, so that wait<kStages - 2> below always refers to
+      // the group of the stage about to be read.
+      arch::cp_async_commit();
+    };
+
+    for (int s = 0; s < kStages - 1; ++s) load_stage(s);
+
+    int const lane = thread % 32;
+    int const warp = thread / 32;
+    int const warp_m0 = (warp / Config::kWarpsN) * Config::kWarpTileM;
+    int const warp_n0 = (warp % Config::kWarpsN) * Config::kWarpTileN;
+
+    for (int k_tile = 0; k_tile < k_tiles; ++k_tile) {
+      arch::cp_async_wait<kStages - 2>();
+      // NOTES: this barrier also guarantees every warp finished reading the stage that the load below
+      // overwrites (the one read in the previous iteration).
+      __syncthreads();
+      load_stage(k_tile + kStages - 1);
+
+      int const s = k_tile % kStages;
+      Element const* tile_a = stage_a(s);
+      Element const* tile_b = stage_b(s);
+#pragma unroll
+      for (int kk = 0; kk < kTileK; kk += 16) {
+        cuda::std::uint32_t frag_a[kMmaM][4];
+        cuda::std::uint32_t frag_b[kMmaN][2];
+#pragma unroll
+        for (int i = 0; i < kMmaM; ++i) load_a_fragment<OperandA>(frag_a[i], tile_a, warp_m0 + i * 16, kk, lane);
+#pragma unroll
+        for (int j = 0; j < kMmaN; j += 2) {
+          cuda::std::uint32_t pair[4];
+          load_b_fragments<OperandB>(pair, tile_b, warp_n0 + j * 8, kk, lane);
+          frag_b[j][0] = pair[0], frag_b[j][1] = pair[1];
+          frag_b[j + 1][0] = pair[2], frag_b[j + 1][1] = pair[3];
+        }
+#pragma unroll
+        for (int i = 0; i < kMmaM; ++i)
+#pragma unroll
+          for (int j = 0; j < kMmaN; ++j) arch::mma_m16n8k16<Element>(acc[i][j], frag_a[i], frag_b[j]);
+      }
+    }
+  }
+};
+
+template <class Kernel>
+__global__ void __launch_bounds__(Kernel::kThreads) sm80_gemm_kernel(__grid_constant__ typename Kernel::Params const params) {
+  extern __shared__ __align__(128) char smem[];
+  Kernel::run(params, smem);
+}
+
+}  // namespace tilefuse::gemm::sm80
