@@ -19,6 +19,12 @@ struct Fragment {
   int valid = V;  // elements [0, valid) lie inside the output; the rest are padding and never stored
 };
 
+// True when `ptr` may be read or written as one Array<T, V> (one vector instruction).
+template <class T, int V>
+TILEFUSE_HOST_DEVICE inline bool is_vector_aligned(T const* ptr) {
+  return reinterpret_cast<unsigned long long>(ptr) % alignof(Array<T, V>) == 0;
+}
+
 // The kind of each node: lets host code (argument binding, validation) treat nodes generically.
 enum class NodeKind {
   kAcc,

@@ -3,6 +3,8 @@
 // carry a name ("alpha", "bias", "C") by which the user sets it.
 #pragma once
 
+#include <cuda/std/type_traits>
+
 #include <tilefuse/core/data_type.h>
 #include <tilefuse/epilogue/node_name.h>
 #include <tilefuse/core/numeric_types.h>
@@ -10,6 +12,22 @@
 #include <tilefuse/epilogue/fragment.h>
 
 namespace tilefuse::epilogue {
+
+// Reads `valid` consecutive elements as floats (the rest are 0): one vector load when the whole
+// vector is inside the output and aligned, element by element otherwise.
+template <int V, class T>
+TILEFUSE_HOST_DEVICE inline Array<float, V> load_row(T const* src, int valid) {
+  Array<float, V> out = Array<float, V>::filled(0.0f);
+  if (valid == V && is_vector_aligned<T, V>(src)) {
+    Array<T, V> const v = *reinterpret_cast<Array<T, V> const*>(src);
+    for (int i = 0; i < V; ++i) out[i] = to_float(v[i]);
+    return out;
+  }
+  for (int i = 0; i < V; ++i) {
+    if (i < valid) out[i] = to_float(src[i]);
+  }
+  return out;
+}
 
 // The accumulator of A*B (alpha and beta are not applied: write them into the tree).
 struct Acc {
@@ -69,12 +87,7 @@ struct RowBroadcast {
 
   template <int V>
   TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const& p, Fragment<V> const& f) {
-    Array<float, V> out = Array<float, V>::filled(0.0f);
-    T const* base = p.data + f.batch * p.batch_stride + f.col;
-    for (int i = 0; i < V; ++i) {
-      if (i < f.valid) out[i] = to_float(base[i]);
-    }
-    return out;
+    return load_row<V>(p.data + f.batch * p.batch_stride + f.col, f.valid);
   }
 };
 
@@ -112,12 +125,16 @@ struct AuxLoad {
 
   template <int V>
   TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const& p, Fragment<V> const& f) {
-    Array<float, V> out = Array<float, V>::filled(0.0f);
     T const* base = p.data + f.batch * p.batch_stride;
-    for (int i = 0; i < V; ++i) {
-      if (i < f.valid) out[i] = to_float(base[Layout::offset(f.row, f.col + i, p.ld)]);
+    if constexpr (cuda::std::is_same_v<Layout, RowMajor>) {
+      return load_row<V>(base + f.row * p.ld + f.col, f.valid);
+    } else {
+      Array<float, V> out = Array<float, V>::filled(0.0f);
+      for (int i = 0; i < V; ++i) {
+        if (i < f.valid) out[i] = to_float(base[Layout::offset(f.row, f.col + i, p.ld)]);
+      }
+      return out;
     }
-    return out;
   }
 };
 

@@ -11,6 +11,7 @@
 #include <tilefuse/epilogue/fragment.h>
 
 #include <cuda/std/limits>
+#include <cuda/std/type_traits>
 #include <cuda/std/tuple>
 
 namespace tilefuse::epilogue {
@@ -34,9 +35,18 @@ struct Store {
   template <int V>
   TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const& p, Fragment<V> const& f) {
     Array<float, V> const x = Input::visit(cuda::std::get<0>(p.children), f);
+    Array<T, V> out;
+    for (int i = 0; i < V; ++i) out[i] = convert<T>(x[i]);
     T* base = p.data + f.batch * p.batch_stride;
+    if constexpr (cuda::std::is_same_v<Layout, RowMajor>) {
+      T* dst = base + f.row * p.ld + f.col;
+      if (f.valid == V && is_vector_aligned<T, V>(dst)) {  // one 16-byte store for 8 bf16
+        *reinterpret_cast<Array<T, V>*>(dst) = out;
+        return x;
+      }
+    }
     for (int i = 0; i < V; ++i) {
-      if (i < f.valid) base[Layout::offset(f.row, f.col + i, p.ld)] = convert<T>(x[i]);
+      if (i < f.valid) base[Layout::offset(f.row, f.col + i, p.ld)] = out[i];
     }
     return x;
   }

@@ -1,0 +1,70 @@
+// Allocation and random initialisation of the rotating operand sets.
+#include "operands.hpp"
+
+#include <algorithm>
+
+#include "random_fill.hpp"
+
+namespace tilefuse::bench {
+namespace {
+
+constexpr std::size_t kAlignment = 256;  // what cudaMalloc gives and cuBLASLt's heuristics assume
+
+std::size_t aligned(std::size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+
+}  // namespace
+
+OperandPool::OperandPool(GemmProblem const& p, std::int64_t l2_bytes, std::size_t memory_budget, std::uint64_t seed,
+                         cudaStream_t stream) {
+  auto const e = static_cast<std::size_t>(element_bytes(p.dtype));
+  auto const batch = static_cast<std::size_t>(p.batch);
+  auto const m = static_cast<std::size_t>(p.m), n = static_cast<std::size_t>(p.n), k = static_cast<std::size_t>(p.k);
+  bool const fused = p.epilogue == EpilogueKind::kBiasGeluResidual;
+
+  std::size_t const a_bytes = aligned(e * batch * m * k);
+  std::size_t const b_bytes = aligned(e * batch * k * n);
+  d_bytes_ = e * batch * m * n;
+  std::size_t const d_alloc = aligned(d_bytes_);
+  std::size_t const bias_bytes = fused ? aligned(e * n) : 0;
+  std::size_t const c_bytes = fused ? aligned(e * batch * m * n) : 0;
+  bytes_per_set_ = a_bytes + b_bytes + d_alloc + bias_bytes + c_bytes;
+
+  std::size_t const wanted = (2 * static_cast<std::size_t>(std::max<std::int64_t>(l2_bytes, 0)) + bytes_per_set_ - 1) /
+                             bytes_per_set_;
+  std::size_t count = std::clamp<std::size_t>(wanted, 2, 1024);
+  count = std::min(count, memory_budget / bytes_per_set_);
+  if (count == 0) {
+    throw BenchError("one operand set needs " + std::to_string(bytes_per_set_ >> 20) + " MiB, more than the " +
+                     std::to_string(memory_budget >> 20) + " MiB this run may use");
+  }
+
+  PackedStrides const strides = packed_strides(p);
+  for (std::size_t s = 0; s < count; ++s) {
+    memory_.emplace_back(bytes_per_set_);
+    auto* base = memory_.back().as<unsigned char>();
+    GemmOperands ops;
+    ops.a = base;
+    ops.b = base + a_bytes;
+    ops.d = base + a_bytes + b_bytes;
+    if (fused) {
+      ops.bias = base + a_bytes + b_bytes + d_alloc;
+      ops.c = base + a_bytes + b_bytes + d_alloc + bias_bytes;
+    }
+    ops.strides = strides;
+    std::uint64_t const set_seed = seed + 0x100 * s;
+    fill_normal(const_cast<void*>(ops.a), p.dtype, p.batch * p.m * p.k, set_seed + 1, 1.0f, stream);
+    fill_normal(const_cast<void*>(ops.b), p.dtype, p.batch * p.k * p.n, set_seed + 2, 1.0f, stream);
+    if (fused) {
+      fill_normal(const_cast<void*>(ops.bias), p.dtype, p.n, set_seed + 3, 1.0f, stream);
+      fill_normal(const_cast<void*>(ops.c), p.dtype, p.batch * p.m * p.n, set_seed + 4, 1.0f, stream);
+    }
+    sets_.push_back(ops);
+  }
+  BENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+void OperandPool::poison_output(int i, cudaStream_t stream) const {
+  BENCH_CUDA_CHECK(cudaMemsetAsync((*this)[i].d, 0xff, d_bytes_, stream));
+}
+
+}  // namespace tilefuse::bench

@@ -1,0 +1,51 @@
+// Rotating operand sets: enough copies of A, B, D (and bias, C) that together they are larger than
+// twice the L2 cache, so each timed call reads its inputs from DRAM as it would in a real model,
+// instead of finding the previous call's data in L2. Each timed call uses the next set in rotation.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "cuda_check.hpp"
+#include "problems.hpp"
+
+namespace tilefuse::bench {
+
+// The device pointers of one set, with the packed strides of its problem.
+struct GemmOperands {
+  void const* a = nullptr;
+  void const* b = nullptr;
+  void* d = nullptr;
+  void const* bias = nullptr;  // fused epilogue only: N elements, shared by the batch
+  void const* c = nullptr;     // fused epilogue only: the residual, row-major M x N per batch entry
+  PackedStrides strides{};
+};
+
+class OperandPool {
+ public:
+  // Sets: at least 2, enough for 2 x l2_bytes, at most what fits in memory_budget bytes (and 1024).
+  // Inputs are random normal (stddev 1), a different seed per set and tensor; D is left unwritten.
+  OperandPool(GemmProblem const& problem, std::int64_t l2_bytes, std::size_t memory_budget, std::uint64_t seed,
+              cudaStream_t stream);
+
+  int size() const { return static_cast<int>(sets_.size()); }
+  GemmOperands const& operator[](int i) const { return sets_[static_cast<std::size_t>(i)]; }
+  std::vector<GemmOperands> const& sets() const { return sets_; }
+  std::size_t bytes_per_set() const { return bytes_per_set_; }
+  std::size_t d_bytes() const { return d_bytes_; }
+
+  // Fills D of set i with 0xFF bytes (NaN in bf16 and fp16): an element a kernel forgets to write is
+  // then caught by the check.
+  void poison_output(int i, cudaStream_t stream) const;
+
+ private:
+  std::vector<DeviceBuffer> memory_;  // one allocation per set
+  std::vector<GemmOperands> sets_;
+  std::size_t bytes_per_set_ = 0;
+  std::size_t d_bytes_ = 0;
+};
+
+}  // namespace tilefuse::bench

@@ -1,0 +1,46 @@
+// Named shape lists for `tilefuse-bench gemm --preset NAME`.
+//
+// issue3: the shapes of shared/workloads/gemm_shapes.json plus odd shapes that exercise partial tiles and
+// unaligned leading dimensions, with epilogue none in every requested dtype and layout (default bf16, tn);
+// then 8192^3 and 4096^3 with bias + GELU(tanh) + residual in bf16 tn, the one fused instantiation.
+#include <array>
+
+#include "problems.hpp"
+
+namespace tilefuse::bench {
+namespace {
+
+struct Shape {
+  std::int64_t m, n, k;
+};
+
+constexpr std::array kIssue3Plain = {
+    Shape{8192, 8192, 8192},  Shape{4096, 4096, 4096},  Shape{2048, 2048, 2048}, Shape{4096, 14336, 4096},
+    Shape{8192, 8192, 1024},  Shape{128, 8192, 8192},   Shape{16384, 8192, 1024},
+    // odd shapes: partial tiles in every dimension, leading dimensions that are not multiples of 8
+    Shape{4095, 4097, 4093},  Shape{1000, 1000, 1000},  Shape{127, 255, 8191},
+};
+constexpr std::array kIssue3Fused = {Shape{8192, 8192, 8192}, Shape{4096, 4096, 4096}};
+
+}  // namespace
+
+std::vector<std::string> preset_names() { return {"issue3"}; }
+
+std::optional<std::vector<GemmProblem>> preset_problems(std::string_view name, PresetOptions const& options) {
+  if (name != "issue3") return std::nullopt;
+  std::vector<GemmProblem> problems;
+  for (DType dtype : options.dtypes) {
+    for (OperandLayout layout : options.layouts) {
+      for (Shape s : kIssue3Plain) {
+        problems.push_back(GemmProblem{s.m, s.n, s.k, 1, dtype, layout, EpilogueKind::kNone, options.split_k});
+      }
+    }
+  }
+  for (Shape s : kIssue3Fused) {
+    problems.push_back(GemmProblem{s.m, s.n, s.k, 1, DType::kBF16, OperandLayout{true, false},
+                                   EpilogueKind::kBiasGeluResidual, options.split_k});
+  }
+  return problems;
+}
+
+}  // namespace tilefuse::bench

@@ -1,0 +1,42 @@
+// The timing harness: CUDA events around every call, warm-up first, median of many calls, and each
+// call on the next operand set in rotation.
+//
+// Host launch overhead is kept out of the GPU times: before each group of calls a short delay kernel
+// holds the stream while the host queues the group, so a call's start event never fires while the
+// GPU waits for the host. What the host spends per call is reported separately.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+namespace tilefuse::bench {
+
+struct TimingOptions {
+  int reps = 50;               // timed calls; the median of their times is the result
+  int min_warmup_calls = 10;   // warm-up runs at least this many calls ...
+  double min_warmup_ms = 100;  // ... and at least this much GPU time (clocks settle)
+};
+
+struct Timing {
+  int reps = 0;
+  int warmup_calls = 0;
+  double median_ms = 0;
+  double min_ms = 0;
+  double max_ms = 0;
+  double mean_ms = 0;
+  double p10_ms = 0;
+  double p90_ms = 0;
+  double host_us_per_call = 0;  // host time to enqueue one call (argument checks, launch)
+};
+
+// Calls op(set) with set = 0, 1, ..., num_sets - 1, 0, 1, ... on `stream`. op must only enqueue work
+// on `stream` and throw on failure.
+Timing time_rotating(std::function<void(int)> const& op, int num_sets, TimingOptions const& options,
+                     cudaStream_t stream);
+
+// Median of a sample (by value: it sorts).
+double median(std::vector<double> values);
+
+}  // namespace tilefuse::bench

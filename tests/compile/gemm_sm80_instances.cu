@@ -1,0 +1,25 @@
+// A representative set of sm_80-path GEMM kernels, compiled for every target arch in CI (no GPU):
+// both operand paths, all four layouts, a fused epilogue with a reduction, split-K.
+#include <tilefuse/gemm/device/gemm.hpp>
+
+namespace tilefuse::compile_check {
+
+using namespace tilefuse::epilogue;
+using Fused = Store<"D", bfloat16_t, Add<GeluTanh<Add<Acc, RowBroadcast<"bias", bfloat16_t>>>, AuxLoad<"C", bfloat16_t>>>;
+using Amax = Store<"D", half_t, ColReduce<"amax", reduce::AbsMax, Where<Less<Row, Scalar<"r0">>, Sigmoid<Acc>, Tanh<Acc>>>>;
+
+template <class Op>
+Status run(typename Op::Arguments const& args) {
+  return Op::run(args, nullptr, nullptr);
+}
+
+template Status run<gemm::Gemm<bfloat16_t, RowMajor, ColumnMajor, Fused>>(
+    gemm::Gemm<bfloat16_t, RowMajor, ColumnMajor, Fused>::Arguments const&);
+template Status run<gemm::Gemm<bfloat16_t, RowMajor, RowMajor, Fused, gemm::Sm80SmallConfig>>(
+    gemm::Gemm<bfloat16_t, RowMajor, RowMajor, Fused, gemm::Sm80SmallConfig>::Arguments const&);
+template Status run<gemm::Gemm<half_t, ColumnMajor, RowMajor, Amax>>(
+    gemm::Gemm<half_t, ColumnMajor, RowMajor, Amax>::Arguments const&);
+template Status run<gemm::Gemm<half_t, ColumnMajor, ColumnMajor, Amax, gemm::Sm80SmallConfig>>(
+    gemm::Gemm<half_t, ColumnMajor, ColumnMajor, Amax, gemm::Sm80SmallConfig>::Arguments const&);
+
+}  // namespace tilefuse::compile_check
