@@ -17,6 +17,9 @@ class BenchError : public std::runtime_error {
 };
 
 [[noreturn]] inline void throw_cuda_error(cudaError_t error, char const* expr, char const* file, int line) {
+  // NOTES: clears the runtime's last error, or a non-sticky failure (an allocation that did not fit) would
+  // be reported again by the next cudaGetLastError() after an unrelated launch.
+  (void)cudaGetLastError();
   throw BenchError(std::string(expr) + " failed: " + cudaGetErrorName(error) + " (" + cudaGetErrorString(error) +
                    ") at " + file + ":" + std::to_string(line));
 }

@@ -92,9 +92,10 @@ Timing time_rotating(std::function<void(int)> const& op, int num_sets, TimingOpt
 
   // ---- measurement: per-call events, the stream held by a delay kernel while a group is queued ----
   int constexpr kGroup = 32;
-  // NOTES: twice the measured enqueue time plus a margin; too short and the first calls of a group
-  // would include host time, too long only costs wall time.
-  auto const delay_ns = static_cast<std::uint64_t>(2.0 * kGroup * t.host_us_per_call * 1e3) + 50'000;
+  // NOTES: twice the measured enqueue time (plus two event records per call, a few microseconds) and a
+  // margin; too short and the first calls of a group would include host time, too long only costs wall time.
+  double constexpr kEventRecordUs = 4.0;
+  auto const delay_ns = static_cast<std::uint64_t>(2.0 * kGroup * (t.host_us_per_call + kEventRecordUs) * 1e3) + 50'000;
   EventPool events(2 * static_cast<std::size_t>(t.reps));
   for (int first = 0; first < t.reps; first += kGroup) {
     int const last = std::min(first + kGroup, t.reps);
