@@ -60,6 +60,25 @@ struct GemmKernel {
   // Accumulators of one thread: kMmaM x kMmaN mma tiles of 4 floats.
   using Accumulators = float[kMmaM][kMmaN][4];
 
+  // One k-step (16) of a warp's A and B fragments.
+  struct Fragments {
+    cuda::std::uint32_t a[kMmaM][4];
+    cuda::std::uint32_t b[kMmaN][2];
+  };
+
+  TILEFUSE_DEVICE static void load_fragments(Fragments& f, Element const* tile_a, Element const* tile_b, int warp_m0,
+                                             int warp_n0, int kk, int lane) {
+#pragma unroll
+    for (int i = 0; i < kMmaM; ++i) load_a_fragment<OperandA>(f.a[i], tile_a, warp_m0 + i * 16, kk, lane);
+#pragma unroll
+    for (int j = 0; j < kMmaN; j += 2) {
+      cuda::std::uint32_t pair[4];
+      load_b_fragments<OperandB>(pair, tile_b, warp_n0 + j * 8, kk, lane);
+      f.b[j][0] = pair[0], f.b[j][1] = pair[1];
+      f.b[j + 1][0] = pair[2], f.b[j + 1][1] = pair[3];
+    }
+  }
+
   TILEFUSE_DEVICE static void run(Params const& p, char* smem) {
     int const thread = static_cast<int>(threadIdx.x);
     TileCoord const tile = GroupedRasterization<>::tile_of(static_cast<int>(blockIdx.x), p.tiles_m, p.tiles_n);
@@ -177,23 +196,20 @@ struct GemmKernel {
       int const s = k_tile % kStages;
       Element const* tile_a = stage_a(s);
       Element const* tile_b = stage_b(s);
+      // Fragments are double-buffered: the ldmatrix of step kk + 1 is issued before the mmas of step
+      // kk, so its latency hides behind them.
+      Fragments frag[2];
+      load_fragments(frag[0], tile_a, tile_b, warp_m0, warp_n0, 0, lane);
 #pragma unroll
-      for (int kk = 0; kk < kTileK; kk += 16) {
-        cuda::std::uint32_t frag_a[kMmaM][4];
-        cuda::std::uint32_t frag_b[kMmaN][2];
-#pragma unroll
-        for (int i = 0; i < kMmaM; ++i) load_a_fragment<OperandA>(frag_a[i], tile_a, warp_m0 + i * 16, kk, lane);
-#pragma unroll
-        for (int j = 0; j < kMmaN; j += 2) {
-          cuda::std::uint32_t pair[4];
-          load_b_fragments<OperandB>(pair, tile_b, warp_n0 + j * 8, kk, lane);
-          frag_b[j][0] = pair[0], frag_b[j][1] = pair[1];
-          frag_b[j + 1][0] = pair[2], frag_b[j + 1][1] = pair[3];
+      for (int step = 0; step < kTileK / 16; ++step) {
+        if (step + 1 < kTileK / 16) {
+          load_fragments(frag[(step + 1) % 2], tile_a, tile_b, warp_m0, warp_n0, (step + 1) * 16, lane);
         }
+        Fragments const& f = frag[step % 2];
 #pragma unroll
         for (int i = 0; i < kMmaM; ++i)
 #pragma unroll
-          for (int j = 0; j < kMmaN; ++j) arch::mma_m16n8k16<Element>(acc[i][j], frag_a[i], frag_b[j]);
+          for (int j = 0; j < kMmaN; ++j) arch::mma_m16n8k16<Element>(acc[i][j], f.a[i], f.b[j]);
       }
     }
   }

@@ -48,7 +48,8 @@ struct OperandTile {
 
   // Copies one k-tile. `base` points at global element (row 0, col 0) of the tile; rows_left and
   // cols_left say how many rows and columns exist from there (<= 0: none). Missing elements are zero,
-  // which the mma then multiplies harmlessly.
+  // which the mma then multiplies harmlessly. kAligned: 16-byte cp.async for whole chunks; otherwise
+  // (and for chunks cut by the edge) element-wise loads and a 16-byte shared store.
   template <bool kAligned>
   TILEFUSE_DEVICE static void load(Element* smem, Element const* base, index_t ld, index_t rows_left,
                                    index_t cols_left, int thread) {
@@ -60,12 +61,14 @@ struct OperandTile {
       Element* dst = smem + Tile::offset(row, col);
       index_t const cols_here = cols_left - col;
       bool const row_ok = row < rows_left;
-      if constexpr (kAligned) {
-        // The chunk's source is 16-byte aligned (the device API checked pointer and ld), so one
-        // cp.async reads its in-bounds prefix and zero-fills the rest.
-        int const bytes = !row_ok || cols_here <= 0 ? 0 : cols_here >= 8 ? 16 : static_cast<int>(cols_here) * 2;
-        Element const* src = bytes > 0 ? base + row * ld + col : base;
-        arch::cp_async_16(dst, src, bytes);
+      bool const whole = row_ok && cols_here >= 8;
+      bool const none = !row_ok || cols_here <= 0;
+      if (kAligned && (whole || none)) {
+        // The chunk's source is 16-byte aligned (the device API checked pointer and ld): one cp.async
+        // copies it, or zero-fills it without reading when it lies outside the operand.
+        // NOTES: a chunk cut by the edge goes element by element below: cp.async's src-size would
+        // read only the in-bounds prefix, but compute-sanitizer counts the whole 16 bytes.
+        arch::cp_async_16(dst, whole ? base + row * ld + col : base, whole ? 16 : 0);
       } else {
         Array<Element, 8> v;
 #pragma unroll

@@ -1,0 +1,83 @@
+// Tile-configuration sweep for the sm_80 GEMM: bf16, A row-major, B column-major, plain epilogue, at
+// 8192^3, 4096^3 and 8192x8192x1024. Prints the median TFLOP/s of each configuration; the winners become
+// Sm80LargeConfig / Sm80SmallConfig (see docs/notes/gemm_sm80.md). Not a peer comparison: tilefuse-bench is.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#include <tilefuse/gemm/device/gemm.hpp>
+
+namespace {
+
+using namespace tilefuse;
+using Element = bfloat16_t;
+using Epilogue = epilogue::Store<"D", bfloat16_t, epilogue::Acc>;
+
+__global__ void fill_normal(Element* data, index_t count, unsigned seed) {
+  for (index_t i = index_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count; i += index_t{gridDim.x} * blockDim.x) {
+    unsigned h = static_cast<unsigned>(i) * 2654435761u ^ seed;
+    h ^= h >> 16, h *= 2246822519u, h ^= h >> 13, h *= 3266489917u, h ^= h >> 16;
+    unsigned g = h * 747796405u + 2891336453u;
+    float const u1 = (static_cast<float>(h >> 8) + 1.0f) / 16777217.0f;
+    float const u2 = static_cast<float>(g >> 8) / 16777216.0f;
+    data[i] = convert<Element>(sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2));
+  }
+}
+
+template <class Config>
+void sweep(char const* name) {
+  for (auto [m, n, k] : {std::tuple<index_t, index_t, index_t>{8192, 8192, 8192}, {4096, 4096, 4096}, {8192, 8192, 1024}}) {
+    using Op = gemm::Gemm<Element, RowMajor, ColumnMajor, Epilogue, Config>;
+    Element *a, *b, *d;
+    cudaMalloc(&a, m * k * sizeof(Element));
+    cudaMalloc(&b, k * n * sizeof(Element));
+    cudaMalloc(&d, m * n * sizeof(Element));
+    fill_normal<<<1024, 256>>>(a, m * k, 1u);
+    fill_normal<<<1024, 256>>>(b, k * n, 2u);
+    typename Op::Arguments args;
+    args.problem = {m, n, k, 1};
+    args.a = a;
+    args.b = b;
+    args.epilogue.set("D", d);
+    Status s = Op::run(args, nullptr, nullptr);
+    if (!s.ok()) {
+      std::printf("%s: %s\n", name, s.to_string().c_str());
+      return;
+    }
+    for (int i = 0; i < 5; ++i) (void)Op::run(args, nullptr, nullptr);
+    cudaEvent_t start, stop;
+    cudaEventCreate(&start);
+    cudaEventCreate(&stop);
+    std::vector<float> ms;
+    for (int i = 0; i < 20; ++i) {
+      cudaEventRecord(start);
+      (void)Op::run(args, nullptr, nullptr);
+      cudaEventRecord(stop);
+      cudaEventSynchronize(stop);
+      float t = 0;
+      cudaEventElapsedTime(&t, start, stop);
+      ms.push_back(t);
+    }
+    std::sort(ms.begin(), ms.end());
+    double const median = ms[ms.size() / 2];
+    std::printf("| %-28s | %5lldx%5lldx%5lld | %8.4f ms | %6.1f TFLOP/s | %s\n", name, static_cast<long long>(m),
+                static_cast<long long>(n), static_cast<long long>(k), median, 2.0 * m * n * k / median * 1e-9,
+                cudaGetErrorString(cudaGetLastError()));
+    cudaFree(a), cudaFree(b), cudaFree(d);
+    cudaEventDestroy(start), cudaEventDestroy(stop);
+  }
+}
+
+}  // namespace
+
+int main() {
+  sweep<gemm::Sm80TileConfig<128, 256, 32, 2, 4, 4>>("128x256x32 w2x4 s4");
+  sweep<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 3>>("128x256x64 w2x4 s3");
+  sweep<gemm::Sm80TileConfig<256, 128, 64, 4, 2, 3>>("256x128x64 w4x2 s3");
+  sweep<gemm::Sm80TileConfig<128, 128, 64, 2, 2, 4>>("128x128x64 w2x2 s4");
+  sweep<gemm::Sm80TileConfig<128, 128, 32, 2, 2, 5>>("128x128x32 w2x2 s5");
+  sweep<gemm::Sm80TileConfig<256, 128, 32, 4, 2, 4>>("256x128x32 w4x2 s4");
+  return 0;
+}

@@ -1,0 +1,13 @@
+// bf16 GEMM, D = acc, A row-major, B column-major: the shape sweep, strided batches and split-K on both tile
+// configs, and the small cases the compute-sanitizer runs.
+#include "gemm_test_cases.hpp"
+
+namespace tilefuse::gpu_test {
+namespace {
+
+TILEFUSE_GPU_GEMM_SWEEP_TESTS(GemmBf16Store, RowColLarge, bfloat16_t, RowMajor, ColumnMajor, specs::StoreD, Sm80LargeConfig, 110)
+TILEFUSE_GPU_GEMM_SWEEP_TESTS(GemmBf16Store, RowColSmall, bfloat16_t, RowMajor, ColumnMajor, specs::StoreD, Sm80SmallConfig, 111)
+TILEFUSE_GPU_GEMM_SMALL_TEST(Bf16StoreRowCol, bfloat16_t, RowMajor, ColumnMajor, specs::StoreD, Sm80SmallConfig, 112)
+
+}  // namespace
+}  // namespace tilefuse::gpu_test
