@@ -66,14 +66,19 @@ struct GemmKernel {
     cuda::std::uint32_t b[kMmaN][2];
   };
 
-  TILEFUSE_DEVICE static void load_fragments(Fragments& f, Element const* tile_a, Element const* tile_b, int warp_m0,
-                                             int warp_n0, int kk, int lane) {
+  struct Lanes {
+    FragmentLanes<OperandA> a;
+    FragmentLanes<OperandB> b;
+  };
+
+  TILEFUSE_DEVICE static void load_fragments(Fragments& f, Lanes const& lanes, Element const* tile_a,
+                                             Element const* tile_b, int warp_m0, int warp_n0, int kk) {
 #pragma unroll
-    for (int i = 0; i < kMmaM; ++i) load_a_fragment<OperandA>(f.a[i], tile_a, warp_m0 + i * 16, kk, lane);
+    for (int i = 0; i < kMmaM; ++i) load_a_fragment(f.a[i], lanes.a, tile_a, warp_m0 + i * 16, kk);
 #pragma unroll
     for (int j = 0; j < kMmaN; j += 2) {
       cuda::std::uint32_t pair[4];
-      load_b_fragments<OperandB>(pair, tile_b, warp_n0 + j * 8, kk, lane);
+      load_b_fragments(pair, lanes.b, tile_b, warp_n0 + j * 8, kk);
       f.b[j][0] = pair[0], f.b[j][1] = pair[1];
       f.b[j + 1][0] = pair[2], f.b[j + 1][1] = pair[3];
     }
@@ -185,6 +190,7 @@ struct GemmKernel {
     int const warp = thread / 32;
     int const warp_m0 = (warp / Config::kWarpsN) * Config::kWarpTileM;
     int const warp_n0 = (warp % Config::kWarpsN) * Config::kWarpTileN;
+    Lanes const lanes{FragmentLanes<OperandA>(lane), FragmentLanes<OperandB>(lane)};
 
     for (int k_tile = 0; k_tile < k_tiles; ++k_tile) {
       arch::cp_async_wait<kStages - 2>();
@@ -199,11 +205,11 @@ struct GemmKernel {
       // Fragments are double-buffered: the ldmatrix of step kk + 1 is issued before the mmas of step
       // kk, so its latency hides behind them.
       Fragments frag[2];
-      load_fragments(frag[0], tile_a, tile_b, warp_m0, warp_n0, 0, lane);
+      load_fragments(frag[0], lanes, tile_a, tile_b, warp_m0, warp_n0, 0);
 #pragma unroll
       for (int step = 0; step < kTileK / 16; ++step) {
         if (step + 1 < kTileK / 16) {
-          load_fragments(frag[(step + 1) % 2], tile_a, tile_b, warp_m0, warp_n0, (step + 1) * 16, lane);
+          load_fragments(frag[(step + 1) % 2], lanes, tile_a, tile_b, warp_m0, warp_n0, (step + 1) * 16);
         }
         Fragments const& f = frag[step % 2];
 #pragma unroll
