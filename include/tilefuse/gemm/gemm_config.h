@@ -8,7 +8,7 @@ namespace tilefuse::gemm {
 
 // TileM x TileN x TileK threadblock tile computed by WarpsM x WarpsN warps through a Stages-deep
 // cp.async pipeline.
-template <int TileM_, int TileN_, int TileK_, int WarpsM_, int WarpsN_, int Stages_>
+template <int TileM_, int TileN_, int TileK_, int WarpsM_, int WarpsN_, int Stages_, int MinBlocksPerSm_ = 1>
 struct Sm80TileConfig {
   static constexpr int kTileM = TileM_;
   static constexpr int kTileN = TileN_;
@@ -16,6 +16,8 @@ struct Sm80TileConfig {
   static constexpr int kWarpsM = WarpsM_;
   static constexpr int kWarpsN = WarpsN_;
   static constexpr int kStages = Stages_;
+  // Passed to __launch_bounds__: asks the compiler to fit this many blocks per SM in registers.
+  static constexpr int kMinBlocksPerSm = MinBlocksPerSm_;
   static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
   static constexpr int kWarpTileM = kTileM / kWarpsM;
   static constexpr int kWarpTileN = kTileN / kWarpsN;
@@ -25,8 +27,9 @@ struct Sm80TileConfig {
   static_assert(kStages >= 2, "a pipeline needs at least two stages");
 };
 
-// The default for large problems on sm_80..sm_90.
-using Sm80LargeConfig = Sm80TileConfig<128, 256, 32, 2, 4, 4>;
+// The default for large problems on sm_80..sm_90: the fastest of the tile sweep on an H200
+// (bench/results/2026-11-21-h200-sm80-gemm-v3-tile-sweep.txt).
+using Sm80LargeConfig = Sm80TileConfig<256, 128, 64, 4, 2, 3>;
 // Fewer, smaller tiles for problems that would leave SMs idle.
 using Sm80SmallConfig = Sm80TileConfig<128, 128, 32, 2, 2, 4>;
 

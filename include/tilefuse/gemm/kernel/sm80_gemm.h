@@ -23,6 +23,7 @@ template <class Element_, class LayoutA, class LayoutB, class Epilogue, class Co
 struct GemmKernel {
   using Element = Element_;
   static constexpr int kThreads = Config::kThreads;
+  static constexpr int kMinBlocksPerSm = Config::kMinBlocksPerSm;
   static constexpr int kTileM = Config::kTileM;
   static constexpr int kTileN = Config::kTileN;
   static constexpr int kTileK = Config::kTileK;
@@ -222,7 +223,7 @@ struct GemmKernel {
 };
 
 template <class Kernel>
-__global__ void __launch_bounds__(Kernel::kThreads) sm80_gemm_kernel(__grid_constant__ typename Kernel::Params const params) {
+__global__ void __launch_bounds__(Kernel::kThreads, Kernel::kMinBlocksPerSm) sm80_gemm_kernel(__grid_constant__ typename Kernel::Params const params) {
   extern __shared__ __align__(128) char smem[];
   Kernel::run(params, smem);
 }
