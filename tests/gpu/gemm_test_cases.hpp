@@ -192,7 +192,7 @@ inline std::vector<GemmCase> stride_cases(std::uint64_t seed) {
   c = make_case(1, 7, 1, 7);  // tiny matrices, many of them
   c.ld_epilogue = Ld::kOdd;
   add(c);
-  c = make_case(2049, 129, 257, 2);  // tall, K-contiguous operands padded odd
+  c = make_case(2049, 129, 257, 2);  // tall; A padded odd, B padded to a multiple of 8
   c.ld_a = Ld::kOdd;
   c.ld_b = Ld::kAligned;
   add(c);

@@ -126,10 +126,9 @@ class Gemm {
                                                     &plan->lda, &plan->batch_stride_a));
     TILEFUSE_RETURN_IF_ERROR(check_operand<LayoutB>("b", args.b, p.k, p.n, p.batch, args.ldb, args.batch_stride_b,
                                                     &plan->ldb, &plan->batch_stride_b));
-    index_t const k_tiles = (p.k + Config::kTileK - 1) / Config::kTileK;
-    if (args.split_k < 1 || args.split_k > k_tiles) {
-      return invalid_argument("gemm: split_k = ", args.split_k, " must be in [1, ", k_tiles, "] (k = ", p.k,
-                              " is ", k_tiles, " tiles of ", Config::kTileK, ")");
+    // More splits than k-tiles is allowed (the extra splits add zeros): a caller need not know TileK.
+    if (args.split_k < 1) {
+      return invalid_argument("gemm: split_k = ", args.split_k, " must be at least 1 (1: no split)");
     }
     index_t const tiles = ((p.m + Config::kTileM - 1) / Config::kTileM) * ((p.n + Config::kTileN - 1) / Config::kTileN);
     if (tiles > std::numeric_limits<int>::max() || p.batch * args.split_k > 65535) {
