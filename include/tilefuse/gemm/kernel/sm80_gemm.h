@@ -173,6 +173,12 @@ struct GemmKernel {
       if (k_tile < k_tiles) {
         index_t const k0 = k_begin + index_t{k_tile} * kTileK;
         index_t const k_left = k_end - k0;
+        if (kAligned && k_left >= kTileK && m_left >= kTileM && n_left >= kTileN) {
+          OperandA::load_interior(stage_a(s), OperandA::k_tile_base(a, p.lda, m0, k0), p.lda, thread);
+          OperandB::load_interior(stage_b(s), OperandB::k_tile_base(b, p.ldb, n0, k0), p.ldb, thread);
+          arch::cp_async_commit();
+          return;
+        }
         OperandA::template load<kAligned>(stage_a(s), OperandA::k_tile_base(a, p.lda, m0, k0), p.lda,
                                           OperandA::rows_left(m_left, k_left), OperandA::cols_left(m_left, k_left),
                                           thread);
