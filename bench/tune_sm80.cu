@@ -73,12 +73,11 @@ void sweep(char const* name) {
 }  // namespace
 
 int main() {
-  sweep<gemm::Sm80TileConfig<256, 128, 64, 4, 2, 3>>("256x128x64 w4x2 s3");
   sweep<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 3>>("128x256x64 w2x4 s3");
-  sweep<gemm::Sm80TileConfig<256, 128, 32, 4, 2, 5>>("256x128x32 w4x2 s5");
-  sweep<gemm::Sm80TileConfig<128, 128, 32, 2, 4, 4, 2>>("128x128x32 w2x4 s4 2/SM");
-  sweep<gemm::Sm80TileConfig<128, 128, 64, 2, 4, 3, 2>>("128x128x64 w2x4 s3 2/SM");
-  sweep<gemm::Sm80TileConfig<256, 128, 64, 4, 4, 3>>("256x128x64 w4x4 s3");
-  sweep<gemm::Sm80TileConfig<128, 128, 32, 2, 2, 5, 2>>("128x128x32 w2x2 s5 2/SM");
+  sweep<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 4>>("128x256x64 w2x4 s4");
+  sweep<gemm::Sm80TileConfig<256, 128, 64, 4, 2, 4>>("256x128x64 w4x2 s4");
+  sweep<gemm::Sm80TileConfig<128, 256, 32, 2, 4, 6>>("128x256x32 w2x4 s6");
+  sweep<gemm::Sm80TileConfig<128, 128, 32, 2, 2, 6, 2>>("128x128x32 w2x2 s6 2/SM");
+  sweep<gemm::Sm80TileConfig<128, 128, 64, 2, 2, 3, 2>>("128x128x64 w2x2 s3 2/SM");
   return 0;
 }

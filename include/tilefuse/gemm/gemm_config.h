@@ -27,10 +27,9 @@ struct Sm80TileConfig {
   static_assert(kStages >= 2, "a pipeline needs at least two stages");
 };
 
-// The default for large problems on sm_80..sm_90: the fastest of the tile sweep on an H200, with warp
-// tiles of 64x32 so that two blocks (16 warps) fit on an SM
-// (bench/results/2026-11-21-h200-sm80-gemm-v3-tile-sweep.txt).
-using Sm80LargeConfig = Sm80TileConfig<128, 128, 64, 2, 4, 3, 2>;
+// The default for large problems on sm_80..sm_90: the fastest of the tile sweep on an H200
+// (bench/results/2026-11-21-h200-sm80-gemm-v5-tile-sweep.txt; docs/notes/gemm_sm80.md).
+using Sm80LargeConfig = Sm80TileConfig<128, 256, 64, 2, 4, 3>;
 // Fewer, smaller tiles for problems that would leave SMs idle.
 using Sm80SmallConfig = Sm80TileConfig<128, 128, 32, 2, 2, 4>;
 
