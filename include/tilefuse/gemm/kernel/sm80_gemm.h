@@ -198,31 +198,42 @@ struct GemmKernel {
     int const warp_m0 = (warp / Config::kWarpsN) * Config::kWarpTileM;
     int const warp_n0 = (warp % Config::kWarpsN) * Config::kWarpTileN;
     Lanes const lanes{FragmentLanes<OperandA>(lane), FragmentLanes<OperandB>(lane)};
+    constexpr int kSteps = kTileK / 16;
 
-    for (int k_tile = 0; k_tile < k_tiles; ++k_tile) {
+    // Fragments are double-buffered: while the mmas of one k-step run, the ldmatrix of the next one
+    // (in this k-tile or, at the last step, in the next) is already in flight.
+    Fragments frag[2];
+    int buffer = 0;
+    if (k_tiles > 0) {
       arch::cp_async_wait<kStages - 2>();
-      // NOTES: this barrier also guarantees every warp finished reading the stage that the load below
-      // overwrites (the one read in the previous iteration).
       __syncthreads();
+      load_fragments(frag[0], lanes, stage_a(0), stage_b(0), warp_m0, warp_n0, 0);
+    }
+    for (int k_tile = 0; k_tile < k_tiles; ++k_tile) {
+      // NOTES: the stage this overwrites was last read in the previous k-tile, before the barrier at
+      // its last step, so every warp is done with it.
       load_stage(k_tile + kStages - 1);
-
       int const s = k_tile % kStages;
-      Element const* tile_a = stage_a(s);
-      Element const* tile_b = stage_b(s);
-      // Fragments are double-buffered: the ldmatrix of step kk + 1 is issued before the mmas of step
-      // kk, so its latency hides behind them.
-      Fragments frag[2];
-      load_fragments(frag[0], lanes, tile_a, tile_b, warp_m0, warp_n0, 0);
+      int const next = (k_tile + 1) % kStages;
 #pragma unroll
-      for (int step = 0; step < kTileK / 16; ++step) {
-        if (step + 1 < kTileK / 16) {
-          load_fragments(frag[(step + 1) % 2], lanes, tile_a, tile_b, warp_m0, warp_n0, (step + 1) * 16);
+      for (int step = 0; step < kSteps; ++step) {
+        if (step + 1 < kSteps) {
+          load_fragments(frag[buffer ^ 1], lanes, stage_a(s), stage_b(s), warp_m0, warp_n0, (step + 1) * 16);
+        } else {
+          // The next k-tile must have landed (its group is kStages - 2 behind the newest) and be
+          // visible to every warp before its first fragments are read.
+          arch::cp_async_wait<kStages - 2>();
+          __syncthreads();
+          if (k_tile + 1 < k_tiles) {
+            load_fragments(frag[buffer ^ 1], lanes, stage_a(next), stage_b(next), warp_m0, warp_n0, 0);
+          }
         }
-        Fragments const& f = frag[step % 2];
+        Fragments const& f = frag[buffer];
 #pragma unroll
         for (int i = 0; i < kMmaM; ++i)
 #pragma unroll
           for (int j = 0; j < kMmaN; ++j) arch::mma_m16n8k16<Element>(acc[i][j], f.a[i], f.b[j]);
+        buffer ^= 1;
       }
     }
   }
