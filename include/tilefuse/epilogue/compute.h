@@ -21,11 +21,21 @@ struct Compute {
   };
 
   template <int V>
+  TILEFUSE_HOST_DEVICE static void prefetch(Params const& p, Fragment<V> const& f) {
+    prefetch_inputs(p, f, cuda::std::index_sequence_for<Inputs...>{});
+  }
+
+  template <int V>
   TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const& p, Fragment<V> const& f) {
     return visit_inputs(p, f, cuda::std::index_sequence_for<Inputs...>{});
   }
 
  private:
+  template <int V, cuda::std::size_t... I>
+  TILEFUSE_HOST_DEVICE static void prefetch_inputs(Params const& p, Fragment<V> const& f, cuda::std::index_sequence<I...>) {
+    (Inputs::prefetch(cuda::std::get<I>(p.children), f), ...);
+  }
+
   template <int V, cuda::std::size_t... I>
   TILEFUSE_HOST_DEVICE static Array<float, V> visit_inputs(Params const& p, Fragment<V> const& f,
                                                            cuda::std::index_sequence<I...>) {

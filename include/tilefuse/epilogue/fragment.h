@@ -1,3 +1,6 @@
+// Every node has visit() (compute the fragment's values) and prefetch() (start the fragment's global
+// loads early: kernels call it for all their fragments before staging the accumulators).
+//
 // What an epilogue node sees: a short vector of consecutive output elements of one row, with the
 // coordinate of its first element. Kernels stage the accumulator tile so that each thread owns such
 // vectors (16-byte loads and stores of C, bias and D); the host driver walks the output the same way.

@@ -5,6 +5,7 @@
 
 #include <cuda/std/type_traits>
 
+#include <tilefuse/arch/prefetch.h>
 #include <tilefuse/core/data_type.h>
 #include <tilefuse/epilogue/node_name.h>
 #include <tilefuse/core/numeric_types.h>
@@ -36,6 +37,9 @@ struct Acc {
   struct Params {};
 
   template <int V>
+  TILEFUSE_HOST_DEVICE static void prefetch(Params const&, Fragment<V> const&) {}
+
+  template <int V>
   TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const&, Fragment<V> const& f) {
     return f.acc;
   }
@@ -54,6 +58,9 @@ struct Scalar {
   };
 
   template <int V>
+  TILEFUSE_HOST_DEVICE static void prefetch(Params const&, Fragment<V> const&) {}
+
+  template <int V>
   TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const& p, Fragment<V> const&) {
     return Array<float, V>::filled(p.pointer ? *p.pointer : p.value);
   }
@@ -65,6 +72,9 @@ struct Constant {
   static constexpr NodeKind kKind = NodeKind::kConstant;
   using Children = NodeList<>;
   struct Params {};
+
+  template <int V>
+  TILEFUSE_HOST_DEVICE static void prefetch(Params const&, Fragment<V> const&) {}
 
   template <int V>
   TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const&, Fragment<V> const&) {
@@ -86,6 +96,9 @@ struct RowBroadcast {
   };
 
   template <int V>
+  TILEFUSE_HOST_DEVICE static void prefetch(Params const&, Fragment<V> const&) {}
+
+  template <int V>
   TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const& p, Fragment<V> const& f) {
     return load_row<V>(p.data + f.batch * p.batch_stride + f.col, f.valid);
   }
@@ -102,6 +115,9 @@ struct ColBroadcast {
     T const* data = nullptr;
     index_t batch_stride = 0;
   };
+
+  template <int V>
+  TILEFUSE_HOST_DEVICE static void prefetch(Params const&, Fragment<V> const&) {}
 
   template <int V>
   TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const& p, Fragment<V> const& f) {
@@ -122,6 +138,9 @@ struct AuxLoad {
     index_t ld = 0;
     index_t batch_stride = 0;
   };
+
+  template <int V>
+  TILEFUSE_HOST_DEVICE static void prefetch(Params const&, Fragment<V> const&) {}
 
   template <int V>
   TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const& p, Fragment<V> const& f) {
@@ -148,6 +167,9 @@ struct Coordinate {
   static constexpr Axis kAxis = A;
   using Children = NodeList<>;
   struct Params {};
+
+  template <int V>
+  TILEFUSE_HOST_DEVICE static void prefetch(Params const&, Fragment<V> const&) {}
 
   template <int V>
   TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const&, Fragment<V> const& f) {

@@ -33,6 +33,11 @@ struct Store {
   };
 
   template <int V>
+  TILEFUSE_HOST_DEVICE static void prefetch(Params const& p, Fragment<V> const& f) {
+    Input::prefetch(cuda::std::get<0>(p.children), f);
+  }
+
+  template <int V>
   TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const& p, Fragment<V> const& f) {
     Array<float, V> const x = Input::visit(cuda::std::get<0>(p.children), f);
     Array<T, V> out;
@@ -122,6 +127,11 @@ struct Reduce {
     float* data = nullptr;
     index_t batch_stride = 0;
   };
+
+  template <int V>
+  TILEFUSE_HOST_DEVICE static void prefetch(Params const& p, Fragment<V> const& f) {
+    Input::prefetch(cuda::std::get<0>(p.children), f);
+  }
 
   template <int V>
   TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const& p, Fragment<V> const& f) {

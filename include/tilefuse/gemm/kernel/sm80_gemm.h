@@ -116,10 +116,25 @@ struct GemmKernel {
         *reinterpret_cast<float2*>(staging + (r + 8) * kStagingLd + c) = make_float2(acc[i][j][2], acc[i][j][3]);
       }
     }
+    // Start every global load of the epilogue (e.g. the residual) before visiting any vector, so the
+    // loads overlap each other instead of stalling one vector at a time. After the staging, so the
+    // accumulator registers are free (before it, the 128x256 tile spilled). A tree without such loads
+    // compiles to nothing.
+    constexpr int kVectorsPerRow = kTileN / 8;
+    if (p.split_k == 1) {
+      for (int v = thread; v < kTileM * kVectorsPerRow; v += kThreads) {
+        epilogue::Fragment<8> f;
+        f.row = m0 + v / kVectorsPerRow;
+        f.col = n0 + (v % kVectorsPerRow) * 8;
+        f.batch = batch;
+        f.valid = f.row < p.problem.m && f.col < p.problem.n ? 1 : 0;
+        Epilogue::prefetch(p.epilogue, f);
+      }
+    }
+
     __syncthreads();
 
     // Each thread takes vectors of 8 consecutive columns of one row.
-    constexpr int kVectorsPerRow = kTileN / 8;
     for (int v = thread; v < kTileM * kVectorsPerRow; v += kThreads) {
       int const r = v / kVectorsPerRow;
       int const c = (v % kVectorsPerRow) * 8;
