@@ -15,6 +15,25 @@ TILEFUSE_HOST_DEVICE inline float tanh(float x) { return ::tanhf(x); }
 TILEFUSE_HOST_DEVICE inline float erf(float x) { return ::erff(x); }
 TILEFUSE_HOST_DEVICE inline float abs(float x) { return ::fabsf(x); }
 TILEFUSE_HOST_DEVICE inline bool isnan(float x) { return x != x; }
+
+// exp and 1/x for the activations: on the device the hardware exp (ex2.approx, about 2 ulp) and a
+// correctly rounded reciprocal, a few instructions each instead of expf's and a division's dozens;
+// on the host expf and 1/x. Results differ from the host's by a few float ulps, far below the bf16 or
+// fp16 rounding that follows.
+TILEFUSE_HOST_DEVICE inline float fast_exp(float x) {
+#if defined(__CUDA_ARCH__)
+  return __expf(x);
+#else
+  return ::expf(x);
+#endif
+}
+TILEFUSE_HOST_DEVICE inline float fast_reciprocal(float x) {
+#if defined(__CUDA_ARCH__)
+  return __frcp_rn(x);
+#else
+  return 1.0f / x;
+#endif
+}
 // NOTES: min/max propagate NaN (like PyTorch's maximum/minimum), unlike fminf/fmaxf which drop it:
 // an amax that hides a NaN would give an FP8 recipe a silently wrong scale.
 TILEFUSE_HOST_DEVICE inline float max(float a, float b) { return (a > b || isnan(a)) ? a : b; }

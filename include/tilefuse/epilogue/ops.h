@@ -39,12 +39,14 @@ TILEFUSE_UNARY_OP(Exp, math::exp(x))
 TILEFUSE_UNARY_OP(Tanh, math::tanh(x))
 // relu keeps NaN (like torch.relu) instead of turning it into 0.
 TILEFUSE_UNARY_OP(Relu, x < 0.0f ? 0.0f : x)
-TILEFUSE_UNARY_OP(Sigmoid, 1.0f / (1.0f + math::exp(-x)))
-TILEFUSE_UNARY_OP(Silu, x / (1.0f + math::exp(-x)))
+TILEFUSE_UNARY_OP(Sigmoid, math::fast_reciprocal(1.0f + math::fast_exp(-x)))
+TILEFUSE_UNARY_OP(Silu, x * math::fast_reciprocal(1.0f + math::fast_exp(-x)))
 // gelu(x) = x * Phi(x), with Phi computed through erf (exact) or the tanh approximation.
 TILEFUSE_UNARY_OP(GeluErf, 0.5f * x * (1.0f + math::erf(x * 0.70710678118654752f)))
+// The tanh form uses 0.5 * (1 + tanh(u)) = 1 / (1 + exp(-2u)): one exp instead of a tanh.
 TILEFUSE_UNARY_OP(GeluTanh,
-                  0.5f * x * (1.0f + math::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x))))
+                  x * math::fast_reciprocal(
+                          1.0f + math::fast_exp(-1.5957691216057308f * (x + 0.044715f * x * x * x))))
 
 #undef TILEFUSE_UNARY_OP
 #undef TILEFUSE_BINARY_OP

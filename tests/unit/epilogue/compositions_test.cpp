@@ -64,7 +64,7 @@ TEST(EpilogueCompositions, FoldedBatchNormThenSilu) {
                             },
                             [&](float acc, index_t, index_t col, index_t) {
                               float const x = acc * scale[col] + shift[col];
-                              return x / (1.0f + std::exp(-x));
+                              return x * (1.0f / (1.0f + std::exp(-x)));
                             });
 }
 

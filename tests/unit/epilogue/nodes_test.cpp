@@ -23,10 +23,10 @@ TEST(EpilogueNodes, UnaryOps) {
   check_unary<Exp>([](float x) { return std::exp(x); });
   check_unary<Tanh>([](float x) { return std::tanh(x); });
   check_unary<Sigmoid>([](float x) { return 1.0f / (1.0f + std::exp(-x)); });
-  check_unary<Silu>([](float x) { return x / (1.0f + std::exp(-x)); });
+  check_unary<Silu>([](float x) { return x * (1.0f / (1.0f + std::exp(-x))); });
   check_unary<GeluErf>([](float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); });
   check_unary<GeluTanh>([](float x) {
-    return 0.5f * x * (1.0f + std::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+    return x * (1.0f / (1.0f + std::exp(-1.5957691216057308f * (x + 0.044715f * x * x * x))));
   });
 }
 
@@ -44,6 +44,23 @@ void check_binary(float (*f)(float, float)) {
       [&](float a, index_t r, index_t col, index_t b) {
         return f(a, c[static_cast<std::size_t>((b * kShape.rows + r) * kShape.cols + col)]);
       });
+}
+
+// The activations are written for speed (one exp, a reciprocal); check them against the textbook
+// formulas in double.
+TEST(EpilogueNodes, ActivationsMatchTheirDefinitions) {
+  for (double x = -30.0; x <= 30.0; x += 0.01) {
+    double const u = 0.7978845608028654 * (x + 0.044715 * x * x * x);
+    double const gelu_tanh = 0.5 * x * (1.0 + std::tanh(u));
+    double const gelu_erf = 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+    double const sigmoid = 1.0 / (1.0 + std::exp(-x));
+    float const xf = static_cast<float>(x);
+    double const bound = 4e-7 * (1.0 + std::fabs(x));
+    EXPECT_NEAR(op::GeluTanh::apply(xf), gelu_tanh, bound) << "x = " << x;
+    EXPECT_NEAR(op::GeluErf::apply(xf), gelu_erf, bound) << "x = " << x;
+    EXPECT_NEAR(op::Sigmoid::apply(xf), sigmoid, bound) << "x = " << x;
+    EXPECT_NEAR(op::Silu::apply(xf), x * sigmoid, bound) << "x = " << x;
+  }
 }
 
 TEST(EpilogueNodes, BinaryOps) {
