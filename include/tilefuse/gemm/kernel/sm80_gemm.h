@@ -85,8 +85,8 @@ struct GemmKernel {
     }
   }
 
+  // One threadblock: which tile, its mainloop, then its epilogue.
   TILEFUSE_DEVICE static void run(Params const& p, char* smem) {
-    int const thread = static_cast<int>(threadIdx.x);
     TileCoord const tile = GroupedRasterization<>::tile_of(static_cast<int>(blockIdx.x), p.tiles_m, p.tiles_n);
     int const batch = static_cast<int>(blockIdx.z) / p.split_k;
     int const split = static_cast<int>(blockIdx.z) % p.split_k;
@@ -97,11 +97,22 @@ struct GemmKernel {
 
     Accumulators acc;
     mainloop(p, smem, batch, m0, n0, k_begin, k_end, acc);
+    auto* staging = reinterpret_cast<float*>(smem);
+    stage_accumulators(acc, staging);
+    if (p.split_k == 1) prefetch_epilogue_inputs(p, batch, m0, n0);
+    __syncthreads();
+    visit_epilogue(p, staging, batch, split, m0, n0);
+  }
 
-    // Stage the accumulator tile in shared memory (the pipeline buffers are free once every warp is done).
+ private:
+  static constexpr int kVectorsPerRow = kTileN / 8;
+
+  // Writes the accumulator tile into shared memory as floats (the pipeline buffers are free once every
+  // warp is done with them), so that each thread can then read 8 consecutive columns of a row.
+  TILEFUSE_DEVICE static void stage_accumulators(Accumulators const& acc, float* staging) {
     arch::cp_async_wait<0>();
     __syncthreads();
-    auto* staging = reinterpret_cast<float*>(smem);
+    int const thread = static_cast<int>(threadIdx.x);
     int const lane = thread % 32;
     int const warp = thread / 32;
     int const warp_m0 = (warp / Config::kWarpsN) * Config::kWarpTileM;
@@ -116,26 +127,28 @@ struct GemmKernel {
         *reinterpret_cast<float2*>(staging + (r + 8) * kStagingLd + c) = make_float2(acc[i][j][2], acc[i][j][3]);
       }
     }
-    // Start every global load of the epilogue (e.g. the residual) before visiting any vector, so the
-    // loads overlap each other instead of stalling one vector at a time. After the staging, so the
-    // accumulator registers are free (before it, the 128x256 tile spilled). A tree without such loads
-    // compiles to nothing.
-    constexpr int kVectorsPerRow = kTileN / 8;
-    if (p.split_k == 1) {
-      for (int v = thread; v < kTileM * kVectorsPerRow; v += kThreads) {
-        epilogue::Fragment<8> f;
-        f.row = m0 + v / kVectorsPerRow;
-        f.col = n0 + (v % kVectorsPerRow) * 8;
-        f.batch = batch;
-        f.valid = f.row < p.problem.m && f.col < p.problem.n ? 1 : 0;
-        Epilogue::prefetch(p.epilogue, f);
-      }
+  }
+
+  // Starts every global load of the epilogue (e.g. the residual) before any vector is visited, so the
+  // loads overlap each other instead of stalling one vector at a time. Called after the staging, when
+  // the accumulator registers are free (before it, the 128x256 tile spilled). A tree without such loads
+  // compiles to nothing.
+  TILEFUSE_DEVICE static void prefetch_epilogue_inputs(Params const& p, int batch, index_t m0, index_t n0) {
+    for (int v = static_cast<int>(threadIdx.x); v < kTileM * kVectorsPerRow; v += kThreads) {
+      epilogue::Fragment<8> f;
+      f.row = m0 + v / kVectorsPerRow;
+      f.col = n0 + (v % kVectorsPerRow) * 8;
+      f.batch = batch;
+      f.valid = f.row < p.problem.m && f.col < p.problem.n ? 1 : 0;
+      Epilogue::prefetch(p.epilogue, f);
     }
+  }
 
-    __syncthreads();
-
-    // Each thread takes vectors of 8 consecutive columns of one row.
-    for (int v = thread; v < kTileM * kVectorsPerRow; v += kThreads) {
+  // Each thread takes vectors of 8 consecutive columns of one row: visits the epilogue tree, or writes
+  // the fp32 partial sums of its split for the split-K reduction.
+  TILEFUSE_DEVICE static void visit_epilogue(Params const& p, float const* staging, int batch, int split, index_t m0,
+                                             index_t n0) {
+    for (int v = static_cast<int>(threadIdx.x); v < kTileM * kVectorsPerRow; v += kThreads) {
       int const r = v / kVectorsPerRow;
       int const c = (v % kVectorsPerRow) * 8;
       index_t const row = m0 + r;
@@ -161,7 +174,6 @@ struct GemmKernel {
     }
   }
 
- private:
   // acc = A[m0:, k_begin:k_end] * B[k_begin:k_end, n0:] for this block's tile.
   TILEFUSE_DEVICE static void mainloop(Params const& p, char* smem, int batch, index_t m0, index_t n0,
                                        index_t k_begin, index_t k_end, Accumulators& acc) {
