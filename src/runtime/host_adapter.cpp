@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include <tilefuse/runtime/default_host_adapter.hpp>
@@ -13,6 +15,30 @@ namespace {
 
 // Kernels may use this much dynamic shared memory without opting in with cudaFuncSetAttribute.
 constexpr std::size_t kDefaultDynamicSmemLimit = 48 * 1024;
+
+// Above 48 KiB a kernel must opt in with cudaFuncSetAttribute, once per kernel and device (the
+// attribute stays set). Remembered here so that repeated launches skip the runtime call.
+Status opt_in_to_dynamic_smem(void const* kernel, std::size_t bytes) {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) (void)cudaGetLastError();
+  static std::mutex mutex;
+  static std::map<std::pair<void const*, int>, std::size_t> granted;  // (kernel, device) -> bytes
+  std::lock_guard<std::mutex> lock(mutex);
+  std::size_t& done = granted[{kernel, device}];
+  if (done >= bytes) return Status::success();
+  cudaError_t const error =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+  if (error != cudaSuccess) {
+    (void)cudaGetLastError();  // reported here; keep it out of the caller's next error check
+    return {StatusCode::kCudaError,
+            status_message("launch: cudaFuncSetAttribute(MaxDynamicSharedMemorySize, ", bytes, ") returned ",
+                           cudaGetErrorName(error), " (", cudaGetErrorString(error),
+                           "): the device offers less shared memory per block than this kernel configuration "
+                           "needs; pick a smaller tile or fewer pipeline stages")};
+  }
+  done = bytes;
+  return Status::success();
+}
 
 // Read on every call without a lock; written under install_mutex().
 std::atomic<HostAdapter*> g_installed{nullptr};
@@ -93,18 +119,7 @@ Status HostAdapter::launch(LaunchConfig const& config, void const* kernel, void*
   }
 
   if (config.dynamic_smem_bytes > kDefaultDynamicSmemLimit) {
-    // Above 48 KiB a kernel must opt in; doing it here keeps every launch path correct.
-    cudaError_t const error = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                   static_cast<int>(config.dynamic_smem_bytes));
-    if (error != cudaSuccess) {
-      (void)cudaGetLastError();  // reported here; keep it out of the caller's next error check
-      return {StatusCode::kCudaError,
-              status_message("launch: cudaFuncSetAttribute(MaxDynamicSharedMemorySize, ",
-                             config.dynamic_smem_bytes, ") returned ", cudaGetErrorName(error), " (",
-                             cudaGetErrorString(error), "): the device offers less shared memory "
-                             "per block than this kernel configuration needs; pick a smaller tile "
-                             "or fewer pipeline stages")};
-    }
+    TILEFUSE_RETURN_IF_ERROR(opt_in_to_dynamic_smem(kernel, config.dynamic_smem_bytes));
   }
 
   cudaLaunchAttribute cluster_attribute{};
