@@ -15,11 +15,10 @@
 
 #include <tilefuse/core/status.hpp>
 #include <tilefuse/epilogue/arguments.hpp>
-#include <tilefuse/epilogue/reduction_init.h>
+#include <tilefuse/gemm/device/sm80_launch.hpp>
 #include <tilefuse/gemm/gemm_config.h>
 #include <tilefuse/gemm/kernel/sm80_gemm.h>
-#include <tilefuse/gemm/kernel/split_k_epilogue.h>
-#include <tilefuse/runtime/host_adapter.hpp>
+#include <tilefuse/runtime/pointer_check.hpp>
 
 namespace tilefuse::gemm {
 
@@ -46,9 +45,7 @@ class Gemm {
   }
 
   static std::size_t workspace_size(Arguments const& args) {
-    if (args.split_k <= 1) return 0;
-    GemmCoord const& p = args.problem;
-    return static_cast<std::size_t>(args.split_k) * p.batch * p.m * p.n * sizeof(float);
+    return detail::split_k_workspace_bytes(args.problem, args.split_k);
   }
 
   static Status run(Arguments const& args, void* workspace, cudaStream_t stream) {
@@ -58,7 +55,7 @@ class Gemm {
       return invalid_argument("gemm: split_k = ", args.split_k, " needs a workspace of workspace_size() = ",
                               workspace_size(args), " bytes, but workspace is null");
     }
-    TILEFUSE_RETURN_IF_ERROR(initialize_reductions(plan.epilogue, args.problem, stream));
+    TILEFUSE_RETURN_IF_ERROR(detail::initialize_reductions<Epilogue>(plan.epilogue, args.problem, stream));
     return plan.aligned ? launch<true>(args, plan, workspace, stream) : launch<false>(args, plan, workspace, stream);
   }
 
@@ -103,17 +100,7 @@ class Gemm {
       return invalid_argument("gemm: batch_stride_", name, " = ", *stride, " overlaps the ", batch,
                               " matrices of ", matrix, " elements; use 0 (shared) or at least ", matrix);
     }
-    cudaPointerAttributes attributes{};
-    if (cudaPointerGetAttributes(&attributes, data) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return invalid_argument("gemm: ", name, " = ", static_cast<void const*>(data),
-                              " is not a pointer CUDA knows; pass device memory (cudaMalloc)");
-    }
-    if (attributes.type != cudaMemoryTypeDevice && attributes.type != cudaMemoryTypeManaged) {
-      return invalid_argument("gemm: ", name, " = ", static_cast<void const*>(data),
-                              " is host memory; copy it to the device first");
-    }
-    return {};
+    return check_device_pointer("gemm", name, data);
   }
 
   static Status make_plan(Arguments const& args, Plan* plan) {
@@ -155,74 +142,20 @@ class Gemm {
     return {};
   }
 
-  // Reductions combine into their outputs: start them at the identity.
-  static Status initialize_reductions(typename Epilogue::Params& params, GemmCoord const& p, cudaStream_t stream) {
-    Status status;
-    epilogue::for_each_node<Epilogue>(params, [&]<class Node>(typename Node::Params& node) {
-      constexpr auto kind = Node::kKind;
-      if constexpr (kind == epilogue::NodeKind::kRowReduce || kind == epilogue::NodeKind::kColReduce) {
-        if (!status.ok()) return;
-        index_t length = kind == epilogue::NodeKind::kRowReduce ? p.m : p.n;
-        index_t batches = p.batch;
-        index_t stride = node.batch_stride;
-        float value = Node::Reduction::identity();
-        float* data = node.data;
-        void* kernel_args[] = {&data, &length, &batches, &stride, &value};
-        LaunchConfig config;
-        config.grid = dim3(static_cast<unsigned>(std::min<index_t>((length * batches + 255) / 256, 4096)));
-        config.block = dim3(256);
-        config.stream = stream;
-        status = host_adapter().launch(config, reinterpret_cast<void const*>(&epilogue::fill_strided_kernel<float>),
-                                       kernel_args);
-      }
-    });
-    return status;
-  }
-
   template <bool kAligned>
   static Status launch(Arguments const& args, Plan const& plan, void* workspace, cudaStream_t stream) {
     using K = Kernel<kAligned>;
     GemmCoord const& p = args.problem;
     typename K::Params params;
     params.problem = p;
-    params.a = args.a;
-    params.lda = plan.lda;
-    params.batch_stride_a = plan.batch_stride_a;
-    params.b = args.b;
-    params.ldb = plan.ldb;
-    params.batch_stride_b = plan.batch_stride_b;
+    params.operands.a = args.a;
+    params.operands.lda = plan.lda;
+    params.operands.batch_stride_a = plan.batch_stride_a;
+    params.operands.b = args.b;
+    params.operands.ldb = plan.ldb;
+    params.operands.batch_stride_b = plan.batch_stride_b;
     params.epilogue = plan.epilogue;
-    params.split_k = args.split_k;
-    index_t const k_tiles = (p.k + Config::kTileK - 1) / Config::kTileK;
-    params.k_per_split = ((k_tiles + args.split_k - 1) / args.split_k) * Config::kTileK;
-    params.partials = static_cast<float*>(workspace);
-    params.tiles_m = static_cast<int>((p.m + Config::kTileM - 1) / Config::kTileM);
-    params.tiles_n = static_cast<int>((p.n + Config::kTileN - 1) / Config::kTileN);
-
-    LaunchConfig config;
-    config.grid = dim3(static_cast<unsigned>(params.tiles_m * params.tiles_n), 1,
-                       static_cast<unsigned>(p.batch * args.split_k));
-    config.block = dim3(Config::kThreads);
-    config.dynamic_smem_bytes = K::kSmemBytes;
-    config.stream = stream;
-    void* kernel_args[] = {&params};
-    TILEFUSE_RETURN_IF_ERROR(
-        host_adapter().launch(config, reinterpret_cast<void const*>(&sm80::sm80_gemm_kernel<K>), kernel_args));
-    if (args.split_k == 1) return {};
-
-    SplitKEpilogueParams<Epilogue> reduce;
-    reduce.problem = p;
-    reduce.split_k = args.split_k;
-    reduce.partials = params.partials;
-    reduce.epilogue = plan.epilogue;
-    index_t const vectors = p.batch * p.m * ((p.n + 7) / 8);
-    LaunchConfig reduce_config;
-    reduce_config.grid = dim3(static_cast<unsigned>(std::min<index_t>((vectors + 255) / 256, 65535)));
-    reduce_config.block = dim3(256);
-    reduce_config.stream = stream;
-    void* reduce_args[] = {&reduce};
-    return host_adapter().launch(reduce_config, reinterpret_cast<void const*>(&split_k_epilogue_kernel<Epilogue>),
-                                 reduce_args);
+    return detail::launch_tiled<K, Epilogue>(params, args.split_k, workspace, stream);
   }
 };
 

@@ -3,8 +3,10 @@
 // rasterization, and the epilogue visitor tree applied to the accumulator tile staged through shared
 // memory so each thread owns 8 consecutive elements of an output row.
 //
-// kernel = mainloop x epilogue x scheduler: mainloop() computes one tile's accumulators; the
-// epilogue either visits the tree (split_k == 1) or writes fp32 partials for the split-K reduction.
+// kernel = operand source x mainloop x epilogue x scheduler: the operand source copies k-tiles into
+// shared memory (strided matrices for the GEMM, gathers for the implicit-GEMM convolution);
+// mainloop() computes one tile's accumulators; the epilogue either visits the tree (split_k == 1) or
+// writes fp32 partials for the split-K reduction.
 #pragma once
 
 #include <cuda/std/cstdint>
@@ -14,13 +16,16 @@
 #include <tilefuse/core/array.h>
 #include <tilefuse/core/coord.h>
 #include <tilefuse/epilogue/evt.h>
+#include <tilefuse/gemm/kernel/sm80_dense_operands.h>
 #include <tilefuse/gemm/kernel/sm80_smem_tile.h>
 #include <tilefuse/gemm/kernel/tile_scheduler.h>
 
 namespace tilefuse::gemm::sm80 {
 
-template <class Element_, class LayoutA, class LayoutB, class Epilogue, class Config, bool kAligned>
-struct GemmKernel {
+// The kernel over any operand source (sm80_dense_operands.h: strided matrices; the convolution's
+// gathers in conv/kernel/): only how k-tiles reach shared memory differs.
+template <class Element_, class Operands, class Epilogue, class Config>
+struct TiledKernel {
   using Element = Element_;
   static constexpr int kThreads = Config::kThreads;
   static constexpr int kMinBlocksPerSm = Config::kMinBlocksPerSm;
@@ -32,8 +37,9 @@ struct GemmKernel {
   static constexpr int kMmaN = Config::kWarpTileN / 8;   // ... along n
   static_assert(kMmaN % 2 == 0, "B fragments are loaded two n-tiles at a time");
 
-  using OperandA = OperandTile<Element, LayoutA, true, kTileM, kTileK, kThreads>;
-  using OperandB = OperandTile<Element, LayoutB, false, kTileN, kTileK, kThreads>;
+  using OperandA = OperandTile<Element, typename Operands::LayoutA, true, kTileM, kTileK, kThreads>;
+  using OperandB = OperandTile<Element, typename Operands::LayoutB, false, kTileN, kTileK, kThreads>;
+  using Loader = typename Operands::template Loader<OperandA, OperandB>;
   static constexpr int kStageElements = OperandA::Tile::kElements + OperandB::Tile::kElements;
   // The accumulator tile is staged as floats with 4 floats of padding per row (fewer bank conflicts,
   // rows still 16-byte aligned).
@@ -44,15 +50,10 @@ struct GemmKernel {
 
   struct Params {
     GemmCoord problem;
-    Element const* a = nullptr;
-    index_t lda = 0;
-    index_t batch_stride_a = 0;
-    Element const* b = nullptr;
-    index_t ldb = 0;
-    index_t batch_stride_b = 0;
+    typename Operands::Params operands;
     typename Epilogue::Params epilogue;
     int split_k = 1;
-    index_t k_per_split = 0;        // a multiple of kTileK
+    index_t k_per_split = 0;        // a multiple of kTileK, so a k-tile never straddles two splits
     float* partials = nullptr;      // split_k > 1: [split][batch][m][n] fp32 partial sums
     int tiles_m = 0;
     int tiles_n = 0;
@@ -189,30 +190,12 @@ struct GemmKernel {
     auto stage_b = [&](int s) { return stages + s * kStageElements + OperandA::Tile::kElements; };
 
     int const thread = static_cast<int>(threadIdx.x);
-    Element const* a = p.a + batch * p.batch_stride_a;
-    Element const* b = p.b + batch * p.batch_stride_b;
-    index_t const m_left = p.problem.m - m0;
-    index_t const n_left = p.problem.n - n0;
+    Loader const loader(p.operands, p.problem, batch, m0, n0, thread);
     int const k_tiles = k_end > k_begin ? static_cast<int>((k_end - k_begin + kTileK - 1) / kTileK) : 0;
 
     auto load_stage = [&](int k_tile) {
       int const s = k_tile % kStages;
-      if (k_tile < k_tiles) {
-        index_t const k0 = k_begin + index_t{k_tile} * kTileK;
-        index_t const k_left = k_end - k0;
-        if (kAligned && k_left >= kTileK && m_left >= kTileM && n_left >= kTileN) {
-          OperandA::load_interior(stage_a(s), OperandA::k_tile_base(a, p.lda, m0, k0), p.lda, thread);
-          OperandB::load_interior(stage_b(s), OperandB::k_tile_base(b, p.ldb, n0, k0), p.ldb, thread);
-          arch::cp_async_commit();
-          return;
-        }
-        OperandA::template load<kAligned>(stage_a(s), OperandA::k_tile_base(a, p.lda, m0, k0), p.lda,
-                                          OperandA::rows_left(m_left, k_left), OperandA::cols_left(m_left, k_left),
-                                          thread);
-        OperandB::template load<kAligned>(stage_b(s), OperandB::k_tile_base(b, p.ldb, n0, k0), p.ldb,
-                                          OperandB::rows_left(n_left, k_left), OperandB::cols_left(n_left, k_left),
-                                          thread);
-      }
+      if (k_tile < k_tiles) loader.load(stage_a(s), stage_b(s), k_begin + index_t{k_tile} * kTileK, k_end);
       // NOTES: commit even when nothing was issued, so that wait<kStages - 2> below always refers to
       // the group of the stage about to be read.
       arch::cp_async_commit();
@@ -265,6 +248,11 @@ struct GemmKernel {
     }
   }
 };
+
+// The plain GEMM: A and B are strided, batched matrices. kAligned: 16-byte cp.async copies (the
+// device API checked pointers and leading dimensions); otherwise element-wise copies.
+template <class Element, class LayoutA, class LayoutB, class Epilogue, class Config, bool kAligned>
+struct GemmKernel : TiledKernel<Element, DenseOperands<Element, LayoutA, LayoutB, kAligned>, Epilogue, Config> {};
 
 template <class Kernel>
 __global__ void __launch_bounds__(Kernel::kThreads, Kernel::kMinBlocksPerSm) sm80_gemm_kernel(__grid_constant__ typename Kernel::Params const params) {

@@ -59,6 +59,8 @@ template <class Element, class Layout, bool kIsA_, int TileMN, int TileK, int Th
 struct OperandTile {
   using ElementType = Element;
   static constexpr bool kIsA = kIsA_;
+  static constexpr int kTileMN = TileMN;
+  static constexpr int kTileK = TileK;
   static constexpr bool kKContiguous =
       kIsA_ ? cuda::std::is_same_v<Layout, RowMajor> : cuda::std::is_same_v<Layout, ColumnMajor>;
   using Tile = SwizzledTile<kKContiguous ? TileMN : TileK, kKContiguous ? TileK : TileMN>;

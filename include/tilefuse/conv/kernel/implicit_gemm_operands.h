@@ -1,0 +1,148 @@
+// The operand source of the implicit-GEMM convolution for the sm_80 kernel (see
+// gemm/kernel/sm80_dense_operands.h for what an operand source is). The gathered operands (fprop's
+// and dgrad's A, dgrad's and wgrad's B) are copied chunk by chunk through conv/implicit_gemm.h's
+// mapping, with zero-filled cp.async for padding; the plain ones (fprop's B = w, wgrad's A = dy) are
+// strided matrices and take the GEMM's dense copies.
+//
+// kAligned (C and K multiples of 8, 16-byte aligned tensors): every 8-element chunk along the
+// contiguous dimension is 8 consecutive elements or wholly zero, so it is one cp.async. Otherwise
+// each element is gathered on its own (e.g. C = 3 in a first layer).
+#pragma once
+
+#include <cuda/std/type_traits>
+
+#include <tilefuse/arch/cp_async.h>
+#include <tilefuse/conv/implicit_gemm.h>
+#include <tilefuse/core/array.h>
+#include <tilefuse/core/tensor_ref.h>
+#include <tilefuse/gemm/kernel/sm80_dense_operands.h>
+#include <tilefuse/gemm/kernel/sm80_smem_tile.h>
+
+namespace tilefuse::conv::sm80 {
+
+// Copies the k-tiles of one gathered operand of one threadblock. Thread t owns the chunks of
+// OperandTile's assignment: one tile column `col` and the rows row0 + i * kRowStep. When the tile is
+// K-contiguous those rows are mn coordinates fixed for the whole mainloop, so their part of the
+// mapping is computed once; when it is MN-contiguous the thread's column is its one mn coordinate.
+template <class Operand, class Gather, bool kAligned>
+struct GatherTileLoader {
+  using Element = typename Operand::ElementType;
+  using Tile = typename Operand::Tile;
+  static constexpr bool kKContiguous = Operand::kKContiguous;
+  static constexpr int kChunks = Operand::kChunksPerThread;
+  static constexpr int kRowStep = Operand::kRowStep;
+  static constexpr int kMnParts = kKContiguous ? kChunks : 1;
+  static_assert(Gather::kKContiguous == kKContiguous, "the tile must lie as the tensor does");
+
+  Gather gather;
+  Element const* tensor;
+  index_t mn0;
+  int row0;
+  int col;
+  typename Gather::MnPart mn[kMnParts];
+
+  TILEFUSE_DEVICE GatherTileLoader(Gather const& g, Element const* t, index_t mn0_, int thread)
+      : gather(g), tensor(t), mn0(mn0_), row0(thread / Tile::kChunksPerRow), col((thread % Tile::kChunksPerRow) * 8) {
+#pragma unroll
+    for (int i = 0; i < kMnParts; ++i) mn[i] = gather.mn_part(mn0 + (kKContiguous ? row0 + i * kRowStep : col));
+  }
+
+  TILEFUSE_DEVICE void load(Element* smem, index_t k0) const {
+#pragma unroll
+    for (int i = 0; i < kChunks; ++i) {
+      int const row = row0 + i * kRowStep;
+      Element* dst = smem + Tile::offset(row, col);
+      if constexpr (kAligned) {
+        // K-contiguous: every chunk of the thread has the same k, so k_part is computed once per k-tile
+        // (hoisted by the compiler).
+        index_t const offset = kKContiguous ? gather.offset(mn[i], gather.k_part(k0 + col))
+                                            : gather.offset(mn[0], gather.k_part(k0 + row));
+        // A chunk outside the tensor (padding, past the end) is zero-filled without a read.
+        arch::cp_async_16(dst, offset >= 0 ? tensor + offset : tensor, offset >= 0 ? 16 : 0);
+      } else {
+        Array<Element, 8> v;
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+          index_t const offset = kKContiguous ? gather.offset(mn[i], gather.k_part(k0 + col + e))
+                                              : gather.offset(gather.mn_part(mn0 + col + e), gather.k_part(k0 + row));
+          v[e] = offset >= 0 ? tensor[offset] : Element(0.0f);
+        }
+        *reinterpret_cast<Array<Element, 8>*>(dst) = v;
+      }
+    }
+  }
+};
+
+// Layout tags that make the kernel's OperandTile lie as the gathered tensor does.
+template <bool kIsA, bool kKContiguous>
+using TileLayout = cuda::std::conditional_t<kIsA == kKContiguous, RowMajor, ColumnMajor>;
+
+template <class Element, ConvMode kMode, bool kAligned>
+struct ImplicitGemmOperands {
+  using GatherA = ImplicitGemmOperand<kMode, true>;
+  using GatherB = ImplicitGemmOperand<kMode, false>;
+  using LayoutA = TileLayout<true, GatherA::kKContiguous>;
+  using LayoutB = TileLayout<false, GatherB::kKContiguous>;
+  // fprop's B (w as K x RSC) and wgrad's A (dy as NPQ x K) are plain matrices.
+  static constexpr bool kDenseA = kMode == ConvMode::kWgrad;
+  static constexpr bool kDenseB = kMode == ConvMode::kFprop;
+
+  struct Params {
+    ConvGeometry geometry;
+    Element const* a = nullptr;  // fprop: x, dgrad: dy, wgrad: dy
+    Element const* b = nullptr;  // fprop: w, dgrad: w, wgrad: x
+  };
+
+  template <class OperandA, class OperandB>
+  struct Loader {
+    using DenseA = gemm::sm80::DenseTileLoader<OperandA, kAligned>;
+    using DenseB = gemm::sm80::DenseTileLoader<OperandB, kAligned>;
+    using LoaderA = cuda::std::conditional_t<kDenseA, DenseA, GatherTileLoader<OperandA, GatherA, kAligned>>;
+    using LoaderB = cuda::std::conditional_t<kDenseB, DenseB, GatherTileLoader<OperandB, GatherB, kAligned>>;
+    LoaderA a;
+    LoaderB b;
+    int thread;
+
+    TILEFUSE_DEVICE Loader(Params const& p, GemmCoord const& problem, int /*batch*/, index_t m0, index_t n0, int thread_)
+        : a(make_a(p, problem, m0, thread_)), b(make_b(p, problem, n0, thread_)), thread(thread_) {}
+
+    // k_end is the split's end; k-tiles never straddle splits, so the gathers' own bound (the GEMM's K)
+    // is the only one they need.
+    TILEFUSE_DEVICE void load(Element* smem_a, Element* smem_b, index_t k0, index_t k_end) const {
+      load_one(a, smem_a, k0, k_end);
+      load_one(b, smem_b, k0, k_end);
+    }
+
+   private:
+    template <class L, class E>
+    TILEFUSE_DEVICE void load_one(L const& loader, E* smem, index_t k0, index_t k_end) const {
+      if constexpr (cuda::std::is_same_v<L, DenseA> || cuda::std::is_same_v<L, DenseB>) {
+        index_t const k_left = k_end - k0;
+        if (loader.is_whole(k_left)) {
+          loader.load_interior(smem, k0, thread);
+        } else {
+          loader.load(smem, k0, k_left, thread);
+        }
+      } else {
+        loader.load(smem, k0);
+      }
+    }
+
+    TILEFUSE_DEVICE static LoaderA make_a(Params const& p, GemmCoord const& problem, index_t m0, int thread) {
+      if constexpr (kDenseA) {
+        return DenseA{p.a, index_t{p.geometry.K}, m0, problem.m - m0};  // dy column-major, ld = K
+      } else {
+        return LoaderA(GatherA(p.geometry), p.a, m0, thread);
+      }
+    }
+    TILEFUSE_DEVICE static LoaderB make_b(Params const& p, GemmCoord const& problem, index_t n0, int thread) {
+      if constexpr (kDenseB) {
+        return DenseB{p.b, problem.k, n0, problem.n - n0};  // w column-major K x N, ld = R*S*C
+      } else {
+        return LoaderB(GatherB(p.geometry), p.b, n0, thread);
+      }
+    }
+  };
+};
+
+}  // namespace tilefuse::conv::sm80

@@ -1,0 +1,307 @@
+// GemmSm90: the device-level operation of the Hopper path (TMA + WGMMA, warp-specialized, persistent;
+// kernel: gemm/kernel/sm90_gemm.h). Runs only on sm_90 devices, from code built for sm_90a.
+//   D[l] = epilogue(A[l] * B[l]) for l < batch, A: m x k row-major, B: k x n column-major (both K-major,
+//   the layouts wgmma reads straight from 128-byte-swizzled shared memory), bf16 or fp16.
+// The Arguments are gemm::Gemm's. can_implement() explains every refusal in a sentence; the other
+// layouts, split-K and operands TMA cannot describe (16-byte alignment) are refused with a pointer to
+// gemm::Gemm, the sm80 kernel, which runs them.
+//
+// Two ways to run:
+//   run(args, workspace, stream)            plans (validates, binds the epilogue, encodes both tensor
+//                                           maps through the host adapter) and launches;
+//   initialize(args, &plan); run(plan, s)   plans once and launches many times: a Plan holds the encoded
+//                                           tensor maps, so repeated runs do no driver work at all.
+// Host code: include from .cu files compiled by nvcc.
+#pragma once
+
+#include <cuda.h>  // CUtensorMap and its enums only; every encode goes through the host adapter
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include <tilefuse/core/numeric_types.h>
+#include <tilefuse/core/status.hpp>
+#include <tilefuse/core/tensor_ref.h>
+#include <tilefuse/epilogue/arguments.hpp>
+#include <tilefuse/epilogue/reduction_init.h>
+#include <tilefuse/epilogue/tree_walk.hpp>
+#include <tilefuse/gemm/gemm_config.h>
+#include <tilefuse/gemm/kernel/sm90_gemm.h>
+#include <tilefuse/runtime/host_adapter.hpp>
+#include <tilefuse/runtime/tensor_map.hpp>
+
+namespace tilefuse::gemm {
+
+template <class ElementAB, class LayoutA, class LayoutB, class Epilogue, class Config = Sm90LargeConfig>
+class GemmSm90 {
+  static_assert(std::is_same_v<ElementAB, bfloat16_t> || std::is_same_v<ElementAB, half_t>,
+                "GemmSm90 takes bfloat16_t or half_t operands");
+
+ public:
+  using EpilogueArgs = epilogue::EpilogueArguments<Epilogue>;
+  using Kernel = sm90::GemmKernel<ElementAB, Epilogue, Config>;
+
+  struct Arguments {
+    GemmCoord problem;  // m, n, k, batch
+    ElementAB const* a = nullptr;
+    index_t lda = epilogue::kPacked;
+    index_t batch_stride_a = epilogue::kPacked;
+    ElementAB const* b = nullptr;
+    index_t ldb = epilogue::kPacked;
+    index_t batch_stride_b = epilogue::kPacked;
+    EpilogueArgs epilogue;  // "D" and every named input of the tree, set by name (device pointers)
+    int split_k = 1;        // must be 1: the Hopper kernel does not split K
+  };
+
+  // Everything a launch needs, built by initialize(): the kernel parameters (tensor maps encoded,
+  // epilogue bound) and the grid. Valid while the argument set's pointers are.
+  struct Plan {
+    typename Kernel::Params params;
+    unsigned grid = 0;
+    int sm_count = 0;
+  };
+
+  static Status can_implement(Arguments const& args) {
+    Plan plan;
+    return initialize(args, &plan);
+  }
+
+  static std::size_t workspace_size(Arguments const&) { return 0; }
+
+  // Checks `args` and fills *plan; encodes the two tensor maps (the only driver work).
+  static Status initialize(Arguments const& args, Plan* plan) {
+    TILEFUSE_RETURN_IF_ERROR(check_layouts_and_shape(args));
+    Resolved r;
+    TILEFUSE_RETURN_IF_ERROR(check_operand<LayoutA>("a", args.a, args.problem.m, args.problem.k, args.problem.batch,
+                                                    args.lda, args.batch_stride_a, &r.lda, &r.batch_stride_a));
+    TILEFUSE_RETURN_IF_ERROR(check_operand<LayoutB>("b", args.b, args.problem.k, args.problem.n, args.problem.batch,
+                                                    args.ldb, args.batch_stride_b, &r.ldb, &r.batch_stride_b));
+    TILEFUSE_RETURN_IF_ERROR(check_device(plan));
+    GemmCoord const& p = args.problem;
+    index_t const tiles_m = (p.m + Config::kTileM - 1) / Config::kTileM;
+    index_t const tiles_n = (p.n + Config::kTileN - 1) / Config::kTileN;
+    index_t const tiles = tiles_m * tiles_n * p.batch;
+    if (tiles > std::numeric_limits<int>::max()) {
+      return not_supported("gemm_sm90: ", tiles, " tiles exceed 2^31 - 1; split the problem");
+    }
+    if (epilogue::uses_coordinates<Epilogue>() && std::max({p.m, p.n, p.batch}) >= (index_t{1} << 24)) {
+      return not_supported("gemm_sm90: the epilogue reads element coordinates, which are exact only below 2^24, "
+                           "but the problem is ", p.m, " x ", p.n, " x ", p.batch);
+    }
+    typename Kernel::Params& params = plan->params;
+    Status const bound = args.epilogue.bind({p.m, p.n, p.batch}, &params.epilogue);
+    if (!bound.ok()) return {bound.code(), "gemm_sm90 epilogue: " + bound.message()};
+    // A (m x k row-major) is (k, m, batch) innermost first; B (k x n column-major) is (k, n, batch).
+    TILEFUSE_RETURN_IF_ERROR(encode_operand("a", args.a, p.k, p.m, p.batch, r.lda, r.batch_stride_a, Config::kTileM,
+                                            &params.tma_a));
+    TILEFUSE_RETURN_IF_ERROR(encode_operand("b", args.b, p.k, p.n, p.batch, r.ldb, r.batch_stride_b, Config::kTileN,
+                                            &params.tma_b));
+    params.batch_mask_a = p.batch > 1 && r.batch_stride_a == 0 ? 0 : -1;
+    params.batch_mask_b = p.batch > 1 && r.batch_stride_b == 0 ? 0 : -1;
+    params.problem = p;
+    params.tiles_m = static_cast<int>(tiles_m);
+    params.tiles_n = static_cast<int>(tiles_n);
+    params.tiles = static_cast<int>(tiles);
+    plan->grid = static_cast<unsigned>(std::min<index_t>(tiles, plan->sm_count));
+    return {};
+  }
+
+  static Status run(Arguments const& args, void* /*workspace*/, cudaStream_t stream) {
+    Plan plan;
+    TILEFUSE_RETURN_IF_ERROR(initialize(args, &plan));
+    return run(plan, stream);
+  }
+
+  // Launches a plan made by initialize(): starts the tree's reductions at their identity, then the
+  // kernel. No driver calls.
+  static Status run(Plan const& plan, cudaStream_t stream) {
+    typename Kernel::Params params = plan.params;
+    TILEFUSE_RETURN_IF_ERROR(initialize_reductions(params.epilogue, params.problem, stream));
+    LaunchConfig config;
+    config.grid = dim3(plan.grid);
+    config.block = dim3(Kernel::kThreads);
+    config.dynamic_smem_bytes = Kernel::kSmemBytes;
+    config.stream = stream;
+    void* kernel_args[] = {&params};
+    return host_adapter().launch(config, kernel_address(), kernel_args);
+  }
+
+  // Which kernel runs this problem, and why (or why it cannot).
+  static std::string describe(Arguments const& args) {
+    Plan plan;
+    Status const s = initialize(args, &plan);
+    if (!s.ok()) return "cannot run: " + s.message();
+    return status_message("sm90 TMA + WGMMA GEMM (warp-specialized, persistent), tile ", Config::kTileM, "x",
+                          Config::kTileN, "x", Config::kTileK, ", ", Config::kStages, " stages, ",
+                          Config::kConsumerWarpgroups, " consumer warpgroups, ", plan.params.tiles, " tiles on ",
+                          plan.grid, " blocks");
+  }
+
+ private:
+  struct Resolved {
+    index_t lda = 0, ldb = 0, batch_stride_a = 0, batch_stride_b = 0;
+  };
+
+  static void const* kernel_address() { return reinterpret_cast<void const*>(&sm90::sm90_gemm_kernel<Kernel>); }
+
+  static Status check_layouts_and_shape(Arguments const& args) {
+    if constexpr (!std::is_same_v<LayoutA, RowMajor> || !std::is_same_v<LayoutB, ColumnMajor>) {
+      return not_supported("gemm_sm90: A is ", LayoutA::kName, " and B is ", LayoutB::kName,
+                           ", but the Hopper kernel reads K-major operands only (A row-major, B column-major); "
+                           "use gemm::Gemm (the sm80 mma.sync kernel) for these layouts");
+    }
+    GemmCoord const& p = args.problem;
+    if (p.m < 1 || p.n < 1 || p.k < 1 || p.batch < 1) {
+      return invalid_argument("gemm_sm90: problem (m, n, k, batch) = (", p.m, ", ", p.n, ", ", p.k, ", ", p.batch,
+                              ") has an extent below 1");
+    }
+    if (args.split_k != 1) {
+      return not_supported("gemm_sm90: split_k = ", args.split_k, " but the Hopper kernel does not split K (pass 1); ",
+                           "use gemm::Gemm (the sm80 kernel) for parallel split-K");
+    }
+    return {};
+  }
+
+  // Resolves packed defaults and checks one operand (rows x cols in Layout, ld, batch stride), then
+  // what TMA needs: a 16-byte-aligned base, leading dimension and batch stride.
+  template <class Layout>
+  static Status check_operand(char const* name, ElementAB const* data, index_t rows, index_t cols, index_t batch,
+                              index_t ld_in, index_t stride_in, index_t* ld, index_t* stride) {
+    if (data == nullptr) return invalid_argument("gemm_sm90: ", name, " is a null pointer");
+    index_t const min_ld = Layout::packed_ld(rows, cols);
+    *ld = ld_in == epilogue::kPacked ? min_ld : ld_in;
+    if (*ld < min_ld) {
+      return invalid_argument("gemm_sm90: ld", name, " = ", *ld, " is smaller than ", min_ld,
+                              ", the smallest leading dimension of a ", Layout::kName, " ", rows, " x ", cols, " ",
+                              name, "; pass ld", name, " >= ", min_ld);
+    }
+    index_t const matrix = (std::is_same_v<Layout, RowMajor> ? rows : cols) * *ld;
+    *stride = stride_in == epilogue::kPacked ? matrix : stride_in;
+    if (*stride < 0 || (batch > 1 && *stride != 0 && *stride < matrix)) {
+      return invalid_argument("gemm_sm90: batch_stride_", name, " = ", *stride, " overlaps the ", batch,
+                              " matrices of ", matrix, " elements; use 0 (shared) or at least ", matrix);
+    }
+    cudaPointerAttributes attributes{};
+    if (cudaPointerGetAttributes(&attributes, data) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return invalid_argument("gemm_sm90: ", name, " = ", static_cast<void const*>(data),
+                              " is not a pointer CUDA knows; pass device memory (cudaMalloc)");
+    }
+    if (attributes.type != cudaMemoryTypeDevice && attributes.type != cudaMemoryTypeManaged) {
+      return invalid_argument("gemm_sm90: ", name, " = ", static_cast<void const*>(data),
+                              " is host memory; copy it to the device first");
+    }
+    constexpr index_t kAlignElements = 16 / static_cast<index_t>(sizeof(ElementAB));
+    if (reinterpret_cast<std::uintptr_t>(data) % 16 != 0) {
+      return not_supported("gemm_sm90: ", name, " = ", static_cast<void const*>(data),
+                           " is not 16-byte aligned, which TMA needs; use gemm::Gemm (the sm80 kernel)");
+    }
+    if (*ld % kAlignElements != 0) {
+      return not_supported("gemm_sm90: ld", name, " = ", *ld, " is not a multiple of ", kAlignElements,
+                           " elements (16 bytes), which TMA needs; pad it or use gemm::Gemm (the sm80 kernel)");
+    }
+    if (batch > 1 && *stride % kAlignElements != 0) {
+      return not_supported("gemm_sm90: batch_stride_", name, " = ", *stride, " is not a multiple of ", kAlignElements,
+                           " elements (16 bytes), which TMA needs; pad it or use gemm::Gemm (the sm80 kernel)");
+    }
+    return {};
+  }
+
+  // The current device must be an sm_90, this binary must hold the kernel's sm_90a code, and the
+  // kernel's shared memory must fit. Fills plan->sm_count. Attribute queries only (cheap; no
+  // cudaGetDeviceProperties).
+  static Status check_device(Plan* plan) {
+    int device = 0, major = 0, minor = 0, sms = 0, smem_optin = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return not_supported("gemm_sm90: no CUDA device is available");
+    }
+    if (major != 9 || minor != 0) {
+      return not_supported("gemm_sm90: device ", device, " is sm_", major, minor,
+                           ", but the Hopper kernel runs on sm_90 only; use gemm::Gemm (the sm80 kernel)");
+    }
+    cudaFuncAttributes attributes{};
+    if (cudaFuncGetAttributes(&attributes, kernel_address()) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return not_supported("gemm_sm90: the kernel has no code for device ", device,
+                           "; build with 90a in TILEFUSE_CUDA_ARCHS");
+    }
+    if (attributes.binaryVersion != 90) {
+      return not_supported("gemm_sm90: the kernel's code is for sm_", attributes.binaryVersion,
+                           ", not sm_90a; build with 90a in TILEFUSE_CUDA_ARCHS");
+    }
+    if (Kernel::kSmemBytes > smem_optin) {
+      return not_supported("gemm_sm90: the tile config needs ", Kernel::kSmemBytes, " bytes of shared memory, but ",
+                           "device ", device, " allows ", smem_optin, " per block; use fewer stages");
+    }
+    plan->sm_count = sms;
+    return {};
+  }
+
+  // A K-major operand as a 3D tensor map (k, rows, batch), box (TileK, box_rows, 1), 128-byte swizzle,
+  // zeros outside.
+  static Status encode_operand(char const* name, ElementAB const* data, index_t k, index_t rows, index_t batch,
+                               index_t ld, index_t batch_stride, int box_rows, arch::TmaDescriptor* out) {
+    static_assert(sizeof(CUtensorMap) == sizeof(arch::TmaDescriptor), "a tensor map is 128 bytes");
+    constexpr auto kBytes = static_cast<std::uint64_t>(sizeof(ElementAB));
+    TensorMapTiledArgs t;
+    t.data_type = std::is_same_v<ElementAB, bfloat16_t> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    t.rank = 3;
+    t.global_address = const_cast<ElementAB*>(data);
+    t.global_dim[0] = static_cast<cuuint64_t>(k);
+    t.global_dim[1] = static_cast<cuuint64_t>(rows);
+    // One matrix (batch 1, or batch_stride 0: shared by the batch, the kernel then asks for batch 0
+    // only) is a batch extent of 1 with the packed stride, which is never used.
+    bool const one_matrix = batch == 1 || batch_stride == 0;
+    t.global_dim[2] = static_cast<cuuint64_t>(one_matrix ? 1 : batch);
+    t.global_strides[0] = static_cast<cuuint64_t>(ld) * kBytes;
+    t.global_strides[1] = static_cast<cuuint64_t>(one_matrix ? rows * ld : batch_stride) * kBytes;
+    t.box_dim[0] = static_cast<cuuint32_t>(Config::kTileK);
+    t.box_dim[1] = static_cast<cuuint32_t>(box_rows);
+    t.box_dim[2] = 1;
+    t.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
+    t.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+    t.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+    t.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+    CUtensorMap map;
+    Status const s = make_tensor_map_tiled(t, &map);
+    if (!s.ok()) return {s.code(), status_message("gemm_sm90: tensor map of ", name, ": ", s.message())};
+    std::memcpy(out, &map, sizeof(map));
+    return {};
+  }
+
+  // Reductions combine into their outputs: start them at the identity.
+  static Status initialize_reductions(typename Epilogue::Params& params, GemmCoord const& p, cudaStream_t stream) {
+    Status status;
+    epilogue::for_each_node<Epilogue>(params, [&]<class Node>(typename Node::Params& node) {
+      constexpr auto kind = Node::kKind;
+      if constexpr (kind == epilogue::NodeKind::kRowReduce || kind == epilogue::NodeKind::kColReduce) {
+        if (!status.ok()) return;
+        index_t length = kind == epilogue::NodeKind::kRowReduce ? p.m : p.n;
+        index_t batches = p.batch;
+        index_t stride = node.batch_stride;
+        float value = Node::Reduction::identity();
+        float* data = node.data;
+        void* kernel_args[] = {&data, &length, &batches, &stride, &value};
+        LaunchConfig config;
+        config.grid = dim3(static_cast<unsigned>(std::min<index_t>((length * batches + 255) / 256, 4096)));
+        config.block = dim3(256);
+        config.stream = stream;
+        status = host_adapter().launch(config, reinterpret_cast<void const*>(&epilogue::fill_strided_kernel<float>),
+                                       kernel_args);
+      }
+    });
+    return status;
+  }
+};
+
+}  // namespace tilefuse::gemm

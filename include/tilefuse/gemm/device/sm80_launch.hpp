@@ -1,0 +1,89 @@
+// Launch steps shared by the sm_80-path device operations (Gemm, Conv2d): start the epilogue's
+// reductions at their identity, launch a TiledKernel over its tile grid, and, with split-K, the
+// second pass that sums the partials and applies the epilogue tree.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+
+#include <tilefuse/core/coord.h>
+#include <tilefuse/core/status.hpp>
+#include <tilefuse/epilogue/reduction_init.h>
+#include <tilefuse/epilogue/tree_walk.hpp>
+#include <tilefuse/gemm/kernel/sm80_gemm.h>
+#include <tilefuse/gemm/kernel/split_k_epilogue.h>
+#include <tilefuse/runtime/host_adapter.hpp>
+
+namespace tilefuse::gemm::detail {
+
+// Reductions combine into their outputs: start them at the identity.
+template <class Epilogue>
+Status initialize_reductions(typename Epilogue::Params& params, GemmCoord const& p, cudaStream_t stream) {
+  Status status;
+  epilogue::for_each_node<Epilogue>(params, [&]<class Node>(typename Node::Params& node) {
+    constexpr auto kind = Node::kKind;
+    if constexpr (kind == epilogue::NodeKind::kRowReduce || kind == epilogue::NodeKind::kColReduce) {
+      if (!status.ok()) return;
+      index_t length = kind == epilogue::NodeKind::kRowReduce ? p.m : p.n;
+      index_t batches = p.batch;
+      index_t stride = node.batch_stride;
+      float value = Node::Reduction::identity();
+      float* data = node.data;
+      void* kernel_args[] = {&data, &length, &batches, &stride, &value};
+      LaunchConfig config;
+      config.grid = dim3(static_cast<unsigned>(std::min<index_t>((length * batches + 255) / 256, 4096)));
+      config.block = dim3(256);
+      config.stream = stream;
+      status = host_adapter().launch(config, reinterpret_cast<void const*>(&epilogue::fill_strided_kernel<float>),
+                                     kernel_args);
+    }
+  });
+  return status;
+}
+
+// Launches `Kernel` (an sm80::TiledKernel) with `params`, whose problem, operands and epilogue are set;
+// fills in the tile grid and the split-K fields. workspace: split_k * batch * m * n floats when
+// split_k > 1.
+template <class Kernel, class Epilogue>
+Status launch_tiled(typename Kernel::Params params, int split_k, void* workspace, cudaStream_t stream) {
+  GemmCoord const& p = params.problem;
+  params.split_k = split_k;
+  index_t const k_tiles = (p.k + Kernel::kTileK - 1) / Kernel::kTileK;
+  params.k_per_split = ((k_tiles + split_k - 1) / split_k) * Kernel::kTileK;
+  params.partials = static_cast<float*>(workspace);
+  params.tiles_m = static_cast<int>((p.m + Kernel::kTileM - 1) / Kernel::kTileM);
+  params.tiles_n = static_cast<int>((p.n + Kernel::kTileN - 1) / Kernel::kTileN);
+
+  LaunchConfig config;
+  config.grid = dim3(static_cast<unsigned>(params.tiles_m * params.tiles_n), 1, static_cast<unsigned>(p.batch * split_k));
+  config.block = dim3(Kernel::kThreads);
+  config.dynamic_smem_bytes = Kernel::kSmemBytes;
+  config.stream = stream;
+  void* kernel_args[] = {&params};
+  TILEFUSE_RETURN_IF_ERROR(
+      host_adapter().launch(config, reinterpret_cast<void const*>(&sm80::sm80_gemm_kernel<Kernel>), kernel_args));
+  if (split_k == 1) return {};
+
+  SplitKEpilogueParams<Epilogue> reduce;
+  reduce.problem = p;
+  reduce.split_k = split_k;
+  reduce.partials = params.partials;
+  reduce.epilogue = params.epilogue;
+  index_t const vectors = p.batch * p.m * ((p.n + 7) / 8);
+  LaunchConfig reduce_config;
+  reduce_config.grid = dim3(static_cast<unsigned>(std::min<index_t>((vectors + 255) / 256, 65535)));
+  reduce_config.block = dim3(256);
+  reduce_config.stream = stream;
+  void* reduce_args[] = {&reduce};
+  return host_adapter().launch(reduce_config, reinterpret_cast<void const*>(&split_k_epilogue_kernel<Epilogue>),
+                               reduce_args);
+}
+
+// Bytes of the split-K workspace (fp32 partials), 0 without split-K.
+inline std::size_t split_k_workspace_bytes(GemmCoord const& p, int split_k) {
+  if (split_k <= 1) return 0;
+  return static_cast<std::size_t>(split_k) * p.batch * p.m * p.n * sizeof(float);
+}
+
+}  // namespace tilefuse::gemm::detail

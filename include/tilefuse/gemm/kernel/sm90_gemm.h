@@ -1,0 +1,350 @@
+// The sm_90a GEMM kernel: TMA loads, WGMMA, warp specialization, a persistent grid.
+//
+//   D[l] = epilogue(A[l] * B[l]), A: m x k K-major (row-major), B: k x n K-major (column-major),
+//   bf16 or fp16 operands, fp32 accumulation, any m, n, k, batch.
+//
+// One threadblock per SM, three warpgroups with named roles, read top to bottom in run():
+//   producer (warpgroup 0, one thread)   walks the block's tiles and their k-tiles, waits until a stage of
+//                                        the shared-memory ring is empty, and issues two TMA loads into it
+//                                        (A: TileM x 64, B: TileN x 64, 128-byte swizzle), which signal the
+//                                        stage's full barrier when their bytes have landed;
+//   consumers (warpgroups 1, 2)          each own 64 rows of the tile: wait until a stage is full, issue
+//                                        4 wgmma.m64nTileNk16 on it (descriptors into the swizzled tiles),
+//                                        keep one k-tile of wgmmas in flight, and release the stage when
+//                                        its wgmmas are done;
+//   epilogue (the consumers, per warp)   each warp stages its 16 accumulator rows through its own slice of
+//                                        shared memory, EpilogueColumns columns at a time, and visits the
+//                                        epilogue tree 8 consecutive columns per thread (epilogue::Fragment<8>,
+//                                        exactly what the sm80 kernel and the host driver do). Only
+//                                        __syncwarp is needed: no warp waits for another.
+// While the consumers run the epilogue of one tile, the producer is already loading the next tile's
+// k-tiles into the stages they released, so loads overlap the epilogue.
+//
+// Pipeline state: every stage has a full barrier (1 arrival: the producer's arrive.expect_tx, plus the
+// TMA bytes) and an empty barrier (one arrival per consumer warp). Producer and consumers walk the same
+// sequence (tile, k-tile) -> (stage, phase), so their counters agree without communication.
+//
+// Edges cost nothing in the mainloop: TMA fills the parts of a box outside the tensor with zeros
+// (rows past m or n, columns past k), which add nothing to the accumulators; the epilogue skips
+// vectors outside the output.
+#pragma once
+
+#include <cuda/std/cstdint>
+
+#include <tilefuse/arch/mbarrier.h>
+#include <tilefuse/arch/tma.h>
+#include <tilefuse/arch/wgmma.h>
+#include <tilefuse/core/coord.h>
+#include <tilefuse/core/numeric_types.h>
+#include <tilefuse/core/platform.h>
+#include <tilefuse/epilogue/evt.h>
+#include <tilefuse/gemm/kernel/tile_scheduler.h>
+
+namespace tilefuse::gemm::sm90 {
+
+template <class Element_, class Epilogue, class Config>
+struct GemmKernel {
+  using Element = Element_;
+  static_assert(sizeof(Element) == 2, "the sm90 kernel reads 16-bit operands (bf16, fp16)");
+
+  static constexpr int kTileM = Config::kTileM;
+  static constexpr int kTileN = Config::kTileN;
+  static constexpr int kTileK = Config::kTileK;
+  static constexpr int kStages = Config::kStages;
+  static constexpr int kConsumerWarpgroups = Config::kConsumerWarpgroups;
+  static constexpr int kConsumerWarps = 4 * kConsumerWarpgroups;
+  static constexpr int kThreads = Config::kThreads;
+  static constexpr int kWarpgroupRows = kTileM / kConsumerWarpgroups;  // 64: one wgmma.m64
+  static constexpr int kAccumulators = kTileN / 2;                      // fp32 per consumer thread
+  static constexpr int kRowBytes = kTileK * static_cast<int>(sizeof(Element));  // 128: one swizzle row
+  static_assert(kRowBytes == 128, "a k-tile row is exactly one 128-byte swizzle row");
+
+  // ---- shared memory: [A stages][B stages][epilogue staging per warp][barriers] ----
+  static constexpr int kABytes = kTileM * kRowBytes;  // one stage of A
+  static constexpr int kBBytes = kTileN * kRowBytes;  // one stage of B
+  static constexpr int kStageBytes = kABytes + kBBytes;
+  static constexpr int kEpilogueColumns = Config::kEpilogueColumns;
+  // Staging rows are padded by 8 floats: the float2 writes of the accumulator layout are then
+  // conflict-free, and the float4 reads are too because odd rows read their two halves in the
+  // opposite order (see visit_chunk).
+  static constexpr int kStagingLd = kEpilogueColumns + 8;
+  static constexpr int kStagingBytesPerWarp = 16 * kStagingLd * static_cast<int>(sizeof(float));
+  static constexpr int kOffsetA = 0;
+  static constexpr int kOffsetB = kOffsetA + kStages * kABytes;
+  static constexpr int kOffsetStaging = kOffsetB + kStages * kBBytes;
+  static constexpr int kOffsetBarriers = kOffsetStaging + kConsumerWarps * kStagingBytesPerWarp;
+  static constexpr int kBarrierBytes = 2 * kStages * static_cast<int>(sizeof(cuda::std::uint64_t));
+  // Swizzled TMA destinations need 1024-byte alignment; the dynamic shared memory base is aligned by
+  // hand, so ask for 1024 bytes of slack.
+  static constexpr int kSmemAlignment = 1024;
+  static constexpr int kSmemBytes = kOffsetBarriers + kBarrierBytes + kSmemAlignment;
+  static_assert(kABytes % kSmemAlignment == 0 && kBBytes % kSmemAlignment == 0, "stages stay 1024-byte aligned");
+  static_assert(kOffsetBarriers % 8 == 0, "barriers are 8-byte aligned");
+
+  struct Params {
+    arch::TmaDescriptor tma_a;  // A as (k, m, batch), box (TileK, TileM, 1), 128-byte swizzle
+    arch::TmaDescriptor tma_b;  // B as (k, n, batch), box (TileK, TileN, 1), 128-byte swizzle
+    GemmCoord problem;
+    typename Epilogue::Params epilogue;
+    int tiles_m = 0;
+    int tiles_n = 0;
+    int tiles = 0;  // tiles_m * tiles_n * batch
+    // ANDed with the batch index to give the tensor map's batch coordinate: -1 (all ones) for an
+    // operand with one matrix per batch entry, 0 for one matrix shared by the batch (batch stride 0;
+    // its tensor map then has a batch extent of 1).
+    int batch_mask_a = -1;
+    int batch_mask_b = -1;
+  };
+
+  // ---- the tile scheduler: persistent blocks take tiles blockIdx.x, + gridDim.x, ... ----
+  struct Tile {
+    int m = 0;  // tile row
+    int n = 0;  // tile column
+    int batch = 0;
+  };
+
+  TILEFUSE_DEVICE static Tile tile_of(Params const& p, int index) {
+    int const per_batch = p.tiles_m * p.tiles_n;
+    int const batch = index / per_batch;
+    TileCoord const c = GroupedRasterization<Config::kGroupRows>::tile_of(index - batch * per_batch, p.tiles_m, p.tiles_n);
+    return Tile{c.m, c.n, batch};
+  }
+
+  TILEFUSE_DEVICE static int k_tiles(Params const& p) {
+    return static_cast<int>((p.problem.k + kTileK - 1) / kTileK);
+  }
+
+  // Where the producer and a consumer are in the ring.
+  struct PipelineState {
+    int stage = 0;
+    cuda::std::uint32_t phase = 0;
+    TILEFUSE_DEVICE void advance() {
+      if (++stage == kStages) {
+        stage = 0;
+        phase ^= 1u;
+      }
+    }
+  };
+
+  struct SharedStorage {
+    char* a;                     // kStages tiles of TileM x 64
+    char* b;                     // kStages tiles of TileN x 64
+    float* staging;              // kConsumerWarps slices of 16 x kStagingLd floats
+    cuda::std::uint64_t* full;   // kStages barriers: the stage holds data
+    cuda::std::uint64_t* empty;  // kStages barriers: the stage may be overwritten
+  };
+
+  TILEFUSE_DEVICE static SharedStorage carve(char* smem_raw) {
+    auto const raw = reinterpret_cast<cuda::std::uintptr_t>(smem_raw);
+    char* const smem = smem_raw + ((kSmemAlignment - raw % kSmemAlignment) % kSmemAlignment);
+    SharedStorage s;
+    s.a = smem + kOffsetA;
+    s.b = smem + kOffsetB;
+    s.staging = reinterpret_cast<float*>(smem + kOffsetStaging);
+    s.full = reinterpret_cast<cuda::std::uint64_t*>(smem + kOffsetBarriers);
+    s.empty = s.full + kStages;
+    return s;
+  }
+
+  // ---- the kernel, top to bottom ----
+  TILEFUSE_DEVICE static void run(Params const& p, char* smem_raw) {
+#if TILEFUSE_ARCH_SM90A
+    SharedStorage const s = carve(smem_raw);
+    int const thread = static_cast<int>(threadIdx.x);
+    int const warpgroup = thread / 128;
+    if (thread == 0) {
+      for (int i = 0; i < kStages; ++i) {
+        arch::mbarrier_init(&s.full[i], 1);
+        arch::mbarrier_init(&s.empty[i], kConsumerWarps);
+      }
+      arch::fence_barrier_init();
+      arch::tma_prefetch_descriptor(&p.tma_a);
+      arch::tma_prefetch_descriptor(&p.tma_b);
+    }
+    __syncthreads();
+
+    if (warpgroup == 0) {
+      arch::setmaxnreg_dec<Config::kProducerRegisters>();
+      if (thread == 0) producer(p, s);
+    } else {
+      arch::setmaxnreg_inc<Config::kConsumerRegisters>();
+      consumer(p, s, warpgroup - 1);
+    }
+#else
+    // Built for another arch (the library's sm_80 builds instantiate this kernel too): never launched,
+    // GemmSm90::can_implement refuses devices and builds without sm_90a code. Fail loudly regardless.
+    (void)p, (void)smem_raw;
+    __trap();
+#endif
+  }
+
+ private:
+  // ---- producer: one thread issues every TMA load of the block ----
+  TILEFUSE_DEVICE static void producer(Params const& p, SharedStorage const& s) {
+    int const k_count = k_tiles(p);
+    PipelineState state;
+    for (int t = static_cast<int>(blockIdx.x); t < p.tiles; t += static_cast<int>(gridDim.x)) {
+      Tile const tile = tile_of(p, t);
+      int const m0 = tile.m * kTileM;
+      int const n0 = tile.n * kTileN;
+      for (int kt = 0; kt < k_count; ++kt) {
+        // Wait until every consumer warp released this stage (the first pass waits on the phase
+        // "before" the fresh barrier's first, which counts as complete).
+        arch::mbarrier_wait(&s.empty[state.stage], state.phase ^ 1u);
+        cuda::std::uint64_t* const full = &s.full[state.stage];
+        arch::mbarrier_arrive_expect_tx(full, kStageBytes);
+        int const k0 = kt * kTileK;
+        arch::tma_load_3d(s.a + state.stage * kABytes, &p.tma_a, full, k0, m0, tile.batch & p.batch_mask_a);
+        arch::tma_load_3d(s.b + state.stage * kBBytes, &p.tma_b, full, k0, n0, tile.batch & p.batch_mask_b);
+        state.advance();
+      }
+    }
+  }
+
+  // ---- consumers: the mainloop of each tile, then its epilogue ----
+  TILEFUSE_DEVICE static void consumer(Params const& p, SharedStorage const& s, int consumer_warpgroup) {
+    int const thread = static_cast<int>(threadIdx.x) % 128;
+    int const warp_in_group = thread / 32;
+    int const lane = thread % 32;
+    int const warp = consumer_warpgroup * 4 + warp_in_group;  // 0 .. kConsumerWarps - 1
+    float* const staging = s.staging + warp * (16 * kStagingLd);
+    int const k_count = k_tiles(p);
+
+    float acc[kAccumulators];
+#pragma unroll
+    for (int i = 0; i < kAccumulators; ++i) acc[i] = 0.0f;
+
+    PipelineState state;
+    for (int t = static_cast<int>(blockIdx.x); t < p.tiles; t += static_cast<int>(gridDim.x)) {
+      Tile const tile = tile_of(p, t);
+      mainloop(s, consumer_warpgroup, lane, k_count, state, acc);
+      // This warp's rows of the tile: 16 starting at warp_row0.
+      int const warp_row0 = consumer_warpgroup * kWarpgroupRows + warp_in_group * 16;
+      epilogue_tile(p, acc, staging, lane, tile, warp_row0);
+    }
+  }
+
+  // acc = A[m0 + 64 * consumer_warpgroup :, :] * B[:, n0 :] over all k-tiles of one tile.
+  TILEFUSE_DEVICE static void mainloop(SharedStorage const& s, int consumer_warpgroup, int lane, int k_count,
+                                       PipelineState& state, float (&acc)[kAccumulators]) {
+    PipelineState previous = state;
+    for (int kt = 0; kt < k_count; ++kt) {
+      arch::mbarrier_wait(&s.full[state.stage], state.phase);
+      __syncwarp();  // wgmma is .aligned: the warp must be converged after the spin
+      char const* const a = s.a + state.stage * kABytes + consumer_warpgroup * kWarpgroupRows * kRowBytes;
+      char const* const b = s.b + state.stage * kBBytes;
+      cuda::std::uint64_t const desc_a = arch::smem_descriptor_k_major_sw128(a);
+      cuda::std::uint64_t const desc_b = arch::smem_descriptor_k_major_sw128(b);
+      arch::fence_operands(acc);
+      arch::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < kTileK / 16; ++kk) {
+        // 16 elements of K = 32 bytes further along the (swizzled) 128-byte row: +2 in the
+        // descriptor's address field (bytes >> 4).
+        auto const step = static_cast<cuda::std::uint64_t>((kk * 16 * static_cast<int>(sizeof(Element))) >> 4);
+        arch::wgmma_m64k16<Element, kTileN>(acc, desc_a + step, desc_b + step, kt > 0 || kk > 0 ? 1 : 0);
+      }
+      arch::wgmma_commit();
+      // Keep this k-tile's wgmmas in flight; the previous k-tile's are done after this wait, so its
+      // stage can go back to the producer.
+      arch::wgmma_wait<1>();
+      arch::fence_operands(acc);
+      if (kt > 0) release(s, previous, lane);
+      previous = state;
+      state.advance();
+    }
+    arch::wgmma_wait<0>();
+    arch::fence_operands(acc);
+    if (k_count > 0) release(s, previous, lane);
+  }
+
+  // One arrival per consumer warp: all its wgmmas reading the stage have completed.
+  TILEFUSE_DEVICE static void release(SharedStorage const& s, PipelineState const& state, int lane) {
+    if (lane == 0) arch::mbarrier_arrive(&s.empty[state.stage]);
+  }
+
+  // ---- epilogue: this warp's 16 rows of the tile, kEpilogueColumns columns at a time ----
+  static constexpr int kVectorsPerChunkRow = kEpilogueColumns / 8;
+
+  TILEFUSE_DEVICE static void epilogue_tile(Params const& p, float const (&acc)[kAccumulators], float* staging,
+                                            int lane, Tile const& tile, int warp_row0) {
+    index_t const row0 = index_t{tile.m} * kTileM + warp_row0;
+    index_t const n0 = index_t{tile.n} * kTileN;
+    if (row0 >= p.problem.m) return;  // the whole warp is below the output (uniform per warp)
+
+    // Start the global loads of the tree (residual, bias) for all of this warp's vectors first, so
+    // they overlap each other; a tree without loads compiles this loop away.
+    constexpr int kVectorsPerRow = kTileN / 8;
+#pragma unroll 1
+    for (int v = lane; v < 16 * kVectorsPerRow; v += 32) {
+      epilogue::Fragment<8> f;
+      f.row = row0 + v / kVectorsPerRow;
+      f.col = n0 + (v % kVectorsPerRow) * 8;
+      f.batch = tile.batch;
+      f.valid = f.row < p.problem.m && f.col < p.problem.n ? 1 : 0;
+      Epilogue::prefetch(p.epilogue, f);
+    }
+
+    // The accumulator layout of wgmma: lane holds rows lane / 4 and lane / 4 + 8 of the warp's 16,
+    // columns 8j + 2 * (lane % 4) + {0, 1}.
+    int const r = lane / 4;
+    int const c = 2 * (lane % 4);
+    constexpr int kChunks = kTileN / kEpilogueColumns;
+    constexpr int kJPerChunk = kEpilogueColumns / 8;
+#pragma unroll
+    for (int chunk = 0; chunk < kChunks; ++chunk) {
+      index_t const col0 = n0 + chunk * kEpilogueColumns;
+      if (col0 >= p.problem.n) break;  // uniform per warp
+      __syncwarp();  // the previous chunk's reads of the staging slice are done
+#pragma unroll
+      for (int jj = 0; jj < kJPerChunk; ++jj) {
+        int const j = chunk * kJPerChunk + jj;
+        *reinterpret_cast<float2*>(staging + r * kStagingLd + 8 * jj + c) = make_float2(acc[4 * j], acc[4 * j + 1]);
+        *reinterpret_cast<float2*>(staging + (r + 8) * kStagingLd + 8 * jj + c) =
+            make_float2(acc[4 * j + 2], acc[4 * j + 3]);
+      }
+      __syncwarp();
+      visit_chunk(p, staging, lane, row0, col0, tile.batch);
+    }
+  }
+
+  // Visits the 16 x kEpilogueColumns chunk staged at `staging`, whose element (0, 0) is output
+  // (row0, col0): each lane takes vectors of 8 consecutive columns of one row.
+  TILEFUSE_DEVICE static void visit_chunk(Params const& p, float const* staging, int lane, index_t row0, index_t col0,
+                                          int batch) {
+#pragma unroll 1
+    for (int v = lane; v < 16 * kVectorsPerChunkRow; v += 32) {
+      int const r = v / kVectorsPerChunkRow;
+      int const c = (v % kVectorsPerChunkRow) * 8;
+      index_t const row = row0 + r;
+      index_t const col = col0 + c;
+      if (row >= p.problem.m || col >= p.problem.n) continue;
+      // Odd rows read their upper half first: with the 8-float row padding, the 8 lanes of a
+      // quarter-warp then touch 32 distinct banks.
+      int const first = (r & 1) * 4;
+      float const* const at = staging + r * kStagingLd + c;
+      float4 const x = *reinterpret_cast<float4 const*>(at + first);
+      float4 const y = *reinterpret_cast<float4 const*>(at + (first ^ 4));
+      float4 const lo = first == 0 ? x : y;
+      float4 const hi = first == 0 ? y : x;
+      epilogue::Fragment<8> f;
+      f.acc[0] = lo.x, f.acc[1] = lo.y, f.acc[2] = lo.z, f.acc[3] = lo.w;
+      f.acc[4] = hi.x, f.acc[5] = hi.y, f.acc[6] = hi.z, f.acc[7] = hi.w;
+      f.row = row;
+      f.col = col;
+      f.batch = batch;
+      f.valid = p.problem.n - col < 8 ? static_cast<int>(p.problem.n - col) : 8;
+      Epilogue::visit(p.epilogue, f);
+    }
+  }
+};
+
+// One persistent threadblock per SM (the device API launches min(#SMs, tiles) blocks).
+template <class Kernel>
+__global__ void __launch_bounds__(Kernel::kThreads, 1)
+    sm90_gemm_kernel(__grid_constant__ typename Kernel::Params const params) {
+  extern __shared__ __align__(1024) char smem[];
+  Kernel::run(params, smem);
+}
+
+}  // namespace tilefuse::gemm::sm90
