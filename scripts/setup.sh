@@ -28,4 +28,19 @@ if [ "$(printf '%s\n3.25\n' "$cmake_version" | sort -V | head -n1)" != "3.25" ];
   echo "setup: CMake ${cmake_version} is too old; tilefuse needs 3.25 or newer (pip install cmake)." >&2
   exit 1
 fi
+
+# The Python package's build backend and test tools (tests/python/run.sh builds without isolation).
+command -v python3 >/dev/null || { echo "setup: python3 (3.10 or newer) not found; install it" >&2; exit 1; }
+python_missing=()
+python3 -c "import scikit_build_core" 2>/dev/null || python_missing+=("scikit-build-core>=0.10")
+python3 -c "import nanobind" 2>/dev/null || python_missing+=("nanobind>=2.0")
+python3 -c "import pytest" 2>/dev/null || python_missing+=(pytest)
+python3 -c "import numpy" 2>/dev/null || python_missing+=(numpy)
+if [ ${#python_missing[@]} -gt 0 ]; then
+  echo "setup: pip installing ${python_missing[*]}"
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "${python_missing[@]}" || {
+    echo "setup: pip could not install ${python_missing[*]}; install them into this python3 (or a venv on PATH)" >&2
+    exit 1
+  }
+fi
 echo "setup: cmake ${cmake_version}, $(nvcc --version | tail -n1), $(g++ --version | head -n1)"

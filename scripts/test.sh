@@ -3,6 +3,7 @@
 # header check, compile-only device builds for every target arch, examples) and runs all tests; then
 # builds the host unit tests again with AddressSanitizer + UndefinedBehaviorSanitizer and runs them,
 # so an out-of-bounds read in a node or a reference fails even when the values happen to match.
+# In between, the Python package is pip-installed into the build folder and tests/python run against it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs="$(nproc)"
@@ -10,6 +11,8 @@ jobs="$(nproc)"
 build_dir=$(scripts/configure.sh -DTILEFUSE_BUILD_TESTS=ON -DTILEFUSE_BUILD_EXAMPLES=ON)
 cmake --build "$build_dir" -j "$jobs"
 ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"
+echo "== Python package: pip install . and tests/python =="
+CMAKE_BUILD_PARALLEL_LEVEL="$jobs" tests/python/run.sh "$build_dir/python"
 
 sanitize_dir=$(TILEFUSE_BUILD_DIR="${TILEFUSE_SANITIZE_BUILD_DIR:-build-sanitize}" scripts/configure.sh \
   -DTILEFUSE_BUILD_TESTS=ON -DTILEFUSE_BUILD_EXAMPLES=OFF -DTILEFUSE_SANITIZE=ON)

@@ -32,5 +32,45 @@ struct Sm80TileConfig {
 using Sm80LargeConfig = Sm80TileConfig<128, 256, 64, 2, 4, 3>;
 // Fewer, smaller tiles for problems that would leave SMs idle.
 using Sm80SmallConfig = Sm80TileConfig<128, 128, 32, 2, 2, 4>;
+// Not a configuration but a request: the device operation picks Sm80LargeConfig or Sm80SmallConfig per
+// problem from how evenly each fills the GPU's SMs (gemm/device/sm80_launch.hpp: prefer_small_tile).
+struct Sm80AutoConfig {};
+
+}  // namespace tilefuse::gemm
+
+namespace tilefuse::gemm {
+
+// The sm_90a (TMA + WGMMA) GEMM: a TileM x TileN x TileK tile per persistent threadblock of one
+// producer warpgroup (TMA loads into a Stages-deep ring) and ConsumerWarpgroups consumer warpgroups
+// (each owns TileM / ConsumerWarpgroups = 64 rows of the tile and issues wgmma.m64nTileNk16). Tiles
+// are handed out round-robin over the persistent grid in groups of GroupRows tile rows (L2 reuse).
+// The epilogue stages EpilogueColumns columns of a warp's 16 accumulator rows at a time through
+// shared memory. ProducerRegisters / ConsumerRegisters are the setmaxnreg targets.
+template <int TileM_, int TileN_, int TileK_, int Stages_, int GroupRows_ = 8, int EpilogueColumns_ = 32>
+struct Sm90TileConfig {
+  static constexpr int kTileM = TileM_;
+  static constexpr int kTileN = TileN_;
+  static constexpr int kTileK = TileK_;
+  static constexpr int kStages = Stages_;
+  static constexpr int kGroupRows = GroupRows_;
+  static constexpr int kEpilogueColumns = EpilogueColumns_;
+  static constexpr int kConsumerWarpgroups = 2;
+  static constexpr int kThreads = 128 * (1 + kConsumerWarpgroups);
+  static constexpr int kProducerRegisters = 40;
+  static constexpr int kConsumerRegisters = 232;
+
+  static_assert(kTileM == 64 * kConsumerWarpgroups, "each consumer warpgroup owns 64 rows (one wgmma.m64)");
+  static_assert(kTileN == 64 || kTileN == 128 || kTileN == 256, "wgmma is instantiated for N = 64, 128, 256");
+  static_assert(kTileK == 64, "a k-tile is one 128-byte swizzle row of 16-bit elements");
+  static_assert(kStages >= 2, "a pipeline needs at least two stages");
+  static_assert(kTileN % kEpilogueColumns == 0 && kEpilogueColumns % 8 == 0, "epilogue chunks are whole vectors");
+  static_assert(kProducerRegisters * 128 + kConsumerRegisters * 128 * kConsumerWarpgroups <= 65536,
+                "the register file holds 64K registers");
+};
+
+// 128 x 256 x 64, 4 stages (192 KiB of operands + 20 KiB of epilogue staging).
+using Sm90LargeConfig = Sm90TileConfig<128, 256, 64, 4>;
+// 128 x 128 x 64, 6 stages: twice the tiles, for problems with too few 128 x 256 tiles to fill the SMs.
+using Sm90MediumConfig = Sm90TileConfig<128, 128, 64, 6>;
 
 }  // namespace tilefuse::gemm

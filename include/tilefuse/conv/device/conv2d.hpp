@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include <tilefuse/conv/conv2d_problem.h>
 #include <tilefuse/conv/conv2d_problem_check.hpp>
@@ -31,7 +32,8 @@
 
 namespace tilefuse::conv {
 
-template <class Element, ConvMode kMode, class Epilogue, class Config = gemm::Sm80LargeConfig>
+// Config: an Sm80TileConfig, or Sm80AutoConfig to let run() pick the large or the small tile per problem.
+template <class Element, ConvMode kMode, class Epilogue, class Config = gemm::Sm80AutoConfig>
 class Conv2d {
  public:
   using EpilogueArgs = epilogue::EpilogueArguments<Epilogue>;
@@ -69,7 +71,12 @@ class Conv2d {
     }
     GemmCoord const gemm = output_matrix(args.problem);
     TILEFUSE_RETURN_IF_ERROR(gemm::detail::initialize_reductions<Epilogue>(plan.epilogue, gemm, stream));
-    return plan.aligned ? launch<true>(args, plan, workspace, stream) : launch<false>(args, plan, workspace, stream);
+    if (plan.small_tile) {
+      return plan.aligned ? launch<true, SmallConfig>(args, plan, workspace, stream)
+                          : launch<false, SmallConfig>(args, plan, workspace, stream);
+    }
+    return plan.aligned ? launch<true, LargeConfig>(args, plan, workspace, stream)
+                        : launch<false, LargeConfig>(args, plan, workspace, stream);
   }
 
   // Which kernel runs the problem and why (fast 16-byte path or element-wise path, split-K).
@@ -78,19 +85,29 @@ class Conv2d {
     Status const s = make_plan(args, &plan);
     if (!s.ok()) return "cannot run: " + s.message();
     GemmCoord const g = output_matrix(args.problem);
+    return plan.small_tile ? describe_with<SmallConfig>(args, plan, g) : describe_with<LargeConfig>(args, plan, g);
+  }
+
+ private:
+  static constexpr bool kAuto = std::is_same_v<Config, gemm::Sm80AutoConfig>;
+  using LargeConfig = std::conditional_t<kAuto, gemm::Sm80LargeConfig, Config>;
+  using SmallConfig = std::conditional_t<kAuto, gemm::Sm80SmallConfig, Config>;
+
+  template <class Cfg, class Plan>
+  static std::string describe_with(Arguments const& args, Plan const& plan, GemmCoord const& g) {
     return status_message("sm80 mma.sync implicit-GEMM ", op_name(), " (GEMM ", g.m, " x ", g.n, " x ", g.k,
-                          "), tile ", Config::kTileM, "x", Config::kTileN, "x", Config::kTileK, ", ",
-                          Config::kWarpsM * Config::kWarpsN, " warps, ", Config::kStages, " stages, ",
+                          "), tile ", Cfg::kTileM, "x", Cfg::kTileN, "x", Cfg::kTileK, kAuto ? " (chosen by the wave model)" : "", ", ",
+                          Cfg::kWarpsM * Cfg::kWarpsN, " warps, ", Cfg::kStages, " stages, ",
                           plan.aligned ? "16-byte cp.async gathers" : "element-wise gathers (", plan.why_narrow,
                           plan.aligned ? "" : ")", args.split_k > 1 ? status_message(", split-K ", args.split_k) : "");
   }
 
- private:
-  template <bool kAligned>
-  using Kernel = gemm::sm80::TiledKernel<Element, sm80::ImplicitGemmOperands<Element, kMode, kAligned>, Epilogue, Config>;
+  template <bool kAligned, class Cfg>
+  using Kernel = gemm::sm80::TiledKernel<Element, sm80::ImplicitGemmOperands<Element, kMode, kAligned>, Epilogue, Cfg>;
 
   struct Plan {
     bool aligned = false;
+    bool small_tile = false;  // run SmallConfig (Sm80AutoConfig only)
     std::string why_narrow;
     typename Epilogue::Params epilogue;
   };
@@ -139,7 +156,9 @@ class Conv2d {
     if (args.split_k < 1) {
       return invalid_argument(op_name(), ": split_k = ", args.split_k, " must be at least 1 (1: no split)");
     }
-    index_t const tiles = ((g.m + Config::kTileM - 1) / Config::kTileM) * ((g.n + Config::kTileN - 1) / Config::kTileN);
+    plan->small_tile = kAuto && gemm::detail::prefer_small_tile(GemmCoord{g.m, g.n, g.k, 1}, args.split_k);
+    index_t const tiles = ((g.m + SmallConfig::kTileM - 1) / SmallConfig::kTileM) *
+                          ((g.n + SmallConfig::kTileN - 1) / SmallConfig::kTileN);
     if (tiles > kIntMax || args.split_k > 65535) {
       return not_supported(op_name(), ": ", tiles, " tiles and split_k = ", args.split_k,
                            " exceed the grid limits (2^31 - 1 tiles, split_k <= 65535)");
@@ -166,9 +185,9 @@ class Conv2d {
     return m == ConvMode::kFprop ? "Fprop" : m == ConvMode::kDgrad ? "Dgrad" : "Wgrad";
   }
 
-  template <bool kAligned>
+  template <bool kAligned, class Cfg>
   static Status launch(Arguments const& args, Plan const& plan, void* workspace, cudaStream_t stream) {
-    using K = Kernel<kAligned>;
+    using K = Kernel<kAligned, Cfg>;
     typename K::Params params;
     params.problem = output_matrix(args.problem);
     params.operands.geometry = ConvGeometry::of(args.problem);

@@ -80,6 +80,33 @@ Status launch_tiled(typename Kernel::Params params, int split_k, void* workspace
                                reduce_args);
 }
 
+// Whether Sm80SmallConfig (128x128, two blocks per SM) should run `problem` rather than Sm80LargeConfig
+// (128x256, one block per SM) on the current device. The model: the busiest SM decides the time; a
+// large tile's work takes 1 unit on its SM, a small one 0.5 units at 0.85 of the large tile's
+// efficiency when two share the SM, and at 0.6 when it runs alone (4 warps hide less latency).
+// NOTES: the efficiencies are first estimates, to be replaced by the measured ones
+// (docs/notes/conv_sm80.md).
+inline bool prefer_small_tile(GemmCoord const& problem, int split_k) {
+  int device = 0;
+  int sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms < 1) {
+    (void)cudaGetLastError();
+    sms = 132;
+  }
+  auto tiles = [&](index_t tm, index_t tn) {
+    return ((problem.m + tm - 1) / tm) * ((problem.n + tn - 1) / tn) * problem.batch * split_k;
+  };
+  index_t const large = tiles(128, 256);
+  double const large_time = static_cast<double>((large + sms - 1) / sms);
+  index_t const small = tiles(128, 128);
+  index_t const full_waves = small / (2 * index_t{sms});
+  index_t const rest = small % (2 * index_t{sms});
+  double small_time = full_waves * (2 * 0.5 / 0.85);
+  if (rest > 0) small_time += rest > sms ? 2 * 0.5 / 0.85 : 0.5 / 0.6;
+  return small_time < large_time;
+}
+
 // Bytes of the split-K workspace (fp32 partials), 0 without split-K.
 inline std::size_t split_k_workspace_bytes(GemmCoord const& p, int split_k) {
   if (split_k <= 1) return 0;
