@@ -24,7 +24,7 @@
 #   TILEFUSE_GPU_TEST_FILTER   gtest filter of the test stage (default '*')
 #   TILEFUSE_MEMCHECK_FILTER   default 'GemmSmall.*'
 #   TILEFUSE_RACECHECK_FILTER  default 'GemmSmall.Bf16Store*'
-#   TILEFUSE_BENCH_ARGS        default 'gemm --preset issue3'
+#   TILEFUSE_BENCH_ARGS        ';'-separated tilefuse-bench invocations (default 'gemm --preset issue3')
 #   GIT_COMMIT                 the commit to report when the tree has no .git
 #   JOBS                       build parallelism (default: nproc)
 set -uo pipefail
@@ -204,7 +204,7 @@ fi
 
 # ---- tests ----
 
-rm -f "$OUT/gpu_tests.json" "$OUT/memcheck_tests.json" "$OUT/racecheck_tests.json" "$OUT/bench.json"
+rm -f "$OUT/gpu_tests.json" "$OUT/memcheck_tests.json" "$OUT/racecheck_tests.json" "$OUT"/bench*.json
 if (( tests_built )); then
   run_stage "tests" 240 110 "$test_bin" --gtest_color=no "--gtest_filter=$test_filter" \
     "--gtest_output=json:$OUT/gpu_tests.json"
@@ -241,8 +241,13 @@ done
 # ---- benchmark ----
 
 if (( bench_built )) && [[ -x "$bench_bin" ]]; then
-  # shellcheck disable=SC2086  # bench_args is a word list on purpose
-  run_stage "bench" 120 5 "$bench_bin" $bench_args --json "$OUT/bench.json"
+  # One stage per ';'-separated invocation: bench-1, bench-2, ... with bench-N.json and logs/bench-N.log.
+  IFS=';' read -r -a bench_runs <<<"$bench_args"
+  for i in "${!bench_runs[@]}"; do
+    n=$((i + 1))
+    # shellcheck disable=SC2086  # each invocation is a word list on purpose
+    run_stage "bench-$n" 240 5 "$bench_bin" ${bench_runs[$i]} --json "$OUT/bench-$n.json"
+  done
 elif (( bench_enabled )); then
   record "bench" "skipped (not built)" 0
 else
@@ -316,75 +321,6 @@ sanitizer_summary() {  # sanitizer_summary <log>
   echo "${line:-no sanitizer summary line (see the log)}"
 }
 
-bench_table() {
-  if [[ ! -f "$OUT/bench.json" ]]; then
-    echo "no benchmark results (${bench_note:-see the stage table})"
-    if [[ -f "$logs/bench.log" ]]; then
-      echo '```'
-      tail -n 30 "$logs/bench.log"
-      echo '```'
-    fi
-    return
-  fi
-  if ! command -v python3 >/dev/null 2>&1; then
-    echo '```'
-    head -c 20000 "$OUT/bench.json"
-    echo '```'
-    return
-  fi
-  python3 - "$OUT/bench.json" <<'PY'
-import json, sys
-with open(sys.argv[1]) as f:
-    d = json.load(f)
-
-def rows_of(x):
-    """The first list of objects: the JSON itself, or a member of it (results, rows, ...)."""
-    if isinstance(x, list) and x and all(isinstance(r, dict) for r in x):
-        return x
-    if isinstance(x, dict):
-        for key in ("results", "rows", "runs", "benchmarks", "problems", "entries"):
-            if key in x:
-                r = rows_of(x[key])
-                if r:
-                    return r
-        for v in x.values():
-            r = rows_of(v)
-            if r:
-                return r
-    return None
-
-def cell(v):
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    if v is None:
-        return ""
-    return str(v).replace("|", "\\|")
-
-rows = rows_of(d)
-if isinstance(d, dict):
-    meta = {k: v for k, v in d.items() if not isinstance(v, (list, dict))}
-    for k, v in meta.items():
-        print(f"- {k}: {cell(v)}")
-    if meta:
-        print()
-if not rows:
-    print("```")
-    print(json.dumps(d, indent=1)[:20000])
-    print("```")
-    sys.exit(0)
-columns = []
-for r in rows:
-    for k, v in r.items():
-        if k not in columns and not isinstance(v, (list, dict)):
-            columns.append(k)
-print("| " + " | ".join(columns) + " |")
-print("|" + "---|" * len(columns))
-for r in rows[:80]:
-    print("| " + " | ".join(cell(r.get(c)) for c in columns) + " |")
-if len(rows) > 80:
-    print(f"\n... {len(rows) - 80} more rows in bench.json")
-PY
-}
 
 {
   echo "# tilefuse GPU run"
@@ -443,9 +379,15 @@ PY
   echo
   echo "## Benchmark"
   echo
-  echo "\`$bench_bin $bench_args --json bench.json\`"
-  echo
-  bench_table
+  for log in "$logs"/bench-*.log; do
+    [[ -f "$log" ]] || { echo "no benchmark ran (${bench_note:-see the stage table})"; break; }
+    echo "### $(basename "$log" .log)"
+    echo
+    echo '```'
+    grep -v '^\[' "$log" | tail -n 120
+    echo '```'
+    echo
+  done
 } >"$report" 2>"$logs/report.log"
 
 echo "== report: $report"

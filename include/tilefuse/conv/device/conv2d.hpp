@@ -44,7 +44,7 @@ class Conv2d {
     Element const* w = nullptr;   // fprop, dgrad: filter (K, R, S, C), packed KRSC
     Element const* dy = nullptr;  // dgrad, wgrad: output gradient (N, P, Q, K), packed NHWC
     EpilogueArgs epilogue;        // "D" and every named input, over output_matrix(problem)
-    int split_k = 1;              // > 1: parallel split-K through workspace_size() bytes
+    int split_k = 1;              // > 1: parallel split-K through workspace_size() bytes; 0: let run() choose
   };
 
   // The output matrix the epilogue sees: (rows, cols, batch = 1); see the table above.
@@ -59,14 +59,14 @@ class Conv2d {
   }
 
   static std::size_t workspace_size(Arguments const& args) {
-    return gemm::detail::split_k_workspace_bytes(output_matrix(args.problem), args.split_k);
+    return gemm::detail::split_k_workspace_bytes(output_matrix(args.problem), resolve(args).split_k);
   }
 
   static Status run(Arguments const& args, void* workspace, cudaStream_t stream) {
     Plan plan;
     TILEFUSE_RETURN_IF_ERROR(make_plan(args, &plan));
-    if (args.split_k > 1 && workspace == nullptr) {
-      return invalid_argument(op_name(), ": split_k = ", args.split_k, " needs a workspace of workspace_size() = ",
+    if (plan.split_k > 1 && workspace == nullptr) {
+      return invalid_argument(op_name(), ": split_k = ", plan.split_k, " needs a workspace of workspace_size() = ",
                               workspace_size(args), " bytes, but workspace is null");
     }
     GemmCoord const gemm = output_matrix(args.problem);
@@ -99,7 +99,7 @@ class Conv2d {
                           "), tile ", Cfg::kTileM, "x", Cfg::kTileN, "x", Cfg::kTileK, kAuto ? " (chosen by the wave model)" : "", ", ",
                           Cfg::kWarpsM * Cfg::kWarpsN, " warps, ", Cfg::kStages, " stages, ",
                           plan.aligned ? "16-byte cp.async gathers" : "element-wise gathers (", plan.why_narrow,
-                          plan.aligned ? "" : ")", args.split_k > 1 ? status_message(", split-K ", args.split_k) : "");
+                          plan.aligned ? "" : ")", plan.split_k > 1 ? status_message(", split-K ", plan.split_k) : "");
   }
 
   template <bool kAligned, class Cfg>
@@ -108,6 +108,7 @@ class Conv2d {
   struct Plan {
     bool aligned = false;
     bool small_tile = false;  // run SmallConfig (Sm80AutoConfig only)
+    int split_k = 1;          // resolved: args.split_k, or the choice for 0
     std::string why_narrow;
     typename Epilogue::Params epilogue;
   };
@@ -126,6 +127,25 @@ class Conv2d {
   }
   static Operand operand_b(Arguments const& args) {
     return kMode == ConvMode::kWgrad ? Operand{"x", args.x} : Operand{"w", args.w};
+  }
+
+  // The tile and the split count for the problem: the wave model picks the tile (Sm80AutoConfig),
+  // then split_k = 0 picks the splits for that tile.
+  struct Resolved {
+    bool small_tile = false;
+    int split_k = 1;
+  };
+  static Resolved resolve(Arguments const& args) {
+    GemmCoord const g = output_matrix(args.problem);
+    Resolved r;
+    r.small_tile = kAuto && gemm::detail::prefer_small_tile(g, args.split_k > 0 ? args.split_k : 1);
+    r.split_k = args.split_k;
+    if (args.split_k == 0) {
+      r.split_k = r.small_tile
+                      ? gemm::detail::choose_split_k(g, SmallConfig::kTileM, SmallConfig::kTileN, SmallConfig::kTileK)
+                      : gemm::detail::choose_split_k(g, LargeConfig::kTileM, LargeConfig::kTileN, LargeConfig::kTileK);
+    }
+    return r;
   }
 
   static Status make_plan(Arguments const& args, Plan* plan) {
@@ -153,14 +173,16 @@ class Conv2d {
     Operand const b = operand_b(args);
     TILEFUSE_RETURN_IF_ERROR(check_device_pointer(op_name(), a.name, a.data));
     TILEFUSE_RETURN_IF_ERROR(check_device_pointer(op_name(), b.name, b.data));
-    if (args.split_k < 1) {
-      return invalid_argument(op_name(), ": split_k = ", args.split_k, " must be at least 1 (1: no split)");
+    if (args.split_k < 0) {
+      return invalid_argument(op_name(), ": split_k = ", args.split_k, " must be at least 0 (0: choose, 1: no split)");
     }
-    plan->small_tile = kAuto && gemm::detail::prefer_small_tile(GemmCoord{g.m, g.n, g.k, 1}, args.split_k);
+    Resolved const r = resolve(args);
+    plan->small_tile = r.small_tile;
+    plan->split_k = r.split_k;
     index_t const tiles = ((g.m + SmallConfig::kTileM - 1) / SmallConfig::kTileM) *
                           ((g.n + SmallConfig::kTileN - 1) / SmallConfig::kTileN);
-    if (tiles > kIntMax || args.split_k > 65535) {
-      return not_supported(op_name(), ": ", tiles, " tiles and split_k = ", args.split_k,
+    if (tiles > kIntMax || plan->split_k > 65535) {
+      return not_supported(op_name(), ": ", tiles, " tiles and split_k = ", plan->split_k,
                            " exceed the grid limits (2^31 - 1 tiles, split_k <= 65535)");
     }
     if (epilogue::uses_coordinates<Epilogue>() && std::max(g.m, g.n) >= (index_t{1} << 24)) {
@@ -194,7 +216,7 @@ class Conv2d {
     params.operands.a = operand_a(args).data;
     params.operands.b = operand_b(args).data;
     params.epilogue = plan.epilogue;
-    return gemm::detail::launch_tiled<K, Epilogue>(params, args.split_k, workspace, stream);
+    return gemm::detail::launch_tiled<K, Epilogue>(params, plan.split_k, workspace, stream);
   }
 };
 

@@ -80,6 +80,30 @@ Status launch_tiled(typename Kernel::Params params, int split_k, void* workspace
                                reduce_args);
 }
 
+// SMs of the current device (132 if it cannot be asked: the planning still works, only less well).
+inline int current_sm_count() {
+  int device = 0;
+  int sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms < 1) {
+    (void)cudaGetLastError();
+    return 132;
+  }
+  return sms;
+}
+
+// split_k = 0 asks the operation to choose: split K when the output tiles leave most SMs idle and K is
+// long enough that every split still runs at least 8 k-tiles; at most 16 splits (the partials are
+// written and read once each, cheap while the output is small).
+inline int choose_split_k(GemmCoord const& problem, int tile_m, int tile_n, int tile_k) {
+  int const sms = current_sm_count();
+  index_t const tiles = ((problem.m + tile_m - 1) / tile_m) * ((problem.n + tile_n - 1) / tile_n) * problem.batch;
+  index_t const k_tiles = (problem.k + tile_k - 1) / tile_k;
+  if (2 * tiles > sms) return 1;
+  index_t split = std::min<index_t>({sms / tiles, k_tiles / 8, 16});
+  return split < 2 ? 1 : static_cast<int>(split);
+}
+
 // Whether Sm80SmallConfig (128x128, two blocks per SM) should run `problem` rather than Sm80LargeConfig
 // (128x256, one block per SM) on the current device. The model: the busiest SM decides the time; a
 // large tile's work takes 1 unit on its SM, a small one 0.5 units at 0.85 of the large tile's
@@ -87,13 +111,7 @@ Status launch_tiled(typename Kernel::Params params, int split_k, void* workspace
 // NOTES: the efficiencies are first estimates, to be replaced by the measured ones
 // (docs/notes/conv_sm80.md).
 inline bool prefer_small_tile(GemmCoord const& problem, int split_k) {
-  int device = 0;
-  int sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms < 1) {
-    (void)cudaGetLastError();
-    sms = 132;
-  }
+  int const sms = current_sm_count();
   auto tiles = [&](index_t tm, index_t tn) {
     return ((problem.m + tm - 1) / tm) * ((problem.n + tn - 1) / tn) * problem.batch * split_k;
   };
