@@ -17,7 +17,13 @@ std::optional<Int> parse_int(std::string_view s) {
   return value;
 }
 
-std::vector<std::string_view> split(std::string_view s, char separator) {
+bool is_flag(std::string_view arg) { return arg == "--help" || arg == "-h" || arg == "--no-floor"; }
+
+}  // namespace
+
+std::optional<std::int64_t> parse_int64(std::string_view s) { return parse_int<std::int64_t>(s); }
+
+std::vector<std::string_view> split_list(std::string_view s, char separator) {
   std::vector<std::string_view> parts;
   while (true) {
     std::size_t const at = s.find(separator);
@@ -27,14 +33,89 @@ std::vector<std::string_view> split(std::string_view s, char separator) {
   }
 }
 
-}  // namespace
+std::variant<CliOption, std::string> next_option(int argc, char const* const* argv, int* i) {
+  std::string_view const arg = argv[*i];
+  if (is_flag(arg)) return CliOption{arg, {}};
+  if (!arg.starts_with("--")) return "unexpected argument '" + std::string(arg) + "'";
+  if (std::size_t const eq = arg.find('='); eq != std::string_view::npos) {
+    return CliOption{arg.substr(0, eq), arg.substr(eq + 1)};
+  }
+  if (*i + 1 >= argc) return std::string(arg) + " needs a value";
+  *i += 1;
+  return CliOption{arg, argv[*i]};
+}
+
+std::string parse_positive(CliOption const& option, std::int64_t& out) {
+  auto const v = parse_int<std::int64_t>(option.value);
+  if (!v || *v <= 0) {
+    return std::string(option.name) + " needs a positive integer, not '" + std::string(option.value) + "'";
+  }
+  out = *v;
+  return {};
+}
+
+std::string parse_positive_int(CliOption const& option, int& out) {
+  std::int64_t v = 0;
+  if (std::string e = parse_positive(option, v); !e.empty()) return e;
+  if (v > (1 << 30)) return std::string(option.name) + " is too large";
+  out = static_cast<int>(v);
+  return {};
+}
+
+std::variant<std::vector<DType>, std::string> parse_dtype_list(std::string_view s) {
+  std::vector<DType> dtypes;
+  for (std::string_view part : split_list(s, ',')) {
+    auto const t = parse_dtype(part);
+    if (!t) return "--dtype: unknown type '" + std::string(part) + "' (bf16 or fp16)";
+    dtypes.push_back(*t);
+  }
+  return dtypes;
+}
+
+std::optional<std::string> parse_common_option(CliOption const& option, CliOptions& o) {
+  std::string_view const name = option.name;
+  std::string_view const value = option.value;
+  if (name == "--no-floor") {
+    o.measure_floor = false;
+    return "";
+  }
+  if (name == "--reps") return parse_positive_int(option, o.settings.timing.reps);
+  if (name == "--warmup-calls") return parse_positive_int(option, o.settings.timing.min_warmup_calls);
+  if (name == "--warmup-ms") {
+    int ms = 0;
+    std::string error = parse_positive_int(option, ms);
+    o.settings.timing.min_warmup_ms = ms;
+    return error;
+  }
+  if (name == "--check-samples") return parse_positive_int(option, o.settings.check_samples);
+  if (name == "--seed") {
+    auto const v = parse_int<std::uint64_t>(value);
+    if (!v) return "--seed needs an unsigned integer";
+    o.settings.seed = *v;
+    return "";
+  }
+  if (name == "--device") {
+    auto const v = parse_int<int>(value);
+    if (!v || *v < 0) return "--device needs a device index";
+    o.device = *v;
+    return "";
+  }
+  if (name == "--json") {
+    o.json_path = std::string(value);
+    return "";
+  }
+  return std::nullopt;
+}
 
 std::string usage() {
-  return R"(tilefuse-bench: times tilefuse's GEMM against cuBLAS / cuBLASLt in one process, and checks it first.
+  return R"(tilefuse-bench: times tilefuse's GEMM against cuBLAS / cuBLASLt and its Conv2d against cuDNN in one
+process, and checks each implementation first.
 
 usage:
   tilefuse-bench gemm --m M --n N --k K [--batch B] [options]
   tilefuse-bench gemm --preset issue3 [options]
+  tilefuse-bench conv2d --n N --h H --w W --c C --k K --r R --s S [options]   (see below)
+  tilefuse-bench conv2d --preset resnet50|unet [options]
   tilefuse-bench info [--device D]        device, versions and kernel facts only
   tilefuse-bench --help
 
@@ -63,7 +144,24 @@ presets:
   issue3   8192^3, 4096^3, 2048^3, 4096x14336x4096, 8192x8192x1024, 128x8192x8192, 16384x8192x1024,
            4095x4097x4093, 1000^3, 127x255x8191 with epilogue none in the --dtype / --layout lists
            (default bf16 tn), then 8192^3 and 4096^3 bf16 tn with bias_gelu_residual.
-)";
+)" + conv2d_usage();
+}
+
+std::string for_each_option(int argc, char const* const* argv, CliOptions& o,
+                            std::function<std::string(CliOption const&)> const& handle) {
+  for (int i = 2; i < argc; ++i) {
+    auto next = next_option(argc, argv, &i);
+    if (auto const* error = std::get_if<std::string>(&next)) return *error;
+    CliOption const option = std::get<CliOption>(next);
+    if (option.name == "--help" || option.name == "-h") {
+      o.command = Command::kHelp;
+      return {};
+    }
+    std::optional<std::string> common = parse_common_option(option, o);
+    std::string const error = common ? *common : handle(option);
+    if (!error.empty()) return error;
+  }
+  return {};
 }
 
 std::variant<CliOptions, std::string> parse_cli(int argc, char const* const* argv) {
@@ -77,10 +175,13 @@ std::variant<CliOptions, std::string> parse_cli(int argc, char const* const* arg
   if (command == "--help" || command == "-h" || command == "help") return o;
   if (command == "gemm") {
     o.command = Command::kGemm;
+  } else if (command == "conv2d") {
+    o.command = Command::kConv2d;
+    return parse_conv2d_cli(argc, argv, std::move(o));
   } else if (command == "info") {
     o.command = Command::kInfo;
   } else {
-    return "unknown command '" + std::string(command) + "': use gemm or info (tilefuse-bench --help)";
+    return "unknown command '" + std::string(command) + "': use gemm, conv2d or info (tilefuse-bench --help)";
   }
 
   std::optional<std::int64_t> m, n, k;
@@ -91,99 +192,51 @@ std::variant<CliOptions, std::string> parse_cli(int argc, char const* const* arg
   int split_k = 1;
   bool epilogue_given = false;
 
-  for (int i = 2; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      o.command = Command::kHelp;
-      return o;
-    }
-    if (arg == "--no-floor") {
-      o.measure_floor = false;
-      continue;
-    }
-    if (!arg.starts_with("--")) return "unexpected argument '" + std::string(arg) + "'";
-    std::string_view name = arg;
-    std::string_view value;
-    if (std::size_t const eq = arg.find('='); eq != std::string_view::npos) {
-      name = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-    } else {
-      if (i + 1 >= argc) return std::string(name) + " needs a value";
-      value = argv[++i];
-    }
-    auto positive = [&](std::int64_t& out) -> std::string {
-      auto const v = parse_int<std::int64_t>(value);
-      if (!v || *v <= 0) return std::string(name) + " needs a positive integer, not '" + std::string(value) + "'";
-      out = *v;
-      return {};
-    };
-    auto positive_int = [&](int& out) -> std::string {
-      std::int64_t v = 0;
-      if (std::string e = positive(v); !e.empty()) return e;
-      if (v > (1 << 30)) return std::string(name) + " is too large";
-      out = static_cast<int>(v);
-      return {};
-    };
-    std::string error;
+  std::string const error = for_each_option(argc, argv, o, [&](CliOption const& option) -> std::string {
+    std::string_view const name = option.name;
+    std::string_view const value = option.value;
     if (name == "--m" || name == "--n" || name == "--k") {
       std::int64_t v = 0;
-      error = positive(v);
-      if (v > (std::int64_t{1} << 31) - 1) error = std::string(name) + " must be below 2^31 (cuBLAS takes int)";
+      std::string e = parse_positive(option, v);
+      if (v > (std::int64_t{1} << 31) - 1) e = std::string(name) + " must be below 2^31 (cuBLAS takes int)";
       (name == "--m" ? m : name == "--n" ? n : k) = v;
-    } else if (name == "--batch") {
-      error = positive(batch);
-    } else if (name == "--dtype") {
-      dtypes.clear();
-      for (std::string_view part : split(value, ',')) {
-        auto const t = parse_dtype(part);
-        if (!t) return "--dtype: unknown type '" + std::string(part) + "' (bf16 or fp16)";
-        dtypes.push_back(*t);
-      }
-    } else if (name == "--layout") {
+      return e;
+    }
+    if (name == "--batch") return parse_positive(option, batch);
+    if (name == "--dtype") {
+      auto list = parse_dtype_list(value);
+      if (auto const* e = std::get_if<std::string>(&list)) return *e;
+      dtypes = std::get<std::vector<DType>>(list);
+      return {};
+    }
+    if (name == "--layout") {
       layouts.clear();
       if (value == "all") {
         layouts = all_layouts();
-      } else {
-        for (std::string_view part : split(value, ',')) {
-          auto const l = parse_layout(part);
-          if (!l) return "--layout: unknown layout '" + std::string(part) + "' (tn, nn, nt, tt or all)";
-          layouts.push_back(*l);
-        }
+        return {};
       }
-    } else if (name == "--epilogue") {
+      for (std::string_view part : split_list(value, ',')) {
+        auto const l = parse_layout(part);
+        if (!l) return "--layout: unknown layout '" + std::string(part) + "' (tn, nn, nt, tt or all)";
+        layouts.push_back(*l);
+      }
+      return {};
+    }
+    if (name == "--epilogue") {
       auto const e = parse_epilogue(value);
       if (!e) return "--epilogue: unknown epilogue '" + std::string(value) + "' (none or bias_gelu_residual)";
       epilogue = *e;
       epilogue_given = true;
-    } else if (name == "--split-k") {
-      error = positive_int(split_k);
-    } else if (name == "--reps") {
-      error = positive_int(o.settings.timing.reps);
-    } else if (name == "--warmup-calls") {
-      error = positive_int(o.settings.timing.min_warmup_calls);
-    } else if (name == "--warmup-ms") {
-      int ms = 0;
-      error = positive_int(ms);
-      o.settings.timing.min_warmup_ms = ms;
-    } else if (name == "--check-samples") {
-      error = positive_int(o.settings.check_samples);
-    } else if (name == "--seed") {
-      auto const v = parse_int<std::uint64_t>(value);
-      if (!v) error = "--seed needs an unsigned integer";
-      else o.settings.seed = *v;
-    } else if (name == "--device") {
-      auto const v = parse_int<int>(value);
-      if (!v || *v < 0) error = "--device needs a device index";
-      else o.device = *v;
-    } else if (name == "--json") {
-      o.json_path = std::string(value);
-    } else if (name == "--preset") {
-      o.preset = std::string(value);
-    } else {
-      error = "unknown option " + std::string(name) + " (tilefuse-bench --help)";
+      return {};
     }
-    if (!error.empty()) return error;
-  }
+    if (name == "--split-k") return parse_positive_int(option, split_k);
+    if (name == "--preset") {
+      o.preset = std::string(value);
+      return {};
+    }
+    return "unknown option " + std::string(name) + " (tilefuse-bench --help)";
+  });
+  if (!error.empty()) return error;
   if (o.command != Command::kGemm) return o;
 
   if (!o.preset.empty()) {

@@ -29,7 +29,11 @@ std::string cuda_version_string(int version) {
 DeviceInfo query_device(int device) {
   DeviceInfo info;
   int count = 0;
-  BENCH_CUDA_CHECK(cudaGetDeviceCount(&count));
+  if (cudaError_t const counted = cudaGetDeviceCount(&count); counted != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw BenchError(std::string("no usable CUDA GPU here (cudaGetDeviceCount: ") + cudaGetErrorName(counted) + ", " +
+                     cudaGetErrorString(counted) + "); run tilefuse-bench on a machine with an NVIDIA GPU and driver");
+  }
   if (device < 0 || device >= count) {
     throw BenchError("device " + std::to_string(device) + " does not exist (" + std::to_string(count) +
                      " CUDA devices)");

@@ -6,31 +6,12 @@
 #include <functional>
 #include <memory>
 
+#include "candidates.hpp"
 #include "elementwise.hpp"
 #include "operands.hpp"
 #include "tilefuse_op.hpp"
 
 namespace tilefuse::bench {
-namespace {
-
-// An implementation under test: what is reported, and the call that runs it on one operand set.
-struct Candidate {
-  Measurement measurement;
-  std::function<void(int)> op;  // empty when it cannot run
-  std::vector<float> sampled;   // its D at the check's samples
-};
-
-// After a failed call: rethrows as fatal when the CUDA context is gone, so the run stops.
-void check_device_alive(std::string const& what) {
-  cudaError_t const error = cudaDeviceSynchronize();
-  if (is_sticky(error) || is_sticky(cudaPeekAtLastError())) {
-    throw FatalDeviceError(what + " left the device unusable: " + cudaGetErrorString(error));
-  }
-  cudaGetLastError();  // clear a non-sticky error
-}
-
-}  // namespace
-
 char const* name_of(MeasurementState s) {
   switch (s) {
     case MeasurementState::kOk: return "ok";
@@ -113,81 +94,15 @@ ResultRow GemmBench::run(GemmProblem const& p) {
   SampledReference const reference(p, pool[0], settings_.check_samples, settings_.seed ^ 0x5eed, stream_);
   row.check_samples = reference.size();
   row.reference_rms = reference.rms();
-  for (Candidate& c : candidates) {
-    if (!c.op) continue;
-    try {
-      pool.poison_output(0, stream_);
-      c.op(0);
-      BENCH_CUDA_CHECK(cudaStreamSynchronize(stream_));
-      c.sampled = reference.gather(pool[0].d);
-      c.measurement.error = reference.error_of(c.sampled);
-      c.measurement.checked = true;
-    } catch (BenchError const& e) {
-      c.measurement.state = MeasurementState::kError;
-      c.measurement.message = e.what();
-      c.op = nullptr;
-      check_device_alive(c.measurement.implementation);
-    }
-  }
-  // Peers: not timed only when grossly wrong; above the tolerance they are timed and noted. tilefuse:
-  // within the dtype's tolerance, or within twice the best peer's own error where that is larger (the
-  // peers round intermediates to the output type, and cuBLAS may sum split-K partials in it).
-  Tolerance const tolerance = error_tolerance(p.dtype);
-  Tolerance best_peer{INFINITY, INFINITY};
-  for (std::size_t i = 1; i < candidates.size(); ++i) {
-    Measurement& m = candidates[i].measurement;
-    if (!m.checked) continue;
-    m.tolerance = tolerance;
-    if (!(m.error.max_abs_error <= kPeerGrossError)) {
-      m.state = MeasurementState::kMismatch;
-      m.message = "max abs error " + std::to_string(m.error.max_abs_error) + " x rms > " +
-                  std::to_string(kPeerGrossError) + ": the peer computes something else, at " + m.error.worst;
-      candidates[i].op = nullptr;
-      continue;
-    }
-    if (m.error.max_error > tolerance.max_error || m.error.max_abs_error > tolerance.max_abs_error) {
-      m.warning = "above the " + std::string(name_of(p.dtype)) + " tolerance (max error " +
-                  std::to_string(m.error.max_error) + ", max abs error " + std::to_string(m.error.max_abs_error) +
-                  "), timed anyway";
-    }
-    best_peer.max_error = std::min(best_peer.max_error, m.error.max_error);
-    best_peer.max_abs_error = std::min(best_peer.max_abs_error, m.error.max_abs_error);
-  }
-  Measurement& tf = candidates[0].measurement;
-  if (tf.checked) {
-    tf.tolerance = tolerance;
-    if (std::isfinite(best_peer.max_error)) {
-      tf.tolerance.max_error = std::max(tolerance.max_error, 2.0 * best_peer.max_error);
-      tf.tolerance.max_abs_error = std::max(tolerance.max_abs_error, 2.0 * best_peer.max_abs_error);
-    }
-    if (!(tf.error.max_error <= tf.tolerance.max_error && tf.error.max_abs_error <= tf.tolerance.max_abs_error)) {
-      tf.state = MeasurementState::kMismatch;
-      tf.message = "max error " + std::to_string(tf.error.max_error) + " (tolerance " +
-                   std::to_string(tf.tolerance.max_error) + "), max abs error " +
-                   std::to_string(tf.error.max_abs_error) + " x rms (tolerance " +
-                   std::to_string(tf.tolerance.max_abs_error) + "), " + std::to_string(tf.error.nonfinite) +
-                   " non-finite; worst " + tf.error.worst;
-      candidates[0].op = nullptr;
-    }
-  }
+  check_candidates(candidates, reference, [&] { pool.poison_output(0, stream_); }, pool[0].d, stream_);
+  judge_candidates(candidates, p.dtype);
   if (candidates.size() > 1 && !candidates[0].sampled.empty() && !candidates[1].sampled.empty()) {
     row.has_peer_difference = true;
     row.tilefuse_vs_first_peer = reference.difference(candidates[0].sampled, candidates[1].sampled);
   }
 
   // ---- timing ----
-  for (Candidate& c : candidates) {
-    if (!c.op) continue;
-    try {
-      c.measurement.timing = time_rotating(c.op, pool.size(), settings_.timing, stream_);
-      c.measurement.tflops = gemm_flops(p) / (c.measurement.timing.median_ms * 1e-3) / 1e12;
-      c.measurement.state = MeasurementState::kOk;
-    } catch (BenchError const& e) {
-      c.measurement.state = MeasurementState::kError;
-      c.measurement.message = e.what();
-      check_device_alive(c.measurement.implementation);
-    }
-  }
+  time_candidates(candidates, pool.size(), settings_.timing, gemm_flops(p), stream_);
 
   row.tilefuse = std::move(candidates[0].measurement);
   for (std::size_t i = 1; i < candidates.size(); ++i) row.peers.push_back(std::move(candidates[i].measurement));

@@ -51,17 +51,21 @@ struct Measurement {
   std::string warning;     // a peer timed although above the tolerance (see reference_check.hpp)
 };
 
-struct ResultRow {
-  GemmProblem problem;
+// What every benchmark row holds besides its problem (gemm and conv2d rows).
+struct RowResults {
   int operand_sets = 0;
   std::size_t bytes_per_set = 0;
   int check_samples = 0;
   double reference_rms = 0;
-  std::string describe;  // tilefuse's Gemm::describe
+  std::string describe;  // tilefuse's Gemm::describe or Conv2d::describe
   Measurement tilefuse;
   std::vector<Measurement> peers;
   bool has_peer_difference = false;
-  SampleError tilefuse_vs_first_peer;  // tilefuse's D against the first peer's D at the samples
+  SampleError tilefuse_vs_first_peer;  // tilefuse's output against the first peer's at the samples
+};
+
+struct ResultRow : RowResults {
+  GemmProblem problem;
 };
 
 struct BenchSettings {

@@ -1,10 +1,12 @@
 // tilefuse-bench: parses the command line, prints the device header, measures the floor, runs every
 // problem (check, then time tilefuse and its peers), prints the table and writes the JSON report.
+// gemm and info run here; conv2d runs in conv_run.cpp.
 // Exit status: 0 all good, 1 a mismatch or an error, 2 a bad command line.
 #include <iostream>
 #include <variant>
 
 #include "cli.hpp"
+#include "conv_run.hpp"
 #include "cuda_check.hpp"
 #include "device_info.hpp"
 #include "elementwise.hpp"
@@ -124,6 +126,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   try {
+    if (options.command == Command::kConv2d) return run_conv2d(options);
     return run(options);
   } catch (BenchError const& e) {
     std::cerr << "tilefuse-bench: " << e.what() << '\n';

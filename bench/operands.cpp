@@ -14,6 +14,18 @@ std::size_t aligned(std::size_t bytes) { return (bytes + kAlignment - 1) / kAlig
 
 }  // namespace
 
+std::size_t rotating_set_count(std::size_t bytes_per_set, std::int64_t l2_bytes, std::size_t memory_budget) {
+  std::size_t const wanted =
+      (2 * static_cast<std::size_t>(std::max<std::int64_t>(l2_bytes, 0)) + bytes_per_set - 1) / bytes_per_set;
+  std::size_t count = std::clamp<std::size_t>(wanted, 2, 1024);
+  count = std::min(count, memory_budget / bytes_per_set);
+  if (count == 0) {
+    throw BenchError("one operand set needs " + std::to_string(bytes_per_set >> 20) + " MiB, more than the " +
+                     std::to_string(memory_budget >> 20) + " MiB this run may use");
+  }
+  return count;
+}
+
 OperandPool::OperandPool(GemmProblem const& p, std::int64_t l2_bytes, std::size_t memory_budget, std::uint64_t seed,
                          cudaStream_t stream) {
   auto const e = static_cast<std::size_t>(element_bytes(p.dtype));
@@ -29,14 +41,7 @@ OperandPool::OperandPool(GemmProblem const& p, std::int64_t l2_bytes, std::size_
   std::size_t const c_bytes = fused ? aligned(e * batch * m * n) : 0;
   bytes_per_set_ = a_bytes + b_bytes + d_alloc + bias_bytes + c_bytes;
 
-  std::size_t const wanted = (2 * static_cast<std::size_t>(std::max<std::int64_t>(l2_bytes, 0)) + bytes_per_set_ - 1) /
-                             bytes_per_set_;
-  std::size_t count = std::clamp<std::size_t>(wanted, 2, 1024);
-  count = std::min(count, memory_budget / bytes_per_set_);
-  if (count == 0) {
-    throw BenchError("one operand set needs " + std::to_string(bytes_per_set_ >> 20) + " MiB, more than the " +
-                     std::to_string(memory_budget >> 20) + " MiB this run may use");
-  }
+  std::size_t const count = rotating_set_count(bytes_per_set_, l2_bytes, memory_budget);
 
   PackedStrides const strides = packed_strides(p);
   for (std::size_t s = 0; s < count; ++s) {

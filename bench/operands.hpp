@@ -24,6 +24,10 @@ struct GemmOperands {
   PackedStrides strides{};
 };
 
+// How many sets of bytes_per_set a row allocates: enough for 2 x l2_bytes, at least 2, at most 1024 and
+// what memory_budget holds. Throws BenchError when not even one set fits.
+std::size_t rotating_set_count(std::size_t bytes_per_set, std::int64_t l2_bytes, std::size_t memory_budget);
+
 class OperandPool {
  public:
   // Sets: at least 2, enough for 2 x l2_bytes, at most what fits in memory_budget bytes (and 1024).

@@ -57,27 +57,28 @@ __global__ void gather_kernel(SampleCoordinate const* samples, int count, T cons
   out[i] = to_float(d[c.batch * s.batch_stride_d + c.row * s.ldd + c.col]);
 }
 
-std::vector<SampleCoordinate> choose_samples(GemmProblem const& p, int count, std::uint64_t seed) {
+}  // namespace
+
+std::vector<SampleCoordinate> choose_samples(std::int64_t batch_count, std::int64_t rows, std::int64_t cols, int count,
+                                             std::uint64_t seed) {
   std::vector<SampleCoordinate> out;
   std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<std::int64_t> batch(0, p.batch - 1), row(0, p.m - 1), col(0, p.n - 1);
+  std::uniform_int_distribution<std::int64_t> batch(0, batch_count - 1), row(0, rows - 1), col(0, cols - 1);
   for (int i = 0; i < count; ++i) out.push_back({batch(rng), row(rng), col(rng)});
-  for (std::int64_t b : {std::int64_t{0}, p.batch - 1}) {
-    for (std::int64_t r : {std::int64_t{0}, p.m - 1}) {
-      for (std::int64_t c : {std::int64_t{0}, p.n - 1}) out.push_back({b, r, c});
+  for (std::int64_t b : {std::int64_t{0}, batch_count - 1}) {
+    for (std::int64_t r : {std::int64_t{0}, rows - 1}) {
+      for (std::int64_t c : {std::int64_t{0}, cols - 1}) out.push_back({b, r, c});
     }
   }
   std::int64_t constexpr kEdge = 256;
-  for (std::int64_t i = 0; i < std::min(kEdge, p.n); ++i) {
-    out.push_back({p.batch - 1, p.m - 1, p.n - 1 - i * std::max<std::int64_t>(p.n / kEdge, 1)});
+  for (std::int64_t i = 0; i < std::min(kEdge, cols); ++i) {
+    out.push_back({batch_count - 1, rows - 1, cols - 1 - i * std::max<std::int64_t>(cols / kEdge, 1)});
   }
-  for (std::int64_t i = 0; i < std::min(kEdge, p.m); ++i) {
-    out.push_back({p.batch - 1, p.m - 1 - i * std::max<std::int64_t>(p.m / kEdge, 1), p.n - 1});
+  for (std::int64_t i = 0; i < std::min(kEdge, rows); ++i) {
+    out.push_back({batch_count - 1, rows - 1 - i * std::max<std::int64_t>(rows / kEdge, 1), cols - 1});
   }
   return out;
 }
-
-}  // namespace
 
 Tolerance error_tolerance(DType dtype) {
   double const u = dtype == DType::kBF16 ? 0x1.0p-8 : 0x1.0p-11;  // 8 and 11 significant bits
@@ -87,12 +88,9 @@ Tolerance error_tolerance(DType dtype) {
 SampledReference::SampledReference(GemmProblem const& problem, GemmOperands const& ops, int count, std::uint64_t seed,
                                    cudaStream_t stream)
     : problem_(problem), strides_(ops.strides), stream_(stream) {
-  coordinates_ = choose_samples(problem, count, seed);
+  coordinates_ = choose_samples(problem.batch, problem.m, problem.n, count, seed);
   int const n = static_cast<int>(coordinates_.size());
-  device_coordinates_ = DeviceBuffer(sizeof(SampleCoordinate) * coordinates_.size());
-  device_values_ = DeviceBuffer(sizeof(double) * coordinates_.size());
-  BENCH_CUDA_CHECK(cudaMemcpyAsync(device_coordinates_.get(), coordinates_.data(), device_coordinates_.bytes(),
-                                   cudaMemcpyHostToDevice, stream));
+  upload_coordinates();
   ReferenceParams const params{problem.k, ops.strides, problem.layout.a_row_major, problem.layout.b_row_major,
                                problem.epilogue == EpilogueKind::kBiasGeluResidual};
   int constexpr kThreads = 256;
@@ -111,10 +109,35 @@ SampledReference::SampledReference(GemmProblem const& problem, GemmOperands cons
                                                       static_cast<T const*>(ops.c), params, out);
   }
   BENCH_CUDA_CHECK(cudaGetLastError());
-  reference_.resize(coordinates_.size());
-  BENCH_CUDA_CHECK(cudaMemcpyAsync(reference_.data(), out, sizeof(double) * reference_.size(), cudaMemcpyDeviceToHost,
+  std::vector<double> reference(coordinates_.size());
+  BENCH_CUDA_CHECK(cudaMemcpyAsync(reference.data(), out, sizeof(double) * reference.size(), cudaMemcpyDeviceToHost,
                                    stream));
   BENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+  set_reference(std::move(reference));
+}
+
+SampledReference::SampledReference(std::vector<SampleCoordinate> coordinates, std::vector<double> reference,
+                                   std::int64_t rows, std::int64_t cols, DType dtype, cudaStream_t stream)
+    : strides_{}, stream_(stream), coordinates_(std::move(coordinates)) {
+  problem_.m = rows;
+  problem_.n = cols;
+  problem_.dtype = dtype;
+  strides_.ldd = cols;
+  strides_.batch_stride_d = rows * cols;
+  upload_coordinates();
+  BENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+  set_reference(std::move(reference));
+}
+
+void SampledReference::upload_coordinates() {
+  device_coordinates_ = DeviceBuffer(sizeof(SampleCoordinate) * coordinates_.size());
+  device_values_ = DeviceBuffer(sizeof(double) * coordinates_.size());
+  BENCH_CUDA_CHECK(cudaMemcpyAsync(device_coordinates_.get(), coordinates_.data(), device_coordinates_.bytes(),
+                                   cudaMemcpyHostToDevice, stream_));
+}
+
+void SampledReference::set_reference(std::vector<double> reference) {
+  reference_ = std::move(reference);
   double sum = 0;
   for (double r : reference_) sum += r * r;
   rms_ = reference_.empty() ? 0.0 : std::sqrt(sum / static_cast<double>(reference_.size()));

@@ -47,12 +47,20 @@ Tolerance error_tolerance(DType dtype);
 // bf16/fp16, which PyTorch allows by default too) and only noted.
 inline constexpr double kPeerGrossError = 0.1;
 
+// `count` random coordinates of a batch x rows x cols output plus the four corners of the first and last
+// batch entries and up to 256 points each along the last row and the last column (partial tiles live there).
+std::vector<SampleCoordinate> choose_samples(std::int64_t batch, std::int64_t rows, std::int64_t cols, int count,
+                                             std::uint64_t seed);
+
 class SampledReference {
  public:
-  // `count` random coordinates plus the four corners of the first and last batch entries and up to 256
-  // points each along the last row and the last column (partial tiles live there).
+  // The GEMM's D at choose_samples(batch, m, n, count, seed), computed in float64 from A and B.
   SampledReference(GemmProblem const& problem, GemmOperands const& ops, int count, std::uint64_t seed,
                    cudaStream_t stream);
+  // Samples whose float64 values were computed elsewhere (the conv2d reference), of an output that is one
+  // packed row-major rows x cols matrix of `dtype`.
+  SampledReference(std::vector<SampleCoordinate> coordinates, std::vector<double> reference, std::int64_t rows,
+                   std::int64_t cols, DType dtype, cudaStream_t stream);
 
   int size() const { return static_cast<int>(reference_.size()); }
   double rms() const { return rms_; }
@@ -66,6 +74,8 @@ class SampledReference {
 
  private:
   SampleError compare(std::vector<float> const& values, std::vector<double> const& expected, double rms) const;
+  void upload_coordinates();
+  void set_reference(std::vector<double> reference);
 
   GemmProblem problem_;
   PackedStrides strides_;

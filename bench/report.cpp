@@ -10,35 +10,13 @@
 namespace tilefuse::bench {
 namespace {
 
-std::string fixed(double value, int digits) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof(buffer), "%.*f", digits, value);
-  return buffer;
-}
-
 std::string scientific(double value) {
   char buffer[64];
   std::snprintf(buffer, sizeof(buffer), "%.1e", value);
   return buffer;
 }
 
-// Messages go into one table note each: no line breaks.
-std::string one_line(std::string text) {
-  for (char& c : text) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  return text;
-}
-
 std::string mib(double bytes) { return fixed(bytes / double(1 << 20), 0) + " MiB"; }
-
-bool timed(Measurement const& m) { return m.state == MeasurementState::kOk; }
-
-std::string check_cell(Measurement const& m) {
-  if (m.checked) return std::string(m.state == MeasurementState::kMismatch ? "MISMATCH " : "ok ") +
-                        scientific(m.error.max_error);
-  return name_of(m.state);
-}
 
 std::string problem_label(GemmProblem const& p) {
   return shape_name(p) + " | " + name_of(p.dtype) + " | " + name_of(p.layout) + " | " + name_of(p.epilogue) + " | " +
@@ -51,6 +29,44 @@ void write_problem(JsonWriter& j, GemmProblem const& p) {
   j.field("dtype", name_of(p.dtype)).field("layout", name_of(p.layout)).field("epilogue", name_of(p.epilogue));
   j.field("split_k", p.split_k);
   j.end_object();
+}
+
+void write_facts(JsonWriter& j, KernelFacts const& f) {
+  j.begin_object();
+  j.field("name", f.name).field("available", f.available);
+  if (f.available) {
+    j.field("registers", f.registers).field("local_bytes_per_thread", static_cast<std::uint64_t>(f.local_bytes));
+    j.field("static_shared_bytes", static_cast<std::uint64_t>(f.static_shared_bytes));
+    j.field("dynamic_shared_bytes", static_cast<std::uint64_t>(f.dynamic_shared_bytes));
+    j.field("max_threads_per_block", f.max_threads_per_block).field("binary_version", f.binary_version);
+  } else {
+    j.field("note", f.note);
+  }
+  j.end_object();
+}
+
+}  // namespace
+
+std::string fixed(double value, int digits) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.*f", digits, value);
+  return buffer;
+}
+
+// Messages go into one table note each: no line breaks.
+std::string one_line(std::string text) {
+  for (char& c : text) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return text;
+}
+
+bool timed(Measurement const& m) { return m.state == MeasurementState::kOk; }
+
+std::string check_cell(Measurement const& m) {
+  if (m.checked) return std::string(m.state == MeasurementState::kMismatch ? "MISMATCH " : "ok ") +
+                        scientific(m.error.max_error);
+  return name_of(m.state);
 }
 
 void write_error(JsonWriter& j, SampleError const& e) {
@@ -83,22 +99,6 @@ void write_measurement(JsonWriter& j, Measurement const& m, double floor, double
   }
   j.end_object();
 }
-
-void write_facts(JsonWriter& j, KernelFacts const& f) {
-  j.begin_object();
-  j.field("name", f.name).field("available", f.available);
-  if (f.available) {
-    j.field("registers", f.registers).field("local_bytes_per_thread", static_cast<std::uint64_t>(f.local_bytes));
-    j.field("static_shared_bytes", static_cast<std::uint64_t>(f.static_shared_bytes));
-    j.field("dynamic_shared_bytes", static_cast<std::uint64_t>(f.dynamic_shared_bytes));
-    j.field("max_threads_per_block", f.max_threads_per_block).field("binary_version", f.binary_version);
-  } else {
-    j.field("note", f.note);
-  }
-  j.end_object();
-}
-
-}  // namespace
 
 void print_header(std::ostream& out, RunHeader const& h) {
   DeviceInfo const& d = h.device;
@@ -157,6 +157,37 @@ void print_progress(std::ostream& out, int index, int total, ResultRow const& ro
   out << '\n' << std::flush;
 }
 
+void print_result_lines(std::ostream& out, std::ostream& notes, std::string const& label, std::string const& name,
+                        Measurement const& tf, std::vector<Measurement> const& peers, double floor_time) {
+  auto note = [&](std::string const& who, std::string const& text) {
+    notes << "- " << name << ", " << who << ": " << one_line(text) << '\n';
+  };
+  std::string const tf_cells = (timed(tf) ? fixed(tf.timing.median_ms, 4) : "-") + " | " +
+                               (timed(tf) ? fixed(tf.tflops, 1) : "-") + " | " + check_cell(tf);
+  std::string const tf_floor = timed(tf) && floor_time > 0 ? fixed(tf.timing.median_ms / floor_time, 2) : "-";
+  std::string const floor_cell = floor_time > 0 ? fixed(floor_time, 4) : "-";
+  if (tf.state != MeasurementState::kOk) note("tilefuse", std::string(name_of(tf.state)) + ": " + tf.message);
+  if (peers.empty()) {  // the row failed before its peers were set up
+    out << "| " << label << " | " << tf_cells << " | - | - | - | - | " << floor_cell << " | " << tf_floor << " | - |\n";
+    return;
+  }
+  for (Measurement const& peer : peers) {
+    std::string peer_name = peer.implementation;
+    if (peer.state != MeasurementState::kOk) peer_name += std::string(" (") + name_of(peer.state) + ")";
+    if (!peer.warning.empty()) peer_name += " (!)";
+    bool const both = timed(tf) && timed(peer);
+    out << "| " << label << " | " << tf_cells << " | " << peer_name << " | "
+        << (timed(peer) ? fixed(peer.timing.median_ms, 4) : "-") << " | " << (timed(peer) ? fixed(peer.tflops, 1) : "-")
+        << " | " << (both ? fixed(peer.timing.median_ms / tf.timing.median_ms, 3) : "-") << " | " << floor_cell
+        << " | " << tf_floor << " | "
+        << (timed(peer) && floor_time > 0 ? fixed(peer.timing.median_ms / floor_time, 2) : "-") << " |\n";
+    if (peer.state != MeasurementState::kOk) {
+      note(peer.implementation, std::string(name_of(peer.state)) + ": " + peer.message);
+    }
+    if (!peer.warning.empty()) note(peer.implementation + " (!)", peer.warning);
+  }
+}
+
 void print_table(std::ostream& out, std::vector<ResultRow> const& rows, FloorRates const& floor) {
   out << "## Results\n\n";
   out << "speedup = peer ms / tilefuse ms (> 1: tilefuse faster); x floor = time / floor time (1 = at the floor); "
@@ -165,40 +196,10 @@ void print_table(std::ostream& out, std::vector<ResultRow> const& rows, FloorRat
          "peer TFLOP/s | speedup | floor ms | tilefuse x floor | peer x floor |\n";
   out << "|---|---|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|\n";
   std::ostringstream notes;
-  auto note = [&](ResultRow const& row, std::string const& who, std::string const& text) {
-    GemmProblem const& p = row.problem;
-    notes << "- " << shape_name(p) << ' ' << name_of(p.dtype) << ' ' << name_of(p.layout) << ' ' << name_of(p.epilogue)
-          << ", " << who << ": " << one_line(text) << '\n';
-  };
   for (ResultRow const& row : rows) {
-    double const floor_time = floor_ms(row.problem, floor);
-    Measurement const& tf = row.tilefuse;
-    std::string const tf_cells = (timed(tf) ? fixed(tf.timing.median_ms, 4) : "-") + " | " +
-                                 (timed(tf) ? fixed(tf.tflops, 1) : "-") + " | " + check_cell(tf);
-    std::string const tf_floor = timed(tf) && floor_time > 0 ? fixed(tf.timing.median_ms / floor_time, 2) : "-";
-    std::string const floor_cell = floor_time > 0 ? fixed(floor_time, 4) : "-";
-    if (tf.state != MeasurementState::kOk) note(row, "tilefuse", std::string(name_of(tf.state)) + ": " + tf.message);
-    if (row.peers.empty()) {  // the row failed before its peers were set up
-      out << "| " << problem_label(row.problem) << " | " << tf_cells << " | - | - | - | - | " << floor_cell << " | "
-          << tf_floor << " | - |\n";
-      continue;
-    }
-    for (Measurement const& peer : row.peers) {
-      std::string name = peer.implementation;
-      if (peer.state != MeasurementState::kOk) name += std::string(" (") + name_of(peer.state) + ")";
-      if (!peer.warning.empty()) name += " (!)";
-      bool const both = timed(tf) && timed(peer);
-      out << "| " << problem_label(row.problem) << " | " << tf_cells << " | " << name << " | "
-          << (timed(peer) ? fixed(peer.timing.median_ms, 4) : "-") << " | "
-          << (timed(peer) ? fixed(peer.tflops, 1) : "-") << " | "
-          << (both ? fixed(peer.timing.median_ms / tf.timing.median_ms, 3) : "-") << " | " << floor_cell << " | "
-          << tf_floor << " | " << (timed(peer) && floor_time > 0 ? fixed(peer.timing.median_ms / floor_time, 2) : "-")
-          << " |\n";
-      if (peer.state != MeasurementState::kOk) {
-        note(row, peer.implementation, std::string(name_of(peer.state)) + ": " + peer.message);
-      }
-      if (!peer.warning.empty()) note(row, peer.implementation + " (!)", peer.warning);
-    }
+    GemmProblem const& p = row.problem;
+    std::string const name = shape_name(p) + ' ' + name_of(p.dtype) + ' ' + name_of(p.layout) + ' ' + name_of(p.epilogue);
+    print_result_lines(out, notes, problem_label(p), name, row.tilefuse, row.peers, floor_ms(p, floor));
   }
   if (!notes.str().empty()) out << "\nNotes:\n\n" << notes.str();
   bool any_describe = false;
@@ -216,13 +217,8 @@ void print_table(std::ostream& out, std::vector<ResultRow> const& rows, FloorRat
   out << std::flush;
 }
 
-void write_json(std::string const& path, RunHeader const& h, std::vector<ResultRow> const& rows,
-                std::string const& stopped_because) {
-  std::ofstream file(path);
-  if (!file) throw BenchError("cannot open " + path + " for writing");
-  JsonWriter j(file);
+void write_json_header(JsonWriter& j, RunHeader const& h, std::string const& stopped_because) {
   DeviceInfo const& d = h.device;
-  j.begin_object();
   j.field("tool", "tilefuse-bench").field("format_version", 1).field("command", h.command_line);
   if (!stopped_because.empty()) j.field("stopped_early", stopped_because);
 
@@ -261,28 +257,41 @@ void write_json(std::string const& path, RunHeader const& h, std::vector<ResultR
   j.key("kernels").begin_array();
   for (KernelFacts const& f : h.kernels) write_facts(j, f);
   j.end_array();
+}
+
+void write_row_results(JsonWriter& j, RowResults const& row, double floor_time) {
+  double const tf_ms = timed(row.tilefuse) ? row.tilefuse.timing.median_ms : 0.0;
+  if (floor_time > 0) j.field("floor_ms", floor_time);
+  j.field("operand_sets", row.operand_sets).field("bytes_per_set", static_cast<std::uint64_t>(row.bytes_per_set));
+  j.field("check_samples", row.check_samples).field("reference_rms", row.reference_rms);
+  j.field("tilefuse_describe", row.describe);
+  j.key("tilefuse");
+  write_measurement(j, row.tilefuse, floor_time, 0.0);
+  if (row.has_peer_difference) {
+    j.key("tilefuse_vs_first_peer");
+    write_error(j, row.tilefuse_vs_first_peer);
+  }
+  j.key("peers").begin_array();
+  for (Measurement const& p : row.peers) write_measurement(j, p, floor_time, tf_ms);
+  j.end_array();
+}
+
+void write_json(std::string const& path, RunHeader const& h, std::vector<ResultRow> const& rows,
+                std::string const& stopped_because) {
+  std::ofstream file(path);
+  if (!file) throw BenchError("cannot open " + path + " for writing");
+  JsonWriter j(file);
+  j.begin_object();
+  write_json_header(j, h, stopped_because);
 
   j.key("rows").begin_array();
   for (ResultRow const& row : rows) {
     double const floor_time = floor_ms(row.problem, h.floor);
-    double const tf_ms = timed(row.tilefuse) ? row.tilefuse.timing.median_ms : 0.0;
     j.begin_object();
     j.key("problem");
     write_problem(j, row.problem);
     j.field("flops", gemm_flops(row.problem)).field("minimal_bytes", minimal_bytes(row.problem));
-    if (floor_time > 0) j.field("floor_ms", floor_time);
-    j.field("operand_sets", row.operand_sets).field("bytes_per_set", static_cast<std::uint64_t>(row.bytes_per_set));
-    j.field("check_samples", row.check_samples).field("reference_rms", row.reference_rms);
-    j.field("tilefuse_describe", row.describe);
-    j.key("tilefuse");
-    write_measurement(j, row.tilefuse, floor_time, 0.0);
-    if (row.has_peer_difference) {
-      j.key("tilefuse_vs_first_peer");
-      write_error(j, row.tilefuse_vs_first_peer);
-    }
-    j.key("peers").begin_array();
-    for (Measurement const& p : row.peers) write_measurement(j, p, floor_time, tf_ms);
-    j.end_array();
+    write_row_results(j, row, floor_time);
     j.end_object();
   }
   j.end_array();

@@ -1,0 +1,40 @@
+// The implementations of one benchmark row (tilefuse first, then its peers) and the three steps every
+// row takes with them, shared by the gemm and conv2d benchmarks:
+//   check:  each runs once on operand set 0 with the output poisoned, and is compared with the sampled
+//           float64 reference;
+//   judge:  a peer grossly off is not timed, a peer above the dtype's tolerance is timed and noted;
+//           tilefuse must stay within the tolerance, or within twice the best peer's error where that is
+//           larger (peers round intermediates to the output type; cuBLAS may sum split-K partials in it);
+//   time:   the ones still runnable are timed on the rotating sets.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "gemm_bench.hpp"
+#include "reference_check.hpp"
+#include "timing.hpp"
+
+namespace tilefuse::bench {
+
+struct Candidate {
+  Measurement measurement;
+  std::function<void(int)> op;  // runs on one operand set; empty when it cannot run
+  std::vector<float> sampled;   // its output at the reference's samples
+};
+
+// After a failed call: throws FatalDeviceError when the CUDA context is gone, so the run stops.
+void check_device_alive(std::string const& what);
+
+// poison() fills set 0's output with NaN; `output` is set 0's output as the reference gathers it.
+void check_candidates(std::vector<Candidate>& candidates, SampledReference const& reference,
+                      std::function<void()> const& poison, void const* output, cudaStream_t stream);
+// candidates[0] is tilefuse. A candidate that fails is marked and its op cleared.
+void judge_candidates(std::vector<Candidate>& candidates, DType dtype);
+void time_candidates(std::vector<Candidate>& candidates, int num_sets, TimingOptions const& timing, double flops,
+                     cudaStream_t stream);
+
+}  // namespace tilefuse::bench

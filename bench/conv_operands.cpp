@@ -1,0 +1,99 @@
+// Allocation and random initialisation of the conv2d operand sets.
+#include "conv_operands.hpp"
+
+#include <algorithm>
+
+#include "conv_elementwise.hpp"
+#include "operands.hpp"
+#include "random_fill.hpp"
+
+namespace tilefuse::bench {
+namespace {
+
+constexpr std::size_t kAlignment = 256;  // what cudaMalloc gives; every tensor starts 16-byte aligned
+
+std::size_t aligned(std::size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+
+// Carves consecutive aligned pieces out of one allocation.
+class Carver {
+ public:
+  explicit Carver(unsigned char* base) : base_(base) {}
+  void* take(std::size_t bytes) {
+    if (bytes == 0) return nullptr;
+    void* p = base_ + used_;
+    used_ += aligned(bytes);
+    return p;
+  }
+
+ private:
+  unsigned char* base_;
+  std::size_t used_ = 0;
+};
+
+}  // namespace
+
+ConvOperandPool::ConvOperandPool(ConvProblem const& p, std::int64_t l2_bytes, std::size_t memory_budget,
+                                 std::uint64_t seed, cudaStream_t stream) {
+  auto const e = static_cast<std::size_t>(element_bytes(p.dtype));
+  ConvMode const mode = p.shape.mode;
+  bool const fused = p.epilogue == ConvEpilogue::kBiasReluResidual;
+  bool const reads_x = mode != ConvMode::kDgrad;
+  bool const reads_w = mode != ConvMode::kWgrad;
+  bool const reads_dy = mode != ConvMode::kFprop;
+  auto const activation = static_cast<std::size_t>(activation_elements(p));
+  auto const filter = static_cast<std::size_t>(filter_elements(p));
+  auto const output = static_cast<std::size_t>(output_elements(p));
+  auto const channels = static_cast<std::size_t>(p.shape.K);
+  OutputMatrix const om = output_matrix(p);
+  out_bytes_ = e * static_cast<std::size_t>(om.rows * om.cols);
+
+  std::size_t const x_bytes = reads_x ? e * activation : 0;
+  std::size_t const w_bytes = reads_w ? e * filter : 0;
+  std::size_t const dy_bytes = reads_dy ? e * output : 0;
+  std::size_t const bias_bytes = fused ? e * channels : 0;
+  std::size_t const bias_float_bytes = fused ? sizeof(float) * channels : 0;
+  std::size_t const residual_bytes = fused ? e * output : 0;
+  bytes_per_set_ = 0;
+  for (std::size_t b : {x_bytes, w_bytes, dy_bytes, out_bytes_, bias_bytes, bias_float_bytes, residual_bytes}) {
+    bytes_per_set_ += b == 0 ? 0 : aligned(b);
+  }
+
+  std::size_t const count = rotating_set_count(bytes_per_set_, l2_bytes, memory_budget);
+
+  for (std::size_t s = 0; s < count; ++s) {
+    memory_.emplace_back(bytes_per_set_);
+    Carver carve(memory_.back().as<unsigned char>());
+    ConvOperands ops;
+    ops.x = carve.take(x_bytes);
+    ops.w = carve.take(w_bytes);
+    ops.dy = carve.take(dy_bytes);
+    ops.out = carve.take(out_bytes_);
+    ops.bias = carve.take(bias_bytes);
+    ops.bias_float = carve.take(bias_float_bytes);
+    ops.residual = carve.take(residual_bytes);
+    std::uint64_t const set_seed = seed + 0x100 * s;
+    auto fill = [&](void const* data, std::size_t elements, std::uint64_t tensor) {
+      if (data != nullptr) {
+        fill_normal(const_cast<void*>(data), p.dtype, static_cast<std::int64_t>(elements), set_seed + tensor, 1.0f,
+                    stream);
+      }
+    };
+    fill(ops.x, activation, 1);
+    fill(ops.w, filter, 2);
+    fill(ops.dy, output, 3);
+    fill(ops.bias, channels, 4);
+    fill(ops.residual, output, 5);
+    if (fused) {
+      widen_to_float(ops.bias, p.dtype, static_cast<float*>(const_cast<void*>(ops.bias_float)),
+                     static_cast<std::int64_t>(channels), stream);
+    }
+    sets_.push_back(ops);
+  }
+  BENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+void ConvOperandPool::poison_output(int i, cudaStream_t stream) const {
+  BENCH_CUDA_CHECK(cudaMemsetAsync((*this)[i].out, 0xff, out_bytes_, stream));
+}
+
+}  // namespace tilefuse::bench
