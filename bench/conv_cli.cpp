@@ -30,7 +30,7 @@ std::string names(std::vector<std::string> const& list) {
 
 std::string conv2d_usage() {
   return R"(
-conv2d: tilefuse's implicit-GEMM Conv2d (sm_80 path, gemm::Sm80LargeConfig) beside cuDNN, same data:
+conv2d: tilefuse's implicit-GEMM Conv2d (sm_80 path, gemm::Sm80AutoConfig: the operation picks tile and split-K) beside cuDNN, same data:
   epilogue none:               cuDNN cudnnConvolutionForward / BackwardData / BackwardFilter
   epilogue bias_relu_residual: cuDNN cudnnConvolutionBiasActivationForward (fused), and
                                cuDNN conv + one bias_residual_relu kernel (unfused)
@@ -43,7 +43,7 @@ conv2d: tilefuse's implicit-GEMM Conv2d (sm_80 path, gemm::Sm80LargeConfig) besi
   --dtype LIST                 bf16 | fp16, or a comma list (default bf16)
   --epilogue E                 none | bias_relu_residual (default none; bias_relu_residual is fprop only):
                                y = relu(conv(x, w) + bias[k] + residual), residual N x P x Q x K
-  --split-k S                  tilefuse's split-k factor (default 1; cuDNN chooses its own)
+  --split-k S                  tilefuse's split-k factor (default 0: the operation chooses; cuDNN chooses its own)
   --preset NAME                resnet50 (12 ResNet-50 layers, N = 64) or unet (6 UNet 3x3 layers, N = 8)
                                in every --mode and --dtype; writes tilefuse-bench-conv2d-NAME.json unless --json
   and the measurement options above (--reps, --warmup-calls, --warmup-ms, --check-samples, --seed,
@@ -57,7 +57,7 @@ std::variant<CliOptions, std::string> parse_conv2d_cli(int argc, char const* con
   std::vector<DType> dtypes{DType::kBF16};
   std::vector<ConvMode> modes{ConvMode::kFprop};
   ConvEpilogue epilogue = ConvEpilogue::kNone;
-  int split_k = 1;
+  int split_k = 0;  // 0: the operation chooses
 
   std::string const error = for_each_option(argc, argv, o, [&](CliOption const& option) -> std::string {
     std::string_view const name = option.name;
@@ -108,7 +108,13 @@ std::variant<CliOptions, std::string> parse_conv2d_cli(int argc, char const* con
       epilogue = *e;
       return {};
     }
-    if (name == "--split-k") return parse_positive_int(option, split_k);
+    if (name == "--split-k") {
+      if (value == "0") {
+        split_k = 0;
+        return {};
+      }
+      return parse_positive_int(option, split_k);
+    }
     if (name == "--preset") {
       o.preset = std::string(value);
       return {};

@@ -30,7 +30,7 @@ using ConvBiasReluResidualEpilogue = epilogue::Store<
 template <class Element, ConvMode kMode, class Epilogue, ConvEpilogue kEpilogue>
 class TilefuseConvOpImpl final : public TilefuseConvOp {
  public:
-  using Op = conv::Conv2d<Element, kMode, Epilogue, gemm::Sm80LargeConfig>;
+  using Op = conv::Conv2d<Element, kMode, Epilogue, gemm::Sm80AutoConfig>;  // the operation picks tile and splits
 
   explicit TilefuseConvOpImpl(std::string name) : name_(std::move(name)) {}
 

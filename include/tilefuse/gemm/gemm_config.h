@@ -2,6 +2,8 @@
 // pipeline depth, as a single named template argument.
 #pragma once
 
+#include <cuda/std/type_traits>
+
 #include <tilefuse/core/platform.h>
 
 namespace tilefuse::gemm {
@@ -22,7 +24,7 @@ struct Sm80TileConfig {
   static constexpr int kWarpTileM = kTileM / kWarpsM;
   static constexpr int kWarpTileN = kTileN / kWarpsN;
 
-  static_assert(kTileK % 16 == 0, "TileK is a multiple of the mma's K (16)");
+  static_assert(kTileK % 16 == 0, "TileK is a multiple of 16 (the mma's k for 16-bit inputs, two for tf32)");
   static_assert(kWarpTileM % 16 == 0 && kWarpTileN % 16 == 0, "warp tiles are multiples of 16");
   static_assert(kStages >= 2, "a pipeline needs at least two stages");
 };
@@ -32,9 +34,24 @@ struct Sm80TileConfig {
 using Sm80LargeConfig = Sm80TileConfig<128, 256, 64, 2, 4, 3>;
 // Fewer, smaller tiles for problems that would leave SMs idle.
 using Sm80SmallConfig = Sm80TileConfig<128, 128, 32, 2, 2, 4>;
-// Not a configuration but a request: the device operation picks Sm80LargeConfig or Sm80SmallConfig per
-// problem from how evenly each fills the GPU's SMs (gemm/device/sm80_launch.hpp: prefer_small_tile).
+// Narrow outputs (N <= 64, e.g. convolutions with 64 filters) and short K: three blocks per SM hide
+// the latency of tiles that run only a few k-tiles.
+using Sm80NarrowConfig = Sm80TileConfig<128, 64, 32, 2, 2, 4, 3>;
+// Not a configuration but a request: the device operation picks Sm80LargeConfig, Sm80SmallConfig or
+// Sm80NarrowConfig per problem (gemm/device/sm80_launch.hpp: choose_sm80_tile).
 struct Sm80AutoConfig {};
+
+// The tf32 path (float and tfloat32_t inputs, mma.m16n8k8.tf32): the same tiles in bytes as the 16-bit
+// ones, so TileK is half as many elements. Large: 128x256x32, 3 stages = 144 KiB of operands (fits
+// sm_80's 163 KiB and sm_90's 227 KiB per block). Small: 128x128x16, 4 stages = 64 KiB (two blocks per
+// SM on sm_80 too).
+using Sm80Tf32LargeConfig = Sm80TileConfig<128, 256, 32, 2, 4, 3>;
+using Sm80Tf32SmallConfig = Sm80TileConfig<128, 128, 16, 2, 2, 4>;
+
+// The config Gemm uses when none is named: Sm80LargeConfig for 16-bit inputs, Sm80Tf32LargeConfig for
+// 32-bit (tf32) ones.
+template <class Element>
+using Sm80DefaultConfig = cuda::std::conditional_t<sizeof(Element) == 4, Sm80Tf32LargeConfig, Sm80LargeConfig>;
 
 }  // namespace tilefuse::gemm
 

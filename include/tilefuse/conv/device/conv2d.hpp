@@ -71,12 +71,11 @@ class Conv2d {
     }
     GemmCoord const gemm = output_matrix(args.problem);
     TILEFUSE_RETURN_IF_ERROR(gemm::detail::initialize_reductions<Epilogue>(plan.epilogue, gemm, stream));
-    if (plan.small_tile) {
-      return plan.aligned ? launch<true, SmallConfig>(args, plan, workspace, stream)
-                          : launch<false, SmallConfig>(args, plan, workspace, stream);
+    switch (plan.tile) {
+      case gemm::detail::Sm80Tile::kSmall: return launch_with<SmallConfig>(args, plan, workspace, stream);
+      case gemm::detail::Sm80Tile::kNarrow: return launch_with<NarrowConfig>(args, plan, workspace, stream);
+      default: return launch_with<LargeConfig>(args, plan, workspace, stream);
     }
-    return plan.aligned ? launch<true, LargeConfig>(args, plan, workspace, stream)
-                        : launch<false, LargeConfig>(args, plan, workspace, stream);
   }
 
   // Which kernel runs the problem and why (fast 16-byte path or element-wise path, split-K).
@@ -85,13 +84,18 @@ class Conv2d {
     Status const s = make_plan(args, &plan);
     if (!s.ok()) return "cannot run: " + s.message();
     GemmCoord const g = output_matrix(args.problem);
-    return plan.small_tile ? describe_with<SmallConfig>(args, plan, g) : describe_with<LargeConfig>(args, plan, g);
+    switch (plan.tile) {
+      case gemm::detail::Sm80Tile::kSmall: return describe_with<SmallConfig>(args, plan, g);
+      case gemm::detail::Sm80Tile::kNarrow: return describe_with<NarrowConfig>(args, plan, g);
+      default: return describe_with<LargeConfig>(args, plan, g);
+    }
   }
 
  private:
   static constexpr bool kAuto = std::is_same_v<Config, gemm::Sm80AutoConfig>;
   using LargeConfig = std::conditional_t<kAuto, gemm::Sm80LargeConfig, Config>;
   using SmallConfig = std::conditional_t<kAuto, gemm::Sm80SmallConfig, Config>;
+  using NarrowConfig = std::conditional_t<kAuto, gemm::Sm80NarrowConfig, Config>;
 
   template <class Cfg, class Plan>
   static std::string describe_with(Arguments const& args, Plan const& plan, GemmCoord const& g) {
@@ -107,7 +111,7 @@ class Conv2d {
 
   struct Plan {
     bool aligned = false;
-    bool small_tile = false;  // run SmallConfig (Sm80AutoConfig only)
+    gemm::detail::Sm80Tile tile = gemm::detail::Sm80Tile::kLarge;  // which config runs (Sm80AutoConfig only)
     int split_k = 1;          // resolved: args.split_k, or the choice for 0
     std::string why_narrow;
     typename Epilogue::Params epilogue;
@@ -132,18 +136,22 @@ class Conv2d {
   // The tile and the split count for the problem: the wave model picks the tile (Sm80AutoConfig),
   // then split_k = 0 picks the splits for that tile.
   struct Resolved {
-    bool small_tile = false;
+    gemm::detail::Sm80Tile tile = gemm::detail::Sm80Tile::kLarge;
     int split_k = 1;
   };
+  template <class Cfg>
+  static int choose_split(GemmCoord const& g) {
+    return gemm::detail::choose_split_k(g, Cfg::kTileM, Cfg::kTileN, Cfg::kTileK);
+  }
   static Resolved resolve(Arguments const& args) {
     GemmCoord const g = output_matrix(args.problem);
     Resolved r;
-    r.small_tile = kAuto && gemm::detail::prefer_small_tile(g, args.split_k > 0 ? args.split_k : 1);
+    if constexpr (kAuto) r.tile = gemm::detail::choose_sm80_tile(g, args.split_k > 0 ? args.split_k : 1);
     r.split_k = args.split_k;
     if (args.split_k == 0) {
-      r.split_k = r.small_tile
-                      ? gemm::detail::choose_split_k(g, SmallConfig::kTileM, SmallConfig::kTileN, SmallConfig::kTileK)
-                      : gemm::detail::choose_split_k(g, LargeConfig::kTileM, LargeConfig::kTileN, LargeConfig::kTileK);
+      r.split_k = r.tile == gemm::detail::Sm80Tile::kSmall    ? choose_split<SmallConfig>(g)
+                  : r.tile == gemm::detail::Sm80Tile::kNarrow ? choose_split<NarrowConfig>(g)
+                                                              : choose_split<LargeConfig>(g);
     }
     return r;
   }
@@ -177,10 +185,10 @@ class Conv2d {
       return invalid_argument(op_name(), ": split_k = ", args.split_k, " must be at least 0 (0: choose, 1: no split)");
     }
     Resolved const r = resolve(args);
-    plan->small_tile = r.small_tile;
+    plan->tile = r.tile;
     plan->split_k = r.split_k;
-    index_t const tiles = ((g.m + SmallConfig::kTileM - 1) / SmallConfig::kTileM) *
-                          ((g.n + SmallConfig::kTileN - 1) / SmallConfig::kTileN);
+    index_t const tiles = ((g.m + NarrowConfig::kTileM - 1) / NarrowConfig::kTileM) *
+                          ((g.n + NarrowConfig::kTileN - 1) / NarrowConfig::kTileN);
     if (tiles > kIntMax || plan->split_k > 65535) {
       return not_supported(op_name(), ": ", tiles, " tiles and split_k = ", plan->split_k,
                            " exceed the grid limits (2^31 - 1 tiles, split_k <= 65535)");
@@ -205,6 +213,11 @@ class Conv2d {
 
   static char const* mode_name(ConvMode m) {
     return m == ConvMode::kFprop ? "Fprop" : m == ConvMode::kDgrad ? "Dgrad" : "Wgrad";
+  }
+
+  template <class Cfg>
+  static Status launch_with(Arguments const& args, Plan const& plan, void* workspace, cudaStream_t stream) {
+    return plan.aligned ? launch<true, Cfg>(args, plan, workspace, stream) : launch<false, Cfg>(args, plan, workspace, stream);
   }
 
   template <bool kAligned, class Cfg>

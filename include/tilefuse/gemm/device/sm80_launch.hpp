@@ -104,25 +104,45 @@ inline int choose_split_k(GemmCoord const& problem, int tile_m, int tile_n, int 
   return split < 2 ? 1 : static_cast<int>(split);
 }
 
-// Whether Sm80SmallConfig (128x128, two blocks per SM) should run `problem` rather than Sm80LargeConfig
-// (128x256, one block per SM) on the current device. The model: the busiest SM decides the time; a
-// large tile's work takes 1 unit on its SM, a small one 0.5 units at 0.85 of the large tile's
-// efficiency when two share the SM, and at 0.6 when it runs alone (4 warps hide less latency).
-// NOTES: the efficiencies are first estimates, to be replaced by the measured ones
-// (docs/notes/conv_sm80.md).
-inline bool prefer_small_tile(GemmCoord const& problem, int split_k) {
-  int const sms = current_sm_count();
-  auto tiles = [&](index_t tm, index_t tn) {
-    return ((problem.m + tm - 1) / tm) * ((problem.n + tn - 1) / tn) * problem.batch * split_k;
+// The tiles Sm80AutoConfig chooses from, in this order.
+enum class Sm80Tile { kLarge, kSmall, kNarrow };
+
+// A first model of how long a tile shape takes for `problem` on the current device: the busiest SM
+// decides. Each tile's work is its padded area TileM x TileN (the mma runs on padding too) over the
+// shape's efficiency when b of its blocks share an SM (more warps hide more latency; the large tile's
+// 8 warps alone are the unit).
+// NOTES: the efficiencies are estimates, to be replaced by measured ones (docs/notes/conv_sm80.md).
+inline Sm80Tile choose_sm80_tile(GemmCoord const& problem, int split_k) {
+  struct Shape {
+    Sm80Tile tile;
+    int m, n, blocks_per_sm;
+    double efficiency[3];  // with 1, 2, 3 blocks on the SM
   };
-  index_t const large = tiles(128, 256);
-  double const large_time = static_cast<double>((large + sms - 1) / sms);
-  index_t const small = tiles(128, 128);
-  index_t const full_waves = small / (2 * index_t{sms});
-  index_t const rest = small % (2 * index_t{sms});
-  double small_time = full_waves * (2 * 0.5 / 0.85);
-  if (rest > 0) small_time += rest > sms ? 2 * 0.5 / 0.85 : 0.5 / 0.6;
-  return small_time < large_time;
+  constexpr Shape kShapes[] = {
+      {Sm80Tile::kLarge, 128, 256, 1, {1.0, 1.0, 1.0}},
+      {Sm80Tile::kSmall, 128, 128, 2, {0.6, 0.85, 0.85}},
+      {Sm80Tile::kNarrow, 128, 64, 3, {0.45, 0.7, 0.8}},
+  };
+  int const sms = current_sm_count();
+  Sm80Tile best = Sm80Tile::kLarge;
+  double best_time = 0.0;
+  for (Shape const& s : kShapes) {
+    index_t const tiles = ((problem.m + s.m - 1) / s.m) * ((problem.n + s.n - 1) / s.n) * problem.batch * split_k;
+    index_t const slots = index_t{sms} * s.blocks_per_sm;
+    double const area = static_cast<double>(s.m) * s.n / (128.0 * 256.0);
+    index_t const full_waves = tiles / slots;
+    index_t const rest = tiles % slots;
+    double time = full_waves * s.blocks_per_sm * area / s.efficiency[s.blocks_per_sm - 1];
+    if (rest > 0) {
+      int const busiest = static_cast<int>((rest + sms - 1) / sms);
+      time += busiest * area / s.efficiency[busiest - 1];
+    }
+    if (s.tile == Sm80Tile::kLarge || time < best_time) {
+      best = s.tile;
+      best_time = time;
+    }
+  }
+  return best;
 }
 
 // Bytes of the split-K workspace (fp32 partials), 0 without split-K.
