@@ -129,6 +129,7 @@ problem:
   --epilogue E         none | bias_gelu_residual (default none)
                        bias_gelu_residual: D = gelu_tanh(A*B + bias[col]) + C, C row-major M x N
   --split-k S          tilefuse's split-k factor (default 1; the peers choose their own)
+  --kernel K           sm80 (mma.sync, default) | sm90 (TMA + WGMMA; bf16/fp16, tn only, Hopper GPUs)
 
 measurement:
   --reps R             timed calls per implementation; the median is reported (default 50)
@@ -230,6 +231,11 @@ std::variant<CliOptions, std::string> parse_cli(int argc, char const* const* arg
       return {};
     }
     if (name == "--split-k") return parse_positive_int(option, split_k);
+    if (name == "--kernel") {
+      if (value != "sm80" && value != "sm90") return "--kernel: unknown kernel '" + std::string(value) + "' (sm80 or sm90)";
+      o.settings.kernel = std::string(value);
+      return {};
+    }
     if (name == "--preset") {
       o.preset = std::string(value);
       return {};

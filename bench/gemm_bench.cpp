@@ -44,7 +44,7 @@ ResultRow GemmBench::run(GemmProblem const& p) {
   std::vector<Candidate> candidates;
   Candidate tilefuse;
   tilefuse.measurement.implementation = "tilefuse";
-  std::unique_ptr<TilefuseGemmOp> gemm = make_tilefuse_gemm(p.dtype, p.layout, p.epilogue);
+  std::unique_ptr<TilefuseGemmOp> gemm = make_tilefuse_gemm(p.dtype, p.layout, p.epilogue, settings_.kernel);
   DeviceBuffer workspace;
   if (!gemm) {
     tilefuse.measurement.state = MeasurementState::kNotBuilt;

@@ -3,7 +3,9 @@
 
 namespace tilefuse::bench {
 
-std::unique_ptr<TilefuseGemmOp> make_tilefuse_gemm(DType dtype, OperandLayout layout, EpilogueKind epilogue) {
+std::unique_ptr<TilefuseGemmOp> make_tilefuse_gemm(DType dtype, OperandLayout layout, EpilogueKind epilogue,
+                                                   std::string const& kernel) {
+  if (kernel == "sm90") return make_tilefuse_sm90(dtype, layout, epilogue);
   if (epilogue == EpilogueKind::kNone) {
     return dtype == DType::kBF16 ? make_tilefuse_bf16_plain(layout) : make_tilefuse_fp16_plain(layout);
   }
