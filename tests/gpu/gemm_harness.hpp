@@ -16,6 +16,10 @@
 //    before and after the output hold the sentinel too; after the run the padding, gaps and guards
 //    must still hold it. Reduction outputs are poisoned the same way: the library initialises them.
 //  * The split-K workspace is filled with NaN bytes before the run.
+//  * tf32 (float and tfloat32_t inputs): the integers in [-2, 2] are exact in tf32, so the same exact
+//    comparisons hold; the epilogue tensors of a tfloat32_t GEMM are float (EpilogueElement). Cases
+//    with Inputs::kNormal instead draw A and B from N(0, 1) and compare D = acc against float64 sums
+//    of the tf32-rounded inputs within an fp32-accumulation bound (see normal_input_bound).
 //  * Every element is checked; the first few mismatches are reported with (batch, row, col).
 #pragma once
 
@@ -87,7 +91,7 @@ ElementInfo element_info() {
   };
   if constexpr (std::is_same_v<E, bfloat16_t>) {
     info.unit_roundoff = 1.0 / 256.0;
-  } else if constexpr (std::is_same_v<E, half_t>) {
+  } else if constexpr (std::is_same_v<E, half_t> || std::is_same_v<E, tfloat32_t>) {
     info.unit_roundoff = 1.0 / 2048.0;
   } else {
     static_assert(std::is_same_v<E, float>, "the GPU tests use bfloat16, float16 and float32 tensors");
@@ -100,6 +104,8 @@ template <class E>
 char const* short_name() {
   if constexpr (std::is_same_v<E, bfloat16_t>) return "bf16";
   if constexpr (std::is_same_v<E, half_t>) return "fp16";
+  if constexpr (std::is_same_v<E, tfloat32_t>) return "tf32";
+  if constexpr (std::is_same_v<E, float>) return "fp32 (as tf32)";
   return name_of(data_type_of<E>);
 }
 
@@ -234,7 +240,7 @@ struct ArgTensor {
 // Builds the host image of a tensor: inputs get random integers in [lo, hi] and NaN outside the
 // matrix; outputs get NaN inside and the sentinel outside, with guards.
 inline std::unique_ptr<ArgTensor> make_tensor(std::string name, ElementInfo element, Geometry geometry, bool output,
-                                              std::mt19937_64& rng, int lo, int hi) {
+                                              std::mt19937_64& rng, int lo, int hi, bool normal = false) {
   auto t = std::make_unique<ArgTensor>();
   t->name = std::move(name);
   t->output = output;
@@ -251,7 +257,7 @@ inline std::unique_ptr<ArgTensor> make_tensor(std::string name, ElementInfo elem
     if (output) {
       std::memset(at, kPoisonByte, element.bytes);
     } else {
-      element.write(at, static_cast<double>(dist(rng)));
+      element.write(at, normal ? std::normal_distribution<double>(0.0, 1.0)(rng) : static_cast<double>(dist(rng)));
     }
   }
   if (output) t->expected = t->initial;
@@ -260,6 +266,15 @@ inline std::unique_ptr<ArgTensor> make_tensor(std::string name, ElementInfo elem
 }
 
 // ---- cases ----
+
+// What A and B hold: integers in [-2, 2] (exact sums, the default), or N(0, 1) samples (tf32 inputs
+// only, with a D = acc tree: checks the tf32 rounding and the accumulation within a bound).
+enum class Inputs { kIntegers, kNormal };
+
+// The element type of a GEMM's epilogue tensors (D, C, bias, ...): the input type, except float for
+// tfloat32_t inputs (tf32 is an input format; its outputs are float).
+template <class T>
+using EpilogueElement = std::conditional_t<std::is_same_v<T, tfloat32_t>, float, T>;
 
 struct GemmCase {
   GemmCoord problem{1, 1, 1, 1};
@@ -271,6 +286,7 @@ struct GemmCase {
   bool shared_b = false;         // one B for the whole batch (batch_stride_b = 0)
   int split_k = 1;
   bool refusal_allowed = false;  // can_implement may refuse the case (then nothing is run)
+  Inputs inputs = Inputs::kIntegers;
   std::uint64_t seed = 1;
 };
 
@@ -347,6 +363,45 @@ void reference_accumulator(GemmCoord p, ArgTensor const& a, ArgTensor const& b, 
   for (auto const& s : statuses) {
     if (!s.ok()) throw std::runtime_error("reference::gemm refused the case: " + s.to_string());
   }
+}
+
+// Inputs::kNormal references: acc = the float64 product of A and B rounded to tf32 as the kernel rounds
+// them (round_to_tf32: to nearest, ties away from zero; a no-op for tfloat32_t), and acc_abs = the
+// same product of their absolute values (sum_k |a b|, for the bound).
+template <class T, class LA, class LB>
+void normal_input_references(GemmCoord p, ArgTensor const& a, ArgTensor const& b, std::vector<double>& acc,
+                             std::vector<double>& acc_abs) {
+  static_assert(sizeof(T) == sizeof(float), "tf32 inputs are 32-bit");
+  auto rounded = [](ArgTensor const& t, bool absolute) {
+    auto copy = std::make_unique<ArgTensor>();
+    copy->element = t.element;
+    copy->geometry = t.geometry;
+    copy->guard = t.guard;
+    copy->initial = t.initial;
+    for (std::size_t i = 0; i + sizeof(float) <= copy->initial.size(); i += sizeof(float)) {
+      float x;
+      std::memcpy(&x, copy->initial.data() + i, sizeof(float));
+      x = round_to_tf32(x);  // NaN padding stays NaN
+      if (absolute) x = std::fabs(x);
+      std::memcpy(copy->initial.data() + i, &x, sizeof(float));
+    }
+    return copy;
+  };
+  reference_accumulator<T, LA, LB>(p, *rounded(a, false), *rounded(b, false), acc);
+  reference_accumulator<T, LA, LB>(p, *rounded(a, true), *rounded(b, true), acc_abs);
+}
+
+// The error allowed for an element of D = acc with normal inputs: the fp32 accumulation of tf32
+// products (exact: 11 x 11 significant bits) in k / 8 mma steps (counted as k / 4 in case the hardware
+// adds in halves), each rounding or truncating by at most 2 ulps of the running |sum| <= sum_k |a b|
+// (4 * 2^-24 = 2^-22), plus split-K and the final conversion (the 16):
+//   bound = (k / 4 + 16) * 2^-22 * sum_k |a b|.
+// A kernel that skips the tf32 rounding (the tensor core then truncates) moves each product by up to
+// ~2^-9 of its size, biased towards zero: an error of ~2^-10 sqrt(k) per element, several times this
+// bound (k = 256: ~2e-2 against ~3e-3 for sum |a b| ~ 0.64 k); a dropped k-tile (8-32 products of
+// size ~1) fails every element.
+inline double normal_input_bound(index_t k, double sum_abs) {
+  return (static_cast<double>(k) / 4.0 + 16.0) * std::ldexp(sum_abs, -22);
 }
 
 // ---- comparison ----
@@ -566,20 +621,27 @@ inline void tally_path(std::string const& described, CaseTally& tally) {
   }
 }
 
-// Runs one case on the device and checks it. Returns false when the case failed.
-template <class T, class LA, class LB, class Spec, class Config>
+// Runs one case on the device and checks it. Returns false when the case failed. `Operation` is the
+// device-level GEMM under test: gemm::Gemm by default, or any class template with its template
+// parameters (Element, LayoutA, LayoutB, Epilogue, Config) and its Arguments / can_implement /
+// workspace_size / run / describe (gemm::GemmSm90).
+template <class T, class LA, class LB, class Spec, class Config,
+          template <class, class, class, class, class> class Operation = gemm::Gemm>
 bool run_gemm_case(GemmCase const& c, Stream const& stream, CaseTally& tally) {
-  using Tree = typename Spec::template Tree<T>;
-  using Op = gemm::Gemm<T, LA, LB, Tree, Config>;
+  using Tree = typename Spec::template Tree<EpilogueElement<T>>;
+  using Op = Operation<T, LA, LB, Tree, Config>;
   GemmCoord const p = c.problem;
   std::string const title = case_title<T, LA, LB, Spec, Config>(c);
   std::mt19937_64 rng(c.seed);
 
   auto a = make_tensor("A", element_info<T>(), matrix_geometry(p.m, p.k, is_column_major<LA>(), c.ld_a, p.batch, c.batch_gap),
-                       false, rng, -2, 2);
+                       false, rng, -2, 2, c.inputs == Inputs::kNormal);
   auto b = make_tensor("B", element_info<T>(),
                        matrix_geometry(p.k, p.n, is_column_major<LB>(), c.ld_b, p.batch, c.batch_gap, c.shared_b), false,
-                       rng, -2, 2);
+                       rng, -2, 2, c.inputs == Inputs::kNormal);
+  if (c.inputs == Inputs::kNormal && !std::is_same_v<T, float> && !std::is_same_v<T, tfloat32_t>) {
+    throw std::runtime_error("Inputs::kNormal is for the tf32 path (float and tfloat32_t inputs)");
+  }
   std::vector<std::unique_ptr<ArgTensor>> tensors;
   typename Op::EpilogueArgs device_args;
   epilogue::EpilogueArguments<Tree> host_args;
@@ -628,7 +690,12 @@ bool run_gemm_case(GemmCase const& c, Stream const& stream, CaseTally& tally) {
 
   // The host reference runs while the device works.
   std::vector<double> acc;
-  reference_accumulator<T, LA, LB>(p, *a, *b, acc);
+  std::vector<double> acc_abs;  // Inputs::kNormal: sum_k |A(r, k) B(k, c)|, for the error bound
+  if (c.inputs == Inputs::kNormal) {
+    if constexpr (sizeof(T) == sizeof(float)) normal_input_references<T, LA, LB>(p, *a, *b, acc, acc_abs);
+  } else {
+    reference_accumulator<T, LA, LB>(p, *a, *b, acc);
+  }
   MatrixRef<double const, RowMajor> const acc_ref{acc.data(), p.m, p.n, p.n, p.m * p.n};
   Status const host = epilogue::run_host<Tree>(host_args, acc_ref, epilogue::ProblemShape{p.m, p.n, p.batch});
   if (!host.ok()) throw std::runtime_error("epilogue::run_host refused the case: " + host.to_string());
@@ -645,7 +712,12 @@ bool run_gemm_case(GemmCase const& c, Stream const& stream, CaseTally& tally) {
   for (auto const& t : tensors) {
     if (!t->output) continue;
     ApproxFn approx;
-    if constexpr (!Spec::kExact) {
+    if (c.inputs == Inputs::kNormal && t->name == "D") {
+      approx = [&](Place const& at) {
+        std::size_t const i = static_cast<std::size_t>((at.batch * p.m + at.row) * p.n + at.col);
+        return Approx{acc[i], normal_input_bound(p.k, acc_abs[i])};
+      };
+    } else if constexpr (!Spec::kExact) {
       if (t->name == "D") {
         double const u = t->element.unit_roundoff;
         approx = [&, u](Place const& at) {
@@ -670,14 +742,15 @@ bool run_gemm_case(GemmCase const& c, Stream const& stream, CaseTally& tally) {
 
 // Runs a list of cases (one stream for all), continuing after a failed case; stops after
 // `max_failures` failed cases so that one broken path does not flood the log.
-template <class T, class LA, class LB, class Spec, class Config>
+template <class T, class LA, class LB, class Spec, class Config,
+          template <class, class, class, class, class> class Operation = gemm::Gemm>
 void run_gemm_cases(std::vector<GemmCase> const& cases, int max_failures = 4) {
   Stream stream;
   CaseTally tally;
   for (auto const& c : cases) {
     bool passed = false;
     try {
-      passed = run_gemm_case<T, LA, LB, Spec, Config>(c, stream, tally);
+      passed = run_gemm_case<T, LA, LB, Spec, Config, Operation>(c, stream, tally);
     } catch (std::exception const& e) {
       // A CUDA error (an illegal address, say) usually leaves the context unusable: stop here.
       ADD_FAILURE() << case_title<T, LA, LB, Spec, Config>(c) << "\n  " << e.what();

@@ -15,6 +15,8 @@ namespace tilefuse::gpu_test {
 
 using gemm::Sm80LargeConfig;
 using gemm::Sm80SmallConfig;
+using gemm::Sm80Tf32LargeConfig;
+using gemm::Sm80Tf32SmallConfig;
 
 // ---- epilogue specifications (see gemm_harness.hpp for what a Spec provides) ----
 namespace specs {
@@ -296,6 +298,39 @@ inline std::vector<GemmCase> epilogue_cases(std::uint64_t seed) {
   c.ld_epilogue = Ld::kOdd;
   c.split_k = 2;
   add(c);
+  return cases;
+}
+
+// The tf32 path with N(0, 1) inputs (Inputs::kNormal, D = acc only): all paths (16-byte and
+// element-wise, edges in every dimension), batches, split-K; k from 8 to 1000 so that the bound stays
+// well below the error of a kernel that skips the tf32 rounding.
+inline std::vector<GemmCase> tf32_normal_cases(std::uint64_t seed) {
+  std::vector<GemmCase> cases;
+  auto add = [&](GemmCase c) {
+    c.inputs = Inputs::kNormal;
+    c.seed = seed * 100 + cases.size();
+    cases.push_back(c);
+  };
+  GemmCase c = make_case(257, 129, 256);
+  add(c);
+  c.ld_a = c.ld_b = Ld::kAligned;
+  add(c);
+  c = make_case(128, 256, 64);  // whole tiles, 16-byte path
+  add(c);
+  c = make_case(1000, 255, 200, 2);
+  c.ld_a = c.ld_b = c.ld_epilogue = Ld::kAligned;
+  c.batch_gap = 4;
+  add(c);
+  c = make_case(129, 300, 1000);
+  c.ld_a = Ld::kOdd;
+  c.split_k = 3;
+  add(c);
+  c = make_case(64, 1000, 512);
+  c.ld_a = c.ld_b = Ld::kAligned;
+  c.split_k = 4;
+  add(c);
+  add(make_case(13, 7, 9));
+  add(make_case(300, 260, 8));
   return cases;
 }
 

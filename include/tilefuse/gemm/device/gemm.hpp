@@ -1,5 +1,8 @@
 // Gemm: the device-level operation of the sm_80 path (mma.sync; runs on sm_80, sm_89 and sm_90).
 //   D[l] = epilogue(A[l] * B[l]) for l < batch, A: m x k, B: k x n, in any of the four layouts.
+// Inputs: bf16 or fp16 (mma.m16n8k16), or the tf32 path (mma.m16n8k8.tf32): float (rounded to tf32,
+// to nearest with ties away from zero, in the fragment registers) or tfloat32_t (already tf32: no
+// conversion, the faster of the two). The accumulation is fp32 in every case.
 // can_implement() checks every argument and explains a refusal; run() picks the 16-byte cp.async path
 // when pointers and leading dimensions allow it and the element-wise path otherwise (any shape runs),
 // optionally splits K over several blocks (parallel split-K through an fp32 workspace), and launches
@@ -12,6 +15,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include <tilefuse/core/status.hpp>
 #include <tilefuse/epilogue/arguments.hpp>
@@ -22,8 +26,12 @@
 
 namespace tilefuse::gemm {
 
-template <class ElementAB, class LayoutA, class LayoutB, class Epilogue, class Config = Sm80LargeConfig>
+template <class ElementAB, class LayoutA, class LayoutB, class Epilogue, class Config = Sm80DefaultConfig<ElementAB>>
 class Gemm {
+  static_assert(std::is_same_v<ElementAB, bfloat16_t> || std::is_same_v<ElementAB, half_t> ||
+                    std::is_same_v<ElementAB, float> || std::is_same_v<ElementAB, tfloat32_t>,
+                "the sm_80 GEMM takes bf16, fp16, float (computed in tf32) or tfloat32_t inputs");
+
  public:
   using EpilogueArgs = epilogue::EpilogueArguments<Epilogue>;
 
@@ -64,7 +72,9 @@ class Gemm {
     Plan plan;
     Status const s = make_plan(args, &plan);
     if (!s.ok()) return "cannot run: " + s.message();
-    return status_message("sm80 mma.sync GEMM, tile ", Config::kTileM, "x", Config::kTileN, "x", Config::kTileK, ", ",
+    return status_message("sm80 mma.sync GEMM (", kIsTf32 ? (std::is_same_v<ElementAB, float> ? "fp32 rounded to tf32" : "tf32")
+                                                           : (std::is_same_v<ElementAB, bfloat16_t> ? "bf16" : "fp16"),
+                          " inputs), tile ", Config::kTileM, "x", Config::kTileN, "x", Config::kTileK, ", ",
                           Config::kWarpsM * Config::kWarpsN, " warps, ", Config::kStages, " stages, ",
                           plan.aligned ? "16-byte cp.async path" : "element-wise path (", plan.why_narrow,
                           plan.aligned ? "" : ")", args.split_k > 1 ? status_message(", split-K ", args.split_k) : "");
@@ -73,6 +83,9 @@ class Gemm {
  private:
   template <bool kAligned>
   using Kernel = sm80::GemmKernel<ElementAB, LayoutA, LayoutB, Epilogue, Config, kAligned>;
+  static constexpr bool kIsTf32 = sizeof(ElementAB) == 4;
+  // Elements per 16-byte chunk: the alignment unit of the 16-byte path.
+  static constexpr index_t kChunkElements = 16 / static_cast<index_t>(sizeof(ElementAB));
 
   struct Plan {
     index_t lda = 0, ldb = 0, batch_stride_a = 0, batch_stride_b = 0;
@@ -128,17 +141,41 @@ class Gemm {
     }
     Status const bound = args.epilogue.bind({p.m, p.n, p.batch}, &plan->epilogue);
     if (!bound.ok()) return {bound.code(), "gemm epilogue: " + bound.message()};
+    TILEFUSE_RETURN_IF_ERROR(check_shared_memory());
 
     // The 16-byte path reads whole aligned chunks along each operand's contiguous dimension.
     auto misaligned_16 = [](void const* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0; };
     if (misaligned_16(args.a) || misaligned_16(args.b)) {
       plan->why_narrow = "a or b is not 16-byte aligned";
-    } else if (plan->lda % 8 != 0 || plan->ldb % 8 != 0) {
-      plan->why_narrow = status_message("lda = ", plan->lda, " or ldb = ", plan->ldb, " is not a multiple of 8 elements");
-    } else if (p.batch > 1 && (plan->batch_stride_a % 8 != 0 || plan->batch_stride_b % 8 != 0)) {
-      plan->why_narrow = "a batch stride is not a multiple of 8 elements";
+    } else if (plan->lda % kChunkElements != 0 || plan->ldb % kChunkElements != 0) {
+      plan->why_narrow = status_message("lda = ", plan->lda, " or ldb = ", plan->ldb, " is not a multiple of ",
+                                        kChunkElements, " elements");
+    } else if (p.batch > 1 && (plan->batch_stride_a % kChunkElements != 0 || plan->batch_stride_b % kChunkElements != 0)) {
+      plan->why_narrow = status_message("a batch stride is not a multiple of ", kChunkElements, " elements");
     }
     plan->aligned = plan->why_narrow.empty();
+    return {};
+  }
+
+  // The config's shared memory (pipeline stages, or the staged accumulator tile) must fit one block of
+  // the current device (the opt-in limit: 163 KiB on sm_80, 227 KiB on sm_90). Without a usable device
+  // the launch reports the error instead.
+  static Status check_shared_memory() {
+    constexpr int kBytes = Kernel<true>::kSmemBytes;
+    int device = 0;
+    int limit = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return {};
+    }
+    if (kBytes > limit) {
+      return not_supported("gemm: the config's tile ", Config::kTileM, "x", Config::kTileN, "x", Config::kTileK,
+                           " with ", Config::kStages, " stages of ", sizeof(ElementAB), "-byte elements needs ", kBytes,
+                           " bytes of shared memory per block, but device ", device, " allows at most ", limit,
+                           "; use fewer stages or a smaller tile",
+                           kIsTf32 ? " (Sm80Tf32LargeConfig or Sm80Tf32SmallConfig for float / tfloat32_t inputs)" : "");
+    }
     return {};
   }
 

@@ -1,7 +1,9 @@
-// The sm_80 GEMM kernel (runs on sm_80, sm_89 and sm_90): mma.sync.m16n8k16 with fp32 accumulation,
-// a Stages-deep cp.async pipeline into swizzled shared memory, ldmatrix fragment loads, grouped
-// rasterization, and the epilogue visitor tree applied to the accumulator tile staged through shared
-// memory so each thread owns 8 consecutive elements of an output row.
+// The sm_80 GEMM kernel (runs on sm_80, sm_89 and sm_90): mma.sync with fp32 accumulation
+// (m16n8k16 for bf16 / fp16 inputs, m16n8k8.tf32 for float and tfloat32_t inputs, floats rounded to
+// tf32 in the fragment registers, cvt.rna, just before their mmas), a Stages-deep cp.async pipeline into swizzled shared memory,
+// ldmatrix (or 32-bit shared loads) fragment loads, grouped rasterization, and the epilogue visitor
+// tree applied to the accumulator tile staged through shared memory so each thread owns 8 consecutive
+// elements of an output row.
 //
 // kernel = operand source x mainloop x epilogue x scheduler: the operand source copies k-tiles into
 // shared memory (strided matrices for the GEMM, gathers for the implicit-GEMM convolution);
@@ -36,10 +38,14 @@ struct TiledKernel {
   static constexpr int kMmaM = Config::kWarpTileM / 16;  // mma tiles per warp along m
   static constexpr int kMmaN = Config::kWarpTileN / 8;   // ... along n
   static_assert(kMmaN % 2 == 0, "B fragments are loaded two n-tiles at a time");
+  // One k-step: one mma's k (16 for 16-bit elements, 8 for tf32), two 16-byte chunks of k either way.
+  static constexpr int kStepK = arch::kMmaK<Element>;
+  static_assert(kTileK % kStepK == 0, "TileK is a multiple of the mma's k");
 
   using OperandA = OperandTile<Element, typename Operands::LayoutA, true, kTileM, kTileK, kThreads>;
   using OperandB = OperandTile<Element, typename Operands::LayoutB, false, kTileN, kTileK, kThreads>;
   using Loader = typename Operands::template Loader<OperandA, OperandB>;
+  static_assert(2 * OperandA::kChunkElements == kStepK, "a k-step is two 16-byte chunks of k");
   static constexpr int kStageElements = OperandA::Tile::kElements + OperandB::Tile::kElements;
   // The accumulator tile is staged as floats with 4 floats of padding per row (fewer bank conflicts,
   // rows still 16-byte aligned).
@@ -62,7 +68,7 @@ struct TiledKernel {
   // Accumulators of one thread: kMmaM x kMmaN mma tiles of 4 floats.
   using Accumulators = float[kMmaM][kMmaN][4];
 
-  // One k-step (16) of a warp's A and B fragments.
+  // One k-step (kStepK) of a warp's A and B fragments.
   struct Fragments {
     cuda::std::uint32_t a[kMmaM][4];
     cuda::std::uint32_t b[kMmaN][2];
@@ -84,6 +90,13 @@ struct TiledKernel {
       f.b[j][0] = pair[0], f.b[j][1] = pair[1];
       f.b[j + 1][0] = pair[2], f.b[j + 1][1] = pair[3];
     }
+  }
+
+  TILEFUSE_DEVICE static void round_to_tf32(Fragments& f) {
+#pragma unroll
+    for (int i = 0; i < kMmaM; ++i) arch::round_fragment_to_tf32<Element>(f.a[i]);
+#pragma unroll
+    for (int j = 0; j < kMmaN; ++j) arch::round_fragment_to_tf32<Element>(f.b[j]);
   }
 
   // One threadblock: which tile, its mainloop, then its epilogue.
@@ -208,7 +221,7 @@ struct TiledKernel {
     int const warp_m0 = (warp / Config::kWarpsN) * Config::kWarpTileM;
     int const warp_n0 = (warp % Config::kWarpsN) * Config::kWarpTileN;
     Lanes const lanes{FragmentLanes<OperandA>(lane), FragmentLanes<OperandB>(lane)};
-    constexpr int kSteps = kTileK / 16;
+    constexpr int kSteps = kTileK / kStepK;
 
     // Fragments are double-buffered: while the mmas of one k-step run, the ldmatrix of the next one
     // (in this k-tile or, at the last step, in the next) is already in flight.
@@ -228,7 +241,7 @@ struct TiledKernel {
 #pragma unroll
       for (int step = 0; step < kSteps; ++step) {
         if (step + 1 < kSteps) {
-          load_fragments(frag[buffer ^ 1], lanes, stage_a(s), stage_b(s), warp_m0, warp_n0, (step + 1) * 16);
+          load_fragments(frag[buffer ^ 1], lanes, stage_a(s), stage_b(s), warp_m0, warp_n0, (step + 1) * kStepK);
         } else {
           // The next k-tile must have landed (its group is kStages - 2 behind the newest) and be
           // visible to every warp before its first fragments are read.
@@ -238,11 +251,14 @@ struct TiledKernel {
             load_fragments(frag[buffer ^ 1], lanes, stage_a(next), stage_b(next), warp_m0, warp_n0, 0);
           }
         }
-        Fragments const& f = frag[buffer];
+        Fragments& f = frag[buffer];
+        // float inputs: round this step's fragments to tf32 now that their loads have landed (a
+        // no-op for tfloat32_t and 16-bit inputs).
+        round_to_tf32(f);
 #pragma unroll
         for (int i = 0; i < kMmaM; ++i)
 #pragma unroll
-          for (int j = 0; j < kMmaN; ++j) arch::mma_m16n8k16<Element>(acc[i][j], f.a[i], f.b[j]);
+          for (int j = 0; j < kMmaN; ++j) arch::mma_m16n8<Element>(acc[i][j], f.a[i], f.b[j]);
         buffer ^= 1;
       }
     }
