@@ -34,20 +34,21 @@ struct GatherTileLoader {
   static constexpr int kMnParts = kKContiguous ? kChunks : 1;
   static_assert(Gather::kKContiguous == kKContiguous, "the tile must lie as the tensor does");
 
-  Gather gather;
-  Element const* tensor;
+  // NOTES: the gather (the problem's geometry) and the tensor pointer are passed in at each load from
+  // the kernel's parameter space instead of being stored here: stored copies stay live in registers
+  // for the whole mainloop (the same copy of a leading dimension cost the GEMM 30 registers).
   index_t mn0;
   int row0;
   int col;
   typename Gather::MnPart mn[kMnParts];
 
-  TILEFUSE_DEVICE GatherTileLoader(Gather const& g, Element const* t, index_t mn0_, int thread)
-      : gather(g), tensor(t), mn0(mn0_), row0(thread / Tile::kChunksPerRow), col((thread % Tile::kChunksPerRow) * 8) {
+  TILEFUSE_DEVICE GatherTileLoader(Gather const& gather, index_t mn0_, int thread)
+      : mn0(mn0_), row0(thread / Tile::kChunksPerRow), col((thread % Tile::kChunksPerRow) * 8) {
 #pragma unroll
     for (int i = 0; i < kMnParts; ++i) mn[i] = gather.mn_part(mn0 + (kKContiguous ? row0 + i * kRowStep : col));
   }
 
-  TILEFUSE_DEVICE void load(Element* smem, index_t k0) const {
+  TILEFUSE_DEVICE void load(Gather const& gather, Element const* tensor, Element* smem, index_t k0) const {
 #pragma unroll
     for (int i = 0; i < kChunks; ++i) {
       int const row = row0 + i * kRowStep;
@@ -108,38 +109,42 @@ struct ImplicitGemmOperands {
 
     // k_end is the split's end; k-tiles never straddle splits, so the gathers' own bound (the GEMM's K)
     // is the only one they need.
-    TILEFUSE_DEVICE void load(Element* smem_a, Element* smem_b, index_t k0, index_t k_end) const {
-      load_one(a, smem_a, k0, k_end);
-      load_one(b, smem_b, k0, k_end);
+    TILEFUSE_DEVICE void load(Params const& p, Element* smem_a, Element* smem_b, index_t k0, index_t k_end) const {
+      if constexpr (kDenseA) {
+        load_dense(a, index_t{p.geometry.K}, smem_a, k0, k_end);  // dy column-major, ld = K
+      } else {
+        a.load(GatherA(p.geometry), p.a, smem_a, k0);
+      }
+      if constexpr (kDenseB) {
+        load_dense(b, index_t{p.geometry.R} * p.geometry.S * p.geometry.C, smem_b, k0, k_end);  // w, ld = R*S*C
+      } else {
+        b.load(GatherB(p.geometry), p.b, smem_b, k0);
+      }
     }
 
    private:
-    template <class L, class E>
-    TILEFUSE_DEVICE void load_one(L const& loader, E* smem, index_t k0, index_t k_end) const {
-      if constexpr (cuda::std::is_same_v<L, DenseA> || cuda::std::is_same_v<L, DenseB>) {
-        index_t const k_left = k_end - k0;
-        if (loader.is_whole(k_left)) {
-          loader.load_interior(smem, k0, thread);
-        } else {
-          loader.load(smem, k0, k_left, thread);
-        }
+    template <class L>
+    TILEFUSE_DEVICE void load_dense(L const& loader, index_t ld, Element* smem, index_t k0, index_t k_end) const {
+      index_t const k_left = k_end - k0;
+      if (loader.is_whole(k_left)) {
+        loader.load_interior(smem, ld, k0, thread);
       } else {
-        loader.load(smem, k0);
+        loader.load(smem, ld, k0, k_left, thread);
       }
     }
 
     TILEFUSE_DEVICE static LoaderA make_a(Params const& p, GemmCoord const& problem, index_t m0, int thread) {
       if constexpr (kDenseA) {
-        return DenseA{p.a, index_t{p.geometry.K}, m0, problem.m - m0};  // dy column-major, ld = K
+        return DenseA{p.a, m0, problem.m - m0};  // dy column-major, ld = K
       } else {
-        return LoaderA(GatherA(p.geometry), p.a, m0, thread);
+        return LoaderA(GatherA(p.geometry), m0, thread);
       }
     }
     TILEFUSE_DEVICE static LoaderB make_b(Params const& p, GemmCoord const& problem, index_t n0, int thread) {
       if constexpr (kDenseB) {
-        return DenseB{p.b, problem.k, n0, problem.n - n0};  // w column-major K x N, ld = R*S*C
+        return DenseB{p.b, n0, problem.n - n0};  // w column-major K x N, ld = R*S*C
       } else {
-        return LoaderB(GatherB(p.geometry), p.b, n0, thread);
+        return LoaderB(GatherB(p.geometry), n0, thread);
       }
     }
   };

@@ -7,7 +7,7 @@
 //   LayoutA, LayoutB   how the tiles lie in shared memory (K- or MN-contiguous)
 //   Params             its kernel parameters
 //   Loader<OperandA, OperandB>(params, problem, batch, m0, n0, thread) with
-//     load(smem_a, smem_b, k0, k_end)   issue the cp.asyncs of one k-tile (the kernel commits them)
+//     load(params, smem_a, smem_b, k0, k_end)   issue the cp.asyncs of one k-tile (the kernel commits them)
 #pragma once
 
 #include <tilefuse/core/coord.h>
@@ -17,21 +17,23 @@
 namespace tilefuse::gemm::sm80 {
 
 // One dense operand of one threadblock: `mn_left` rows (A) or columns (B) from the tile's first.
+// NOTES: the leading dimension is passed in at each load (it lives in the kernel's parameter space)
+// rather than copied into the loader: the copy cost the 128x256 kernel 30 registers and 104 bytes of
+// spills (docs/notes/gemm_sm80.md, v12).
 template <class Operand, bool kAligned>
 struct DenseTileLoader {
   using Element = typename Operand::ElementType;
   Element const* data;  // this batch entry's matrix
-  index_t ld;
   index_t mn0;
   index_t mn_left;
 
   TILEFUSE_DEVICE bool is_whole(index_t k_left) const {
     return kAligned && k_left >= Operand::kTileK && mn_left >= Operand::kTileMN;
   }
-  TILEFUSE_DEVICE void load_interior(Element* smem, index_t k0, int thread) const {
+  TILEFUSE_DEVICE void load_interior(Element* smem, index_t ld, index_t k0, int thread) const {
     Operand::load_interior(smem, Operand::k_tile_base(data, ld, mn0, k0), ld, thread);
   }
-  TILEFUSE_DEVICE void load(Element* smem, index_t k0, index_t k_left, int thread) const {
+  TILEFUSE_DEVICE void load(Element* smem, index_t ld, index_t k0, index_t k_left, int thread) const {
     Operand::template load<kAligned>(smem, Operand::k_tile_base(data, ld, mn0, k0), ld,
                                      Operand::rows_left(mn_left, k_left), Operand::cols_left(mn_left, k_left), thread);
   }
@@ -58,19 +60,19 @@ struct DenseOperands {
     int thread;
 
     TILEFUSE_DEVICE Loader(Params const& p, GemmCoord const& problem, int batch, index_t m0, index_t n0, int thread_)
-        : a{p.a + batch * p.batch_stride_a, p.lda, m0, problem.m - m0},
-          b{p.b + batch * p.batch_stride_b, p.ldb, n0, problem.n - n0},
+        : a{p.a + batch * p.batch_stride_a, m0, problem.m - m0},
+          b{p.b + batch * p.batch_stride_b, n0, problem.n - n0},
           thread(thread_) {}
 
-    TILEFUSE_DEVICE void load(Element* smem_a, Element* smem_b, index_t k0, index_t k_end) const {
+    TILEFUSE_DEVICE void load(Params const& p, Element* smem_a, Element* smem_b, index_t k0, index_t k_end) const {
       index_t const k_left = k_end - k0;
       // NOTES: the interior case is kept apart so the hot loop carries none of the edge handling.
       if (a.is_whole(k_left) && b.is_whole(k_left)) {
-        a.load_interior(smem_a, k0, thread);
-        b.load_interior(smem_b, k0, thread);
+        a.load_interior(smem_a, p.lda, k0, thread);
+        b.load_interior(smem_b, p.ldb, k0, thread);
       } else {
-        a.load(smem_a, k0, k_left, thread);
-        b.load(smem_b, k0, k_left, thread);
+        a.load(smem_a, p.lda, k0, k_left, thread);
+        b.load(smem_b, p.ldb, k0, k_left, thread);
       }
     }
   };

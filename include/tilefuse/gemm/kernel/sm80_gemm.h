@@ -208,7 +208,7 @@ struct TiledKernel {
 
     auto load_stage = [&](int k_tile) {
       int const s = k_tile % kStages;
-      if (k_tile < k_tiles) loader.load(stage_a(s), stage_b(s), k_begin + index_t{k_tile} * kTileK, k_end);
+      if (k_tile < k_tiles) loader.load(p.operands, stage_a(s), stage_b(s), k_begin + index_t{k_tile} * kTileK, k_end);
       // NOTES: commit even when nothing was issued, so that wait<kStages - 2> below always refers to
       // the group of the stage about to be read.
       arch::cp_async_commit();
