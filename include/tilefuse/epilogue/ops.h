@@ -2,10 +2,26 @@
 // static apply(); compute.h turns them into tree nodes. Comparisons return 1.0f or 0.0f.
 #pragma once
 
+#include <cuda/std/limits>
+
 #include <tilefuse/core/math.h>
 #include <tilefuse/core/platform.h>
 
 namespace tilefuse::epilogue::op {
+
+// floor(a / b) of the integer parts of a and b (Python's //: rounds toward minus infinity). NaN when b
+// is 0, either is NaN, or either is beyond 2^31 (no trap, no undefined conversion).
+TILEFUSE_HOST_DEVICE inline float floor_div(float a, float b) {
+  constexpr float kLimit = 2147483648.0f;
+  constexpr float kNaN = cuda::std::numeric_limits<float>::quiet_NaN();
+  if (!(a > -kLimit && a < kLimit && b > -kLimit && b < kLimit)) return kNaN;
+  auto const x = static_cast<long long>(a);
+  auto const y = static_cast<long long>(b);
+  if (y == 0) return kNaN;
+  long long q = x / y;
+  if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
+  return static_cast<float>(q);
+}
 
 #define TILEFUSE_UNARY_OP(Name, expr)                                       \
   struct Name {                                                             \
@@ -30,6 +46,11 @@ TILEFUSE_BINARY_OP(Greater, a > b ? 1.0f : 0.0f)
 TILEFUSE_BINARY_OP(GreaterEqual, a >= b ? 1.0f : 0.0f)
 TILEFUSE_BINARY_OP(Equal, a == b ? 1.0f : 0.0f)
 TILEFUSE_BINARY_OP(NotEqual, a != b ? 1.0f : 0.0f)
+// Integer quotient and remainder of whole numbers held in floats (coordinates, extents: exact below
+// 2^24), computed in integers so the result is exact whatever division the compiler emits (a fast-math
+// float division may round q - 1/b up to q).
+TILEFUSE_BINARY_OP(FloorDiv, floor_div(a, b))
+TILEFUSE_BINARY_OP(Mod, a - b * floor_div(a, b))
 // leaky_relu(x, slope): x for x >= 0, slope * x below. NaN stays NaN.
 TILEFUSE_BINARY_OP(LeakyRelu, a < 0.0f ? a * b : a)
 
