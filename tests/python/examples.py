@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tilefuse.epilogue import amax, gelu, relu, row, sigmoid, silu, tanh, where
+from tilefuse.epilogue import amax, col, gelu, relu, row, sigmoid, silu, tanh, where
 
 M, N, B = 9, 21, 2  # odd sizes: partial vectors in the C++ host driver
 
@@ -35,6 +35,11 @@ def plain(acc):
     return acc
 
 
+def checkerboard(acc, q):
+    # conv-style coordinates: with rows = (pixel) and q pixels per image row, flip every other tile
+    return where((row() // q + col() // 4) % 2 == 0, acc, -acc)
+
+
 @dataclass
 class Example:
     name: str
@@ -58,6 +63,7 @@ def examples(seed=0):
     rng = np.random.default_rng(seed)
     vec = lambda *shape: rng.uniform(-2, 2, shape).astype(np.float32)  # noqa: E731
     rows = np.arange(M, dtype=np.float32)[None, :, None]
+    cols = np.arange(N, dtype=np.float32)[None, None, :]
     return [
         Example("residual_block", residual_block,
                 {"acc": (B, M, N), "bias": (N,), "residual": (B, M, N), "alpha": 1.5},
@@ -74,6 +80,8 @@ def examples(seed=0):
         Example("gelu_bias", gelu_bias, {"acc": (B, M, N), "bias": (N,)}, {"bias": vec(N)},
                 lambda a, d: {"D": _gelu(a + d["bias"])}, element="float16"),
         Example("plain", plain, {"acc": (B, M, N)}, {}, lambda a, d: {"D": a}),
+        Example("checkerboard", checkerboard, {"acc": (B, M, N), "q": 3.0}, {"q": 3.0},
+                lambda a, d: {"D": np.where(((rows // d["q"]) + (cols // 4)) % 2 == 0, a, -a)}, element="float32"),
     ]
 
 

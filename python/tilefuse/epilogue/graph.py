@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 # Python op -> (C++ alias in compute.h, arity). The one table both lowering and docs rely on.
 COMPUTE_OPS = {
     "add": ("Add", 2), "sub": ("Sub", 2), "mul": ("Mul", 2), "div": ("Div", 2),
+    "floordiv": ("FloorDiv", 2), "mod": ("Mod", 2),
     "minimum": ("Min", 2), "maximum": ("Max", 2),
     "lt": ("Less", 2), "le": ("LessEqual", 2), "gt": ("Greater", 2), "ge": ("GreaterEqual", 2),
     "eq": ("Equal", 2), "ne": ("NotEqual", 2),

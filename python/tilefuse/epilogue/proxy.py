@@ -160,8 +160,11 @@ class Value:
                           "(x ** 2 becomes x * x); write exp(y * log_value) by hand for other powers")
 
     __rpow__ = _unsupported_operator("** (number ** value)", "use exp(value * math.log(number))")
-    __floordiv__ = __rfloordiv__ = _unsupported_operator("//", "use / (there is no floor in the epilogue tree)")
-    __mod__ = __rmod__ = _unsupported_operator("%", None)
+    # Python's // and % on whole numbers (coordinates, extents): C++ FloorDiv and Mod, exact in integers.
+    def __floordiv__(self, o): return self._binary("floordiv", o, symbol="//")
+    def __rfloordiv__(self, o): return self._binary("floordiv", o, True, "//")
+    def __mod__(self, o): return self._binary("mod", o, symbol="%")
+    def __rmod__(self, o): return self._binary("mod", o, True, "%")
     __matmul__ = __rmatmul__ = _unsupported_operator("@", "an epilogue works on one element at a time")
     __lshift__ = __rshift__ = __xor__ = _unsupported_operator("<< >> ^", None)
 

@@ -75,11 +75,22 @@ def _sigmoid(np, x):
     return np.float32(1) / (np.float32(1) + np.exp(-x))
 
 
+def _floor_div(np, a, b):
+    """C++ op::FloorDiv: floor of the integer parts' quotient; NaN for a zero or non-finite divisor."""
+    a, b = np.broadcast_arrays(np.asarray(a, np.float32), np.asarray(b, np.float32))
+    ok = (b != 0) & np.isfinite(a) & np.isfinite(b) & (np.abs(a) < 2.0**31) & (np.abs(b) < 2.0**31)
+    safe_b = np.where(ok, np.trunc(b), np.float32(1))
+    q = np.floor_divide(np.where(ok, np.trunc(a), np.float32(0)), safe_b)
+    return np.where(ok, q, np.float32(np.nan)).astype(np.float32)
+
+
 _OPS = {
     "add": lambda np, a, b: a + b,
     "sub": lambda np, a, b: a - b,
     "mul": lambda np, a, b: a * b,
     "div": lambda np, a, b: a / b,
+    "floordiv": lambda np, a, b: _floor_div(np, a, b),
+    "mod": lambda np, a, b: a - b * _floor_div(np, a, b),
     "minimum": lambda np, a, b: np.minimum(a, b),
     "maximum": lambda np, a, b: np.maximum(a, b),
     "lt": lambda np, a, b: (a < b).astype(np.float32),
