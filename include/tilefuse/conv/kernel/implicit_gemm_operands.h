@@ -13,6 +13,7 @@
 
 #include <tilefuse/arch/cp_async.h>
 #include <tilefuse/conv/implicit_gemm.h>
+#include <tilefuse/conv/input_transform.h>
 #include <tilefuse/core/array.h>
 #include <tilefuse/core/tensor_ref.h>
 #include <tilefuse/gemm/kernel/sm80_dense_operands.h>
@@ -72,13 +73,35 @@ struct GatherTileLoader {
       }
     }
   }
+
+  // Mainloop fusion: rewrites, in shared memory, the chunks this thread copied for the k-tile at k0 as
+  // Transform::apply(x, scale[c], shift[c]); zeros of padding and of coordinates past the end stay zero.
+  // Only for K-contiguous activation gathers whose k parts carry the channel (fprop's A).
+  template <class Transform>
+  TILEFUSE_DEVICE void transform(Gather const& gather, InputTransformParams const& t, Element* smem, index_t k0) const {
+    static_assert(kKContiguous, "the input transform applies to fprop's activation tile");
+#pragma unroll
+    for (int i = 0; i < kChunks; ++i) {
+      Element* dst = smem + Tile::offset(row0 + i * kRowStep, col);
+      Array<Element, 8> v = *reinterpret_cast<Array<Element, 8> const*>(dst);
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {
+        // kAligned: the chunk's 8 k share one tap and are channels c..c+7; else each has its own.
+        auto const tap = gather.k_part(k0 + col + (kAligned ? 0 : e));
+        if (gather.offset(mn[i], tap) < 0) continue;  // padding or past the end: stays zero
+        int const c = tap.c + (kAligned ? e : 0);
+        v[e] = Element(Transform::apply(static_cast<float>(v[e]), t.scale[c], t.shift[c]));
+      }
+      *reinterpret_cast<Array<Element, 8>*>(dst) = v;
+    }
+  }
 };
 
 // Layout tags that make the kernel's OperandTile lie as the gathered tensor does.
 template <bool kIsA, bool kKContiguous>
 using TileLayout = cuda::std::conditional_t<kIsA == kKContiguous, RowMajor, ColumnMajor>;
 
-template <class Element, ConvMode kMode, bool kAligned>
+template <class Element, ConvMode kMode, bool kAligned, class InputTransform = NoInputTransform>
 struct ImplicitGemmOperands {
   using GatherA = ImplicitGemmOperand<kMode, true>;
   using GatherB = ImplicitGemmOperand<kMode, false>;
@@ -88,10 +111,13 @@ struct ImplicitGemmOperands {
   static constexpr bool kDenseA = kMode == ConvMode::kWgrad;
   static constexpr bool kDenseB = kMode == ConvMode::kFprop;
 
+  static_assert(!InputTransform::kEnabled || kMode == ConvMode::kFprop, "input transforms are for fprop");
+
   struct Params {
     ConvGeometry geometry;
     Element const* a = nullptr;  // fprop: x, dgrad: dy, wgrad: dy
     Element const* b = nullptr;  // fprop: w, dgrad: w, wgrad: x
+    InputTransformParams input_transform;  // fprop with an InputTransform: per-channel scale and shift
   };
 
   template <class OperandA, class OperandB>
@@ -123,6 +149,12 @@ struct ImplicitGemmOperands {
     }
 
    private:
+    TILEFUSE_DEVICE void prepare_stage(Params const& p, Element* smem_a, Element*, index_t k0) const {
+      if constexpr (InputTransform::kEnabled) {
+        a.template transform<InputTransform>(GatherA(p.geometry), p.input_transform, smem_a, k0);
+      }
+    }
+
     template <class L>
     TILEFUSE_DEVICE void load_dense(L const& loader, index_t ld, Element* smem, index_t k0, index_t k_end) const {
       index_t const k_left = k_end - k0;

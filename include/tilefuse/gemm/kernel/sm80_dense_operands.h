@@ -8,6 +8,9 @@
 //   Params             its kernel parameters
 //   Loader<OperandA, OperandB>(params, problem, batch, m0, n0, thread) with
 //     load(params, smem_a, smem_b, k0, k_end)   issue the cp.asyncs of one k-tile (the kernel commits them)
+//     prepare_stage(params, smem_a, smem_b, k0)  runs once the k-tile's copies have landed, before the
+//                                               block's barrier: a thread may rewrite the chunks it
+//                                               copied itself (mainloop fusion); usually empty
 #pragma once
 
 #include <tilefuse/core/coord.h>
@@ -63,6 +66,8 @@ struct DenseOperands {
         : a{p.a + batch * p.batch_stride_a, m0, problem.m - m0},
           b{p.b + batch * p.batch_stride_b, n0, problem.n - n0},
           thread(thread_) {}
+
+    TILEFUSE_DEVICE void prepare_stage(Params const&, Element*, Element*, index_t) const {}
 
     TILEFUSE_DEVICE void load(Params const& p, Element* smem_a, Element* smem_b, index_t k0, index_t k_end) const {
       index_t const k_left = k_end - k0;

@@ -229,6 +229,7 @@ struct TiledKernel {
     int buffer = 0;
     if (k_tiles > 0) {
       arch::cp_async_wait<kStages - 2>();
+      loader.prepare_stage(p.operands, stage_a(0), stage_b(0), k_begin);
       __syncthreads();
       load_fragments(frag[0], lanes, stage_a(0), stage_b(0), warp_m0, warp_n0, 0);
     }
@@ -246,6 +247,9 @@ struct TiledKernel {
           // The next k-tile must have landed (its group is kStages - 2 behind the newest) and be
           // visible to every warp before its first fragments are read.
           arch::cp_async_wait<kStages - 2>();
+          if (k_tile + 1 < k_tiles) {
+            loader.prepare_stage(p.operands, stage_a(next), stage_b(next), k_begin + index_t{k_tile + 1} * kTileK);
+          }
           __syncthreads();
           if (k_tile + 1 < k_tiles) {
             load_fragments(frag[buffer ^ 1], lanes, stage_a(next), stage_b(next), warp_m0, warp_n0, 0);
