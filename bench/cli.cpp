@@ -129,7 +129,10 @@ problem:
   --epilogue E         none | bias_gelu_residual (default none)
                        bias_gelu_residual: D = gelu_tanh(A*B + bias[col]) + C, C row-major M x N
   --split-k S          tilefuse's split-k factor (default 1; the peers choose their own)
-  --kernel K           sm80 (mma.sync, default) | sm90 (TMA + WGMMA; bf16/fp16, tn only, Hopper GPUs)
+  --kernel K           sm80 (mma.sync, default) | sm90 (TMA + WGMMA; bf16/fp16, tn only, Hopper GPUs; tile
+                       picked per problem) | sm90-large | sm90-medium | sm90-narrow (one tile: 128x256,
+                       128x128, 128x64; bf16 none only) | auto (gemm::Gemm's default: sm90 where it can,
+                       else sm80; describe says which and why)
 
 measurement:
   --reps R             timed calls per implementation; the median is reported (default 50)
@@ -232,7 +235,11 @@ std::variant<CliOptions, std::string> parse_cli(int argc, char const* const* arg
     }
     if (name == "--split-k") return parse_positive_int(option, split_k);
     if (name == "--kernel") {
-      if (value != "sm80" && value != "sm90") return "--kernel: unknown kernel '" + std::string(value) + "' (sm80 or sm90)";
+      if (value != "sm80" && value != "sm90" && value != "sm90-large" && value != "sm90-medium" &&
+          value != "sm90-narrow" && value != "auto") {
+        return "--kernel: unknown kernel '" + std::string(value) +
+               "' (sm80, sm90, sm90-large, sm90-medium, sm90-narrow or auto)";
+      }
       o.settings.kernel = std::string(value);
       return {};
     }

@@ -72,7 +72,7 @@ struct BenchSettings {
   TimingOptions timing;
   int check_samples = 4096;
   std::uint64_t seed = 0x7f4a7c15u;
-  std::string kernel = "sm80";  // gemm: which tilefuse kernel (--kernel sm80 | sm90)
+  std::string kernel = "sm80";  // gemm: which tilefuse kernel (--kernel sm80 | sm90[-tile] | auto)
 };
 
 class GemmBench {

@@ -35,8 +35,10 @@ class TilefuseGemmOp {
   virtual std::vector<KernelFacts> kernel_facts() const = 0;
 };
 
-// nullptr when this combination is not instantiated. kernel: "sm80" (gemm::Gemm, mma.sync) or "sm90"
-// (gemm::GemmSm90, TMA + WGMMA; bf16/fp16 tn only).
+// nullptr when this combination is not instantiated. kernel: "sm80" (gemm::Gemm with Sm80LargeConfig,
+// mma.sync), "sm90" (gemm::GemmSm90 with Sm90AutoConfig, TMA + WGMMA; bf16/fp16 tn only),
+// "sm90-large" / "sm90-medium" / "sm90-narrow" (GemmSm90 with one tile; bf16 tn none only), or
+// "auto" (gemm::Gemm with GemmAutoConfig: Hopper where it can, sm80 otherwise).
 std::unique_ptr<TilefuseGemmOp> make_tilefuse_gemm(DType dtype, OperandLayout layout, EpilogueKind epilogue,
                                                    std::string const& kernel = "sm80");
 // Every instantiated combination, for the SASS facts table.
@@ -46,6 +48,8 @@ std::vector<std::unique_ptr<TilefuseGemmOp>> all_tilefuse_gemms();
 std::unique_ptr<TilefuseGemmOp> make_tilefuse_bf16_plain(OperandLayout layout);
 std::unique_ptr<TilefuseGemmOp> make_tilefuse_fp16_plain(OperandLayout layout);
 std::unique_ptr<TilefuseGemmOp> make_tilefuse_bf16_fused(OperandLayout layout);
-std::unique_ptr<TilefuseGemmOp> make_tilefuse_sm90(DType dtype, OperandLayout layout, EpilogueKind epilogue);
+std::unique_ptr<TilefuseGemmOp> make_tilefuse_sm90(DType dtype, OperandLayout layout, EpilogueKind epilogue,
+                                                   std::string const& kernel = "sm90");
+std::unique_ptr<TilefuseGemmOp> make_tilefuse_auto(DType dtype, OperandLayout layout, EpilogueKind epilogue);
 
 }  // namespace tilefuse::bench

@@ -5,7 +5,11 @@ namespace tilefuse::bench {
 
 std::unique_ptr<TilefuseGemmOp> make_tilefuse_gemm(DType dtype, OperandLayout layout, EpilogueKind epilogue,
                                                    std::string const& kernel) {
-  if (kernel == "sm90") return make_tilefuse_sm90(dtype, layout, epilogue);
+  if (kernel.rfind("sm90", 0) == 0) return make_tilefuse_sm90(dtype, layout, epilogue, kernel);
+  if (kernel == "auto") {
+    // gemm::Gemm's default picks per problem in tn; in the other layouts it is the sm80 kernel.
+    if (auto op = make_tilefuse_auto(dtype, layout, epilogue)) return op;
+  }
   if (epilogue == EpilogueKind::kNone) {
     return dtype == DType::kBF16 ? make_tilefuse_bf16_plain(layout) : make_tilefuse_fp16_plain(layout);
   }

@@ -1,5 +1,7 @@
-// Instantiations of the Hopper kernel (gemm::GemmSm90, TMA + WGMMA): bf16 none and bias_gelu_residual,
-// fp16 none; A row-major and B column-major (tn), the layouts it takes.
+// Instantiations of the Hopper kernel (gemm::GemmSm90, TMA + WGMMA), A row-major and B column-major (tn,
+// the layouts it takes): with Sm90AutoConfig (the tile per problem; --kernel sm90) bf16 none and
+// bias_gelu_residual and fp16 none; with one tile each (--kernel sm90-large | sm90-medium | sm90-narrow)
+// bf16 none, to measure the tile model's choices.
 #include <tilefuse/gemm/device/gemm_sm90.hpp>
 
 #include "tilefuse_op_impl.cuh"
@@ -7,25 +9,43 @@
 namespace tilefuse::bench {
 
 namespace {
-template <class Element, class Epilogue, EpilogueKind kEpilogue>
-std::unique_ptr<TilefuseGemmOp> make_sm90(char const* dtype_name) {
-  using Config = gemm::Sm90LargeConfig;
+template <class Element, class Epilogue, EpilogueKind kEpilogue, class Config>
+std::unique_ptr<TilefuseGemmOp> make_sm90(char const* dtype_name, char const* what) {
   using Op = gemm::GemmSm90<Element, RowMajor, ColumnMajor, Epilogue, Config>;
-  return std::make_unique<TilefuseGemmOpImpl<Element, RowMajor, ColumnMajor, Epilogue, Config, kEpilogue, Op>>(
-      std::string(dtype_name) + " tn " + name_of(kEpilogue) + " (sm90 TMA + WGMMA)");
+  // The Config argument of the impl only names sm80 facts; GemmSm90's facts come from cuobjdump.
+  return std::make_unique<TilefuseGemmOpImpl<Element, RowMajor, ColumnMajor, Epilogue, gemm::Sm80LargeConfig,
+                                             kEpilogue, Op>>(std::string(dtype_name) + " tn " + name_of(kEpilogue) +
+                                                             " (" + what + ")");
 }
 }  // namespace
 
-std::unique_ptr<TilefuseGemmOp> make_tilefuse_sm90(DType dtype, OperandLayout layout, EpilogueKind epilogue) {
+std::unique_ptr<TilefuseGemmOp> make_tilefuse_sm90(DType dtype, OperandLayout layout, EpilogueKind epilogue,
+                                                   std::string const& kernel) {
   if (!layout.a_row_major || layout.b_row_major) return nullptr;
+  using gemm::Sm90AutoConfig;
+  if (kernel != "sm90") {
+    if (dtype != DType::kBF16 || epilogue != EpilogueKind::kNone) return nullptr;
+    using Plain = PlainEpilogue<bfloat16_t>;
+    if (kernel == "sm90-large") {
+      return make_sm90<bfloat16_t, Plain, EpilogueKind::kNone, gemm::Sm90LargeConfig>("bf16", "sm90 128x256");
+    }
+    if (kernel == "sm90-medium") {
+      return make_sm90<bfloat16_t, Plain, EpilogueKind::kNone, gemm::Sm90MediumConfig>("bf16", "sm90 128x128");
+    }
+    if (kernel == "sm90-narrow") {
+      return make_sm90<bfloat16_t, Plain, EpilogueKind::kNone, gemm::Sm90NarrowConfig>("bf16", "sm90 128x64");
+    }
+    return nullptr;
+  }
   if (dtype == DType::kBF16 && epilogue == EpilogueKind::kNone) {
-    return make_sm90<bfloat16_t, PlainEpilogue<bfloat16_t>, EpilogueKind::kNone>("bf16");
+    return make_sm90<bfloat16_t, PlainEpilogue<bfloat16_t>, EpilogueKind::kNone, Sm90AutoConfig>("bf16", "sm90 TMA + WGMMA");
   }
   if (dtype == DType::kBF16 && epilogue == EpilogueKind::kBiasGeluResidual) {
-    return make_sm90<bfloat16_t, BiasGeluResidualEpilogue<bfloat16_t>, EpilogueKind::kBiasGeluResidual>("bf16");
+    return make_sm90<bfloat16_t, BiasGeluResidualEpilogue<bfloat16_t>, EpilogueKind::kBiasGeluResidual,
+                     Sm90AutoConfig>("bf16", "sm90 TMA + WGMMA");
   }
   if (dtype == DType::kFP16 && epilogue == EpilogueKind::kNone) {
-    return make_sm90<half_t, PlainEpilogue<half_t>, EpilogueKind::kNone>("fp16");
+    return make_sm90<half_t, PlainEpilogue<half_t>, EpilogueKind::kNone, Sm90AutoConfig>("fp16", "sm90 TMA + WGMMA");
   }
   return nullptr;
 }

@@ -8,6 +8,9 @@
 #   tests       every GPU test, results in $OUT/gpu_tests.json
 #   memcheck    compute-sanitizer --tool memcheck on the small-shape tests
 #   racecheck   compute-sanitizer --tool racecheck on a few small-shape tests
+#   sass-facts  bench/sass_facts.py (cuobjdump -res-usage and --dump-sass) on the benchmark and the GPU
+#               tests: per kernel symbol registers, stack / local memory, LDL / STL, HGMMA and HMMA
+#               counts, in $OUT/logs/sass-facts.log and the report
 #   bench       build/bench/tilefuse-bench gemm --preset issue3 --json $OUT/bench.json (if it was built)
 # and writes $OUT/report.md (date, device, commit, stage table, test / sanitizer summaries, benchmark
 # table; logs in $OUT/logs/). Finishes inside TILEFUSE_GPU_BUDGET_S seconds (default 530, under the
@@ -202,6 +205,17 @@ else
   record "build-tests" "skipped (not configured)" 0
 fi
 
+# ---- SASS facts (cuobjdump: registers, spills, HGMMA / HMMA per kernel) ----
+
+sass_binaries=()
+(( bench_built )) && [[ -x "$bench_bin" ]] && sass_binaries+=("$bench_bin")
+(( tests_built )) && [[ -x "$test_bin" ]] && sass_binaries+=("$test_bin")
+if (( ${#sass_binaries[@]} )) && command -v python3 >/dev/null 2>&1; then
+  run_stage "sass-facts" 60 100 python3 bench/sass_facts.py "${sass_binaries[@]}"
+else
+  record "sass-facts" "skipped (nothing built, or no python3)" 0
+fi
+
 # ---- tests ----
 
 rm -f "$OUT/gpu_tests.json" "$OUT/memcheck_tests.json" "$OUT/racecheck_tests.json" "$OUT"/bench*.json
@@ -376,6 +390,21 @@ sanitizer_summary() {  # sanitizer_summary <log>
       echo "</details>"
     fi
   done
+  echo
+  echo "## SASS facts"
+  echo
+  if [[ -f "$logs/sass-facts.log" ]]; then
+    echo "From \`logs/sass-facts.log\` (bench/sass_facts.py: cuobjdump -res-usage and --dump-sass). The benchmark's"
+    echo "kernels, then the GPU tests' flagged ones (local memory, or a Hopper GEMM without HGMMA):"
+    echo
+    awk -v bench="$bench_bin" '
+      /^### / { section = ($2 ~ /tilefuse-bench$/) ? "bench" : "tests"; print; print ""; next }
+      section == "bench" { print; next }
+      section == "tests" && (/^\| kernel/ || /^\|---/ || /flagged *$/ || /(local memory|without HGMMA)/) { print }
+    ' "$logs/sass-facts.log" | head -n 200
+  else
+    echo "not run (see the stage table)"
+  fi
   echo
   echo "## Benchmark"
   echo

@@ -48,10 +48,16 @@ struct Sm80AutoConfig {};
 using Sm80Tf32LargeConfig = Sm80TileConfig<128, 256, 32, 2, 4, 3>;
 using Sm80Tf32SmallConfig = Sm80TileConfig<128, 128, 16, 2, 2, 4>;
 
-// The config Gemm uses when none is named: Sm80LargeConfig for 16-bit inputs, Sm80Tf32LargeConfig for
-// 32-bit (tf32) ones.
+// The sm_80 config gemm::Gemm runs when it falls back to the sm_80 kernel under GemmAutoConfig:
+// Sm80LargeConfig for 16-bit inputs, Sm80Tf32LargeConfig for 32-bit (tf32) ones.
 template <class Element>
 using Sm80DefaultConfig = cuda::std::conditional_t<sizeof(Element) == 4, Sm80Tf32LargeConfig, Sm80LargeConfig>;
+
+// Not a configuration but a request, and gemm::Gemm's default: run the Hopper kernel (GemmSm90 with
+// Sm90AutoConfig) on an sm_90 device when it accepts the problem, else the sm_80 kernel with
+// Sm80DefaultConfig. Naming an Sm80 config instead forces the sm_80 kernel
+// (gemm/device/gemm.hpp).
+struct GemmAutoConfig {};
 
 }  // namespace tilefuse::gemm
 
@@ -89,5 +95,11 @@ struct Sm90TileConfig {
 using Sm90LargeConfig = Sm90TileConfig<128, 256, 64, 4>;
 // 128 x 128 x 64, 6 stages: twice the tiles, for problems with too few 128 x 256 tiles to fill the SMs.
 using Sm90MediumConfig = Sm90TileConfig<128, 128, 64, 6>;
+// 128 x 64 x 64, 8 stages (192 KiB of operands): four times the tiles of Large, for problems with
+// very few output tiles (m or n of a few hundred, e.g. 128 x 8192 x 8192).
+using Sm90NarrowConfig = Sm90TileConfig<128, 64, 64, 8>;
+// Not a configuration but a request: GemmSm90 picks Sm90LargeConfig, Sm90MediumConfig or
+// Sm90NarrowConfig per problem (gemm/device/gemm_sm90.hpp: choose_sm90_tile).
+struct Sm90AutoConfig {};
 
 }  // namespace tilefuse::gemm

@@ -7,18 +7,39 @@
 // when pointers and leading dimensions allow it and the element-wise path otherwise (any shape runs),
 // optionally splits K over several blocks (parallel split-K through an fp32 workspace), and launches
 // through the host adapter. Host code: include from .cu files compiled by nvcc.
+//
+// Kernel selection (Config):
+//   GemmAutoConfig (the default)  bf16/fp16 with A row-major and B column-major: the Hopper kernel
+//                                 (GemmSm90 with Sm90AutoConfig: TMA + WGMMA, tile per problem) when
+//                                 the device is an sm_90, the binary holds its sm_90a code and
+//                                 GemmSm90::can_implement accepts the problem (16-byte alignment,
+//                                 split_k == 1); the sm_80 kernel with Sm80DefaultConfig otherwise.
+//                                 describe() names the kernel and, for the sm_80 one, why the Hopper
+//                                 kernel was not used.
+//   an Sm80TileConfig             always the sm_80 kernel with that config.
+// Plans of the Hopper kernel (validation, two tensor-map encodes through the host adapter) are cached:
+// the last 16 argument sets per Gemm type, keyed by their bytes (device, problem, pointers, strides,
+// split_k and the bound epilogue parameters), behind a mutex; a repeated run() with the same
+// arguments does no driver work. A refusal is cached the same way, so the sm_80 fallback does not
+// re-ask the Hopper kernel on every call.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <mutex>
 #include <string>
+#include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include <tilefuse/core/status.hpp>
 #include <tilefuse/epilogue/arguments.hpp>
+#include <tilefuse/gemm/device/gemm_sm90.hpp>
 #include <tilefuse/gemm/device/sm80_launch.hpp>
 #include <tilefuse/gemm/gemm_config.h>
 #include <tilefuse/gemm/kernel/sm80_gemm.h>
@@ -26,7 +47,94 @@
 
 namespace tilefuse::gemm {
 
-template <class ElementAB, class LayoutA, class LayoutB, class Epilogue, class Config = Sm80DefaultConfig<ElementAB>>
+namespace detail {
+
+// Counts of a PlanCache's look-ups, for tests and the benchmark.
+struct PlanCacheStats {
+  long long hits = 0;
+  long long misses = 0;
+};
+
+// The last kSlots (key -> value) pairs, replaced round robin; every member is thread-safe.
+template <class Value, int kSlots = 16>
+class PlanCache {
+ public:
+  bool find(std::string const& key, Value* out) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (Slot const& slot : slots_) {
+      if (slot.used && slot.key == key) {
+        *out = slot.value;
+        ++stats_.hits;
+        return true;
+      }
+    }
+    ++stats_.misses;
+    return false;
+  }
+  void insert(std::string const& key, Value const& value) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (Slot& slot : slots_) {
+      if (slot.used && slot.key == key) {
+        slot.value = value;
+        return;
+      }
+    }
+    Slot& slot = slots_[next_++ % kSlots];
+    slot = Slot{true, key, value};
+  }
+  PlanCacheStats stats() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stats_;
+  }
+
+ private:
+  struct Slot {
+    bool used = false;
+    std::string key;
+    Value value{};
+  };
+  std::mutex mutex_;
+  std::array<Slot, kSlots> slots_{};
+  unsigned next_ = 0;
+  PlanCacheStats stats_;
+};
+
+template <class T>
+void append_key_bytes(std::string& key, T const& value) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  key.append(reinterpret_cast<char const*>(&value), sizeof(value));
+}
+
+// The Plan of the Hopper operation when there is one (no instantiation otherwise).
+template <bool kHopper, class Hopper>
+struct HopperPlanOf {
+  using type = char;
+};
+template <class Hopper>
+struct HopperPlanOf<true, Hopper> {
+  using type = typename Hopper::Plan;
+};
+
+// "gemm_sm90: lda = 4093 ... which TMA needs; pad it or use gemm::Gemm (the sm80 kernel)" ->
+// "lda = 4093 ... which TMA needs; pad it": the Hopper kernel's refusal as gemm::Gemm reports it.
+inline std::string hopper_refusal(std::string message) {
+  constexpr std::string_view kPrefix = "gemm_sm90: ";
+  if (message.rfind(kPrefix, 0) == 0) message.erase(0, kPrefix.size());
+  std::size_t const use = message.find("use gemm::Gemm");
+  if (use != std::string::npos) {
+    message.erase(use);
+    for (std::string_view tail : {" or ", "; ", ", ", " "}) {
+      if (message.size() >= tail.size() && message.compare(message.size() - tail.size(), tail.size(), tail) == 0) {
+        message.erase(message.size() - tail.size());
+      }
+    }
+  }
+  return message;
+}
+
+}  // namespace detail
+
+template <class ElementAB, class LayoutA, class LayoutB, class Epilogue, class Config = GemmAutoConfig>
 class Gemm {
   static_assert(std::is_same_v<ElementAB, bfloat16_t> || std::is_same_v<ElementAB, half_t> ||
                     std::is_same_v<ElementAB, float> || std::is_same_v<ElementAB, tfloat32_t>,
@@ -47,16 +155,37 @@ class Gemm {
     int split_k = 1;        // > 1: parallel split-K through an fp32 workspace of workspace_size() bytes
   };
 
+  // Which kernels this Gemm may run: under GemmAutoConfig, the Hopper kernel for bf16/fp16 with A
+  // row-major and B column-major (its only layouts), and the sm_80 kernel with Sm80DefaultConfig;
+  // under an Sm80 config, that config's sm_80 kernel.
+  static constexpr bool kAuto = std::is_same_v<Config, GemmAutoConfig>;
+  static constexpr bool kHopperCandidate =
+      kAuto && (std::is_same_v<ElementAB, bfloat16_t> || std::is_same_v<ElementAB, half_t>) &&
+      std::is_same_v<LayoutA, RowMajor> && std::is_same_v<LayoutB, ColumnMajor>;
+  using Sm80Config = std::conditional_t<kAuto, Sm80DefaultConfig<ElementAB>, Config>;
+  // The Hopper operation (named only; instantiated only when kHopperCandidate).
+  using Hopper = GemmSm90<ElementAB, RowMajor, ColumnMajor, Epilogue, Sm90AutoConfig>;
+
   static Status can_implement(Arguments const& args) {
+    if constexpr (kHopperCandidate) {
+      if (choose(args).hopper) return {};
+    }
     Plan plan;
     return make_plan(args, &plan);
   }
 
   static std::size_t workspace_size(Arguments const& args) {
+    if constexpr (kHopperCandidate) {
+      if (choose(args).hopper) return 0;
+    }
     return detail::split_k_workspace_bytes(args.problem, args.split_k);
   }
 
   static Status run(Arguments const& args, void* workspace, cudaStream_t stream) {
+    if constexpr (kHopperCandidate) {
+      Choice const choice = choose(args);
+      if (choice.hopper) return Hopper::run(choice.plan, stream);
+    }
     Plan plan;
     TILEFUSE_RETURN_IF_ERROR(make_plan(args, &plan));
     if (args.split_k > 1 && workspace == nullptr) {
@@ -67,22 +196,106 @@ class Gemm {
     return plan.aligned ? launch<true>(args, plan, workspace, stream) : launch<false>(args, plan, workspace, stream);
   }
 
-  // Which kernel runs this problem, and why.
+  // Which kernel runs this problem, and why: "sm90 TMA + WGMMA GEMM ..., tile 128x256x64, ..." or
+  // "sm80 mma.sync GEMM ... (Hopper kernel refused: lda = 4093 is not a multiple of 8 elements ...)".
   static std::string describe(Arguments const& args) {
+    std::string hopper_note;
+    if constexpr (kHopperCandidate) {
+      Choice const choice = choose(args);
+      if (choice.hopper) return Hopper::describe(choice.plan);
+      hopper_note = " (Hopper kernel refused: " + choice.why_not + ")";
+    } else if constexpr (kAuto) {
+      hopper_note = std::is_same_v<ElementAB, bfloat16_t> || std::is_same_v<ElementAB, half_t>
+                        ? status_message(" (Hopper kernel not used: A is ", LayoutA::kName, " and B is ", LayoutB::kName,
+                                         ", it reads A row-major and B column-major only)")
+                        : std::string(" (Hopper kernel not used: it takes bf16 or fp16 operands)");
+    }
     Plan plan;
     Status const s = make_plan(args, &plan);
     if (!s.ok()) return "cannot run: " + s.message();
     return status_message("sm80 mma.sync GEMM (", kIsTf32 ? (std::is_same_v<ElementAB, float> ? "fp32 rounded to tf32" : "tf32")
                                                            : (std::is_same_v<ElementAB, bfloat16_t> ? "bf16" : "fp16"),
-                          " inputs), tile ", Config::kTileM, "x", Config::kTileN, "x", Config::kTileK, ", ",
-                          Config::kWarpsM * Config::kWarpsN, " warps, ", Config::kStages, " stages, ",
+                          " inputs), tile ", Sm80Config::kTileM, "x", Sm80Config::kTileN, "x", Sm80Config::kTileK, ", ",
+                          Sm80Config::kWarpsM * Sm80Config::kWarpsN, " warps, ", Sm80Config::kStages, " stages, ",
                           plan.aligned ? "16-byte cp.async path" : "element-wise path (", plan.why_narrow,
-                          plan.aligned ? "" : ")", args.split_k > 1 ? status_message(", split-K ", args.split_k) : "");
+                          plan.aligned ? "" : ")", args.split_k > 1 ? status_message(", split-K ", args.split_k) : "",
+                          hopper_note);
+  }
+
+  // Look-ups of the Hopper plan cache of this Gemm type (all zeros without a Hopper candidate).
+  static detail::PlanCacheStats plan_cache_stats() {
+    if constexpr (kHopperCandidate) return cache().stats();
+    else return {};
   }
 
  private:
+  // The outcome of asking the Hopper kernel: its plan, or why it refused.
+  struct Choice {
+    bool hopper = false;
+    std::string why_not;
+    typename detail::HopperPlanOf<kHopperCandidate, Hopper>::type plan{};
+  };
+
+  static detail::PlanCache<Choice>& cache() {
+    static detail::PlanCache<Choice> instance;
+    return instance;
+  }
+
+  // The cache key: every byte the plan depends on. The epilogue enters as its bound Params (zeroed
+  // first, so that padding compares equal); false when the epilogue does not bind (the sm_80 path
+  // then reports it).
+  static bool cache_key(Arguments const& args, std::string* key) {
+    typename Epilogue::Params params;
+    std::memset(static_cast<void*>(&params), 0, sizeof(params));
+    GemmCoord const& p = args.problem;
+    if (!args.epilogue.bind({p.m, p.n, p.batch}, &params).ok()) return false;
+    int device = -1;
+    if (cudaGetDevice(&device) != cudaSuccess) (void)cudaGetLastError();
+    key->clear();
+    key->reserve(96 + sizeof(params));
+    detail::append_key_bytes(*key, device);
+    detail::append_key_bytes(*key, p.m);
+    detail::append_key_bytes(*key, p.n);
+    detail::append_key_bytes(*key, p.k);
+    detail::append_key_bytes(*key, p.batch);
+    detail::append_key_bytes(*key, args.a);
+    detail::append_key_bytes(*key, args.lda);
+    detail::append_key_bytes(*key, args.batch_stride_a);
+    detail::append_key_bytes(*key, args.b);
+    detail::append_key_bytes(*key, args.ldb);
+    detail::append_key_bytes(*key, args.batch_stride_b);
+    detail::append_key_bytes(*key, args.split_k);
+    key->append(reinterpret_cast<char const*>(&params), sizeof(params));
+    return true;
+  }
+
+  // Asks the Hopper kernel (through the cache).
+  static Choice choose(Arguments const& args) {
+    Choice choice;
+    if constexpr (kHopperCandidate) {
+      std::string key;
+      bool const keyed = cache_key(args, &key);
+      if (keyed && cache().find(key, &choice)) return choice;
+      typename Hopper::Arguments h;
+      h.problem = args.problem;
+      h.a = args.a;
+      h.lda = args.lda;
+      h.batch_stride_a = args.batch_stride_a;
+      h.b = args.b;
+      h.ldb = args.ldb;
+      h.batch_stride_b = args.batch_stride_b;
+      h.epilogue = args.epilogue;
+      h.split_k = args.split_k;
+      Status const s = Hopper::initialize(h, &choice.plan);
+      choice.hopper = s.ok();
+      if (!s.ok()) choice.why_not = detail::hopper_refusal(s.message());
+      if (keyed) cache().insert(key, choice);
+    }
+    return choice;
+  }
+
   template <bool kAligned>
-  using Kernel = sm80::GemmKernel<ElementAB, LayoutA, LayoutB, Epilogue, Config, kAligned>;
+  using Kernel = sm80::GemmKernel<ElementAB, LayoutA, LayoutB, Epilogue, Sm80Config, kAligned>;
   static constexpr bool kIsTf32 = sizeof(ElementAB) == 4;
   // Elements per 16-byte chunk: the alignment unit of the 16-byte path.
   static constexpr index_t kChunkElements = 16 / static_cast<index_t>(sizeof(ElementAB));
@@ -130,7 +343,7 @@ class Gemm {
     if (args.split_k < 1) {
       return invalid_argument("gemm: split_k = ", args.split_k, " must be at least 1 (1: no split)");
     }
-    index_t const tiles = ((p.m + Config::kTileM - 1) / Config::kTileM) * ((p.n + Config::kTileN - 1) / Config::kTileN);
+    index_t const tiles = ((p.m + Sm80Config::kTileM - 1) / Sm80Config::kTileM) * ((p.n + Sm80Config::kTileN - 1) / Sm80Config::kTileN);
     if (tiles > std::numeric_limits<int>::max() || p.batch * args.split_k > 65535) {
       return not_supported("gemm: ", tiles, " tiles and batch * split_k = ", p.batch * args.split_k,
                            " exceed the grid limits (2^31 - 1 tiles, 65535 batch x split); split the problem");
@@ -170,8 +383,8 @@ class Gemm {
       return {};
     }
     if (kBytes > limit) {
-      return not_supported("gemm: the config's tile ", Config::kTileM, "x", Config::kTileN, "x", Config::kTileK,
-                           " with ", Config::kStages, " stages of ", sizeof(ElementAB), "-byte elements needs ", kBytes,
+      return not_supported("gemm: the config's tile ", Sm80Config::kTileM, "x", Sm80Config::kTileN, "x", Sm80Config::kTileK,
+                           " with ", Sm80Config::kStages, " stages of ", sizeof(ElementAB), "-byte elements needs ", kBytes,
                            " bytes of shared memory per block, but device ", device, " allows at most ", limit,
                            "; use fewer stages or a smaller tile",
                            kIsTf32 ? " (Sm80Tf32LargeConfig or Sm80Tf32SmallConfig for float / tfloat32_t inputs)" : "");

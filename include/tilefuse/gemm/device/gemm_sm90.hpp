@@ -11,6 +11,9 @@
 //                                           maps through the host adapter) and launches;
 //   initialize(args, &plan); run(plan, s)   plans once and launches many times: a Plan holds the encoded
 //                                           tensor maps, so repeated runs do no driver work at all.
+// Config: Sm90LargeConfig (128x256x64, the default), Sm90MediumConfig (128x128x64), Sm90NarrowConfig
+// (128x64x64), or Sm90AutoConfig, which picks one of the three per problem by a wave model
+// (choose_sm90_tile below; gemm::Gemm's default path uses it).
 // Host code: include from .cu files compiled by nvcc.
 #pragma once
 
@@ -37,6 +40,70 @@
 
 namespace tilefuse::gemm {
 
+// The arguments of every GemmSm90 of one element type and epilogue (the fields of gemm::Gemm's),
+// shared by the configs so that the auto config can hand them to the one it picks.
+template <class ElementAB, class Epilogue>
+struct GemmSm90Arguments {
+  GemmCoord problem;  // m, n, k, batch
+  ElementAB const* a = nullptr;
+  index_t lda = epilogue::kPacked;
+  index_t batch_stride_a = epilogue::kPacked;
+  ElementAB const* b = nullptr;
+  index_t ldb = epilogue::kPacked;
+  index_t batch_stride_b = epilogue::kPacked;
+  epilogue::EpilogueArguments<Epilogue> epilogue;  // "D" and every named input of the tree, set by name
+  int split_k = 1;                                 // must be 1: the Hopper kernel does not split K
+};
+
+// ---- the tile per problem (Sm90AutoConfig) ----
+
+enum class Sm90Tile { kLarge, kMedium, kNarrow };  // Sm90LargeConfig, Sm90MediumConfig, Sm90NarrowConfig
+
+inline char const* name_of(Sm90Tile tile) {
+  switch (tile) {
+    case Sm90Tile::kLarge: return "128x256";
+    case Sm90Tile::kMedium: return "128x128";
+    case Sm90Tile::kNarrow: return "128x64";
+  }
+  return "?";
+}
+
+// A wave model of the persistent kernel: the SM with the most tiles finishes last, so a config costs
+//   ceil(tiles / SMs) x TileM x TileN x (k rounded up to 64 + kEpilogueK) / efficiency
+// where kEpilogueK is the epilogue of one tile in units of k and the efficiency is the relative
+// throughput of the tile's mainloop at full occupancy (narrower wgmmas read more shared memory per
+// flop): measured on an H200 at 8192^3, 128x128 ran at 0.92 and 128x64 at 0.61 of 128x256's rate.
+// The 128x64 tile is a candidate only for k >= kNarrowMinK: with a short mainloop its per-k-tile
+// latency dominates (1000^3: one tile per SM, 128x64 took 10% longer than 128x128). H200 measurements
+// and the fit: docs/notes/gemm_sm90.md ("v1 - tile per problem").
+struct Sm90TileModel {
+  static constexpr double kEpilogueK = 192.0;
+  static constexpr double kEfficiency[3] = {1.0, 0.92, 0.61};  // Large, Medium, Narrow
+  static constexpr int kTileN[3] = {256, 128, 64};
+  static constexpr index_t kNarrowMinK = 4096;
+};
+
+inline double sm90_tile_cost(Sm90Tile tile, GemmCoord const& p, int sm_count) {
+  int const i = static_cast<int>(tile);
+  index_t const tile_n = Sm90TileModel::kTileN[i];
+  index_t const tiles = ((p.m + 127) / 128) * ((p.n + tile_n - 1) / tile_n) * p.batch;
+  index_t const sms = sm_count > 0 ? sm_count : 1;
+  double const per_sm = static_cast<double>((tiles + sms - 1) / sms);
+  double const k = static_cast<double>((p.k + 63) / 64 * 64);
+  return per_sm * 128.0 * static_cast<double>(tile_n) * (k + Sm90TileModel::kEpilogueK) /
+         Sm90TileModel::kEfficiency[i];
+}
+
+// The cheapest tile by the model; a tie goes to the larger tile.
+inline Sm90Tile choose_sm90_tile(GemmCoord const& p, int sm_count) {
+  Sm90Tile best = Sm90Tile::kLarge;
+  for (Sm90Tile t : {Sm90Tile::kMedium, Sm90Tile::kNarrow}) {
+    if (t == Sm90Tile::kNarrow && p.k < Sm90TileModel::kNarrowMinK) continue;
+    if (sm90_tile_cost(t, p, sm_count) < sm90_tile_cost(best, p, sm_count)) best = t;
+  }
+  return best;
+}
+
 template <class ElementAB, class LayoutA, class LayoutB, class Epilogue, class Config = Sm90LargeConfig>
 class GemmSm90 {
   static_assert(std::is_same_v<ElementAB, bfloat16_t> || std::is_same_v<ElementAB, half_t>,
@@ -46,17 +113,7 @@ class GemmSm90 {
   using EpilogueArgs = epilogue::EpilogueArguments<Epilogue>;
   using Kernel = sm90::GemmKernel<ElementAB, Epilogue, Config>;
 
-  struct Arguments {
-    GemmCoord problem;  // m, n, k, batch
-    ElementAB const* a = nullptr;
-    index_t lda = epilogue::kPacked;
-    index_t batch_stride_a = epilogue::kPacked;
-    ElementAB const* b = nullptr;
-    index_t ldb = epilogue::kPacked;
-    index_t batch_stride_b = epilogue::kPacked;
-    EpilogueArgs epilogue;  // "D" and every named input of the tree, set by name (device pointers)
-    int split_k = 1;        // must be 1: the Hopper kernel does not split K
-  };
+  using Arguments = GemmSm90Arguments<ElementAB, Epilogue>;
 
   // Everything a launch needs, built by initialize(): the kernel parameters (tensor maps encoded,
   // epilogue bound) and the grid. Valid while the argument set's pointers are.
@@ -136,6 +193,11 @@ class GemmSm90 {
     Plan plan;
     Status const s = initialize(args, &plan);
     if (!s.ok()) return "cannot run: " + s.message();
+    return describe(plan);
+  }
+
+  // The same for a plan made by initialize() (no driver work).
+  static std::string describe(Plan const& plan) {
     return status_message("sm90 TMA + WGMMA GEMM (warp-specialized, persistent), tile ", Config::kTileM, "x",
                           Config::kTileN, "x", Config::kTileK, ", ", Config::kStages, " stages, ",
                           Config::kConsumerWarpgroups, " consumer warpgroups, ", plan.params.tiles, " tiles on ",
@@ -301,6 +363,84 @@ class GemmSm90 {
       }
     });
     return status;
+  }
+};
+
+// GemmSm90 with Sm90AutoConfig: the same interface, the tile picked per problem by choose_sm90_tile
+// (128x256, 128x128 or 128x64; one kernel instantiation each). A Plan remembers which one it holds.
+template <class ElementAB, class LayoutA, class LayoutB, class Epilogue>
+class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig> {
+  using Large = GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90LargeConfig>;
+  using Medium = GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90MediumConfig>;
+  using Narrow = GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90NarrowConfig>;
+
+ public:
+  using EpilogueArgs = epilogue::EpilogueArguments<Epilogue>;
+  using Arguments = GemmSm90Arguments<ElementAB, Epilogue>;
+
+  struct Plan {
+    Sm90Tile tile = Sm90Tile::kLarge;
+    typename Large::Plan large;    // valid when tile == kLarge
+    typename Medium::Plan medium;  // ... kMedium
+    typename Narrow::Plan narrow;  // ... kNarrow
+  };
+
+  static Status can_implement(Arguments const& args) {
+    Plan plan;
+    return initialize(args, &plan);
+  }
+
+  static std::size_t workspace_size(Arguments const&) { return 0; }
+
+  // The tile this problem gets on the current device (the model needs the SM count).
+  static Sm90Tile tile_for(GemmCoord const& problem) {
+    int device = 0, sms = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return Sm90Tile::kLarge;  // initialize() then reports the missing device
+    }
+    return choose_sm90_tile(problem, sms);
+  }
+
+  static Status initialize(Arguments const& args, Plan* plan) {
+    plan->tile = tile_for(args.problem);
+    switch (plan->tile) {
+      case Sm90Tile::kMedium: return Medium::initialize(args, &plan->medium);
+      case Sm90Tile::kNarrow: return Narrow::initialize(args, &plan->narrow);
+      default: return Large::initialize(args, &plan->large);
+    }
+  }
+
+  static Status run(Arguments const& args, void* /*workspace*/, cudaStream_t stream) {
+    Plan plan;
+    TILEFUSE_RETURN_IF_ERROR(initialize(args, &plan));
+    return run(plan, stream);
+  }
+
+  static Status run(Plan const& plan, cudaStream_t stream) {
+    switch (plan.tile) {
+      case Sm90Tile::kMedium: return Medium::run(plan.medium, stream);
+      case Sm90Tile::kNarrow: return Narrow::run(plan.narrow, stream);
+      default: return Large::run(plan.large, stream);
+    }
+  }
+
+  static std::string describe(Arguments const& args) {
+    switch (tile_for(args.problem)) {
+      case Sm90Tile::kMedium: return Medium::describe(args) + " (tile picked per problem)";
+      case Sm90Tile::kNarrow: return Narrow::describe(args) + " (tile picked per problem)";
+      default: return Large::describe(args) + " (tile picked per problem)";
+    }
+  }
+
+  // describe() for a plan already made (no driver work, no re-validation).
+  static std::string describe(Plan const& plan) {
+    switch (plan.tile) {
+      case Sm90Tile::kMedium: return Medium::describe(plan.medium) + " (tile picked per problem)";
+      case Sm90Tile::kNarrow: return Narrow::describe(plan.narrow) + " (tile picked per problem)";
+      default: return Large::describe(plan.large) + " (tile picked per problem)";
+    }
   }
 };
 

@@ -1,0 +1,190 @@
+// gemm::Gemm's kernel selection (GemmAutoConfig, the default): the Hopper kernel (GemmSm90 with
+// Sm90AutoConfig) on an sm_90 device when it accepts the problem, the sm_80 kernel otherwise, and
+// describe() saying which ran and why. Results are checked either way with the GEMM harness
+// (every output element against the host reference, poisoned outputs, guards).
+// The Hopper expectations are skipped on devices other than sm_90; the rest runs anywhere.
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <tilefuse/gemm/device/gemm.hpp>
+
+#include "gemm_sm90_test_cases.hpp"
+
+namespace tilefuse::gpu_test {
+namespace {
+
+using gemm::GemmAutoConfig;
+using gemm::Sm80LargeConfig;
+
+// The auto Gemm as the harness's Operation (the harness passes a Config for its case titles only:
+// Sm80LargeConfig here, the sm_80 fallback's config).
+template <class T, class LA, class LB, class Tree, class /*TitleConfig*/>
+using AutoGemm = gemm::Gemm<T, LA, LB, Tree, GemmAutoConfig>;
+
+using StoreTree = specs::StoreD::Tree<bfloat16_t>;
+using AutoTn = gemm::Gemm<bfloat16_t, RowMajor, ColumnMajor, StoreTree>;  // default config = auto
+using AutoTt = gemm::Gemm<bfloat16_t, RowMajor, RowMajor, StoreTree>;
+using AutoTf32 = gemm::Gemm<float, RowMajor, ColumnMajor, specs::StoreD::Tree<float>>;
+using ForcedSm80 = gemm::Gemm<bfloat16_t, RowMajor, ColumnMajor, StoreTree, Sm80LargeConfig>;
+
+static_assert(std::is_same_v<AutoTn, gemm::Gemm<bfloat16_t, RowMajor, ColumnMajor, StoreTree, GemmAutoConfig>>,
+              "gemm::Gemm's default config is the auto choice");
+
+bool contains(std::string const& text, std::string_view word) { return text.find(word) != std::string::npos; }
+bool starts_with(std::string const& text, std::string_view word) { return text.rfind(word, 0) == 0; }
+
+constexpr std::size_t kRoom = 1 << 22;  // bytes per buffer: describe() never reads them
+
+struct Buffers {
+  DeviceBuffer a{kRoom};
+  DeviceBuffer b{kRoom};
+  DeviceBuffer d{kRoom};
+};
+
+template <class Op, class T = bfloat16_t>
+typename Op::Arguments args_for(Buffers const& buf, GemmCoord problem) {
+  typename Op::Arguments args;
+  args.problem = problem;
+  args.a = buf.a.as<T const>();
+  args.b = buf.b.as<T const>();
+  args.epilogue.set("D", buf.d.as<T>());
+  return args;
+}
+
+bool on_sm90() { return sm90_skip_reason().empty(); }
+
+TEST(GemmSelect, AlignedTnRunsTheHopperKernelOnSm90) {
+  Buffers buf;
+  auto args = args_for<AutoTn>(buf, GemmCoord{256, 512, 128, 1});
+  std::string const d = AutoTn::describe(args);
+  if (on_sm90()) {
+    EXPECT_TRUE(starts_with(d, "sm90 TMA + WGMMA")) << d;
+  } else {
+    EXPECT_TRUE(starts_with(d, "sm80 mma.sync")) << d;
+    EXPECT_TRUE(contains(d, "Hopper kernel refused")) << d;
+  }
+  EXPECT_TRUE(AutoTn::can_implement(args).ok());
+}
+
+TEST(GemmSelect, UnalignedLeadingDimensionFallsBackNamingTheField) {
+  Buffers buf;
+  auto args = args_for<AutoTn>(buf, GemmCoord{100, 64, 61, 1});  // packed lda = ldb = 61
+  std::string const d = AutoTn::describe(args);
+  EXPECT_TRUE(starts_with(d, "sm80 mma.sync")) << d;
+  EXPECT_TRUE(contains(d, "element-wise path")) << d;
+  if (on_sm90()) EXPECT_TRUE(contains(d, "Hopper kernel refused: lda = 61 is not a multiple of 8")) << d;
+  EXPECT_FALSE(contains(d, "use gemm::Gemm")) << d;
+
+  auto shifted = args_for<AutoTn>(buf, GemmCoord{64, 64, 64, 1});
+  shifted.a = buf.a.as<bfloat16_t const>() + 1;  // 2-byte aligned base
+  std::string const s = AutoTn::describe(shifted);
+  EXPECT_TRUE(starts_with(s, "sm80 mma.sync")) << s;
+  if (on_sm90()) EXPECT_TRUE(contains(s, "is not 16-byte aligned")) << s;
+}
+
+TEST(GemmSelect, SplitKFallsBack) {
+  Buffers buf;
+  auto args = args_for<AutoTn>(buf, GemmCoord{256, 256, 1024, 1});
+  args.split_k = 4;
+  std::string const d = AutoTn::describe(args);
+  EXPECT_TRUE(starts_with(d, "sm80 mma.sync")) << d;
+  EXPECT_TRUE(contains(d, "split-K 4")) << d;
+  if (on_sm90()) EXPECT_TRUE(contains(d, "split_k = 4")) << d;
+  EXPECT_GT(AutoTn::workspace_size(args), 0u);
+}
+
+TEST(GemmSelect, OtherLayoutsAndTypesUseTheSm80Kernel) {
+  Buffers buf;
+  std::string const tt = AutoTt::describe(args_for<AutoTt>(buf, GemmCoord{256, 256, 128, 1}));
+  EXPECT_TRUE(starts_with(tt, "sm80 mma.sync")) << tt;
+  EXPECT_TRUE(contains(tt, "Hopper kernel not used: A is row-major and B is row-major")) << tt;
+  std::string const f = AutoTf32::describe(args_for<AutoTf32, float>(buf, GemmCoord{256, 256, 128, 1}));
+  EXPECT_TRUE(starts_with(f, "sm80 mma.sync")) << f;
+  EXPECT_TRUE(contains(f, "takes bf16 or fp16")) << f;
+}
+
+TEST(GemmSelect, AnSm80ConfigForcesTheSm80Kernel) {
+  Buffers buf;
+  std::string const d = ForcedSm80::describe(args_for<ForcedSm80>(buf, GemmCoord{256, 512, 128, 1}));
+  EXPECT_TRUE(starts_with(d, "sm80 mma.sync GEMM (bf16 inputs), tile 128x256x64")) << d;
+  EXPECT_FALSE(contains(d, "Hopper")) << d;
+  EXPECT_EQ(ForcedSm80::plan_cache_stats().misses, 0);
+}
+
+// The tile model: few output tiles take narrower tiles, big problems the 128x256 one; describe()
+// names the tile the model picked.
+TEST(GemmSelect, TilePerProblem) {
+  using gemm::choose_sm90_tile;
+  using gemm::Sm90Tile;
+  EXPECT_EQ(choose_sm90_tile({8192, 8192, 8192, 1}, 132), Sm90Tile::kLarge);
+  EXPECT_EQ(choose_sm90_tile({4096, 14336, 4096, 1}, 132), Sm90Tile::kLarge);
+  EXPECT_EQ(choose_sm90_tile({8192, 8192, 1024, 1}, 132), Sm90Tile::kLarge);
+  EXPECT_EQ(choose_sm90_tile({2048, 2048, 2048, 1}, 132), Sm90Tile::kLarge);
+  // Measured on an H200 (docs/notes/gemm_sm90.md): 128x64 wins with few tiles and a long K, 128x128
+  // with few tiles and a short K.
+  EXPECT_EQ(choose_sm90_tile({128, 8192, 8192, 1}, 132), Sm90Tile::kNarrow);
+  EXPECT_EQ(choose_sm90_tile({1000, 1000, 1000, 1}, 132), Sm90Tile::kMedium);
+  if (!on_sm90()) GTEST_SKIP() << sm90_skip_reason();
+  Buffers buf;
+  int device = 0, sms = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
+  for (GemmCoord p : {GemmCoord{128, 8192, 8192, 1}, GemmCoord{8192, 8192, 8192, 1}, GemmCoord{8192, 8192, 1024, 1},
+                      GemmCoord{1000, 1000, 1000, 1}, GemmCoord{2048, 2048, 2048, 1}}) {
+    std::string const d = AutoTn::describe(args_for<AutoTn>(buf, p));
+    std::string const tile = std::string("tile ") + gemm::name_of(choose_sm90_tile(p, sms)) + "x64";
+    EXPECT_TRUE(contains(d, tile)) << p.m << "x" << p.n << "x" << p.k << ": " << d;
+  }
+}
+
+// The same arguments twice: the second run finds the plan (no tensor-map encode); other arguments miss.
+TEST(GemmSelect, RepeatedRunsReuseTheCachedPlan) {
+  if (!on_sm90()) GTEST_SKIP() << sm90_skip_reason();
+  Buffers buf;
+  Stream stream;
+  auto args = args_for<AutoTn>(buf, GemmCoord{192, 320, 96, 1});
+  ASSERT_TRUE(AutoTn::run(args, nullptr, stream.get()).ok());
+  auto const before = AutoTn::plan_cache_stats();
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(AutoTn::run(args, nullptr, stream.get()).ok());
+  auto const after = AutoTn::plan_cache_stats();
+  EXPECT_EQ(after.hits - before.hits, 3);
+  EXPECT_EQ(after.misses, before.misses);
+  auto other = args;
+  other.problem.m = 200;
+  ASSERT_TRUE(AutoTn::run(other, nullptr, stream.get()).ok());
+  EXPECT_EQ(AutoTn::plan_cache_stats().misses, after.misses + 1);
+  stream.synchronize();
+}
+
+// Correctness whichever kernel runs: aligned and unaligned, batched, split-K, every edge shape.
+TEST(GemmSelect, Bf16TnStoreResults) {
+  run_gemm_cases<bfloat16_t, RowMajor, ColumnMajor, specs::StoreD, Sm80LargeConfig, AutoGemm>(
+      sm90_cases(shape_sweep_cases(900)));
+}
+TEST(GemmSelect, Bf16TnStrideResults) {
+  run_gemm_cases<bfloat16_t, RowMajor, ColumnMajor, specs::StoreD, Sm80LargeConfig, AutoGemm>(
+      sm90_cases(stride_cases(901)));
+}
+TEST(GemmSelect, Bf16TnResidualReluResults) {
+  run_gemm_cases<bfloat16_t, RowMajor, ColumnMajor, specs::ResidualRelu, Sm80LargeConfig, AutoGemm>(
+      sm90_cases(small_cases(902)));
+}
+TEST(GemmSelect, Fp16TnStoreResults) {
+  run_gemm_cases<half_t, RowMajor, ColumnMajor, specs::StoreD, Sm80LargeConfig, AutoGemm>(
+      sm90_cases(small_cases(903)));
+}
+// The 128x64 tile (picked only for few tiles with k >= 4096, so the lists above rarely reach it) on
+// its own, every edge shape.
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSelect, Bf16NarrowTileShapes, bfloat16_t, specs::StoreD, gemm::Sm90NarrowConfig,
+                            shape_sweep_cases(905))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSelect, Bf16NarrowTileResidualRelu, bfloat16_t, specs::ResidualRelu,
+                            gemm::Sm90NarrowConfig, small_cases(906))
+
+TEST(GemmSelect, Bf16TtFallbackResults) {
+  run_gemm_cases<bfloat16_t, RowMajor, RowMajor, specs::StoreD, Sm80LargeConfig, AutoGemm>(small_cases(904));
+}
+
+}  // namespace
+}  // namespace tilefuse::gpu_test
