@@ -103,6 +103,12 @@ class EpilogueArguments {
     return status;
   }
 
+  // Whether the tree takes an argument of this name, and whether one was set.
+  static bool takes(std::string_view name) { return has_argument(name); }
+  bool is_set(std::string_view name) const {
+    return std::any_of(values_.begin(), values_.end(), [&](auto const& e) { return e.first == name; });
+  }
+
  private:
   static bool has_argument(std::string_view name) {
     auto const names = argument_names();

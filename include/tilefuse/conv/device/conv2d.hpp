@@ -1,5 +1,11 @@
-// Conv2d: the device-level implicit-GEMM convolution of the sm_80 path (mma.sync; runs on sm_80,
-// sm_89 and sm_90). One class per mode (fprop, dgrad, wgrad); NHWC activations, KRSC filters.
+// Conv2d: the device-level implicit-GEMM convolution. One class per mode (fprop, dgrad, wgrad); NHWC
+// activations, KRSC filters. Two kernels:
+//   the sm80 path (mma.sync, conv/kernel/implicit_gemm_operands.h; runs on sm_80, sm_89 and sm_90), and
+//   the Hopper kernel (TMA + WGMMA, conv/kernel/sm90_implicit_gemm.h: gemm/kernel/sm90_gemm.h with a
+//   cp.async gathering producer warpgroup), which the default config (Sm80AutoConfig) picks for fprop
+//   when the device is an sm_90, the binary holds the kernel's sm_90a code, the elements are bf16 or
+//   fp16, C and K are multiples of 8, x and w are 16-byte aligned and split_k is 0 or 1. Everything
+//   else, and every explicit Sm80 config, runs the sm80 path. describe() says which ran and why.
 //
 // The output is the implicit GEMM's output matrix, row-major and packed, and the epilogue tree sees it
 // as such ("D" and every other named input are set over it):
@@ -10,31 +16,43 @@
 // of the same shape as y. Host code: include from .cu files compiled by nvcc.
 #pragma once
 
+#include <cuda.h>  // CUtensorMap and its enums only; every encode goes through the host adapter
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <type_traits>
 
 #include <tilefuse/conv/conv2d_problem.h>
 #include <tilefuse/conv/conv2d_problem_check.hpp>
+#include <tilefuse/conv/input_transform.h>
 #include <tilefuse/conv/kernel/implicit_gemm_operands.h>
+#include <tilefuse/conv/kernel/sm90_implicit_gemm.h>
 #include <tilefuse/core/status.hpp>
 #include <tilefuse/epilogue/arguments.hpp>
 #include <tilefuse/epilogue/tree_walk.hpp>
 #include <tilefuse/gemm/device/sm80_launch.hpp>
 #include <tilefuse/gemm/gemm_config.h>
 #include <tilefuse/gemm/kernel/sm80_gemm.h>
+#include <tilefuse/runtime/host_adapter.hpp>
 #include <tilefuse/runtime/pointer_check.hpp>
+#include <tilefuse/runtime/tensor_map.hpp>
 
 namespace tilefuse::conv {
 
 // Config: an Sm80TileConfig, or Sm80AutoConfig to let run() pick the large or the small tile per problem.
-template <class Element, ConvMode kMode, class Epilogue, class Config = gemm::Sm80AutoConfig>
+// InputTransform (fprop only): NoInputTransform, or ScaleShiftActivation<Act> for mainloop fusion
+// (conv/input_transform.h): x is transformed per input channel as its tiles load; sm80 path only.
+template <class Element, ConvMode kMode, class Epilogue, class Config = gemm::Sm80AutoConfig,
+          class InputTransform = NoInputTransform>
 class Conv2d {
+  static_assert(!InputTransform::kEnabled || kMode == ConvMode::kFprop,
+                "an InputTransform (mainloop fusion) applies to fprop's activation x");
+
  public:
   using EpilogueArgs = epilogue::EpilogueArguments<Epilogue>;
 
@@ -45,6 +63,8 @@ class Conv2d {
     Element const* dy = nullptr;  // dgrad, wgrad: output gradient (N, P, Q, K), packed NHWC
     EpilogueArgs epilogue;        // "D" and every named input, over output_matrix(problem)
     int split_k = 1;              // > 1: parallel split-K through workspace_size() bytes; 0: let run() choose
+    // With an InputTransform: per-input-channel scale and shift (C floats each, device memory).
+    InputTransformParams input_transform;
   };
 
   // The output matrix the epilogue sees: (rows, cols, batch = 1); see the table above.
@@ -59,6 +79,10 @@ class Conv2d {
   }
 
   static std::size_t workspace_size(Arguments const& args) {
+    if constexpr (kHopperCapable) {
+      Plan plan;
+      if (make_plan(args, &plan).ok() && plan.hopper) return 0;  // the Hopper kernel does not split K
+    }
     return gemm::detail::split_k_workspace_bytes(output_matrix(args.problem), resolve(args).split_k);
   }
 
@@ -71,6 +95,15 @@ class Conv2d {
     }
     GemmCoord const gemm = output_matrix(args.problem);
     TILEFUSE_RETURN_IF_ERROR(gemm::detail::initialize_reductions<Epilogue>(plan.epilogue, gemm, stream));
+    if constexpr (kHopperCapable) {
+      if (plan.hopper) {
+        switch (plan.sm90_tile) {
+          case Sm90Tile::kNarrow: return launch_sm90<sm90::Sm90ConvNarrowConfig>(args, plan, stream);
+          case Sm90Tile::kMedium: return launch_sm90<sm90::Sm90ConvMediumConfig>(args, plan, stream);
+          default: return launch_sm90<sm90::Sm90ConvLargeConfig>(args, plan, stream);
+        }
+      }
+    }
     switch (plan.tile) {
       case gemm::detail::Sm80Tile::kSmall: return launch_with<SmallConfig>(args, plan, workspace, stream);
       case gemm::detail::Sm80Tile::kNarrow: return launch_with<NarrowConfig>(args, plan, workspace, stream);
@@ -84,6 +117,15 @@ class Conv2d {
     Status const s = make_plan(args, &plan);
     if (!s.ok()) return "cannot run: " + s.message();
     GemmCoord const g = output_matrix(args.problem);
+    if constexpr (kHopperCapable) {
+      if (plan.hopper) {
+        switch (plan.sm90_tile) {
+          case Sm90Tile::kNarrow: return describe_sm90<sm90::Sm90ConvNarrowConfig>(plan, g);
+          case Sm90Tile::kMedium: return describe_sm90<sm90::Sm90ConvMediumConfig>(plan, g);
+          default: return describe_sm90<sm90::Sm90ConvLargeConfig>(plan, g);
+        }
+      }
+    }
     switch (plan.tile) {
       case gemm::detail::Sm80Tile::kSmall: return describe_with<SmallConfig>(args, plan, g);
       case gemm::detail::Sm80Tile::kNarrow: return describe_with<NarrowConfig>(args, plan, g);
@@ -97,8 +139,23 @@ class Conv2d {
   using SmallConfig = std::conditional_t<kAuto, gemm::Sm80SmallConfig, Config>;
   using NarrowConfig = std::conditional_t<kAuto, gemm::Sm80NarrowConfig, Config>;
 
+  // The Hopper kernel: fprop only (its operand source gathers x), 16-bit elements, auto config only
+  // (an explicit Sm80 config forces the sm80 path).
+  static constexpr bool kHopperCapable = kAuto && kMode == ConvMode::kFprop && !InputTransform::kEnabled &&
+                                         (std::is_same_v<Element, bfloat16_t> || std::is_same_v<Element, half_t>);
+  enum class Sm90Tile { kLarge, kMedium, kNarrow };  // 128x256, 128x128, 128x64
+
   template <class Cfg, class Plan>
   static std::string describe_with(Arguments const& args, Plan const& plan, GemmCoord const& g) {
+    if (!plan.why_not_hopper.empty()) {
+      return describe_with_sm80<Cfg>(args, plan, g) + " [Hopper kernel not used: " + plan.why_not_hopper + "]";
+    }
+    return describe_with_sm80<Cfg>(args, plan, g);
+  }
+
+  template <class Cfg, class Plan>
+  static std::string describe_with_sm80(Arguments const& args, Plan const& plan, GemmCoord const& g) {
+    (void)args;
     return status_message("sm80 mma.sync implicit-GEMM ", op_name(), " (GEMM ", g.m, " x ", g.n, " x ", g.k,
                           "), tile ", Cfg::kTileM, "x", Cfg::kTileN, "x", Cfg::kTileK, kAuto ? " (chosen by the wave model)" : "", ", ",
                           Cfg::kWarpsM * Cfg::kWarpsN, " warps, ", Cfg::kStages, " stages, ",
@@ -107,7 +164,8 @@ class Conv2d {
   }
 
   template <bool kAligned, class Cfg>
-  using Kernel = gemm::sm80::TiledKernel<Element, sm80::ImplicitGemmOperands<Element, kMode, kAligned>, Epilogue, Cfg>;
+  using Kernel =
+      gemm::sm80::TiledKernel<Element, sm80::ImplicitGemmOperands<Element, kMode, kAligned, InputTransform>, Epilogue, Cfg>;
 
   struct Plan {
     bool aligned = false;
@@ -115,6 +173,12 @@ class Conv2d {
     int split_k = 1;          // resolved: args.split_k, or the choice for 0
     std::string why_narrow;
     typename Epilogue::Params epilogue;
+    // The Hopper kernel (kHopperCapable only): whether it runs, its tile and why, or why not.
+    bool hopper = false;
+    Sm90Tile sm90_tile = Sm90Tile::kLarge;
+    std::string why_sm90_tile;
+    std::string why_not_hopper;
+    int sm_count = 0;
   };
 
   static constexpr char const* op_name() {
@@ -197,7 +261,14 @@ class Conv2d {
       return not_supported(op_name(), ": the epilogue reads element coordinates, which are exact only below 2^24, ",
                            "but the output matrix is ", g.m, " x ", g.n);
     }
-    Status const bound = args.epilogue.bind({g.m, g.n, 1}, &plan->epilogue);
+    if constexpr (InputTransform::kEnabled) {
+      TILEFUSE_RETURN_IF_ERROR(check_device_pointer(op_name(), "input_transform.scale", args.input_transform.scale));
+      TILEFUSE_RETURN_IF_ERROR(check_device_pointer(op_name(), "input_transform.shift", args.input_transform.shift));
+    } else if (args.input_transform.scale != nullptr || args.input_transform.shift != nullptr) {
+      return invalid_argument(op_name(), ": input_transform is set but this Conv2d has no InputTransform; ",
+                              "instantiate Conv2d<..., ScaleShiftActivation<Act>> for mainloop fusion");
+    }
+    Status const bound = with_coordinate_extents(args).bind({g.m, g.n, 1}, &plan->epilogue);
     if (!bound.ok()) return {bound.code(), std::string(op_name()) + " epilogue: " + bound.message()};
 
     // 16-byte chunks along channels need whole chunks of C and K and aligned tensors.
@@ -208,7 +279,233 @@ class Conv2d {
       plan->why_narrow = status_message(a.name, " or ", b.name, " is not 16-byte aligned");
     }
     plan->aligned = plan->why_narrow.empty();
+    if constexpr (kHopperCapable) plan_hopper(args, plan);
     return {};
+  }
+
+  // ---- the Hopper kernel ----
+
+  // Decides whether the Hopper kernel runs the (valid, bound) problem, and its tile; fills
+  // plan->why_not_hopper otherwise.
+  static void plan_hopper(Arguments const& args, Plan* plan) {
+    Conv2dProblem const& p = args.problem;
+    GemmCoord const g = output_matrix(p);
+    if (!plan->aligned) {
+      plan->why_not_hopper = "its gathers need C and K multiples of 8 and 16-byte-aligned x and w (" + plan->why_narrow + ")";
+      return;
+    }
+    if (args.split_k > 1) {
+      plan->why_not_hopper = status_message("split_k = ", args.split_k, " was asked for, and the Hopper kernel does not split K");
+      return;
+    }
+    if (g.m > std::numeric_limits<int>::max() - 256) {
+      plan->why_not_hopper = status_message("N*P*Q = ", g.m, " is too close to 2^31 for its 32-bit pixel indices");
+      return;
+    }
+    Sm90Tile const tile = choose_sm90_tile(g, plan);
+    Status const ready = tile == Sm90Tile::kNarrow   ? sm90_ready<sm90::Sm90ConvNarrowConfig>(plan)
+                         : tile == Sm90Tile::kMedium ? sm90_ready<sm90::Sm90ConvMediumConfig>(plan)
+                                                     : sm90_ready<sm90::Sm90ConvLargeConfig>(plan);
+    if (!ready.ok()) {
+      plan->why_not_hopper = ready.message();
+      return;
+    }
+    plan->hopper = true;
+    plan->sm90_tile = tile;
+    plan->split_k = 1;
+  }
+
+  // The tile by a wave model of the persistent kernel (the GEMM's, docs/notes/gemm_sm90.md): the SM
+  // with the most tiles finishes last, so a tile config costs
+  //   ceil(tiles / SMs) x TileN x (k-tiles + 3) / efficiency
+  // where 3 k-tiles is about what a tile's epilogue costs, and the efficiency the relative mainloop
+  // throughput of the tile (1, 0.92, 0.75 for 128x256, 128x128, 128x64 on the H200: narrower wgmmas
+  // read more shared memory per flop). Ties go to the wider tile, which gathers each row of x for
+  // more output channels. Fills plan->sm_count.
+  static Sm90Tile choose_sm90_tile(GemmCoord const& g, Plan* plan) {
+    int const sms = std::max(1, sm_count());
+    plan->sm_count = sms;
+    index_t const k_tiles = (g.k + 63) / 64;
+    struct Candidate {
+      Sm90Tile tile;
+      int n;
+      double efficiency;
+      char const* name;
+    };
+    constexpr Candidate kCandidates[] = {{Sm90Tile::kLarge, 256, 1.0, "128x256"},
+                                         {Sm90Tile::kMedium, 128, 0.92, "128x128"},
+                                         {Sm90Tile::kNarrow, 64, 0.75, "128x64"}};
+    Sm90Tile best = Sm90Tile::kLarge;
+    double best_cost = 0.0;
+    std::string why;
+    for (Candidate const& c : kCandidates) {
+      index_t const tiles = ((g.m + 127) / 128) * ((g.n + c.n - 1) / c.n);
+      index_t const per_block = (tiles + sms - 1) / sms;
+      double const cost = static_cast<double>(per_block) * c.n * (static_cast<double>(k_tiles) + 3.0) / c.efficiency;
+      why += status_message(why.empty() ? "" : ", ", c.name, ": ", tiles, " tiles, ", per_block, " per SM, cost ",
+                            static_cast<index_t>(cost));
+      if (best_cost == 0.0 || cost < best_cost * 0.999) {
+        best = c.tile;
+        best_cost = cost;
+      }
+    }
+    plan->why_sm90_tile = why;
+    return best;
+  }
+
+  static int sm_count() {
+    thread_local int cached_device = -1;
+    thread_local int cached_sms = 0;
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return 0;
+    }
+    if (device != cached_device) {
+      int sms = 0;
+      if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+      }
+      cached_device = device;
+      cached_sms = sms;
+    }
+    return cached_sms;
+  }
+
+  template <class Cfg>
+  using Sm90Kernel = sm90::FpropKernel<Element, Epilogue, Cfg>;
+
+  template <class Cfg>
+  static void const* sm90_kernel_address() {
+    return reinterpret_cast<void const*>(&gemm::sm90::sm90_gemm_kernel<Sm90Kernel<Cfg>>);
+  }
+
+  // The current device is an sm_90, the binary holds the kernel's sm_90a code, and its shared memory
+  // fits. Cached per thread and device (attribute queries only).
+  template <class Cfg>
+  static Status sm90_ready(Plan const* /*plan*/) {
+    thread_local int cached_device = -1;
+    thread_local Status cached;
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return not_supported("no CUDA device is available");
+    }
+    if (device == cached_device) return cached;
+    auto const check = [device]() -> Status {
+      int major = 0, minor = 0, smem_optin = 0;
+      if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+          cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess ||
+          cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return not_supported("the device's attributes could not be read");
+      }
+      if (major != 9 || minor != 0) {
+        return not_supported("device ", device, " is sm_", major, minor, ", and the Hopper kernel runs on sm_90 only");
+      }
+      cudaFuncAttributes attributes{};
+      if (cudaFuncGetAttributes(&attributes, sm90_kernel_address<Cfg>()) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return not_supported("this binary has no code of the Hopper kernel for device ", device,
+                             " (build with 90a in TILEFUSE_CUDA_ARCHS)");
+      }
+      if (attributes.binaryVersion != 90) {
+        return not_supported("the Hopper kernel's code is for sm_", attributes.binaryVersion,
+                             ", not sm_90a (build with 90a in TILEFUSE_CUDA_ARCHS)");
+      }
+      if (Sm90Kernel<Cfg>::kSmemBytes > smem_optin) {
+        return not_supported("the Hopper kernel needs ", Sm90Kernel<Cfg>::kSmemBytes,
+                             " bytes of shared memory, and device ", device, " allows ", smem_optin);
+      }
+      return {};
+    };
+    Status const s = check();
+    cached_device = device;
+    cached = s;
+    return s;
+  }
+
+  template <class Cfg>
+  static std::string describe_sm90(Plan const& plan, GemmCoord const& g) {
+    index_t const tiles = ((g.m + Cfg::kTileM - 1) / Cfg::kTileM) * ((g.n + Cfg::kTileN - 1) / Cfg::kTileN);
+    return status_message("sm90 TMA + WGMMA implicit-GEMM ", op_name(), " (GEMM ", g.m, " x ", g.n, " x ", g.k,
+                          "; warp-specialized, persistent), tile ", Cfg::kTileM, "x", Cfg::kTileN, "x", Cfg::kTileK,
+                          " (wave model: ", plan.why_sm90_tile, "), ", Cfg::kStages,
+                          " stages, x by 16-byte cp.async gathers of the producer warpgroup, w by TMA, ", tiles,
+                          " tiles on ", std::min<index_t>(tiles, plan.sm_count), " blocks; chosen: sm_90 device with "
+                          "sm_90a code, C and K multiples of 8, 16-byte-aligned x and w, no split-K");
+  }
+
+  // w (K x R*S*C, row-major) as the 3D tensor map (r*s*c, k', 1), box (64, TileN, 1), 128-byte swizzle.
+  template <class Cfg>
+  static Status encode_filter(Arguments const& args, arch::TmaDescriptor* out) {
+    static_assert(sizeof(CUtensorMap) == sizeof(arch::TmaDescriptor), "a tensor map is 128 bytes");
+    Conv2dProblem const& p = args.problem;
+    constexpr auto kBytes = static_cast<std::uint64_t>(sizeof(Element));
+    auto const rsc = static_cast<std::uint64_t>(p.R * p.S * p.C);
+    TensorMapTiledArgs t;
+    t.data_type = std::is_same_v<Element, bfloat16_t> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    t.rank = 3;
+    t.global_address = const_cast<Element*>(args.w);
+    t.global_dim[0] = static_cast<cuuint64_t>(rsc);
+    t.global_dim[1] = static_cast<cuuint64_t>(p.K);
+    t.global_dim[2] = 1;
+    t.global_strides[0] = static_cast<cuuint64_t>(rsc * kBytes);
+    t.global_strides[1] = static_cast<cuuint64_t>(rsc * static_cast<std::uint64_t>(p.K) * kBytes);
+    t.box_dim[0] = static_cast<cuuint32_t>(Cfg::kTileK);
+    t.box_dim[1] = static_cast<cuuint32_t>(Cfg::kTileN);
+    t.box_dim[2] = 1;
+    t.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
+    t.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+    t.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+    t.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+    CUtensorMap map;
+    Status const s = make_tensor_map_tiled(t, &map);
+    if (!s.ok()) return {s.code(), status_message(op_name(), ": tensor map of w: ", s.message())};
+    std::memcpy(out, &map, sizeof(map));
+    return {};
+  }
+
+  template <class Cfg>
+  static Status launch_sm90(Arguments const& args, Plan const& plan, cudaStream_t stream) {
+    using K = Sm90Kernel<Cfg>;
+    typename K::Params params;
+    TILEFUSE_RETURN_IF_ERROR(encode_filter<Cfg>(args, &params.tma_b));
+    GemmCoord const g = output_matrix(args.problem);
+    params.geometry = ConvGeometry::of(args.problem);
+    params.x = args.x;
+    params.problem = g;
+    params.epilogue = plan.epilogue;
+    index_t const tiles_m = (g.m + Cfg::kTileM - 1) / Cfg::kTileM;
+    index_t const tiles_n = (g.n + Cfg::kTileN - 1) / Cfg::kTileN;
+    params.tiles_m = static_cast<int>(tiles_m);
+    params.tiles_n = static_cast<int>(tiles_n);
+    params.tiles = static_cast<int>(tiles_m * tiles_n);
+    LaunchConfig config;
+    config.grid = dim3(static_cast<unsigned>(std::min<index_t>(tiles_m * tiles_n, plan.sm_count)));
+    config.block = dim3(K::kThreads);
+    config.dynamic_smem_bytes = K::kSmemBytes;
+    config.stream = stream;
+    void* kernel_args[] = {&params};
+    return host_adapter().launch(config, sm90_kernel_address<Cfg>(), kernel_args);
+  }
+
+  // The epilogue arguments, plus the output's spatial extents for trees that read the output coordinate
+  // (conv/epilogue_coordinates.h: "conv_P", "conv_Q", "conv_PQ"), unless the caller set them.
+  static EpilogueArgs with_coordinate_extents(Arguments const& args) {
+    EpilogueArgs e = args.epilogue;
+    Conv2dProblem const& p = args.problem;
+    index_t const rows = kMode == ConvMode::kDgrad ? p.H : p.P();
+    index_t const cols = kMode == ConvMode::kDgrad ? p.W : p.Q();
+    if (kMode == ConvMode::kWgrad) return e;
+    auto set = [&](char const* name, index_t value) {
+      if (EpilogueArgs::takes(name) && !e.is_set(name)) e.set(name, static_cast<float>(value));
+    };
+    set("conv_P", rows);
+    set("conv_Q", cols);
+    set("conv_PQ", rows * cols);
+    return e;
   }
 
   static char const* mode_name(ConvMode m) {
@@ -228,6 +525,7 @@ class Conv2d {
     params.operands.geometry = ConvGeometry::of(args.problem);
     params.operands.a = operand_a(args).data;
     params.operands.b = operand_b(args).data;
+    params.operands.input_transform = args.input_transform;
     params.epilogue = plan.epilogue;
     return gemm::detail::launch_tiled<K, Epilogue>(params, plan.split_k, workspace, stream);
   }

@@ -133,6 +133,12 @@ struct ImplicitGemmOperands {
     TILEFUSE_DEVICE Loader(Params const& p, GemmCoord const& problem, int /*batch*/, index_t m0, index_t n0, int thread_)
         : a(make_a(p, problem, m0, thread_)), b(make_b(p, problem, n0, thread_)), thread(thread_) {}
 
+    TILEFUSE_DEVICE void prepare_stage(Params const& p, Element* smem_a, Element*, index_t k0) const {
+      if constexpr (InputTransform::kEnabled) {
+        a.template transform<InputTransform>(GatherA(p.geometry), p.input_transform, smem_a, k0);
+      }
+    }
+
     // k_end is the split's end; k-tiles never straddle splits, so the gathers' own bound (the GEMM's K)
     // is the only one they need.
     TILEFUSE_DEVICE void load(Params const& p, Element* smem_a, Element* smem_b, index_t k0, index_t k_end) const {
@@ -149,12 +155,6 @@ struct ImplicitGemmOperands {
     }
 
    private:
-    TILEFUSE_DEVICE void prepare_stage(Params const& p, Element* smem_a, Element*, index_t k0) const {
-      if constexpr (InputTransform::kEnabled) {
-        a.template transform<InputTransform>(GatherA(p.geometry), p.input_transform, smem_a, k0);
-      }
-    }
-
     template <class L>
     TILEFUSE_DEVICE void load_dense(L const& loader, index_t ld, Element* smem, index_t k0, index_t k_end) const {
       index_t const k_left = k_end - k0;

@@ -20,9 +20,23 @@
 // While the consumers run the epilogue of one tile, the producer is already loading the next tile's
 // k-tiles into the stages they released, so loads overlap the epilogue.
 //
-// Pipeline state: every stage has a full barrier (1 arrival: the producer's arrive.expect_tx, plus the
-// TMA bytes) and an empty barrier (one arrival per consumer warp). Producer and consumers walk the same
-// sequence (tile, k-tile) -> (stage, phase), so their counters agree without communication.
+// The producer's loading is an operand source (the sm80 kernel's idea; a convolution is this kernel
+// with a gathering source, conv/kernel/sm90_implicit_gemm.h). A source provides
+//   kProducerThreads        how many threads of warpgroup 0 load (1 for TMA, 128 for cp.async gathers);
+//   kFullArrivals           the full barrier's arrival count per phase;
+//   kGenericProxyWrites     whether stages are written by the generic proxy (cp.async), so the consumers
+//                           fence towards the async proxy (wgmma) after the full barrier;
+//   Params                  the kernel's Params derive from it (the GEMM's: tma_a, tma_b, batch masks);
+//   prefetch(params)        thread 0, once (descriptor prefetch);
+//   Loader(params, problem, thread, m0, n0, batch)   per tile and producer thread;
+//   loader.load(params, a_stage, b_stage, full, k0)  one k-tile into an empty stage, signalling `full`;
+//   finish()                per producer thread after its last tile.
+// TmaOperands below is the GEMM's: one thread, two TMA loads per k-tile.
+//
+// Pipeline state: every stage has a full barrier (Operands::kFullArrivals arrivals; for TMA, the
+// producer's arrive.expect_tx, plus the TMA bytes) and an empty barrier (one arrival per consumer warp).
+// Producer and consumers walk the same sequence (tile, k-tile) -> (stage, phase), so their counters
+// agree without communication.
 //
 // Edges cost nothing in the mainloop: TMA fills the parts of a box outside the tensor with zeros
 // (rows past m or n, columns past k), which add nothing to the accumulators; the epilogue skips
@@ -42,7 +56,46 @@
 
 namespace tilefuse::gemm::sm90 {
 
-template <class Element_, class Epilogue, class Config>
+// The GEMM's operand source: A (k, m, batch) and B (k, n, batch) through two 3D tiled tensor maps with
+// 128-byte swizzle, issued by one producer thread.
+template <class Element, class Config>
+struct TmaOperands {
+  static constexpr int kProducerThreads = 1;
+  static constexpr int kFullArrivals = 1;  // the producer's arrive.expect_tx
+  static constexpr bool kGenericProxyWrites = false;
+  static constexpr int kABytes = Config::kTileM * Config::kTileK * static_cast<int>(sizeof(Element));
+  static constexpr int kBBytes = Config::kTileN * Config::kTileK * static_cast<int>(sizeof(Element));
+
+  struct Params {
+    arch::TmaDescriptor tma_a;  // A as (k, m, batch), box (TileK, TileM, 1), 128-byte swizzle
+    arch::TmaDescriptor tma_b;  // B as (k, n, batch), box (TileK, TileN, 1), 128-byte swizzle
+    // ANDed with the batch index to give the tensor map's batch coordinate: -1 (all ones) for an
+    // operand with one matrix per batch entry, 0 for one matrix shared by the batch (batch stride 0;
+    // its tensor map then has a batch extent of 1).
+    int batch_mask_a = -1;
+    int batch_mask_b = -1;
+  };
+
+  TILEFUSE_DEVICE static void prefetch(Params const& p) {
+    arch::tma_prefetch_descriptor(&p.tma_a);
+    arch::tma_prefetch_descriptor(&p.tma_b);
+  }
+
+  struct Loader {
+    int m0, n0, batch;
+    TILEFUSE_DEVICE Loader(Params const&, GemmCoord const&, int /*thread*/, int m0_, int n0_, int batch_)
+        : m0(m0_), n0(n0_), batch(batch_) {}
+    TILEFUSE_DEVICE void load(Params const& p, char* a, char* b, cuda::std::uint64_t* full, int k0) const {
+      arch::mbarrier_arrive_expect_tx(full, kABytes + kBBytes);
+      arch::tma_load_3d(a, &p.tma_a, full, k0, m0, batch & p.batch_mask_a);
+      arch::tma_load_3d(b, &p.tma_b, full, k0, n0, batch & p.batch_mask_b);
+    }
+  };
+
+  TILEFUSE_DEVICE static void finish() {}
+};
+
+template <class Element_, class Epilogue, class Config, class Operands = TmaOperands<Element_, Config>>
 struct GemmKernel {
   using Element = Element_;
   static_assert(sizeof(Element) == 2, "the sm90 kernel reads 16-bit operands (bf16, fp16)");
@@ -79,21 +132,20 @@ struct GemmKernel {
   static constexpr int kSmemAlignment = 1024;
   static constexpr int kSmemBytes = kOffsetBarriers + kBarrierBytes + kSmemAlignment;
   static_assert(kABytes % kSmemAlignment == 0 && kBBytes % kSmemAlignment == 0, "stages stay 1024-byte aligned");
+  static_assert(Operands::kABytes == kABytes && Operands::kBBytes == kBBytes, "the source fills whole stages");
   static_assert(kOffsetBarriers % 8 == 0, "barriers are 8-byte aligned");
 
-  struct Params {
-    arch::TmaDescriptor tma_a;  // A as (k, m, batch), box (TileK, TileM, 1), 128-byte swizzle
-    arch::TmaDescriptor tma_b;  // B as (k, n, batch), box (TileK, TileN, 1), 128-byte swizzle
-    GemmCoord problem;
+  static_assert(Operands::kProducerThreads >= 1 && Operands::kProducerThreads <= 128,
+                "the producer is (part of) warpgroup 0");
+
+  // The operand source's parameters (the GEMM's: tensor maps and batch masks) are the base.
+  // (problem starts on a 16-byte boundary, so the epilogue's parameters keep their vector loads)
+  struct Params : Operands::Params {
+    alignas(16) GemmCoord problem;
     typename Epilogue::Params epilogue;
     int tiles_m = 0;
     int tiles_n = 0;
     int tiles = 0;  // tiles_m * tiles_n * batch
-    // ANDed with the batch index to give the tensor map's batch coordinate: -1 (all ones) for an
-    // operand with one matrix per batch entry, 0 for one matrix shared by the batch (batch stride 0;
-    // its tensor map then has a batch extent of 1).
-    int batch_mask_a = -1;
-    int batch_mask_b = -1;
   };
 
   // ---- the tile scheduler: persistent blocks take tiles blockIdx.x, + gridDim.x, ... ----
@@ -154,18 +206,17 @@ struct GemmKernel {
     int const warpgroup = thread / 128;
     if (thread == 0) {
       for (int i = 0; i < kStages; ++i) {
-        arch::mbarrier_init(&s.full[i], 1);
+        arch::mbarrier_init(&s.full[i], Operands::kFullArrivals);
         arch::mbarrier_init(&s.empty[i], kConsumerWarps);
       }
       arch::fence_barrier_init();
-      arch::tma_prefetch_descriptor(&p.tma_a);
-      arch::tma_prefetch_descriptor(&p.tma_b);
+      Operands::prefetch(p);
     }
     __syncthreads();
 
     if (warpgroup == 0) {
       arch::setmaxnreg_dec<Config::kProducerRegisters>();
-      if (thread == 0) producer(p, s);
+      if (thread < Operands::kProducerThreads) producer(p, s, thread);
     } else {
       arch::setmaxnreg_inc<Config::kConsumerRegisters>();
       consumer(p, s, warpgroup - 1);
@@ -179,26 +230,22 @@ struct GemmKernel {
   }
 
  private:
-  // ---- producer: one thread issues every TMA load of the block ----
-  TILEFUSE_DEVICE static void producer(Params const& p, SharedStorage const& s) {
+  // ---- producer: Operands::kProducerThreads threads (the GEMM: one) issue every load of the block ----
+  TILEFUSE_DEVICE static void producer(Params const& p, SharedStorage const& s, int thread) {
     int const k_count = k_tiles(p);
     PipelineState state;
     for (int t = static_cast<int>(blockIdx.x); t < p.tiles; t += static_cast<int>(gridDim.x)) {
       Tile const tile = tile_of(p, t);
-      int const m0 = tile.m * kTileM;
-      int const n0 = tile.n * kTileN;
+      typename Operands::Loader const loader(p, p.problem, thread, tile.m * kTileM, tile.n * kTileN, tile.batch);
       for (int kt = 0; kt < k_count; ++kt) {
         // Wait until every consumer warp released this stage (the first pass waits on the phase
         // "before" the fresh barrier's first, which counts as complete).
         arch::mbarrier_wait(&s.empty[state.stage], state.phase ^ 1u);
-        cuda::std::uint64_t* const full = &s.full[state.stage];
-        arch::mbarrier_arrive_expect_tx(full, kStageBytes);
-        int const k0 = kt * kTileK;
-        arch::tma_load_3d(s.a + state.stage * kABytes, &p.tma_a, full, k0, m0, tile.batch & p.batch_mask_a);
-        arch::tma_load_3d(s.b + state.stage * kBBytes, &p.tma_b, full, k0, n0, tile.batch & p.batch_mask_b);
+        loader.load(p, s.a + state.stage * kABytes, s.b + state.stage * kBBytes, &s.full[state.stage], kt * kTileK);
         state.advance();
       }
     }
+    Operands::finish();
   }
 
   // ---- consumers: the mainloop of each tile, then its epilogue ----
@@ -231,6 +278,8 @@ struct GemmKernel {
     for (int kt = 0; kt < k_count; ++kt) {
       arch::mbarrier_wait(&s.full[state.stage], state.phase);
       __syncwarp();  // wgmma is .aligned: the warp must be converged after the spin
+      // A stage written by cp.async (the generic proxy) is read by wgmma (the async proxy).
+      if constexpr (Operands::kGenericProxyWrites) arch::fence_proxy_async_shared();
       char const* const a = s.a + state.stage * kABytes + consumer_warpgroup * kWarpgroupRows * kRowBytes;
       char const* const b = s.b + state.stage * kBBytes;
       cuda::std::uint64_t const desc_a = arch::smem_descriptor_k_major_sw128(a);

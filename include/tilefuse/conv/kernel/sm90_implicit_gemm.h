@@ -1,0 +1,164 @@
+// The implicit-GEMM convolution on the sm_90a kernel (gemm/kernel/sm90_gemm.h): fprop's operand
+// source and the kernel type. Only the producer's loading is conv-specific; the stage ring, the
+// wgmma consumers and the per-warp epilogue are the GEMM's.
+//
+//   A = x gathered by (output pixel, filter tap): the whole producer warpgroup (128 threads) copies
+//       each k-tile (TileM pixels x 64 of r*s*c) with 16-byte cp.async, zero-filled (src-size 0) for
+//       padding and for rows / taps past the end, straight into the 128-byte-swizzled layout the
+//       wgmma descriptors read: 16-byte chunk c of row r lands at chunk c ^ (r % 8) of the row, rows
+//       128 bytes apart (exactly what TMA's CU_TENSOR_MAP_SWIZZLE_128B writes for a 64-element box
+//       row into a 1024-byte-aligned stage). Each thread signals the stage's full barrier with
+//       cp.async.mbarrier.arrive.noinc, which fires once all its earlier cp.asyncs have landed.
+//   B = w (K x R*S*C, row-major = the GEMM's column-major K-major B, ld = R*S*C): one tiled TMA load
+//       per k-tile, as in the GEMM, issued by producer thread 0 with arrive.expect_tx.
+// So the full barrier expects 129 arrivals per phase: 128 cp.async arrivals and thread 0's
+// expect_tx (plus B's bytes).
+//
+// Thread t of the producer owns chunk column t % 8 and rows t / 8 + 16 i (i < TileM / 16): its
+// rows' pixel parts (n*H*W, p*stride - pad, q*stride - pad) live in registers for the tile, and one
+// tap (r, s, c) is computed per k-tile (all its chunks share the column, hence the k). Eight
+// consecutive threads read one pixel's 128 contiguous bytes (C >= 64), and their swizzled chunks
+// of one row are distinct, so the shared-memory writes are conflict-free.
+//
+// Needs C and K multiples of 8 (a 16-byte chunk of r*s*c is then 8 consecutive channels of one tap,
+// or wholly outside) and 16-byte-aligned x and w; the device API checks this and sends everything
+// else to the sm80 kernel.
+#pragma once
+
+#include <cuda/std/cstdint>
+
+#include <tilefuse/arch/cp_async.h>
+#include <tilefuse/arch/mbarrier.h>
+#include <tilefuse/arch/tma.h>
+#include <tilefuse/conv/implicit_gemm.h>
+#include <tilefuse/core/coord.h>
+#include <tilefuse/core/platform.h>
+#include <tilefuse/gemm/gemm_config.h>
+#include <tilefuse/gemm/kernel/sm90_gemm.h>
+
+namespace tilefuse::conv::sm90 {
+
+// cp.async.mbarrier.arrive.noinc (sm_80+): arrive on `bar` once every cp.async this thread issued so
+// far has completed. noinc: the arrival counts against the barrier's expected count (the count set at
+// init includes these threads). (Could move to arch/cp_async.h.)
+TILEFUSE_DEVICE inline void cp_async_mbarrier_arrive_noinc(cuda::std::uint64_t* bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  auto const address = static_cast<cuda::std::uint32_t>(__cvta_generic_to_shared(bar));
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(address) : "memory");
+#else
+  (void)bar;
+#endif
+}
+
+TILEFUSE_DEVICE inline void cp_async_wait_all() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
+// The tile configs of the conv kernel: the GEMM's, with the producer's register budget raised for the
+// gather state (TileM / 16 pixels of 3 registers, addresses, the tap) and the consumers' lowered to
+// match. setmaxnreg moves registers only within what the block got at launch: 384 threads x 168
+// (the __launch_bounds__(384, 1) allocation), not the SM's 64K. A split that asks for more makes
+// setmaxnreg.inc wait forever (v0's first run hung with 96 / 208 = 65536).
+template <int TileM, int TileN, int Stages, int ProducerRegisters, int ConsumerRegisters>
+struct Sm90ConvTileConfig : gemm::Sm90TileConfig<TileM, TileN, 64, Stages> {
+  static constexpr int kProducerRegisters = ProducerRegisters;
+  static constexpr int kConsumerRegisters = ConsumerRegisters;
+  static constexpr int kLaunchRegisters = (65536 / (128 * 3)) / 8 * 8;  // 168 per thread
+  static_assert(kProducerRegisters * 128 + kConsumerRegisters * 256 <= kLaunchRegisters * 128 * 3,
+                "setmaxnreg redistributes the block's launch allocation (384 x 168 registers), no more");
+};
+
+// 128 x 256: wide outputs with enough tiles (4 stages of 48 KiB).
+using Sm90ConvLargeConfig = Sm90ConvTileConfig<128, 256, 4, 56, 224>;
+// 128 x 128: K = 128 outputs, or too few 128 x 256 tiles for the SMs (6 stages of 32 KiB).
+using Sm90ConvMediumConfig = Sm90ConvTileConfig<128, 128, 6, 88, 208>;
+// 128 x 64: K = 64 outputs (8 stages of 24 KiB).
+using Sm90ConvNarrowConfig = Sm90ConvTileConfig<128, 64, 8, 88, 208>;
+
+// fprop's operand source for gemm::sm90::GemmKernel (see sm90_gemm.h for the interface).
+template <class Element, class Config>
+struct FpropGatherOperands {
+  static constexpr int kTileM = Config::kTileM;
+  static constexpr int kTileN = Config::kTileN;
+  static constexpr int kTileK = Config::kTileK;
+  static constexpr int kProducerThreads = 128;
+  static constexpr int kFullArrivals = kProducerThreads + 1;  // cp.async arrivals + thread 0's expect_tx
+  static constexpr bool kGenericProxyWrites = true;           // cp.async writes A through the generic proxy
+  static constexpr int kRowBytes = kTileK * static_cast<int>(sizeof(Element));
+  static constexpr int kABytes = kTileM * kRowBytes;
+  static constexpr int kBBytes = kTileN * kRowBytes;
+  static constexpr int kChunksPerRow = kRowBytes / 16;                   // 8
+  static constexpr int kRowStep = kProducerThreads / kChunksPerRow;      // 16 rows between a thread's chunks
+  static constexpr int kRowsPerThread = kTileM / kRowStep;               // 8 for TileM = 128
+  static_assert(kRowBytes == 128 && kTileM % kRowStep == 0, "k-tile rows are one 128-byte swizzle row");
+
+  struct Params {
+    arch::TmaDescriptor tma_b;  // w as (r*s*c, k', 1), box (64, TileN, 1), 128-byte swizzle
+    ConvGeometry geometry;
+    Element const* x = nullptr;
+  };
+
+  TILEFUSE_DEVICE static void prefetch(Params const& p) { arch::tma_prefetch_descriptor(&p.tma_b); }
+
+  struct Loader {
+    int thread;
+    int n0;
+    int a_offset;  // bytes from a stage's base to this thread's first chunk (row t / 8, swizzled column)
+    int column;    // elements from k0 to this thread's chunk
+    ActivationGather::Pixel pixel[kRowsPerThread];
+
+    TILEFUSE_DEVICE Loader(Params const& p, GemmCoord const&, int thread_, int m0, int n0_, int /*batch*/)
+        : thread(thread_), n0(n0_) {
+      int const chunk = thread % kChunksPerRow;
+      int const row0 = thread / kChunksPerRow;
+      // Rows row0 + 16 i all have row % 8 == row0 % 8: one swizzled column for all of them.
+      a_offset = row0 * kRowBytes + ((chunk ^ (row0 % 8)) * 16);
+      column = chunk * 8;
+      // ActivationGather::pixel in 32-bit arithmetic (the device API checks N*P*Q < 2^31 - TileM).
+      ConvGeometry const& g = p.geometry;
+      int const pq_count = g.P * g.Q;
+      int const pixels = g.N * pq_count;
+#pragma unroll
+      for (int i = 0; i < kRowsPerThread; ++i) {
+        int const m = m0 + row0 + i * kRowStep;
+        ActivationGather::Pixel px;  // far outside unless m is an output pixel
+        if (m < pixels) {
+          int const n = m / pq_count;
+          int const pq = m - n * pq_count;
+          int const pp = pq / g.Q;
+          px.nhw = n * g.H * g.W;
+          px.h0 = pp * g.stride_h - g.pad_h;
+          px.w0 = (pq - pp * g.Q) * g.stride_w - g.pad_w;
+        }
+        pixel[i] = px;
+      }
+    }
+
+    TILEFUSE_DEVICE void load(Params const& p, char* a, char* b, cuda::std::uint64_t* full, int k0) const {
+      if (thread == 0) {
+        arch::mbarrier_arrive_expect_tx(full, kBBytes);
+        arch::tma_load_3d(b, &p.tma_b, full, k0, n0, 0);
+      }
+      ActivationGather const gather{p.geometry};
+      ActivationGather::Tap const tap = gather.tap(index_t{k0} + column);
+      char* const dst = a + a_offset;
+#pragma unroll
+      for (int i = 0; i < kRowsPerThread; ++i) {
+        index_t const offset = gather.offset(pixel[i], tap);
+        // A chunk outside x (padding, rows or taps past the end) is zero-filled without a read.
+        arch::cp_async_16(dst + i * kRowStep * kRowBytes, offset >= 0 ? p.x + offset : p.x, offset >= 0 ? 16 : 0);
+      }
+      cp_async_mbarrier_arrive_noinc(full);
+    }
+  };
+
+  // No copy may be in flight when the producer's threads exit.
+  TILEFUSE_DEVICE static void finish() { cp_async_wait_all(); }
+};
+
+template <class Element, class Epilogue, class Config>
+using FpropKernel = gemm::sm90::GemmKernel<Element, Epilogue, Config, FpropGatherOperands<Element, Config>>;
+
+}  // namespace tilefuse::conv::sm90

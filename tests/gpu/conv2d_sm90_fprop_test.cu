@@ -1,0 +1,111 @@
+// Conv2d fprop on the Hopper kernel (conv/kernel/sm90_implicit_gemm.h), reached through the default
+// config (Sm80AutoConfig) with split_k = 1: on an sm_90 device every case with C and K multiples of 8
+// and aligned operands runs the TMA + WGMMA kernel with the cp.async gathering producer; the others
+// (C = 3, odd channels, misaligned operands) fall back to the sm80 path inside the same lists. Every
+// output element is checked against the host reference (conv2d_harness.hpp). Then the selection itself:
+// describe() names the Hopper kernel for an aligned fprop and the sm80 path, with the reason, otherwise.
+#include "conv2d_test_cases.hpp"
+#include "gemm_sm90_test_cases.hpp"
+
+namespace tilefuse::gpu_test {
+namespace {
+
+using gemm::Sm80AutoConfig;
+
+// Problems that reach every Hopper tile (K = 64 -> 128x64, K = 128 -> 128x128, wide K -> 128x256),
+// several tiles per persistent block, k tails (r*s*c not a multiple of 64) and padding on every side.
+inline std::vector<ConvCase> sm90_tile_cases(std::uint64_t seed) {
+  return seeded({conv_case(conv_problem(4, 56, 56, 64, 64, 3, 3, 1)),     // 128x64, 12544 pixels: 98 tiles
+                 conv_case(conv_problem(8, 28, 28, 128, 128, 3, 3, 1)),   // 128x128, 49 x 1 tiles, k = 1152
+                 conv_case(conv_problem(2, 14, 14, 256, 1024, 1, 1, 0)),  // wide K
+                 conv_case(conv_problem(16, 14, 14, 24, 40, 3, 3, 1)),    // k = 216: a partial k-tile; n = 40
+                 conv_case(conv_problem(3, 17, 19, 8, 520, 5, 5, 2, 2)),  // k = 200, n = 520 (a partial wide tile)
+                 conv_case(conv_problem(64, 7, 7, 512, 512, 3, 3, 1)),    // ResNet-50 layer 10 at full size
+                 conv_case(conv_problem(2, 9, 9, 16, 8, 3, 3, 4, 1, 3))}, // dilation 3, padding 4
+                seed);
+}
+
+TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Bf16EdgeCases, bfloat16_t, kFprop, conv_specs::Plain, Sm80AutoConfig, conv_edge_cases(900))
+TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Fp16EdgeCases, half_t, kFprop, conv_specs::Plain, Sm80AutoConfig, conv_edge_cases(901))
+TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Bf16TileCases, bfloat16_t, kFprop, conv_specs::Plain, Sm80AutoConfig, sm90_tile_cases(902))
+TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Bf16ResNet50BiasReluResidual, bfloat16_t, kFprop, conv_specs::BiasReluResidual, Sm80AutoConfig, resnet50_cases(2, 903))
+TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Fp16ResNet50ResidualAfterRelu, half_t, kFprop, conv_specs::ResidualAfterRelu, Sm80AutoConfig, resnet50_cases(1, 904))
+TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Bf16EpilogueAlphaBetaResidual, bfloat16_t, kFprop, conv_specs::AlphaBetaResidual, Sm80AutoConfig, conv_epilogue_cases(905))
+TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Bf16EpilogueFoldedBnSilu, bfloat16_t, kFprop, conv_specs::FoldedBnSilu, Sm80AutoConfig, conv_epilogue_cases(906))
+TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Bf16EpilogueAuxPreactivation, bfloat16_t, kFprop, conv_specs::AuxPreactivation, Sm80AutoConfig, conv_epilogue_cases(907))
+TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Bf16TileCasesBiasReluResidual, bfloat16_t, kFprop, conv_specs::BiasReluResidual, Sm80AutoConfig, sm90_tile_cases(908))
+// The compute-sanitizer subset (Conv2dSmall.*): the Hopper kernel on small problems.
+TILEFUSE_GPU_CONV_TEST(Conv2dSmall, Bf16FpropSm90, bfloat16_t, kFprop, conv_specs::BiasReluResidual, Sm80AutoConfig, conv_small_cases(909))
+
+// ---- selection ----
+
+template <class Config>
+using SelectFprop = conv::Conv2d<bfloat16_t, ConvMode::kFprop, conv_specs::Plain::Tree<bfloat16_t>, Config>;
+
+// describe() of an fprop of the given problem on fresh device buffers.
+template <class Config>
+std::string describe_fprop(Conv2dProblem p, int split_k = 1) {
+  p.mode = ConvMode::kFprop;
+  DeviceBuffer x(static_cast<std::size_t>(p.N * p.H * p.W * p.C) * 2);
+  DeviceBuffer w(static_cast<std::size_t>(p.K * p.R * p.S * p.C) * 2);
+  DeviceBuffer y(static_cast<std::size_t>(p.N * p.P() * p.Q() * p.K) * 2);
+  typename SelectFprop<Config>::Arguments args;
+  args.problem = p;
+  args.x = x.as<bfloat16_t const>();
+  args.w = w.as<bfloat16_t const>();
+  args.epilogue.set("D", y.as<bfloat16_t>());
+  args.split_k = split_k;
+  return SelectFprop<Config>::describe(args);
+}
+
+TEST(Conv2dSm90Select, AlignedFpropRunsTheHopperKernel) {
+  std::string const skip = sm90_skip_reason();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  std::string const d = describe_fprop<Sm80AutoConfig>(conv_problem(2, 14, 14, 64, 64, 3, 3, 1));
+  EXPECT_NE(d.find("sm90 TMA + WGMMA implicit-GEMM conv2d fprop"), std::string::npos) << d;
+  EXPECT_NE(d.find("16-byte cp.async gathers"), std::string::npos) << d;
+  EXPECT_NE(d.find("tile 128x64x64"), std::string::npos) << "K = 64 fits one 64-wide tile\n" << d;
+  std::string const wide = describe_fprop<Sm80AutoConfig>(conv_problem(64, 14, 14, 256, 1024, 1, 1, 0));
+  EXPECT_NE(wide.find("tile 128x256x64"), std::string::npos) << wide;
+  std::string const few = describe_fprop<Sm80AutoConfig>(conv_problem(64, 7, 7, 512, 512, 3, 3, 1));
+  EXPECT_NE(few.find("tile 128x128x64"), std::string::npos) << "50 tiles of 128x256 leave most SMs idle\n" << few;
+}
+
+TEST(Conv2dSm90Select, OtherProblemsRunTheSm80PathAndSayWhy) {
+  std::string const skip = sm90_skip_reason();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  // C = 3 (a first layer): the gathers need whole 16-byte chunks.
+  std::string const c3 = describe_fprop<Sm80AutoConfig>(conv_problem(1, 32, 32, 3, 64, 7, 7, 3, 2));
+  EXPECT_NE(c3.find("sm80 mma.sync implicit-GEMM"), std::string::npos) << c3;
+  EXPECT_NE(c3.find("Hopper kernel not used"), std::string::npos) << c3;
+  EXPECT_NE(c3.find("multiples of 8"), std::string::npos) << c3;
+  // An explicit split-K.
+  std::string const split = describe_fprop<Sm80AutoConfig>(conv_problem(1, 8, 8, 64, 64, 3, 3, 1), 2);
+  EXPECT_NE(split.find("sm80 mma.sync implicit-GEMM"), std::string::npos) << split;
+  EXPECT_NE(split.find("split_k = 2"), std::string::npos) << split;
+  // An explicit sm80 config forces the sm80 path and mentions no Hopper kernel.
+  std::string const forced = describe_fprop<gemm::Sm80LargeConfig>(conv_problem(2, 14, 14, 64, 64, 3, 3, 1));
+  EXPECT_NE(forced.find("sm80 mma.sync implicit-GEMM"), std::string::npos) << forced;
+  EXPECT_EQ(forced.find("Hopper"), std::string::npos) << forced;
+}
+
+TEST(Conv2dSm90Select, HopperRunsNeedNoWorkspace) {
+  std::string const skip = sm90_skip_reason();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  Conv2dProblem p = conv_problem(2, 14, 14, 64, 64, 3, 3, 1);
+  p.mode = ConvMode::kFprop;
+  DeviceBuffer x(static_cast<std::size_t>(p.N * p.H * p.W * p.C) * 2);
+  DeviceBuffer w(static_cast<std::size_t>(p.K * p.R * p.S * p.C) * 2);
+  DeviceBuffer y(static_cast<std::size_t>(p.N * p.P() * p.Q() * p.K) * 2);
+  SelectFprop<Sm80AutoConfig>::Arguments args;
+  args.problem = p;
+  args.x = x.as<bfloat16_t const>();
+  args.w = w.as<bfloat16_t const>();
+  args.epilogue.set("D", y.as<bfloat16_t>());
+  args.split_k = 0;  // "choose": the Hopper kernel takes it and does not split
+  EXPECT_EQ(SelectFprop<Sm80AutoConfig>::workspace_size(args), 0u);
+  EXPECT_NE(SelectFprop<Sm80AutoConfig>::describe(args).find("sm90 TMA"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tilefuse::gpu_test
