@@ -87,8 +87,11 @@ struct Sm90TileConfig {
   static_assert(kTileK == 64, "a k-tile is one 128-byte swizzle row of 16-bit elements");
   static_assert(kStages >= 2, "a pipeline needs at least two stages");
   static_assert(kTileN % kEpilogueColumns == 0 && kEpilogueColumns % 8 == 0, "epilogue chunks are whole vectors");
-  static_assert(kProducerRegisters * 128 + kConsumerRegisters * 128 * kConsumerWarpgroups <= 65536,
-                "the register file holds 64K registers");
+  // setmaxnreg only moves registers within the block's launch allocation: 64K / threads per thread,
+  // rounded down to a multiple of 8 (168 for 384 threads), not the whole 64K (asking for more hangs).
+  static_assert(kProducerRegisters * 128 + kConsumerRegisters * 128 * kConsumerWarpgroups <=
+                    (65536 / kThreads) / 8 * 8 * kThreads,
+                "the warpgroups' setmaxnreg targets exceed the block's launch register allocation");
 };
 
 // 128 x 256 x 64, 4 stages (192 KiB of operands + 20 KiB of epilogue staging).
