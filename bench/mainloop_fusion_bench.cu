@@ -26,9 +26,9 @@ namespace {
 
 using Element = bfloat16_t;
 using Plain = epilogue::Store<"D", Element, epilogue::Acc>;
-using PlainConv = conv::Conv2d<Element, ConvMode::kFprop, Plain, gemm::Sm80AutoConfig>;
+using PlainConv = conv::Conv2d<Element, ConvMode::kFprop, Plain, gemm::Sm80PathAutoConfig>;  // same path as fused
 using FusedConv =
-    conv::Conv2d<Element, ConvMode::kFprop, Plain, gemm::Sm80AutoConfig, conv::ScaleShiftActivation<epilogue::op::Relu>>;
+    conv::Conv2d<Element, ConvMode::kFprop, Plain, gemm::Sm80PathAutoConfig, conv::ScaleShiftActivation<epilogue::op::Relu>>;
 
 // x'[i] = relu(x[i] * scale[c] + shift[c]), 8 channels per thread (C is a multiple of 8 here).
 __global__ void bn_relu_kernel(Element const* x, float const* scale, float const* shift, Element* out,
@@ -124,7 +124,7 @@ int run() {
   }
   std::printf("\ngeometric means over %d layers: fused / plain = %.3f, unfused / fused = %.3f\n", rows,
               std::exp(log_cost / rows), std::exp(log_gain / rows));
-  std::printf("plain: %s\nfused: %s\n", "Conv2d<bf16, fprop, Store<D, bf16, Acc>, Sm80AutoConfig>",
+  std::printf("plain: %s\nfused: %s\n", "Conv2d<bf16, fprop, Store<D, bf16, Acc>, Sm80PathAutoConfig> (the sm80 path, as the fused one)",
               "the same with ScaleShiftActivation<Relu> (mainloop fusion)");
   return 0;
 }

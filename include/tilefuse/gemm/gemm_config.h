@@ -40,6 +40,8 @@ using Sm80NarrowConfig = Sm80TileConfig<128, 64, 32, 2, 2, 4, 3>;
 // Not a configuration but a request: the device operation picks Sm80LargeConfig, Sm80SmallConfig or
 // Sm80NarrowConfig per problem (gemm/device/sm80_launch.hpp: choose_sm80_tile).
 struct Sm80AutoConfig {};
+// The same choice among the sm_80-path tiles, never the Hopper kernel (e.g. to measure the two paths).
+struct Sm80PathAutoConfig {};
 
 // The tf32 path (float and tfloat32_t inputs, mma.m16n8k8.tf32): the same tiles in bytes as the 16-bit
 // ones, so TileK is half as many elements. Large: 128x256x32, 3 stages = 144 KiB of operands (fits

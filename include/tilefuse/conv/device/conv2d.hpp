@@ -134,14 +134,15 @@ class Conv2d {
   }
 
  private:
-  static constexpr bool kAuto = std::is_same_v<Config, gemm::Sm80AutoConfig>;
+  static constexpr bool kAuto =
+      std::is_same_v<Config, gemm::Sm80AutoConfig> || std::is_same_v<Config, gemm::Sm80PathAutoConfig>;
   using LargeConfig = std::conditional_t<kAuto, gemm::Sm80LargeConfig, Config>;
   using SmallConfig = std::conditional_t<kAuto, gemm::Sm80SmallConfig, Config>;
   using NarrowConfig = std::conditional_t<kAuto, gemm::Sm80NarrowConfig, Config>;
 
   // The Hopper kernel: fprop only (its operand source gathers x), 16-bit elements, auto config only
   // (an explicit Sm80 config forces the sm80 path).
-  static constexpr bool kHopperCapable = kAuto && kMode == ConvMode::kFprop && !InputTransform::kEnabled &&
+  static constexpr bool kHopperCapable = std::is_same_v<Config, gemm::Sm80AutoConfig> && kMode == ConvMode::kFprop && !InputTransform::kEnabled &&
                                          (std::is_same_v<Element, bfloat16_t> || std::is_same_v<Element, half_t>);
   enum class Sm90Tile { kLarge, kMedium, kNarrow };  // 128x256, 128x128, 128x64
 

@@ -77,22 +77,39 @@ struct GatherTileLoader {
   // Mainloop fusion: rewrites, in shared memory, the chunks this thread copied for the k-tile at k0 as
   // Transform::apply(x, scale[c], shift[c]); zeros of padding and of coordinates past the end stay zero.
   // Only for K-contiguous activation gathers whose k parts carry the channel (fprop's A).
+  // NOTES: on the 16-byte path all of a thread's chunks share one k, so the 8 channels' scale and shift
+  // are loaded once per k-tile, all 16 loads before any use: loaded per element, in the chunk loop,
+  // they serialized behind the shared-memory stores and made the fused conv 8x slower (fusion bench v1).
   template <class Transform>
   TILEFUSE_DEVICE void transform(Gather const& gather, InputTransformParams const& t, Element* smem, index_t k0) const {
     static_assert(kKContiguous, "the input transform applies to fprop's activation tile");
+    if constexpr (kAligned) {
+      auto const tap = gather.k_part(k0 + col);  // channels tap.c .. tap.c + 7 (c = 0 past the end: harmless)
+      float scale[8], shift[8];
 #pragma unroll
-    for (int i = 0; i < kChunks; ++i) {
-      Element* dst = smem + Tile::offset(row0 + i * kRowStep, col);
-      Array<Element, 8> v = *reinterpret_cast<Array<Element, 8> const*>(dst);
+      for (int e = 0; e < 8; ++e) scale[e] = t.scale[tap.c + e], shift[e] = t.shift[tap.c + e];
 #pragma unroll
-      for (int e = 0; e < 8; ++e) {
-        // kAligned: the chunk's 8 k share one tap and are channels c..c+7; else each has its own.
-        auto const tap = gather.k_part(k0 + col + (kAligned ? 0 : e));
+      for (int i = 0; i < kChunks; ++i) {
         if (gather.offset(mn[i], tap) < 0) continue;  // padding or past the end: stays zero
-        int const c = tap.c + (kAligned ? e : 0);
-        v[e] = Element(Transform::apply(static_cast<float>(v[e]), t.scale[c], t.shift[c]));
+        Element* dst = smem + Tile::offset(row0 + i * kRowStep, col);
+        Array<Element, 8> v = *reinterpret_cast<Array<Element, 8> const*>(dst);
+#pragma unroll
+        for (int e = 0; e < 8; ++e) v[e] = Element(Transform::apply(static_cast<float>(v[e]), scale[e], shift[e]));
+        *reinterpret_cast<Array<Element, 8>*>(dst) = v;
       }
-      *reinterpret_cast<Array<Element, 8>*>(dst) = v;
+    } else {
+#pragma unroll
+      for (int i = 0; i < kChunks; ++i) {
+        Element* dst = smem + Tile::offset(row0 + i * kRowStep, col);
+        Array<Element, 8> v = *reinterpret_cast<Array<Element, 8> const*>(dst);
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+          auto const tap = gather.k_part(k0 + col + e);  // element-wise path: each element its own tap
+          if (gather.offset(mn[i], tap) < 0) continue;
+          v[e] = Element(Transform::apply(static_cast<float>(v[e]), t.scale[tap.c], t.shift[tap.c]));
+        }
+        *reinterpret_cast<Array<Element, 8>*>(dst) = v;
+      }
     }
   }
 };
