@@ -150,7 +150,7 @@ commit="${commit:-unknown}"
 # ---- configure ----
 
 configure_flags=(-S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILEFUSE_BUILD_TESTS=ON
-                 -DTILEFUSE_BUILD_GPU_TESTS=ON -DTILEFUSE_BUILD_EXAMPLES=OFF "-DTILEFUSE_CUDA_ARCHS=$archs")
+                 -DTILEFUSE_BUILD_GPU_TESTS=ON -DTILEFUSE_BUILD_EXAMPLES=ON "-DTILEFUSE_CUDA_ARCHS=$archs")
 bench_enabled=0
 bench_note=""
 if [[ -f bench/CMakeLists.txt ]]; then
@@ -200,6 +200,9 @@ if (( configured )); then
     if run_stage "build-bench" 150 170 ninja -C "$build_dir" -j "$jobs" bench/tilefuse-bench; then
       bench_built=1
     fi
+    # The mainloop-fusion benchmark and the examples (quickstart, Hopper ladder): best effort.
+    run_stage "build-extras" 120 150 ninja -C "$build_dir" -j "$jobs" bench/tilefuse-fusion-bench \
+      examples/quickstart_fused_conv $(ls examples/hopper/*.cu 2>/dev/null | sed 's|examples/hopper/\(.*\)\.cu|examples/hopper/\1|') || true
   fi
 else
   record "build-tests" "skipped (not configured)" 0
@@ -252,6 +255,15 @@ for tool in memcheck racecheck; do
     "$test_bin" --gtest_color=no "--gtest_filter=$filter" "--gtest_output=json:$OUT/${tool}_tests.json"
 done
 
+# ---- the README's main job and the Hopper ladder (each checks its own result) ----
+
+if [[ -x "$build_dir/examples/quickstart_fused_conv" ]]; then
+  run_stage "quickstart" 60 60 "$build_dir/examples/quickstart_fused_conv"
+fi
+for step in "$build_dir"/examples/hopper/*; do
+  [[ -x "$step" ]] && run_stage "ladder-$(basename "$step")" 30 60 "$step"
+done
+
 # ---- benchmark ----
 
 if (( bench_built )) && [[ -x "$bench_bin" ]]; then
@@ -262,6 +274,9 @@ if (( bench_built )) && [[ -x "$bench_bin" ]]; then
     # shellcheck disable=SC2086  # each invocation is a word list on purpose
     run_stage "bench-$n" 240 5 "$bench_bin" ${bench_runs[$i]} --json "$OUT/bench-$n.json"
   done
+  if [[ -x "$build_dir/bench/tilefuse-fusion-bench" ]]; then
+    run_stage "fusion-bench" 120 5 "$build_dir/bench/tilefuse-fusion-bench"
+  fi
 elif (( bench_enabled )); then
   record "bench" "skipped (not built)" 0
 else
@@ -408,8 +423,8 @@ sanitizer_summary() {  # sanitizer_summary <log>
   echo
   echo "## Benchmark"
   echo
-  for log in "$logs"/bench-*.log; do
-    [[ -f "$log" ]] || { echo "no benchmark ran (${bench_note:-see the stage table})"; break; }
+  for log in "$logs"/bench-*.log "$logs"/fusion-bench.log "$logs"/quickstart.log; do
+    [[ -f "$log" ]] || continue
     echo "### $(basename "$log" .log)"
     echo
     echo '```'

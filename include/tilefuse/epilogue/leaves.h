@@ -139,8 +139,15 @@ struct AuxLoad {
     index_t batch_stride = 0;
   };
 
+  // Asks L2 for the row segment a later visit() of the same fragment reads (row-major; a column-major
+  // fragment touches V lines and is left to the visit). The Hopper kernel calls it before a tile's
+  // mainloop so the residual arrives while the tensor cores run.
   template <int V>
-  TILEFUSE_HOST_DEVICE static void prefetch(Params const&, Fragment<V> const&) {}
+  TILEFUSE_HOST_DEVICE static void prefetch(Params const& p, Fragment<V> const& f) {
+    if constexpr (cuda::std::is_same_v<Layout, RowMajor>) {
+      if (f.valid > 0) arch::prefetch_l2(p.data + f.batch * p.batch_stride + f.row * p.ld + f.col);
+    }
+  }
 
   template <int V>
   TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const& p, Fragment<V> const& f) {

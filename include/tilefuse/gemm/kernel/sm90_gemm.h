@@ -264,9 +264,10 @@ struct GemmKernel {
     PipelineState state;
     for (int t = static_cast<int>(blockIdx.x); t < p.tiles; t += static_cast<int>(gridDim.x)) {
       Tile const tile = tile_of(p, t);
-      mainloop(s, consumer_warpgroup, lane, k_count, state, acc);
       // This warp's rows of the tile: 16 starting at warp_row0.
       int const warp_row0 = consumer_warpgroup * kWarpgroupRows + warp_in_group * 16;
+      prefetch_epilogue_inputs(p, lane, tile, warp_row0);
+      mainloop(s, consumer_warpgroup, lane, k_count, state, acc);
       epilogue_tile(p, acc, staging, lane, tile, warp_row0);
     }
   }
@@ -312,17 +313,15 @@ struct GemmKernel {
     if (lane == 0) arch::mbarrier_arrive(&s.empty[state.stage]);
   }
 
-  // ---- epilogue: this warp's 16 rows of the tile, kEpilogueColumns columns at a time ----
-  static constexpr int kVectorsPerChunkRow = kEpilogueColumns / 8;
-
-  TILEFUSE_DEVICE static void epilogue_tile(Params const& p, float const (&acc)[kAccumulators], float* staging,
-                                            int lane, Tile const& tile, int warp_row0) {
+  // Asks L2 for the tree's global inputs (residual, bias) of this warp's 16 rows of the tile before
+  // the tile's mainloop, so they arrive while the wgmmas run instead of stalling the epilogue; a tree
+  // without loads compiles this loop away.
+  // NOTES: issued at the start of the epilogue (v1), the requests had no time to land: the fused conv
+  // epilogue cost as much as the whole convolution on short-K layers (report v13).
+  TILEFUSE_DEVICE static void prefetch_epilogue_inputs(Params const& p, int lane, Tile const& tile, int warp_row0) {
     index_t const row0 = index_t{tile.m} * kTileM + warp_row0;
     index_t const n0 = index_t{tile.n} * kTileN;
-    if (row0 >= p.problem.m) return;  // the whole warp is below the output (uniform per warp)
-
-    // Start the global loads of the tree (residual, bias) for all of this warp's vectors first, so
-    // they overlap each other; a tree without loads compiles this loop away.
+    if (row0 >= p.problem.m) return;
     constexpr int kVectorsPerRow = kTileN / 8;
 #pragma unroll 1
     for (int v = lane; v < 16 * kVectorsPerRow; v += 32) {
@@ -333,6 +332,16 @@ struct GemmKernel {
       f.valid = f.row < p.problem.m && f.col < p.problem.n ? 1 : 0;
       Epilogue::prefetch(p.epilogue, f);
     }
+  }
+
+  // ---- epilogue: this warp's 16 rows of the tile, kEpilogueColumns columns at a time ----
+  static constexpr int kVectorsPerChunkRow = kEpilogueColumns / 8;
+
+  TILEFUSE_DEVICE static void epilogue_tile(Params const& p, float const (&acc)[kAccumulators], float* staging,
+                                            int lane, Tile const& tile, int warp_row0) {
+    index_t const row0 = index_t{tile.m} * kTileM + warp_row0;
+    index_t const n0 = index_t{tile.n} * kTileN;
+    if (row0 >= p.problem.m) return;  // the whole warp is below the output (uniform per warp)
 
     // The accumulator layout of wgmma: lane holds rows lane / 4 and lane / 4 + 8 of the warp's 16,
     // columns 8j + 2 * (lane % 4) + {0, 1}.
