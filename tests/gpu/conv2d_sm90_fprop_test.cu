@@ -1,9 +1,15 @@
 // Conv2d fprop on the Hopper kernel (conv/kernel/sm90_implicit_gemm.h), reached through the default
 // config (Sm80AutoConfig) with split_k = 1: on an sm_90 device every case with C and K multiples of 8
-// and aligned operands runs the TMA + WGMMA kernel with the cp.async gathering producer; the others
-// (C = 3, odd channels, misaligned operands) fall back to the sm80 path inside the same lists. Every
-// output element is checked against the host reference (conv2d_harness.hpp). Then the selection itself:
-// describe() names the Hopper kernel for an aligned fprop and the sm80 path, with the reason, otherwise.
+// and aligned operands runs the TMA + WGMMA kernel, its x by TMA im2col where C is a multiple of 64
+// (and the geometry fits an im2col tensor map), else by the cp.async gathering producer; the others
+// (C = 3, odd channels, misaligned operands) fall back to the sm80 path inside the same lists. The
+// *Gather tests rerun lists with TILEFUSE_CONV_SM90_SOURCE=gather, so both sources see the same
+// problems. Every output element is checked against the host reference (conv2d_harness.hpp). Then the
+// selection itself: describe() names the Hopper kernel and its source for an aligned fprop, and the
+// sm80 path, with the reason, otherwise.
+#include <cstdlib>
+#include <optional>
+
 #include "conv2d_test_cases.hpp"
 #include "gemm_sm90_test_cases.hpp"
 
@@ -24,6 +30,73 @@ inline std::vector<ConvCase> sm90_tile_cases(std::uint64_t seed) {
                  conv_case(conv_problem(2, 9, 9, 16, 8, 3, 3, 4, 1, 3))}, // dilation 3, padding 4
                 seed);
 }
+
+// Problems for the im2col source (C a multiple of 64): padding, stride 2 with odd extents, dilation 2,
+// asymmetric filters / padding / strides / dilations, taps wholly in the padding, 1 x 1 outputs, N*P*Q
+// not a multiple of 128 (tiles crossing images and the last one partial), partial N tiles, all three
+// tiles.
+inline std::vector<ConvCase> sm90_im2col_cases(std::uint64_t seed) {
+  std::vector<ConvCase> cases = {
+      conv_case(conv_problem(2, 9, 11, 64, 72, 3, 3, 1)),         // 198 pixels: 2 tiles, the last partial; n = 72
+      conv_case(conv_problem(3, 15, 13, 64, 64, 3, 3, 1, 2)),     // stride 2, odd extents (8 x 7 outputs)
+      conv_case(conv_problem(2, 15, 15, 128, 96, 1, 1, 0, 2)),    // 1x1 stride 2 (the downsample shortcut)
+      conv_case(conv_problem(2, 12, 10, 64, 64, 3, 3, 2, 1, 2)),  // dilation 2, padding 2
+      conv_case(conv_problem(1, 19, 17, 128, 40, 5, 5, 3, 2, 2)), // 5x5 dilation 2 stride 2 padding 3
+      conv_case(conv_problem(2, 23, 23, 64, 64, 7, 7, 3, 2)),     // 7x7 stride 2 padding 3
+      conv_case(conv_problem(1, 4, 4, 64, 8, 3, 3, 3)),           // padding 3: taps wholly in the padding
+      conv_case(conv_problem(2, 7, 7, 64, 32, 7, 7, 0)),          // 7x7 on 7x7: 1 x 1 outputs
+      conv_case(conv_problem(5, 13, 13, 192, 256, 3, 3, 1)),      // 845 pixels, tiles crossing images, 128x256
+      conv_case(conv_problem(4, 20, 20, 64, 64, 3, 3, 1)),        // K = 64: the 128x64 tile
+      conv_case(conv_problem(3, 28, 28, 128, 128, 3, 3, 1)),      // K = 128: the 128x128 tile
+      conv_case(conv_problem(2, 14, 14, 256, 520, 1, 1, 0)),      // 1x1, n = 520: a partial wide tile
+  };
+  // Asymmetric in everything: a 2x3 filter, padding (0, 1), stride (1, 2), dilation (2, 1).
+  Conv2dProblem a = conv_problem(2, 5, 17, 64, 24, 2, 3, 0);
+  a.pad_w = 1, a.stride_w = 2, a.dilation_h = 2;
+  cases.push_back(conv_case(a));
+  // And the other way round: a 3x2 filter, padding (2, 0), stride (3, 1), dilation (1, 2).
+  Conv2dProblem b = conv_problem(3, 12, 6, 128, 16, 3, 2, 0);
+  b.pad_h = 2, b.stride_h = 3, b.dilation_w = 2;
+  cases.push_back(conv_case(b));
+  return seeded(cases, seed);
+}
+
+// Sets an environment variable for its lifetime (restoring the old value): forces the Hopper kernel's
+// source of x through TILEFUSE_CONV_SM90_SOURCE.
+class ScopedEnv {
+ public:
+  ScopedEnv(char const* name, char const* value) : name_(name) {
+    if (char const* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+  ScopedEnv(ScopedEnv const&) = delete;
+  ScopedEnv& operator=(ScopedEnv const&) = delete;
+
+ private:
+  char const* name_;
+  std::optional<std::string> old_;
+};
+
+// A case list with the gather source forced.
+#define TILEFUSE_GPU_CONV_GATHER_TEST(Suite, Name, T, Spec, cases)                                   \
+  TEST(Suite, Name) {                                                                                \
+    ScopedEnv const gather("TILEFUSE_CONV_SM90_SOURCE", "gather");                                   \
+    run_conv_cases<T, ConvMode::kFprop, Spec, Sm80AutoConfig>(cases);                                \
+  }
+
+TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Bf16Im2colCases, bfloat16_t, kFprop, conv_specs::Plain, Sm80AutoConfig, sm90_im2col_cases(920))
+TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Fp16Im2colCases, half_t, kFprop, conv_specs::Plain, Sm80AutoConfig, sm90_im2col_cases(921))
+TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Bf16Im2colCasesBiasReluResidual, bfloat16_t, kFprop, conv_specs::BiasReluResidual, Sm80AutoConfig, sm90_im2col_cases(922))
+TILEFUSE_GPU_CONV_GATHER_TEST(Conv2dSm90FpropGather, Bf16Im2colCases, bfloat16_t, conv_specs::Plain, sm90_im2col_cases(923))
+TILEFUSE_GPU_CONV_GATHER_TEST(Conv2dSm90FpropGather, Bf16TileCases, bfloat16_t, conv_specs::Plain, sm90_tile_cases(924))
+TILEFUSE_GPU_CONV_GATHER_TEST(Conv2dSm90FpropGather, Bf16ResNet50BiasReluResidual, bfloat16_t, conv_specs::BiasReluResidual, resnet50_cases(2, 925))
 
 TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Bf16EdgeCases, bfloat16_t, kFprop, conv_specs::Plain, Sm80AutoConfig, conv_edge_cases(900))
 TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Fp16EdgeCases, half_t, kFprop, conv_specs::Plain, Sm80AutoConfig, conv_edge_cases(901))
@@ -63,7 +136,7 @@ TEST(Conv2dSm90Select, AlignedFpropRunsTheHopperKernel) {
   if (!skip.empty()) GTEST_SKIP() << skip;
   std::string const d = describe_fprop<Sm80AutoConfig>(conv_problem(2, 14, 14, 64, 64, 3, 3, 1));
   EXPECT_NE(d.find("sm90 TMA + WGMMA implicit-GEMM conv2d fprop"), std::string::npos) << d;
-  EXPECT_NE(d.find("16-byte cp.async gathers"), std::string::npos) << d;
+  EXPECT_NE(d.find("x by TMA im2col"), std::string::npos) << d;
   EXPECT_NE(d.find("tile 128x64x64"), std::string::npos) << "K = 64 fits one 64-wide tile\n" << d;
   std::string const wide = describe_fprop<Sm80AutoConfig>(conv_problem(64, 14, 14, 256, 1024, 1, 1, 0));
   EXPECT_NE(wide.find("tile 128x256x64"), std::string::npos) << wide;
@@ -105,6 +178,32 @@ TEST(Conv2dSm90Select, HopperRunsNeedNoWorkspace) {
   args.split_k = 0;  // "choose": the Hopper kernel takes it and does not split
   EXPECT_EQ(SelectFprop<Sm80AutoConfig>::workspace_size(args), 0u);
   EXPECT_NE(SelectFprop<Sm80AutoConfig>::describe(args).find("sm90 TMA"), std::string::npos);
+}
+
+TEST(Conv2dSm90Select, TheSourceOfXIsIm2colWhereItAppliesElseTheGather) {
+  std::string const skip = sm90_skip_reason();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  // Every im2col case list problem runs the im2col source (so the correctness tests above test it).
+  for (ConvCase const& c : sm90_im2col_cases(0)) {
+    std::string const d = describe_fprop<Sm80AutoConfig>(c.problem);
+    EXPECT_NE(d.find("x by TMA im2col"), std::string::npos) << d;
+  }
+  // C = 32: a multiple of 8, not of 64.
+  std::string const c32 = describe_fprop<Sm80AutoConfig>(conv_problem(2, 14, 14, 32, 64, 3, 3, 1));
+  EXPECT_NE(c32.find("16-byte cp.async gathers"), std::string::npos) << c32;
+  EXPECT_NE(c32.find("not a multiple of 64"), std::string::npos) << c32;
+  // A dilated filter reaching beyond the im2col corner range (pad - (R - 1) * dilation < -128).
+  std::string const far = describe_fprop<Sm80AutoConfig>(conv_problem(1, 160, 160, 64, 64, 3, 3, 0, 1, 70));
+  EXPECT_NE(far.find("16-byte cp.async gathers"), std::string::npos) << far;
+  EXPECT_NE(far.find("im2col tensor map is refused"), std::string::npos) << far;
+  // A stride above TMA's traversal limit of 8.
+  std::string const stride9 = describe_fprop<Sm80AutoConfig>(conv_problem(1, 40, 40, 64, 64, 3, 3, 1, 9));
+  EXPECT_NE(stride9.find("16-byte cp.async gathers"), std::string::npos) << stride9;
+  // The environment forces the gather.
+  ScopedEnv const gather("TILEFUSE_CONV_SM90_SOURCE", "gather");
+  std::string const forced = describe_fprop<Sm80AutoConfig>(conv_problem(2, 14, 14, 64, 64, 3, 3, 1));
+  EXPECT_NE(forced.find("16-byte cp.async gathers"), std::string::npos) << forced;
+  EXPECT_NE(forced.find("TILEFUSE_CONV_SM90_SOURCE=gather"), std::string::npos) << forced;
 }
 
 }  // namespace

@@ -39,6 +39,32 @@ TILEFUSE_DEVICE inline void tma_load_3d(void* smem, TmaDescriptor const* desc, c
 #endif
 }
 
+// The im2col form for a 4D NHWC tensor map (encoded with cuTensorMapEncodeIm2col, dims {C, W, H, N}):
+// copies pixels_per_column pixels x channels_per_pixel channels into shared memory at `smem`, one
+// pixel per box row. (c, w, h, n) is the first pixel's base position, (w, h) being where the filter's
+// top-left tap of the first output pixel lies (q * stride - pad, p * stride - pad; may be negative);
+// the copy walks the pixel bounding box of the map from there (W fastest, then H, then N, stepping by
+// the map's element strides = the convolution's strides), and loads each pixel at its base plus the
+// filter tap's offsets (offset_w, offset_h) = (s * dilation_w, r * dilation_h). Pixels outside x
+// (padding, past the last image) arrive as zeros. Signals `bar` with complete_tx of the whole box.
+// Inline PTX: CCCL's cuda::ptx (CUDA 13.0) has the tile form only.
+TILEFUSE_DEVICE inline void tma_load_im2col_4d(void* smem, TmaDescriptor const* desc, cuda::std::uint64_t* bar, int c,
+                                               int w, int h, int n, cuda::std::uint16_t offset_w,
+                                               cuda::std::uint16_t offset_h) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  auto const dst = static_cast<cuda::std::uint32_t>(__cvta_generic_to_shared(smem));
+  auto const barrier = static_cast<cuda::std::uint32_t>(__cvta_generic_to_shared(bar));
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};\n" ::"r"(dst),
+      "l"(reinterpret_cast<cuda::std::uint64_t>(desc)), "r"(c), "r"(w), "r"(h), "r"(n), "r"(barrier), "h"(offset_w),
+      "h"(offset_h)
+      : "memory");
+#else
+  (void)smem, (void)desc, (void)bar, (void)c, (void)w, (void)h, (void)n, (void)offset_w, (void)offset_h;
+#endif
+}
+
 // Orders this thread's generic-proxy shared-memory accesses before later async-proxy (TMA) accesses.
 TILEFUSE_DEVICE inline void fence_proxy_async_shared() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900

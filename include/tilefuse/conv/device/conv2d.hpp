@@ -2,10 +2,14 @@
 // activations, KRSC filters. Two kernels:
 //   the sm80 path (mma.sync, conv/kernel/implicit_gemm_operands.h; runs on sm_80, sm_89 and sm_90), and
 //   the Hopper kernel (TMA + WGMMA, conv/kernel/sm90_implicit_gemm.h: gemm/kernel/sm90_gemm.h with a
-//   cp.async gathering producer warpgroup), which the default config (Sm80AutoConfig) picks for fprop
-//   when the device is an sm_90, the binary holds the kernel's sm_90a code, the elements are bf16 or
-//   fp16, C and K are multiples of 8, x and w are 16-byte aligned and split_k is 0 or 1. Everything
-//   else, and every explicit Sm80 config, runs the sm80 path. describe() says which ran and why.
+//   conv operand source), which the default config (Sm80AutoConfig) picks for fprop when the device
+//   is an sm_90, the binary holds the kernel's sm_90a code, the elements are bf16 or fp16, C and K are
+//   multiples of 8, x and w are 16-byte aligned and split_k is 0 or 1. Its source of x is TMA im2col
+//   (FpropIm2colOperands) when C is a multiple of 64 and the padding, strides and dilated filter fit
+//   an im2col tensor map (validate(TensorMapIm2colArgs)), else the cp.async gathering producer
+//   warpgroup (FpropGatherOperands). The environment variable TILEFUSE_CONV_SM90_SOURCE=gather forces
+//   the gather (tests and benchmarks compare the two). Everything else, and every explicit Sm80
+//   config, runs the sm80 path. describe() says which ran and why.
 //
 // The output is the implicit GEMM's output matrix, row-major and packed, and the epilogue tree sees it
 // as such ("D" and every other named input are set over it):
@@ -22,6 +26,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -97,11 +102,9 @@ class Conv2d {
     TILEFUSE_RETURN_IF_ERROR(gemm::detail::initialize_reductions<Epilogue>(plan.epilogue, gemm, stream));
     if constexpr (kHopperCapable) {
       if (plan.hopper) {
-        switch (plan.sm90_tile) {
-          case Sm90Tile::kNarrow: return launch_sm90<sm90::Sm90ConvNarrowConfig>(args, plan, stream);
-          case Sm90Tile::kMedium: return launch_sm90<sm90::Sm90ConvMediumConfig>(args, plan, stream);
-          default: return launch_sm90<sm90::Sm90ConvLargeConfig>(args, plan, stream);
-        }
+        return dispatch_sm90(plan.sm90_tile, plan.sm90_im2col, [&]<class Cfg, bool kIm2col>() {
+          return launch_sm90<Cfg, kIm2col>(args, plan, stream);
+        });
       }
     }
     switch (plan.tile) {
@@ -119,11 +122,9 @@ class Conv2d {
     GemmCoord const g = output_matrix(args.problem);
     if constexpr (kHopperCapable) {
       if (plan.hopper) {
-        switch (plan.sm90_tile) {
-          case Sm90Tile::kNarrow: return describe_sm90<sm90::Sm90ConvNarrowConfig>(plan, g);
-          case Sm90Tile::kMedium: return describe_sm90<sm90::Sm90ConvMediumConfig>(plan, g);
-          default: return describe_sm90<sm90::Sm90ConvLargeConfig>(plan, g);
-        }
+        return dispatch_sm90(plan.sm90_tile, plan.sm90_im2col, [&]<class Cfg, bool kIm2col>() {
+          return describe_sm90<Cfg, kIm2col>(plan, g);
+        });
       }
     }
     switch (plan.tile) {
@@ -180,6 +181,9 @@ class Conv2d {
     std::string why_sm90_tile;
     std::string why_not_hopper;
     int sm_count = 0;
+    // Its source of x: TMA im2col, or the cp.async gather, and why.
+    bool sm90_im2col = false;
+    std::string why_sm90_source;
   };
 
   static constexpr char const* op_name() {
@@ -304,16 +308,96 @@ class Conv2d {
       return;
     }
     Sm90Tile const tile = choose_sm90_tile(g, plan);
-    Status const ready = tile == Sm90Tile::kNarrow   ? sm90_ready<sm90::Sm90ConvNarrowConfig>(plan)
-                         : tile == Sm90Tile::kMedium ? sm90_ready<sm90::Sm90ConvMediumConfig>(plan)
-                                                     : sm90_ready<sm90::Sm90ConvLargeConfig>(plan);
+    bool const im2col = choose_sm90_source(args, plan);
+    Status const ready = dispatch_sm90(tile, im2col, [&]<class Cfg, bool kIm2col>() { return sm90_ready<Cfg, kIm2col>(); });
     if (!ready.ok()) {
       plan->why_not_hopper = ready.message();
       return;
     }
     plan->hopper = true;
     plan->sm90_tile = tile;
+    plan->sm90_im2col = im2col;
     plan->split_k = 1;
+  }
+
+  // Calls f.template operator()<Cfg, kIm2col>() for the Hopper kernel of the tile and the source.
+  template <class F>
+  static auto dispatch_sm90(Sm90Tile tile, bool im2col, F&& f) {
+    if (im2col) {
+      switch (tile) {
+        case Sm90Tile::kNarrow: return f.template operator()<sm90::Sm90ConvIm2colNarrowConfig, true>();
+        case Sm90Tile::kMedium: return f.template operator()<sm90::Sm90ConvIm2colMediumConfig, true>();
+        default: return f.template operator()<sm90::Sm90ConvIm2colLargeConfig, true>();
+      }
+    }
+    switch (tile) {
+      case Sm90Tile::kNarrow: return f.template operator()<sm90::Sm90ConvNarrowConfig, false>();
+      case Sm90Tile::kMedium: return f.template operator()<sm90::Sm90ConvMediumConfig, false>();
+      default: return f.template operator()<sm90::Sm90ConvLargeConfig, false>();
+    }
+  }
+
+  // The source of x: TMA im2col when C is a multiple of 64 (a k-tile is 64 channels of one tap) and x's
+  // im2col tensor map is valid (corners -pad and pad - (filter - 1) * dilation within [-128, 127],
+  // strides at most 8, ...: validate() runs the host adapter's checks without encoding), unless
+  // TILEFUSE_CONV_SM90_SOURCE=gather; else the cp.async gather. Fills plan->why_sm90_source.
+  static bool choose_sm90_source(Arguments const& args, Plan* plan) {
+    Conv2dProblem const& p = args.problem;
+    char const* const forced = std::getenv("TILEFUSE_CONV_SM90_SOURCE");
+    if (forced != nullptr && std::strcmp(forced, "gather") == 0) {
+      plan->why_sm90_source = "TILEFUSE_CONV_SM90_SOURCE=gather";
+      return false;
+    }
+    if (p.C % 64 != 0) {
+      plan->why_sm90_source = status_message("C = ", p.C, " is not a multiple of 64, so a 64-wide k-tile spans two filter taps");
+      return false;
+    }
+    // Any box width gives the same verdict on the geometry (the tile's pixel count is checked too).
+    Status const valid = validate(im2col_args(args, 128));
+    if (!valid.ok()) {
+      plan->why_sm90_source = "x's im2col tensor map is refused: " + valid.message();
+      return false;
+    }
+    plan->why_sm90_source = "C a multiple of 64, padding, strides and dilated filter within the im2col tensor map's limits";
+    return true;
+  }
+
+  // x (N, H, W, C) as the 4D im2col tensor map {C, W, H, N}: 64 channels x `pixels` pixels per copy,
+  // 128-byte swizzle, the pixel box of filter-window origins (see FpropIm2colOperands), walked with the
+  // convolution's strides.
+  static TensorMapIm2colArgs im2col_args(Arguments const& args, int pixels) {
+    Conv2dProblem const& p = args.problem;
+    constexpr auto kBytes = static_cast<std::uint64_t>(sizeof(Element));
+    TensorMapIm2colArgs t;
+    t.data_type = std::is_same_v<Element, bfloat16_t> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    t.rank = 4;
+    t.global_address = const_cast<Element*>(args.x);
+    t.global_dim[0] = static_cast<cuuint64_t>(p.C);
+    t.global_dim[1] = static_cast<cuuint64_t>(p.W);
+    t.global_dim[2] = static_cast<cuuint64_t>(p.H);
+    t.global_dim[3] = static_cast<cuuint64_t>(p.N);
+    t.global_strides[0] = static_cast<cuuint64_t>(static_cast<std::uint64_t>(p.C) * kBytes);
+    t.global_strides[1] = static_cast<cuuint64_t>(static_cast<std::uint64_t>(p.W * p.C) * kBytes);
+    t.global_strides[2] = static_cast<cuuint64_t>(static_cast<std::uint64_t>(p.H * p.W * p.C) * kBytes);
+    // Entry 0 is W, entry 1 is H (the order of global_dim[1 ..]).
+    auto const clamp_int = [](index_t v) {
+      return static_cast<int>(std::clamp<index_t>(v, std::numeric_limits<int>::min() / 2, std::numeric_limits<int>::max() / 2));
+    };
+    t.pixel_box_lower_corner[0] = clamp_int(-p.pad_w);
+    t.pixel_box_lower_corner[1] = clamp_int(-p.pad_h);
+    t.pixel_box_upper_corner[0] = clamp_int(p.pad_w - (p.S - 1) * p.dilation_w);
+    t.pixel_box_upper_corner[1] = clamp_int(p.pad_h - (p.R - 1) * p.dilation_h);
+    t.channels_per_pixel = 64;
+    t.pixels_per_column = static_cast<cuuint32_t>(pixels);
+    t.element_strides[0] = 1;
+    t.element_strides[1] = static_cast<cuuint32_t>(std::clamp<index_t>(p.stride_w, 0, 1 << 20));
+    t.element_strides[2] = static_cast<cuuint32_t>(std::clamp<index_t>(p.stride_h, 0, 1 << 20));
+    t.element_strides[3] = 1;
+    t.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
+    t.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+    t.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+    t.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+    return t;
   }
 
   // The tile by a wave model of the persistent kernel (the GEMM's, docs/notes/gemm_sm90.md): the SM
@@ -374,18 +458,19 @@ class Conv2d {
     return cached_sms;
   }
 
-  template <class Cfg>
-  using Sm90Kernel = sm90::FpropKernel<Element, Epilogue, Cfg>;
+  template <class Cfg, bool kIm2col>
+  using Sm90Kernel = std::conditional_t<kIm2col, sm90::FpropIm2colKernel<Element, Epilogue, Cfg>,
+                                        sm90::FpropKernel<Element, Epilogue, Cfg>>;
 
-  template <class Cfg>
+  template <class Cfg, bool kIm2col>
   static void const* sm90_kernel_address() {
-    return reinterpret_cast<void const*>(&gemm::sm90::sm90_gemm_kernel<Sm90Kernel<Cfg>>);
+    return reinterpret_cast<void const*>(&gemm::sm90::sm90_gemm_kernel<Sm90Kernel<Cfg, kIm2col>>);
   }
 
   // The current device is an sm_90, the binary holds the kernel's sm_90a code, and its shared memory
   // fits. Cached per thread and device (attribute queries only).
-  template <class Cfg>
-  static Status sm90_ready(Plan const* /*plan*/) {
+  template <class Cfg, bool kIm2col>
+  static Status sm90_ready() {
     thread_local int cached_device = -1;
     thread_local Status cached;
     int device = 0;
@@ -406,7 +491,7 @@ class Conv2d {
         return not_supported("device ", device, " is sm_", major, minor, ", and the Hopper kernel runs on sm_90 only");
       }
       cudaFuncAttributes attributes{};
-      if (cudaFuncGetAttributes(&attributes, sm90_kernel_address<Cfg>()) != cudaSuccess) {
+      if (cudaFuncGetAttributes(&attributes, sm90_kernel_address<Cfg, kIm2col>()) != cudaSuccess) {
         (void)cudaGetLastError();
         return not_supported("this binary has no code of the Hopper kernel for device ", device,
                              " (build with 90a in TILEFUSE_CUDA_ARCHS)");
@@ -415,8 +500,8 @@ class Conv2d {
         return not_supported("the Hopper kernel's code is for sm_", attributes.binaryVersion,
                              ", not sm_90a (build with 90a in TILEFUSE_CUDA_ARCHS)");
       }
-      if (Sm90Kernel<Cfg>::kSmemBytes > smem_optin) {
-        return not_supported("the Hopper kernel needs ", Sm90Kernel<Cfg>::kSmemBytes,
+      if (Sm90Kernel<Cfg, kIm2col>::kSmemBytes > smem_optin) {
+        return not_supported("the Hopper kernel needs ", Sm90Kernel<Cfg, kIm2col>::kSmemBytes,
                              " bytes of shared memory, and device ", device, " allows ", smem_optin);
       }
       return {};
@@ -427,14 +512,16 @@ class Conv2d {
     return s;
   }
 
-  template <class Cfg>
+  template <class Cfg, bool kIm2col>
   static std::string describe_sm90(Plan const& plan, GemmCoord const& g) {
     index_t const tiles = ((g.m + Cfg::kTileM - 1) / Cfg::kTileM) * ((g.n + Cfg::kTileN - 1) / Cfg::kTileN);
     return status_message("sm90 TMA + WGMMA implicit-GEMM ", op_name(), " (GEMM ", g.m, " x ", g.n, " x ", g.k,
                           "; warp-specialized, persistent), tile ", Cfg::kTileM, "x", Cfg::kTileN, "x", Cfg::kTileK,
-                          " (wave model: ", plan.why_sm90_tile, "), ", Cfg::kStages,
-                          " stages, x by 16-byte cp.async gathers of the producer warpgroup, w by TMA, ", tiles,
-                          " tiles on ", std::min<index_t>(tiles, plan.sm_count), " blocks; chosen: sm_90 device with "
+                          " (wave model: ", plan.why_sm90_tile, "), ", Cfg::kStages, " stages, ",
+                          kIm2col ? "x by TMA im2col (one copy of 128 pixels x 64 channels per filter tap and k-tile)"
+                                  : "x by 16-byte cp.async gathers of the producer warpgroup",
+                          " (", plan.why_sm90_source, "), w by TMA, ", tiles, " tiles on ",
+                          std::min<index_t>(tiles, plan.sm_count), " blocks; chosen: sm_90 device with "
                           "sm_90a code, C and K multiples of 8, 16-byte-aligned x and w, no split-K");
   }
 
@@ -468,14 +555,21 @@ class Conv2d {
     return {};
   }
 
-  template <class Cfg>
+  template <class Cfg, bool kIm2col>
   static Status launch_sm90(Arguments const& args, Plan const& plan, cudaStream_t stream) {
-    using K = Sm90Kernel<Cfg>;
+    using K = Sm90Kernel<Cfg, kIm2col>;
     typename K::Params params;
     TILEFUSE_RETURN_IF_ERROR(encode_filter<Cfg>(args, &params.tma_b));
     GemmCoord const g = output_matrix(args.problem);
     params.geometry = ConvGeometry::of(args.problem);
-    params.x = args.x;
+    if constexpr (kIm2col) {
+      CUtensorMap map;
+      Status const s = make_tensor_map_im2col(im2col_args(args, Cfg::kTileM), &map);
+      if (!s.ok()) return {s.code(), status_message(op_name(), ": im2col tensor map of x: ", s.message())};
+      std::memcpy(&params.tma_a, &map, sizeof(map));
+    } else {
+      params.x = args.x;
+    }
     params.problem = g;
     params.epilogue = plan.epilogue;
     index_t const tiles_m = (g.m + Cfg::kTileM - 1) / Cfg::kTileM;
@@ -489,7 +583,7 @@ class Conv2d {
     config.dynamic_smem_bytes = K::kSmemBytes;
     config.stream = stream;
     void* kernel_args[] = {&params};
-    return host_adapter().launch(config, sm90_kernel_address<Cfg>(), kernel_args);
+    return host_adapter().launch(config, sm90_kernel_address<Cfg, kIm2col>(), kernel_args);
   }
 
   // The epilogue arguments, plus the output's spatial extents for trees that read the output coordinate

@@ -23,6 +23,14 @@
 // Needs C and K multiples of 8 (a 16-byte chunk of r*s*c is then 8 consecutive channels of one tap,
 // or wholly outside) and 16-byte-aligned x and w; the device API checks this and sends everything
 // else to the sm80 kernel.
+//
+// A second source, FpropIm2colOperands (v2), loads A with TMA's im2col mode instead: one producer
+// thread issues, per k-tile, one cp.async.bulk.tensor.im2col of TileM pixels x 64 channels (x as a 4D
+// NHWC tensor map: the pixel walk of the tile starts at the tile's first output pixel and the filter
+// tap is the instruction's (s * dilation_w, r * dilation_h) offsets) and one tiled load of w, exactly
+// like the GEMM's TmaOperands. It needs C a multiple of 64 (a k-tile is then 64 channels of one tap)
+// and the strides, padding and dilated filter extent within what cuTensorMapEncodeIm2col accepts; the
+// device API (conv/device/conv2d.hpp) picks it when they hold and keeps the gather otherwise.
 #pragma once
 
 #include <cuda/std/cstdint>
@@ -76,6 +84,12 @@ using Sm90ConvLargeConfig = Sm90ConvTileConfig<128, 256, 4, 56, 224>;
 using Sm90ConvMediumConfig = Sm90ConvTileConfig<128, 128, 6, 88, 208>;
 // 128 x 64: K = 64 outputs (8 stages of 24 KiB).
 using Sm90ConvNarrowConfig = Sm90ConvTileConfig<128, 64, 8, 88, 208>;
+
+// The im2col source has one producer thread with no gather state: the GEMM's split (40 / 232, exactly
+// the launch allocation) and the same stage counts.
+using Sm90ConvIm2colLargeConfig = Sm90ConvTileConfig<128, 256, 4, 40, 232>;
+using Sm90ConvIm2colMediumConfig = Sm90ConvTileConfig<128, 128, 6, 40, 232>;
+using Sm90ConvIm2colNarrowConfig = Sm90ConvTileConfig<128, 64, 8, 40, 232>;
 
 // fprop's operand source for gemm::sm90::GemmKernel (see sm90_gemm.h for the interface).
 template <class Element, class Config>
@@ -160,5 +174,73 @@ struct FpropGatherOperands {
 
 template <class Element, class Epilogue, class Config>
 using FpropKernel = gemm::sm90::GemmKernel<Element, Epilogue, Config, FpropGatherOperands<Element, Config>>;
+
+// fprop's TMA im2col operand source (v2): one producer thread, per k-tile one im2col copy of x
+// (TileM pixels x 64 channels of one filter tap, 128-byte swizzle: the layout TMA's tiled loads give
+// the GEMM) and one tiled copy of w, both signalling the stage's full barrier by transaction bytes.
+//
+// k-tile k0 of r*s*c (C a multiple of 64, so the tile lies in one tap): tap = k0 / C, c0 = k0 % C,
+// (r, s) = (tap / S, tap % S). Tile row i is output pixel m0 + i: the tensor map's pixel box is the set
+// of filter-window origins (h, w) = (p * stride_h - pad_h, q * stride_w - pad_w), lower corner -pad,
+// upper corner pad - (filter - 1) * dilation, walked with the convolution's strides, so the copy
+// starting at m0's origin visits m0, m0 + 1, ... across rows and images, adds the tap's offsets and
+// zero-fills what falls in the padding or past the last image (rows past N*P*Q are never stored).
+template <class Element, class Config>
+struct FpropIm2colOperands {
+  static constexpr int kTileM = Config::kTileM;
+  static constexpr int kTileN = Config::kTileN;
+  static constexpr int kTileK = Config::kTileK;
+  static constexpr int kProducerThreads = 1;
+  static constexpr int kFullArrivals = 1;  // the producer's arrive.expect_tx
+  static constexpr bool kGenericProxyWrites = false;
+  static constexpr int kRowBytes = kTileK * static_cast<int>(sizeof(Element));
+  static constexpr int kABytes = kTileM * kRowBytes;
+  static constexpr int kBBytes = kTileN * kRowBytes;
+  static_assert(kRowBytes == 128, "a k-tile row is one 128-byte swizzle row: 64 channels of one pixel");
+
+  struct Params {
+    arch::TmaDescriptor tma_a;  // x as im2col (C, W, H, N), 64 channels x TileM pixels, 128-byte swizzle
+    arch::TmaDescriptor tma_b;  // w as (r*s*c, k', 1), box (64, TileN, 1), 128-byte swizzle
+    ConvGeometry geometry;
+  };
+
+  TILEFUSE_DEVICE static void prefetch(Params const& p) {
+    arch::tma_prefetch_descriptor(&p.tma_a);
+    arch::tma_prefetch_descriptor(&p.tma_b);
+  }
+
+  struct Loader {
+    int n0;
+    int w, h, n;  // the origin of tile row 0's filter window, and its image
+
+    TILEFUSE_DEVICE Loader(Params const& p, GemmCoord const&, int /*thread*/, int m0, int n0_, int /*batch*/)
+        : n0(n0_) {
+      ConvGeometry const& g = p.geometry;
+      int const pq_count = g.P * g.Q;
+      n = m0 / pq_count;
+      int const pq = m0 - n * pq_count;
+      int const pp = pq / g.Q;
+      h = pp * g.stride_h - g.pad_h;
+      w = (pq - pp * g.Q) * g.stride_w - g.pad_w;
+    }
+
+    TILEFUSE_DEVICE void load(Params const& p, char* a, char* b, cuda::std::uint64_t* full, int k0) const {
+      ConvGeometry const& g = p.geometry;
+      int const tap = k0 / g.C;
+      int const c0 = k0 - tap * g.C;
+      int const r = tap / g.S;
+      int const s = tap - r * g.S;
+      arch::mbarrier_arrive_expect_tx(full, kABytes + kBBytes);
+      arch::tma_load_im2col_4d(a, &p.tma_a, full, c0, w, h, n, static_cast<cuda::std::uint16_t>(s * g.dilation_w),
+                               static_cast<cuda::std::uint16_t>(r * g.dilation_h));
+      arch::tma_load_3d(b, &p.tma_b, full, k0, n0, 0);
+    }
+  };
+
+  TILEFUSE_DEVICE static void finish() {}
+};
+
+template <class Element, class Epilogue, class Config>
+using FpropIm2colKernel = gemm::sm90::GemmKernel<Element, Epilogue, Config, FpropIm2colOperands<Element, Config>>;
 
 }  // namespace tilefuse::conv::sm90
