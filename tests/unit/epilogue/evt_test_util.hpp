@@ -33,7 +33,7 @@ inline bool same_float(float a, float b) {
 // The expected value of element (row, col, batch) given its accumulator value.
 using Expected = std::function<float(float acc, index_t row, index_t col, index_t batch)>;
 
-// Runs Tree (root Store<"D", float, ...>) over a random accumulator with vector widths 1, 3 and 8,
+// Runs Tree (root Store<"D", float, ...>) over a random accumulator with vector widths 1, 3, 8 and 16,
 // D poisoned before each run, and checks every element against `expected` exactly.
 template <class Tree, class Setup>
 void expect_tree_matches(ProblemShape shape, Setup setup, Expected expected, unsigned seed = 1) {
@@ -63,6 +63,7 @@ void expect_tree_matches(ProblemShape shape, Setup setup, Expected expected, uns
   run_width.template operator()<1>();
   run_width.template operator()<3>();
   run_width.template operator()<8>();
+  run_width.template operator()<16>();  // the Hopper kernel visits 16 columns at a time
 }
 
 }  // namespace tilefuse::epilogue::testing

@@ -335,7 +335,6 @@ struct GemmKernel {
   }
 
   // ---- epilogue: this warp's 16 rows of the tile, kEpilogueColumns columns at a time ----
-  static constexpr int kVectorsPerChunkRow = kEpilogueColumns / 8;
 
   TILEFUSE_DEVICE static void epilogue_tile(Params const& p, float const (&acc)[kAccumulators], float* staging,
                                             int lane, Tile const& tile, int warp_row0) {
@@ -367,31 +366,33 @@ struct GemmKernel {
   }
 
   // Visits the 16 x kEpilogueColumns chunk staged at `staging`, whose element (0, 0) is output
-  // (row0, col0): each lane takes vectors of 8 consecutive columns of one row.
+  // (row0, col0): each lane takes vectors of kVisitWidth consecutive columns of one row.
+  // NOTES: 16 columns per visit (v1: 8) halves the visits per lane, and with them the serialized
+  // round trips of the tree's global loads (a visit's loads wait for the previous visit's stores:
+  // the compiler cannot prove the residual and D apart).
+  static constexpr int kVisitWidth = kEpilogueColumns % 16 == 0 ? 16 : 8;
+  static constexpr int kVisitsPerChunkRow = kEpilogueColumns / kVisitWidth;
+
   TILEFUSE_DEVICE static void visit_chunk(Params const& p, float const* staging, int lane, index_t row0, index_t col0,
                                           int batch) {
 #pragma unroll 1
-    for (int v = lane; v < 16 * kVectorsPerChunkRow; v += 32) {
-      int const r = v / kVectorsPerChunkRow;
-      int const c = (v % kVectorsPerChunkRow) * 8;
+    for (int v = lane; v < 16 * kVisitsPerChunkRow; v += 32) {
+      int const r = v / kVisitsPerChunkRow;
+      int const c = (v % kVisitsPerChunkRow) * kVisitWidth;
       index_t const row = row0 + r;
       index_t const col = col0 + c;
       if (row >= p.problem.m || col >= p.problem.n) continue;
-      // Odd rows read their upper half first: with the 8-float row padding, the 8 lanes of a
-      // quarter-warp then touch 32 distinct banks.
-      int const first = (r & 1) * 4;
       float const* const at = staging + r * kStagingLd + c;
-      float4 const x = *reinterpret_cast<float4 const*>(at + first);
-      float4 const y = *reinterpret_cast<float4 const*>(at + (first ^ 4));
-      float4 const lo = first == 0 ? x : y;
-      float4 const hi = first == 0 ? y : x;
-      epilogue::Fragment<8> f;
-      f.acc[0] = lo.x, f.acc[1] = lo.y, f.acc[2] = lo.z, f.acc[3] = lo.w;
-      f.acc[4] = hi.x, f.acc[5] = hi.y, f.acc[6] = hi.z, f.acc[7] = hi.w;
+      epilogue::Fragment<kVisitWidth> f;
+#pragma unroll
+      for (int q = 0; q < kVisitWidth / 4; ++q) {
+        float4 const x = *reinterpret_cast<float4 const*>(at + 4 * q);
+        f.acc[4 * q] = x.x, f.acc[4 * q + 1] = x.y, f.acc[4 * q + 2] = x.z, f.acc[4 * q + 3] = x.w;
+      }
       f.row = row;
       f.col = col;
       f.batch = batch;
-      f.valid = p.problem.n - col < 8 ? static_cast<int>(p.problem.n - col) : 8;
+      f.valid = p.problem.n - col < kVisitWidth ? static_cast<int>(p.problem.n - col) : kVisitWidth;
       Epilogue::visit(p.epilogue, f);
     }
   }
