@@ -32,6 +32,7 @@
 #include <tilefuse/core/tensor_ref.h>
 #include <tilefuse/epilogue/arguments.hpp>
 #include <tilefuse/epilogue/reduction_init.h>
+#include <tilefuse/gemm/device/reductions.hpp>
 #include <tilefuse/epilogue/tree_walk.hpp>
 #include <tilefuse/gemm/gemm_config.h>
 #include <tilefuse/gemm/kernel/sm90_gemm.h>
@@ -178,7 +179,7 @@ class GemmSm90 {
   // kernel. No driver calls.
   static Status run(Plan const& plan, cudaStream_t stream) {
     typename Kernel::Params params = plan.params;
-    TILEFUSE_RETURN_IF_ERROR(initialize_reductions(params.epilogue, params.problem, stream));
+    TILEFUSE_RETURN_IF_ERROR(detail::initialize_reductions<Epilogue>(params.epilogue, params.problem, stream));
     LaunchConfig config;
     config.grid = dim3(plan.grid);
     config.block = dim3(Kernel::kThreads);
@@ -341,29 +342,6 @@ class GemmSm90 {
     return {};
   }
 
-  // Reductions combine into their outputs: start them at the identity.
-  static Status initialize_reductions(typename Epilogue::Params& params, GemmCoord const& p, cudaStream_t stream) {
-    Status status;
-    epilogue::for_each_node<Epilogue>(params, [&]<class Node>(typename Node::Params& node) {
-      constexpr auto kind = Node::kKind;
-      if constexpr (kind == epilogue::NodeKind::kRowReduce || kind == epilogue::NodeKind::kColReduce) {
-        if (!status.ok()) return;
-        index_t length = kind == epilogue::NodeKind::kRowReduce ? p.m : p.n;
-        index_t batches = p.batch;
-        index_t stride = node.batch_stride;
-        float value = Node::Reduction::identity();
-        float* data = node.data;
-        void* kernel_args[] = {&data, &length, &batches, &stride, &value};
-        LaunchConfig config;
-        config.grid = dim3(static_cast<unsigned>(std::min<index_t>((length * batches + 255) / 256, 4096)));
-        config.block = dim3(256);
-        config.stream = stream;
-        status = host_adapter().launch(config, reinterpret_cast<void const*>(&epilogue::fill_strided_kernel<float>),
-                                       kernel_args);
-      }
-    });
-    return status;
-  }
 };
 
 // GemmSm90 with Sm90AutoConfig: the same interface, the tile picked per problem by choose_sm90_tile
