@@ -44,6 +44,7 @@
 #include <tilefuse/gemm/gemm_config.h>
 #include <tilefuse/gemm/kernel/sm80_gemm.h>
 #include <tilefuse/runtime/host_adapter.hpp>
+#include <tilefuse/runtime/device_query.hpp>
 #include <tilefuse/runtime/pointer_check.hpp>
 #include <tilefuse/runtime/tensor_map.hpp>
 
@@ -438,25 +439,7 @@ class Conv2d {
     return best;
   }
 
-  static int sm_count() {
-    thread_local int cached_device = -1;
-    thread_local int cached_sms = 0;
-    int device = 0;
-    if (cudaGetDevice(&device) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return 0;
-    }
-    if (device != cached_device) {
-      int sms = 0;
-      if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return 0;
-      }
-      cached_device = device;
-      cached_sms = sms;
-    }
-    return cached_sms;
-  }
+  static int sm_count() { return current_device_sm_count(); }
 
   template <class Cfg, bool kIm2col>
   using Sm90Kernel = std::conditional_t<kIm2col, sm90::FpropIm2colKernel<Element, Epilogue, Cfg>,

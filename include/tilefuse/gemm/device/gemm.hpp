@@ -40,6 +40,7 @@
 #include <tilefuse/core/status.hpp>
 #include <tilefuse/epilogue/arguments.hpp>
 #include <tilefuse/gemm/device/gemm_sm90.hpp>
+#include <tilefuse/gemm/device/operand_check.hpp>
 #include <tilefuse/gemm/device/sm80_launch.hpp>
 #include <tilefuse/gemm/gemm_config.h>
 #include <tilefuse/gemm/kernel/sm80_gemm.h>
@@ -312,21 +313,7 @@ class Gemm {
   template <class Layout>
   static Status check_operand(char const* name, ElementAB const* data, index_t rows, index_t cols, index_t batch,
                               index_t ld_in, index_t stride_in, index_t* ld, index_t* stride) {
-    if (data == nullptr) return invalid_argument("gemm: ", name, " is a null pointer");
-    index_t const min_ld = Layout::packed_ld(rows, cols);
-    *ld = ld_in == epilogue::kPacked ? min_ld : ld_in;
-    if (*ld < min_ld) {
-      return invalid_argument("gemm: ld", name, " = ", *ld, " is smaller than ", min_ld, ", the smallest leading ",
-                              "dimension of a ", Layout::kName, " ", rows, " x ", cols, " ", name, "; pass ld", name,
-                              " >= ", min_ld);
-    }
-    index_t const matrix = (std::is_same_v<Layout, RowMajor> ? rows : cols) * *ld;
-    *stride = stride_in == epilogue::kPacked ? matrix : stride_in;
-    if (*stride < 0 || (batch > 1 && *stride != 0 && *stride < matrix)) {
-      return invalid_argument("gemm: batch_stride_", name, " = ", *stride, " overlaps the ", batch,
-                              " matrices of ", matrix, " elements; use 0 (shared) or at least ", matrix);
-    }
-    return check_device_pointer("gemm", name, data);
+    return detail::resolve_operand<Layout>("gemm", name, data, rows, cols, batch, ld_in, stride_in, ld, stride);
   }
 
   static Status make_plan(Arguments const& args, Plan* plan) {

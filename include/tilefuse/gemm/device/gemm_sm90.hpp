@@ -32,10 +32,12 @@
 #include <tilefuse/core/tensor_ref.h>
 #include <tilefuse/epilogue/arguments.hpp>
 #include <tilefuse/epilogue/reduction_init.h>
+#include <tilefuse/gemm/device/operand_check.hpp>
 #include <tilefuse/gemm/device/reductions.hpp>
 #include <tilefuse/epilogue/tree_walk.hpp>
 #include <tilefuse/gemm/gemm_config.h>
 #include <tilefuse/gemm/kernel/sm90_gemm.h>
+#include <tilefuse/runtime/device_query.hpp>
 #include <tilefuse/runtime/host_adapter.hpp>
 #include <tilefuse/runtime/tensor_map.hpp>
 
@@ -235,30 +237,8 @@ class GemmSm90 {
   template <class Layout>
   static Status check_operand(char const* name, ElementAB const* data, index_t rows, index_t cols, index_t batch,
                               index_t ld_in, index_t stride_in, index_t* ld, index_t* stride) {
-    if (data == nullptr) return invalid_argument("gemm_sm90: ", name, " is a null pointer");
-    index_t const min_ld = Layout::packed_ld(rows, cols);
-    *ld = ld_in == epilogue::kPacked ? min_ld : ld_in;
-    if (*ld < min_ld) {
-      return invalid_argument("gemm_sm90: ld", name, " = ", *ld, " is smaller than ", min_ld,
-                              ", the smallest leading dimension of a ", Layout::kName, " ", rows, " x ", cols, " ",
-                              name, "; pass ld", name, " >= ", min_ld);
-    }
-    index_t const matrix = (std::is_same_v<Layout, RowMajor> ? rows : cols) * *ld;
-    *stride = stride_in == epilogue::kPacked ? matrix : stride_in;
-    if (*stride < 0 || (batch > 1 && *stride != 0 && *stride < matrix)) {
-      return invalid_argument("gemm_sm90: batch_stride_", name, " = ", *stride, " overlaps the ", batch,
-                              " matrices of ", matrix, " elements; use 0 (shared) or at least ", matrix);
-    }
-    cudaPointerAttributes attributes{};
-    if (cudaPointerGetAttributes(&attributes, data) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return invalid_argument("gemm_sm90: ", name, " = ", static_cast<void const*>(data),
-                              " is not a pointer CUDA knows; pass device memory (cudaMalloc)");
-    }
-    if (attributes.type != cudaMemoryTypeDevice && attributes.type != cudaMemoryTypeManaged) {
-      return invalid_argument("gemm_sm90: ", name, " = ", static_cast<void const*>(data),
-                              " is host memory; copy it to the device first");
-    }
+    TILEFUSE_RETURN_IF_ERROR(
+        detail::resolve_operand<Layout>("gemm_sm90", name, data, rows, cols, batch, ld_in, stride_in, ld, stride));
     constexpr index_t kAlignElements = 16 / static_cast<index_t>(sizeof(ElementAB));
     if (reinterpret_cast<std::uintptr_t>(data) % 16 != 0) {
       return not_supported("gemm_sm90: ", name, " = ", static_cast<void const*>(data),
@@ -372,12 +352,8 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig> {
 
   // The tile this problem gets on the current device (the model needs the SM count).
   static Sm90Tile tile_for(GemmCoord const& problem) {
-    int device = 0, sms = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return Sm90Tile::kLarge;  // initialize() then reports the missing device
-    }
+    int const sms = current_device_sm_count();
+    if (sms == 0) return Sm90Tile::kLarge;  // initialize() then reports the missing device
     return choose_sm90_tile(problem, sms);
   }
 

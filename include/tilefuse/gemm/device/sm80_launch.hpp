@@ -10,6 +10,7 @@
 #include <tilefuse/core/coord.h>
 #include <tilefuse/core/status.hpp>
 #include <tilefuse/gemm/device/reductions.hpp>
+#include <tilefuse/runtime/device_query.hpp>
 #include <tilefuse/gemm/kernel/sm80_gemm.h>
 #include <tilefuse/gemm/kernel/split_k_epilogue.h>
 #include <tilefuse/runtime/host_adapter.hpp>
@@ -56,14 +57,8 @@ Status launch_tiled(typename Kernel::Params params, int split_k, void* workspace
 
 // SMs of the current device (132 if it cannot be asked: the planning still works, only less well).
 inline int current_sm_count() {
-  int device = 0;
-  int sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms < 1) {
-    (void)cudaGetLastError();
-    return 132;
-  }
-  return sms;
+  int const sms = current_device_sm_count();
+  return sms > 0 ? sms : 132;
 }
 
 // split_k = 0 asks the operation to choose: split K when the output tiles leave most SMs idle and K is
