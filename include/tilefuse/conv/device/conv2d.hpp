@@ -274,7 +274,9 @@ class Conv2d {
       return invalid_argument(op_name(), ": input_transform is set but this Conv2d has no InputTransform; ",
                               "instantiate Conv2d<..., ScaleShiftActivation<Act>> for mainloop fusion");
     }
-    Status const bound = with_coordinate_extents(args).bind({g.m, g.n, 1}, &plan->epilogue);
+    Status const bound = reads_output_coordinates()
+                             ? with_coordinate_extents(args).bind({g.m, g.n, 1}, &plan->epilogue)
+                             : args.epilogue.bind({g.m, g.n, 1}, &plan->epilogue);
     if (!bound.ok()) return {bound.code(), std::string(op_name()) + " epilogue: " + bound.message()};
 
     // 16-byte chunks along channels need whole chunks of C and K and aligned tensors.
@@ -569,14 +571,18 @@ class Conv2d {
     return host_adapter().launch(config, sm90_kernel_address<Cfg, kIm2col>(), kernel_args);
   }
 
-  // The epilogue arguments, plus the output's spatial extents for trees that read the output coordinate
-  // (conv/epilogue_coordinates.h: "conv_P", "conv_Q", "conv_PQ"), unless the caller set them.
+  // Whether the tree reads the output coordinate (conv/epilogue_coordinates.h: scalars "conv_P",
+  // "conv_Q", "conv_PQ"); only then are the arguments copied to add the extents.
+  static bool reads_output_coordinates() {
+    return kMode != ConvMode::kWgrad &&
+           (EpilogueArgs::takes("conv_P") || EpilogueArgs::takes("conv_Q") || EpilogueArgs::takes("conv_PQ"));
+  }
+  // The epilogue arguments plus the output's spatial extents, unless the caller set them.
   static EpilogueArgs with_coordinate_extents(Arguments const& args) {
     EpilogueArgs e = args.epilogue;
     Conv2dProblem const& p = args.problem;
     index_t const rows = kMode == ConvMode::kDgrad ? p.H : p.P();
     index_t const cols = kMode == ConvMode::kDgrad ? p.W : p.Q();
-    if (kMode == ConvMode::kWgrad) return e;
     auto set = [&](char const* name, index_t value) {
       if (EpilogueArgs::takes(name) && !e.is_set(name)) e.set(name, static_cast<float>(value));
     };
