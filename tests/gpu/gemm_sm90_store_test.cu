@@ -7,26 +7,6 @@
 namespace tilefuse::gpu_test {
 namespace {
 
-// More tiles than an H100/H200 has SMs (132), k not a multiple of 64 (or below it), odd edges.
-inline std::vector<GemmCase> persistent_cases(std::uint64_t seed) {
-  std::vector<GemmCase> cases;
-  auto add = [&](index_t m, index_t n, index_t k, index_t batch = 1) {
-    GemmCase c = make_case(m, n, k, batch);
-    c.ld_a = c.ld_b = Ld::kAligned;
-    c.seed = seed * 100 + cases.size();
-    cases.push_back(c);
-  };
-  add(2049, 2049, 200);    // 17 x 9 (128x256) / 17 x 17 (128x128) tiles
-  add(3000, 3001, 72);     // 24 x 12 / 24 x 24 tiles, k = 64 + 8
-  add(4000, 4000, 8);      // 500 / 1000 tiles of one partial k-tile
-  add(1537, 2500, 129, 3); // batches of many tiles; k = 2 * 64 + 1
-  add(512, 384, 520, 9);   // 9 batches, k tail 8
-  add(130, 4097, 63);      // one tile row, k just below one k-tile
-  add(4097, 130, 65);      // one or two tile columns, k just above
-  add(8, 8, 4096);         // one tile, a long k loop (the ring wraps many times)
-  return cases;
-}
-
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Store, Bf16LargeShapes, bfloat16_t, specs::StoreD, Sm90LargeConfig, shape_sweep_cases(700))
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Store, Bf16LargeStrides, bfloat16_t, specs::StoreD, Sm90LargeConfig, stride_cases(701))
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Store, Bf16LargeSplitKList, bfloat16_t, specs::StoreD, Sm90LargeConfig, split_k_cases(702))

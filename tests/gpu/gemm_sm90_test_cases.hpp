@@ -23,6 +23,8 @@ namespace tilefuse::gpu_test {
 
 using gemm::Sm90LargeConfig;
 using gemm::Sm90MediumConfig;
+using gemm::Sm90PingPongConfig;
+using gemm::Sm90PingPongWideConfig;
 
 // Empty when the current device is an sm_90; otherwise why the Hopper tests skip.
 inline std::string sm90_skip_reason() {
@@ -65,6 +67,26 @@ inline std::vector<GemmCase> sm90_cases(std::vector<GemmCase> const& base) {
     bool const same = c.ld_a == Ld::kAligned && c.ld_b == Ld::kAligned && c.split_k == 1 && c.batch_gap == padded.batch_gap;
     if (!same) cases.push_back(padded);
   }
+  return cases;
+}
+
+// More tiles than an H100/H200 has SMs (132), k not a multiple of 64 (or below it), odd edges.
+inline std::vector<GemmCase> persistent_cases(std::uint64_t seed) {
+  std::vector<GemmCase> cases;
+  auto add = [&](index_t m, index_t n, index_t k, index_t batch = 1) {
+    GemmCase c = make_case(m, n, k, batch);
+    c.ld_a = c.ld_b = Ld::kAligned;
+    c.seed = seed * 100 + cases.size();
+    cases.push_back(c);
+  };
+  add(2049, 2049, 200);    // 17 x 9 (128x256) / 17 x 17 (128x128) tiles
+  add(3000, 3001, 72);     // 24 x 12 / 24 x 24 tiles, k = 64 + 8
+  add(4000, 4000, 8);      // 500 / 1000 tiles of one partial k-tile
+  add(1537, 2500, 129, 3); // batches of many tiles; k = 2 * 64 + 1
+  add(512, 384, 520, 9);   // 9 batches, k tail 8
+  add(130, 4097, 63);      // one tile row, k just below one k-tile
+  add(4097, 130, 65);      // one or two tile columns, k just above
+  add(8, 8, 4096);         // one tile, a long k loop (the ring wraps many times)
   return cases;
 }
 

@@ -71,7 +71,15 @@ namespace tilefuse::gemm {
 // are handed out round-robin over the persistent grid in groups of GroupRows tile rows (L2 reuse).
 // The epilogue stages EpilogueColumns columns of a warp's 16 accumulator rows at a time through
 // shared memory. ProducerRegisters / ConsumerRegisters are the setmaxnreg targets.
-template <int TileM_, int TileN_, int TileK_, int Stages_, int GroupRows_ = 8, int EpilogueColumns_ = 32>
+//
+// Schedule: kCooperative, the two consumer warpgroups split each tile (64 rows each) and run their
+// mainloops and epilogues together; kPingPong, each consumer warpgroup owns whole tiles (TileM = 64 or
+// 128 rows, one or two wgmma.m64 per k-step) and the two take turns on the tensor cores, so one's
+// epilogue runs under the other's mainloop (sm90_gemm.h says how the turns are kept).
+enum class Sm90Schedule { kCooperative, kPingPong };
+
+template <int TileM_, int TileN_, int TileK_, int Stages_, int GroupRows_ = 8, int EpilogueColumns_ = 32,
+          Sm90Schedule Schedule_ = Sm90Schedule::kCooperative>
 struct Sm90TileConfig {
   static constexpr int kTileM = TileM_;
   static constexpr int kTileN = TileN_;
@@ -79,12 +87,16 @@ struct Sm90TileConfig {
   static constexpr int kStages = Stages_;
   static constexpr int kGroupRows = GroupRows_;
   static constexpr int kEpilogueColumns = EpilogueColumns_;
+  static constexpr Sm90Schedule kSchedule = Schedule_;
   static constexpr int kConsumerWarpgroups = 2;
   static constexpr int kThreads = 128 * (1 + kConsumerWarpgroups);
   static constexpr int kProducerRegisters = 40;
   static constexpr int kConsumerRegisters = 232;
 
-  static_assert(kTileM == 64 * kConsumerWarpgroups, "each consumer warpgroup owns 64 rows (one wgmma.m64)");
+  static_assert(kSchedule == Sm90Schedule::kPingPong || kTileM == 64 * kConsumerWarpgroups,
+                "cooperative: each consumer warpgroup owns 64 rows of the tile (one wgmma.m64)");
+  static_assert(kSchedule == Sm90Schedule::kCooperative || ((kTileM == 64 || kTileM == 128) && kTileM * kTileN <= 16384),
+                "ping-pong: a warpgroup owns the whole tile, 64 or 128 rows, at most 128 accumulators per thread");
   static_assert(kTileN == 64 || kTileN == 128 || kTileN == 256, "wgmma is instantiated for N = 64, 128, 256");
   static_assert(kTileK == 64, "a k-tile is one 128-byte swizzle row of 16-bit elements");
   static_assert(kStages >= 2, "a pipeline needs at least two stages");
@@ -103,6 +115,11 @@ using Sm90MediumConfig = Sm90TileConfig<128, 128, 64, 6>;
 // 128 x 64 x 64, 8 stages (192 KiB of operands): four times the tiles of Large, for problems with
 // very few output tiles (m or n of a few hundred, e.g. 128 x 8192 x 8192).
 using Sm90NarrowConfig = Sm90TileConfig<128, 64, 64, 8>;
+// Ping-pong, 128 x 128 per warpgroup, 6 stages (192 KiB): the epilogue of one tile overlaps the
+// mainloop of the next.
+using Sm90PingPongConfig = Sm90TileConfig<128, 128, 64, 6, 8, 32, Sm90Schedule::kPingPong>;
+// Ping-pong, 64 x 256 per warpgroup, 5 stages (200 KiB): one wgmma.m64n256 per k-step like Large.
+using Sm90PingPongWideConfig = Sm90TileConfig<64, 256, 64, 5, 8, 32, Sm90Schedule::kPingPong>;
 // Not a configuration but a request: GemmSm90 picks Sm90LargeConfig, Sm90MediumConfig or
 // Sm90NarrowConfig per problem (gemm/device/gemm_sm90.hpp: choose_sm90_tile).
 struct Sm90AutoConfig {};

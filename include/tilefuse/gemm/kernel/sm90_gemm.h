@@ -8,10 +8,11 @@
 //                                        the shared-memory ring is empty, and issues two TMA loads into it
 //                                        (A: TileM x 64, B: TileN x 64, 128-byte swizzle), which signal the
 //                                        stage's full barrier when their bytes have landed;
-//   consumers (warpgroups 1, 2)          each own 64 rows of the tile: wait until a stage is full, issue
-//                                        4 wgmma.m64nTileNk16 on it (descriptors into the swizzled tiles),
-//                                        keep one k-tile of wgmmas in flight, and release the stage when
-//                                        its wgmmas are done;
+//   consumers (warpgroups 1, 2)          cooperative: each own 64 rows of the tile; ping-pong: each own
+//                                        whole tiles, alternately (below). Wait until a stage is full,
+//                                        issue 4 wgmma.m64nTileNk16 per 64 rows on it (descriptors into the
+//                                        swizzled tiles), keep one k-tile of wgmmas in flight, and release
+//                                        the stage when its wgmmas are done;
 //   epilogue (the consumers, per warp)   each warp stages its 16 accumulator rows through its own slice of
 //                                        shared memory, EpilogueColumns columns at a time, and visits the
 //                                        epilogue tree 8 consecutive columns per thread (epilogue::Fragment<8>,
@@ -19,6 +20,14 @@
 //                                        __syncwarp is needed: no warp waits for another.
 // While the consumers run the epilogue of one tile, the producer is already loading the next tile's
 // k-tiles into the stages they released, so loads overlap the epilogue.
+//
+// Ping-pong (Config::kSchedule): the block's tiles t0, t1, t2, ... go to consumer warpgroups 0, 1, 0, ...;
+// the producer still loads them in order into the one ring. A warpgroup starts a mainloop only when the
+// other has issued all of its previous one (a named barrier per warpgroup: "your turn"), so the tensor
+// cores serve one mainloop at a time and each epilogue runs under the other warpgroup's mainloop. The
+// turn also keeps the ring's parity waits sound: a warpgroup skips the other's k-tiles in its pipeline
+// state, and waiting for the turn guarantees that every barrier it then waits on is at most one phase
+// behind the phase it needs.
 //
 // The producer's loading is an operand source (the sm80 kernel's idea; a convolution is this kernel
 // with a gathering source, conv/kernel/sm90_implicit_gemm.h). A source provides
@@ -46,6 +55,7 @@
 #include <cuda/std/cstdint>
 
 #include <tilefuse/arch/mbarrier.h>
+#include <tilefuse/arch/named_barrier.h>
 #include <tilefuse/arch/tma.h>
 #include <tilefuse/arch/wgmma.h>
 #include <tilefuse/core/coord.h>
@@ -53,6 +63,7 @@
 #include <tilefuse/core/platform.h>
 #include <tilefuse/epilogue/evt.h>
 #include <tilefuse/epilogue/tree_traits.h>
+#include <tilefuse/gemm/gemm_config.h>
 #include <tilefuse/gemm/kernel/tile_scheduler.h>
 
 namespace tilefuse::gemm::sm90 {
@@ -108,8 +119,15 @@ struct GemmKernel {
   static constexpr int kConsumerWarpgroups = Config::kConsumerWarpgroups;
   static constexpr int kConsumerWarps = 4 * kConsumerWarpgroups;
   static constexpr int kThreads = Config::kThreads;
-  static constexpr int kWarpgroupRows = kTileM / kConsumerWarpgroups;  // 64: one wgmma.m64
-  static constexpr int kAccumulators = kTileN / 2;                      // fp32 per consumer thread
+  static constexpr bool kPingPong = Config::kSchedule == Sm90Schedule::kPingPong;
+  // Rows of a tile one consumer warpgroup computes, in blocks of 64 (one wgmma.m64 each).
+  static constexpr int kWarpgroupRows = kPingPong ? kTileM : kTileM / kConsumerWarpgroups;
+  static constexpr int kRowBlocks = kWarpgroupRows / 64;
+  static constexpr int kAccumulators = kTileN / 2;  // fp32 per consumer thread and row block
+  // Warps that read (and release) each stage: one warpgroup under ping-pong, all consumers otherwise.
+  static constexpr int kReleasingWarps = kPingPong ? 4 : kConsumerWarps;
+  static_assert(!kPingPong || kConsumerWarpgroups == 2, "ping-pong alternates between two consumer warpgroups");
+  static_assert(kWarpgroupRows % 64 == 0, "a consumer warpgroup computes whole wgmma.m64 blocks");
   static constexpr int kRowBytes = kTileK * static_cast<int>(sizeof(Element));  // 128: one swizzle row
   static_assert(kRowBytes == 128, "a k-tile row is exactly one 128-byte swizzle row");
 
@@ -177,6 +195,12 @@ struct GemmKernel {
         phase ^= 1u;
       }
     }
+    // Skips `count` k-tiles (ping-pong: the other warpgroup's tile).
+    TILEFUSE_DEVICE void advance_by(int count) {
+      int const total = stage + count;
+      phase ^= static_cast<cuda::std::uint32_t>((total / kStages) & 1);
+      stage = total % kStages;
+    }
   };
 
   struct SharedStorage {
@@ -208,7 +232,7 @@ struct GemmKernel {
     if (thread == 0) {
       for (int i = 0; i < kStages; ++i) {
         arch::mbarrier_init(&s.full[i], Operands::kFullArrivals);
-        arch::mbarrier_init(&s.empty[i], kConsumerWarps);
+        arch::mbarrier_init(&s.empty[i], kReleasingWarps);
       }
       arch::fence_barrier_init();
       Operands::prefetch(p);
@@ -257,61 +281,108 @@ struct GemmKernel {
     int const warp = consumer_warpgroup * 4 + warp_in_group;  // 0 .. kConsumerWarps - 1
     float* const staging = s.staging + warp * (16 * kStagingLd);
     int const k_count = k_tiles(p);
+    int const grid = static_cast<int>(gridDim.x);
+    int const first_tile = static_cast<int>(blockIdx.x);
 
-    float acc[kAccumulators];
+    float acc[kRowBlocks][kAccumulators];
 #pragma unroll
-    for (int i = 0; i < kAccumulators; ++i) acc[i] = 0.0f;
+    for (int b = 0; b < kRowBlocks; ++b) {
+#pragma unroll
+      for (int i = 0; i < kAccumulators; ++i) acc[b][i] = 0.0f;
+    }
 
+    // Cooperative: every consumer takes every tile of the block. Ping-pong: warpgroup w takes the
+    // block's tiles w, w + 2, ...; the other warpgroup's k-tiles come first in the ring for w = 1.
+    int const tile_step = kPingPong ? kConsumerWarpgroups * grid : grid;
+    int t = kPingPong ? first_tile + consumer_warpgroup * grid : first_tile;
     PipelineState state;
-    for (int t = static_cast<int>(blockIdx.x); t < p.tiles; t += static_cast<int>(gridDim.x)) {
+    if constexpr (kPingPong) state.advance_by(consumer_warpgroup * k_count);
+    for (; t < p.tiles; t += tile_step) {
       Tile const tile = tile_of(p, t);
-      // This warp's rows of the tile: 16 starting at warp_row0.
-      int const warp_row0 = consumer_warpgroup * kWarpgroupRows + warp_in_group * 16;
-      prefetch_epilogue_inputs(p, lane, tile, warp_row0);
-      mainloop(s, consumer_warpgroup, lane, k_count, state, acc);
-      epilogue_tile(p, acc, staging, lane, tile, warp_row0);
+      // This warp's rows of the tile in row block b: 16 starting at warp_row0(b).
+      auto const warp_row0 = [&](int b) {
+        return (kPingPong ? b * 64 : consumer_warpgroup * kWarpgroupRows) + warp_in_group * 16;
+      };
+#pragma unroll
+      for (int b = 0; b < kRowBlocks; ++b) prefetch_epilogue_inputs(p, lane, tile, warp_row0(b));
+      if constexpr (kPingPong) {
+        if (t != first_tile) wait_for_turn(consumer_warpgroup);
+      }
+      mainloop_issue(s, consumer_warpgroup, lane, k_count, state, acc);
+      if constexpr (kPingPong) {
+        // The other warpgroup's next tile (if the block has one) may start its mainloop.
+        if (t + grid < p.tiles) pass_turn(consumer_warpgroup);
+      }
+      mainloop_drain(s, lane, k_count, state, acc);
+      if constexpr (kPingPong) state.advance_by((kConsumerWarpgroups - 1) * k_count);
+#pragma unroll
+      for (int b = 0; b < kRowBlocks; ++b) epilogue_tile(p, acc[b], staging, lane, tile, warp_row0(b));
     }
   }
 
-  // acc = A[m0 + 64 * consumer_warpgroup :, :] * B[:, n0 :] over all k-tiles of one tile.
-  TILEFUSE_DEVICE static void mainloop(SharedStorage const& s, int consumer_warpgroup, int lane, int k_count,
-                                       PipelineState& state, float (&acc)[kAccumulators]) {
+  // Ping-pong turns: named barrier 1 + w means "warpgroup w may start its next mainloop"; the other
+  // warpgroup arrives on it (without waiting) once it has issued its own.
+  static constexpr int kTurnBarrierThreads = 2 * 128;
+  TILEFUSE_DEVICE static void wait_for_turn(int consumer_warpgroup) {
+    arch::named_barrier_sync(1 + consumer_warpgroup, kTurnBarrierThreads);
+  }
+  TILEFUSE_DEVICE static void pass_turn(int consumer_warpgroup) {
+    arch::named_barrier_arrive(1 + (consumer_warpgroup + 1) % kConsumerWarpgroups, kTurnBarrierThreads);
+  }
+
+  // Issues acc = A[this warpgroup's rows of the tile, :] * B[:, tile columns] over all k-tiles of one
+  // tile, keeping the last k-tile's wgmmas in flight (mainloop_drain waits for them). On return,
+  // `state` is one past the last k-tile.
+  TILEFUSE_DEVICE static void mainloop_issue(SharedStorage const& s, int consumer_warpgroup, int lane, int k_count,
+                                             PipelineState& state, float (&acc)[kRowBlocks][kAccumulators]) {
     PipelineState previous = state;
+    int const row0 = kPingPong ? 0 : consumer_warpgroup * kWarpgroupRows;
     for (int kt = 0; kt < k_count; ++kt) {
       arch::mbarrier_wait(&s.full[state.stage], state.phase);
       __syncwarp();  // wgmma is .aligned: the warp must be converged after the spin
       // A stage written by cp.async (the generic proxy) is read by wgmma (the async proxy).
       if constexpr (Operands::kGenericProxyWrites) arch::fence_proxy_async_shared();
-      char const* const a = s.a + state.stage * kABytes + consumer_warpgroup * kWarpgroupRows * kRowBytes;
       char const* const b = s.b + state.stage * kBBytes;
-      cuda::std::uint64_t const desc_a = arch::smem_descriptor_k_major_sw128(a);
       cuda::std::uint64_t const desc_b = arch::smem_descriptor_k_major_sw128(b);
-      arch::fence_operands(acc);
+#pragma unroll
+      for (int rb = 0; rb < kRowBlocks; ++rb) arch::fence_operands(acc[rb]);
       arch::wgmma_fence();
 #pragma unroll
-      for (int kk = 0; kk < kTileK / 16; ++kk) {
-        // 16 elements of K = 32 bytes further along the (swizzled) 128-byte row: +2 in the
-        // descriptor's address field (bytes >> 4).
-        auto const step = static_cast<cuda::std::uint64_t>((kk * 16 * static_cast<int>(sizeof(Element))) >> 4);
-        arch::wgmma_m64k16<Element, kTileN>(acc, desc_a + step, desc_b + step, kt > 0 || kk > 0 ? 1 : 0);
+      for (int rb = 0; rb < kRowBlocks; ++rb) {
+        char const* const a = s.a + state.stage * kABytes + (row0 + rb * 64) * kRowBytes;
+        cuda::std::uint64_t const desc_a = arch::smem_descriptor_k_major_sw128(a);
+#pragma unroll
+        for (int kk = 0; kk < kTileK / 16; ++kk) {
+          // 16 elements of K = 32 bytes further along the (swizzled) 128-byte row: +2 in the
+          // descriptor's address field (bytes >> 4).
+          auto const step = static_cast<cuda::std::uint64_t>((kk * 16 * static_cast<int>(sizeof(Element))) >> 4);
+          arch::wgmma_m64k16<Element, kTileN>(acc[rb], desc_a + step, desc_b + step, kt > 0 || kk > 0 ? 1 : 0);
+        }
       }
       arch::wgmma_commit();
       // Keep this k-tile's wgmmas in flight; the previous k-tile's are done after this wait, so its
       // stage can go back to the producer.
       arch::wgmma_wait<1>();
-      arch::fence_operands(acc);
-      if (kt > 0) release(s, previous, lane);
+#pragma unroll
+      for (int rb = 0; rb < kRowBlocks; ++rb) arch::fence_operands(acc[rb]);
+      if (kt > 0) release(s, previous.stage, lane);
       previous = state;
       state.advance();
     }
+  }
+
+  // Waits for the last k-tile's wgmmas and releases its stage.
+  TILEFUSE_DEVICE static void mainloop_drain(SharedStorage const& s, int lane, int k_count, PipelineState const& state,
+                                             float (&acc)[kRowBlocks][kAccumulators]) {
     arch::wgmma_wait<0>();
-    arch::fence_operands(acc);
-    if (k_count > 0) release(s, previous, lane);
+#pragma unroll
+    for (int rb = 0; rb < kRowBlocks; ++rb) arch::fence_operands(acc[rb]);
+    if (k_count > 0) release(s, (state.stage + kStages - 1) % kStages, lane);  // one k-tile back
   }
 
   // One arrival per consumer warp: all its wgmmas reading the stage have completed.
-  TILEFUSE_DEVICE static void release(SharedStorage const& s, PipelineState const& state, int lane) {
-    if (lane == 0) arch::mbarrier_arrive(&s.empty[state.stage]);
+  TILEFUSE_DEVICE static void release(SharedStorage const& s, int stage, int lane) {
+    if (lane == 0) arch::mbarrier_arrive(&s.empty[stage]);
   }
 
   // Asks L2 for the tree's global inputs (residual, bias) of this warp's 16 rows of the tile before

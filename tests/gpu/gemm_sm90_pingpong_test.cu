@@ -1,0 +1,52 @@
+// gemm::GemmSm90 with the ping-pong schedule (Sm90PingPongConfig: 128x128 per consumer warpgroup;
+// Sm90PingPongWideConfig: 64x256): the two consumer warpgroups take alternate tiles of a block and
+// hand the tensor cores to each other, each skipping the other's k-tiles in the shared ring. Besides
+// the usual lists, cases aimed at that bookkeeping: k-tile counts below, at and just above the ring's
+// depth and ones that are not a multiple of it (the skipped tile's length moves the phase), blocks
+// with one tile (warpgroup 1 idle) and with an odd number of tiles (warpgroup 0 runs one more), and
+// fused trees that read the output coordinate (each warpgroup's rows cover the whole tile).
+#include "gemm_sm90_test_cases.hpp"
+
+namespace tilefuse::gpu_test {
+namespace {
+
+// m x n chosen against 132 SMs (H100 / H200) and the 128x128 tile: 1 tile; 133 tiles (one block
+// gets two, the rest one); 3 x 132 + 5 (odd counts per block); each with k-tile counts 1, 5, 6, 7,
+// 13 and a k tail.
+inline std::vector<GemmCase> pingpong_cases(std::uint64_t seed) {
+  std::vector<GemmCase> cases;
+  auto add = [&](index_t m, index_t n, index_t k, index_t batch = 1) {
+    GemmCase c = make_case(m, n, k, batch);
+    c.ld_a = c.ld_b = Ld::kAligned;
+    c.seed = seed * 100 + cases.size();
+    cases.push_back(c);
+  };
+  add(100, 120, 64);          // one tile, one k-tile
+  add(7 * 128, 19 * 128, 320);  // 133 tiles of 5 k-tiles
+  add(7 * 128 - 3, 19 * 128 + 1, 384);  // 7 x 20 tiles, 6 k-tiles (the 128x128 ring's depth)
+  add(21 * 128 - 7, 20 * 128, 448);     // 21 x 20 = 420 tiles (3 or 4 per block), 7 k-tiles
+  add(1000, 2100, 13 * 64 + 5);         // 8 x 17 tiles, 13 full k-tiles and a tail
+  add(640, 640, 64 * 5 + 1, 7);         // batches: 175 tiles, k = 5 k-tiles + 1
+  add(64, 8192, 1024);                  // one tile row: 64 / 32 tiles
+  return cases;
+}
+
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90PingPong, Bf16Shapes, bfloat16_t, specs::StoreD, Sm90PingPongConfig, shape_sweep_cases(1000))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90PingPong, Bf16Persistent, bfloat16_t, specs::StoreD, Sm90PingPongConfig, persistent_cases(1001))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90PingPong, Bf16Turns, bfloat16_t, specs::StoreD, Sm90PingPongConfig, pingpong_cases(1002))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90PingPong, Fp16Strides, half_t, specs::StoreD, Sm90PingPongConfig, stride_cases(1003))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90PingPong, Bf16WideShapes, bfloat16_t, specs::StoreD, Sm90PingPongWideConfig, shape_sweep_cases(1004))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90PingPong, Bf16WidePersistent, bfloat16_t, specs::StoreD, Sm90PingPongWideConfig, persistent_cases(1005))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90PingPong, Bf16WideTurns, bfloat16_t, specs::StoreD, Sm90PingPongWideConfig, pingpong_cases(1006))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90PingPong, Bf16ResidualRelu, bfloat16_t, specs::ResidualRelu, Sm90PingPongConfig, epilogue_cases(1007))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90PingPong, Bf16RegionSigmoidTanh, bfloat16_t, specs::RegionSigmoidTanh, Sm90PingPongConfig, epilogue_cases(1008))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90PingPong, Fp16AuxAmaxWide, half_t, specs::AuxAmax, Sm90PingPongWideConfig, epilogue_cases(1009))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90PingPong, Bf16GeluTanhWide, bfloat16_t, specs::GeluTanhD, Sm90PingPongWideConfig, epilogue_cases(1010))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90PingPong, Bf16RegionSigmoidTanhTurns, bfloat16_t, specs::RegionSigmoidTanh, Sm90PingPongConfig, pingpong_cases(1011))
+
+// The compute-sanitizer subset: named-barrier turns and the shared ring under racecheck.
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Small, Bf16StorePingPong, bfloat16_t, specs::StoreD, Sm90PingPongConfig, small_cases(1012))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Small, Bf16ResidualReluPingPongWide, bfloat16_t, specs::ResidualRelu, Sm90PingPongWideConfig, small_cases(1013))
+
+}  // namespace
+}  // namespace tilefuse::gpu_test
