@@ -55,6 +55,20 @@ inline ColumnMajorGemm to_column_major(GemmProblem const& p, GemmOperands const&
   return g;
 }
 
-inline cudaDataType_t cuda_data_type(DType t) { return t == DType::kBF16 ? CUDA_R_16BF : CUDA_R_16F; }
+// The type of A, B and D in memory (tf32 is stored as fp32).
+inline cudaDataType_t cuda_data_type(DType t) {
+  switch (t) {
+    case DType::kBF16: return CUDA_R_16BF;
+    case DType::kFP16: return CUDA_R_16F;
+    case DType::kTF32: return CUDA_R_32F;
+  }
+  return CUDA_R_32F;
+}
+
+// fp32 accumulation for every dtype; FAST_TF32 lets cuBLAS read fp32 operands as tf32 on tensor cores,
+// which is what tilefuse's tf32 path computes (the plain 32F would be full fp32 on the CUDA cores).
+inline cublasComputeType_t cublas_compute_type(DType t) {
+  return t == DType::kTF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+}
 
 }  // namespace tilefuse::bench

@@ -19,6 +19,22 @@ std::optional<Int> parse_int(std::string_view s) {
 
 bool is_flag(std::string_view arg) { return arg == "--help" || arg == "-h" || arg == "--no-floor"; }
 
+// tf32 runs one tilefuse instantiation (the sm80 kernel, epilogue none): refuse what it cannot run
+// rather than fill the table with "not built" rows. "" when every problem can run.
+std::string check_tf32_problems(std::vector<GemmProblem> const& problems, std::string const& kernel) {
+  for (GemmProblem const& p : problems) {
+    if (p.dtype != DType::kTF32) continue;
+    if (p.epilogue != EpilogueKind::kNone) {
+      return "tf32 takes --epilogue none only (bias_gelu_residual is instantiated for bf16 only)";
+    }
+    if (kernel.starts_with("sm90")) {
+      return "tf32 runs on the sm80 kernel (mma.sync) only; --kernel " + kernel +
+             " is the Hopper kernel, which takes bf16 or fp16: use --kernel sm80 or auto";
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 std::optional<std::int64_t> parse_int64(std::string_view s) { return parse_int<std::int64_t>(s); }
@@ -66,7 +82,7 @@ std::variant<std::vector<DType>, std::string> parse_dtype_list(std::string_view 
   std::vector<DType> dtypes;
   for (std::string_view part : split_list(s, ',')) {
     auto const t = parse_dtype(part);
-    if (!t) return "--dtype: unknown type '" + std::string(part) + "' (bf16 or fp16)";
+    if (!t) return "--dtype: unknown type '" + std::string(part) + "' (bf16, fp16 or tf32)";
     dtypes.push_back(*t);
   }
   return dtypes;
@@ -113,7 +129,7 @@ process, and checks each implementation first.
 
 usage:
   tilefuse-bench gemm --m M --n N --k K [--batch B] [options]
-  tilefuse-bench gemm --preset issue3 [options]
+  tilefuse-bench gemm --preset issue3|issue3-tf32 [options]
   tilefuse-bench conv2d --n N --h H --w W --c C --k K --r R --s S [options]   (see below)
   tilefuse-bench conv2d --preset resnet50|unet [options]
   tilefuse-bench info [--device D]        device, versions and kernel facts only
@@ -122,7 +138,10 @@ usage:
 problem:
   --m M --n N --k K    D (M x N, row-major) = A (M x K) * B (K x N)
   --batch B            batched GEMM, packed batch strides (default 1)
-  --dtype LIST         bf16 | fp16, or a comma list (default bf16); fp32 accumulation, D in the same type
+  --dtype LIST         bf16 | fp16 | tf32, or a comma list (default bf16); fp32 accumulation, D in the same
+                       type. tf32: A, B and D are fp32 in memory, computed on tf32 tensor cores (tilefuse's
+                       sm80 kernel with Sm80Tf32LargeConfig; cuBLAS with CUBLAS_COMPUTE_32F_FAST_TF32);
+                       epilogue none only; tilefuse's tf32 is built for tn (other layouts: cuBLAS only)
   --layout LIST        tn | nn | nt | tt | all, or a comma list (default tn). First letter A, second B:
                        t = row-major, n = column-major. tn = A row-major M x K and B column-major K x N
                        (both K-contiguous: x @ W.T with W stored N x K). tt = both row-major.
@@ -131,8 +150,9 @@ problem:
   --split-k S          tilefuse's split-k factor (default 1; the peers choose their own)
   --kernel K           sm80 (mma.sync, default) | sm90 (TMA + WGMMA; bf16/fp16, tn only, Hopper GPUs; tile
                        picked per problem) | sm90-large | sm90-medium | sm90-narrow (one tile: 128x256,
-                       128x128, 128x64; bf16 none only) | auto (gemm::Gemm's default: sm90 where it can,
-                       else sm80; describe says which and why)
+                       128x128, 128x64; bf16 none only) | sm90-pingpong | sm90-pingpong-wide (ping-pong
+                       consumers, 128x128 / 64x256 per warpgroup; bf16, none or bias_gelu_residual) |
+                       auto (gemm::Gemm's default: sm90 where it can, else sm80; describe says which and why)
 
 measurement:
   --reps R             timed calls per implementation; the median is reported (default 50)
@@ -145,9 +165,11 @@ measurement:
   --json FILE          also write every number to FILE (a preset defaults to tilefuse-bench-<preset>.json)
 
 presets:
-  issue3   8192^3, 4096^3, 2048^3, 4096x14336x4096, 8192x8192x1024, 128x8192x8192, 16384x8192x1024,
-           4095x4097x4093, 1000^3, 127x255x8191 with epilogue none in the --dtype / --layout lists
-           (default bf16 tn), then 8192^3 and 4096^3 bf16 tn with bias_gelu_residual.
+  issue3       8192^3, 4096^3, 2048^3, 4096x14336x4096, 8192x8192x1024, 128x8192x8192, 16384x8192x1024,
+               4095x4097x4093, 1000^3, 127x255x8191 with epilogue none in the --dtype / --layout lists
+               (default bf16 tn), then 8192^3 and 4096^3 bf16 tn with bias_gelu_residual.
+  issue3-tf32  8192^3 and 4096^3 in tf32, tn, epilogue none, beside cuBLAS FAST_TF32 (the dtype and
+               layout are fixed: leave out --dtype and --layout)
 )" + conv2d_usage();
 }
 
@@ -195,6 +217,8 @@ std::variant<CliOptions, std::string> parse_cli(int argc, char const* const* arg
   EpilogueKind epilogue = EpilogueKind::kNone;
   int split_k = 1;
   bool epilogue_given = false;
+  bool dtype_given = false;
+  bool layout_given = false;
 
   std::string const error = for_each_option(argc, argv, o, [&](CliOption const& option) -> std::string {
     std::string_view const name = option.name;
@@ -211,9 +235,11 @@ std::variant<CliOptions, std::string> parse_cli(int argc, char const* const* arg
       auto list = parse_dtype_list(value);
       if (auto const* e = std::get_if<std::string>(&list)) return *e;
       dtypes = std::get<std::vector<DType>>(list);
+      dtype_given = true;
       return {};
     }
     if (name == "--layout") {
+      layout_given = true;
       layouts.clear();
       if (value == "all") {
         layouts = all_layouts();
@@ -236,9 +262,9 @@ std::variant<CliOptions, std::string> parse_cli(int argc, char const* const* arg
     if (name == "--split-k") return parse_positive_int(option, split_k);
     if (name == "--kernel") {
       if (value != "sm80" && value != "sm90" && value != "sm90-large" && value != "sm90-medium" &&
-          value != "sm90-narrow" && value != "auto") {
+          value != "sm90-narrow" && value != "sm90-pingpong" && value != "sm90-pingpong-wide" && value != "auto") {
         return "--kernel: unknown kernel '" + std::string(value) +
-               "' (sm80, sm90, sm90-large, sm90-medium, sm90-narrow or auto)";
+               "' (sm80, sm90, sm90-large, sm90-medium, sm90-narrow, sm90-pingpong, sm90-pingpong-wide or auto)";
       }
       o.settings.kernel = std::string(value);
       return {};
@@ -256,6 +282,9 @@ std::variant<CliOptions, std::string> parse_cli(int argc, char const* const* arg
     if (m || n || k || batch != 1 || epilogue_given) {
       return "--preset sets the shapes and epilogues: leave out --m, --n, --k, --batch and --epilogue";
     }
+    if (preset_pins_dtype_and_layout(o.preset) && (dtype_given || layout_given)) {
+      return "--preset " + o.preset + " sets the dtype and layout: leave out --dtype and --layout";
+    }
     auto problems = preset_problems(o.preset, PresetOptions{dtypes, layouts, split_k});
     if (!problems) {
       std::string names;
@@ -266,6 +295,7 @@ std::variant<CliOptions, std::string> parse_cli(int argc, char const* const* arg
       return "unknown preset '" + o.preset + "' (known: " + names + ")";
     }
     o.problems = std::move(*problems);
+    if (std::string e = check_tf32_problems(o.problems, o.settings.kernel); !e.empty()) return e;
     if (o.json_path.empty()) o.json_path = "tilefuse-bench-" + o.preset + ".json";
     return o;
   }
@@ -275,6 +305,7 @@ std::variant<CliOptions, std::string> parse_cli(int argc, char const* const* arg
       o.problems.push_back(GemmProblem{*m, *n, *k, batch, dtype, layout, epilogue, split_k});
     }
   }
+  if (std::string e = check_tf32_problems(o.problems, o.settings.kernel); !e.empty()) return e;
   return o;
 }
 

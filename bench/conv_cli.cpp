@@ -87,6 +87,9 @@ std::variant<CliOptions, std::string> parse_conv2d_cli(int argc, char const* con
       auto list = parse_dtype_list(value);
       if (auto const* e = std::get_if<std::string>(&list)) return *e;
       dtypes = std::get<std::vector<DType>>(list);
+      for (DType t : dtypes) {
+        if (t == DType::kTF32) return "--dtype tf32 is for the gemm subcommand; conv2d runs bf16 or fp16";
+      }
       return {};
     }
     if (name == "--mode") {

@@ -19,19 +19,20 @@ CublasGemm::~CublasGemm() {
 void CublasGemm::run(GemmProblem const& problem, GemmOperands const& ops) const {
   ColumnMajorGemm const g = to_column_major(problem, ops);
   cudaDataType_t const type = cuda_data_type(problem.dtype);
+  cublasComputeType_t const compute = cublas_compute_type(problem.dtype);
   float const alpha = 1.0f;
   float const beta = 0.0f;
   if (problem.batch == 1) {
     BENCH_BLAS_CHECK(cublasGemmEx(handle_, g.op_first, g.op_second, static_cast<int>(g.m), static_cast<int>(g.n),
                                   static_cast<int>(g.k), &alpha, g.first, type, static_cast<int>(g.ld_first),
                                   g.second, type, static_cast<int>(g.ld_second), &beta, g.out, type,
-                                  static_cast<int>(g.ld_out), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+                                  static_cast<int>(g.ld_out), compute, CUBLAS_GEMM_DEFAULT));
   } else {
     BENCH_BLAS_CHECK(cublasGemmStridedBatchedEx(
         handle_, g.op_first, g.op_second, static_cast<int>(g.m), static_cast<int>(g.n), static_cast<int>(g.k),
         &alpha, g.first, type, static_cast<int>(g.ld_first), g.stride_first, g.second, type,
         static_cast<int>(g.ld_second), g.stride_second, &beta, g.out, type, static_cast<int>(g.ld_out),
-        g.stride_out, static_cast<int>(problem.batch), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        g.stride_out, static_cast<int>(problem.batch), compute, CUBLAS_GEMM_DEFAULT));
   }
 }
 

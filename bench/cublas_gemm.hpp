@@ -1,5 +1,6 @@
 // The plain peer: cuBLAS cublasGemmEx (cublasGemmStridedBatchedEx for batch > 1) with bf16/fp16
-// inputs and output, fp32 compute, alpha = 1, beta = 0.
+// inputs and output and CUBLAS_COMPUTE_32F, or for tf32 fp32 inputs and output and
+// CUBLAS_COMPUTE_32F_FAST_TF32 (tf32 tensor cores); alpha = 1, beta = 0.
 #pragma once
 
 #include <string>

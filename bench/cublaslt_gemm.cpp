@@ -56,7 +56,7 @@ std::string CublasLtGeluBias::prepare(GemmProblem const& problem, GemmOperands c
   ColumnMajorGemm const g = to_column_major(problem, sample);
   cudaDataType_t const type = cuda_data_type(problem.dtype);
 
-  BENCH_BLAS_CHECK(cublasLtMatmulDescCreate(&matmul_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  BENCH_BLAS_CHECK(cublasLtMatmulDescCreate(&matmul_, cublas_compute_type(problem.dtype), CUDA_R_32F));
   set_attribute(matmul_, CUBLASLT_MATMUL_DESC_TRANSA, static_cast<std::int32_t>(g.op_first));
   set_attribute(matmul_, CUBLASLT_MATMUL_DESC_TRANSB, static_cast<std::int32_t>(g.op_second));
   set_attribute(matmul_, CUBLASLT_MATMUL_DESC_EPILOGUE, static_cast<std::uint32_t>(CUBLASLT_EPILOGUE_GELU_BIAS));

@@ -77,6 +77,13 @@ unsigned grid_for(std::int64_t work) {
 
 bool aligned16(void const* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
+// The packs are 8 elements of 16 bits; the fused epilogue is benchmarked in bf16 / fp16 only.
+void require_16_bit(DType dtype, char const* kernel) {
+  if (dtype != DType::kBF16 && dtype != DType::kFP16) {
+    throw BenchError(std::string(kernel) + " is built for bf16 and fp16, not " + name_of(dtype));
+  }
+}
+
 template <class T>
 void bias_gelu_typed(T* d, T const* bias, std::int64_t rows, std::int64_t cols, cudaStream_t stream) {
   std::int64_t const count = rows * cols;
@@ -102,6 +109,7 @@ void residual_add_typed(T* d, T const* c, std::int64_t count, cudaStream_t strea
 
 void bias_gelu_inplace(void* d, void const* bias, DType dtype, std::int64_t rows, std::int64_t cols,
                        cudaStream_t stream) {
+  require_16_bit(dtype, "bias_gelu_inplace");
   if (dtype == DType::kBF16) {
     bias_gelu_typed(static_cast<bfloat16_t*>(d), static_cast<bfloat16_t const*>(bias), rows, cols, stream);
   } else {
@@ -110,6 +118,7 @@ void bias_gelu_inplace(void* d, void const* bias, DType dtype, std::int64_t rows
 }
 
 void residual_add_inplace(void* d, void const* c, DType dtype, std::int64_t count, cudaStream_t stream) {
+  require_16_bit(dtype, "residual_add_inplace");
   if (dtype == DType::kBF16) {
     residual_add_typed(static_cast<bfloat16_t*>(d), static_cast<bfloat16_t const*>(c), count, stream);
   } else {

@@ -13,15 +13,37 @@ GemmProblem matmul_rate_problem(OperandLayout layout) {
   return GemmProblem{8192, 8192, 8192, 1, DType::kBF16, layout, EpilogueKind::kNone, 1};
 }
 
-bool is_matmul_rate_problem(GemmProblem const& p) {
-  return p.m == 8192 && p.n == 8192 && p.k == 8192 && p.batch == 1 && p.dtype == DType::kBF16 &&
-         p.epilogue == EpilogueKind::kNone;
+namespace {
+
+bool is_matmul_rate_shape(GemmProblem const& p) {
+  return p.m == 8192 && p.n == 8192 && p.k == 8192 && p.batch == 1 && p.epilogue == EpilogueKind::kNone;
 }
 
+}  // namespace
+
+bool is_matmul_rate_problem(GemmProblem const& p) { return is_matmul_rate_shape(p) && p.dtype == DType::kBF16; }
+
 void consider_matmul_rate(FloorRates& rates, GemmProblem const& p, double tflops, std::string const& source) {
-  if (!rates.measured || !is_matmul_rate_problem(p) || tflops <= rates.matmul_tflops) return;
-  rates.matmul_tflops = tflops;
-  rates.matmul_source = source;
+  if (!rates.measured || !is_matmul_rate_shape(p)) return;
+  if (p.dtype == DType::kBF16 && tflops > rates.matmul_tflops) {
+    rates.matmul_tflops = tflops;
+    rates.matmul_source = source;
+  }
+  if (p.dtype == DType::kTF32 && tflops > rates.tf32_row_tflops) {
+    rates.tf32_row_tflops = tflops;
+    rates.tf32_row_source = source;
+  }
+}
+
+double matmul_tflops_for(DType dtype, FloorRates const& rates) {
+  if (dtype != DType::kTF32) return rates.matmul_tflops;
+  return std::max(kTf32PeakPerBf16Peak * rates.matmul_tflops, rates.tf32_row_tflops);
+}
+
+std::string matmul_source_for(DType dtype, FloorRates const& rates) {
+  if (dtype != DType::kTF32) return rates.matmul_source;
+  if (rates.tf32_row_tflops > kTf32PeakPerBf16Peak * rates.matmul_tflops) return rates.tf32_row_source;
+  return "half the bf16 rate (tf32 dense tensor peak = bf16's / 2) of " + rates.matmul_source;
 }
 
 FloorRates measure_floor_rates(CublasGemm const& cublas, std::int64_t l2_bytes, std::size_t memory_budget,
@@ -65,8 +87,9 @@ FloorRates measure_floor_rates(CublasGemm const& cublas, std::int64_t l2_bytes, 
 }
 
 double floor_ms(GemmProblem const& p, FloorRates const& rates) {
-  if (!rates.measured || rates.matmul_tflops <= 0 || rates.copy_gbps <= 0) return 0.0;
-  double const compute_s = gemm_flops(p) / (rates.matmul_tflops * 1e12);
+  double const matmul_tflops = matmul_tflops_for(p.dtype, rates);
+  if (!rates.measured || matmul_tflops <= 0 || rates.copy_gbps <= 0) return 0.0;
+  double const compute_s = gemm_flops(p) / (matmul_tflops * 1e12);
   double const memory_s = minimal_bytes(p) / (rates.copy_gbps * 1e9);
   return std::max(compute_s, memory_s) * 1e3;
 }

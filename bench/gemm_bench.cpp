@@ -49,7 +49,7 @@ ResultRow GemmBench::run(GemmProblem const& p) {
   if (!gemm) {
     tilefuse.measurement.state = MeasurementState::kNotBuilt;
     tilefuse.measurement.message = "not instantiated (built: bf16 none in tn/nn/nt/tt, fp16 none in tn, "
-                                   "bf16 bias_gelu_residual in tn)";
+                                   "bf16 bias_gelu_residual in tn, tf32 none in tn)";
   } else if (std::string why = gemm->prepare(p, pool.sets()); !why.empty()) {
     tilefuse.measurement.state = MeasurementState::kRefused;
     tilefuse.measurement.message = why;

@@ -2,8 +2,9 @@
 // float64 sample (a wrong kernel is marked, never timed), then time tilefuse and its peers in the same
 // process on the same data.
 //
-// Peers: epilogue none -> cuBLAS cublasGemmEx. bias_gelu_residual -> (a) cuBLASLt GELU_BIAS + a residual
-// add kernel, (b) cuBLAS + a bias+GELU kernel + a residual add kernel (the unfused baseline).
+// Peers: epilogue none -> cuBLAS cublasGemmEx (tf32: CUBLAS_COMPUTE_32F_FAST_TF32). bias_gelu_residual ->
+// (a) cuBLASLt GELU_BIAS + a residual add kernel, (b) cuBLAS + a bias+GELU kernel + a residual add kernel
+// (the unfused baseline).
 #pragma once
 
 #include <cstddef>

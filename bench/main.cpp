@@ -45,6 +45,7 @@ int run(CliOptions const& o) {
   RunHeader header;
   header.command_line = o.command_line;
   header.settings = o.settings;
+  for (GemmProblem const& p : o.problems) header.has_tf32_rows = header.has_tf32_rows || p.dtype == DType::kTF32;
   header.device = query_device(o.device);
   for (auto const& op : all_tilefuse_gemms()) {
     for (KernelFacts& f : op->kernel_facts()) header.kernels.push_back(std::move(f));
@@ -91,7 +92,8 @@ int run(CliOptions const& o) {
     ResultRow const& row = rows.back();
     for (Measurement const& peer : row.peers) {
       if (peer.implementation == "cuBLAS" && peer.state == MeasurementState::kOk) {
-        consider_matmul_rate(header.floor, p, peer.tflops, "cuBLAS bf16 8192^3 " + name_of(p.layout) + " (row)");
+        consider_matmul_rate(header.floor, p, peer.tflops,
+                             "cuBLAS " + std::string(name_of(p.dtype)) + " 8192^3 " + name_of(p.layout) + " (row)");
       }
     }
     print_progress(std::cerr, i, total, row);

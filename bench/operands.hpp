@@ -41,7 +41,7 @@ class OperandPool {
   std::size_t bytes_per_set() const { return bytes_per_set_; }
   std::size_t d_bytes() const { return d_bytes_; }
 
-  // Fills D of set i with 0xFF bytes (NaN in bf16 and fp16): an element a kernel forgets to write is
+  // Fills D of set i with 0xFF bytes (NaN in bf16, fp16 and fp32): an element a kernel forgets to write is
   // then caught by the check.
   void poison_output(int i, cudaStream_t stream) const;
 

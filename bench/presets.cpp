@@ -3,6 +3,10 @@
 // issue3: the shapes of shared/workloads/gemm_shapes.json plus odd shapes that exercise partial tiles and
 // unaligned leading dimensions, with epilogue none in every requested dtype and layout (default bf16, tn);
 // then 8192^3 and 4096^3 with bias + GELU(tanh) + residual in bf16 tn, the one fused instantiation.
+//
+// issue3-tf32: issue 3's fp32-input row: 8192^3 and 4096^3, tf32 (fp32 in memory), tn, epilogue none,
+// against cuBLAS with CUBLAS_COMPUTE_32F_FAST_TF32. The dtype and layout are pinned: tn is the one
+// tf32 instantiation.
 #include <array>
 
 #include "problems.hpp"
@@ -21,12 +25,25 @@ constexpr std::array kIssue3Plain = {
     Shape{4095, 4097, 4093},  Shape{1000, 1000, 1000},  Shape{127, 255, 8191},
 };
 constexpr std::array kIssue3Fused = {Shape{8192, 8192, 8192}, Shape{4096, 4096, 4096}};
+constexpr std::array kIssue3Tf32 = {Shape{8192, 8192, 8192}, Shape{4096, 4096, 4096}};
+
+std::vector<GemmProblem> issue3_tf32_problems(int split_k) {
+  std::vector<GemmProblem> problems;
+  for (Shape s : kIssue3Tf32) {
+    problems.push_back(
+        GemmProblem{s.m, s.n, s.k, 1, DType::kTF32, OperandLayout{true, false}, EpilogueKind::kNone, split_k});
+  }
+  return problems;
+}
 
 }  // namespace
 
-std::vector<std::string> preset_names() { return {"issue3"}; }
+std::vector<std::string> preset_names() { return {"issue3", "issue3-tf32"}; }
+
+bool preset_pins_dtype_and_layout(std::string_view name) { return name == "issue3-tf32"; }
 
 std::optional<std::vector<GemmProblem>> preset_problems(std::string_view name, PresetOptions const& options) {
+  if (name == "issue3-tf32") return issue3_tf32_problems(options.split_k);
   if (name != "issue3") return std::nullopt;
   std::vector<GemmProblem> problems;
   for (DType dtype : options.dtypes) {

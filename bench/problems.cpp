@@ -16,7 +16,7 @@ PackedStrides packed_strides(GemmProblem const& p) {
   return s;
 }
 
-std::int64_t element_bytes(DType) { return 2; }  // both element types are 16-bit
+std::int64_t element_bytes(DType t) { return t == DType::kTF32 ? 4 : 2; }
 
 double gemm_flops(GemmProblem const& p) {
   return 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) *
@@ -32,7 +32,14 @@ double minimal_bytes(GemmProblem const& p) {
   return bytes;
 }
 
-char const* name_of(DType t) { return t == DType::kBF16 ? "bf16" : "fp16"; }
+char const* name_of(DType t) {
+  switch (t) {
+    case DType::kBF16: return "bf16";
+    case DType::kFP16: return "fp16";
+    case DType::kTF32: return "tf32";
+  }
+  return "unknown";
+}
 
 char const* name_of(EpilogueKind e) { return e == EpilogueKind::kNone ? "none" : "bias_gelu_residual"; }
 
@@ -50,6 +57,7 @@ std::string shape_name(GemmProblem const& p) {
 std::optional<DType> parse_dtype(std::string_view s) {
   if (s == "bf16" || s == "bfloat16") return DType::kBF16;
   if (s == "fp16" || s == "f16" || s == "half" || s == "float16") return DType::kFP16;
+  if (s == "tf32") return DType::kTF32;
   return std::nullopt;
 }
 

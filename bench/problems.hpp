@@ -16,7 +16,9 @@
 
 namespace tilefuse::bench {
 
-enum class DType { kBF16, kFP16 };
+// kTF32: A, B and D are fp32 (float) in memory; the GEMM runs on tf32 tensor cores (inputs rounded to
+// tf32's 10-bit mantissa, fp32 accumulation), as cuBLAS's CUBLAS_COMPUTE_32F_FAST_TF32.
+enum class DType { kBF16, kFP16, kTF32 };
 enum class EpilogueKind { kNone, kBiasGeluResidual };
 
 struct OperandLayout {
@@ -48,7 +50,7 @@ double gemm_flops(GemmProblem const& p);
 // The bytes a perfect kernel must move: read A and B once, write D once; with the fused epilogue also
 // read the bias vector (shared by the batch) and the residual C once.
 double minimal_bytes(GemmProblem const& p);
-std::int64_t element_bytes(DType t);
+std::int64_t element_bytes(DType t);  // in memory: 2 for bf16 and fp16, 4 for tf32 (stored as float)
 
 char const* name_of(DType t);
 char const* name_of(EpilogueKind e);
@@ -72,5 +74,8 @@ struct PresetOptions {
 };
 std::optional<std::vector<GemmProblem>> preset_problems(std::string_view name, PresetOptions const& options);
 std::vector<std::string> preset_names();
+// True for a preset whose every problem has a fixed dtype and layout (issue3-tf32): --dtype and --layout
+// would be ignored, so the command line refuses them.
+bool preset_pins_dtype_and_layout(std::string_view name);
 
 }  // namespace tilefuse::bench

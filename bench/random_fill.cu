@@ -7,6 +7,7 @@
 #include <tilefuse/core/numeric_types.h>
 
 #include "cuda_check.hpp"
+#include "element_type.cuh"
 
 namespace tilefuse::bench {
 namespace {
@@ -39,13 +40,11 @@ void fill_normal(void* data, DType dtype, std::int64_t count, std::uint64_t seed
   if (count <= 0) return;
   int constexpr kThreads = 256;
   std::int64_t const blocks = std::min<std::int64_t>((count + kThreads - 1) / kThreads, 65536);
-  if (dtype == DType::kBF16) {
-    fill_normal_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(static_cast<bfloat16_t*>(data), count,
-                                                                              seed, stddev);
-  } else {
-    fill_normal_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(static_cast<half_t*>(data), count,
-                                                                              seed, stddev);
-  }
+  with_element_type(dtype, [&](auto element) {
+    using T = decltype(element);
+    fill_normal_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(static_cast<T*>(data), count, seed,
+                                                                              stddev);
+  });
   BENCH_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -11,7 +11,7 @@
 namespace tilefuse::bench {
 
 // data[i] = stddev * z_i with z_i ~ N(0, 1), a pure function of (seed, i): the same seed gives the
-// same tensor on every GPU and run. Rounded to the element type.
+// same tensor on every GPU and run. Rounded to the element type (tf32: stored as float, not rounded).
 void fill_normal(void* data, DType dtype, std::int64_t count, std::uint64_t seed, float stddev,
                  cudaStream_t stream);
 

@@ -9,6 +9,12 @@
 // Rounding once to bf16 (unit roundoff u = 2^-8) or fp16 (u = 2^-11) gives about u and 3u; a dropped
 // 16-wide k-slice gives a max_abs_error near 0.2, a misplaced tile near 1 (emulated on the host with
 // K = 1024..8192 and 4096 samples).
+// tf32 (fp32 inputs rounded to tf32, u = 2^-11, fp32 accumulation, fp32 D): the reference is the exact
+// product of the fp32 inputs, so the inputs' rounding is the error: about 0.8u * sqrt(sum_k (a b)^2)
+// per element, absolute (rms(ref) = sqrt(K) rms(a) rms(b), so max_abs_error already scales with K and
+// the magnitudes). Host emulation, K = 1024..8192, 4096 samples, 20 draws: max_abs_error <= 3.2u
+// rounding to nearest, <= 7.6u truncating; max_error up to 230u (entries near zero); one dropped
+// product gives a max_abs_error above 260u.
 #pragma once
 
 #include <cstdint>
@@ -36,7 +42,8 @@ struct SampleError {
 };
 
 // What a correct kernel stays below: max_error <= 4u, max_abs_error <= 16u (u: the output's unit
-// roundoff; bf16: 0.0156 and 0.0625, fp16: 0.00195 and 0.0078).
+// roundoff; bf16: 0.0156 and 0.0625, fp16: 0.00195 and 0.0078). tf32: max_abs_error <= 16u = 0.0078
+// (u = 2^-11, the inputs' rounding), and max_error <= 16u / 0.01 = 0.78, which the first implies.
 struct Tolerance {
   double max_error;
   double max_abs_error;

@@ -18,6 +18,18 @@ std::string scientific(double value) {
 
 std::string mib(double bytes) { return fixed(bytes / double(1 << 20), 0) + " MiB"; }
 
+bool any_tf32(std::vector<ResultRow> const& rows) {
+  for (ResultRow const& row : rows) {
+    if (row.problem.dtype == DType::kTF32) return true;
+  }
+  return false;
+}
+
+std::string tf32_rate_text(FloorRates const& floor) {
+  return fixed(matmul_tflops_for(DType::kTF32, floor), 1) + " TFLOP/s [" + matmul_source_for(DType::kTF32, floor) +
+         "]";
+}
+
 std::string problem_label(GemmProblem const& p) {
   return shape_name(p) + " | " + name_of(p.dtype) + " | " + name_of(p.layout) + " | " + name_of(p.epilogue) + " | " +
          std::to_string(p.split_k);
@@ -121,6 +133,7 @@ void print_header(std::ostream& out, RunHeader const& h) {
   if (h.floor.measured) {
     out << "- floor = max(FLOPs / " << fixed(h.floor.matmul_tflops, 1) << " TFLOP/s [" << h.floor.matmul_source
         << "], minimal bytes / " << fixed(h.floor.copy_gbps, 0) << " GB/s [1 GiB cudaMemcpy D2D, read + write])\n";
+    if (h.has_tf32_rows) out << "- tf32 rows: matmul rate " << tf32_rate_text(h.floor) << "\n";
   } else {
     out << "- floor: not measured (" << h.floor.note << ")\n";
   }
@@ -212,7 +225,9 @@ void print_table(std::ostream& out, std::vector<ResultRow> const& rows, FloorRat
   }
   if (floor.measured) {
     out << "\nFloor rates: matmul " << fixed(floor.matmul_tflops, 1) << " TFLOP/s (" << floor.matmul_source
-        << "), copy " << fixed(floor.copy_gbps, 0) << " GB/s\n";
+        << "), copy " << fixed(floor.copy_gbps, 0) << " GB/s";
+    if (any_tf32(rows)) out << "; tf32 rows: matmul " << tf32_rate_text(floor);
+    out << '\n';
   }
   out << std::flush;
 }
@@ -248,6 +263,8 @@ void write_json_header(JsonWriter& j, RunHeader const& h, std::string const& sto
     j.key("matmul_startup_by_layout").begin_object();
     for (auto const& [layout, tflops] : h.floor.matmul_by_layout) j.field(layout, tflops);
     j.end_object();
+    j.field("tf32_matmul_tflops", matmul_tflops_for(DType::kTF32, h.floor));
+    j.field("tf32_matmul_source", matmul_source_for(DType::kTF32, h.floor));
     j.field("copy_gbps", h.floor.copy_gbps).field("copy_1gib_ms", h.floor.copy_ms);
   } else {
     j.field("note", h.floor.note);

@@ -20,6 +20,7 @@ struct RunHeader {
   BenchSettings settings;
   FloorRates floor;
   std::vector<KernelFacts> kernels;
+  bool has_tf32_rows = false;  // the header then also gives the tf32 floor rate
 };
 
 void print_header(std::ostream& out, RunHeader const& header);

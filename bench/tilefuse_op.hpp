@@ -1,7 +1,8 @@
 // The tilefuse GEMM behind a small run-time interface, so the benchmark driver is plain C++ and the
 // template instantiations live in a few .cu files (one per dtype / epilogue group, compiled in parallel).
 //
-// Instantiated: bf16 with epilogue none in all four layouts, fp16 none in tn, bf16 bias_gelu_residual in tn.
+// Instantiated: bf16 with epilogue none in all four layouts, fp16 none in tn, bf16 bias_gelu_residual in tn,
+// tf32 (fp32 in memory, Sm80Tf32LargeConfig) none in tn.
 #pragma once
 
 #include <cstddef>
@@ -36,7 +37,8 @@ class TilefuseGemmOp {
 };
 
 // nullptr when this combination is not instantiated. kernel: "sm80" (gemm::Gemm with Sm80LargeConfig,
-// mma.sync), "sm90" (gemm::GemmSm90 with Sm90AutoConfig, TMA + WGMMA; bf16/fp16 tn only),
+// Sm80Tf32LargeConfig for tf32; mma.sync), "sm90" (gemm::GemmSm90 with Sm90AutoConfig, TMA + WGMMA;
+// bf16/fp16 tn only),
 // "sm90-large" / "sm90-medium" / "sm90-narrow" (GemmSm90 with one tile; bf16 tn none only), or
 // "auto" (gemm::Gemm with GemmAutoConfig: Hopper where it can, sm80 otherwise).
 std::unique_ptr<TilefuseGemmOp> make_tilefuse_gemm(DType dtype, OperandLayout layout, EpilogueKind epilogue,
@@ -48,6 +50,7 @@ std::vector<std::unique_ptr<TilefuseGemmOp>> all_tilefuse_gemms();
 std::unique_ptr<TilefuseGemmOp> make_tilefuse_bf16_plain(OperandLayout layout);
 std::unique_ptr<TilefuseGemmOp> make_tilefuse_fp16_plain(OperandLayout layout);
 std::unique_ptr<TilefuseGemmOp> make_tilefuse_bf16_fused(OperandLayout layout);
+std::unique_ptr<TilefuseGemmOp> make_tilefuse_tf32_plain(OperandLayout layout);
 std::unique_ptr<TilefuseGemmOp> make_tilefuse_sm90(DType dtype, OperandLayout layout, EpilogueKind epilogue,
                                                    std::string const& kernel = "sm90");
 std::unique_ptr<TilefuseGemmOp> make_tilefuse_auto(DType dtype, OperandLayout layout, EpilogueKind epilogue);

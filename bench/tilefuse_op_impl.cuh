@@ -112,13 +112,15 @@ class TilefuseGemmOpImpl final : public TilefuseGemmOp {
   std::string describe_;
 };
 
-// The benchmark runs the Gemm's default configuration for large problems.
+// The benchmark runs the Gemm's default configuration for large problems (Sm80Tf32LargeConfig for the
+// tf32 path: the same tile in bytes; Sm80LargeConfig's would not fit shared memory with 4-byte elements).
 using BenchConfig = gemm::Sm80LargeConfig;
 
-template <class Element, class Epilogue, EpilogueKind kEpilogue, class LayoutA, class LayoutB>
+template <class Element, class Epilogue, EpilogueKind kEpilogue, class LayoutA, class LayoutB,
+          class Config = BenchConfig>
 std::unique_ptr<TilefuseGemmOp> make_tilefuse_op(char const* dtype_name) {
   OperandLayout const layout{std::is_same_v<LayoutA, RowMajor>, std::is_same_v<LayoutB, RowMajor>};
-  return std::make_unique<TilefuseGemmOpImpl<Element, LayoutA, LayoutB, Epilogue, BenchConfig, kEpilogue>>(
+  return std::make_unique<TilefuseGemmOpImpl<Element, LayoutA, LayoutB, Epilogue, Config, kEpilogue>>(
       std::string(dtype_name) + " " + name_of(layout) + " " + name_of(kEpilogue));
 }
 

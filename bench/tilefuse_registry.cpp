@@ -10,8 +10,14 @@ std::unique_ptr<TilefuseGemmOp> make_tilefuse_gemm(DType dtype, OperandLayout la
     // gemm::Gemm's default picks per problem in tn; in the other layouts it is the sm80 kernel.
     if (auto op = make_tilefuse_auto(dtype, layout, epilogue)) return op;
   }
+  // tf32 under "auto" lands here too: gemm::Gemm's auto choice for fp32 inputs is this sm80 kernel.
   if (epilogue == EpilogueKind::kNone) {
-    return dtype == DType::kBF16 ? make_tilefuse_bf16_plain(layout) : make_tilefuse_fp16_plain(layout);
+    switch (dtype) {
+      case DType::kBF16: return make_tilefuse_bf16_plain(layout);
+      case DType::kFP16: return make_tilefuse_fp16_plain(layout);
+      case DType::kTF32: return make_tilefuse_tf32_plain(layout);
+    }
+    return nullptr;
   }
   return dtype == DType::kBF16 ? make_tilefuse_bf16_fused(layout) : nullptr;
 }
@@ -19,7 +25,7 @@ std::unique_ptr<TilefuseGemmOp> make_tilefuse_gemm(DType dtype, OperandLayout la
 std::vector<std::unique_ptr<TilefuseGemmOp>> all_tilefuse_gemms() {
   std::vector<std::unique_ptr<TilefuseGemmOp>> ops;
   for (EpilogueKind epilogue : {EpilogueKind::kNone, EpilogueKind::kBiasGeluResidual}) {
-    for (DType dtype : {DType::kBF16, DType::kFP16}) {
+    for (DType dtype : {DType::kBF16, DType::kFP16, DType::kTF32}) {
       for (OperandLayout layout : all_layouts()) {
         if (auto op = make_tilefuse_gemm(dtype, layout, epilogue)) ops.push_back(std::move(op));
       }

@@ -1,7 +1,8 @@
 // Instantiations of the Hopper kernel (gemm::GemmSm90, TMA + WGMMA), A row-major and B column-major (tn,
 // the layouts it takes): with Sm90AutoConfig (the tile per problem; --kernel sm90) bf16 none and
 // bias_gelu_residual and fp16 none; with one tile each (--kernel sm90-large | sm90-medium | sm90-narrow)
-// bf16 none, to measure the tile model's choices.
+// bf16 none, to measure the tile model's choices; with the ping-pong schedule (--kernel sm90-pingpong |
+// sm90-pingpong-wide) bf16 none and bias_gelu_residual.
 #include <tilefuse/gemm/device/gemm_sm90.hpp>
 
 #include "tilefuse_op_impl.cuh"
@@ -23,6 +24,25 @@ std::unique_ptr<TilefuseGemmOp> make_tilefuse_sm90(DType dtype, OperandLayout la
                                                    std::string const& kernel) {
   if (!layout.a_row_major || layout.b_row_major) return nullptr;
   using gemm::Sm90AutoConfig;
+  if (kernel == "sm90-pingpong" || kernel == "sm90-pingpong-wide") {
+    if (dtype != DType::kBF16) return nullptr;
+    bool const wide = kernel == "sm90-pingpong-wide";
+    if (epilogue == EpilogueKind::kNone) {
+      using Plain = PlainEpilogue<bfloat16_t>;
+      return wide ? make_sm90<bfloat16_t, Plain, EpilogueKind::kNone, gemm::Sm90PingPongWideConfig>(
+                        "bf16", "sm90 ping-pong 64x256")
+                  : make_sm90<bfloat16_t, Plain, EpilogueKind::kNone, gemm::Sm90PingPongConfig>(
+                        "bf16", "sm90 ping-pong 128x128");
+    }
+    if (epilogue == EpilogueKind::kBiasGeluResidual) {
+      using Fused = BiasGeluResidualEpilogue<bfloat16_t>;
+      return wide ? make_sm90<bfloat16_t, Fused, EpilogueKind::kBiasGeluResidual, gemm::Sm90PingPongWideConfig>(
+                        "bf16", "sm90 ping-pong 64x256")
+                  : make_sm90<bfloat16_t, Fused, EpilogueKind::kBiasGeluResidual, gemm::Sm90PingPongConfig>(
+                        "bf16", "sm90 ping-pong 128x128");
+    }
+    return nullptr;
+  }
   if (kernel != "sm90") {
     if (dtype != DType::kBF16 || epilogue != EpilogueKind::kNone) return nullptr;
     using Plain = PlainEpilogue<bfloat16_t>;

@@ -11,7 +11,8 @@
 #   sass-facts  bench/sass_facts.py (cuobjdump -res-usage and --dump-sass) on the benchmark and the GPU
 #               tests: per kernel symbol registers, stack / local memory, LDL / STL, HGMMA and HMMA
 #               counts, in $OUT/logs/sass-facts.log and the report
-#   bench       build/bench/tilefuse-bench gemm --preset issue3 --json $OUT/bench.json (if it was built)
+#   bench       build/bench/tilefuse-bench gemm --preset issue3 --json $OUT/bench.json (if it was built),
+#               then tilefuse-fp8-bench (FP8 scaled GEMM vs cuBLASLt) and tilefuse-fusion-bench
 # and writes $OUT/report.md (date, device, commit, stage table, test / sanitizer summaries, benchmark
 # table; logs in $OUT/logs/). Finishes inside TILEFUSE_GPU_BUDGET_S seconds (default 530, under the
 # device machine's 10-minute limit); exits non-zero if any stage failed or was skipped.
@@ -201,7 +202,7 @@ if (( configured )); then
       bench_built=1
     fi
     # The mainloop-fusion benchmark and the examples (quickstart, Hopper ladder): best effort.
-    run_stage "build-extras" 120 150 ninja -C "$build_dir" -j "$jobs" bench/tilefuse-fusion-bench \
+    run_stage "build-extras" 120 150 ninja -C "$build_dir" -j "$jobs" bench/tilefuse-fusion-bench bench/tilefuse-fp8-bench \
       examples/quickstart_fused_conv $(ls examples/hopper/*.cu 2>/dev/null | sed 's|examples/hopper/\(.*\)\.cu|examples/hopper/\1|') || true
   fi
 else
@@ -274,6 +275,9 @@ if (( bench_built )) && [[ -x "$bench_bin" ]]; then
     # shellcheck disable=SC2086  # each invocation is a word list on purpose
     run_stage "bench-$n" 240 5 "$bench_bin" ${bench_runs[$i]} --json "$OUT/bench-$n.json"
   done
+  if [[ -x "$build_dir/bench/tilefuse-fp8-bench" ]]; then
+    run_stage "fp8-bench" 120 5 "$build_dir/bench/tilefuse-fp8-bench" --json "$OUT/fp8-bench.json"
+  fi
   if [[ -x "$build_dir/bench/tilefuse-fusion-bench" ]]; then
     run_stage "fusion-bench" 120 5 "$build_dir/bench/tilefuse-fusion-bench"
   fi

@@ -92,13 +92,15 @@ struct Sm90TileConfig {
   static constexpr int kThreads = 128 * (1 + kConsumerWarpgroups);
   static constexpr int kProducerRegisters = 40;
   static constexpr int kConsumerRegisters = 232;
+  // FP8: add the wgmma accumulators into fp32 ones after every k-tile (Sm90Promoted below).
+  static constexpr bool kPromoteEveryKTile = false;
 
   static_assert(kSchedule == Sm90Schedule::kPingPong || kTileM == 64 * kConsumerWarpgroups,
                 "cooperative: each consumer warpgroup owns 64 rows of the tile (one wgmma.m64)");
   static_assert(kSchedule == Sm90Schedule::kCooperative || ((kTileM == 64 || kTileM == 128) && kTileM * kTileN <= 16384),
                 "ping-pong: a warpgroup owns the whole tile, 64 or 128 rows, at most 128 accumulators per thread");
   static_assert(kTileN == 64 || kTileN == 128 || kTileN == 256, "wgmma is instantiated for N = 64, 128, 256");
-  static_assert(kTileK == 64, "a k-tile is one 128-byte swizzle row of 16-bit elements");
+  static_assert(kTileK == 64 || kTileK == 128, "a k-tile is one 128-byte swizzle row: 64 16-bit or 128 FP8 elements");
   static_assert(kStages >= 2, "a pipeline needs at least two stages");
   static_assert(kTileN % kEpilogueColumns == 0 && kEpilogueColumns % 8 == 0, "epilogue chunks are whole vectors");
   // setmaxnreg only moves registers within the block's launch allocation: 64K / threads per thread,
@@ -120,6 +122,24 @@ using Sm90NarrowConfig = Sm90TileConfig<128, 64, 64, 8>;
 using Sm90PingPongConfig = Sm90TileConfig<128, 128, 64, 6, 8, 32, Sm90Schedule::kPingPong>;
 // Ping-pong, 64 x 256 per warpgroup, 5 stages (200 KiB): one wgmma.m64n256 per k-step like Large.
 using Sm90PingPongWideConfig = Sm90TileConfig<64, 256, 64, 5, 8, 32, Sm90Schedule::kPingPong>;
+// FP8 operands (e4m3 / e5m2): the same tiles in bytes, so TileK is 128 elements (one 128-byte row).
+using Sm90Fp8LargeConfig = Sm90TileConfig<128, 256, 128, 4>;
+using Sm90Fp8MediumConfig = Sm90TileConfig<128, 128, 128, 6>;
+using Sm90Fp8NarrowConfig = Sm90TileConfig<128, 64, 128, 8>;
+// FP8 ping-pong, 128 x 128 per warpgroup: FP8 moves half the bytes of bf16 per flop, so the 128-row
+// tile's extra L2 traffic (what held the bf16 ping-pong back, gemm_sm90.md v19) matters less.
+using Sm90Fp8PingPongConfig = Sm90TileConfig<128, 128, 128, 6, 8, 32, Sm90Schedule::kPingPong>;
+// An FP8 config whose k-tiles (128 of K) are each accumulated by the tensor cores from zero and then
+// added into fp32 accumulators: the tensor cores' FP8 accumulation keeps fewer bits than fp32, which
+// over long K loses precision (torch._scaled_mm's use_fast_accum = false asks for this). Twice the
+// accumulator registers: a 128 x 128 tile (64 + 64 per thread), not 128 x 256.
+template <class Base>
+struct Sm90Promoted : Base {
+  static constexpr bool kPromoteEveryKTile = true;
+  static_assert(Base::kTileK == 128, "promotion is for FP8 configs");
+  static_assert(Base::kTileM * Base::kTileN <= 128 * 128, "promotion needs a second accumulator set: at most 128 x 128");
+};
+using Sm90Fp8PromotedConfig = Sm90Promoted<Sm90Fp8MediumConfig>;
 // Not a configuration but a request: GemmSm90 picks Sm90LargeConfig, Sm90MediumConfig or
 // Sm90NarrowConfig per problem (gemm/device/gemm_sm90.hpp: choose_sm90_tile).
 struct Sm90AutoConfig {};

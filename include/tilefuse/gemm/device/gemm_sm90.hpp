@@ -109,8 +109,12 @@ inline Sm90Tile choose_sm90_tile(GemmCoord const& p, int sm_count) {
 
 template <class ElementAB, class LayoutA, class LayoutB, class Epilogue, class Config = Sm90LargeConfig>
 class GemmSm90 {
-  static_assert(std::is_same_v<ElementAB, bfloat16_t> || std::is_same_v<ElementAB, half_t>,
-                "GemmSm90 takes bfloat16_t or half_t operands");
+  static_assert(std::is_same_v<ElementAB, bfloat16_t> || std::is_same_v<ElementAB, half_t> ||
+                    std::is_same_v<ElementAB, float_e4m3_t> || std::is_same_v<ElementAB, float_e5m2_t>,
+                "GemmSm90 takes bfloat16_t, half_t, float_e4m3_t or float_e5m2_t operands");
+  static_assert(sizeof(ElementAB) * Config::kTileK == 128,
+                "the config's TileK must be one 128-byte row of the element type (64 for 16-bit, 128 for FP8: "
+                "Sm90Fp8*Config)");
 
  public:
   using EpilogueArgs = epilogue::EpilogueArguments<Epilogue>;
@@ -297,7 +301,10 @@ class GemmSm90 {
     static_assert(sizeof(CUtensorMap) == sizeof(arch::TmaDescriptor), "a tensor map is 128 bytes");
     constexpr auto kBytes = static_cast<std::uint64_t>(sizeof(ElementAB));
     TensorMapTiledArgs t;
-    t.data_type = std::is_same_v<ElementAB, bfloat16_t> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    // FP8 travels as bytes (TMA only moves them; the wgmma reads the type).
+    t.data_type = std::is_same_v<ElementAB, bfloat16_t> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                  : std::is_same_v<ElementAB, half_t>   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                                        : CU_TENSOR_MAP_DATA_TYPE_UINT8;
     t.rank = 3;
     t.global_address = const_cast<ElementAB*>(data);
     t.global_dim[0] = static_cast<cuuint64_t>(k);
@@ -328,9 +335,11 @@ class GemmSm90 {
 // (128x256, 128x128 or 128x64; one kernel instantiation each). A Plan remembers which one it holds.
 template <class ElementAB, class LayoutA, class LayoutB, class Epilogue>
 class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig> {
-  using Large = GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90LargeConfig>;
-  using Medium = GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90MediumConfig>;
-  using Narrow = GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90NarrowConfig>;
+  // The three tiles in bytes are the same for every element type; FP8 has twice the elements of K.
+  static constexpr bool kFp8 = sizeof(ElementAB) == 1;
+  using Large = GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, std::conditional_t<kFp8, Sm90Fp8LargeConfig, Sm90LargeConfig>>;
+  using Medium = GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, std::conditional_t<kFp8, Sm90Fp8MediumConfig, Sm90MediumConfig>>;
+  using Narrow = GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, std::conditional_t<kFp8, Sm90Fp8NarrowConfig, Sm90NarrowConfig>>;
 
  public:
   using EpilogueArgs = epilogue::EpilogueArguments<Epilogue>;

@@ -1,7 +1,9 @@
 // The sm_90a GEMM kernel: TMA loads, WGMMA, warp specialization, a persistent grid.
 //
 //   D[l] = epilogue(A[l] * B[l]), A: m x k K-major (row-major), B: k x n K-major (column-major),
-//   bf16 or fp16 operands, fp32 accumulation, any m, n, k, batch.
+//   bf16 or fp16 operands (wgmma k16, 64 elements per k-tile), or FP8 ones (e4m3 / e5m2, A and B may
+//   differ; wgmma k32, 128 elements per k-tile: a k-tile row is 128 bytes either way), fp32
+//   accumulation, any m, n, k, batch.
 //
 // One threadblock per SM, three warpgroups with named roles, read top to bottom in run():
 //   producer (warpgroup 0, one thread)   walks the block's tiles and their k-tiles, waits until a stage of
@@ -53,11 +55,13 @@
 #pragma once
 
 #include <cuda/std/cstdint>
+#include <cuda/std/type_traits>
 
 #include <tilefuse/arch/mbarrier.h>
 #include <tilefuse/arch/named_barrier.h>
 #include <tilefuse/arch/tma.h>
 #include <tilefuse/arch/wgmma.h>
+#include <tilefuse/arch/wgmma_fp8.h>
 #include <tilefuse/core/coord.h>
 #include <tilefuse/core/numeric_types.h>
 #include <tilefuse/core/platform.h>
@@ -107,10 +111,20 @@ struct TmaOperands {
   TILEFUSE_DEVICE static void finish() {}
 };
 
-template <class Element_, class Epilogue, class Config, class Operands = TmaOperands<Element_, Config>>
+// Element_ is A's type and, unless ElementB_ says otherwise, B's.
+template <class Element_, class Epilogue, class Config, class Operands = TmaOperands<Element_, Config>,
+          class ElementB_ = Element_>
 struct GemmKernel {
   using Element = Element_;
-  static_assert(sizeof(Element) == 2, "the sm90 kernel reads 16-bit operands (bf16, fp16)");
+  using ElementB = ElementB_;
+  static constexpr bool kFp8 = arch::detail::kIsFp8<Element>;
+  static_assert((sizeof(Element) == 2 && cuda::std::is_same_v<Element, ElementB>) ||
+                    (kFp8 && arch::detail::kIsFp8<ElementB>),
+                "the sm90 kernel reads bf16 or fp16 operands (A and B alike) or FP8 ones (e4m3 / e5m2)");
+  // K of one wgmma: 32 bytes of a 128-byte swizzled row, so the descriptor steps are the same.
+  static constexpr int kMmaK = 32 / static_cast<int>(sizeof(Element));
+  static constexpr bool kPromote = Config::kPromoteEveryKTile;
+  static_assert(!kPromote || kFp8, "promotion is for FP8 operands");
 
   static constexpr int kTileM = Config::kTileM;
   static constexpr int kTileN = Config::kTileN;
@@ -335,6 +349,10 @@ struct GemmKernel {
   // `state` is one past the last k-tile.
   TILEFUSE_DEVICE static void mainloop_issue(SharedStorage const& s, int consumer_warpgroup, int lane, int k_count,
                                              PipelineState& state, float (&acc)[kRowBlocks][kAccumulators]) {
+    if constexpr (kPromote) {
+      mainloop_promoted(s, consumer_warpgroup, lane, k_count, state, acc);
+      return;
+    }
     PipelineState previous = state;
     int const row0 = kPingPong ? 0 : consumer_warpgroup * kWarpgroupRows;
     for (int kt = 0; kt < k_count; ++kt) {
@@ -352,11 +370,11 @@ struct GemmKernel {
         char const* const a = s.a + state.stage * kABytes + (row0 + rb * 64) * kRowBytes;
         cuda::std::uint64_t const desc_a = arch::smem_descriptor_k_major_sw128(a);
 #pragma unroll
-        for (int kk = 0; kk < kTileK / 16; ++kk) {
-          // 16 elements of K = 32 bytes further along the (swizzled) 128-byte row: +2 in the
+        for (int kk = 0; kk < kTileK / kMmaK; ++kk) {
+          // One wgmma's K = 32 bytes further along the (swizzled) 128-byte row: +2 in the
           // descriptor's address field (bytes >> 4).
-          auto const step = static_cast<cuda::std::uint64_t>((kk * 16 * static_cast<int>(sizeof(Element))) >> 4);
-          arch::wgmma_m64k16<Element, kTileN>(acc[rb], desc_a + step, desc_b + step, kt > 0 || kk > 0 ? 1 : 0);
+          auto const step = static_cast<cuda::std::uint64_t>((kk * kMmaK * static_cast<int>(sizeof(Element))) >> 4);
+          mma(acc[rb], desc_a + step, desc_b + step, kt > 0 || kk > 0 ? 1 : 0);
         }
       }
       arch::wgmma_commit();
@@ -371,9 +389,71 @@ struct GemmKernel {
     }
   }
 
+  TILEFUSE_DEVICE static void mma(float (&acc)[kAccumulators], cuda::std::uint64_t desc_a, cuda::std::uint64_t desc_b,
+                                  int scale_d) {
+    if constexpr (kFp8) {
+      arch::wgmma_m64k32<Element, ElementB, kTileN>(acc, desc_a, desc_b, scale_d);
+    } else {
+      arch::wgmma_m64k16<Element, kTileN>(acc, desc_a, desc_b, scale_d);
+    }
+  }
+
+  // The same with promotion (Config::kPromoteEveryKTile): each k-tile's wgmmas start from zero in
+  // `partial`, run to completion, release the stage and are added into `acc` in fp32.
+  // NOTES: the wait per k-tile costs the overlap within a warpgroup (v20: 0.63x cuBLASLt's promoted
+  // mode at 8192^3). Two alternating partial sets, one k-tile in flight while the other is promoted,
+  // made ptxas serialize every wgmma (C7514: accumulator registers read inside a pipeline stage), so
+  // this waits.
+  TILEFUSE_DEVICE static void mainloop_promoted(SharedStorage const& s, int consumer_warpgroup, int lane, int k_count,
+                                                PipelineState& state, float (&acc)[kRowBlocks][kAccumulators]) {
+    int const row0 = kPingPong ? 0 : consumer_warpgroup * kWarpgroupRows;
+    float partial[kRowBlocks][kAccumulators];
+#pragma unroll
+    for (int rb = 0; rb < kRowBlocks; ++rb) {
+#pragma unroll
+      for (int i = 0; i < kAccumulators; ++i) acc[rb][i] = 0.0f;
+    }
+    for (int kt = 0; kt < k_count; ++kt) {
+      arch::mbarrier_wait(&s.full[state.stage], state.phase);
+      __syncwarp();
+      if constexpr (Operands::kGenericProxyWrites) arch::fence_proxy_async_shared();
+      cuda::std::uint64_t const desc_b = arch::smem_descriptor_k_major_sw128(s.b + state.stage * kBBytes);
+#pragma unroll
+      for (int rb = 0; rb < kRowBlocks; ++rb) arch::fence_operands(partial[rb]);
+      arch::wgmma_fence();
+#pragma unroll
+      for (int rb = 0; rb < kRowBlocks; ++rb) {
+        char const* const a = s.a + state.stage * kABytes + (row0 + rb * 64) * kRowBytes;
+        cuda::std::uint64_t const desc_a = arch::smem_descriptor_k_major_sw128(a);
+#pragma unroll
+        for (int kk = 0; kk < kTileK / kMmaK; ++kk) {
+          auto const step = static_cast<cuda::std::uint64_t>((kk * kMmaK * static_cast<int>(sizeof(Element))) >> 4);
+          mma(partial[rb], desc_a + step, desc_b + step, kk > 0 ? 1 : 0);
+        }
+      }
+      arch::wgmma_commit();
+      arch::wgmma_wait<0>();
+      promote_and_release(s, partial, acc, state.stage, lane);
+      state.advance();
+    }
+  }
+
+  TILEFUSE_DEVICE static void promote_and_release(SharedStorage const& s, float (&partial)[kRowBlocks][kAccumulators],
+                                                  float (&acc)[kRowBlocks][kAccumulators], int stage, int lane) {
+#pragma unroll
+    for (int rb = 0; rb < kRowBlocks; ++rb) arch::fence_operands(partial[rb]);
+    release(s, stage, lane);
+#pragma unroll
+    for (int rb = 0; rb < kRowBlocks; ++rb) {
+#pragma unroll
+      for (int i = 0; i < kAccumulators; ++i) acc[rb][i] += partial[rb][i];
+    }
+  }
+
   // Waits for the last k-tile's wgmmas and releases its stage.
   TILEFUSE_DEVICE static void mainloop_drain(SharedStorage const& s, int lane, int k_count, PipelineState const& state,
                                              float (&acc)[kRowBlocks][kAccumulators]) {
+    if constexpr (kPromote) return;  // mainloop_promoted finished every k-tile
     arch::wgmma_wait<0>();
 #pragma unroll
     for (int rb = 0; rb < kRowBlocks; ++rb) arch::fence_operands(acc[rb]);

@@ -1,0 +1,303 @@
+// tilefuse-fp8-bench: gemm::ScaledGemm (FP8, torch._scaled_mm's semantics) beside cuBLASLt's FP8 matmul
+// (what torch._scaled_mm calls) with the same scales and accumulation, in the same process and run.
+//   per-tensor  cuBLASLt A/B scale pointers (CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F)
+//   row-wise    CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F (one scale per row of A, per column of B)
+//   fast / promoted accumulation: CUBLASLT_MATMUL_DESC_FAST_ACCUM = 1 / 0 (torch's use_fast_accum)
+// e4m3 A (m x k row-major) and B (k x n column-major), bf16 D. Inputs random normal (quantized to e4m3),
+// scales uniform in [0.5, 2]; rotating sets of A, B, D larger than twice the L2; CUDA events around
+// each run, 5 warm-ups, the median of 30. Prints a markdown table (TFLOP/s, ratio to cuBLASLt, ratio
+// to the FP8 dense peak) and writes it as JSON with --json FILE.
+// Shapes: issue 7's (8192^3, 4096^3, 4096x14336x4096, 16384x8192x1024), or --m --n --k for one.
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <tilefuse/gemm/device/scaled_gemm.hpp>
+
+namespace {
+
+using namespace tilefuse;
+using gemm::Fp8Accumulation;
+using gemm::ScalingMode;
+using E4m3 = float_e4m3_t;
+
+#define BENCH_CUDA(call)                                                                        \
+  do {                                                                                          \
+    cudaError_t e_ = (call);                                                                    \
+    if (e_ != cudaSuccess) {                                                                    \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                             \
+    }                                                                                           \
+  } while (0)
+
+__global__ void fill_normal_e4m3(E4m3* data, index_t count, unsigned seed) {
+  for (index_t i = index_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count; i += index_t{gridDim.x} * blockDim.x) {
+    unsigned h = static_cast<unsigned>(i) * 2654435761u ^ seed;
+    h ^= h >> 16, h *= 2246822519u, h ^= h >> 13, h *= 3266489917u, h ^= h >> 16;
+    unsigned const g = h * 747796405u + 2891336453u;
+    float const u1 = (static_cast<float>(h >> 8) + 1.0f) / 16777217.0f;
+    float const u2 = static_cast<float>(g >> 8) / 16777216.0f;
+    data[i] = convert<E4m3>(sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2));
+  }
+}
+
+__global__ void fill_uniform(float* data, index_t count, unsigned seed, float lo, float hi) {
+  for (index_t i = index_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count; i += index_t{gridDim.x} * blockDim.x) {
+    unsigned h = static_cast<unsigned>(i) * 2654435761u ^ seed;
+    h ^= h >> 16, h *= 2246822519u, h ^= h >> 13;
+    data[i] = lo + (hi - lo) * static_cast<float>(h >> 8) / 16777216.0f;
+  }
+}
+
+struct Set {  // one rotating set of operands
+  E4m3* a = nullptr;
+  E4m3* b = nullptr;
+  float* scale_a = nullptr;  // m values (per-tensor uses the first)
+  float* scale_b = nullptr;  // n values
+  bfloat16_t* d = nullptr;
+};
+
+double median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Times `launch(set)` over the sets in turn: 5 warm-ups, then `runs` timed runs; median ms.
+template <class Launch>
+double time_ms(std::vector<Set> const& sets, Launch&& launch, int runs = 30) {
+  cudaEvent_t start, stop;
+  BENCH_CUDA(cudaEventCreate(&start));
+  BENCH_CUDA(cudaEventCreate(&stop));
+  for (int i = 0; i < 5; ++i) launch(sets[i % sets.size()]);
+  std::vector<float> ms;
+  for (int i = 0; i < runs; ++i) {
+    Set const& s = sets[i % sets.size()];
+    BENCH_CUDA(cudaEventRecord(start));
+    launch(s);
+    BENCH_CUDA(cudaEventRecord(stop));
+    BENCH_CUDA(cudaEventSynchronize(stop));
+    float t = 0;
+    BENCH_CUDA(cudaEventElapsedTime(&t, start, stop));
+    ms.push_back(t);
+  }
+  BENCH_CUDA(cudaGetLastError());
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return median(ms);
+}
+
+// cuBLASLt's FP8 matmul for one (mode, accumulation); nullopt-like `ok = false` when it has no
+// algorithm (e.g. row-wise scales on an older cuBLASLt).
+struct LtFp8 {
+  cublasLtHandle_t handle = nullptr;
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 64u << 20;
+  bool ok = false;
+  std::string why;
+
+  // Row-major D (m x n) = A (m x k, row-major) * B (k x n, column-major) is, column-major,
+  // D^T (n x m) = B^T A: cuBLAS's "A" is our B (k x n, ld k, transposed), its "B" our A (ld k).
+  LtFp8(index_t m, index_t n, index_t k, ScalingMode mode, bool fast) {
+    cublasLtCreate(&handle);
+    cudaMalloc(&workspace, workspace_bytes);
+    cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+    cublasOperation_t const t = CUBLAS_OP_T, nt = CUBLAS_OP_N;
+    cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t));
+    cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &nt, sizeof(nt));
+    std::int8_t const fast_accum = fast ? 1 : 0;
+    cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast_accum, sizeof(fast_accum));
+    if (mode == ScalingMode::kRowWise) {
+      cublasLtMatmulMatrixScale_t const vec = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+      cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &vec, sizeof(vec));
+      cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &vec, sizeof(vec));
+    }
+    cublasLtMatrixLayoutCreate(&la, CUDA_R_8F_E4M3, k, n, k);
+    cublasLtMatrixLayoutCreate(&lb, CUDA_R_8F_E4M3, k, m, k);
+    cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, n, m, n);
+    cublasLtMatmulPreference_t pref;
+    cublasLtMatmulPreferenceCreate(&pref);
+    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
+                                         sizeof(workspace_bytes));
+    // The scale pointers are part of the descriptor; the heuristic needs them set to something.
+    cublasLtMatmulHeuristicResult_t result{};
+    int found = 0;
+    float* dummy = nullptr;
+    cudaMalloc(&dummy, 4);
+    set_scales(dummy, dummy);
+    cublasStatus_t const s = cublasLtMatmulAlgoGetHeuristic(handle, desc, la, lb, lc, lc, pref, 1, &result, &found);
+    cudaFree(dummy);
+    cublasLtMatmulPreferenceDestroy(pref);
+    if (s != CUBLAS_STATUS_SUCCESS || found == 0) {
+      why = "cuBLASLt has no algorithm (status " + std::to_string(static_cast<int>(s)) + ")";
+      return;
+    }
+    algo = result.algo;
+    ok = true;
+  }
+  ~LtFp8() {
+    cublasLtMatrixLayoutDestroy(la);
+    cublasLtMatrixLayoutDestroy(lb);
+    cublasLtMatrixLayoutDestroy(lc);
+    cublasLtMatmulDescDestroy(desc);
+    cudaFree(workspace);
+    cublasLtDestroy(handle);
+  }
+  void set_scales(float const* scale_a, float const* scale_b) {
+    // cuBLAS's A is our B and the reverse.
+    cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale_b, sizeof(scale_b));
+    cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_a, sizeof(scale_a));
+  }
+  cublasStatus_t run(Set const& s) {
+    set_scales(s.scale_a, s.scale_b);
+    float const alpha = 1.0f, beta = 0.0f;
+    return cublasLtMatmul(handle, desc, &alpha, s.b, la, s.a, lb, &beta, s.d, lc, s.d, lc, &algo, workspace,
+                          workspace_bytes, nullptr);
+  }
+};
+
+template <ScalingMode Mode, Fp8Accumulation Acc, class Config = void>
+double time_tilefuse(index_t m, index_t n, index_t k, std::vector<Set> const& sets, std::string* describe) {
+  using Op = gemm::ScaledGemm<E4m3, bfloat16_t, Mode, false, Acc, bfloat16_t, Config>;
+  auto args_of = [&](Set const& s) {
+    typename Op::Arguments args;
+    args.m = m, args.n = n, args.k = k;
+    args.a = s.a, args.b = s.b, args.scale_a = s.scale_a, args.scale_b = s.scale_b, args.d = s.d;
+    return args;
+  };
+  Status const st = Op::can_implement(args_of(sets[0]));
+  *describe = Op::describe(args_of(sets[0]));
+  if (!st.ok()) return -1.0;
+  return time_ms(sets, [&](Set const& s) { (void)Op::run(args_of(s), nullptr); });
+}
+
+struct Row {
+  index_t m, n, k;
+  std::string mode, accumulation, describe, peer_note;
+  double tilefuse_ms = -1, peer_ms = -1;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::array<index_t, 3>> shapes = {{8192, 8192, 8192}, {4096, 4096, 4096}, {4096, 14336, 4096}, {16384, 8192, 1024}};
+  std::string json_path;
+  index_t m1 = 0, n1 = 0, k1 = 0;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string const o = argv[i];
+    if (o == "--json") json_path = argv[i + 1];
+    else if (o == "--m") m1 = std::atoll(argv[i + 1]);
+    else if (o == "--n") n1 = std::atoll(argv[i + 1]);
+    else if (o == "--k") k1 = std::atoll(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "usage: tilefuse-fp8-bench [--m M --n N --k K] [--json FILE]\n");
+      return 2;
+    }
+  }
+  if (m1 > 0 && n1 > 0 && k1 > 0) shapes = {{m1, n1, k1}};
+
+  int device = 0, l2 = 0;
+  cudaDeviceProp prop{};
+  BENCH_CUDA(cudaGetDevice(&device));
+  BENCH_CUDA(cudaGetDeviceProperties(&prop, device));
+  BENCH_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+  // FP8 dense tensor peak of the H100 / H200 SXM (1979 TFLOP/s at 1980 MHz boost).
+  double const peak_tflops = 1979.0;
+  std::printf("device %s, L2 %d MiB; FP8 dense peak taken as %.0f TFLOP/s\n\n", prop.name, l2 >> 20, peak_tflops);
+  std::printf("| problem | scales | accumulation | tilefuse ms | TFLOP/s | cuBLASLt ms | TFLOP/s | tilefuse / cuBLASLt | of peak |\n");
+  std::printf("|---|---|---|---:|---:|---:|---:|---:|---:|\n");
+
+  std::vector<Row> rows;
+  for (auto const& [m, n, k] : shapes) {
+    std::size_t const bytes = static_cast<std::size_t>(m * k + k * n + 2 * m * n + 4 * (m + n));
+    int const count = static_cast<int>(std::max<std::size_t>(2, (2 * static_cast<std::size_t>(l2)) / bytes + 1));
+    std::vector<Set> sets(count);
+    for (int i = 0; i < count; ++i) {
+      Set& s = sets[i];
+      BENCH_CUDA(cudaMalloc(&s.a, m * k));
+      BENCH_CUDA(cudaMalloc(&s.b, k * n));
+      BENCH_CUDA(cudaMalloc(&s.scale_a, 4 * m));
+      BENCH_CUDA(cudaMalloc(&s.scale_b, 4 * n));
+      BENCH_CUDA(cudaMalloc(&s.d, 2 * m * n));
+      fill_normal_e4m3<<<2048, 256>>>(s.a, m * k, 17u + i);
+      fill_normal_e4m3<<<2048, 256>>>(s.b, k * n, 91u + i);
+      fill_uniform<<<256, 256>>>(s.scale_a, m, 5u + i, 0.5f, 2.0f);
+      fill_uniform<<<256, 256>>>(s.scale_b, n, 7u + i, 0.5f, 2.0f);
+    }
+    BENCH_CUDA(cudaDeviceSynchronize());
+    for (ScalingMode mode : {ScalingMode::kPerTensor, ScalingMode::kRowWise}) {
+      // variant 0: fast (auto tile), 1: fast on the ping-pong config, 2: promoted.
+      for (int variant : {0, 1, 2}) {
+        bool const fast = variant < 2;
+        Row r{m, n, k, gemm::name_of(mode), variant == 0 ? "fast" : variant == 1 ? "fast, ping-pong" : "promoted"};
+        using PP = gemm::Sm90Fp8PingPongConfig;
+        constexpr auto kFast = Fp8Accumulation::kFast;
+        constexpr auto kPromoted = Fp8Accumulation::kPromoted;
+        if (mode == ScalingMode::kPerTensor) {
+          r.tilefuse_ms = variant == 0 ? time_tilefuse<ScalingMode::kPerTensor, kFast>(m, n, k, sets, &r.describe)
+                          : variant == 1 ? time_tilefuse<ScalingMode::kPerTensor, kFast, PP>(m, n, k, sets, &r.describe)
+                                         : time_tilefuse<ScalingMode::kPerTensor, kPromoted>(m, n, k, sets, &r.describe);
+        } else {
+          r.tilefuse_ms = variant == 0 ? time_tilefuse<ScalingMode::kRowWise, kFast>(m, n, k, sets, &r.describe)
+                          : variant == 1 ? time_tilefuse<ScalingMode::kRowWise, kFast, PP>(m, n, k, sets, &r.describe)
+                                         : time_tilefuse<ScalingMode::kRowWise, kPromoted>(m, n, k, sets, &r.describe);
+        }
+        LtFp8 lt(m, n, k, mode, fast);
+        if (lt.ok) {
+          cublasStatus_t first = lt.run(sets[0]);
+          if (first == CUBLAS_STATUS_SUCCESS) {
+            r.peer_ms = time_ms(sets, [&](Set const& s) { (void)lt.run(s); });
+          } else {
+            r.peer_note = "cuBLASLt run failed (status " + std::to_string(static_cast<int>(first)) + ")";
+          }
+        } else {
+          r.peer_note = lt.why;
+        }
+        double const flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+        auto tflops = [&](double ms) { return ms > 0 ? flops / ms * 1e-9 : 0.0; };
+        std::printf("| %lldx%lldx%lld | %s | %s | %.4f | %.1f | %s | %s | %s | %.3f |\n", static_cast<long long>(m),
+                    static_cast<long long>(n), static_cast<long long>(k), r.mode.c_str(), r.accumulation.c_str(),
+                    r.tilefuse_ms, tflops(r.tilefuse_ms),
+                    r.peer_ms > 0 ? std::to_string(r.peer_ms).c_str() : r.peer_note.c_str(),
+                    r.peer_ms > 0 ? std::to_string(tflops(r.peer_ms)).c_str() : "-",
+                    r.peer_ms > 0 && r.tilefuse_ms > 0 ? std::to_string(r.peer_ms / r.tilefuse_ms).c_str() : "-",
+                    tflops(r.tilefuse_ms) / peak_tflops);
+        std::fflush(stdout);
+        rows.push_back(r);
+      }
+    }
+    for (Set& s : sets) {
+      cudaFree(s.a), cudaFree(s.b), cudaFree(s.scale_a), cudaFree(s.scale_b), cudaFree(s.d);
+    }
+  }
+  std::printf("\n");
+  for (Row const& r : rows) std::printf("%lldx%lldx%lld %s %s: %s\n", static_cast<long long>(r.m),
+                                        static_cast<long long>(r.n), static_cast<long long>(r.k), r.mode.c_str(),
+                                        r.accumulation.c_str(), r.describe.c_str());
+  if (!json_path.empty()) {
+    FILE* f = std::fopen(json_path.c_str(), "w");
+    if (f == nullptr) return 1;
+    std::fprintf(f, "{\"device\": \"%s\", \"rows\": [\n", prop.name);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      Row const& r = rows[i];
+      std::fprintf(f, "  {\"m\": %lld, \"n\": %lld, \"k\": %lld, \"scales\": \"%s\", \"accumulation\": \"%s\", "
+                      "\"tilefuse_ms\": %.6f, \"cublaslt_ms\": %.6f, \"peer_note\": \"%s\"}%s\n",
+                   static_cast<long long>(r.m), static_cast<long long>(r.n), static_cast<long long>(r.k),
+                   r.mode.c_str(), r.accumulation.c_str(), r.tilefuse_ms, r.peer_ms, r.peer_note.c_str(),
+                   i + 1 < rows.size() ? "," : "");
+    }
+    std::fprintf(f, "]}\n");
+    std::fclose(f);
+  }
+  return 0;
+}

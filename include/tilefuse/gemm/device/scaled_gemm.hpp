@@ -1,0 +1,183 @@
+// gemm::ScaledGemm: the FP8 scaled GEMM of torch._scaled_mm on the Hopper kernel (GemmSm90).
+//   D = convert<ElementOut>(scale_result * ((A * scale_a) (B * scale_b) + bias))
+// A: m x k row-major, B: k x n column-major (both K-major, as FP8 wgmma needs), FP8 (e4m3 or e5m2,
+// the same type for both here), fp32 accumulation; D: m x n row-major.
+//
+// The scales of the per-tensor and row-wise modes are constant along K, so they factor out of the sum
+// and are applied by the epilogue tree on the fp32 accumulator:
+//   per-tensor   acc * scale_a * scale_b              (two device scalars, as torch passes them)
+//   row-wise     acc * scale_a[row] * scale_b[col]    (m and n fp32 values)
+// Accumulation: kPromoted (torch's default, use_fast_accum = false) adds every k-tile's tensor-core
+// sum (128 of K) into fp32 registers, on a 128 x 128 tile (Sm90Fp8PromotedConfig); kFast lets the
+// tensor cores accumulate the whole K (their FP8 accumulation keeps fewer bits than fp32), on the tile
+// the wave model picks (Sm90AutoConfig: 128 x 256 for large problems).
+// Block-wise scales (A 1 x 128, B 128 x 128) change along K and need the mainloop to apply them: not
+// implemented yet (refused at compile time).
+//
+// The problem is validated by check_scaled_gemm (scaled_gemm_problem.hpp: torch's rules, each refusal
+// a sentence), then by GemmSm90 (device, alignment for TMA).
+// Host code: include from .cu files compiled by nvcc.
+#pragma once
+
+#include <string>
+#include <type_traits>
+
+#include <tilefuse/core/data_type.h>
+#include <tilefuse/core/numeric_types.h>
+#include <tilefuse/core/status.hpp>
+#include <tilefuse/epilogue/evt.h>
+#include <tilefuse/gemm/device/gemm_sm90.hpp>
+#include <tilefuse/gemm/scaled_gemm_problem.hpp>
+#include <tilefuse/runtime/pointer_check.hpp>
+
+namespace tilefuse::gemm {
+
+enum class Fp8Accumulation { kPromoted, kFast };
+
+namespace detail {
+
+// The epilogue tree of one scaled GEMM: scales, then bias, then scale_result (fp8 outputs).
+template <class ElementOut, ScalingMode Mode, bool kHasBias, class BiasElement>
+struct ScaledGemmTree {
+  static_assert(Mode != ScalingMode::kBlockWise,
+                "ScaledGemm: block-wise scaling (A 1x128, B 128x128) is not implemented yet; use per-tensor or "
+                "row-wise scales");
+  using ScaleA = std::conditional_t<Mode == ScalingMode::kPerTensor, epilogue::Scalar<"scale_a">,
+                                    epilogue::ColBroadcast<"scale_a", float>>;
+  using ScaleB = std::conditional_t<Mode == ScalingMode::kPerTensor, epilogue::Scalar<"scale_b">,
+                                    epilogue::RowBroadcast<"scale_b", float>>;
+  using Scaled = epilogue::Mul<epilogue::Mul<epilogue::Acc, ScaleA>, ScaleB>;
+  using Biased = std::conditional_t<kHasBias, epilogue::Add<Scaled, epilogue::RowBroadcast<"bias", BiasElement>>, Scaled>;
+  static constexpr bool kFp8Out = sizeof(ElementOut) == 1;
+  using Result = std::conditional_t<kFp8Out, epilogue::Mul<Biased, epilogue::Scalar<"scale_result">>, Biased>;
+  using Tree = epilogue::Store<"D", ElementOut, Result>;
+};
+
+// Whether a GemmSm90 config promotes FP8 accumulators (the auto config picks fast-accumulation tiles).
+template <class Config>
+constexpr bool promotes() {
+  if constexpr (std::is_same_v<Config, Sm90AutoConfig>) {
+    return false;
+  } else {
+    return Config::kPromoteEveryKTile;
+  }
+}
+
+template <class T>
+constexpr DataType scaled_gemm_data_type() {
+  if constexpr (std::is_same_v<T, float_e4m3_t>) return DataType::kE4M3;
+  if constexpr (std::is_same_v<T, float_e5m2_t>) return DataType::kE5M2;
+  if constexpr (std::is_same_v<T, bfloat16_t>) return DataType::kBF16;
+  if constexpr (std::is_same_v<T, half_t>) return DataType::kF16;
+  if constexpr (std::is_same_v<T, float>) return DataType::kF32;
+  return DataType::kUnknown;
+}
+
+}  // namespace detail
+
+// BiasElement: torch's rule is the output type for bf16 / fp16 outputs (bf16 or fp16 for fp8 ones;
+// none for fp32). ConfigOverride: a GemmSm90 config in place of the accumulation's default (e.g.
+// Sm90Fp8PingPongConfig for fast accumulation; a promoted one must be Sm90Promoted<...>).
+template <class ElementAB, class ElementOut, ScalingMode Mode, bool kHasBias = false,
+          Fp8Accumulation Accumulation = Fp8Accumulation::kPromoted,
+          class BiasElement = std::conditional_t<sizeof(ElementOut) == 2, ElementOut, bfloat16_t>,
+          class ConfigOverride = void>
+class ScaledGemm {
+  static_assert(std::is_same_v<ElementAB, float_e4m3_t> || std::is_same_v<ElementAB, float_e5m2_t>,
+                "ScaledGemm takes float_e4m3_t or float_e5m2_t operands");
+  static_assert(!(kHasBias && std::is_same_v<ElementOut, float>),
+                "ScaledGemm: torch._scaled_mm takes no bias with a float32 output; add it afterwards");
+
+ public:
+  using Tree = typename detail::ScaledGemmTree<ElementOut, Mode, kHasBias, BiasElement>::Tree;
+  using DefaultConfig =
+      std::conditional_t<Accumulation == Fp8Accumulation::kPromoted, Sm90Fp8PromotedConfig, Sm90AutoConfig>;
+  using Config = std::conditional_t<std::is_void_v<ConfigOverride>, DefaultConfig, ConfigOverride>;
+  static_assert(detail::promotes<Config>() == (Accumulation == Fp8Accumulation::kPromoted),
+                "ScaledGemm: promoted accumulation needs an Sm90Promoted<...> config, fast accumulation one without");
+  using Operation = GemmSm90<ElementAB, RowMajor, ColumnMajor, Tree, Config>;
+  static constexpr bool kFp8Out = sizeof(ElementOut) == 1;
+
+  struct Arguments {
+    index_t m = 0, n = 0, k = 0;
+    ElementAB const* a = nullptr;  // m x k, row-major
+    index_t lda = epilogue::kPacked;
+    ElementAB const* b = nullptr;  // k x n, column-major (torch: mat2 = W.t() of a row-major n x k W)
+    index_t ldb = epilogue::kPacked;
+    float const* scale_a = nullptr;  // device: 1 value (per-tensor) or m values (row-wise)
+    float const* scale_b = nullptr;  // device: 1 value (per-tensor) or n values (row-wise)
+    BiasElement const* bias = nullptr;   // device: n values, when kHasBias
+    float const* scale_result = nullptr;  // device: 1 value; fp8 outputs only, optional (1 when null)
+    ElementOut* d = nullptr;  // m x n, row-major
+    index_t ldd = epilogue::kPacked;
+  };
+
+  static Status can_implement(Arguments const& args) {
+    typename Operation::Arguments op_args;
+    TILEFUSE_RETURN_IF_ERROR(to_operation(args, &op_args));
+    return Operation::can_implement(op_args);
+  }
+
+  static Status run(Arguments const& args, cudaStream_t stream) {
+    typename Operation::Arguments op_args;
+    TILEFUSE_RETURN_IF_ERROR(to_operation(args, &op_args));
+    return Operation::run(op_args, nullptr, stream);
+  }
+
+  static std::string describe(Arguments const& args) {
+    typename Operation::Arguments op_args;
+    Status const s = to_operation(args, &op_args);
+    if (!s.ok()) return "cannot run: " + s.message();
+    return std::string("FP8 scaled GEMM, ") + name_of(Mode) + " scales, " +
+           (Accumulation == Fp8Accumulation::kPromoted ? "fp32 promotion every 128 of K" : "fast accumulation") +
+           ": " + Operation::describe(op_args);
+  }
+
+ private:
+  // torch's rules on the problem (check_scaled_gemm), the scale pointers, then GemmSm90's arguments.
+  static Status to_operation(Arguments const& args, typename Operation::Arguments* out) {
+    ScaledGemmProblem p;
+    index_t const lda = args.lda == epilogue::kPacked ? args.k : args.lda;
+    index_t const ldb = args.ldb == epilogue::kPacked ? args.k : args.ldb;
+    p.a = TensorDesc{detail::scaled_gemm_data_type<ElementAB>(), args.m, args.k, lda, 1};
+    p.b = TensorDesc{detail::scaled_gemm_data_type<ElementAB>(), args.k, args.n, 1, ldb};
+    p.scaling = Mode;
+    ScaleShape const sa = scale_a_shape(Mode, args.m, args.k);
+    ScaleShape const sb = scale_b_shape(Mode, args.k, args.n);
+    ScaleStrides const sa_strides = scale_a_strides(Mode, args.m);
+    ScaleStrides const sb_strides = scale_b_strides(Mode, args.k);
+    p.scale_a = TensorDesc{DataType::kF32, sa.rows, sa.cols, sa_strides.row_stride, sa_strides.col_stride};
+    p.scale_b = TensorDesc{DataType::kF32, sb.rows, sb.cols, sb_strides.row_stride, sb_strides.col_stride};
+    p.out_dtype = detail::scaled_gemm_data_type<ElementOut>();
+    if constexpr (kHasBias) p.bias = TensorDesc{detail::scaled_gemm_data_type<BiasElement>(), 1, args.n, args.n, 1};
+    if (args.scale_result != nullptr) p.scale_result = TensorDesc{DataType::kF32, 1, 1, 1, 1};
+    p.use_fast_accum = Accumulation == Fp8Accumulation::kFast;
+    TILEFUSE_RETURN_IF_ERROR(check_scaled_gemm(p));
+
+    TILEFUSE_RETURN_IF_ERROR(check_device_pointer("scaled_gemm", "scale_a", args.scale_a));
+    TILEFUSE_RETURN_IF_ERROR(check_device_pointer("scaled_gemm", "scale_b", args.scale_b));
+    if constexpr (kHasBias) TILEFUSE_RETURN_IF_ERROR(check_device_pointer("scaled_gemm", "bias", args.bias));
+    if (!kFp8Out && args.scale_result != nullptr) {
+      return invalid_argument("scaled_gemm: scale_result is given but the output is not fp8; drop it");
+    }
+
+    out->problem = {args.m, args.n, args.k, 1};
+    out->a = args.a;
+    out->lda = args.lda;
+    out->b = args.b;
+    out->ldb = args.ldb;
+    out->epilogue.set("D", args.d, {.ld = args.ldd});
+    out->epilogue.set("scale_a", args.scale_a).set("scale_b", args.scale_b);
+    if constexpr (kHasBias) out->epilogue.set("bias", args.bias);
+    if constexpr (kFp8Out) {
+      if (args.scale_result != nullptr) {
+        out->epilogue.set("scale_result", args.scale_result);
+      } else {
+        out->epilogue.set("scale_result", 1.0f);
+      }
+    }
+    return {};
+  }
+};
+
+}  // namespace tilefuse::gemm

@@ -1,0 +1,263 @@
+// gemm::ScaledGemm (FP8 A x FP8 B with torch._scaled_mm's scales, on the Hopper kernel) against
+// reference::scaled_gemm (float64, dequantize-multiply-convert).
+//
+// Exact cases: A and B hold integers in [-2, 2] (exact in e4m3 and e5m2), the scales are powers of two,
+// the bias integers in [-3, 3]. Every product and partial sum is then an integer times a power of two
+// far inside fp32's range, so the kernel's fp32 result equals the float64 one and the outputs must
+// match bit for bit after the same rounding (fp8 outputs saturate alike). That holds for promoted
+// accumulation (each k-tile's tensor-core sum is at most 128 * 4 = 512); fast accumulation sums the
+// whole K in the tensor cores' reduced-precision accumulator, so its cases are checked against a bound
+// instead (a relative 2^-10 of sum |a b| * |scales|, plus half an output ulp).
+// Random-normal case: inputs quantized to e4m3, normal scales; error bound against float64.
+// Outputs are poisoned (every byte 0xff: NaN) before each run, with 256 guard elements before and after
+// D that must come back untouched. Tests skip on devices other than sm_90.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <tilefuse/gemm/device/scaled_gemm.hpp>
+#include <tilefuse/reference/scaled_gemm.hpp>
+
+#include "gemm_sm90_test_cases.hpp"
+#include "gpu_test_support.hpp"
+
+namespace tilefuse::gpu_test {
+namespace {
+
+using gemm::Fp8Accumulation;
+using gemm::ScalingMode;
+
+struct ScaledCase {
+  index_t m, n, k;
+  std::uint64_t seed;
+  bool normal = false;  // random-normal inputs and scales instead of integers and powers of two
+};
+
+std::vector<ScaledCase> scaled_cases(std::uint64_t seed) {
+  // n and k multiples of 16 (torch's rule); m anything. Edges of the 128 x 256 and 128 x 128 tiles,
+  // one k-tile, partial k-tiles, several of them.
+  return {{1, 16, 16, seed},       {17, 48, 32, seed + 1},   {128, 128, 128, seed + 2}, {129, 272, 144, seed + 3},
+          {300, 256, 400, seed + 4}, {255, 144, 1024, seed + 5}, {64, 512, 2048, seed + 6}};
+}
+
+template <class T>
+std::vector<T> integer_matrix(index_t count, std::mt19937_64& rng, int lo, int hi) {
+  std::uniform_int_distribution<int> dist(lo, hi);
+  std::vector<T> v(static_cast<std::size_t>(count));
+  for (auto& x : v) x = convert<T>(static_cast<float>(dist(rng)));
+  return v;
+}
+
+std::vector<float> power_of_two_scales(index_t count, std::mt19937_64& rng) {
+  std::uniform_int_distribution<int> dist(-2, 2);
+  std::vector<float> v(static_cast<std::size_t>(count));
+  for (auto& x : v) x = std::ldexp(1.0f, dist(rng));
+  return v;
+}
+
+template <class T>
+std::vector<T> normal_matrix(index_t count, std::mt19937_64& rng, float sigma) {
+  std::normal_distribution<float> dist(0.0f, sigma);
+  std::vector<T> v(static_cast<std::size_t>(count));
+  for (auto& x : v) x = convert<T>(dist(rng));
+  return v;
+}
+
+template <class T>
+std::vector<T> download(DeviceBuffer const& buffer, cudaStream_t stream) {
+  std::vector<T> host(buffer.bytes() / sizeof(T));
+  buffer.download(host.data(), stream);
+  return host;
+}
+
+template <class ElementAB, class ElementOut, ScalingMode Mode, bool kHasBias, Fp8Accumulation Acc, class Config = void>
+void run_scaled_case(ScaledCase const& c) {
+  using Bias = std::conditional_t<sizeof(ElementOut) == 2, ElementOut, bfloat16_t>;
+  using Op = gemm::ScaledGemm<ElementAB, ElementOut, Mode, kHasBias, Acc, Bias, Config>;
+  constexpr bool kFp8Out = sizeof(ElementOut) == 1;
+  bool const exact = !c.normal && Acc == Fp8Accumulation::kPromoted;
+  std::mt19937_64 rng(c.seed);
+  Stream stream;
+
+  std::vector<ElementAB> a = c.normal ? normal_matrix<ElementAB>(c.m * c.k, rng, 1.0f)
+                                      : integer_matrix<ElementAB>(c.m * c.k, rng, -2, 2);
+  // B column-major: element (kk, col) at col * k + kk.
+  std::vector<ElementAB> b = c.normal ? normal_matrix<ElementAB>(c.k * c.n, rng, 1.0f)
+                                      : integer_matrix<ElementAB>(c.k * c.n, rng, -2, 2);
+  index_t const scales_a = Mode == ScalingMode::kPerTensor ? 1 : c.m;
+  index_t const scales_b = Mode == ScalingMode::kPerTensor ? 1 : c.n;
+  std::vector<float> sa = power_of_two_scales(scales_a, rng);
+  std::vector<float> sb = power_of_two_scales(scales_b, rng);
+  if (c.normal) {
+    std::uniform_real_distribution<float> u(0.25f, 2.0f);
+    for (auto& x : sa) x = u(rng);
+    for (auto& x : sb) x = u(rng);
+  }
+  std::vector<Bias> bias = integer_matrix<Bias>(c.n, rng, -3, 3);
+  float const scale_result = 0.25f;
+
+  DeviceBuffer da(a.size()), db(b.size()), dsa(sa.size() * 4), dsb(sb.size() * 4), dbias(bias.size() * sizeof(Bias)),
+      dscale_result(4);
+  da.upload(a.data(), stream.get());
+  db.upload(b.data(), stream.get());
+  dsa.upload(sa.data(), stream.get());
+  dsb.upload(sb.data(), stream.get());
+  dbias.upload(bias.data(), stream.get());
+  dscale_result.upload(&scale_result, stream.get());
+  constexpr index_t kGuard = 256;
+  DeviceBuffer dd(static_cast<std::size_t>(c.m * c.n + 2 * kGuard) * sizeof(ElementOut));
+  dd.fill_bytes(0xff, stream.get());
+
+  typename Op::Arguments args;
+  args.m = c.m, args.n = c.n, args.k = c.k;
+  args.a = da.as<ElementAB>();
+  args.b = db.as<ElementAB>();
+  args.scale_a = dsa.as<float>();
+  args.scale_b = dsb.as<float>();
+  if constexpr (kHasBias) args.bias = dbias.as<Bias>();
+  if constexpr (kFp8Out) args.scale_result = dscale_result.as<float>();
+  args.d = dd.as<ElementOut>() + kGuard;
+  std::string const what = "case " + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) +
+                           " seed " + std::to_string(c.seed) + ": " + Op::describe(args);
+  Status const s = Op::run(args, stream.get());
+  ASSERT_TRUE(s.ok()) << what << ": " << s.to_string();
+  stream.synchronize();
+
+  std::vector<ElementOut> got = download<ElementOut>(dd, stream.get());
+  std::vector<ElementOut> want(static_cast<std::size_t>(c.m * c.n));
+  reference::ScaleGrid ga{sa.data(), Mode == ScalingMode::kPerTensor ? c.m : 1, c.k, Mode == ScalingMode::kPerTensor ? 0 : 1, 0};
+  reference::ScaleGrid gb{sb.data(), c.k, Mode == ScalingMode::kPerTensor ? c.n : 1, 0, Mode == ScalingMode::kPerTensor ? 0 : 1};
+  Status const r = reference::scaled_gemm<ElementOut>(
+      MatrixRef<ElementAB const, RowMajor>{a.data(), c.m, c.k, c.k, 0}, ga,
+      MatrixRef<ElementAB const, ColumnMajor>{b.data(), c.k, c.n, c.k, 0}, gb, kHasBias ? bias.data() : nullptr,
+      kFp8Out ? &scale_result : nullptr, MatrixRef<ElementOut, RowMajor>{want.data(), c.m, c.n, c.n, 0});
+  ASSERT_TRUE(r.ok()) << r.to_string();
+
+  // Guards untouched (still all-ones bytes).
+  auto const* bytes = reinterpret_cast<std::uint8_t const*>(got.data());
+  std::size_t const guard_bytes = kGuard * sizeof(ElementOut);
+  for (std::size_t i = 0; i < guard_bytes; ++i) {
+    ASSERT_EQ(bytes[i], 0xff) << what << ": guard byte " << i << " before D was written";
+    ASSERT_EQ(bytes[got.size() * sizeof(ElementOut) - 1 - i], 0xff) << what << ": guard byte after D was written";
+  }
+  int failures = 0;
+  for (index_t row = 0; row < c.m && failures < 5; ++row) {
+    for (index_t col = 0; col < c.n && failures < 5; ++col) {
+      double const g = to_double(got[static_cast<std::size_t>(kGuard + row * c.n + col)]);
+      double const w = to_double(want[static_cast<std::size_t>(row * c.n + col)]);
+      double tolerance = 0.0;
+      if (!exact) {
+        // sum |a b| * |sa sb| bounds the accumulation error; half an output ulp the final rounding.
+        double magnitude = 0.0;
+        for (index_t i = 0; i < c.k; ++i) {
+          magnitude += std::abs(to_double(a[static_cast<std::size_t>(row * c.k + i)]) *
+                                to_double(b[static_cast<std::size_t>(col * c.k + i)]));
+        }
+        magnitude *= std::abs(static_cast<double>(sa[Mode == ScalingMode::kPerTensor ? 0 : row]) *
+                              sb[Mode == ScalingMode::kPerTensor ? 0 : col]);
+        if constexpr (kFp8Out) magnitude *= scale_result;
+        // The tensor cores add FP8 products with fewer bits than fp32 (about 13 within one k-tile: the
+        // first normal-input run missed a 2^-20 bound by 2^-13 of the magnitude), promoted or not.
+        double const accumulation = (Acc == Fp8Accumulation::kFast ? std::ldexp(1.0, -10) : std::ldexp(1.0, -11)) * magnitude;
+        double const ulp = std::is_same_v<ElementOut, float> ? std::ldexp(std::abs(w), -23)
+                           : std::is_same_v<ElementOut, bfloat16_t> ? std::ldexp(std::abs(w), -7)
+                           : std::is_same_v<ElementOut, half_t>     ? std::ldexp(std::abs(w), -10)
+                                                                    : std::ldexp(std::abs(w), -2);
+        tolerance = accumulation + ulp;
+      }
+      bool const ok = exact ? (g == w || (std::isnan(g) && std::isnan(w))) : std::abs(g - w) <= tolerance;
+      if (!ok) {
+        ++failures;
+        ADD_FAILURE() << what << ": D(" << row << ", " << col << ") = " << g << ", want " << w
+                      << (exact ? " exactly" : " within " + std::to_string(tolerance));
+      }
+    }
+  }
+}
+
+template <class ElementAB, class ElementOut, ScalingMode Mode, bool kHasBias, Fp8Accumulation Acc, class Config = void>
+void run_scaled_cases(std::vector<ScaledCase> const& cases) {
+  std::string const skip = sm90_skip_reason();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  for (ScaledCase const& c : cases) {
+    run_scaled_case<ElementAB, ElementOut, Mode, kHasBias, Acc, Config>(c);
+    if (testing::Test::HasFailure()) return;
+  }
+}
+
+constexpr auto kPerTensor = ScalingMode::kPerTensor;
+constexpr auto kRowWise = ScalingMode::kRowWise;
+constexpr auto kPromoted = Fp8Accumulation::kPromoted;
+constexpr auto kFast = Fp8Accumulation::kFast;
+
+TEST(ScaledGemm, E4m3PerTensorBf16Promoted) { run_scaled_cases<float_e4m3_t, bfloat16_t, kPerTensor, false, kPromoted>(scaled_cases(1100)); }
+TEST(ScaledGemm, E4m3PerTensorBf16BiasPromoted) { run_scaled_cases<float_e4m3_t, bfloat16_t, kPerTensor, true, kPromoted>(scaled_cases(1110)); }
+TEST(ScaledGemm, E4m3RowWiseBf16Promoted) { run_scaled_cases<float_e4m3_t, bfloat16_t, kRowWise, false, kPromoted>(scaled_cases(1120)); }
+TEST(ScaledGemm, E4m3RowWiseFp16BiasPromoted) { run_scaled_cases<float_e4m3_t, half_t, kRowWise, true, kPromoted>(scaled_cases(1130)); }
+TEST(ScaledGemm, E4m3RowWiseFp32Promoted) { run_scaled_cases<float_e4m3_t, float, kRowWise, false, kPromoted>(scaled_cases(1140)); }
+TEST(ScaledGemm, E4m3PerTensorE4m3OutPromoted) { run_scaled_cases<float_e4m3_t, float_e4m3_t, kPerTensor, false, kPromoted>(scaled_cases(1150)); }
+TEST(ScaledGemm, E4m3PerTensorBf16FastPingPong) {
+  run_scaled_cases<float_e4m3_t, bfloat16_t, kPerTensor, false, kFast, gemm::Sm90Fp8PingPongConfig>(scaled_cases(1160));
+}
+TEST(ScaledGemm, E4m3PerTensorBf16Fast) { run_scaled_cases<float_e4m3_t, bfloat16_t, kPerTensor, false, kFast>(scaled_cases(1170)); }
+TEST(ScaledGemm, E4m3RowWiseBf16BiasFast) { run_scaled_cases<float_e4m3_t, bfloat16_t, kRowWise, true, kFast>(scaled_cases(1180)); }
+TEST(ScaledGemm, E4m3RowWiseBf16NormalPromoted) {
+  std::vector<ScaledCase> cases = scaled_cases(1190);
+  for (auto& c : cases) c.normal = true;
+  run_scaled_cases<float_e4m3_t, bfloat16_t, kRowWise, false, kPromoted>(cases);
+}
+
+// Refusals: each names what is wrong.
+TEST(ScaledGemm, Refusals) {
+  std::string const skip = sm90_skip_reason();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  using Op = gemm::ScaledGemm<float_e4m3_t, bfloat16_t, kRowWise>;
+  DeviceBuffer da(64 * 64), db(64 * 64), dd(64 * 64 * 2), ds(64 * 4);
+  typename Op::Arguments args;
+  args.m = 64, args.n = 64, args.k = 64;
+  args.a = da.as<float_e4m3_t>();
+  args.b = db.as<float_e4m3_t>();
+  args.scale_a = ds.as<float>();
+  args.scale_b = ds.as<float>();
+  args.d = dd.as<bfloat16_t>();
+  EXPECT_TRUE(Op::can_implement(args).ok()) << Op::can_implement(args).to_string();
+
+  auto bad_k = args;
+  bad_k.k = 40;  // not a multiple of 16
+  Status s = Op::can_implement(bad_k);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("16"), std::string::npos) << s.to_string();
+
+  auto host_scale = args;
+  float host_value = 1.0f;
+  host_scale.scale_a = &host_value;
+  s = Op::can_implement(host_scale);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("scale_a"), std::string::npos) << s.to_string();
+
+  auto misaligned = args;
+  misaligned.a = da.as<float_e4m3_t>() + 1;
+  s = Op::can_implement(misaligned);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("aligned"), std::string::npos) << s.to_string();
+
+  // torch refuses e5m2 x e5m2 on CUDA, and so do we.
+  using E5m2Op = gemm::ScaledGemm<float_e5m2_t, bfloat16_t, kPerTensor>;
+  typename E5m2Op::Arguments e5;
+  e5.m = 64, e5.n = 64, e5.k = 64;
+  e5.a = da.as<float_e5m2_t>();
+  e5.b = db.as<float_e5m2_t>();
+  e5.scale_a = ds.as<float>();
+  e5.scale_b = ds.as<float>();
+  e5.d = dd.as<bfloat16_t>();
+  s = E5m2Op::can_implement(e5);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("e5m2"), std::string::npos) << s.to_string();
+}
+
+}  // namespace
+}  // namespace tilefuse::gpu_test
