@@ -2,6 +2,8 @@
 // (what torch._scaled_mm calls) with the same scales and accumulation, in the same process and run.
 //   per-tensor  cuBLASLt A/B scale pointers (CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F)
 //   row-wise    CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F (one scale per row of A, per column of B)
+//   block-wise  VEC128_32F for A (1 x 128 along K), BLK128x128_32F for B (the scale values are random;
+//               their layout only matters for correctness, which the GPU tests check)
 //   fast / promoted accumulation: CUBLASLT_MATMUL_DESC_FAST_ACCUM = 1 / 0 (torch's use_fast_accum)
 // e4m3 A (m x k row-major) and B (k x n column-major), bf16 D. Inputs random normal (quantized to e4m3),
 // scales uniform in [0.5, 2]; rotating sets of A, B, D larger than twice the L2; CUDA events around
@@ -121,6 +123,12 @@ struct LtFp8 {
       cublasLtMatmulMatrixScale_t const vec = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
       cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &vec, sizeof(vec));
       cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &vec, sizeof(vec));
+    } else if (mode == ScalingMode::kBlockWise) {
+      // cuBLAS's A is our B (128 x 128 blocks), its B our A (1 x 128 along K).
+      cublasLtMatmulMatrixScale_t const blk = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+      cublasLtMatmulMatrixScale_t const vec = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+      cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &blk, sizeof(blk));
+      cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &vec, sizeof(vec));
     }
     cublasLtMatrixLayoutCreate(&la, CUDA_R_8F_E4M3, k, n, k);
     cublasLtMatrixLayoutCreate(&lb, CUDA_R_8F_E4M3, k, m, k);
@@ -190,7 +198,8 @@ struct Row {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::array<index_t, 3>> shapes = {{8192, 8192, 8192}, {4096, 4096, 4096}, {4096, 14336, 4096}, {16384, 8192, 1024}};
+  std::vector<std::array<index_t, 3>> shapes = {{8192, 8192, 8192}, {4096, 4096, 4096}, {4096, 14336, 4096},
+                                                {16384, 8192, 1024}, {4096, 7168, 16384}};
   std::string json_path;
   index_t m1 = 0, n1 = 0, k1 = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -226,27 +235,43 @@ int main(int argc, char** argv) {
       Set& s = sets[i];
       BENCH_CUDA(cudaMalloc(&s.a, m * k));
       BENCH_CUDA(cudaMalloc(&s.b, k * n));
-      BENCH_CUDA(cudaMalloc(&s.scale_a, 4 * m));
-      BENCH_CUDA(cudaMalloc(&s.scale_b, 4 * n));
+      // Room for every mode's scales (block-wise: m x ceil(k/128) and ceil(k/128) x ceil(n/128)).
+      index_t const kb = (k + 127) / 128, nb = (n + 127) / 128;
+      index_t const count_a = m * kb, count_b = std::max(n, kb * nb);
+      BENCH_CUDA(cudaMalloc(&s.scale_a, 4 * count_a));
+      BENCH_CUDA(cudaMalloc(&s.scale_b, 4 * count_b));
       BENCH_CUDA(cudaMalloc(&s.d, 2 * m * n));
       fill_normal_e4m3<<<2048, 256>>>(s.a, m * k, 17u + i);
       fill_normal_e4m3<<<2048, 256>>>(s.b, k * n, 91u + i);
-      fill_uniform<<<256, 256>>>(s.scale_a, m, 5u + i, 0.5f, 2.0f);
-      fill_uniform<<<256, 256>>>(s.scale_b, n, 7u + i, 0.5f, 2.0f);
+      fill_uniform<<<256, 256>>>(s.scale_a, count_a, 5u + i, 0.5f, 2.0f);
+      fill_uniform<<<256, 256>>>(s.scale_b, count_b, 7u + i, 0.5f, 2.0f);
     }
     BENCH_CUDA(cudaDeviceSynchronize());
-    for (ScalingMode mode : {ScalingMode::kPerTensor, ScalingMode::kRowWise}) {
-      // variant 0: fast (auto tile), 1: fast on the ping-pong config, 2: promoted.
-      for (int variant : {0, 1, 2}) {
-        bool const fast = variant < 2;
-        Row r{m, n, k, gemm::name_of(mode), variant == 0 ? "fast" : variant == 1 ? "fast, ping-pong" : "promoted"};
+    for (ScalingMode mode : {ScalingMode::kPerTensor, ScalingMode::kRowWise, ScalingMode::kBlockWise}) {
+      // variant 0: fast, the library's default (128 x 256 cooperative or ping-pong, picked per problem),
+      // 1: fast on the ping-pong config, 2: promoted (128 x 128),
+      // 3: fast on the promoted config's 128 x 128 cooperative tile (what promotion itself costs).
+      // 4: promoted every 256 of K instead of 128 (half the waits).
+      for (int variant : {0, 1, 2, 3, 4}) {
+        if (variant >= 3 && mode != ScalingMode::kPerTensor) continue;
+        if (variant != 2 && mode == ScalingMode::kBlockWise) continue;  // block-wise scales need promotion
+        bool const fast = variant != 2 && variant != 4;
+        Row r{m, n, k, gemm::name_of(mode),
+              variant == 0 ? "fast (default)" : variant == 1 ? "fast, ping-pong" : variant == 2 ? "promoted" : variant == 3 ? "fast, 128x128" : "promoted every 256"};
         using PP = gemm::Sm90Fp8PingPongConfig;
         constexpr auto kFast = Fp8Accumulation::kFast;
         constexpr auto kPromoted = Fp8Accumulation::kPromoted;
         if (mode == ScalingMode::kPerTensor) {
-          r.tilefuse_ms = variant == 0 ? time_tilefuse<ScalingMode::kPerTensor, kFast>(m, n, k, sets, &r.describe)
-                          : variant == 1 ? time_tilefuse<ScalingMode::kPerTensor, kFast, PP>(m, n, k, sets, &r.describe)
-                                         : time_tilefuse<ScalingMode::kPerTensor, kPromoted>(m, n, k, sets, &r.describe);
+          r.tilefuse_ms =
+              variant == 0   ? time_tilefuse<ScalingMode::kPerTensor, kFast>(m, n, k, sets, &r.describe)
+              : variant == 1 ? time_tilefuse<ScalingMode::kPerTensor, kFast, PP>(m, n, k, sets, &r.describe)
+              : variant == 2 ? time_tilefuse<ScalingMode::kPerTensor, kPromoted>(m, n, k, sets, &r.describe)
+              : variant == 3 ? time_tilefuse<ScalingMode::kPerTensor, kFast, gemm::Sm90Fp8MediumConfig>(m, n, k, sets,
+                                                                                                       &r.describe)
+                             : time_tilefuse<ScalingMode::kPerTensor, kPromoted, gemm::Sm90Fp8PromotedEvery2Config>(
+                                   m, n, k, sets, &r.describe);
+        } else if (mode == ScalingMode::kBlockWise) {
+          r.tilefuse_ms = time_tilefuse<ScalingMode::kBlockWise, kPromoted>(m, n, k, sets, &r.describe);
         } else {
           r.tilefuse_ms = variant == 0 ? time_tilefuse<ScalingMode::kRowWise, kFast>(m, n, k, sets, &r.describe)
                           : variant == 1 ? time_tilefuse<ScalingMode::kRowWise, kFast, PP>(m, n, k, sets, &r.describe)

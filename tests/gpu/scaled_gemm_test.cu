@@ -88,8 +88,11 @@ void run_scaled_case(ScaledCase const& c) {
   // B column-major: element (kk, col) at col * k + kk.
   std::vector<ElementAB> b = c.normal ? normal_matrix<ElementAB>(c.k * c.n, rng, 1.0f)
                                       : integer_matrix<ElementAB>(c.k * c.n, rng, -2, 2);
-  index_t const scales_a = Mode == ScalingMode::kPerTensor ? 1 : c.m;
-  index_t const scales_b = Mode == ScalingMode::kPerTensor ? 1 : c.n;
+  // Scale counts and torch's layouts per mode (block-wise: scale_a M x KB M-major, scale_b KB x NB
+  // KB-major, KB = ceil(K / 128), NB = ceil(N / 128)).
+  index_t const kb = (c.k + 127) / 128, nb = (c.n + 127) / 128;
+  index_t const scales_a = Mode == ScalingMode::kPerTensor ? 1 : Mode == ScalingMode::kRowWise ? c.m : c.m * kb;
+  index_t const scales_b = Mode == ScalingMode::kPerTensor ? 1 : Mode == ScalingMode::kRowWise ? c.n : kb * nb;
   std::vector<float> sa = power_of_two_scales(scales_a, rng);
   std::vector<float> sb = power_of_two_scales(scales_b, rng);
   if (c.normal) {
@@ -129,8 +132,17 @@ void run_scaled_case(ScaledCase const& c) {
 
   std::vector<ElementOut> got = download<ElementOut>(dd, stream.get());
   std::vector<ElementOut> want(static_cast<std::size_t>(c.m * c.n));
-  reference::ScaleGrid ga{sa.data(), Mode == ScalingMode::kPerTensor ? c.m : 1, c.k, Mode == ScalingMode::kPerTensor ? 0 : 1, 0};
-  reference::ScaleGrid gb{sb.data(), c.k, Mode == ScalingMode::kPerTensor ? c.n : 1, 0, Mode == ScalingMode::kPerTensor ? 0 : 1};
+  reference::ScaleGrid ga, gb;
+  if constexpr (Mode == ScalingMode::kPerTensor) {
+    ga = {sa.data(), c.m, c.k, 0, 0};
+    gb = {sb.data(), c.k, c.n, 0, 0};
+  } else if constexpr (Mode == ScalingMode::kRowWise) {
+    ga = {sa.data(), 1, c.k, 1, 0};
+    gb = {sb.data(), c.k, 1, 0, 1};
+  } else {
+    ga = {sa.data(), 1, 128, 1, c.m};
+    gb = {sb.data(), 128, 128, 1, kb};
+  }
   Status const r = reference::scaled_gemm<ElementOut>(
       MatrixRef<ElementAB const, RowMajor>{a.data(), c.m, c.k, c.k, 0}, ga,
       MatrixRef<ElementAB const, ColumnMajor>{b.data(), c.k, c.n, c.k, 0}, gb, kHasBias ? bias.data() : nullptr,
@@ -154,11 +166,9 @@ void run_scaled_case(ScaledCase const& c) {
         // sum |a b| * |sa sb| bounds the accumulation error; half an output ulp the final rounding.
         double magnitude = 0.0;
         for (index_t i = 0; i < c.k; ++i) {
-          magnitude += std::abs(to_double(a[static_cast<std::size_t>(row * c.k + i)]) *
-                                to_double(b[static_cast<std::size_t>(col * c.k + i)]));
+          magnitude += std::abs(to_double(a[static_cast<std::size_t>(row * c.k + i)]) * ga.at(row, i) *
+                                to_double(b[static_cast<std::size_t>(col * c.k + i)]) * gb.at(i, col));
         }
-        magnitude *= std::abs(static_cast<double>(sa[Mode == ScalingMode::kPerTensor ? 0 : row]) *
-                              sb[Mode == ScalingMode::kPerTensor ? 0 : col]);
         if constexpr (kFp8Out) magnitude *= scale_result;
         // The tensor cores add FP8 products with fewer bits than fp32 (about 13 within one k-tile: the
         // first normal-input run missed a 2^-20 bound by 2^-13 of the magnitude), promoted or not.
@@ -209,6 +219,19 @@ TEST(ScaledGemm, E4m3RowWiseBf16NormalPromoted) {
   std::vector<ScaledCase> cases = scaled_cases(1190);
   for (auto& c : cases) c.normal = true;
   run_scaled_cases<float_e4m3_t, bfloat16_t, kRowWise, false, kPromoted>(cases);
+}
+
+TEST(ScaledGemm, E4m3RowWiseBf16PromotedEvery2) {
+  run_scaled_cases<float_e4m3_t, bfloat16_t, kRowWise, false, kPromoted, gemm::Sm90Fp8PromotedEvery2Config>(scaled_cases(1230));
+}
+
+constexpr auto kBlockWise = ScalingMode::kBlockWise;
+TEST(ScaledGemm, E4m3BlockWiseBf16) { run_scaled_cases<float_e4m3_t, bfloat16_t, kBlockWise, false, kPromoted>(scaled_cases(1200)); }
+TEST(ScaledGemm, E4m3BlockWiseFp16Bias) { run_scaled_cases<float_e4m3_t, half_t, kBlockWise, true, kPromoted>(scaled_cases(1210)); }
+TEST(ScaledGemm, E4m3BlockWiseFp32Normal) {
+  std::vector<ScaledCase> cases = scaled_cases(1220);
+  for (auto& c : cases) c.normal = true;
+  run_scaled_cases<float_e4m3_t, float, kBlockWise, false, kPromoted>(cases);
 }
 
 // Refusals: each names what is wrong.

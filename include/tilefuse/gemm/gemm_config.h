@@ -94,6 +94,9 @@ struct Sm90TileConfig {
   static constexpr int kConsumerRegisters = 232;
   // FP8: add the wgmma accumulators into fp32 ones after every k-tile (Sm90Promoted below).
   static constexpr bool kPromoteEveryKTile = false;
+  static constexpr int kPromoteInterval = 1;
+  // FP8 block-wise scales applied at each promotion (Sm90BlockScaled below).
+  static constexpr bool kBlockScaled = false;
 
   static_assert(kSchedule == Sm90Schedule::kPingPong || kTileM == 64 * kConsumerWarpgroups,
                 "cooperative: each consumer warpgroup owns 64 rows of the tile (one wgmma.m64)");
@@ -133,13 +136,27 @@ using Sm90Fp8PingPongConfig = Sm90TileConfig<128, 128, 128, 6, 8, 32, Sm90Schedu
 // added into fp32 accumulators: the tensor cores' FP8 accumulation keeps fewer bits than fp32, which
 // over long K loses precision (torch._scaled_mm's use_fast_accum = false asks for this). Twice the
 // accumulator registers: a 128 x 128 tile (64 + 64 per thread), not 128 x 256.
-template <class Base>
+template <class Base, int Interval = 1>
 struct Sm90Promoted : Base {
   static constexpr bool kPromoteEveryKTile = true;
+  // k-tiles accumulated by the tensor cores between promotions (1: every 128 of K, DeepSeek's interval).
+  static constexpr int kPromoteInterval = Interval;
   static_assert(Base::kTileK == 128, "promotion is for FP8 configs");
   static_assert(Base::kTileM * Base::kTileN <= 128 * 128, "promotion needs a second accumulator set: at most 128 x 128");
 };
 using Sm90Fp8PromotedConfig = Sm90Promoted<Sm90Fp8MediumConfig>;
+// Promotion every 256 of K: half the waits (an experiment against the default; gemm_fp8.md).
+using Sm90Fp8PromotedEvery2Config = Sm90Promoted<Sm90Fp8MediumConfig, 2>;
+// DeepSeek-style block-wise scales (A: one per 1 x 128 of K, B: one per 128 x 128): each k-tile (128 of
+// K) is promoted as acc += partial * scale_a[row, kb] * scale_b[kb, nb]. TileN is 128, so a tile
+// column of B has one scale per k-tile.
+template <class Base>
+struct Sm90BlockScaled : Sm90Promoted<Base> {
+  static constexpr bool kBlockScaled = true;
+  static_assert(Sm90Promoted<Base>::kPromoteInterval == 1, "block-wise scales change every k-tile");
+  static_assert(Base::kTileN == 128, "block-wise scales: a tile column is one 128-wide scale block of B");
+};
+using Sm90Fp8BlockScaledConfig = Sm90BlockScaled<Sm90Fp8MediumConfig>;
 // Not a configuration but a request: GemmSm90 picks Sm90LargeConfig, Sm90MediumConfig or
 // Sm90NarrowConfig per problem (gemm/device/gemm_sm90.hpp: choose_sm90_tile).
 struct Sm90AutoConfig {};

@@ -56,6 +56,13 @@ struct GemmSm90Arguments {
   index_t batch_stride_b = epilogue::kPacked;
   epilogue::EpilogueArguments<Epilogue> epilogue;  // "D" and every named input of the tree, set by name
   int split_k = 1;                                 // must be 1: the Hopper kernel does not split K
+  // FP8 block-wise scales, for block-scaled configs only (Sm90BlockScaled; gemm::ScaledGemm sets them):
+  // scale_a[row, kb] at block_scale_a[row * strides[0] + kb * strides[1]], kb = k / 128; scale_b[kb, nb]
+  // at block_scale_b[kb * strides[0] + nb * strides[1]], nb = n / 128. Device memory.
+  float const* block_scale_a = nullptr;
+  index_t block_scale_a_strides[2] = {0, 0};
+  float const* block_scale_b = nullptr;
+  index_t block_scale_b_strides[2] = {0, 0};
 };
 
 // ---- the tile per problem (Sm90AutoConfig) ----
@@ -167,6 +174,7 @@ class GemmSm90 {
                                             &params.tma_b));
     params.batch_mask_a = p.batch > 1 && r.batch_stride_a == 0 ? 0 : -1;
     params.batch_mask_b = p.batch > 1 && r.batch_stride_b == 0 ? 0 : -1;
+    TILEFUSE_RETURN_IF_ERROR(bind_block_scales(args, &params));
     params.problem = p;
     params.tiles_m = static_cast<int>(tiles_m);
     params.tiles_n = static_cast<int>(tiles_n);
@@ -217,6 +225,24 @@ class GemmSm90 {
   };
 
   static void const* kernel_address() { return reinterpret_cast<void const*>(&sm90::sm90_gemm_kernel<Kernel>); }
+
+  // Block-wise scales go with block-scaled configs, and only with them.
+  static Status bind_block_scales(Arguments const& args, typename Kernel::Params* params) {
+    bool const given = args.block_scale_a != nullptr || args.block_scale_b != nullptr;
+    if constexpr (Config::kBlockScaled) {
+      if (args.block_scale_a == nullptr || args.block_scale_b == nullptr) {
+        return invalid_argument("gemm_sm90: the config is block-scaled but block_scale_a or block_scale_b is null; "
+                                "pass both (device memory), or use a config without Sm90BlockScaled");
+      }
+      params->block_scales = {args.block_scale_a, args.block_scale_b, args.block_scale_a_strides[0],
+                              args.block_scale_a_strides[1], args.block_scale_b_strides[0],
+                              args.block_scale_b_strides[1]};
+    } else if (given) {
+      return invalid_argument("gemm_sm90: block_scale_a / block_scale_b are set but the config applies no block-wise "
+                              "scales; use a Sm90BlockScaled config (gemm::ScaledGemm with ScalingMode::kBlockWise)");
+    }
+    return {};
+  }
 
   static Status check_layouts_and_shape(Arguments const& args) {
     if constexpr (!std::is_same_v<LayoutA, RowMajor> || !std::is_same_v<LayoutB, ColumnMajor>) {

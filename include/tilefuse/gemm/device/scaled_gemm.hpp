@@ -11,8 +11,10 @@
 // sum (128 of K) into fp32 registers, on a 128 x 128 tile (Sm90Fp8PromotedConfig); kFast lets the
 // tensor cores accumulate the whole K (their FP8 accumulation keeps fewer bits than fp32), on the tile
 // the wave model picks (Sm90AutoConfig: 128 x 256 for large problems).
-// Block-wise scales (A 1 x 128, B 128 x 128) change along K and need the mainloop to apply them: not
-// implemented yet (refused at compile time).
+// Block-wise scales (A 1 x 128 along K, B 128 x 128; torch's layouts: scale_a M x ceil(K/128) M-major,
+// scale_b ceil(K/128) x ceil(N/128) K-block-major) change along K, so the mainloop applies them: every
+// k-tile is promoted as acc += partial * scale_a[row, kb] * scale_b[kb, nb] (Sm90Fp8BlockScaledConfig,
+// 128 x 128 tiles); the epilogue then adds the bias and converts.
 //
 // The problem is validated by check_scaled_gemm (scaled_gemm_problem.hpp: torch's rules, each refusal
 // a sentence), then by GemmSm90 (device, alignment for TMA).
@@ -37,21 +39,30 @@ enum class Fp8Accumulation { kPromoted, kFast };
 namespace detail {
 
 // The epilogue tree of one scaled GEMM: scales, then bias, then scale_result (fp8 outputs).
+// Block-wise scales are applied by the mainloop (Sm90BlockScaled), so its tree starts from them.
 template <class ElementOut, ScalingMode Mode, bool kHasBias, class BiasElement>
 struct ScaledGemmTree {
-  static_assert(Mode != ScalingMode::kBlockWise,
-                "ScaledGemm: block-wise scaling (A 1x128, B 128x128) is not implemented yet; use per-tensor or "
-                "row-wise scales");
   using ScaleA = std::conditional_t<Mode == ScalingMode::kPerTensor, epilogue::Scalar<"scale_a">,
                                     epilogue::ColBroadcast<"scale_a", float>>;
   using ScaleB = std::conditional_t<Mode == ScalingMode::kPerTensor, epilogue::Scalar<"scale_b">,
                                     epilogue::RowBroadcast<"scale_b", float>>;
-  using Scaled = epilogue::Mul<epilogue::Mul<epilogue::Acc, ScaleA>, ScaleB>;
+  using Scaled = std::conditional_t<Mode == ScalingMode::kBlockWise, epilogue::Acc,
+                                    epilogue::Mul<epilogue::Mul<epilogue::Acc, ScaleA>, ScaleB>>;
   using Biased = std::conditional_t<kHasBias, epilogue::Add<Scaled, epilogue::RowBroadcast<"bias", BiasElement>>, Scaled>;
   static constexpr bool kFp8Out = sizeof(ElementOut) == 1;
   using Result = std::conditional_t<kFp8Out, epilogue::Mul<Biased, epilogue::Scalar<"scale_result">>, Biased>;
   using Tree = epilogue::Store<"D", ElementOut, Result>;
 };
+
+// k-tiles between promotions of a GemmSm90 config (1 for configs that do not promote).
+template <class Config>
+constexpr int promote_interval() {
+  if constexpr (std::is_same_v<Config, Sm90AutoConfig>) {
+    return 1;
+  } else {
+    return Config::kPromoteInterval;
+  }
+}
 
 // Whether a GemmSm90 config promotes FP8 accumulators (the auto config picks fast-accumulation tiles).
 template <class Config>
@@ -90,12 +101,19 @@ class ScaledGemm {
 
  public:
   using Tree = typename detail::ScaledGemmTree<ElementOut, Mode, kHasBias, BiasElement>::Tree;
-  using DefaultConfig =
-      std::conditional_t<Accumulation == Fp8Accumulation::kPromoted, Sm90Fp8PromotedConfig, Sm90AutoConfig>;
+  static_assert(Mode != ScalingMode::kBlockWise || Accumulation == Fp8Accumulation::kPromoted,
+                "ScaledGemm: block-wise scales are applied at each k-tile's promotion; use Fp8Accumulation::kPromoted");
+  using DefaultConfig = std::conditional_t<
+      Mode == ScalingMode::kBlockWise, Sm90Fp8BlockScaledConfig,
+      std::conditional_t<Accumulation == Fp8Accumulation::kPromoted, Sm90Fp8PromotedConfig, Sm90AutoConfig>>;
   using Config = std::conditional_t<std::is_void_v<ConfigOverride>, DefaultConfig, ConfigOverride>;
   static_assert(detail::promotes<Config>() == (Accumulation == Fp8Accumulation::kPromoted),
                 "ScaledGemm: promoted accumulation needs an Sm90Promoted<...> config, fast accumulation one without");
   using Operation = GemmSm90<ElementAB, RowMajor, ColumnMajor, Tree, Config>;
+  // Fast accumulation without an override also has the ping-pong kernel (128 x 128 per warpgroup: the
+  // epilogue runs under the other warpgroup's mainloop), picked per problem by pick_pingpong().
+  static constexpr bool kPicksSchedule = std::is_void_v<ConfigOverride> && Accumulation == Fp8Accumulation::kFast;
+  using PingPongOperation = GemmSm90<ElementAB, RowMajor, ColumnMajor, Tree, Sm90Fp8PingPongConfig>;
   static constexpr bool kFp8Out = sizeof(ElementOut) == 1;
 
   struct Arguments {
@@ -104,23 +122,39 @@ class ScaledGemm {
     index_t lda = epilogue::kPacked;
     ElementAB const* b = nullptr;  // k x n, column-major (torch: mat2 = W.t() of a row-major n x k W)
     index_t ldb = epilogue::kPacked;
-    float const* scale_a = nullptr;  // device: 1 value (per-tensor) or m values (row-wise)
-    float const* scale_b = nullptr;  // device: 1 value (per-tensor) or n values (row-wise)
+    float const* scale_a = nullptr;  // device: 1 value (per-tensor), m (row-wise), m x ceil(k/128) (block-wise)
+    float const* scale_b = nullptr;  // device: 1 value (per-tensor), n (row-wise), ceil(k/128) x ceil(n/128)
     BiasElement const* bias = nullptr;   // device: n values, when kHasBias
     float const* scale_result = nullptr;  // device: 1 value; fp8 outputs only, optional (1 when null)
     ElementOut* d = nullptr;  // m x n, row-major
     index_t ldd = epilogue::kPacked;
   };
 
+  // From the v21 measurements (docs/notes/gemm_fp8.md): ping-pong won every row-wise problem (its
+  // epilogue loads two scale vectors) and the per-tensor ones with K <= 4096 and many tiles
+  // (4096x14336x4096: 0.359 vs 0.411 ms; 16384x8192x1024: 0.358 vs 0.397); the 128 x 256 cooperative
+  // tile won 4096^3 (0.117 vs 0.122) and long K (4096x7168x16384: 0.656 vs 0.745).
+  static bool pick_pingpong(Arguments const& args) {
+    if constexpr (!kPicksSchedule) {
+      (void)args;
+      return false;
+    } else {
+      if (Mode == ScalingMode::kRowWise) return true;
+      return args.k <= 4096 && args.m * args.n >= (index_t{1} << 25);
+    }
+  }
+
   static Status can_implement(Arguments const& args) {
     typename Operation::Arguments op_args;
     TILEFUSE_RETURN_IF_ERROR(to_operation(args, &op_args));
+    if (pick_pingpong(args)) return PingPongOperation::can_implement(op_args);
     return Operation::can_implement(op_args);
   }
 
   static Status run(Arguments const& args, cudaStream_t stream) {
     typename Operation::Arguments op_args;
     TILEFUSE_RETURN_IF_ERROR(to_operation(args, &op_args));
+    if (pick_pingpong(args)) return PingPongOperation::run(op_args, nullptr, stream);
     return Operation::run(op_args, nullptr, stream);
   }
 
@@ -129,8 +163,12 @@ class ScaledGemm {
     Status const s = to_operation(args, &op_args);
     if (!s.ok()) return "cannot run: " + s.message();
     return std::string("FP8 scaled GEMM, ") + name_of(Mode) + " scales, " +
-           (Accumulation == Fp8Accumulation::kPromoted ? "fp32 promotion every 128 of K" : "fast accumulation") +
-           ": " + Operation::describe(op_args);
+           (Accumulation == Fp8Accumulation::kPromoted
+                ? "fp32 promotion every " + std::to_string(128 * detail::promote_interval<Config>()) + " of K"
+                : std::string("fast accumulation")) +
+           ": " +
+           (pick_pingpong(args) ? PingPongOperation::describe(op_args) + " (ping-pong consumers, picked per problem)"
+                                : Operation::describe(op_args));
   }
 
  private:
@@ -167,7 +205,19 @@ class ScaledGemm {
     out->b = args.b;
     out->ldb = args.ldb;
     out->epilogue.set("D", args.d, {.ld = args.ldd});
-    out->epilogue.set("scale_a", args.scale_a).set("scale_b", args.scale_b);
+    if constexpr (Mode == ScalingMode::kBlockWise) {
+      // torch's layouts (check_scaled_gemm checked the shapes): scale_a M x ceil(K/128) M-major,
+      // scale_b ceil(K/128) x ceil(N/128) K-block-major.
+      index_t const k_blocks = (args.k + kScaleBlock - 1) / kScaleBlock;
+      out->block_scale_a = args.scale_a;
+      out->block_scale_a_strides[0] = 1;
+      out->block_scale_a_strides[1] = args.m;
+      out->block_scale_b = args.scale_b;
+      out->block_scale_b_strides[0] = 1;
+      out->block_scale_b_strides[1] = k_blocks;
+    } else {
+      out->epilogue.set("scale_a", args.scale_a).set("scale_b", args.scale_b);
+    }
     if constexpr (kHasBias) out->epilogue.set("bias", args.bias);
     if constexpr (kFp8Out) {
       if (args.scale_result != nullptr) {

@@ -124,6 +124,9 @@ struct GemmKernel {
   // K of one wgmma: 32 bytes of a 128-byte swizzled row, so the descriptor steps are the same.
   static constexpr int kMmaK = 32 / static_cast<int>(sizeof(Element));
   static constexpr bool kPromote = Config::kPromoteEveryKTile;
+  // k-tiles per promotion (1: every 128 of K; block-wise scales need 1).
+  static constexpr int kPromoteInterval = kPromote ? Config::kPromoteInterval : 1;
+  static_assert(kPromoteInterval >= 1 && kPromoteInterval < Config::kStages, "a promotion interval holds its stages");
   static_assert(!kPromote || kFp8, "promotion is for FP8 operands");
 
   static constexpr int kTileM = Config::kTileM;
@@ -171,6 +174,14 @@ struct GemmKernel {
   static_assert(Operands::kProducerThreads >= 1 && Operands::kProducerThreads <= 128,
                 "the producer is (part of) warpgroup 0");
 
+  // FP8 block-wise scales (Config::kBlockScaled): scale_a[row, kb] = a[row * a_row + kb * a_kblock],
+  // scale_b[kb, nb] = b[kb * b_kblock + nb * b_nblock], kb a k-tile (128 of K), nb a tile column.
+  struct BlockScales {
+    float const* a = nullptr;
+    float const* b = nullptr;
+    index_t a_row = 0, a_kblock = 0, b_kblock = 0, b_nblock = 0;
+  };
+
   // The operand source's parameters (the GEMM's: tensor maps and batch masks) are the base.
   // (problem starts on a 16-byte boundary, so the epilogue's parameters keep their vector loads)
   struct Params : Operands::Params {
@@ -179,6 +190,7 @@ struct GemmKernel {
     int tiles_m = 0;
     int tiles_n = 0;
     int tiles = 0;  // tiles_m * tiles_n * batch
+    BlockScales block_scales;  // Config::kBlockScaled only
   };
 
   // ---- the tile scheduler: persistent blocks take tiles blockIdx.x, + gridDim.x, ... ----
@@ -322,7 +334,7 @@ struct GemmKernel {
       if constexpr (kPingPong) {
         if (t != first_tile) wait_for_turn(consumer_warpgroup);
       }
-      mainloop_issue(s, consumer_warpgroup, lane, k_count, state, acc);
+      mainloop_issue(p, s, tile, consumer_warpgroup, warp_in_group, lane, k_count, state, acc);
       if constexpr (kPingPong) {
         // The other warpgroup's next tile (if the block has one) may start its mainloop.
         if (t + grid < p.tiles) pass_turn(consumer_warpgroup);
@@ -347,10 +359,11 @@ struct GemmKernel {
   // Issues acc = A[this warpgroup's rows of the tile, :] * B[:, tile columns] over all k-tiles of one
   // tile, keeping the last k-tile's wgmmas in flight (mainloop_drain waits for them). On return,
   // `state` is one past the last k-tile.
-  TILEFUSE_DEVICE static void mainloop_issue(SharedStorage const& s, int consumer_warpgroup, int lane, int k_count,
+  TILEFUSE_DEVICE static void mainloop_issue(Params const& p, SharedStorage const& s, Tile const& tile,
+                                             int consumer_warpgroup, int warp_in_group, int lane, int k_count,
                                              PipelineState& state, float (&acc)[kRowBlocks][kAccumulators]) {
     if constexpr (kPromote) {
-      mainloop_promoted(s, consumer_warpgroup, lane, k_count, state, acc);
+      mainloop_promoted(p, s, tile, consumer_warpgroup, warp_in_group, lane, k_count, state, acc);
       return;
     }
     PipelineState previous = state;
@@ -404,16 +417,45 @@ struct GemmKernel {
   // mode at 8192^3). Two alternating partial sets, one k-tile in flight while the other is promoted,
   // made ptxas serialize every wgmma (C7514: accumulator registers read inside a pipeline stage), so
   // this waits.
-  TILEFUSE_DEVICE static void mainloop_promoted(SharedStorage const& s, int consumer_warpgroup, int lane, int k_count,
+  TILEFUSE_DEVICE static void mainloop_promoted(Params const& p, SharedStorage const& s, Tile const& tile,
+                                                int consumer_warpgroup, int warp_in_group, int lane, int k_count,
                                                 PipelineState& state, float (&acc)[kRowBlocks][kAccumulators]) {
     int const row0 = kPingPong ? 0 : consumer_warpgroup * kWarpgroupRows;
     float partial[kRowBlocks][kAccumulators];
+    // Block-wise scales: this thread's rows (lane / 4 and lane / 4 + 8 of its warp's 16 in each row
+    // block; rows past m read row 0's scale, their results are never stored).
+    float const* scale_a_rows[kRowBlocks][2] = {};
+    float const* scale_b_column = nullptr;
+    if constexpr (Config::kBlockScaled) {
+      BlockScales const& bs = p.block_scales;
+#pragma unroll
+      for (int rb = 0; rb < kRowBlocks; ++rb) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          index_t const row = index_t{tile.m} * kTileM + row0 + rb * 64 + warp_in_group * 16 + lane / 4 + 8 * h;
+          scale_a_rows[rb][h] = bs.a + (row < p.problem.m ? row : 0) * bs.a_row;
+        }
+      }
+      scale_b_column = bs.b + index_t{tile.n} * bs.b_nblock;
+    }
 #pragma unroll
     for (int rb = 0; rb < kRowBlocks; ++rb) {
 #pragma unroll
       for (int i = 0; i < kAccumulators; ++i) acc[rb][i] = 0.0f;
     }
-    for (int kt = 0; kt < k_count; ++kt) {
+    // Issues k-tile kt's wgmmas into `partial` (from zero unless `accumulate`) and advances `state`;
+    // returns the k-tile's stage. Block-wise: also loads the k-tile's scales into `scale` first, so that
+    // they arrive while the wgmmas run.
+    float scale[kRowBlocks][2] = {};
+    auto const issue = [&](int kt, bool accumulate) {
+      if constexpr (Config::kBlockScaled) {
+        float const b = scale_b_column[kt * p.block_scales.b_kblock];
+#pragma unroll
+        for (int rb = 0; rb < kRowBlocks; ++rb) {
+#pragma unroll
+          for (int h = 0; h < 2; ++h) scale[rb][h] = scale_a_rows[rb][h][kt * p.block_scales.a_kblock] * b;
+        }
+      }
       arch::mbarrier_wait(&s.full[state.stage], state.phase);
       __syncwarp();
       if constexpr (Operands::kGenericProxyWrites) arch::fence_proxy_async_shared();
@@ -428,25 +470,52 @@ struct GemmKernel {
 #pragma unroll
         for (int kk = 0; kk < kTileK / kMmaK; ++kk) {
           auto const step = static_cast<cuda::std::uint64_t>((kk * kMmaK * static_cast<int>(sizeof(Element))) >> 4);
-          mma(partial[rb], desc_a + step, desc_b + step, kk > 0 ? 1 : 0);
+          mma(partial[rb], desc_a + step, desc_b + step, kk > 0 || accumulate ? 1 : 0);
         }
       }
       arch::wgmma_commit();
-      arch::wgmma_wait<0>();
-      promote_and_release(s, partial, acc, state.stage, lane);
+      int const stage = state.stage;
       state.advance();
+      return stage;
+    };
+    int kt = 0;
+    // Whole promotion intervals: no branch between the wgmmas and their wait (a conditional wait made
+    // ptxas serialize every wgmma, C7518).
+    for (; kt + kPromoteInterval <= k_count; kt += kPromoteInterval) {
+      int stages[kPromoteInterval];
+#pragma unroll
+      for (int j = 0; j < kPromoteInterval; ++j) stages[j] = issue(kt + j, j > 0);
+      arch::wgmma_wait<0>();
+#pragma unroll
+      for (int j = 0; j + 1 < kPromoteInterval; ++j) release(s, stages[j], lane);
+      promote_and_release(s, partial, acc, scale, stages[kPromoteInterval - 1], lane);
+    }
+    // The rest (k_count not a multiple of the interval): one k-tile per promotion.
+    for (; kt < k_count; ++kt) {
+      int const stage = issue(kt, false);
+      arch::wgmma_wait<0>();
+      promote_and_release(s, partial, acc, scale, stage, lane);
     }
   }
 
+  // acc += partial (times the block scale of each accumulator's row when block-scaled: in the wgmma
+  // layout, accumulators 4j, 4j + 1 are row lane / 4 and 4j + 2, 4j + 3 row lane / 4 + 8).
   TILEFUSE_DEVICE static void promote_and_release(SharedStorage const& s, float (&partial)[kRowBlocks][kAccumulators],
-                                                  float (&acc)[kRowBlocks][kAccumulators], int stage, int lane) {
+                                                  float (&acc)[kRowBlocks][kAccumulators],
+                                                  float const (&scale)[kRowBlocks][2], int stage, int lane) {
 #pragma unroll
     for (int rb = 0; rb < kRowBlocks; ++rb) arch::fence_operands(partial[rb]);
     release(s, stage, lane);
 #pragma unroll
     for (int rb = 0; rb < kRowBlocks; ++rb) {
 #pragma unroll
-      for (int i = 0; i < kAccumulators; ++i) acc[rb][i] += partial[rb][i];
+      for (int i = 0; i < kAccumulators; ++i) {
+        if constexpr (Config::kBlockScaled) {
+          acc[rb][i] += partial[rb][i] * scale[rb][(i % 4) / 2];
+        } else {
+          acc[rb][i] += partial[rb][i];
+        }
+      }
     }
   }
 
