@@ -252,16 +252,35 @@ int main(int argc, char** argv) {
       // 1: fast on the ping-pong config, 2: promoted (128 x 128),
       // 3: fast on the promoted config's 128 x 128 cooperative tile (what promotion itself costs).
       // 4: promoted every 256 of K instead of 128 (half the waits).
-      for (int variant : {0, 1, 2, 3, 4}) {
-        if (variant >= 3 && mode != ScalingMode::kPerTensor) continue;
-        if (variant != 2 && mode == ScalingMode::kBlockWise) continue;  // block-wise scales need promotion
-        bool const fast = variant != 2 && variant != 4;
+      // 5: fast on ping-pong with 2-CTA multicast clusters, 6: promoted with multicast (per-tensor and
+      // block-wise).
+      for (int variant : {0, 1, 2, 3, 4, 5, 6}) {
+        if ((variant == 3 || variant == 4) && mode != ScalingMode::kPerTensor) continue;
+        if (variant == 6 && mode == ScalingMode::kRowWise) continue;
+        if (variant != 2 && variant != 6 && mode == ScalingMode::kBlockWise) continue;  // needs promotion
+        bool const fast = variant != 2 && variant != 4 && variant != 6;
         Row r{m, n, k, gemm::name_of(mode),
-              variant == 0 ? "fast (default)" : variant == 1 ? "fast, ping-pong" : variant == 2 ? "promoted" : variant == 3 ? "fast, 128x128" : "promoted every 256"};
+              variant == 0 ? "fast (default)" : variant == 1 ? "fast, ping-pong" : variant == 2   ? "promoted"
+              : variant == 3 ? "fast, 128x128"
+              : variant == 4 ? "promoted every 256"
+              : variant == 5 ? "fast, ping-pong + multicast"
+                             : "promoted + multicast"};
+        using PPMC = gemm::Sm90Fp8PingPongMulticastConfig;
         using PP = gemm::Sm90Fp8PingPongConfig;
         constexpr auto kFast = Fp8Accumulation::kFast;
         constexpr auto kPromoted = Fp8Accumulation::kPromoted;
-        if (mode == ScalingMode::kPerTensor) {
+        if (variant == 5) {
+          r.tilefuse_ms = mode == ScalingMode::kPerTensor
+                              ? time_tilefuse<ScalingMode::kPerTensor, kFast, PPMC>(m, n, k, sets, &r.describe)
+                              : time_tilefuse<ScalingMode::kRowWise, kFast, PPMC>(m, n, k, sets, &r.describe);
+        } else if (variant == 6) {
+          r.tilefuse_ms =
+              mode == ScalingMode::kPerTensor
+                  ? time_tilefuse<ScalingMode::kPerTensor, kPromoted, gemm::Sm90Fp8PromotedMulticastConfig>(m, n, k, sets,
+                                                                                                             &r.describe)
+                  : time_tilefuse<ScalingMode::kBlockWise, kPromoted, gemm::Sm90Fp8BlockScaledMulticastConfig>(
+                        m, n, k, sets, &r.describe);
+        } else if (mode == ScalingMode::kPerTensor) {
           r.tilefuse_ms =
               variant == 0   ? time_tilefuse<ScalingMode::kPerTensor, kFast>(m, n, k, sets, &r.describe)
               : variant == 1 ? time_tilefuse<ScalingMode::kPerTensor, kFast, PP>(m, n, k, sets, &r.describe)

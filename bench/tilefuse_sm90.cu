@@ -24,6 +24,18 @@ std::unique_ptr<TilefuseGemmOp> make_tilefuse_sm90(DType dtype, OperandLayout la
                                                    std::string const& kernel) {
   if (!layout.a_row_major || layout.b_row_major) return nullptr;
   using gemm::Sm90AutoConfig;
+  if (kernel == "sm90-pingpong-multicast") {
+    if (dtype != DType::kBF16) return nullptr;
+    using Config = gemm::Sm90PingPongMulticastConfig;
+    if (epilogue == EpilogueKind::kNone) {
+      return make_sm90<bfloat16_t, PlainEpilogue<bfloat16_t>, EpilogueKind::kNone, Config>("bf16", "sm90 ping-pong 128x128, 2-CTA multicast");
+    }
+    if (epilogue == EpilogueKind::kBiasGeluResidual) {
+      return make_sm90<bfloat16_t, BiasGeluResidualEpilogue<bfloat16_t>, EpilogueKind::kBiasGeluResidual, Config>(
+          "bf16", "sm90 ping-pong 128x128, 2-CTA multicast");
+    }
+    return nullptr;
+  }
   if (kernel == "sm90-pingpong" || kernel == "sm90-pingpong-wide") {
     if (dtype != DType::kBF16) return nullptr;
     bool const wide = kernel == "sm90-pingpong-wide";

@@ -44,6 +44,17 @@ TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90PingPong, Fp16AuxAmaxWide, half_t, specs::Au
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90PingPong, Bf16GeluTanhWide, bfloat16_t, specs::GeluTanhD, Sm90PingPongWideConfig, epilogue_cases(1010))
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90PingPong, Bf16RegionSigmoidTanhTurns, bfloat16_t, specs::RegionSigmoidTanh, Sm90PingPongConfig, pingpong_cases(1011))
 
+// Clusters of two CTAs sharing B by TMA multicast (Sm90Multicast): pairs of tile rows, including odd
+// tile-row counts (the last pair's second CTA loads zeros and stores nothing), k-tile counts around the
+// ring depth (each stage is freed by the consumers of both CTAs).
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Multicast, Bf16PingPongShapes, bfloat16_t, specs::StoreD, gemm::Sm90PingPongMulticastConfig, shape_sweep_cases(1020))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Multicast, Bf16PingPongPersistent, bfloat16_t, specs::StoreD, gemm::Sm90PingPongMulticastConfig, persistent_cases(1021))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Multicast, Bf16PingPongTurns, bfloat16_t, specs::StoreD, gemm::Sm90PingPongMulticastConfig, pingpong_cases(1022))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Multicast, Fp16PingPongStrides, half_t, specs::StoreD, gemm::Sm90PingPongMulticastConfig, stride_cases(1023))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Multicast, Bf16ResidualRelu, bfloat16_t, specs::ResidualRelu, gemm::Sm90PingPongMulticastConfig, epilogue_cases(1024))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Multicast, Bf16CooperativeLarge, bfloat16_t, specs::StoreD, gemm::Sm90Multicast<gemm::Sm90LargeConfig>, persistent_cases(1025))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Small, Bf16StorePingPongMulticast, bfloat16_t, specs::StoreD, gemm::Sm90PingPongMulticastConfig, small_cases(1026))
+
 // The compute-sanitizer subset: named-barrier turns and the shared ring under racecheck.
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Small, Bf16StorePingPong, bfloat16_t, specs::StoreD, Sm90PingPongConfig, small_cases(1012))
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Small, Bf16ResidualReluPingPongWide, bfloat16_t, specs::ResidualRelu, Sm90PingPongWideConfig, small_cases(1013))

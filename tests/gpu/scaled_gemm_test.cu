@@ -234,6 +234,17 @@ TEST(ScaledGemm, E4m3BlockWiseFp32Normal) {
   run_scaled_cases<float_e4m3_t, float, kBlockWise, false, kPromoted>(cases);
 }
 
+// Clusters of two sharing B by TMA multicast.
+TEST(ScaledGemm, E4m3RowWiseBf16FastPingPongMulticast) {
+  run_scaled_cases<float_e4m3_t, bfloat16_t, kRowWise, false, kFast, gemm::Sm90Fp8PingPongMulticastConfig>(scaled_cases(1240));
+}
+TEST(ScaledGemm, E4m3PerTensorBf16PromotedMulticast) {
+  run_scaled_cases<float_e4m3_t, bfloat16_t, kPerTensor, false, kPromoted, gemm::Sm90Fp8PromotedMulticastConfig>(scaled_cases(1250));
+}
+TEST(ScaledGemm, E4m3BlockWiseBf16BiasMulticast) {
+  run_scaled_cases<float_e4m3_t, bfloat16_t, kBlockWise, true, kPromoted, gemm::Sm90Fp8BlockScaledMulticastConfig>(scaled_cases(1260));
+}
+
 // Refusals: each names what is wrong.
 TEST(ScaledGemm, Refusals) {
   std::string const skip = sm90_skip_reason();

@@ -39,6 +39,18 @@ TILEFUSE_DEVICE inline void tma_load_3d(void* smem, TmaDescriptor const* desc, c
 #endif
 }
 
+// tma_load_3d, delivered to the same shared-memory offset of every CTA of the cluster in `cta_mask`
+// (bit r: rank r), each of which gets complete_tx of the box's bytes on its barrier at `bar`'s offset.
+TILEFUSE_DEVICE inline void tma_load_3d_multicast(void* smem, TmaDescriptor const* desc, cuda::std::uint64_t* bar,
+                                                  int c0, int c1, int c2, cuda::std::uint16_t cta_mask) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cuda::std::int32_t const coords[3] = {c0, c1, c2};
+  cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, smem, desc, coords, bar, cta_mask);
+#else
+  (void)smem, (void)desc, (void)bar, (void)c0, (void)c1, (void)c2, (void)cta_mask;
+#endif
+}
+
 // The im2col form for a 4D NHWC tensor map (encoded with cuTensorMapEncodeIm2col, dims {C, W, H, N}):
 // copies pixels_per_column pixels x channels_per_pixel channels into shared memory at `smem`, one
 // pixel per box row. (c, w, h, n) is the first pixel's base position, (w, h) being where the filter's

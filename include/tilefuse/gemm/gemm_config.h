@@ -95,6 +95,8 @@ struct Sm90TileConfig {
   // FP8: add the wgmma accumulators into fp32 ones after every k-tile (Sm90Promoted below).
   static constexpr bool kPromoteEveryKTile = false;
   static constexpr int kPromoteInterval = 1;
+  // CTAs per cluster along M (Sm90Multicast below): 1, or 2 sharing each B tile by TMA multicast.
+  static constexpr int kClusterM = 1;
   // FP8 block-wise scales applied at each promotion (Sm90BlockScaled below).
   static constexpr bool kBlockScaled = false;
 
@@ -157,6 +159,18 @@ struct Sm90BlockScaled : Sm90Promoted<Base> {
   static_assert(Base::kTileN == 128, "block-wise scales: a tile column is one 128-wide scale block of B");
 };
 using Sm90Fp8BlockScaledConfig = Sm90BlockScaled<Sm90Fp8MediumConfig>;
+// Two CTAs per cluster on adjacent tile rows of the same tile column: each loads half of the B tile
+// and multicasts it to both, so B crosses L2 once per pair. What a 128-row tile per warpgroup (ping-pong,
+// FP8 promotion) needs to stay under the L2 bandwidth. TMA operand source only (the GEMM's).
+template <class Base>
+struct Sm90Multicast : Base {
+  static constexpr int kClusterM = 2;
+  static_assert(Base::kTileN % 16 == 0, "each CTA loads half of the B tile");
+};
+using Sm90Fp8PingPongMulticastConfig = Sm90Multicast<Sm90Fp8PingPongConfig>;
+using Sm90Fp8PromotedMulticastConfig = Sm90Multicast<Sm90Fp8PromotedConfig>;
+using Sm90Fp8BlockScaledMulticastConfig = Sm90Multicast<Sm90Fp8BlockScaledConfig>;
+using Sm90PingPongMulticastConfig = Sm90Multicast<Sm90PingPongConfig>;
 // Not a configuration but a request: GemmSm90 picks Sm90LargeConfig, Sm90MediumConfig or
 // Sm90NarrowConfig per problem (gemm/device/gemm_sm90.hpp: choose_sm90_tile).
 struct Sm90AutoConfig {};

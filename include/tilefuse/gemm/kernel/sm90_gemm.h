@@ -57,6 +57,7 @@
 #include <cuda/std/cstdint>
 #include <cuda/std/type_traits>
 
+#include <tilefuse/arch/cluster.h>
 #include <tilefuse/arch/mbarrier.h>
 #include <tilefuse/arch/named_barrier.h>
 #include <tilefuse/arch/tma.h>
@@ -79,12 +80,14 @@ struct TmaOperands {
   static constexpr int kProducerThreads = 1;
   static constexpr int kFullArrivals = 1;  // the producer's arrive.expect_tx
   static constexpr bool kGenericProxyWrites = false;
+  static constexpr bool kMulticast = true;  // supports Config::kClusterM = 2
+  static constexpr int kClusterM = Config::kClusterM;
   static constexpr int kABytes = Config::kTileM * Config::kTileK * static_cast<int>(sizeof(Element));
   static constexpr int kBBytes = Config::kTileN * Config::kTileK * static_cast<int>(sizeof(Element));
 
   struct Params {
     arch::TmaDescriptor tma_a;  // A as (k, m, batch), box (TileK, TileM, 1), 128-byte swizzle
-    arch::TmaDescriptor tma_b;  // B as (k, n, batch), box (TileK, TileN, 1), 128-byte swizzle
+    arch::TmaDescriptor tma_b;  // B as (k, n, batch), box (TileK, TileN / ClusterM, 1), 128-byte swizzle
     // ANDed with the batch index to give the tensor map's batch coordinate: -1 (all ones) for an
     // operand with one matrix per batch entry, 0 for one matrix shared by the batch (batch stride 0;
     // its tensor map then has a batch extent of 1).
@@ -101,15 +104,35 @@ struct TmaOperands {
     int m0, n0, batch;
     TILEFUSE_DEVICE Loader(Params const&, GemmCoord const&, int /*thread*/, int m0_, int n0_, int batch_)
         : m0(m0_), n0(n0_), batch(batch_) {}
+    // Every CTA receives all of A's and B's bytes for the stage; with a cluster of two, each CTA loads
+    // half of the B tile (its rank's) into both CTAs, at the same offsets.
     TILEFUSE_DEVICE void load(Params const& p, char* a, char* b, cuda::std::uint64_t* full, int k0) const {
       arch::mbarrier_arrive_expect_tx(full, kABytes + kBBytes);
       arch::tma_load_3d(a, &p.tma_a, full, k0, m0, batch & p.batch_mask_a);
-      arch::tma_load_3d(b, &p.tma_b, full, k0, n0, batch & p.batch_mask_b);
+      if constexpr (kClusterM == 1) {
+        arch::tma_load_3d(b, &p.tma_b, full, k0, n0, batch & p.batch_mask_b);
+      } else {
+        int const rank = arch::cluster_rank();
+        constexpr int kHalfRows = Config::kTileN / 2;
+        arch::tma_load_3d_multicast(b + rank * kHalfRows * Config::kTileK * static_cast<int>(sizeof(Element)), &p.tma_b,
+                                    full, k0, n0 + rank * kHalfRows, batch & p.batch_mask_b,
+                                    static_cast<cuda::std::uint16_t>(0x3));
+      }
     }
   };
 
   TILEFUSE_DEVICE static void finish() {}
 };
+
+// Whether an operand source can load for a cluster of two (TmaOperands can; the conv's gathers cannot).
+template <class Operands>
+constexpr bool supports_multicast() {
+  if constexpr (requires { Operands::kMulticast; }) {
+    return Operands::kMulticast;
+  } else {
+    return false;
+  }
+}
 
 // Element_ is A's type and, unless ElementB_ says otherwise, B's.
 template <class Element_, class Epilogue, class Config, class Operands = TmaOperands<Element_, Config>,
@@ -141,6 +164,12 @@ struct GemmKernel {
   static constexpr int kWarpgroupRows = kPingPong ? kTileM : kTileM / kConsumerWarpgroups;
   static constexpr int kRowBlocks = kWarpgroupRows / 64;
   static constexpr int kAccumulators = kTileN / 2;  // fp32 per consumer thread and row block
+  // Cluster of kClusterM CTAs on adjacent tile rows sharing B (Sm90Multicast): the scheduler hands out
+  // pairs of tiles, and a stage is free only when the consumers of every CTA of the cluster released it
+  // (the peer's producer writes B into it).
+  static constexpr int kClusterM = Config::kClusterM;
+  static_assert(kClusterM == 1 || kClusterM == 2, "clusters of one or two CTAs along M");
+  static_assert(kClusterM == 1 || supports_multicast<Operands>(), "multicast needs the TMA operand source");
   // Warps that read (and release) each stage: one warpgroup under ping-pong, all consumers otherwise.
   static constexpr int kReleasingWarps = kPingPong ? 4 : kConsumerWarps;
   static_assert(!kPingPong || kConsumerWarpgroups == 2, "ping-pong alternates between two consumer warpgroups");
@@ -189,7 +218,7 @@ struct GemmKernel {
     typename Epilogue::Params epilogue;
     int tiles_m = 0;
     int tiles_n = 0;
-    int tiles = 0;  // tiles_m * tiles_n * batch
+    int tiles = 0;  // tiles_m * tiles_n * batch; with a cluster, ceil(tiles_m / ClusterM) * tiles_n * batch
     BlockScales block_scales;  // Config::kBlockScaled only
   };
 
@@ -200,11 +229,22 @@ struct GemmKernel {
     int batch = 0;
   };
 
+  // With a cluster, `index` counts tile-row pairs: the CTA of rank r takes row 2 * pair + r (a row past
+  // the last one loads zeros and stores nothing).
   TILEFUSE_DEVICE static Tile tile_of(Params const& p, int index) {
-    int const per_batch = p.tiles_m * p.tiles_n;
+    int const rows = (p.tiles_m + kClusterM - 1) / kClusterM;
+    int const per_batch = rows * p.tiles_n;
     int const batch = index / per_batch;
-    TileCoord const c = GroupedRasterization<Config::kGroupRows>::tile_of(index - batch * per_batch, p.tiles_m, p.tiles_n);
-    return Tile{c.m, c.n, batch};
+    TileCoord const c = GroupedRasterization<Config::kGroupRows>::tile_of(index - batch * per_batch, rows, p.tiles_n);
+    int const m = kClusterM == 1 ? c.m : c.m * kClusterM + arch::cluster_rank();
+    return Tile{m, c.n, batch};
+  }
+  // The scheduler's walk: this block's (or cluster's) first tile and the step between its tiles.
+  TILEFUSE_DEVICE static int first_tile_index() {
+    return kClusterM == 1 ? static_cast<int>(blockIdx.x) : arch::cluster_id_x();
+  }
+  TILEFUSE_DEVICE static int tile_stride() {
+    return kClusterM == 1 ? static_cast<int>(gridDim.x) : arch::cluster_count_x();
   }
 
   TILEFUSE_DEVICE static int k_tiles(Params const& p) {
@@ -258,12 +298,17 @@ struct GemmKernel {
     if (thread == 0) {
       for (int i = 0; i < kStages; ++i) {
         arch::mbarrier_init(&s.full[i], Operands::kFullArrivals);
-        arch::mbarrier_init(&s.empty[i], kReleasingWarps);
+        arch::mbarrier_init(&s.empty[i], kReleasingWarps * kClusterM);
       }
       arch::fence_barrier_init();
       Operands::prefetch(p);
     }
-    __syncthreads();
+    // The peers' barriers must be initialised before anyone multicasts into them or arrives on them.
+    if constexpr (kClusterM > 1) {
+      arch::cluster_sync();
+    } else {
+      __syncthreads();
+    }
 
     if (warpgroup == 0) {
       arch::setmaxnreg_dec<Config::kProducerRegisters>();
@@ -272,6 +317,8 @@ struct GemmKernel {
       arch::setmaxnreg_inc<Config::kConsumerRegisters>();
       consumer(p, s, warpgroup - 1);
     }
+    // No CTA leaves while its peer may still write into its shared memory or arrive on its barriers.
+    if constexpr (kClusterM > 1) arch::cluster_sync();
 #else
     // Built for another arch (the library's sm_80 builds instantiate this kernel too): never launched,
     // GemmSm90::can_implement refuses devices and builds without sm_90a code. Fail loudly regardless.
@@ -285,7 +332,7 @@ struct GemmKernel {
   TILEFUSE_DEVICE static void producer(Params const& p, SharedStorage const& s, int thread) {
     int const k_count = k_tiles(p);
     PipelineState state;
-    for (int t = static_cast<int>(blockIdx.x); t < p.tiles; t += static_cast<int>(gridDim.x)) {
+    for (int t = first_tile_index(); t < p.tiles; t += tile_stride()) {
       Tile const tile = tile_of(p, t);
       typename Operands::Loader const loader(p, p.problem, thread, tile.m * kTileM, tile.n * kTileN, tile.batch);
       for (int kt = 0; kt < k_count; ++kt) {
@@ -307,8 +354,8 @@ struct GemmKernel {
     int const warp = consumer_warpgroup * 4 + warp_in_group;  // 0 .. kConsumerWarps - 1
     float* const staging = s.staging + warp * (16 * kStagingLd);
     int const k_count = k_tiles(p);
-    int const grid = static_cast<int>(gridDim.x);
-    int const first_tile = static_cast<int>(blockIdx.x);
+    int const grid = tile_stride();
+    int const first_tile = first_tile_index();
 
     float acc[kRowBlocks][kAccumulators];
 #pragma unroll
@@ -531,7 +578,10 @@ struct GemmKernel {
 
   // One arrival per consumer warp: all its wgmmas reading the stage have completed.
   TILEFUSE_DEVICE static void release(SharedStorage const& s, int stage, int lane) {
-    if (lane == 0) arch::mbarrier_arrive(&s.empty[stage]);
+    if (lane == 0) {
+      arch::mbarrier_arrive(&s.empty[stage]);
+      if constexpr (kClusterM > 1) arch::mbarrier_arrive_cluster(&s.empty[stage], arch::cluster_rank() ^ 1);
+    }
   }
 
   // Asks L2 for the tree's global inputs (residual, bias) of this warp's 16 rows of the tile before
