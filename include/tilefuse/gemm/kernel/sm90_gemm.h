@@ -126,7 +126,7 @@ struct TmaOperands {
 
 // Whether an operand source can load for a cluster of two (TmaOperands can; the conv's gathers cannot).
 template <class Operands>
-constexpr bool supports_multicast() {
+TILEFUSE_HOST_DEVICE constexpr bool supports_multicast() {
   if constexpr (requires { Operands::kMulticast; }) {
     return Operands::kMulticast;
   } else {
