@@ -1,0 +1,21 @@
+"""JIT: generated Hopper GEMM kernels compiled with NVRTC, kept in a disk cache, loaded with the CUDA
+runtime's library API.
+
+    from tilefuse.epilogue import relu, trace, to_cpp
+    from tilefuse.jit import gemm_kernel, load_kernel
+
+    tree = to_cpp(trace(lambda acc, bias: relu(acc + bias), bias=(n,)), "bfloat16")
+    kernel = gemm_kernel(tree, "bfloat16", "Sm90LargeConfig")   # cubin, lowered_name, hit
+    loaded = load_kernel(kernel)                                # needs a GPU (NoCudaDeviceError without)
+
+Nothing here touches NVRTC, libcudart or a GPU at import. Cache, key and switches: docs/python.md.
+"""
+from .cache import CachedKernel, KernelCache, cache_dir, cache_key, key_inputs
+from .errors import CacheMissError, JitError, NoCudaDeviceError, NvrtcError, NvrtcNotFoundError
+from .gemm import gemm_kernel
+from .loader import LoadedKernel, load_kernel
+from .source import KernelSource, gemm_sm90_source
+
+__all__ = ["CacheMissError", "CachedKernel", "JitError", "KernelCache", "KernelSource", "LoadedKernel",
+           "NoCudaDeviceError", "NvrtcError", "NvrtcNotFoundError", "cache_dir", "cache_key", "gemm_kernel",
+           "gemm_sm90_source", "key_inputs", "load_kernel"]

@@ -1,0 +1,37 @@
+"""gemm_kernel(): the Hopper GEMM kernel for an epilogue tree, from the disk cache or compiled by NVRTC."""
+from .cache import KernelCache, key_inputs
+from .errors import JitError
+from .headers import include_dir
+from .nvrtc import compile_to_cubin
+from .source import gemm_sm90_source
+from .toolkit import cuda_include_dirs
+
+# NVRTC's flags (the include folders are added at compile time and are not part of the cache key).
+BASE_FLAGS = ("-std=c++20",)
+
+
+def gemm_kernel(epilogue, element="bfloat16", config="Sm90LargeConfig", *, arch="sm_90a", cache_dir=None,
+                require_cached=None):
+    """The CachedKernel (cubin, lowered_name, hit, ...) of
+    tilefuse::gemm::sm90::sm90_gemm_kernel<GemmKernel<element, epilogue, config>> for `arch`.
+
+    epilogue: the C++ tree type, e.g. tilefuse.epilogue.to_cpp(trace(fn, ...), "bfloat16").
+    cache_dir: the cache folder (default $TILEFUSE_CACHE_DIR or ~/.cache/tilefuse).
+    require_cached: True makes a miss a CacheMissError instead of a compile (None:
+    $TILEFUSE_JIT_REQUIRE_CACHED). Needs libnvrtc (its version is part of the key), never a GPU.
+    """
+    kernel = gemm_sm90_source(epilogue, element, config)
+    flags = [*BASE_FLAGS, f"--gpu-architecture={arch}"]
+
+    def build():
+        toolkit = cuda_include_dirs()
+        if not toolkit:
+            raise JitError("tilefuse.jit: the CUDA toolkit's headers (cuda_fp16.h, cuda/std) were not found; set "
+                           "CUDA_HOME to the toolkit's folder")
+        includes = [f"-I{d}" for d in (include_dir(), *toolkit)]
+        compiled = compile_to_cubin(kernel.source, [kernel.name_expression], flags + includes)
+        return compiled.cubin, compiled.lowered_names[kernel.name_expression]
+
+    inputs = key_inputs(kernel.source, kernel.name_expression, flags, arch)
+    return KernelCache(cache_dir).get_or_build(inputs, build, describe=kernel.kernel_type,
+                                               require_cached=require_cached)

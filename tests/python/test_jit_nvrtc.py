@@ -1,0 +1,87 @@
+"""NVRTC through ctypes, and a generated Hopper GEMM kernel compiled for sm_90a and cached (one real
+compile per test session; skipped, with the reason, where libnvrtc is not found)."""
+import pytest
+
+from tilefuse.epilogue import relu, to_cpp, trace
+from tilefuse.jit import (CacheMissError, NvrtcError, NvrtcNotFoundError, gemm_kernel, gemm_sm90_source,
+                          key_inputs, nvrtc)
+from tilefuse.jit.headers import headers_hash
+
+
+@pytest.fixture(scope="session")
+def nvrtc_version():
+    try:
+        return nvrtc.version()
+    except NvrtcNotFoundError as error:
+        pytest.skip(f"NVRTC is not available here: {error}")
+
+
+@pytest.fixture(scope="session")
+def relu_bias_tree():
+    return to_cpp(trace(lambda acc, bias: relu(acc + bias), bias=(256,)), "bfloat16")
+
+
+@pytest.fixture(scope="session")
+def compiled(nvrtc_version, relu_bias_tree, tmp_path_factory):
+    """(cache folder, the kernel as compiled on a miss): the session's one real compile."""
+    directory = tmp_path_factory.mktemp("jit-cache")
+    return directory, gemm_kernel(relu_bias_tree, "bfloat16", "Sm90LargeConfig", cache_dir=directory,
+                                  require_cached=False)
+
+
+def test_version(nvrtc_version):
+    assert nvrtc_version >= (12, 8)
+
+
+def test_compile_error_raises_with_the_log(nvrtc_version):
+    with pytest.raises(NvrtcError, match="NVRTC_ERROR_COMPILATION") as error:
+        nvrtc.compile_to_cubin("__global__ void k() { int x = ; }\n", [], ["--gpu-architecture=sm_90a"])
+    assert "expected an expression" in error.value.log and error.value.log in str(error.value)
+
+
+def test_ptx_and_lowered_names_of_a_small_program(nvrtc_version):
+    source = "template <class T> __global__ void fill(T* p, T v) { p[threadIdx.x] = v; }\n"
+    with nvrtc.Program(source, "fill.cu") as program:
+        program.add_name_expression("&fill<float>")
+        program.compile(["-std=c++20", "--gpu-architecture=compute_90a"])
+        assert program.lowered_name("&fill<float>") == "_Z4fillIfEvPT_S0_"
+        assert ".entry _Z4fillIfEvPT_S0_" in program.ptx()
+
+
+def test_missing_library_names_where_it_looked(monkeypatch):
+    monkeypatch.setattr(nvrtc, "find_shared_library", lambda stem: (None, ["/nowhere/lib64", "ldconfig"]))
+    with pytest.raises(NvrtcNotFoundError, match=r"libnvrtc .* was not found; searched: /nowhere/lib64, ldconfig\. "
+                                                 r"Install the CUDA toolkit"):
+        nvrtc.library.__wrapped__()
+
+
+def test_generated_gemm_kernel_compiles_to_a_cubin(compiled):
+    _, kernel = compiled
+    assert not kernel.hit
+    assert kernel.cubin[:4] == b"\x7fELF"
+    assert kernel.lowered_name.startswith("_ZN8tilefuse4gemm4sm9016sm90_gemm_kernel")
+    assert kernel.info["inputs"]["arch"] == "sm_90a" and kernel.info["compile_seconds"] > 0
+
+
+def test_second_call_hits_and_require_cached_allows_hits(compiled, relu_bias_tree):
+    directory, first = compiled
+    again = gemm_kernel(relu_bias_tree, "bfloat16", "Sm90LargeConfig", cache_dir=directory, require_cached=True)
+    assert again.hit and again.cubin == first.cubin and again.lowered_name == first.lowered_name
+
+
+def test_require_cached_refuses_a_new_kernel(compiled):
+    directory, _ = compiled
+    other = to_cpp(trace(lambda acc: relu(acc)), "bfloat16")
+    with pytest.raises(CacheMissError, match=r"GemmKernel<tilefuse::bfloat16_t, .*Relu<tilefuse::epilogue::Acc>.*"
+                                             r"arch sm_90a.*is not in the cache"):
+        gemm_kernel(other, "bfloat16", "Sm90MediumConfig", cache_dir=directory, require_cached=True)
+
+
+def test_key_inputs_name_every_dependency(nvrtc_version, relu_bias_tree):
+    import tilefuse
+
+    source = gemm_sm90_source(relu_bias_tree)
+    inputs = key_inputs(source.source, source.name_expression, ["-std=c++20"], "sm_90a")
+    assert inputs["source"] == source.source and inputs["name_expression"] == source.name_expression
+    assert inputs["headers"] == headers_hash() and inputs["nvrtc"] == "%d.%d" % nvrtc_version
+    assert inputs["tilefuse"] == tilefuse.__version__ and inputs["arch"] == "sm_90a"
