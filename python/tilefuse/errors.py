@@ -12,3 +12,12 @@ class EpilogueTraceError(Exception):
         super().__init__(message)
         self.filename = filename
         self.lineno = lineno
+
+
+class TensorArgumentError(ValueError):
+    """A tensor handed to a tilefuse operation that it cannot take as it is (not a tensor, the wrong rank,
+    shape, dtype, device or memory layout), or a tensor request that needs PyTorch where it is missing.
+
+    Raised by :mod:`tilefuse.tensors` before any kernel runs; the message names the argument, the offending
+    values and what to do instead.
+    """
