@@ -144,7 +144,10 @@ struct Sm90Promoted : Base {
   // k-tiles accumulated by the tensor cores between promotions (1: every 128 of K, DeepSeek's interval).
   static constexpr int kPromoteInterval = Interval;
   static_assert(Base::kTileK == 128, "promotion is for FP8 configs");
-  static_assert(Base::kTileM * Base::kTileN <= 128 * 128, "promotion needs a second accumulator set: at most 128 x 128");
+  // A second accumulator set per thread: at most 64 x 128 per consumer warpgroup (64 + 64 registers).
+  static_assert((Base::kSchedule == Sm90Schedule::kPingPong ? Base::kTileM : Base::kTileM / Base::kConsumerWarpgroups) *
+                        Base::kTileN <= 64 * 128,
+                "promotion needs a second accumulator set: at most 64 x 128 per consumer warpgroup");
 };
 using Sm90Fp8PromotedConfig = Sm90Promoted<Sm90Fp8MediumConfig>;
 // Promotion every 256 of K: half the waits (an experiment against the default; gemm_fp8.md).
@@ -160,12 +163,13 @@ struct Sm90BlockScaled : Sm90Promoted<Base> {
 };
 using Sm90Fp8BlockScaledConfig = Sm90BlockScaled<Sm90Fp8MediumConfig>;
 // Two CTAs per cluster on adjacent tile rows of the same tile column: each loads half of the B tile
-// and multicasts it to both, so B crosses L2 once per pair. What a 128-row tile per warpgroup (ping-pong,
-// FP8 promotion) needs to stay under the L2 bandwidth. TMA operand source only (the GEMM's).
+// and multicasts it to both, so B crosses L2 once per pair. Built to take L2 traffic off the 128-row
+// tiles (ping-pong, FP8 promotion); measured no faster than without (gemm_sm90.md v24-v26), so no
+// auto config picks it. TMA operand source only (the GEMM's).
 template <class Base>
 struct Sm90Multicast : Base {
   static constexpr int kClusterM = 2;
-  static_assert(Base::kTileN % 16 == 0, "each CTA loads half of the B tile");
+  static_assert((Base::kTileN / 2) % 8 == 0, "each CTA loads half of the B tile, whole 1024-byte swizzle atoms");
 };
 using Sm90Fp8PingPongMulticastConfig = Sm90Multicast<Sm90Fp8PingPongConfig>;
 using Sm90Fp8PromotedMulticastConfig = Sm90Multicast<Sm90Fp8PromotedConfig>;

@@ -1,7 +1,8 @@
 // GemmSm90: the device-level operation of the Hopper path (TMA + WGMMA, warp-specialized, persistent;
 // kernel: gemm/kernel/sm90_gemm.h). Runs only on sm_90 devices, from code built for sm_90a.
 //   D[l] = epilogue(A[l] * B[l]) for l < batch, A: m x k row-major, B: k x n column-major (both K-major,
-//   the layouts wgmma reads straight from 128-byte-swizzled shared memory), bf16 or fp16.
+//   the layouts wgmma reads straight from 128-byte-swizzled shared memory), bf16, fp16 or FP8 (e4m3 /
+//   e5m2, with the Sm90Fp8* configs; gemm::ScaledGemm adds torch._scaled_mm's scales).
 // The Arguments are gemm::Gemm's. can_implement() explains every refusal in a sentence; the other
 // layouts, split-K and operands TMA cannot describe (16-byte alignment) are refused with a pointer to
 // gemm::Gemm, the sm80 kernel, which runs them.
@@ -39,6 +40,7 @@
 #include <tilefuse/gemm/kernel/sm90_gemm.h>
 #include <tilefuse/runtime/device_query.hpp>
 #include <tilefuse/runtime/host_adapter.hpp>
+#include <tilefuse/runtime/pointer_check.hpp>
 #include <tilefuse/runtime/tensor_map.hpp>
 
 namespace tilefuse::gemm {
@@ -159,8 +161,10 @@ class GemmSm90 {
     // With a cluster of ClusterM CTAs along M, the scheduler's unit is ClusterM tile rows.
     constexpr index_t kClusterM = Config::kClusterM;
     index_t const tiles = (tiles_m + kClusterM - 1) / kClusterM * tiles_n * p.batch;
-    if (tiles > std::numeric_limits<int>::max()) {
-      return not_supported("gemm_sm90: ", tiles, " tiles exceed 2^31 - 1; split the problem");
+    // The kernel walks tile indices in int, up to two grid strides past the last one (ping-pong).
+    if (tiles > std::numeric_limits<int>::max() - 4 * index_t{1024}) {
+      return not_supported("gemm_sm90: ", tiles, Config::kClusterM > 1 ? " tile pairs" : " tiles",
+                           " are too many for the kernel's int tile indices (at most 2^31 - 4097); split the problem");
     }
     if (epilogue::uses_coordinates<Epilogue>() && std::max({p.m, p.n, p.batch}) >= (index_t{1} << 24)) {
       return not_supported("gemm_sm90: the epilogue reads element coordinates, which are exact only below 2^24, "
@@ -229,7 +233,7 @@ class GemmSm90 {
                           Config::kConsumerWarpgroups, " consumer warpgroups",
                           Config::kSchedule == Sm90Schedule::kPingPong ? " (ping-pong)" : "",
                           Config::kClusterM > 1 ? ", clusters of 2 along M sharing B by TMA multicast" : "", ", ",
-                          plan.params.tiles, Config::kClusterM > 1 ? " tile-row pairs on " : " tiles on ", plan.grid,
+                          plan.params.tiles, Config::kClusterM > 1 ? " tile pairs on " : " tiles on ", plan.grid,
                           " blocks");
   }
 
@@ -286,6 +290,24 @@ class GemmSm90 {
       if (args.block_scale_a == nullptr || args.block_scale_b == nullptr) {
         return invalid_argument("gemm_sm90: the config is block-scaled but block_scale_a or block_scale_b is null; "
                                 "pass both (device memory), or use a config without Sm90BlockScaled");
+      }
+      TILEFUSE_RETURN_IF_ERROR(check_device_pointer("gemm_sm90", "block_scale_a", args.block_scale_a));
+      TILEFUSE_RETURN_IF_ERROR(check_device_pointer("gemm_sm90", "block_scale_b", args.block_scale_b));
+      GemmCoord const& p = args.problem;
+      if (p.batch > 1) {
+        return not_supported("gemm_sm90: block-wise scales with batch = ", p.batch,
+                             " (the scales have no batch stride); run one GEMM per batch entry");
+      }
+      // A zero stride along an extent of more than one block would read one scale for all of them.
+      index_t const k_blocks = (p.k + 127) / 128, n_blocks = (p.n + 127) / 128;
+      auto const stride_ok = [](index_t stride, index_t extent) { return extent <= 1 || stride > 0; };
+      if (!stride_ok(args.block_scale_a_strides[0], p.m) || !stride_ok(args.block_scale_a_strides[1], k_blocks) ||
+          !stride_ok(args.block_scale_b_strides[0], k_blocks) || !stride_ok(args.block_scale_b_strides[1], n_blocks)) {
+        return invalid_argument("gemm_sm90: block-scale strides (a: ", args.block_scale_a_strides[0], ", ",
+                                args.block_scale_a_strides[1], "; b: ", args.block_scale_b_strides[0], ", ",
+                                args.block_scale_b_strides[1], ") must be positive along every extent above one ",
+                                "(m = ", p.m, ", k blocks = ", k_blocks, ", n blocks = ", n_blocks,
+                                "); torch's layouts are a: (1, m), b: (1, k blocks)");
       }
       params->block_scales = {args.block_scale_a, args.block_scale_b, args.block_scale_a_strides[0],
                               args.block_scale_a_strides[1], args.block_scale_b_strides[0],

@@ -64,6 +64,16 @@ constexpr int promote_interval() {
   }
 }
 
+// Whether a GemmSm90 config applies block-wise scales in the mainloop.
+template <class Config>
+constexpr bool block_scaled() {
+  if constexpr (std::is_same_v<Config, Sm90AutoConfig>) {
+    return false;
+  } else {
+    return Config::kBlockScaled;
+  }
+}
+
 // Whether a GemmSm90 config promotes FP8 accumulators (the auto config picks fast-accumulation tiles).
 template <class Config>
 constexpr bool promotes() {
@@ -107,6 +117,8 @@ class ScaledGemm {
       Mode == ScalingMode::kBlockWise, Sm90Fp8BlockScaledConfig,
       std::conditional_t<Accumulation == Fp8Accumulation::kPromoted, Sm90Fp8PromotedConfig, Sm90AutoConfig>>;
   using Config = std::conditional_t<std::is_void_v<ConfigOverride>, DefaultConfig, ConfigOverride>;
+  static_assert(detail::block_scaled<Config>() == (Mode == ScalingMode::kBlockWise),
+                "ScaledGemm: block-wise scales need a Sm90BlockScaled config, and only they do");
   static_assert(detail::promotes<Config>() == (Accumulation == Fp8Accumulation::kPromoted),
                 "ScaledGemm: promoted accumulation needs an Sm90Promoted<...> config, fast accumulation one without");
   using Operation = GemmSm90<ElementAB, RowMajor, ColumnMajor, Tree, Config>;
@@ -195,6 +207,9 @@ class ScaledGemm {
     TILEFUSE_RETURN_IF_ERROR(check_device_pointer("scaled_gemm", "scale_a", args.scale_a));
     TILEFUSE_RETURN_IF_ERROR(check_device_pointer("scaled_gemm", "scale_b", args.scale_b));
     if constexpr (kHasBias) TILEFUSE_RETURN_IF_ERROR(check_device_pointer("scaled_gemm", "bias", args.bias));
+    if (args.scale_result != nullptr) {
+      TILEFUSE_RETURN_IF_ERROR(check_device_pointer("scaled_gemm", "scale_result", args.scale_result));
+    }
     if (!kFp8Out && args.scale_result != nullptr) {
       return invalid_argument("scaled_gemm: scale_result is given but the output is not fp8; drop it");
     }
