@@ -54,45 +54,19 @@ struct ScaledGemmTree {
   using Tree = epilogue::Store<"D", ElementOut, Result>;
 };
 
-// k-tiles between promotions of a GemmSm90 config (1 for configs that do not promote).
+// How a GemmSm90 config accumulates FP8 products (the auto config picks fast-accumulation tiles).
 template <class Config>
-constexpr int promote_interval() {
-  if constexpr (std::is_same_v<Config, Sm90AutoConfig>) {
-    return 1;
-  } else {
-    return Config::kPromoteInterval;
-  }
-}
-
-// Whether a GemmSm90 config applies block-wise scales in the mainloop.
-template <class Config>
-constexpr bool block_scaled() {
-  if constexpr (std::is_same_v<Config, Sm90AutoConfig>) {
-    return false;
-  } else {
-    return Config::kBlockScaled;
-  }
-}
-
-// Whether a GemmSm90 config promotes FP8 accumulators (the auto config picks fast-accumulation tiles).
-template <class Config>
-constexpr bool promotes() {
-  if constexpr (std::is_same_v<Config, Sm90AutoConfig>) {
-    return false;
-  } else {
-    return Config::kPromoteEveryKTile;
-  }
-}
-
-template <class T>
-constexpr DataType scaled_gemm_data_type() {
-  if constexpr (std::is_same_v<T, float_e4m3_t>) return DataType::kE4M3;
-  if constexpr (std::is_same_v<T, float_e5m2_t>) return DataType::kE5M2;
-  if constexpr (std::is_same_v<T, bfloat16_t>) return DataType::kBF16;
-  if constexpr (std::is_same_v<T, half_t>) return DataType::kF16;
-  if constexpr (std::is_same_v<T, float>) return DataType::kF32;
-  return DataType::kUnknown;
-}
+struct AccumulationOf {
+  static constexpr bool kPromotes = Config::kPromoteEveryKTile;
+  static constexpr int kInterval = Config::kPromoteInterval;  // k-tiles between promotions
+  static constexpr bool kBlockScaled = Config::kBlockScaled;   // block-wise scales in the mainloop
+};
+template <>
+struct AccumulationOf<Sm90AutoConfig> {
+  static constexpr bool kPromotes = false;
+  static constexpr int kInterval = 1;
+  static constexpr bool kBlockScaled = false;
+};
 
 }  // namespace detail
 
@@ -117,9 +91,9 @@ class ScaledGemm {
       Mode == ScalingMode::kBlockWise, Sm90Fp8BlockScaledConfig,
       std::conditional_t<Accumulation == Fp8Accumulation::kPromoted, Sm90Fp8PromotedConfig, Sm90AutoConfig>>;
   using Config = std::conditional_t<std::is_void_v<ConfigOverride>, DefaultConfig, ConfigOverride>;
-  static_assert(detail::block_scaled<Config>() == (Mode == ScalingMode::kBlockWise),
+  static_assert(detail::AccumulationOf<Config>::kBlockScaled == (Mode == ScalingMode::kBlockWise),
                 "ScaledGemm: block-wise scales need a Sm90BlockScaled config, and only they do");
-  static_assert(detail::promotes<Config>() == (Accumulation == Fp8Accumulation::kPromoted),
+  static_assert(detail::AccumulationOf<Config>::kPromotes == (Accumulation == Fp8Accumulation::kPromoted),
                 "ScaledGemm: promoted accumulation needs an Sm90Promoted<...> config, fast accumulation one without");
   using Operation = GemmSm90<ElementAB, RowMajor, ColumnMajor, Tree, Config>;
   // Fast accumulation without an override also has the ping-pong kernel (128 x 128 per warpgroup: the
@@ -176,7 +150,7 @@ class ScaledGemm {
     if (!s.ok()) return "cannot run: " + s.message();
     return std::string("FP8 scaled GEMM, ") + name_of(Mode) + " scales, " +
            (Accumulation == Fp8Accumulation::kPromoted
-                ? "fp32 promotion every " + std::to_string(128 * detail::promote_interval<Config>()) + " of K"
+                ? "fp32 promotion every " + std::to_string(128 * detail::AccumulationOf<Config>::kInterval) + " of K"
                 : std::string("fast accumulation")) +
            ": " +
            (pick_pingpong(args) ? PingPongOperation::describe(op_args) + " (ping-pong consumers, picked per problem)"
@@ -189,8 +163,8 @@ class ScaledGemm {
     ScaledGemmProblem p;
     index_t const lda = args.lda == epilogue::kPacked ? args.k : args.lda;
     index_t const ldb = args.ldb == epilogue::kPacked ? args.k : args.ldb;
-    p.a = TensorDesc{detail::scaled_gemm_data_type<ElementAB>(), args.m, args.k, lda, 1};
-    p.b = TensorDesc{detail::scaled_gemm_data_type<ElementAB>(), args.k, args.n, 1, ldb};
+    p.a = TensorDesc{data_type_of<ElementAB>, args.m, args.k, lda, 1};
+    p.b = TensorDesc{data_type_of<ElementAB>, args.k, args.n, 1, ldb};
     p.scaling = Mode;
     ScaleShape const sa = scale_a_shape(Mode, args.m, args.k);
     ScaleShape const sb = scale_b_shape(Mode, args.k, args.n);
@@ -198,8 +172,8 @@ class ScaledGemm {
     ScaleStrides const sb_strides = scale_b_strides(Mode, args.k);
     p.scale_a = TensorDesc{DataType::kF32, sa.rows, sa.cols, sa_strides.row_stride, sa_strides.col_stride};
     p.scale_b = TensorDesc{DataType::kF32, sb.rows, sb.cols, sb_strides.row_stride, sb_strides.col_stride};
-    p.out_dtype = detail::scaled_gemm_data_type<ElementOut>();
-    if constexpr (kHasBias) p.bias = TensorDesc{detail::scaled_gemm_data_type<BiasElement>(), 1, args.n, args.n, 1};
+    p.out_dtype = data_type_of<ElementOut>;
+    if constexpr (kHasBias) p.bias = TensorDesc{data_type_of<BiasElement>, 1, args.n, args.n, 1};
     if (args.scale_result != nullptr) p.scale_result = TensorDesc{DataType::kF32, 1, 1, 1, 1};
     p.use_fast_accum = Accumulation == Fp8Accumulation::kFast;
     TILEFUSE_RETURN_IF_ERROR(check_scaled_gemm(p));

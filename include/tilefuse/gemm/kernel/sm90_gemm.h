@@ -416,28 +416,7 @@ struct GemmKernel {
     PipelineState previous = state;
     int const row0 = kPingPong ? 0 : consumer_warpgroup * kWarpgroupRows;
     for (int kt = 0; kt < k_count; ++kt) {
-      arch::mbarrier_wait(&s.full[state.stage], state.phase);
-      __syncwarp();  // wgmma is .aligned: the warp must be converged after the spin
-      // A stage written by cp.async (the generic proxy) is read by wgmma (the async proxy).
-      if constexpr (Operands::kGenericProxyWrites) arch::fence_proxy_async_shared();
-      char const* const b = s.b + state.stage * kBBytes;
-      cuda::std::uint64_t const desc_b = arch::smem_descriptor_k_major_sw128(b);
-#pragma unroll
-      for (int rb = 0; rb < kRowBlocks; ++rb) arch::fence_operands(acc[rb]);
-      arch::wgmma_fence();
-#pragma unroll
-      for (int rb = 0; rb < kRowBlocks; ++rb) {
-        char const* const a = s.a + state.stage * kABytes + (row0 + rb * 64) * kRowBytes;
-        cuda::std::uint64_t const desc_a = arch::smem_descriptor_k_major_sw128(a);
-#pragma unroll
-        for (int kk = 0; kk < kTileK / kMmaK; ++kk) {
-          // One wgmma's K = 32 bytes further along the (swizzled) 128-byte row: +2 in the
-          // descriptor's address field (bytes >> 4).
-          auto const step = static_cast<cuda::std::uint64_t>((kk * kMmaK * static_cast<int>(sizeof(Element))) >> 4);
-          mma(acc[rb], desc_a + step, desc_b + step, kt > 0 || kk > 0 ? 1 : 0);
-        }
-      }
-      arch::wgmma_commit();
+      issue_ktile(s, state, row0, kt > 0, acc);
       // Keep this k-tile's wgmmas in flight; the previous k-tile's are done after this wait, so its
       // stage can go back to the producer.
       arch::wgmma_wait<1>();
@@ -447,6 +426,33 @@ struct GemmKernel {
       previous = state;
       state.advance();
     }
+  }
+
+  // Waits until the stage of `state` is full, then issues and commits the k-tile's wgmmas on it into
+  // this warpgroup's row blocks of `acc` (from zero at the first k-step unless `accumulate`).
+  TILEFUSE_DEVICE static void issue_ktile(SharedStorage const& s, PipelineState const& state, int row0, bool accumulate,
+                                          float (&acc)[kRowBlocks][kAccumulators]) {
+    arch::mbarrier_wait(&s.full[state.stage], state.phase);
+    __syncwarp();  // wgmma is .aligned: the warp must be converged after the spin
+    // A stage written by cp.async (the generic proxy) is read by wgmma (the async proxy).
+    if constexpr (Operands::kGenericProxyWrites) arch::fence_proxy_async_shared();
+    cuda::std::uint64_t const desc_b = arch::smem_descriptor_k_major_sw128(s.b + state.stage * kBBytes);
+#pragma unroll
+    for (int rb = 0; rb < kRowBlocks; ++rb) arch::fence_operands(acc[rb]);
+    arch::wgmma_fence();
+#pragma unroll
+    for (int rb = 0; rb < kRowBlocks; ++rb) {
+      char const* const a = s.a + state.stage * kABytes + (row0 + rb * 64) * kRowBytes;
+      cuda::std::uint64_t const desc_a = arch::smem_descriptor_k_major_sw128(a);
+#pragma unroll
+      for (int kk = 0; kk < kTileK / kMmaK; ++kk) {
+        // One wgmma's K = 32 bytes further along the (swizzled) 128-byte row: +2 in the
+        // descriptor's address field (bytes >> 4).
+        auto const step = static_cast<cuda::std::uint64_t>((kk * kMmaK * static_cast<int>(sizeof(Element))) >> 4);
+        mma(acc[rb], desc_a + step, desc_b + step, accumulate || kk > 0 ? 1 : 0);
+      }
+    }
+    arch::wgmma_commit();
   }
 
   TILEFUSE_DEVICE static void mma(float (&acc)[kAccumulators], cuda::std::uint64_t desc_a, cuda::std::uint64_t desc_b,
@@ -503,24 +509,7 @@ struct GemmKernel {
           for (int h = 0; h < 2; ++h) scale[rb][h] = scale_a_rows[rb][h][kt * p.block_scales.a_kblock] * b;
         }
       }
-      arch::mbarrier_wait(&s.full[state.stage], state.phase);
-      __syncwarp();
-      if constexpr (Operands::kGenericProxyWrites) arch::fence_proxy_async_shared();
-      cuda::std::uint64_t const desc_b = arch::smem_descriptor_k_major_sw128(s.b + state.stage * kBBytes);
-#pragma unroll
-      for (int rb = 0; rb < kRowBlocks; ++rb) arch::fence_operands(partial[rb]);
-      arch::wgmma_fence();
-#pragma unroll
-      for (int rb = 0; rb < kRowBlocks; ++rb) {
-        char const* const a = s.a + state.stage * kABytes + (row0 + rb * 64) * kRowBytes;
-        cuda::std::uint64_t const desc_a = arch::smem_descriptor_k_major_sw128(a);
-#pragma unroll
-        for (int kk = 0; kk < kTileK / kMmaK; ++kk) {
-          auto const step = static_cast<cuda::std::uint64_t>((kk * kMmaK * static_cast<int>(sizeof(Element))) >> 4);
-          mma(partial[rb], desc_a + step, desc_b + step, kk > 0 || accumulate ? 1 : 0);
-        }
-      }
-      arch::wgmma_commit();
+      issue_ktile(s, state, row0, accumulate, partial);
       int const stage = state.stage;
       state.advance();
       return stage;
