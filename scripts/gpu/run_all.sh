@@ -29,6 +29,9 @@
 #   TILEFUSE_MEMCHECK_FILTER   default 'GemmSmall.*:Conv2dSmall.*:GemmSm90Small.*'
 #   TILEFUSE_RACECHECK_FILTER  default 'GemmSmall.Bf16Store*:Conv2dSmall.Bf16Fprop*:GemmSm90Small.*'
 #   TILEFUSE_BENCH_ARGS        ';'-separated tilefuse-bench invocations (default 'gemm --preset issue3')
+#   TILEFUSE_PY_GPU_TESTS      pytest arguments for a Python stage on the GPU (pip install of the package
+#                              into <build>/python, then tests/python with these arguments, e.g.
+#                              'tests/python/test_emit_pytorch_gpu.py'); unset: no Python stage
 #   GIT_COMMIT                 the commit to report when the tree has no .git
 #   JOBS                       build parallelism (default: nproc)
 set -uo pipefail
@@ -285,6 +288,14 @@ elif (( bench_enabled )); then
   record "bench" "skipped (not built)" 0
 else
   record "bench" "skipped (${bench_note:-not configured})" 0
+fi
+
+# ---- Python on the GPU (optional) ----
+
+if [[ -n "${TILEFUSE_PY_GPU_TESTS:-}" ]]; then
+  # shellcheck disable=SC2086  # a pytest word list on purpose
+  run_stage "python-gpu" 240 5 env TILEFUSE_EMIT_ARCHS="${TILEFUSE_EMIT_ARCHS:-90a}" \
+    tests/python/run.sh "$build_dir/python" ${TILEFUSE_PY_GPU_TESTS} -rs
 fi
 
 # ---- report ----

@@ -74,10 +74,11 @@ std::vector<T> download(DeviceBuffer const& buffer, cudaStream_t stream) {
   return host;
 }
 
-template <class ElementAB, class ElementOut, ScalingMode Mode, bool kHasBias, Fp8Accumulation Acc, class Config = void>
+template <class ElementAB, class ElementOut, ScalingMode Mode, bool kHasBias, Fp8Accumulation Acc, class Config = void,
+          class ElementB = ElementAB>
 void run_scaled_case(ScaledCase const& c) {
   using Bias = std::conditional_t<sizeof(ElementOut) == 2, ElementOut, bfloat16_t>;
-  using Op = gemm::ScaledGemm<ElementAB, ElementOut, Mode, kHasBias, Acc, Bias, Config>;
+  using Op = gemm::ScaledGemm<ElementAB, ElementOut, Mode, kHasBias, Acc, Bias, Config, ElementB>;
   constexpr bool kFp8Out = sizeof(ElementOut) == 1;
   bool const exact = !c.normal && Acc == Fp8Accumulation::kPromoted;
   std::mt19937_64 rng(c.seed);
@@ -86,8 +87,8 @@ void run_scaled_case(ScaledCase const& c) {
   std::vector<ElementAB> a = c.normal ? normal_matrix<ElementAB>(c.m * c.k, rng, 1.0f)
                                       : integer_matrix<ElementAB>(c.m * c.k, rng, -2, 2);
   // B column-major: element (kk, col) at col * k + kk.
-  std::vector<ElementAB> b = c.normal ? normal_matrix<ElementAB>(c.k * c.n, rng, 1.0f)
-                                      : integer_matrix<ElementAB>(c.k * c.n, rng, -2, 2);
+  std::vector<ElementB> b = c.normal ? normal_matrix<ElementB>(c.k * c.n, rng, 1.0f)
+                                     : integer_matrix<ElementB>(c.k * c.n, rng, -2, 2);
   // Scale counts and torch's layouts per mode (block-wise: scale_a M x KB M-major, scale_b KB x NB
   // KB-major, KB = ceil(K / 128), NB = ceil(N / 128)).
   index_t const kb = (c.k + 127) / 128, nb = (c.n + 127) / 128;
@@ -118,7 +119,7 @@ void run_scaled_case(ScaledCase const& c) {
   typename Op::Arguments args;
   args.m = c.m, args.n = c.n, args.k = c.k;
   args.a = da.as<ElementAB>();
-  args.b = db.as<ElementAB>();
+  args.b = db.as<ElementB>();
   args.scale_a = dsa.as<float>();
   args.scale_b = dsb.as<float>();
   if constexpr (kHasBias) args.bias = dbias.as<Bias>();
@@ -145,7 +146,7 @@ void run_scaled_case(ScaledCase const& c) {
   }
   Status const r = reference::scaled_gemm<ElementOut>(
       MatrixRef<ElementAB const, RowMajor>{a.data(), c.m, c.k, c.k, 0}, ga,
-      MatrixRef<ElementAB const, ColumnMajor>{b.data(), c.k, c.n, c.k, 0}, gb, kHasBias ? bias.data() : nullptr,
+      MatrixRef<ElementB const, ColumnMajor>{b.data(), c.k, c.n, c.k, 0}, gb, kHasBias ? bias.data() : nullptr,
       kFp8Out ? &scale_result : nullptr, MatrixRef<ElementOut, RowMajor>{want.data(), c.m, c.n, c.n, 0});
   ASSERT_TRUE(r.ok()) << r.to_string();
 
@@ -189,12 +190,13 @@ void run_scaled_case(ScaledCase const& c) {
   }
 }
 
-template <class ElementAB, class ElementOut, ScalingMode Mode, bool kHasBias, Fp8Accumulation Acc, class Config = void>
+template <class ElementAB, class ElementOut, ScalingMode Mode, bool kHasBias, Fp8Accumulation Acc, class Config = void,
+          class ElementB = ElementAB>
 void run_scaled_cases(std::vector<ScaledCase> const& cases) {
   std::string const skip = sm90_skip_reason();
   if (!skip.empty()) GTEST_SKIP() << skip;
   for (ScaledCase const& c : cases) {
-    run_scaled_case<ElementAB, ElementOut, Mode, kHasBias, Acc, Config>(c);
+    run_scaled_case<ElementAB, ElementOut, Mode, kHasBias, Acc, Config, ElementB>(c);
     if (testing::Test::HasFailure()) return;
   }
 }
@@ -232,6 +234,14 @@ TEST(ScaledGemm, E4m3BlockWiseFp32Normal) {
   std::vector<ScaledCase> cases = scaled_cases(1220);
   for (auto& c : cases) c.normal = true;
   run_scaled_cases<float_e4m3_t, float, kBlockWise, false, kPromoted>(cases);
+}
+
+// Mixed FP8 types (torch accepts e4m3 x e5m2 and e5m2 x e4m3).
+TEST(ScaledGemm, E4m3xE5m2RowWiseBf16Promoted) {
+  run_scaled_cases<float_e4m3_t, bfloat16_t, kRowWise, false, kPromoted, void, float_e5m2_t>(scaled_cases(1270));
+}
+TEST(ScaledGemm, E5m2xE4m3PerTensorBf16Fast) {
+  run_scaled_cases<float_e5m2_t, bfloat16_t, kPerTensor, true, kFast, void, float_e4m3_t>(scaled_cases(1280));
 }
 
 // Clusters of two sharing B by TMA multicast.

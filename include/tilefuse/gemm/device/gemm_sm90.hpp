@@ -47,13 +47,14 @@ namespace tilefuse::gemm {
 
 // The arguments of every GemmSm90 of one element type and epilogue (the fields of gemm::Gemm's),
 // shared by the configs so that the auto config can hand them to the one it picks.
-template <class ElementAB, class Epilogue>
+// ElementB: B's element type when it differs from A's (FP8 only: e4m3 x e5m2 and the reverse).
+template <class ElementAB, class Epilogue, class ElementB = ElementAB>
 struct GemmSm90Arguments {
   GemmCoord problem;  // m, n, k, batch
   ElementAB const* a = nullptr;
   index_t lda = epilogue::kPacked;
   index_t batch_stride_a = epilogue::kPacked;
-  ElementAB const* b = nullptr;
+  ElementB const* b = nullptr;
   index_t ldb = epilogue::kPacked;
   index_t batch_stride_b = epilogue::kPacked;
   epilogue::EpilogueArguments<Epilogue> epilogue;  // "D" and every named input of the tree, set by name
@@ -116,7 +117,8 @@ inline Sm90Tile choose_sm90_tile(GemmCoord const& p, int sm_count) {
   return best;
 }
 
-template <class ElementAB, class LayoutA, class LayoutB, class Epilogue, class Config = Sm90LargeConfig>
+template <class ElementAB, class LayoutA, class LayoutB, class Epilogue, class Config = Sm90LargeConfig,
+          class ElementB = ElementAB>
 class GemmSm90 {
   static_assert(std::is_same_v<ElementAB, bfloat16_t> || std::is_same_v<ElementAB, half_t> ||
                     std::is_same_v<ElementAB, float_e4m3_t> || std::is_same_v<ElementAB, float_e5m2_t>,
@@ -127,9 +129,11 @@ class GemmSm90 {
 
  public:
   using EpilogueArgs = epilogue::EpilogueArguments<Epilogue>;
-  using Kernel = sm90::GemmKernel<ElementAB, Epilogue, Config>;
+  static_assert(std::is_same_v<ElementB, ElementAB> || (sizeof(ElementAB) == 1 && sizeof(ElementB) == 1),
+                "GemmSm90: A and B differ in type only for FP8 (e4m3 x e5m2 or e5m2 x e4m3)");
+  using Kernel = sm90::GemmKernel<ElementAB, Epilogue, Config, sm90::TmaOperands<ElementAB, Config>, ElementB>;
 
-  using Arguments = GemmSm90Arguments<ElementAB, Epilogue>;
+  using Arguments = GemmSm90Arguments<ElementAB, Epilogue, ElementB>;
 
   // Everything a launch needs, built by initialize(): the kernel parameters (tensor maps encoded,
   // epilogue bound) and the grid. Valid while the argument set's pointers are.
@@ -339,12 +343,12 @@ class GemmSm90 {
 
   // Resolves packed defaults and checks one operand (rows x cols in Layout, ld, batch stride), then
   // what TMA needs: a 16-byte-aligned base, leading dimension and batch stride.
-  template <class Layout>
-  static Status check_operand(char const* name, ElementAB const* data, index_t rows, index_t cols, index_t batch,
+  template <class Layout, class Element>
+  static Status check_operand(char const* name, Element const* data, index_t rows, index_t cols, index_t batch,
                               index_t ld_in, index_t stride_in, index_t* ld, index_t* stride) {
     TILEFUSE_RETURN_IF_ERROR(
         detail::resolve_operand<Layout>("gemm_sm90", name, data, rows, cols, batch, ld_in, stride_in, ld, stride));
-    constexpr index_t kAlignElements = 16 / static_cast<index_t>(sizeof(ElementAB));
+    constexpr index_t kAlignElements = 16 / static_cast<index_t>(sizeof(Element));
     if (reinterpret_cast<std::uintptr_t>(data) % 16 != 0) {
       return not_supported("gemm_sm90: ", name, " = ", static_cast<void const*>(data),
                            " is not 16-byte aligned, which TMA needs; use gemm::Gemm (the sm80 kernel)");
@@ -397,17 +401,18 @@ class GemmSm90 {
 
   // A K-major operand as a 3D tensor map (k, rows, batch), box (TileK, box_rows, 1), 128-byte swizzle,
   // zeros outside.
-  static Status encode_operand(char const* name, ElementAB const* data, index_t k, index_t rows, index_t batch,
+  template <class Element>
+  static Status encode_operand(char const* name, Element const* data, index_t k, index_t rows, index_t batch,
                                index_t ld, index_t batch_stride, int box_rows, arch::TmaDescriptor* out) {
     static_assert(sizeof(CUtensorMap) == sizeof(arch::TmaDescriptor), "a tensor map is 128 bytes");
-    constexpr auto kBytes = static_cast<std::uint64_t>(sizeof(ElementAB));
+    constexpr auto kBytes = static_cast<std::uint64_t>(sizeof(Element));
     TensorMapTiledArgs t;
     // FP8 travels as bytes (TMA only moves them; the wgmma reads the type).
-    t.data_type = std::is_same_v<ElementAB, bfloat16_t> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                  : std::is_same_v<ElementAB, half_t>   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+    t.data_type = std::is_same_v<Element, bfloat16_t> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                  : std::is_same_v<Element, half_t>   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                                         : CU_TENSOR_MAP_DATA_TYPE_UINT8;
     t.rank = 3;
-    t.global_address = const_cast<ElementAB*>(data);
+    t.global_address = const_cast<Element*>(data);
     t.global_dim[0] = static_cast<cuuint64_t>(k);
     t.global_dim[1] = static_cast<cuuint64_t>(rows);
     // One matrix (batch 1, or batch_stride 0: shared by the batch, the kernel then asks for batch 0
@@ -434,17 +439,20 @@ class GemmSm90 {
 
 // GemmSm90 with Sm90AutoConfig: the same interface, the tile picked per problem by choose_sm90_tile
 // (128x256, 128x128 or 128x64; one kernel instantiation each). A Plan remembers which one it holds.
-template <class ElementAB, class LayoutA, class LayoutB, class Epilogue>
-class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig> {
+template <class ElementAB, class LayoutA, class LayoutB, class Epilogue, class ElementB>
+class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> {
   // The three tiles in bytes are the same for every element type; FP8 has twice the elements of K.
   static constexpr bool kFp8 = sizeof(ElementAB) == 1;
-  using Large = GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, std::conditional_t<kFp8, Sm90Fp8LargeConfig, Sm90LargeConfig>>;
-  using Medium = GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, std::conditional_t<kFp8, Sm90Fp8MediumConfig, Sm90MediumConfig>>;
-  using Narrow = GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, std::conditional_t<kFp8, Sm90Fp8NarrowConfig, Sm90NarrowConfig>>;
+  using Large = GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue,
+                         std::conditional_t<kFp8, Sm90Fp8LargeConfig, Sm90LargeConfig>, ElementB>;
+  using Medium = GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue,
+                          std::conditional_t<kFp8, Sm90Fp8MediumConfig, Sm90MediumConfig>, ElementB>;
+  using Narrow = GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue,
+                          std::conditional_t<kFp8, Sm90Fp8NarrowConfig, Sm90NarrowConfig>, ElementB>;
 
  public:
   using EpilogueArgs = epilogue::EpilogueArguments<Epilogue>;
-  using Arguments = GemmSm90Arguments<ElementAB, Epilogue>;
+  using Arguments = GemmSm90Arguments<ElementAB, Epilogue, ElementB>;
 
   struct Plan {
     Sm90Tile tile = Sm90Tile::kLarge;

@@ -1,7 +1,8 @@
 // gemm::ScaledGemm: the FP8 scaled GEMM of torch._scaled_mm on the Hopper kernel (GemmSm90).
 //   D = convert<ElementOut>(scale_result * ((A * scale_a) (B * scale_b) + bias))
-// A: m x k row-major, B: k x n column-major (both K-major, as FP8 wgmma needs), FP8 (e4m3 or e5m2,
-// the same type for both here), fp32 accumulation; D: m x n row-major.
+// A: m x k row-major, B: k x n column-major (both K-major, as FP8 wgmma needs), FP8 (e4m3 or e5m2;
+// ElementB, the last template argument, when B's type differs: e4m3 x e5m2 or e5m2 x e4m3, as torch
+// accepts), fp32 accumulation; D: m x n row-major.
 //
 // The scales of the per-tensor and row-wise modes are constant along K, so they factor out of the sum
 // and are applied by the epilogue tree on the fp32 accumulator:
@@ -76,9 +77,11 @@ struct AccumulationOf<Sm90AutoConfig> {
 template <class ElementAB, class ElementOut, ScalingMode Mode, bool kHasBias = false,
           Fp8Accumulation Accumulation = Fp8Accumulation::kPromoted,
           class BiasElement = std::conditional_t<sizeof(ElementOut) == 2, ElementOut, bfloat16_t>,
-          class ConfigOverride = void>
+          class ConfigOverride = void, class ElementB = ElementAB>
 class ScaledGemm {
   static_assert(std::is_same_v<ElementAB, float_e4m3_t> || std::is_same_v<ElementAB, float_e5m2_t>,
+                "ScaledGemm takes float_e4m3_t or float_e5m2_t operands");
+  static_assert(std::is_same_v<ElementB, float_e4m3_t> || std::is_same_v<ElementB, float_e5m2_t>,
                 "ScaledGemm takes float_e4m3_t or float_e5m2_t operands");
   static_assert(!(kHasBias && std::is_same_v<ElementOut, float>),
                 "ScaledGemm: torch._scaled_mm takes no bias with a float32 output; add it afterwards");
@@ -95,18 +98,18 @@ class ScaledGemm {
                 "ScaledGemm: block-wise scales need a Sm90BlockScaled config, and only they do");
   static_assert(detail::AccumulationOf<Config>::kPromotes == (Accumulation == Fp8Accumulation::kPromoted),
                 "ScaledGemm: promoted accumulation needs an Sm90Promoted<...> config, fast accumulation one without");
-  using Operation = GemmSm90<ElementAB, RowMajor, ColumnMajor, Tree, Config>;
+  using Operation = GemmSm90<ElementAB, RowMajor, ColumnMajor, Tree, Config, ElementB>;
   // Fast accumulation without an override also has the ping-pong kernel (128 x 128 per warpgroup: the
   // epilogue runs under the other warpgroup's mainloop), picked per problem by pick_pingpong().
   static constexpr bool kPicksSchedule = std::is_void_v<ConfigOverride> && Accumulation == Fp8Accumulation::kFast;
-  using PingPongOperation = GemmSm90<ElementAB, RowMajor, ColumnMajor, Tree, Sm90Fp8PingPongConfig>;
+  using PingPongOperation = GemmSm90<ElementAB, RowMajor, ColumnMajor, Tree, Sm90Fp8PingPongConfig, ElementB>;
   static constexpr bool kFp8Out = sizeof(ElementOut) == 1;
 
   struct Arguments {
     index_t m = 0, n = 0, k = 0;
     ElementAB const* a = nullptr;  // m x k, row-major
     index_t lda = epilogue::kPacked;
-    ElementAB const* b = nullptr;  // k x n, column-major (torch: mat2 = W.t() of a row-major n x k W)
+    ElementB const* b = nullptr;  // k x n, column-major (torch: mat2 = W.t() of a row-major n x k W)
     index_t ldb = epilogue::kPacked;
     float const* scale_a = nullptr;  // device: 1 value (per-tensor), m (row-wise), m x ceil(k/128) (block-wise)
     float const* scale_b = nullptr;  // device: 1 value (per-tensor), n (row-wise), ceil(k/128) x ceil(n/128)
@@ -164,7 +167,7 @@ class ScaledGemm {
     index_t const lda = args.lda == epilogue::kPacked ? args.k : args.lda;
     index_t const ldb = args.ldb == epilogue::kPacked ? args.k : args.ldb;
     p.a = TensorDesc{data_type_of<ElementAB>, args.m, args.k, lda, 1};
-    p.b = TensorDesc{data_type_of<ElementAB>, args.k, args.n, 1, ldb};
+    p.b = TensorDesc{data_type_of<ElementB>, args.k, args.n, 1, ldb};
     p.scaling = Mode;
     ScaleShape const sa = scale_a_shape(Mode, args.m, args.k);
     ScaleShape const sb = scale_b_shape(Mode, args.k, args.n);
