@@ -1,5 +1,6 @@
-// tilefuse._C: the compiled half of the Python package. For now: the version, the number of CUDA
-// devices, and the element types the C++ library knows. Nothing here may need a GPU to import.
+// tilefuse._C: the compiled half of the Python package: the version, the number of CUDA devices, the
+// element types the C++ library knows, and (launch.cpp) tensor maps and launches for JIT kernels.
+// Nothing here may need a GPU to import.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -12,6 +13,8 @@
 #include <tilefuse/core/data_type.h>
 
 namespace nb = nanobind;
+
+void bind_launch(nb::module_& m);  // launch.cpp
 
 namespace {
 
@@ -44,10 +47,11 @@ std::vector<std::string> element_types() {
 }  // namespace
 
 NB_MODULE(_C, m) {
-  m.doc() = "tilefuse's compiled extension (version, CUDA device count, element types)";
+  m.doc() = "tilefuse's compiled extension (version, CUDA device count, element types, launches)";
   m.attr("__version__") = TILEFUSE_VERSION;
   m.attr("cuda_runtime_version") = CUDART_VERSION;
   m.def("cuda_device_count", &cuda_device_count,
         "Number of CUDA devices; 0 (not an error) without a GPU or a usable driver.");
   m.def("element_types", &element_types, "Names of the element types of the C++ library.");
+  bind_launch(m);
 }

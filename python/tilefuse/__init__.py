@@ -1,13 +1,14 @@
 """tilefuse: GEMM and implicit-GEMM convolution with fused epilogues, from Python.
 
-Importing needs no GPU. What exists today: the compiled module's basics (version, device count,
-element types) and epilogues written as Python functions (:mod:`tilefuse.epilogue`), traced and
-lowered to the C++ epilogue tree. Running kernels from Python comes next (see docs/python.md).
+Importing needs no GPU. tilefuse.Gemm runs D = epilogue(A @ B) on an H100 / H200 with the epilogue a
+Python function (:mod:`tilefuse.epilogue`), traced, lowered to the C++ epilogue tree and compiled by the
+JIT (:mod:`tilefuse.jit`); see docs/python.md.
 """
 from . import _C
 from .dtypes import ELEMENT_TYPES, element_type
 from .errors import EpilogueTraceError
 from . import epilogue
+from .gemm import Gemm
 
 __version__ = _C.__version__
 
@@ -17,4 +18,4 @@ def cuda_device_count() -> int:
     return _C.cuda_device_count()
 
 
-__all__ = ["EpilogueTraceError", "ELEMENT_TYPES", "cuda_device_count", "element_type", "epilogue", "__version__"]
+__all__ = ["EpilogueTraceError", "Gemm", "ELEMENT_TYPES", "cuda_device_count", "element_type", "epilogue", "__version__"]

@@ -108,7 +108,8 @@ class KernelCache:
 
     def get_or_build(self, inputs, build, *, describe, require_cached=None):
         """The cached kernel for `inputs`; on a miss, `build()` -> (cubin bytes, lowered name) makes it,
-        once across processes. require_cached (None: TILEFUSE_JIT_REQUIRE_CACHED) turns a miss into
+        once across processes (build may return a third item, {name expression: lowered name} of further
+        kernels in the CUBIN, kept as info["lowered_names"]). require_cached (None: TILEFUSE_JIT_REQUIRE_CACHED) turns a miss into
         CacheMissError. `describe` names the kernel in messages."""
         key = cache_key(inputs)
         found = self.lookup(key)
@@ -128,11 +129,14 @@ class KernelCache:
 
     def _build(self, key, inputs, build, describe):
         start = time.perf_counter()
-        cubin, lowered_name = build()
+        built = build()
+        cubin, lowered_name = built[0], built[1]
         seconds = time.perf_counter() - start
         info = {"key": key, "kernel": describe, "lowered_name": lowered_name, "compile_seconds": round(seconds, 3),
                 "cubin_bytes": len(cubin), "cubin_sha256": hashlib.sha256(cubin).hexdigest(),
                 "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "pid": os.getpid(), "inputs": _summary(inputs)}
+        if len(built) > 2:
+            info["lowered_names"] = dict(built[2])
         staging = self._folder("tmp")
         self._folder("kernels")
         folder = tempfile.mkdtemp(prefix=key[:16] + ".", dir=staging)

@@ -29,8 +29,10 @@ def gemm_kernel(epilogue, element="bfloat16", config="Sm90LargeConfig", *, arch=
             raise JitError("tilefuse.jit: the CUDA toolkit's headers (cuda_fp16.h, cuda/std) were not found; set "
                            "CUDA_HOME to the toolkit's folder")
         includes = [f"-I{d}" for d in (include_dir(), *toolkit)]
-        compiled = compile_to_cubin(kernel.source, [kernel.name_expression], flags + includes)
-        return compiled.cubin, compiled.lowered_names[kernel.name_expression]
+        expressions = [kernel.name_expression, kernel.layout_expression]
+        compiled = compile_to_cubin(kernel.source, expressions, flags + includes)
+        return (compiled.cubin, compiled.lowered_names[kernel.name_expression],
+                {"layout": compiled.lowered_names[kernel.layout_expression]})
 
     inputs = key_inputs(kernel.source, kernel.name_expression, flags, arch)
     return KernelCache(cache_dir).get_or_build(inputs, build, describe=kernel.kernel_type,

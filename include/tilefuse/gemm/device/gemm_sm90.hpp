@@ -35,6 +35,7 @@
 #include <tilefuse/epilogue/reduction_init.h>
 #include <tilefuse/gemm/device/operand_check.hpp>
 #include <tilefuse/gemm/device/reductions.hpp>
+#include <tilefuse/gemm/device/sm90_operand_map.hpp>
 #include <tilefuse/epilogue/tree_walk.hpp>
 #include <tilefuse/gemm/gemm_config.h>
 #include <tilefuse/gemm/kernel/sm90_gemm.h>
@@ -405,32 +406,12 @@ class GemmSm90 {
   static Status encode_operand(char const* name, Element const* data, index_t k, index_t rows, index_t batch,
                                index_t ld, index_t batch_stride, int box_rows, arch::TmaDescriptor* out) {
     static_assert(sizeof(CUtensorMap) == sizeof(arch::TmaDescriptor), "a tensor map is 128 bytes");
-    constexpr auto kBytes = static_cast<std::uint64_t>(sizeof(Element));
-    TensorMapTiledArgs t;
-    // FP8 travels as bytes (TMA only moves them; the wgmma reads the type).
-    t.data_type = std::is_same_v<Element, bfloat16_t> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                  : std::is_same_v<Element, half_t>   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
-                                                        : CU_TENSOR_MAP_DATA_TYPE_UINT8;
-    t.rank = 3;
-    t.global_address = const_cast<Element*>(data);
-    t.global_dim[0] = static_cast<cuuint64_t>(k);
-    t.global_dim[1] = static_cast<cuuint64_t>(rows);
-    // One matrix (batch 1, or batch_stride 0: shared by the batch, the kernel then asks for batch 0
-    // only) is a batch extent of 1 with the packed stride, which is never used.
-    bool const one_matrix = batch == 1 || batch_stride == 0;
-    t.global_dim[2] = static_cast<cuuint64_t>(one_matrix ? 1 : batch);
-    t.global_strides[0] = static_cast<cuuint64_t>(ld) * kBytes;
-    t.global_strides[1] = static_cast<cuuint64_t>(one_matrix ? rows * ld : batch_stride) * kBytes;
-    t.box_dim[0] = static_cast<cuuint32_t>(Config::kTileK);
-    t.box_dim[1] = static_cast<cuuint32_t>(box_rows);
-    t.box_dim[2] = 1;
-    t.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
-    t.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
-    t.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
-    t.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+    CUtensorMapDataType const type = std::is_same_v<Element, bfloat16_t> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                     : std::is_same_v<Element, half_t>   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                                                         : CU_TENSOR_MAP_DATA_TYPE_UINT8;
     CUtensorMap map;
-    Status const s = make_tensor_map_tiled(t, &map);
-    if (!s.ok()) return {s.code(), status_message("gemm_sm90: tensor map of ", name, ": ", s.message())};
+    TILEFUSE_RETURN_IF_ERROR(encode_sm90_operand(name, type, static_cast<int>(sizeof(Element)), data, k, rows, batch,
+                                                 ld, batch_stride, Config::kTileK, box_rows, &map));
     std::memcpy(out, &map, sizeof(map));
     return {};
   }

@@ -1,0 +1,49 @@
+// The TMA tensor map of one K-major operand of the sm90 GEMM (A: m x k row-major, B: k x n column-major):
+// the operand as a 3D tensor (k, rows, batch), innermost first, read in boxes of box_k x box_rows with
+// the 128-byte swizzle the kernel's shared-memory tiles use. Shared by GemmSm90 and the Python runtime
+// module (tilefuse._C), which packs the parameters of JIT-compiled kernels itself.
+// Host code.
+#pragma once
+
+#include <cuda.h>  // CUtensorMap and its enums only; the encode goes through the host adapter
+
+#include <cstdint>
+
+#include <tilefuse/core/status.hpp>
+#include <tilefuse/core/tensor_ref.h>
+#include <tilefuse/runtime/tensor_map.hpp>
+
+namespace tilefuse::gemm {
+
+// element_bytes: 2 for bf16 / fp16 (data_type BFLOAT16 / FLOAT16), 1 for FP8 (UINT8: TMA only moves
+// the bytes; the wgmma reads the type). ld and batch_stride in elements; batch_stride 0 (or batch 1)
+// means one matrix for the whole batch.
+inline Status encode_sm90_operand(char const* name, CUtensorMapDataType data_type, int element_bytes,
+                                  void const* data, index_t k, index_t rows, index_t batch, index_t ld,
+                                  index_t batch_stride, int box_k, int box_rows, CUtensorMap* out) {
+  auto const bytes = static_cast<std::uint64_t>(element_bytes);
+  TensorMapTiledArgs t;
+  t.data_type = data_type;
+  t.rank = 3;
+  t.global_address = const_cast<void*>(data);
+  t.global_dim[0] = static_cast<cuuint64_t>(k);
+  t.global_dim[1] = static_cast<cuuint64_t>(rows);
+  // One matrix (batch 1, or batch_stride 0: shared by the batch, the kernel then asks for batch 0
+  // only) is a batch extent of 1 with the packed stride, which is never used.
+  bool const one_matrix = batch == 1 || batch_stride == 0;
+  t.global_dim[2] = static_cast<cuuint64_t>(one_matrix ? 1 : batch);
+  t.global_strides[0] = static_cast<cuuint64_t>(ld) * bytes;
+  t.global_strides[1] = static_cast<cuuint64_t>(one_matrix ? rows * ld : batch_stride) * bytes;
+  t.box_dim[0] = static_cast<cuuint32_t>(box_k);
+  t.box_dim[1] = static_cast<cuuint32_t>(box_rows);
+  t.box_dim[2] = 1;
+  t.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
+  t.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+  t.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+  t.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+  Status const s = make_tensor_map_tiled(t, out);
+  if (!s.ok()) return {s.code(), status_message("gemm_sm90: tensor map of ", name, ": ", s.message())};
+  return {};
+}
+
+}  // namespace tilefuse::gemm

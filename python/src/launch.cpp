@@ -1,0 +1,120 @@
+// tilefuse._C's runtime half: what a JIT-compiled kernel needs from the host that Python cannot do
+// itself. Tensor maps are encoded through the C++ host adapter (so nothing links libcuda), kernels
+// (cudaKernel_t handles from tilefuse.jit's loader, cast to integers) are launched through it, and the
+// parameter layout a kernel's companion layout kernel writes is read back. Every CUDA failure raises
+// with the runtime's own error name; nothing here runs at import.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <tilefuse/gemm/device/sm90_operand_map.hpp>
+#include <tilefuse/runtime/host_adapter.hpp>
+
+namespace nb = nanobind;
+
+namespace {
+
+void check_cuda(cudaError_t error, char const* what) {
+  if (error == cudaSuccess) return;
+  (void)cudaGetLastError();
+  throw std::runtime_error(std::string("tilefuse: ") + what + " failed with " + cudaGetErrorName(error) + " (" +
+                           cudaGetErrorString(error) + ")");
+}
+
+void raise_status(tilefuse::Status const& s) {
+  if (s.ok()) return;
+  if (s.code() == tilefuse::StatusCode::kCudaError) throw std::runtime_error("tilefuse: " + s.message());
+  throw std::invalid_argument("tilefuse: " + s.message());
+}
+
+// The 128-byte tensor map of one K-major operand of the Hopper GEMM (gemm/device/sm90_operand_map.hpp).
+nb::bytes encode_sm90_operand(std::string const& name, std::string const& element, std::uintptr_t data,
+                              std::int64_t k, std::int64_t rows, std::int64_t batch, std::int64_t ld,
+                              std::int64_t batch_stride, int box_k, int box_rows) {
+  CUtensorMapDataType type;
+  int bytes = 0;
+  if (element == "bfloat16") {
+    type = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, bytes = 2;
+  } else if (element == "float16") {
+    type = CU_TENSOR_MAP_DATA_TYPE_FLOAT16, bytes = 2;
+  } else if (element == "float8_e4m3" || element == "float8_e5m2") {
+    type = CU_TENSOR_MAP_DATA_TYPE_UINT8, bytes = 1;
+  } else {
+    throw std::invalid_argument("tilefuse: the Hopper GEMM's operands are bfloat16, float16, float8_e4m3 or "
+                                "float8_e5m2, not " + element);
+  }
+  alignas(64) CUtensorMap map;
+  raise_status(tilefuse::gemm::encode_sm90_operand(name.c_str(), type, bytes, reinterpret_cast<void const*>(data), k,
+                                                   rows, batch, ld, batch_stride, box_k, box_rows, &map));
+  return nb::bytes(reinterpret_cast<char const*>(&map), sizeof(map));
+}
+
+// Launches `kernel` (a cudaKernel_t as an integer) on `device` with one by-value parameter, the bytes
+// of `params` (the kernel's Params struct, packed by the caller).
+void launch(std::uintptr_t kernel, int device, unsigned grid, unsigned block, unsigned cluster,
+            std::size_t smem_bytes, std::uintptr_t stream, nb::bytes params) {
+  check_cuda(cudaSetDevice(device), "cudaSetDevice");
+  tilefuse::LaunchConfig config;
+  config.grid = dim3(grid);
+  config.block = dim3(block);
+  config.cluster = dim3(cluster, 1, 1);
+  config.dynamic_smem_bytes = smem_bytes;
+  config.stream = reinterpret_cast<cudaStream_t>(stream);
+  // The kernel copies its by-value parameter at launch, so the bytes only have to live until then;
+  // 64-byte alignment keeps the tensor maps at the alignment the struct declares.
+  std::vector<std::uint64_t> storage((params.size() + 7) / 8 + 8);
+  auto* aligned = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(storage.data()) + 63) & ~std::uintptr_t{63});
+  std::memcpy(aligned, params.c_str(), params.size());
+  void* args[] = {aligned};
+  raise_status(tilefuse::host_adapter().launch(config, reinterpret_cast<void const*>(kernel), args));
+}
+
+// Runs a layout kernel (one thread; writes `words` 64-bit integers to its pointer argument) and
+// returns what it wrote.
+std::vector<std::int64_t> read_layout(std::uintptr_t kernel, int device, int words) {
+  check_cuda(cudaSetDevice(device), "cudaSetDevice");
+  void* out = nullptr;
+  check_cuda(cudaMalloc(&out, sizeof(std::int64_t) * words), "cudaMalloc");
+  std::vector<std::int64_t> host(static_cast<std::size_t>(words), -1);
+  tilefuse::LaunchConfig config;
+  void* args[] = {&out};
+  tilefuse::Status const s = tilefuse::host_adapter().launch(config, reinterpret_cast<void const*>(kernel), args);
+  cudaError_t const copied =
+      s.ok() ? cudaMemcpy(host.data(), out, sizeof(std::int64_t) * words, cudaMemcpyDeviceToHost) : cudaSuccess;
+  (void)cudaFree(out);
+  raise_status(s);
+  check_cuda(copied, "cudaMemcpy of the parameter layout");
+  return host;
+}
+
+// {sm_count, major, minor} of `device`.
+std::vector<int> device_properties(int device) {
+  int sms = 0, major = 0, minor = 0;
+  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
+  check_cuda(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), "cudaDeviceGetAttribute");
+  return {sms, major, minor};
+}
+
+}  // namespace
+
+void bind_launch(nb::module_& m) {
+  m.def("encode_sm90_operand", &encode_sm90_operand, nb::arg("name"), nb::arg("element"), nb::arg("data"),
+        nb::arg("k"), nb::arg("rows"), nb::arg("batch"), nb::arg("ld"), nb::arg("batch_stride"), nb::arg("box_k"),
+        nb::arg("box_rows"),
+        "The 128-byte TMA tensor map of a K-major operand of the Hopper GEMM, through the host adapter.");
+  m.def("launch", &launch, nb::arg("kernel"), nb::arg("device"), nb::arg("grid"), nb::arg("block"),
+        nb::arg("cluster"), nb::arg("smem_bytes"), nb::arg("stream"), nb::arg("params"),
+        "Launches a loaded kernel with its packed Params bytes.");
+  m.def("read_layout", &read_layout, nb::arg("kernel"), nb::arg("device"), nb::arg("words"),
+        "Runs a parameter-layout kernel and returns the integers it wrote.");
+  m.def("device_properties", &device_properties, nb::arg("device"), "[sm_count, major, minor] of a device.");
+}

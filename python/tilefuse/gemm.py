@@ -1,0 +1,306 @@
+"""tilefuse.Gemm: D = epilogue(A @ B) from Python, on the Hopper kernel compiled by the JIT.
+
+The layers a call goes down (docs/python.md):
+  Gemm(epilogue=fn).run(a, b, **arguments)     checks the tensors, traces fn for their shapes
+  -> Operation (plan(): cached per signature)   the chosen tile, the kernel from the JIT's disk cache,
+                                                loaded once per device, and its parameter layout
+  -> tilefuse._C.launch                         tensor maps encoded through the C++ host adapter, the
+                                                packed Params launched on the current torch stream
+  -> sm90_gemm_kernel<GemmKernel<element, tree, config>>   (include/tilefuse/gemm/kernel/sm90_gemm.h)
+
+A is (m, k) or (batch, m, k) with unit column stride (row-major); B is (k, n) or (batch, k, n) with unit
+row stride (K-major: `weight.t()` of an (n, k) weight, as torch.nn.Linear holds it). bf16 or fp16.
+"""
+import struct
+from dataclasses import dataclass
+
+from .errors import TensorArgumentError
+from .dtypes import element_type
+from .tensors import COLUMN_MAJOR, ROW_MAJOR, check_gemm_operands, torch_dtype
+
+# sm90 configs of include/tilefuse/gemm/gemm_config.h: (C++ name, tile m, tile n, tile k).
+SM90_TILES = {
+    "128x256": ("Sm90LargeConfig", 128, 256, 64),
+    "128x128": ("Sm90MediumConfig", 128, 128, 64),
+    "128x64": ("Sm90NarrowConfig", 128, 64, 64),
+}
+_ELEMENTS = ("bfloat16", "float16")
+# Sm90TileModel (gemm_sm90.hpp): the epilogue in units of k, and each tile's relative mainloop rate.
+_EPILOGUE_K, _EFFICIENCY, _NARROW_MIN_K = 192.0, {"128x256": 1.0, "128x128": 0.92, "128x64": 0.61}, 4096
+_IDENTITY = {"sum": 0.0, "max": float("-inf"), "amax": 0.0}
+# NodeKind (epilogue/fragment.h)
+_KIND = {1: "scalar", 3: "row_broadcast", 4: "col_broadcast", 5: "aux_load", 8: "store", 9: "row_reduce",
+         10: "col_reduce"}
+
+
+def choose_tile(m, n, k, batch, sm_count):
+    """The tile gemm::Sm90AutoConfig picks (choose_sm90_tile): fewest waves x tile work / efficiency."""
+    def cost(tile):
+        _, tm, tn, _ = SM90_TILES[tile]
+        tiles = -(-m // tm) * -(-n // tn) * batch
+        return -(-tiles // max(sm_count, 1)) * tm * tn * (-(-k // 64) * 64 + _EPILOGUE_K) / _EFFICIENCY[tile]
+
+    best = "128x256"
+    for tile in ("128x128", "128x64"):
+        if tile == "128x64" and k < _NARROW_MIN_K:
+            continue
+        if cost(tile) < cost(best):
+            best = tile
+    return best
+
+
+def _identity(acc):
+    return acc
+
+
+def _torch():
+    import torch
+    return torch
+
+
+@dataclass
+class Operation:
+    """A compiled GEMM kernel for one signature: the tile, the JIT's cached kernel, its loaded handles
+    per device and its parameter layout. `describe()` says which kernel and why."""
+
+    tile: str
+    element: str
+    cpp_tree: str
+    cached: object  # tilefuse.jit CachedKernel
+    why: str
+    loaded: dict = None  # device index -> (LoadedKernel, layout)
+
+    def describe(self):
+        name, tm, tn, tk = SM90_TILES[self.tile]
+        source = "disk cache" if self.cached.hit else f"compiled by NVRTC in {self.cached.info.get('compile_seconds')} s"
+        return (f"sm90 TMA + WGMMA GEMM (warp-specialized, persistent), tile {tm}x{tn}x{tk} ({name}), {self.element} "
+                f"operands; {self.why}; kernel from the {source} ({self.cached.path}); epilogue {self.cpp_tree}")
+
+    def kernel_on(self, device):
+        """(kernel handle, layout dict) on `device`, loading the CUBIN there the first time."""
+        from . import _C
+        from .jit.loader import load_kernel
+
+        if self.loaded is None:
+            self.loaded = {}
+        if device not in self.loaded:
+            torch = _torch()
+            with torch.cuda.device(device):
+                kernel = load_kernel(self.cached.cubin, self.cached.lowered_name)
+                layout_kernel = load_kernel(self.cached.cubin, self.cached.info["lowered_names"]["layout"])
+            words = _C.read_layout(layout_kernel.kernel, device, 16 + 9 * 64)
+            self.loaded[device] = (kernel, layout_kernel, parse_layout(words))
+        kernel, _, layout = self.loaded[device]
+        return kernel, layout
+
+
+def parse_layout(words):
+    """The dict of a layout kernel's output (include/tilefuse/gemm/kernel/sm90_params_layout.h)."""
+    if words[0] != 1:
+        raise RuntimeError(f"tilefuse: the kernel's parameter layout has version {words[0]}, this package reads 1; "
+                           "clear the JIT cache (TILEFUSE_CACHE_DIR) and retry")
+    names = ("size", "tma_a", "tma_b", "batch_mask_a", "batch_mask_b", "m", "n", "k", "batch", "tiles_m", "tiles_n",
+             "tiles", "threads", "smem_bytes")
+    layout = dict(zip(names, words[1:15]))
+    nodes = []
+    for i in range(words[15]):
+        slot = words[16 + 9 * i: 25 + 9 * i]
+        raw = b"".join(struct.pack("<q", w) for w in slot[5:9])
+        nodes.append({"kind": _KIND.get(slot[0], str(slot[0])), "data": slot[1], "ld": slot[2],
+                      "batch_stride": slot[3], "value": slot[4], "name": raw.split(b"\0")[0].decode()})
+    layout["nodes"] = nodes
+    return layout
+
+
+class Gemm:
+    """D = epilogue(A @ B) on an H100 / H200 (sm_90), with the epilogue a Python function of the
+    accumulator and named arguments (tilefuse.epilogue), compiled once per signature by the JIT.
+
+        gemm = tilefuse.Gemm(epilogue=lambda acc, bias: relu(acc + bias))
+        d = gemm.run(a, w.t(), bias=b)          # a: (m, k), w: (n, k), b: (n,)
+
+    run() returns D, or a dict of every output when the epilogue returns a dict. out_dtype: D's dtype
+    (default: the operands'). tile: "auto" (gemm::Sm90AutoConfig's wave model) or one of SM90_TILES.
+    """
+
+    def __init__(self, epilogue=None, *, out_dtype=None, tile="auto"):
+        if tile != "auto" and tile not in SM90_TILES:
+            raise ValueError(f"tile={tile!r}: use 'auto' or one of {', '.join(SM90_TILES)}")
+        self.epilogue = epilogue or _identity
+        self.out_dtype = out_dtype
+        self.tile = tile
+        self._operations = {}
+
+    # ---- planning ----
+
+    def plan(self, a, b, **arguments):
+        """The Operation that run(a, b, **arguments) launches (compiled or taken from the cache)."""
+        return self._plan(check_gemm_operands(a, b, allowed_dtypes=_ELEMENTS), arguments)[0]
+
+    def _plan(self, ops, arguments):
+        from .epilogue import to_cpp, trace
+
+        if ops.layout_a != ROW_MAJOR or ops.layout_b != COLUMN_MAJOR:
+            raise TensorArgumentError(
+                f"the Hopper GEMM reads a row-major (unit stride along k) and b K-major (unit stride along k, "
+                f"e.g. weight.t() of an (n, k) weight); got a {ops.layout_a} and b {ops.layout_b}. Pass "
+                "a.contiguous() and b.t().contiguous().t()")
+        out = self._out_dtype(ops.dtype)
+        acc_shape = (ops.batch, ops.m, ops.n) if ops.batch > 1 else (ops.m, ops.n)
+        sm_count = self._sm_count(ops.device_index)
+        tile = self.tile if self.tile != "auto" else choose_tile(ops.m, ops.n, ops.k, ops.batch, sm_count)
+        # The plan key holds every shape, so a call with new shapes is traced (and its arguments' shapes
+        # checked) again; the kernel itself is shared by every plan with the same tree and tile.
+        key = (ops.dtype, out, ops.m, ops.n, ops.k, ops.batch, tile,
+               tuple(sorted((name, _spec_key(value)) for name, value in arguments.items())))
+        operation = self._operations.get(key)
+        if operation is None:
+            graph = trace(self.epilogue, acc=acc_shape, **arguments)
+            tree = to_cpp(graph, element=out)
+            why = ("tile chosen by the wave model (gemm::Sm90AutoConfig) for this problem on "
+                   f"{sm_count} SMs" if self.tile == "auto" else "tile fixed by the caller")
+            operation = _compiled(str(tree), ops.dtype, tile, why, graph, tree)
+            self._operations[key] = operation
+        return operation, tile
+
+    def _out_dtype(self, operand_dtype):
+        if self.out_dtype is None:
+            return operand_dtype
+        return element_type(self.out_dtype, what="out_dtype").name
+
+    @staticmethod
+    def _sm_count(device):
+        from . import _C
+        return _C.device_properties(device if device is not None else 0)[0]
+
+    # ---- running ----
+
+    def run(self, a, b, **arguments):
+        """Runs D = epilogue(a @ b) on a's device and the current torch stream; returns D (or a dict of
+        the outputs when the epilogue returns a dict)."""
+        ops = check_gemm_operands(a, b, allowed_dtypes=_ELEMENTS)
+        if ops.device_index is None:
+            raise TensorArgumentError("tilefuse.Gemm runs on a CUDA device: a and b are on "
+                                      f"{ops.a.device}; move them with .cuda()")
+        from . import _C
+        major = _C.device_properties(ops.device_index)[1]
+        if major != 9:
+            raise TensorArgumentError(f"tilefuse.Gemm's Python path runs the Hopper kernel (sm_90: H100 / H200); "
+                                      f"cuda:{ops.device_index} is sm_{major}x. The sm_80 kernel is reachable from "
+                                      "C++ (gemm::Gemm) and from tilefuse.emit.pytorch extensions")
+        if not ops.aligned:
+            raise TensorArgumentError("the Hopper GEMM needs 16-byte-aligned operands: " + "; ".join(ops.alignment_notes)
+                                      + ". Pad k to a multiple of 8 elements or copy the tensors")
+        torch = _torch()
+        operation, _ = self._plan(ops, arguments)
+        kernel, layout = operation.kernel_on(ops.device_index)
+        device = torch.device("cuda", ops.device_index)
+        outputs = self._allocate_outputs(operation, ops, device)
+        params = self._pack(operation, layout, ops, arguments, outputs)
+        _, tm, tn, tk = SM90_TILES[operation.tile]
+        stream = torch.cuda.current_stream(device).cuda_stream
+        tiles = ops.batch * -(-ops.m // tm) * -(-ops.n // tn)
+        grid = min(tiles, self._sm_count(ops.device_index))  # persistent: at most one block per SM
+        _C.launch(kernel.kernel, ops.device_index, grid, layout["threads"], 1, layout["smem_bytes"], stream,
+                  bytes(params))
+        if set(outputs) == {"D"}:
+            return outputs["D"]
+        return outputs
+
+    def _allocate_outputs(self, operation, ops, device):
+        torch = _torch()
+        batched = ops.batch > 1
+        outputs = {}
+        for name, out in operation.graph.outputs.items():
+            if out.kind == "store":
+                dtype = torch_dtype(next(a.dtype for a in operation.tree.arguments if a.name == name))
+                shape = (ops.batch, ops.m, ops.n) if batched else (ops.m, ops.n)
+                outputs[name] = torch.empty(shape, dtype=dtype, device=device)
+            else:
+                length = ops.m if out.kind == "row_reduce" else ops.n
+                shape = (ops.batch, length) if batched else (length,)
+                outputs[name] = torch.full(shape, _IDENTITY[out.reduction], dtype=torch.float32, device=device)
+        return outputs
+
+    def _pack(self, operation, layout, ops, arguments, outputs):
+        """The kernel's Params as bytes: tensor maps, problem, tiles and every epilogue node's fields."""
+        from . import _C
+
+        params = bytearray(layout["size"])
+        _, tm, tn, tk = SM90_TILES[operation.tile]
+        tma_a = _C.encode_sm90_operand("a", ops.dtype, ops.a.data_ptr, ops.k, ops.m, ops.batch, ops.lda,
+                                       ops.batch_stride_a, tk, tm)
+        tma_b = _C.encode_sm90_operand("b", ops.dtype, ops.b.data_ptr, ops.k, ops.n, ops.batch, ops.ldb,
+                                       ops.batch_stride_b, tk, tn)
+        params[layout["tma_a"]:layout["tma_a"] + 128] = tma_a
+        params[layout["tma_b"]:layout["tma_b"] + 128] = tma_b
+        struct.pack_into("<i", params, layout["batch_mask_a"], 0 if ops.batch > 1 and ops.batch_stride_a == 0 else -1)
+        struct.pack_into("<i", params, layout["batch_mask_b"], 0 if ops.batch > 1 and ops.batch_stride_b == 0 else -1)
+        for field, value in (("m", ops.m), ("n", ops.n), ("k", ops.k), ("batch", ops.batch)):
+            struct.pack_into("<q", params, layout[field], value)
+        tiles_m, tiles_n = -(-ops.m // tm), -(-ops.n // tn)
+        struct.pack_into("<i", params, layout["tiles_m"], tiles_m)
+        struct.pack_into("<i", params, layout["tiles_n"], tiles_n)
+        struct.pack_into("<i", params, layout["tiles"], tiles_m * tiles_n * ops.batch)
+        for node in layout["nodes"]:
+            name, kind = node["name"], node["kind"]
+            if kind == "scalar":
+                value = arguments[name]
+                struct.pack_into("<f", params, node["value"], float(value))
+                continue
+            tensor = outputs[name] if kind in ("store", "row_reduce", "col_reduce") else arguments[name]
+            data, ld, batch_stride = _node_strides(name, kind, tensor, ops)
+            struct.pack_into("<Q", params, node["data"], data)
+            if node["ld"] >= 0:
+                struct.pack_into("<q", params, node["ld"], ld)
+            if node["batch_stride"] >= 0:
+                struct.pack_into("<q", params, node["batch_stride"], batch_stride)
+        return params
+
+
+_COMPILED = {}  # (tree, element, tile) -> Operation, shared by every Gemm of this process
+
+
+def _compiled(tree_text, element, tile, why, graph, tree):
+    from .jit import gemm_kernel
+
+    key = (tree_text, element, tile)
+    if key not in _COMPILED:
+        cached = gemm_kernel(tree, element, SM90_TILES[tile][0])
+        operation = Operation(tile, element, tree_text, cached, why)
+        operation.graph, operation.tree = graph, tree
+        _COMPILED[key] = operation
+    return _COMPILED[key]
+
+
+def _spec_key(value):
+    """What of an argument the plan depends on: a scalar's kind, a tensor's shape and dtype."""
+    if isinstance(value, (int, float)):
+        return ("scalar",)
+    return ("tensor", tuple(getattr(value, "shape", ())), str(getattr(value, "dtype", "")))
+
+
+def _node_strides(name, kind, tensor, ops):
+    """(data pointer, ld, batch stride) of an epilogue tensor, checked against the problem."""
+    torch = _torch()
+    if not isinstance(tensor, torch.Tensor):
+        raise TensorArgumentError(f"epilogue argument {name!r} must be a torch tensor on cuda:{ops.device_index}")
+    if tensor.device != torch.device("cuda", ops.device_index):
+        raise TensorArgumentError(f"epilogue argument {name!r} is on {tensor.device}, the GEMM on "
+                                  f"cuda:{ops.device_index}; move it with .to('cuda:{ops.device_index}')")
+    shape, strides = tuple(tensor.shape), tuple(tensor.stride())
+    if kind in ("store", "aux_load"):
+        if strides[-1] != 1 and shape[-1] != 1:
+            raise TensorArgumentError(f"epilogue argument {name!r} (shape {shape}, strides {strides}) must have unit "
+                                      "stride along its last dimension; pass .contiguous()")
+        ld = strides[-2] if len(shape) >= 2 else shape[-1]
+        batch_stride = strides[0] if len(shape) == 3 and shape[0] > 1 else 0
+        return tensor.data_ptr(), ld, batch_stride
+    # Vectors: a row broadcast is (n,), (1, n), (b, n) or (b, 1, n); a column broadcast (m, 1) or (b, m, 1);
+    # a reduction output (n,) / (m,) or (b, n) / (b, m). The first dimension is the batch when there is one.
+    if shape and shape[-1] != 1 and strides[-1] != 1:
+        raise TensorArgumentError(f"epilogue argument {name!r} (shape {shape}, strides {strides}) must be contiguous "
+                                  "along its length; pass .contiguous()")
+    has_batch = len(shape) == 3 or (len(shape) == 2 and kind in ("row_broadcast", "row_reduce", "col_reduce")
+                                     and shape[0] > 1)
+    return tensor.data_ptr(), 0, strides[0] if has_batch and ops.batch > 1 else 0

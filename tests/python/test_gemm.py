@@ -1,0 +1,60 @@
+"""tilefuse.Gemm on a machine without a GPU: the tile model, the layout parser and the refusals that come
+before any kernel work."""
+import struct
+
+import numpy as np
+import pytest
+
+import tilefuse
+from tilefuse.errors import TensorArgumentError
+from tilefuse.gemm import choose_tile, parse_layout
+
+
+def test_tile_model_matches_the_cpp_auto_config():
+    # The cases docs/notes/gemm_sm90.md gives for choose_sm90_tile on 132 SMs.
+    assert choose_tile(8192, 8192, 8192, 1, 132) == "128x256"
+    assert choose_tile(1000, 1000, 1000, 1, 132) == "128x128"
+    assert choose_tile(128, 8192, 8192, 1, 132) == "128x64"
+    assert choose_tile(128, 8192, 1024, 1, 132) == "128x128"  # 128x64 only from k = 4096
+
+
+def test_cpu_tensors_are_refused_before_any_kernel_work():
+    a = np.zeros((64, 32), np.float16)
+    b = np.zeros((64, 32), np.float16).T  # K-major
+    with pytest.raises(TensorArgumentError, match="run on a CUDA device"):
+        tilefuse.Gemm().run(a, b)
+
+
+def test_unsupported_dtype_names_the_supported_ones():
+    a = np.zeros((64, 32), np.float32)
+    with pytest.raises(TensorArgumentError, match="bfloat16"):
+        tilefuse.Gemm().run(a, np.zeros((32, 16), np.float32))
+
+
+def test_bad_tile_is_refused():
+    with pytest.raises(ValueError, match="128x256"):
+        tilefuse.Gemm(tile="64x64")
+
+
+def _words(header, nodes):
+    words = [1] + header + [len(nodes)]
+    for kind, data, ld, batch_stride, value, name in nodes:
+        raw = name.encode().ljust(32, b"\0")
+        words += [kind, data, ld, batch_stride, value] + [struct.unpack("<q", raw[i:i + 8])[0] for i in range(0, 32, 8)]
+    return words
+
+
+def test_layout_parser_reads_fields_and_names():
+    header = [512, 0, 128, 256, 260, 272, 280, 288, 296, 480, 484, 488, 384, 200000]
+    words = _words(header, [(8, 304, 312, 320, -1, "D"), (3, 336, -1, 344, -1, "bias"),
+                            (1, 360, -1, -1, 352, "a_rather_long_name_of_32_chars__")])
+    layout = parse_layout(words)
+    assert layout["size"] == 512 and layout["tma_b"] == 128 and layout["smem_bytes"] == 200000
+    assert [n["name"] for n in layout["nodes"]] == ["D", "bias", "a_rather_long_name_of_32_chars__"]
+    assert [n["kind"] for n in layout["nodes"]] == ["store", "row_broadcast", "scalar"]
+    assert layout["nodes"][2]["value"] == 352 and layout["nodes"][1]["ld"] == -1
+
+
+def test_layout_of_another_version_is_refused():
+    with pytest.raises(RuntimeError, match="version"):
+        parse_layout([2] + [0] * 40)

@@ -1,0 +1,169 @@
+"""tilefuse.Gemm on an H100 / H200 against PyTorch: random shapes (tile multiples and not), bf16 and fp16,
+epilogues with bias, activations, residuals, scalars, coordinates and reductions, batches, CUDA-graph
+capture and the torch stream. Every output is compared element by element with a float64 reference; our
+error must stay within a small multiple of PyTorch's own error in the same dtype. Outputs land in memory
+that was filled with NaN just before (the caching allocator hands the freed block back)."""
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] != 9:
+    pytest.skip("needs an sm_90 GPU (H100 / H200) for torch", allow_module_level=True)
+
+import tilefuse  # noqa: E402
+from tilefuse.epilogue import amax, gelu_tanh, relu, row, sigmoid, tanh, where  # noqa: E402
+
+SHAPES = [(128, 256, 64), (1, 8, 8), (200, 136, 72), (1000, 1000, 1000), (257, 384, 520), (4096, 1024, 256)]
+
+
+def poison():
+    """Fill free cached memory with NaN so that an element the kernel forgets to write shows up."""
+    free = torch.empty(64 << 20, dtype=torch.uint8, device="cuda")
+    free.fill_(0xFF)  # 0xFFFF is NaN in bf16 and fp16
+    del free
+
+
+def operands(m, n, k, dtype, batch=None, seed=0):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    lead = (batch,) if batch else ()
+    a = torch.randn(*lead, m, k, device="cuda", generator=g).to(dtype)
+    w = torch.randn(*lead, n, k, device="cuda", generator=g).to(dtype)
+    return a, w.transpose(-1, -2)  # b = w^T: (k, n), K-major
+
+
+def check(ours, reference64, torch_same_dtype, what):
+    ours64, torch64 = ours.double(), torch_same_dtype.double()
+    assert not torch.isnan(ours64).any(), f"{what}: NaN in the output (an element left unwritten?)"
+    err = (ours64 - reference64).abs().max().item()
+    torch_err = (torch64 - reference64).abs().max().item()
+    scale = reference64.abs().max().item() + 1e-30
+    assert err <= 2.0 * torch_err + 1e-3 * scale, f"{what}: max error {err:.3e}, torch's {torch_err:.3e}"
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("m,n,k", SHAPES)
+def test_plain(m, n, k, dtype):
+    a, b = operands(m, n, k, dtype, seed=m + n + k)
+    poison()
+    d = tilefuse.Gemm().run(a, b)
+    assert d.shape == (m, n) and d.dtype == dtype
+    check(d, a.double() @ b.double(), a @ b, f"plain {m}x{n}x{k} {dtype}")
+
+
+@pytest.mark.parametrize("m,n,k", SHAPES[2:])
+def test_bias_relu_alpha_residual(m, n, k):
+    a, b = operands(m, n, k, torch.bfloat16, seed=7)
+    bias = torch.randn(n, device="cuda").to(torch.bfloat16)
+    residual = torch.randn(m, n, device="cuda").to(torch.bfloat16)
+
+    def epi(acc, bias, residual, alpha):
+        return relu(alpha * acc + bias) + residual
+
+    poison()
+    d = tilefuse.Gemm(epilogue=epi).run(a, b, bias=bias, residual=residual, alpha=0.5)
+    ref = torch.relu(0.5 * (a.double() @ b.double()) + bias.double()) + residual.double()
+    same = torch.relu(0.5 * (a @ b) + bias) + residual
+    check(d, ref, same, f"bias relu residual {m}x{n}x{k}")
+
+
+def test_gelu_column_bias_and_fp32_output():
+    m, n, k = 300, 520, 264
+    a, b = operands(m, n, k, torch.float16, seed=3)
+    scale = torch.randn(m, 1, device="cuda").to(torch.float16)
+    poison()
+    d = tilefuse.Gemm(epilogue=lambda acc, scale: gelu_tanh(acc * scale), out_dtype="float32").run(a, b, scale=scale)
+    assert d.dtype == torch.float32
+    x = (a.double() @ b.double()) * scale.double()
+    ref = torch.nn.functional.gelu(x, approximate="tanh")
+    same = torch.nn.functional.gelu((a @ b).float() * scale.float(), approximate="tanh")
+    check(d, ref, same, "gelu_tanh(acc * scale)")
+
+
+def test_region_activation_by_row():
+    m, n, k = 384, 256, 128
+    a, b = operands(m, n, k, torch.bfloat16, seed=5)
+
+    def region(acc, r0):
+        return where(row() < r0, sigmoid(acc), tanh(acc))
+
+    poison()
+    d = tilefuse.Gemm(epilogue=region).run(a, b, r0=100.0)
+    x = a.double() @ b.double()
+    rows = torch.arange(m, device="cuda").view(-1, 1)
+    ref = torch.where(rows < 100, torch.sigmoid(x), torch.tanh(x))
+    y = a @ b
+    same = torch.where(rows < 100, torch.sigmoid(y), torch.tanh(y))
+    check(d, ref, same, "where(row() < r0, sigmoid, tanh)")
+
+
+def test_amax_output_and_dict_results():
+    m, n, k = 500, 392, 200
+    a, b = operands(m, n, k, torch.bfloat16, seed=9)
+
+    def epi(acc):
+        y = relu(acc)
+        return {"D": y, "col_amax": amax(y, 0)}
+
+    poison()
+    out = tilefuse.Gemm(epilogue=epi).run(a, b)
+    ref = torch.relu(a.double() @ b.double())
+    check(out["D"], ref, torch.relu(a @ b), "relu with amax")
+    col = out["col_amax"]
+    assert col.shape == (n,) and col.dtype == torch.float32
+    assert torch.allclose(col.double(), ref.abs().amax(0), rtol=2e-2, atol=1e-2)
+
+
+def test_batched_with_shared_b_and_batched_bias():
+    batch, m, n, k = 3, 130, 200, 96
+    a, _ = operands(m, n, k, torch.bfloat16, batch=batch, seed=11)
+    _, b = operands(m, n, k, torch.bfloat16, seed=12)  # one B for the whole batch
+    bias = torch.randn(batch, 1, n, device="cuda").to(torch.bfloat16)  # one bias per batch entry
+    poison()
+    d = tilefuse.Gemm(epilogue=lambda acc, bias: acc + bias).run(a, b, bias=bias)
+    assert d.shape == (batch, m, n)
+    ref = a.double() @ b.double() + bias.double()
+    check(d, ref, a @ b + bias, "batched")
+
+
+def test_runs_on_the_current_stream_and_in_a_cuda_graph():
+    m, n, k = 512, 512, 256
+    a, b = operands(m, n, k, torch.bfloat16, seed=13)
+    gemm = tilefuse.Gemm(epilogue=lambda acc: relu(acc))
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        d = gemm.run(a, b)  # plans, compiles, loads
+    stream.synchronize()
+    check(d, torch.relu(a.double() @ b.double()), torch.relu(a @ b), "side stream")
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = gemm.run(a, b)
+    a.copy_(-a)
+    graph.replay()
+    torch.cuda.synchronize()
+    check(captured, torch.relu(a.double() @ b.double()), torch.relu(a @ b), "graph replay")
+
+
+def test_describe_and_refusals():
+    a, b = operands(256, 256, 64, torch.bfloat16)
+    op = tilefuse.Gemm().plan(a, b)
+    assert "sm90 TMA + WGMMA" in op.describe() and "tile" in op.describe()
+    with pytest.raises(tilefuse.errors.TensorArgumentError, match="K-major|row-major"):
+        tilefuse.Gemm().run(a, b.contiguous())  # b row-major (N-major)
+    with pytest.raises(tilefuse.errors.TensorArgumentError, match="16-byte"):
+        tilefuse.Gemm().run(a[:, 1:], b[1:, :])  # 2-byte offsets: TMA needs 16
+
+
+def test_warm_call_is_fast():
+    import time
+    a, b = operands(256, 256, 64, torch.bfloat16)
+    gemm = tilefuse.Gemm(epilogue=lambda acc: relu(acc))
+    gemm.run(a, b)
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(20):
+        gemm.run(a, b)
+    torch.cuda.synchronize()
+    per_call_ms = (time.perf_counter() - start) / 20 * 1e3
+    print(f"warm tilefuse.Gemm.run: {per_call_ms:.3f} ms per call (host + a small kernel)")
+    assert per_call_ms < 5.0
