@@ -27,7 +27,8 @@ SM90_TILES = {
 _ELEMENTS = ("bfloat16", "float16")
 # Sm90TileModel (gemm_sm90.hpp): the epilogue in units of k, and each tile's relative mainloop rate.
 _EPILOGUE_K, _EFFICIENCY, _NARROW_MIN_K = 192.0, {"128x256": 1.0, "128x128": 0.92, "128x64": 0.61}, 4096
-_IDENTITY = {"sum": 0.0, "max": float("-inf"), "amax": 0.0}
+# Where each reduction starts (reduce::Sum / Max / AbsMax::identity() in epilogue/sinks.h), by graph.REDUCTIONS key.
+_IDENTITY = {"sum": 0.0, "max": float("-inf"), "absmax": 0.0}
 # NodeKind (epilogue/fragment.h)
 _KIND = {1: "scalar", 3: "row_broadcast", 4: "col_broadcast", 5: "aux_load", 8: "store", 9: "row_reduce",
          10: "col_reduce"}

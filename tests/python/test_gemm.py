@@ -58,3 +58,9 @@ def test_layout_parser_reads_fields_and_names():
 def test_layout_of_another_version_is_refused():
     with pytest.raises(RuntimeError, match="version"):
         parse_layout([2] + [0] * 40)
+
+
+def test_every_reduction_has_an_identity():
+    from tilefuse.epilogue.graph import REDUCTIONS
+    from tilefuse.gemm import _IDENTITY
+    assert set(_IDENTITY) == set(REDUCTIONS)
