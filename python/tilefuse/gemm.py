@@ -11,6 +11,7 @@ The layers a call goes down (docs/python.md):
 A is (m, k) or (batch, m, k) with unit column stride (row-major); B is (k, n) or (batch, k, n) with unit
 row stride (K-major: `weight.t()` of an (n, k) weight, as torch.nn.Linear holds it). bf16 or fp16.
 """
+import functools
 import struct
 from dataclasses import dataclass
 
@@ -52,6 +53,13 @@ def choose_tile(m, n, k, batch, sm_count):
 
 def _identity(acc):
     return acc
+
+
+@functools.lru_cache(maxsize=None)
+def _device_properties(device):
+    """[sm_count, major, minor] of a device, queried once per process."""
+    from . import _C
+    return tuple(_C.device_properties(device))
 
 
 def _torch():
@@ -136,7 +144,7 @@ class Gemm:
 
     def plan(self, a, b, **arguments):
         """The Operation that run(a, b, **arguments) launches (compiled or taken from the cache)."""
-        return self._plan(check_gemm_operands(a, b, allowed_dtypes=_ELEMENTS), arguments)[0]
+        return self._plan(check_gemm_operands(a, b, allowed_dtypes=_ELEMENTS), arguments)
 
     def _plan(self, ops, arguments):
         from .epilogue import to_cpp, trace
@@ -148,7 +156,7 @@ class Gemm:
                 "a.contiguous() and b.t().contiguous().t()")
         out = self._out_dtype(ops.dtype)
         acc_shape = (ops.batch, ops.m, ops.n) if ops.batch > 1 else (ops.m, ops.n)
-        sm_count = self._sm_count(ops.device_index)
+        sm_count = _device_properties(ops.device_index or 0)[0]
         tile = self.tile if self.tile != "auto" else choose_tile(ops.m, ops.n, ops.k, ops.batch, sm_count)
         # The plan key holds every shape, so a call with new shapes is traced (and its arguments' shapes
         # checked) again; the kernel itself is shared by every plan with the same tree and tile.
@@ -162,17 +170,12 @@ class Gemm:
                    f"{sm_count} SMs" if self.tile == "auto" else "tile fixed by the caller")
             operation = _compiled(str(tree), ops.dtype, tile, why, graph, tree)
             self._operations[key] = operation
-        return operation, tile
+        return operation
 
     def _out_dtype(self, operand_dtype):
         if self.out_dtype is None:
             return operand_dtype
         return element_type(self.out_dtype, what="out_dtype").name
-
-    @staticmethod
-    def _sm_count(device):
-        from . import _C
-        return _C.device_properties(device if device is not None else 0)[0]
 
     # ---- running ----
 
@@ -184,7 +187,7 @@ class Gemm:
             raise TensorArgumentError("tilefuse.Gemm runs on a CUDA device: a and b are on "
                                       f"{ops.a.device}; move them with .cuda()")
         from . import _C
-        major = _C.device_properties(ops.device_index)[1]
+        sm_count, major, _ = _device_properties(ops.device_index)
         if major != 9:
             raise TensorArgumentError(f"tilefuse.Gemm's Python path runs the Hopper kernel (sm_90: H100 / H200); "
                                       f"cuda:{ops.device_index} is sm_{major}x. The sm_80 kernel is reachable from "
@@ -193,15 +196,13 @@ class Gemm:
             raise TensorArgumentError("the Hopper GEMM needs 16-byte-aligned operands: " + "; ".join(ops.alignment_notes)
                                       + ". Pad k to a multiple of 8 elements or copy the tensors")
         torch = _torch()
-        operation, _ = self._plan(ops, arguments)
+        operation = self._plan(ops, arguments)
         kernel, layout = operation.kernel_on(ops.device_index)
         device = torch.device("cuda", ops.device_index)
         outputs = self._allocate_outputs(operation, ops, device)
-        params = self._pack(operation, layout, ops, arguments, outputs)
-        _, tm, tn, tk = SM90_TILES[operation.tile]
+        params, tiles = self._pack(operation, layout, ops, arguments, outputs)
         stream = torch.cuda.current_stream(device).cuda_stream
-        tiles = ops.batch * -(-ops.m // tm) * -(-ops.n // tn)
-        grid = min(tiles, self._sm_count(ops.device_index))  # persistent: at most one block per SM
+        grid = min(tiles, sm_count)  # persistent: at most one block per SM
         _C.launch(kernel.kernel, ops.device_index, grid, layout["threads"], 1, layout["smem_bytes"], stream,
                   bytes(params))
         if set(outputs) == {"D"}:
@@ -224,7 +225,8 @@ class Gemm:
         return outputs
 
     def _pack(self, operation, layout, ops, arguments, outputs):
-        """The kernel's Params as bytes: tensor maps, problem, tiles and every epilogue node's fields."""
+        """(the kernel's Params as bytes: tensor maps, problem, tiles and every epilogue node's fields; the
+        number of tiles)."""
         from . import _C
 
         params = bytearray(layout["size"])
@@ -242,7 +244,8 @@ class Gemm:
         tiles_m, tiles_n = -(-ops.m // tm), -(-ops.n // tn)
         struct.pack_into("<i", params, layout["tiles_m"], tiles_m)
         struct.pack_into("<i", params, layout["tiles_n"], tiles_n)
-        struct.pack_into("<i", params, layout["tiles"], tiles_m * tiles_n * ops.batch)
+        tiles = tiles_m * tiles_n * ops.batch
+        struct.pack_into("<i", params, layout["tiles"], tiles)
         for node in layout["nodes"]:
             name, kind = node["name"], node["kind"]
             if kind == "scalar":
@@ -256,7 +259,7 @@ class Gemm:
                 struct.pack_into("<q", params, node["ld"], ld)
             if node["batch_stride"] >= 0:
                 struct.pack_into("<q", params, node["batch_stride"], batch_stride)
-        return params
+        return params, tiles
 
 
 _COMPILED = {}  # (tree, element, tile) -> Operation, shared by every Gemm of this process
