@@ -11,11 +11,12 @@ The layers a call goes down (docs/python.md):
 A is (m, k) or (batch, m, k) with unit column stride (row-major); B is (k, n) or (batch, k, n) with unit
 row stride (K-major: `weight.t()` of an (n, k) weight, as torch.nn.Linear holds it). bf16 or fp16.
 """
-import functools
 import struct
 from dataclasses import dataclass
 
 from .errors import TensorArgumentError
+from .kernel_params import (allocate_reduction, device_properties, pack_epilogue, parse_nodes, spec_key,
+                            torch_module as _torch)
 from .dtypes import element_type
 from .tensors import COLUMN_MAJOR, ROW_MAJOR, check_gemm_operands, torch_dtype
 
@@ -28,11 +29,7 @@ SM90_TILES = {
 _ELEMENTS = ("bfloat16", "float16")
 # Sm90TileModel (gemm_sm90.hpp): the epilogue in units of k, and each tile's relative mainloop rate.
 _EPILOGUE_K, _EFFICIENCY, _NARROW_MIN_K = 192.0, {"128x256": 1.0, "128x128": 0.92, "128x64": 0.61}, 4096
-# Where each reduction starts (reduce::Sum / Max / AbsMax::identity() in epilogue/sinks.h), by graph.REDUCTIONS key.
-_IDENTITY = {"sum": 0.0, "max": float("-inf"), "absmax": 0.0}
-# NodeKind (epilogue/fragment.h)
-_KIND = {1: "scalar", 3: "row_broadcast", 4: "col_broadcast", 5: "aux_load", 8: "store", 9: "row_reduce",
-         10: "col_reduce"}
+
 
 
 def choose_tile(m, n, k, batch, sm_count):
@@ -53,18 +50,6 @@ def choose_tile(m, n, k, batch, sm_count):
 
 def _identity(acc):
     return acc
-
-
-@functools.lru_cache(maxsize=None)
-def _device_properties(device):
-    """[sm_count, major, minor] of a device, queried once per process."""
-    from . import _C
-    return tuple(_C.device_properties(device))
-
-
-def _torch():
-    import torch
-    return torch
 
 
 @dataclass
@@ -111,12 +96,7 @@ def parse_layout(words):
     names = ("size", "tma_a", "tma_b", "batch_mask_a", "batch_mask_b", "m", "n", "k", "batch", "tiles_m", "tiles_n",
              "tiles", "threads", "smem_bytes")
     layout = dict(zip(names, words[1:15]))
-    nodes = []
-    for i in range(words[15]):
-        slot = words[16 + 9 * i: 25 + 9 * i]
-        raw = b"".join(struct.pack("<q", w) for w in slot[5:9])
-        nodes.append({"kind": _KIND.get(slot[0], str(slot[0])), "data": slot[1], "ld": slot[2],
-                      "batch_stride": slot[3], "value": slot[4], "name": raw.split(b"\0")[0].decode()})
+    nodes = parse_nodes(words, 16, words[15])
     layout["nodes"] = nodes
     return layout
 
@@ -156,12 +136,12 @@ class Gemm:
                 "a.contiguous() and b.t().contiguous().t()")
         out = self._out_dtype(ops.dtype)
         acc_shape = (ops.batch, ops.m, ops.n) if ops.batch > 1 else (ops.m, ops.n)
-        sm_count = _device_properties(ops.device_index or 0)[0]
+        sm_count = device_properties(ops.device_index or 0)[0]
         tile = self.tile if self.tile != "auto" else choose_tile(ops.m, ops.n, ops.k, ops.batch, sm_count)
         # The plan key holds every shape, so a call with new shapes is traced (and its arguments' shapes
         # checked) again; the kernel itself is shared by every plan with the same tree and tile.
         key = (ops.dtype, out, ops.m, ops.n, ops.k, ops.batch, tile,
-               tuple(sorted((name, _spec_key(value)) for name, value in arguments.items())))
+               tuple(sorted((name, spec_key(value)) for name, value in arguments.items())))
         operation = self._operations.get(key)
         if operation is None:
             graph = trace(self.epilogue, acc=acc_shape, **arguments)
@@ -187,7 +167,7 @@ class Gemm:
             raise TensorArgumentError("tilefuse.Gemm runs on a CUDA device: a and b are on "
                                       f"{ops.a.device}; move them with .cuda()")
         from . import _C
-        sm_count, major, _ = _device_properties(ops.device_index)
+        sm_count, major, _ = device_properties(ops.device_index)
         if major != 9:
             raise TensorArgumentError(f"tilefuse.Gemm's Python path runs the Hopper kernel (sm_90: H100 / H200); "
                                       f"cuda:{ops.device_index} is sm_{major}x. The sm_80 kernel is reachable from "
@@ -220,8 +200,7 @@ class Gemm:
                 outputs[name] = torch.empty(shape, dtype=dtype, device=device)
             else:
                 length = ops.m if out.kind == "row_reduce" else ops.n
-                shape = (ops.batch, length) if batched else (length,)
-                outputs[name] = torch.full(shape, _IDENTITY[out.reduction], dtype=torch.float32, device=device)
+                outputs[name] = allocate_reduction(out, length, ops.batch, device)
         return outputs
 
     def _pack(self, operation, layout, ops, arguments, outputs):
@@ -246,19 +225,7 @@ class Gemm:
         struct.pack_into("<i", params, layout["tiles_n"], tiles_n)
         tiles = tiles_m * tiles_n * ops.batch
         struct.pack_into("<i", params, layout["tiles"], tiles)
-        for node in layout["nodes"]:
-            name, kind = node["name"], node["kind"]
-            if kind == "scalar":
-                value = arguments[name]
-                struct.pack_into("<f", params, node["value"], float(value))
-                continue
-            tensor = outputs[name] if kind in ("store", "row_reduce", "col_reduce") else arguments[name]
-            data, ld, batch_stride = _node_strides(name, kind, tensor, ops)
-            struct.pack_into("<Q", params, node["data"], data)
-            if node["ld"] >= 0:
-                struct.pack_into("<q", params, node["ld"], ld)
-            if node["batch_stride"] >= 0:
-                struct.pack_into("<q", params, node["batch_stride"], batch_stride)
+        pack_epilogue(params, layout["nodes"], arguments, outputs, ops.device_index, ops.batch)
         return params, tiles
 
 
@@ -275,36 +242,3 @@ def _compiled(tree_text, element, tile, why, graph, tree):
         operation.graph, operation.tree = graph, tree
         _COMPILED[key] = operation
     return _COMPILED[key]
-
-
-def _spec_key(value):
-    """What of an argument the plan depends on: a scalar's kind, a tensor's shape and dtype."""
-    if isinstance(value, (int, float)):
-        return ("scalar",)
-    return ("tensor", tuple(getattr(value, "shape", ())), str(getattr(value, "dtype", "")))
-
-
-def _node_strides(name, kind, tensor, ops):
-    """(data pointer, ld, batch stride) of an epilogue tensor, checked against the problem."""
-    torch = _torch()
-    if not isinstance(tensor, torch.Tensor):
-        raise TensorArgumentError(f"epilogue argument {name!r} must be a torch tensor on cuda:{ops.device_index}")
-    if tensor.device != torch.device("cuda", ops.device_index):
-        raise TensorArgumentError(f"epilogue argument {name!r} is on {tensor.device}, the GEMM on "
-                                  f"cuda:{ops.device_index}; move it with .to('cuda:{ops.device_index}')")
-    shape, strides = tuple(tensor.shape), tuple(tensor.stride())
-    if kind in ("store", "aux_load"):
-        if strides[-1] != 1 and shape[-1] != 1:
-            raise TensorArgumentError(f"epilogue argument {name!r} (shape {shape}, strides {strides}) must have unit "
-                                      "stride along its last dimension; pass .contiguous()")
-        ld = strides[-2] if len(shape) >= 2 else shape[-1]
-        batch_stride = strides[0] if len(shape) == 3 and shape[0] > 1 else 0
-        return tensor.data_ptr(), ld, batch_stride
-    # Vectors: a row broadcast is (n,), (1, n), (b, n) or (b, 1, n); a column broadcast (m, 1) or (b, m, 1);
-    # a reduction output (n,) / (m,) or (b, n) / (b, m). The first dimension is the batch when there is one.
-    if shape and shape[-1] != 1 and strides[-1] != 1:
-        raise TensorArgumentError(f"epilogue argument {name!r} (shape {shape}, strides {strides}) must be contiguous "
-                                  "along its length; pass .contiguous()")
-    has_batch = len(shape) == 3 or (len(shape) == 2 and kind in ("row_broadcast", "row_reduce", "col_reduce")
-                                     and shape[0] > 1)
-    return tensor.data_ptr(), 0, strides[0] if has_batch and ops.batch > 1 else 0

@@ -62,5 +62,5 @@ def test_layout_of_another_version_is_refused():
 
 def test_every_reduction_has_an_identity():
     from tilefuse.epilogue.graph import REDUCTIONS
-    from tilefuse.gemm import _IDENTITY
-    assert set(_IDENTITY) == set(REDUCTIONS)
+    from tilefuse.kernel_params import IDENTITY
+    assert set(IDENTITY) == set(REDUCTIONS)

@@ -1,4 +1,4 @@
-"""JIT: generated Hopper GEMM kernels compiled with NVRTC, kept in a disk cache, loaded with the CUDA
+"""JIT: generated kernels (Hopper GEMMs, implicit-GEMM convolutions) compiled with NVRTC, kept in a disk cache, loaded with the CUDA
 runtime's library API.
 
     from tilefuse.epilogue import relu, trace, to_cpp
@@ -12,10 +12,11 @@ Nothing here touches NVRTC, libcudart or a GPU at import. Cache, key and switche
 """
 from .cache import CachedKernel, KernelCache, cache_dir, cache_key, key_inputs
 from .errors import CacheMissError, JitError, NoCudaDeviceError, NvrtcError, NvrtcNotFoundError
+from .conv import conv_kernel
 from .gemm import gemm_kernel
 from .loader import LoadedKernel, load_kernel
-from .source import KernelSource, gemm_sm90_source
+from .source import KernelSource, conv_source, gemm_sm90_source
 
 __all__ = ["CacheMissError", "CachedKernel", "JitError", "KernelCache", "KernelSource", "LoadedKernel",
-           "NoCudaDeviceError", "NvrtcError", "NvrtcNotFoundError", "cache_dir", "cache_key", "gemm_kernel",
+           "NoCudaDeviceError", "NvrtcError", "NvrtcNotFoundError", "cache_dir", "cache_key", "conv_kernel", "conv_source", "gemm_kernel",
            "gemm_sm90_source", "key_inputs", "load_kernel"]

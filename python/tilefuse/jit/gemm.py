@@ -20,7 +20,11 @@ def gemm_kernel(epilogue, element="bfloat16", config="Sm90LargeConfig", *, arch=
     require_cached: True makes a miss a CacheMissError instead of a compile (None:
     $TILEFUSE_JIT_REQUIRE_CACHED). Needs libnvrtc (its version is part of the key), never a GPU.
     """
-    kernel = gemm_sm90_source(epilogue, element, config)
+    return compile_cached(gemm_sm90_source(epilogue, element, config), arch, cache_dir, require_cached)
+
+
+def compile_cached(kernel, arch, cache_dir=None, require_cached=None):
+    """The CachedKernel of a KernelSource (kernel and layout kernel in one CUBIN) for `arch`."""
     flags = [*BASE_FLAGS, f"--gpu-architecture={arch}"]
 
     def build():

@@ -1,0 +1,76 @@
+// Where every field of a convolution kernel's Params lives, for a host that packs the parameters as
+// bytes (the Python JIT; see gemm/kernel/sm90_params_layout.h for the GEMM's). One layout kernel serves
+// both kernel families: the sm80 implicit GEMM (gemm::sm80::TiledKernel over conv::sm80::
+// ImplicitGemmOperands) and the Hopper fprop kernels (conv::sm90::FpropKernel / FpropIm2colKernel); a
+// field the family does not have is -1. It only needs Kernel::Params, so it includes no kernel.
+//
+// out[0..23]  the header: kConvLayoutVersion, the family (80 or 90), sizeof(Params), kThreads,
+//             kSmemBytes, the offset of geometry (a ConvGeometry: 15 ints in declaration order) and
+//             sizeof(ConvGeometry), problem.m, .n, .k, .batch (index_t), split_k (int), k_per_split
+//             (index_t), partials (float*), tiles_m, tiles_n, tiles (int), the operand pointers a, b
+//             (sm80) and x (Hopper gather), the tensor maps tma_a (Hopper im2col) and tma_b (Hopper),
+//             one unused word, and the number of named epilogue nodes;
+// out[24 + 9 i ...]  named node i of the epilogue tree (epilogue/params_layout.h).
+#pragma once
+
+#include <tilefuse/conv/implicit_gemm.h>
+#include <tilefuse/core/platform.h>
+#include <tilefuse/epilogue/params_layout.h>
+
+namespace tilefuse::conv {
+
+inline constexpr long long kConvLayoutVersion = 1;
+inline constexpr int kConvLayoutHeader = 24;
+
+namespace layout_detail {
+
+using epilogue::layout_detail::offset;
+
+// The operand fields live in the kernel's own Params (sm90: it derives from the operand source's
+// Params) or in its `operands` member (sm80).
+template <class P>
+TILEFUSE_DEVICE void write_operands(P const& p, void const* base, long long* out) {
+  out[5] = offset(&p.geometry, base);
+  if constexpr (requires { p.a; }) out[17] = offset(&p.a, base);
+  if constexpr (requires { p.b; }) out[18] = offset(&p.b, base);
+  if constexpr (requires { p.x; }) out[19] = offset(&p.x, base);
+  if constexpr (requires { p.tma_a; }) out[20] = offset(&p.tma_a, base);
+  if constexpr (requires { p.tma_b; }) out[21] = offset(&p.tma_b, base);
+}
+
+}  // namespace layout_detail
+
+template <class Kernel, class Epilogue, int kFamily>
+__global__ void conv_params_layout_kernel(long long* out) {
+  if (threadIdx.x != 0 || blockIdx.x != 0) return;
+  using layout_detail::offset;
+  typename Kernel::Params const p{};
+  void const* base = &p;
+  for (int i = 0; i < kConvLayoutHeader; ++i) out[i] = -1;
+  out[0] = kConvLayoutVersion;
+  out[1] = kFamily;
+  out[2] = static_cast<long long>(sizeof(p));
+  out[3] = Kernel::kThreads;
+  out[4] = Kernel::kSmemBytes;
+  out[6] = static_cast<long long>(sizeof(ConvGeometry));
+  out[7] = offset(&p.problem.m, base);
+  out[8] = offset(&p.problem.n, base);
+  out[9] = offset(&p.problem.k, base);
+  out[10] = offset(&p.problem.batch, base);
+  if constexpr (requires { p.operands; }) {
+    layout_detail::write_operands(p.operands, base, out);
+  } else {
+    layout_detail::write_operands(p, base, out);
+  }
+  if constexpr (requires { p.split_k; }) {
+    out[11] = offset(&p.split_k, base);
+    out[12] = offset(&p.k_per_split, base);
+    out[13] = offset(&p.partials, base);
+  }
+  out[14] = offset(&p.tiles_m, base);
+  out[15] = offset(&p.tiles_n, base);
+  if constexpr (requires { p.tiles; }) out[16] = offset(&p.tiles, base);
+  out[23] = epilogue::write_node_layouts<Epilogue>(p.epilogue, base, out + kConvLayoutHeader);
+}
+
+}  // namespace tilefuse::conv

@@ -1,0 +1,463 @@
+"""tilefuse.Conv2d: a convolution (fprop, dgrad or wgrad) with a fused epilogue, from Python.
+
+The layers a call goes down (docs/python.md):
+  Conv2d(mode, stride, padding, dilation, epilogue=fn).run(a, b, **arguments)
+                                              checks the tensors (NHWC, dtypes, devices, shapes), traces fn
+  -> ConvOperation (plan(): cached per signature)   the kernel and tile, from the JIT's disk cache, loaded
+                                              once per device, and its parameter layout
+  -> tilefuse._C.launch                       the packed Params, launched on the current torch stream
+  -> sm90_gemm_kernel<conv::sm90::FpropKernel<...>>        Hopper fprop (sm_90, aligned)
+     sm80_gemm_kernel<TiledKernel<..., ImplicitGemmOperands<...>>>   every mode, sm_80 and newer
+
+Operands are torch tensors in torch's shape convention, stored channels-last (NHWC; a filter (K, C, R, S)
+stored channels-last is KRSC):
+  fprop  run(x, w)                      x (N, C, H, W), w (K, C, R, S)  -> y  (N, K, P, Q)
+  dgrad  run(dy, w, input_size=None)    dy (N, K, P, Q), w (K, C, R, S) -> dx (N, C, H, W)
+  wgrad  run(dy, x)                     dy (N, K, P, Q), x (N, C, H, W) -> dw (K, C, R, S)  (kernel_size=)
+The epilogue sees the output as the implicit GEMM's row-major matrix, `acc` of shape (rows, cols): rows are
+output pixels (fprop N*P*Q, dgrad N*H*W) or filters (wgrad K), columns are channels (fprop K, dgrad C) or
+filter taps (wgrad R*S*C). A per-channel vector (cols,) is broadcast along the rows (a bias); a tensor of
+the output's shape (a residual) must be channels-last like the output, and row() / col() are the pixel
+and channel indices.
+"""
+import struct
+from dataclasses import dataclass
+
+from .dtypes import element_type
+from .errors import TensorArgumentError
+from .kernel_params import (allocate_reduction, device_properties, pack_epilogue, parse_nodes, spec_key,
+                            torch_module as _torch)
+from .tensors import CONV_LAYOUT_MODES, check_conv_activation, torch_dtype
+
+MODES = ("fprop", "dgrad", "wgrad")
+KERNELS = ("auto", "sm80", "sm90")
+_ELEMENTS = ("bfloat16", "float16")
+# The sm80-path tiles (gemm_config.h): C++ config, tile m, n, k, blocks per SM, and the wave model's
+# efficiency with 1, 2, 3 blocks on an SM (gemm/device/sm80_launch.hpp: choose_sm80_tile).
+SM80_TILES = {
+    "128x256": ("Sm80LargeConfig", 128, 256, 64, 1, (1.0, 1.0, 1.0)),
+    "128x128": ("Sm80SmallConfig", 128, 128, 32, 2, (0.6, 0.85, 0.85)),
+    "128x64": ("Sm80NarrowConfig", 128, 64, 32, 3, (0.45, 0.7, 0.8)),
+}
+# The Hopper fprop tiles (conv/kernel/sm90_implicit_gemm.h): C++ config, tile n, the wave model's
+# efficiency (conv/device/conv2d.hpp: choose_sm90_tile). Tile m is 128 and tile k 64 for all.
+SM90_TILES = {
+    "128x256": ("Sm90ConvLargeConfig", 256, 1.0),
+    "128x128": ("Sm90ConvMediumConfig", 128, 0.92),
+    "128x64": ("Sm90ConvNarrowConfig", 64, 0.75),
+}
+_INT_MAX = 2**31 - 1
+_LAYOUT_HEADER = 24  # conv::kConvLayoutHeader
+_LAYOUT_FIELDS = ("version", "family", "size", "threads", "smem_bytes", "geometry", "geometry_bytes", "m", "n", "k",
+                  "batch", "split_k", "k_per_split", "partials", "tiles_m", "tiles_n", "tiles", "a", "b", "x", "tma_a",
+                  "tma_b", "unused", "node_count")
+
+
+def _ceil(a, b):
+    return -(-a // b)
+
+
+def choose_sm80_tile(m, n, sm_count):
+    """The sm80-path tile the C++ wave model picks (choose_sm80_tile, no split-K): the busiest SM decides."""
+    best, best_time = None, 0.0
+    for name, (_, tm, tn, _, blocks, efficiency) in SM80_TILES.items():
+        tiles = _ceil(m, tm) * _ceil(n, tn)
+        area = tm * tn / (128.0 * 256.0)
+        full_waves, rest = divmod(tiles, sm_count * blocks)
+        time = full_waves * blocks * area / efficiency[blocks - 1]
+        if rest:
+            busiest = _ceil(rest, sm_count)
+            time += busiest * area / efficiency[busiest - 1]
+        if best is None or time < best_time:
+            best, best_time = name, time
+    return best
+
+
+def choose_sm90_tile(m, n, k, sm_count):
+    """The Hopper fprop tile the C++ wave model picks (Conv2d::choose_sm90_tile)."""
+    best, best_cost = None, 0.0
+    for name, (_, tn, efficiency) in SM90_TILES.items():
+        per_block = _ceil(_ceil(m, 128) * _ceil(n, tn), sm_count)
+        cost = per_block * tn * (_ceil(k, 64) + 3.0) / efficiency
+        if best is None or cost < best_cost * 0.999:
+            best, best_cost = name, cost
+    return best
+
+
+def _pair(value, what):
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (value, value)
+    if (isinstance(value, (tuple, list)) and len(value) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in value)):
+        return tuple(value)
+    raise ValueError(f"{what}={value!r}: pass an int or a pair of ints (height, width)")
+
+
+@dataclass(frozen=True)
+class ConvProblem:
+    """The sizes of one convolution (Conv2dProblem's fields; groups = 1)."""
+
+    N: int
+    H: int
+    W: int
+    C: int
+    K: int
+    R: int
+    S: int
+    P: int
+    Q: int
+    pad: tuple
+    stride: tuple
+    dilation: tuple
+
+    def gemm(self, mode):
+        """(m, n, k) of the implicit GEMM (Conv2dProblem::gemm_extent)."""
+        npq, rs = self.N * self.P * self.Q, self.R * self.S
+        if mode == "dgrad":
+            return self.N * self.H * self.W, self.C, rs * self.K
+        if mode == "wgrad":
+            return self.K, rs * self.C, npq
+        return npq, self.K, rs * self.C
+
+    def geometry(self):
+        """ConvGeometry's 15 ints in declaration order (conv/implicit_gemm.h)."""
+        return (self.N, self.H, self.W, self.C, self.K, self.R, self.S, self.P, self.Q, *self.pad, *self.stride,
+                *self.dilation)
+
+    def output_size(self, mode):
+        """The output's shape in torch's convention (N, C, H, W) / (K, C, R, S)."""
+        if mode == "dgrad":
+            return (self.N, self.C, self.H, self.W)
+        if mode == "wgrad":
+            return (self.K, self.C, self.R, self.S)
+        return (self.N, self.K, self.P, self.Q)
+
+
+def output_extent(size, pad, dilation, filter_size, stride):
+    """P (or Q): how many filter positions fit along one input dimension."""
+    return (size + 2 * pad - dilation * (filter_size - 1) - 1) // stride + 1
+
+
+@dataclass
+class ConvOperation:
+    """A compiled convolution kernel for one signature: family (sm80 / sm90), tile, the JIT's cached kernel,
+    its loaded handles and parameter layout per device. `describe()` says which kernel and why."""
+
+    mode: str
+    family: str
+    tile: str
+    element: str
+    aligned: bool
+    arch: str
+    cpp_tree: str
+    cached: object  # tilefuse.jit CachedKernel
+    why: str
+    loaded: dict = None
+
+    def describe(self):
+        source = "disk cache" if self.cached.hit else f"compiled by NVRTC in {self.cached.info.get('compile_seconds')} s"
+        if self.family == "sm90":
+            config, tn, _ = SM90_TILES[self.tile]
+            kernel = (f"sm90 TMA + WGMMA implicit-GEMM conv2d fprop (warp-specialized, persistent), tile 128x{tn}x64 "
+                      f"({config}), x gathered by 16-byte cp.async of the producer warpgroup, w by TMA")
+        else:
+            config, tm, tn, tk, _, _ = SM80_TILES[self.tile]
+            path = "16-byte cp.async gathers" if self.aligned else "element-wise gathers"
+            kernel = f"sm80 mma.sync implicit-GEMM conv2d {self.mode}, tile {tm}x{tn}x{tk} ({config}), {path}"
+        return (f"{kernel}, {self.element} operands, {self.arch}; {self.why}; kernel from the {source} "
+                f"({self.cached.path}); epilogue {self.cpp_tree}")
+
+    def kernel_on(self, device):
+        """(kernel handle, layout dict) on `device`, loading the CUBIN there the first time."""
+        from . import _C
+        from .jit.loader import load_kernel
+
+        if self.loaded is None:
+            self.loaded = {}
+        if device not in self.loaded:
+            torch = _torch()
+            with torch.cuda.device(device):
+                kernel = load_kernel(self.cached.cubin, self.cached.lowered_name)
+                layout_kernel = load_kernel(self.cached.cubin, self.cached.info["lowered_names"]["layout"])
+            words = _C.read_layout(layout_kernel.kernel, device, _LAYOUT_HEADER + 9 * 64)
+            self.loaded[device] = (kernel, layout_kernel, parse_conv_layout(words))
+        kernel, _, layout = self.loaded[device]
+        return kernel, layout
+
+
+def parse_conv_layout(words):
+    """The dict of a conv layout kernel's output (include/tilefuse/conv/kernel/conv_params_layout.h)."""
+    if words[0] != 1:
+        raise RuntimeError(f"tilefuse: the conv kernel's parameter layout has version {words[0]}, this package reads "
+                           "1; clear the JIT cache (TILEFUSE_CACHE_DIR) and retry")
+    layout = dict(zip(_LAYOUT_FIELDS, words[:_LAYOUT_HEADER]))
+    if layout["geometry_bytes"] != 60:
+        raise RuntimeError(f"tilefuse: ConvGeometry is {layout['geometry_bytes']} bytes, this package packs 15 ints")
+    layout["nodes"] = parse_nodes(words, _LAYOUT_HEADER, layout["node_count"])
+    return layout
+
+
+def _identity(acc):
+    return acc
+
+
+class Conv2d:
+    """A 2-D convolution with a fused epilogue, NHWC, bf16 / fp16, on an sm_80 or newer GPU.
+
+        conv = tilefuse.Conv2d(stride=1, padding=1, epilogue=lambda acc, bias, residual: relu(acc + bias) + residual)
+        y = conv.run(x, w, bias=b, residual=r)     # x, w, r channels-last; b (K,); y channels-last
+
+    mode: "fprop", "dgrad" or "wgrad" (operands: the module docstring). kernel_size: (R, S), needed by wgrad
+    (dgrad and fprop read it from w). layout: "require" refuses tensors that are not channels-last,
+    "convert" copies them. kernel: "auto" (the Hopper kernel for fprop on sm_90 when it can take the
+    problem, else the sm80 kernel), "sm80" or "sm90" (an error when it cannot run the problem).
+    run() returns the output (channels-last), or a dict of every output when the epilogue returns a dict.
+    """
+
+    def __init__(self, mode="fprop", *, stride=1, padding=0, dilation=1, kernel_size=None, epilogue=None,
+                 out_dtype=None, layout="require", kernel="auto"):
+        if mode not in MODES:
+            raise ValueError(f"mode={mode!r}: use one of {', '.join(MODES)}")
+        if kernel not in KERNELS:
+            raise ValueError(f"kernel={kernel!r}: use one of {', '.join(KERNELS)}")
+        if layout not in CONV_LAYOUT_MODES:
+            raise ValueError(f"layout={layout!r}: use one of {', '.join(CONV_LAYOUT_MODES)}")
+        self.mode = mode
+        self.stride = _pair(stride, "stride")
+        self.padding = _pair(padding, "padding")
+        self.dilation = _pair(dilation, "dilation")
+        if min(self.stride) < 1 or min(self.dilation) < 1 or min(self.padding) < 0:
+            raise ValueError(f"stride={stride!r}, dilation={dilation!r} must be >= 1 and padding={padding!r} >= 0")
+        self.kernel_size = None if kernel_size is None else _pair(kernel_size, "kernel_size")
+        self.epilogue = epilogue or _identity
+        self.out_dtype = out_dtype
+        self.layout = layout
+        self.kernel = kernel
+        self._operations = {}
+
+    # ---- operands ----
+
+    def _operands(self, a, b, input_size):
+        """(a, b as NHWC tensors, the problem, dtype name, device index) after every check."""
+        torch = _torch()
+        names = {"fprop": ("x", "w"), "dgrad": ("dy", "w"), "wgrad": ("dy", "x")}[self.mode]
+        for name, t in zip(names, (a, b)):
+            if not isinstance(t, torch.Tensor):
+                raise TensorArgumentError(f"conv2d {self.mode}: {name} must be a torch tensor, got {type(t).__name__}")
+            if t.dim() != 4:
+                raise TensorArgumentError(f"conv2d {self.mode}: {name} has shape {tuple(t.shape)}; it must be 4-D "
+                                          f"({'(K, C, R, S)' if name == 'w' else '(N, C, H, W)'})")
+        if a.dtype != b.dtype:
+            raise TensorArgumentError(f"conv2d {self.mode}: {names[0]} is {a.dtype} and {names[1]} is {b.dtype}; "
+                                      "both must have the same dtype (bfloat16 or float16)")
+        try:
+            dtype = element_type(a.dtype, what=names[0]).name
+        except ValueError:
+            dtype = None
+        if dtype not in _ELEMENTS:
+            raise TensorArgumentError(f"conv2d {self.mode}: dtype {a.dtype} is not supported; use torch.bfloat16 or "
+                                      "torch.float16")
+        if a.device != b.device or a.device.type != "cuda":
+            raise TensorArgumentError(f"conv2d {self.mode}: {names[0]} is on {a.device} and {names[1]} on {b.device}; "
+                                      "both must be on the same CUDA device")
+        a = check_conv_activation(a, names[0], layout=self.layout)
+        b = check_conv_activation(b, names[1], layout=self.layout)
+        problem = self._problem(tuple(a.shape), tuple(b.shape), input_size)
+        for name, t in zip(names, (a, b)):
+            if t.numel() > _INT_MAX:
+                raise TensorArgumentError(f"conv2d {self.mode}: {name} has {t.numel()} elements, above 2^31 - 1; split "
+                                          "the batch")
+        return a, b, problem, dtype, a.device.index
+
+    def _problem(self, a_shape, b_shape, input_size):
+        (ph, pw), (sh, sw), (dh, dw) = self.padding, self.stride, self.dilation
+        mode = self.mode
+        if mode == "fprop":
+            (N, C, H, W), (K, C2, R, S) = a_shape, b_shape
+            if C2 != C:
+                raise TensorArgumentError(f"conv2d fprop: x has C = {C} channels (shape {a_shape}) but w has C = {C2} "
+                                          f"(shape {b_shape}, (K, C, R, S)); groups are not supported")
+        elif mode == "dgrad":
+            (N, K, P, Q), (K2, C, R, S) = a_shape, b_shape
+            if K2 != K:
+                raise TensorArgumentError(f"conv2d dgrad: dy has K = {K} channels (shape {a_shape}) but w has K = {K2} "
+                                          f"filters (shape {b_shape})")
+            if input_size is None:  # the smallest input whose output is P x Q (torch's output_padding = 0)
+                H = (P - 1) * sh - 2 * ph + dh * (R - 1) + 1
+                W = (Q - 1) * sw - 2 * pw + dw * (S - 1) + 1
+            else:
+                if len(input_size) != 4 or input_size[0] != N or input_size[1] != C:
+                    raise TensorArgumentError(f"conv2d dgrad: input_size={tuple(input_size)} must be (N, C, H, W) with "
+                                              f"N = {N} (dy) and C = {C} (w)")
+                H, W = input_size[2], input_size[3]
+        else:
+            (N, K, P, Q), (N2, C, H, W) = a_shape, b_shape
+            if N2 != N:
+                raise TensorArgumentError(f"conv2d wgrad: dy has N = {N} (shape {a_shape}) but x has N = {N2} "
+                                          f"(shape {b_shape})")
+            if self.kernel_size is None:
+                raise TensorArgumentError("conv2d wgrad: the filter size is not implied by dy and x; pass "
+                                          "kernel_size=(R, S) to Conv2d(mode=\"wgrad\", ...)")
+            R, S = self.kernel_size
+        P_of, Q_of = output_extent(H, ph, dh, R, sh), output_extent(W, pw, dw, S, sw)
+        if min(N, C, K, H, W, R, S) < 1 or P_of < 1 or Q_of < 1:
+            raise TensorArgumentError(
+                f"conv2d {mode}: N={N} C={C} H={H} W={W} K={K} R={R} S={S} with padding {self.padding}, stride "
+                f"{self.stride}, dilation {self.dilation} gives an output of {P_of} x {Q_of}; every size must be >= 1")
+        if mode != "fprop" and (P_of, Q_of) != (P, Q):
+            raise TensorArgumentError(
+                f"conv2d {mode}: dy is {P} x {Q} (P x Q) but an input of {H} x {W} with a {R} x {S} filter, padding "
+                f"{self.padding}, stride {self.stride}, dilation {self.dilation} gives {P_of} x {Q_of}"
+                + ("; pass input_size=(N, C, H, W)" if mode == "dgrad" else ""))
+        return ConvProblem(N, H, W, C, K, R, S, P_of, Q_of, self.padding, self.stride, self.dilation)
+
+    def _as_matrix(self, t):
+        """The (rows, cols) matrix the epilogue sees of a channels-last tensor of the output's shape."""
+        n, c, h, w = t.shape
+        nhwc = t.permute(0, 2, 3, 1)
+        return nhwc.reshape(n, h * w * c) if self.mode == "wgrad" else nhwc.reshape(n * h * w, c)
+
+    def _epilogue_arguments(self, arguments, problem):
+        """The epilogue's arguments as the matrix view sees them: output-shaped 4-D tensors become
+        (rows, cols) matrices (channels-last, or converted when layout="convert")."""
+        torch = _torch()
+        out_size = problem.output_size(self.mode)
+        converted = {}
+        for name, value in arguments.items():
+            if isinstance(value, torch.Tensor) and value.dim() == 4:
+                if tuple(value.shape) != out_size:
+                    raise TensorArgumentError(f"epilogue argument {name!r} has shape {tuple(value.shape)}; a 4-D "
+                                              f"argument must have the output's shape {out_size}")
+                value = self._as_matrix(check_conv_activation(value, name, layout=self.layout))
+            converted[name] = value
+        return converted
+
+    # ---- planning ----
+
+    def plan(self, a, b, *, input_size=None, **arguments):
+        """The ConvOperation that run(a, b, **arguments) launches (compiled or taken from the cache)."""
+        a, b, problem, dtype, device = self._operands(a, b, input_size)
+        return self._plan(a, b, problem, dtype, device, self._epilogue_arguments(arguments, problem))
+
+    def _choose(self, a, b, problem, device):
+        """(family, tile, aligned, arch, why) for the problem on `device`."""
+        sm_count, major, minor = device_properties(device)
+        m, n, k = problem.gemm(self.mode)
+        if problem.C % 8 or problem.K % 8:
+            aligned, why_narrow = False, f"C = {problem.C} and K = {problem.K} are not both multiples of 8"
+        elif a.data_ptr() % 16 or b.data_ptr() % 16:
+            aligned, why_narrow = False, "an operand is not 16-byte aligned"
+        else:
+            aligned, why_narrow = True, ""
+        why_not_sm90 = ("it runs fprop only" if self.mode != "fprop" else
+                        f"the device is sm_{major}{minor}, not sm_90" if major != 9 else
+                        f"its gathers need 16-byte chunks: {why_narrow}" if not aligned else
+                        f"N*P*Q = {m} is too close to 2^31" if m > _INT_MAX - 256 else "")
+        if self.kernel == "sm90" and why_not_sm90:
+            raise TensorArgumentError(f"conv2d {self.mode}: kernel=\"sm90\" cannot run this problem: {why_not_sm90}")
+        if self.kernel != "sm80" and not why_not_sm90:
+            why = (f"Hopper kernel: sm_90 device, fprop, C and K multiples of 8, aligned tensors; tile by the wave model "
+                   f"on {sm_count} SMs" if self.kernel == "auto" else "Hopper kernel asked for (kernel=\"sm90\")")
+            return "sm90", choose_sm90_tile(m, n, k, sm_count), True, "sm_90a", why
+        arch = f"sm_{major}{minor}" + ("a" if major == 9 else "")
+        why = ("sm80 kernel asked for (kernel=\"sm80\")" if self.kernel == "sm80" else
+               f"sm80 kernel: the Hopper kernel is not used ({why_not_sm90})")
+        why += f"; tile by the wave model on {sm_count} SMs" + (f"; element-wise path: {why_narrow}" if why_narrow else "")
+        return "sm80", choose_sm80_tile(m, n, sm_count), aligned, arch, why
+
+    def _plan(self, a, b, problem, dtype, device, arguments):
+        from .epilogue import to_cpp, trace
+
+        family, tile, aligned, arch, why = self._choose(a, b, problem, device)
+        out = dtype if self.out_dtype is None else element_type(self.out_dtype, what="out_dtype").name
+        key = (dtype, out, problem, family, tile, aligned, arch,
+               tuple(sorted((name, spec_key(value)) for name, value in arguments.items())))
+        operation = self._operations.get(key)
+        if operation is None:
+            m, n, _ = problem.gemm(self.mode)
+            graph = trace(self.epilogue, acc=(m, n), **arguments)
+            tree = to_cpp(graph, element=out)
+            operation = _compiled(str(tree), self.mode, family, tile, dtype, aligned, arch, why, graph, tree)
+            self._operations[key] = operation
+        return operation
+
+    # ---- running ----
+
+    def run(self, a, b, *, input_size=None, **arguments):
+        """Runs the convolution and its epilogue on the tensors' device and the current torch stream;
+        returns the output (channels-last), or a dict of the outputs when the epilogue returns a dict."""
+        from . import _C
+
+        torch = _torch()
+        a, b, problem, dtype, device = self._operands(a, b, input_size)
+        matrices = self._epilogue_arguments(arguments, problem)
+        operation = self._plan(a, b, problem, dtype, device, matrices)
+        kernel, layout = operation.kernel_on(device)
+        results, views = self._allocate_outputs(operation, problem, torch.device("cuda", device))
+        params, grid = self._pack(operation, layout, problem, a, b, matrices, views, device)
+        stream = torch.cuda.current_stream(device).cuda_stream
+        _C.launch(kernel.kernel, device, grid, layout["threads"], 1, layout["smem_bytes"], stream, bytes(params))
+        if set(results) == {"D"}:
+            return results["D"]
+        return results
+
+    def _allocate_outputs(self, operation, problem, device):
+        """(what run returns: 4-D channels-last outputs and reduction vectors; the views the kernel writes)."""
+        torch = _torch()
+        m, n, _ = problem.gemm(self.mode)
+        results, views = {}, {}
+        for name, out in operation.graph.outputs.items():
+            if out.kind == "store":
+                dtype = torch_dtype(next(a.dtype for a in operation.tree.arguments if a.name == name))
+                results[name] = torch.empty(problem.output_size(self.mode), dtype=dtype, device=device,
+                                            memory_format=torch.channels_last)
+                views[name] = self._as_matrix(results[name])
+            else:
+                results[name] = views[name] = allocate_reduction(out, m if out.kind == "row_reduce" else n, 1, device)
+        return results, views
+
+    def _pack(self, operation, layout, problem, a, b, arguments, outputs, device):
+        """(the kernel's Params as bytes, the grid size)."""
+        from . import _C
+
+        params = bytearray(layout["size"])
+        m, n, k = problem.gemm(self.mode)
+        struct.pack_into("<15i", params, layout["geometry"], *problem.geometry())
+        for field, value in (("m", m), ("n", n), ("k", k), ("batch", 1)):
+            struct.pack_into("<q", params, layout[field], value)
+        if operation.family == "sm90":
+            config, tn, _ = SM90_TILES[operation.tile]
+            tma_b = _C.encode_sm90_operand("w", operation.element, b.data_ptr(), k, n, 1, k, 0, 64, tn)
+            params[layout["tma_b"]:layout["tma_b"] + 128] = tma_b
+            struct.pack_into("<Q", params, layout["x"], a.data_ptr())
+            tiles_m, tiles_n = _ceil(m, 128), _ceil(n, tn)
+            struct.pack_into("<i", params, layout["tiles"], tiles_m * tiles_n)
+            grid = min(tiles_m * tiles_n, device_properties(device)[0])  # persistent
+        else:
+            _, tm, tn, tk, _, _ = SM80_TILES[operation.tile]
+            struct.pack_into("<i", params, layout["split_k"], 1)
+            struct.pack_into("<q", params, layout["k_per_split"], _ceil(k, tk) * tk)
+            struct.pack_into("<Q", params, layout["a"], a.data_ptr())
+            struct.pack_into("<Q", params, layout["b"], b.data_ptr())
+            tiles_m, tiles_n = _ceil(m, tm), _ceil(n, tn)
+            grid = tiles_m * tiles_n
+        struct.pack_into("<i", params, layout["tiles_m"], tiles_m)
+        struct.pack_into("<i", params, layout["tiles_n"], tiles_n)
+        pack_epilogue(params, layout["nodes"], arguments, outputs, device, 1)
+        return params, grid
+
+
+_COMPILED = {}  # (tree, mode, family, tile, element, aligned, arch) -> ConvOperation, shared by the process
+
+
+def _compiled(tree_text, mode, family, tile, element, aligned, arch, why, graph, tree):
+    from .jit import conv_kernel
+
+    key = (tree_text, mode, family, tile, element, aligned, arch)
+    if key not in _COMPILED:
+        config = SM90_TILES[tile][0] if family == "sm90" else SM80_TILES[tile][0]
+        cached = conv_kernel(tree, element, mode, config, aligned, arch=arch)
+        operation = ConvOperation(mode, family, tile, element, aligned, arch, tree_text, cached, why)
+        operation.graph, operation.tree = graph, tree
+        _COMPILED[key] = operation
+    return _COMPILED[key]

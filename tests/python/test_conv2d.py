@@ -1,0 +1,109 @@
+"""tilefuse.Conv2d on a machine without a GPU: the problem arithmetic, the tile models, the layout parser,
+the generated conv sources (and one NVRTC compile of each kernel family), and the refusals that come before
+any kernel work."""
+import pytest
+
+import tilefuse
+from tilefuse.conv2d import ConvProblem, choose_sm80_tile, choose_sm90_tile, output_extent, parse_conv_layout
+from tilefuse.epilogue import relu, to_cpp, trace
+from tilefuse.jit import NvrtcNotFoundError, conv_kernel, conv_source, nvrtc
+
+
+def test_output_extent_is_torchs_formula():
+    assert output_extent(224, 3, 1, 7, 2) == 112   # ResNet-50's first layer
+    assert output_extent(56, 1, 1, 3, 1) == 56
+    assert output_extent(9, 2, 2, 3, 1) == 9       # dilation 2
+    assert output_extent(7, 0, 1, 3, 1) == 5
+
+
+def test_implicit_gemm_extents_of_each_mode():
+    p = ConvProblem(N=2, H=9, W=8, C=16, K=24, R=3, S=3, P=9, Q=8, pad=(1, 1), stride=(1, 1), dilation=(1, 1))
+    assert p.gemm("fprop") == (2 * 9 * 8, 24, 9 * 16)
+    assert p.gemm("dgrad") == (2 * 9 * 8, 16, 9 * 24)
+    assert p.gemm("wgrad") == (24, 9 * 16, 2 * 9 * 8)
+    assert p.geometry() == (2, 9, 8, 16, 24, 3, 3, 9, 8, 1, 1, 1, 1, 1, 1)
+    assert p.output_size("wgrad") == (24, 16, 3, 3) and p.output_size("dgrad") == (2, 16, 9, 8)
+
+
+def test_sm80_tile_model_matches_the_cpp_one():
+    # What gemm::detail::choose_sm80_tile returned for these on 132 SMs (a host program, this session).
+    assert choose_sm80_tile(64 * 56 * 56, 256, 132) == "128x256"
+    assert choose_sm80_tile(64 * 7 * 7, 512, 132) == "128x64"
+    assert choose_sm80_tile(64 * 14 * 14, 256, 132) == "128x64"
+    assert choose_sm80_tile(1000, 64, 132) == "128x64"
+
+
+def test_sm90_tile_model_matches_the_cpp_one():
+    assert choose_sm90_tile(64 * 56 * 56, 256, 576, 132) == "128x256"
+    # 50 large tiles (one per SM, 256 wide) cost more than 100 medium ones (one per SM, 128 wide)
+    assert choose_sm90_tile(64 * 7 * 7, 512, 4608, 132) == "128x128"
+    assert choose_sm90_tile(2 * 14 * 14, 64, 576, 132) == "128x64"
+
+
+def _words(family, fields, nodes=()):
+    header = {"version": 1, "family": family, "size": 512, "threads": 256, "smem_bytes": 1000, "geometry": 8,
+              "geometry_bytes": 60, **fields, "node_count": len(nodes)}
+    names = ("version", "family", "size", "threads", "smem_bytes", "geometry", "geometry_bytes", "m", "n", "k",
+             "batch", "split_k", "k_per_split", "partials", "tiles_m", "tiles_n", "tiles", "a", "b", "x", "tma_a",
+             "tma_b", "unused", "node_count")
+    return [header.get(n, -1) for n in names] + [w for node in nodes for w in node]
+
+
+def test_layout_parser_reads_header_and_nodes():
+    name = int.from_bytes(b"bias".ljust(8, b"\0"), "little")
+    layout = parse_conv_layout(_words(80, {"m": 72, "a": 100}, [(3, 200, -1, 208, -1, name, 0, 0, 0)]))
+    assert layout["family"] == 80 and layout["m"] == 72 and layout["a"] == 100 and layout["tma_b"] == -1
+    assert layout["nodes"] == [{"kind": "row_broadcast", "data": 200, "ld": -1, "batch_stride": 208, "value": -1,
+                                "name": "bias"}]
+    with pytest.raises(RuntimeError, match="version"):
+        parse_conv_layout([2] + [0] * 30)
+    with pytest.raises(RuntimeError, match="15 ints"):
+        parse_conv_layout(_words(80, {"geometry_bytes": 64}))
+
+
+def test_sources_name_the_kernel_of_each_family():
+    tree = to_cpp(trace(lambda acc, bias: relu(acc + bias), acc=(100, 64), bias=(64,)), "bfloat16")
+    sm80 = conv_source(tree, "bfloat16", "dgrad", "Sm80SmallConfig", aligned=False)
+    assert "ImplicitGemmOperands<tilefuse::bfloat16_t, tilefuse::ConvMode::kDgrad, false>" in sm80.source
+    assert sm80.name_expression == "&tilefuse::gemm::sm80::sm80_gemm_kernel<tilefuse_jit::Kernel>"
+    assert sm80.layout_expression.endswith("tilefuse_jit::Epilogue, 80>")
+    sm90 = conv_source(tree, "float16", "fprop", "Sm90ConvMediumConfig")
+    assert "conv::sm90::FpropKernel<tilefuse::half_t, Epilogue, tilefuse::conv::sm90::Sm90ConvMediumConfig>" in sm90.source
+    assert sm90.layout_expression.endswith(", 90>")
+    with pytest.raises(ValueError, match="aligned fprop only"):
+        conv_source(tree, "bfloat16", "wgrad", "Sm90ConvLargeConfig")
+    with pytest.raises(ValueError, match="operands"):
+        conv_source(tree, "float32", "fprop")
+    with pytest.raises(ValueError, match="mode"):
+        conv_source(tree, "bfloat16", "backward")
+
+
+@pytest.mark.parametrize("mode,config,aligned,arch", [("wgrad", "Sm80NarrowConfig", False, "sm_80"),
+                                                      ("fprop", "Sm90ConvNarrowConfig", True, "sm_90a")])
+def test_conv_kernels_compile_with_nvrtc(tmp_path, mode, config, aligned, arch):
+    try:
+        nvrtc.version()
+    except NvrtcNotFoundError as error:
+        pytest.skip(f"NVRTC is not available here: {error}")
+    tree = to_cpp(trace(lambda acc, bias, residual: relu(acc + bias) + residual, acc=(100, 64), bias=(64,),
+                        residual=(100, 64)), "bfloat16")
+    kernel = conv_kernel(tree, "bfloat16", mode, config, aligned, arch=arch, cache_dir=tmp_path)
+    assert not kernel.hit and kernel.cubin[:4] == b"\x7fELF"
+    assert "conv_params_layout_kernel" in kernel.info["lowered_names"]["layout"]
+    again = conv_kernel(tree, "bfloat16", mode, config, aligned, arch=arch, cache_dir=tmp_path)
+    assert again.hit and again.cubin == kernel.cubin
+
+
+def test_settings_are_checked_when_the_operation_is_made():
+    with pytest.raises(ValueError, match="mode"):
+        tilefuse.Conv2d("backward")
+    with pytest.raises(ValueError, match="stride"):
+        tilefuse.Conv2d(stride=(1, 2, 3))
+    with pytest.raises(ValueError, match=">= 1"):
+        tilefuse.Conv2d(stride=0)
+    with pytest.raises(ValueError, match="kernel"):
+        tilefuse.Conv2d(kernel="sm70")
+    with pytest.raises(ValueError, match="layout"):
+        tilefuse.Conv2d(layout="nchw")
+    with pytest.raises(ValueError, match="Hopper kernel: compile it for sm_90a"):
+        conv_kernel("Store<D>", "bfloat16", "fprop", "Sm90ConvLargeConfig", arch="sm_80")
