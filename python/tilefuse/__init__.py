@@ -9,8 +9,18 @@ from .dtypes import ELEMENT_TYPES, element_type
 from .errors import EpilogueTraceError
 from . import epilogue
 from .gemm import Gemm
+from .conv2d import Conv2d
 
 __version__ = _C.__version__
+
+
+def __getattr__(name):
+    # tilefuse.ops (torch.library custom ops) and tilefuse.nn (modules) need torch: imported on first use,
+    # so that `import tilefuse` works without torch.
+    if name in ("ops", "nn"):
+        import importlib
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'tilefuse' has no attribute {name!r}")
 
 
 def cuda_device_count() -> int:
@@ -18,4 +28,4 @@ def cuda_device_count() -> int:
     return _C.cuda_device_count()
 
 
-__all__ = ["EpilogueTraceError", "Gemm", "ELEMENT_TYPES", "cuda_device_count", "element_type", "epilogue", "__version__"]
+__all__ = ["Conv2d", "EpilogueTraceError", "Gemm", "ELEMENT_TYPES", "cuda_device_count", "element_type", "epilogue", "__version__"]
