@@ -58,12 +58,12 @@ nb::bytes encode_sm90_operand(std::string const& name, std::string const& elemen
 }
 
 // Launches `kernel` (a cudaKernel_t as an integer) on `device` with one by-value parameter, the bytes
-// of `params` (the kernel's Params struct, packed by the caller).
+// of `params` (the kernel's Params struct, packed by the caller), on a grid of grid x 1 x grid_z blocks.
 void launch(std::uintptr_t kernel, int device, unsigned grid, unsigned block, unsigned cluster,
-            std::size_t smem_bytes, std::uintptr_t stream, nb::bytes params) {
+            std::size_t smem_bytes, std::uintptr_t stream, nb::bytes params, unsigned grid_z) {
   check_cuda(cudaSetDevice(device), "cudaSetDevice");
   tilefuse::LaunchConfig config;
-  config.grid = dim3(grid);
+  config.grid = dim3(grid, 1, grid_z);
   config.block = dim3(block);
   config.cluster = dim3(cluster, 1, 1);
   config.dynamic_smem_bytes = smem_bytes;
@@ -112,7 +112,7 @@ void bind_launch(nb::module_& m) {
         nb::arg("box_rows"),
         "The 128-byte TMA tensor map of a K-major operand of the Hopper GEMM, through the host adapter.");
   m.def("launch", &launch, nb::arg("kernel"), nb::arg("device"), nb::arg("grid"), nb::arg("block"),
-        nb::arg("cluster"), nb::arg("smem_bytes"), nb::arg("stream"), nb::arg("params"),
+        nb::arg("cluster"), nb::arg("smem_bytes"), nb::arg("stream"), nb::arg("params"), nb::arg("grid_z") = 1u,
         "Launches a loaded kernel with its packed Params bytes.");
   m.def("read_layout", &read_layout, nb::arg("kernel"), nb::arg("device"), nb::arg("words"),
         "Runs a parameter-layout kernel and returns the integers it wrote.");

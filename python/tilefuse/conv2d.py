@@ -47,10 +47,11 @@ SM90_TILES = {
     "128x64": ("Sm90ConvNarrowConfig", 64, 0.75),
 }
 _INT_MAX = 2**31 - 1
-_LAYOUT_HEADER = 24  # conv::kConvLayoutHeader
+_LAYOUT_VERSION, _LAYOUT_HEADER = 2, 32  # conv::kConvLayoutVersion, kConvLayoutHeader
 _LAYOUT_FIELDS = ("version", "family", "size", "threads", "smem_bytes", "geometry", "geometry_bytes", "m", "n", "k",
                   "batch", "split_k", "k_per_split", "partials", "tiles_m", "tiles_n", "tiles", "a", "b", "x", "tma_a",
-                  "tma_b", "unused", "node_count")
+                  "tma_b", "epilogue", "node_count", "reduce_size", "reduce_m", "reduce_n", "reduce_k", "reduce_batch",
+                  "reduce_split_k", "reduce_partials", "reduce_epilogue")
 
 
 def _ceil(a, b):
@@ -82,6 +83,16 @@ def choose_sm90_tile(m, n, k, sm_count):
         if best is None or cost < best_cost * 0.999:
             best, best_cost = name, cost
     return best
+
+
+def choose_split_k(m, n, k, tile_m, tile_n, tile_k, sm_count):
+    """The split count gemm::detail::choose_split_k picks: split K when the output tiles leave most SMs idle
+    and every split still runs at least 8 k-tiles; aim at two blocks per SM, at most 128 splits."""
+    tiles = _ceil(m, tile_m) * _ceil(n, tile_n)
+    if 2 * tiles > sm_count:
+        return 1
+    split = min(2 * sm_count // tiles, _ceil(k, tile_k) // 8, 128)
+    return split if split >= 2 else 1
 
 
 def _pair(value, what):
@@ -179,21 +190,44 @@ class ConvOperation:
             with torch.cuda.device(device):
                 kernel = load_kernel(self.cached.cubin, self.cached.lowered_name)
                 layout_kernel = load_kernel(self.cached.cubin, self.cached.info["lowered_names"]["layout"])
+                split_name = self.cached.info["lowered_names"].get("split_k")
+                split_kernel = load_kernel(self.cached.cubin, split_name) if split_name else None
             words = _C.read_layout(layout_kernel.kernel, device, _LAYOUT_HEADER + 9 * 64)
-            self.loaded[device] = (kernel, layout_kernel, parse_conv_layout(words))
-        kernel, _, layout = self.loaded[device]
-        return kernel, layout
+            self.loaded[device] = (kernel, split_kernel, parse_conv_layout(words))
+        kernel, split_kernel, layout = self.loaded[device]
+        return kernel, split_kernel, layout
+
+
+@dataclass
+class ConvPlan:
+    """What run() launches for one signature: the compiled operation and how many ways K is split."""
+
+    operation: ConvOperation
+    split_k: int = 1
+
+    def __getattr__(self, name):  # family, tile, aligned, ... of the operation
+        return getattr(self.__dict__["operation"], name)
+
+    def describe(self):
+        text = self.operation.describe()
+        if self.split_k > 1:
+            text = text.replace(";", f", split-K {self.split_k} (fp32 partials, then a pass that applies the epilogue);", 1)
+        return text
 
 
 def parse_conv_layout(words):
     """The dict of a conv layout kernel's output (include/tilefuse/conv/kernel/conv_params_layout.h)."""
-    if words[0] != 1:
+    if words[0] != _LAYOUT_VERSION:
         raise RuntimeError(f"tilefuse: the conv kernel's parameter layout has version {words[0]}, this package reads "
-                           "1; clear the JIT cache (TILEFUSE_CACHE_DIR) and retry")
+                           f"{_LAYOUT_VERSION}; clear the JIT cache (TILEFUSE_CACHE_DIR) and retry")
     layout = dict(zip(_LAYOUT_FIELDS, words[:_LAYOUT_HEADER]))
     if layout["geometry_bytes"] != 60:
         raise RuntimeError(f"tilefuse: ConvGeometry is {layout['geometry_bytes']} bytes, this package packs 15 ints")
     layout["nodes"] = parse_nodes(words, _LAYOUT_HEADER, layout["node_count"])
+    if layout["reduce_size"] > 0:  # the same nodes inside the split-K pass's SplitKEpilogueParams
+        shift = layout["reduce_epilogue"] - layout["epilogue"]
+        layout["reduce_nodes"] = [{key: (value + shift if key in ("data", "ld", "batch_stride", "value") and value >= 0
+                                         else value) for key, value in node.items()} for node in layout["nodes"]]
     return layout
 
 
@@ -211,11 +245,13 @@ class Conv2d:
     (dgrad and fprop read it from w). layout: "require" refuses tensors that are not channels-last,
     "convert" copies them. kernel: "auto" (the Hopper kernel for fprop on sm_90 when it can take the
     problem, else the sm80 kernel), "sm80" or "sm90" (an error when it cannot run the problem).
+    split_k: "auto" splits the reduction of the sm80 kernel over blocks when the output has too few tiles to
+    fill the GPU (wgrad's long N*P*Q sums; fp32 partials, then a second pass applies the epilogue), or an int.
     run() returns the output (channels-last), or a dict of every output when the epilogue returns a dict.
     """
 
     def __init__(self, mode="fprop", *, stride=1, padding=0, dilation=1, kernel_size=None, epilogue=None,
-                 out_dtype=None, layout="require", kernel="auto"):
+                 out_dtype=None, layout="require", kernel="auto", split_k="auto"):
         if mode not in MODES:
             raise ValueError(f"mode={mode!r}: use one of {', '.join(MODES)}")
         if kernel not in KERNELS:
@@ -233,6 +269,9 @@ class Conv2d:
         self.out_dtype = out_dtype
         self.layout = layout
         self.kernel = kernel
+        if split_k != "auto" and not (isinstance(split_k, int) and 1 <= split_k <= 128):
+            raise ValueError(f"split_k={split_k!r}: use \"auto\" or an int from 1 to 128")
+        self.split_k = split_k
         self._operations = {}
 
     # ---- operands ----
@@ -335,7 +374,8 @@ class Conv2d:
     # ---- planning ----
 
     def plan(self, a, b, *, input_size=None, **arguments):
-        """The ConvOperation that run(a, b, **arguments) launches (compiled or taken from the cache)."""
+        """The ConvPlan that run(a, b, **arguments) launches: the compiled kernel (the JIT's cache or NVRTC)
+        and the split of K."""
         a, b, problem, dtype, device = self._operands(a, b, input_size)
         return self._plan(a, b, problem, dtype, device, self._epilogue_arguments(arguments, problem))
 
@@ -372,14 +412,19 @@ class Conv2d:
         out = dtype if self.out_dtype is None else element_type(self.out_dtype, what="out_dtype").name
         key = (dtype, out, problem, family, tile, aligned, arch,
                tuple(sorted((name, spec_key(value)) for name, value in arguments.items())))
-        operation = self._operations.get(key)
-        if operation is None:
-            m, n, _ = problem.gemm(self.mode)
+        plan = self._operations.get(key)
+        if plan is None:
+            m, n, k = problem.gemm(self.mode)
             graph = trace(self.epilogue, acc=(m, n), **arguments)
             tree = to_cpp(graph, element=out)
             operation = _compiled(str(tree), self.mode, family, tile, dtype, aligned, arch, why, graph, tree)
-            self._operations[key] = operation
-        return operation
+            split_k = 1
+            if family == "sm80":
+                _, tm, tn, tk, _, _ = SM80_TILES[tile]
+                split_k = (choose_split_k(m, n, k, tm, tn, tk, device_properties(device)[0])
+                           if self.split_k == "auto" else self.split_k)
+            plan = self._operations[key] = ConvPlan(operation, split_k)
+        return plan
 
     # ---- running ----
 
@@ -391,12 +436,27 @@ class Conv2d:
         torch = _torch()
         a, b, problem, dtype, device = self._operands(a, b, input_size)
         matrices = self._epilogue_arguments(arguments, problem)
-        operation = self._plan(a, b, problem, dtype, device, matrices)
-        kernel, layout = operation.kernel_on(device)
-        results, views = self._allocate_outputs(operation, problem, torch.device("cuda", device))
-        params, grid = self._pack(operation, layout, problem, a, b, matrices, views, device)
+        plan = self._plan(a, b, problem, dtype, device, matrices)
+        operation = plan.operation
+        kernel, split_kernel, layout = operation.kernel_on(device)
+        cuda = torch.device("cuda", device)
+        results, views = self._allocate_outputs(operation, problem, cuda)
+        m, n, _ = problem.gemm(self.mode)
+        partials = torch.empty(plan.split_k * m * n, dtype=torch.float32, device=cuda) if plan.split_k > 1 else None
+        params, grid = self._pack(operation, layout, problem, a, b, matrices, views, device, plan.split_k, partials)
         stream = torch.cuda.current_stream(device).cuda_stream
-        _C.launch(kernel.kernel, device, grid, layout["threads"], 1, layout["smem_bytes"], stream, bytes(params))
+        _C.launch(kernel.kernel, device, grid, layout["threads"], 1, layout["smem_bytes"], stream, bytes(params),
+                  plan.split_k)
+        if partials is not None:  # the second pass: sum the partials, apply the epilogue
+            reduce = bytearray(layout["reduce_size"])
+            for field, value in (("reduce_m", m), ("reduce_n", n), ("reduce_k", problem.gemm(self.mode)[2]),
+                                 ("reduce_batch", 1)):
+                struct.pack_into("<q", reduce, layout[field], value)
+            struct.pack_into("<i", reduce, layout["reduce_split_k"], plan.split_k)
+            struct.pack_into("<Q", reduce, layout["reduce_partials"], partials.data_ptr())
+            pack_epilogue(reduce, layout["reduce_nodes"], matrices, views, device, 1)
+            blocks = min(_ceil(m * _ceil(n, 8), 256), 65535)
+            _C.launch(split_kernel.kernel, device, blocks, 256, 1, 0, stream, bytes(reduce))
         if set(results) == {"D"}:
             return results["D"]
         return results
@@ -416,7 +476,7 @@ class Conv2d:
                 results[name] = views[name] = allocate_reduction(out, m if out.kind == "row_reduce" else n, 1, device)
         return results, views
 
-    def _pack(self, operation, layout, problem, a, b, arguments, outputs, device):
+    def _pack(self, operation, layout, problem, a, b, arguments, outputs, device, split_k=1, partials=None):
         """(the kernel's Params as bytes, the grid size)."""
         from . import _C
 
@@ -435,8 +495,10 @@ class Conv2d:
             grid = min(tiles_m * tiles_n, device_properties(device)[0])  # persistent
         else:
             _, tm, tn, tk, _, _ = SM80_TILES[operation.tile]
-            struct.pack_into("<i", params, layout["split_k"], 1)
-            struct.pack_into("<q", params, layout["k_per_split"], _ceil(k, tk) * tk)
+            struct.pack_into("<i", params, layout["split_k"], split_k)
+            struct.pack_into("<q", params, layout["k_per_split"], _ceil(_ceil(k, tk), split_k) * tk)
+            if partials is not None:
+                struct.pack_into("<Q", params, layout["partials"], partials.data_ptr())
             struct.pack_into("<Q", params, layout["a"], a.data_ptr())
             struct.pack_into("<Q", params, layout["b"], b.data_ptr())
             tiles_m, tiles_n = _ceil(m, tm), _ceil(n, tn)

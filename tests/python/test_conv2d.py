@@ -4,7 +4,8 @@ any kernel work."""
 import pytest
 
 import tilefuse
-from tilefuse.conv2d import ConvProblem, choose_sm80_tile, choose_sm90_tile, output_extent, parse_conv_layout
+from tilefuse.conv2d import (ConvProblem, choose_sm80_tile, choose_sm90_tile, choose_split_k, output_extent,
+                              parse_conv_layout)
 from tilefuse.epilogue import relu, to_cpp, trace
 from tilefuse.jit import NvrtcNotFoundError, conv_kernel, conv_source, nvrtc
 
@@ -41,24 +42,39 @@ def test_sm90_tile_model_matches_the_cpp_one():
 
 
 def _words(family, fields, nodes=()):
-    header = {"version": 1, "family": family, "size": 512, "threads": 256, "smem_bytes": 1000, "geometry": 8,
+    header = {"version": 2, "family": family, "size": 512, "threads": 256, "smem_bytes": 1000, "geometry": 8,
               "geometry_bytes": 60, **fields, "node_count": len(nodes)}
     names = ("version", "family", "size", "threads", "smem_bytes", "geometry", "geometry_bytes", "m", "n", "k",
              "batch", "split_k", "k_per_split", "partials", "tiles_m", "tiles_n", "tiles", "a", "b", "x", "tma_a",
-             "tma_b", "unused", "node_count")
+             "tma_b", "epilogue", "node_count", "reduce_size", "reduce_m", "reduce_n", "reduce_k", "reduce_batch",
+             "reduce_split_k", "reduce_partials", "reduce_epilogue")
     return [header.get(n, -1) for n in names] + [w for node in nodes for w in node]
 
 
 def test_layout_parser_reads_header_and_nodes():
     name = int.from_bytes(b"bias".ljust(8, b"\0"), "little")
-    layout = parse_conv_layout(_words(80, {"m": 72, "a": 100}, [(3, 200, -1, 208, -1, name, 0, 0, 0)]))
+    fields = {"m": 72, "a": 100, "epilogue": 160, "reduce_size": 120, "reduce_epilogue": 40}
+    layout = parse_conv_layout(_words(80, fields, [(3, 200, -1, 208, -1, name, 0, 0, 0)]))
     assert layout["family"] == 80 and layout["m"] == 72 and layout["a"] == 100 and layout["tma_b"] == -1
     assert layout["nodes"] == [{"kind": "row_broadcast", "data": 200, "ld": -1, "batch_stride": 208, "value": -1,
                                 "name": "bias"}]
+    # the split-K pass's parameters hold the same epilogue at another offset (here 120 bytes earlier)
+    assert layout["reduce_nodes"] == [{"kind": "row_broadcast", "data": 80, "ld": -1, "batch_stride": 88,
+                                       "value": -1, "name": "bias"}]
+    assert "reduce_nodes" not in parse_conv_layout(_words(90, {"epilogue": 160}))
     with pytest.raises(RuntimeError, match="version"):
-        parse_conv_layout([2] + [0] * 30)
+        parse_conv_layout([1] + [0] * 40)
     with pytest.raises(RuntimeError, match="15 ints"):
         parse_conv_layout(_words(80, {"geometry_bytes": 64}))
+
+
+def test_split_k_model_matches_the_cpp_one():
+    # What gemm::detail::choose_split_k returned on 132 SMs (a host program, this session): wgrad of
+    # ResNet-50's first layers has one or nine output tiles and a reduction over N*P*Q = 200704.
+    assert choose_split_k(64, 64, 200704, 128, 64, 32, 132) == 128
+    assert choose_split_k(64, 576, 200704, 128, 64, 32, 132) == 29
+    assert choose_split_k(512, 4608, 3136, 128, 64, 32, 132) == 1
+    assert choose_split_k(4096, 4096, 4096, 128, 256, 64, 132) == 1
 
 
 def test_sources_name_the_kernel_of_each_family():
@@ -90,6 +106,7 @@ def test_conv_kernels_compile_with_nvrtc(tmp_path, mode, config, aligned, arch):
     kernel = conv_kernel(tree, "bfloat16", mode, config, aligned, arch=arch, cache_dir=tmp_path)
     assert not kernel.hit and kernel.cubin[:4] == b"\x7fELF"
     assert "conv_params_layout_kernel" in kernel.info["lowered_names"]["layout"]
+    assert ("split_k_epilogue_kernel" in kernel.info["lowered_names"].get("split_k", "")) == config.startswith("Sm80")
     again = conv_kernel(tree, "bfloat16", mode, config, aligned, arch=arch, cache_dir=tmp_path)
     assert again.hit and again.cubin == kernel.cubin
 
@@ -105,5 +122,7 @@ def test_settings_are_checked_when_the_operation_is_made():
         tilefuse.Conv2d(kernel="sm70")
     with pytest.raises(ValueError, match="layout"):
         tilefuse.Conv2d(layout="nchw")
+    with pytest.raises(ValueError, match="split_k"):
+        tilefuse.Conv2d("wgrad", split_k=0)
     with pytest.raises(ValueError, match="Hopper kernel: compile it for sm_90a"):
         conv_kernel("Store<D>", "bfloat16", "fprop", "Sm90ConvLargeConfig", arch="sm_80")

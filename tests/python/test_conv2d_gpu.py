@@ -197,3 +197,33 @@ def test_cuda_graph_capture():
     graph.replay()
     torch.cuda.synchronize()
     assert torch.equal(out, expected)
+
+
+def test_wgrad_splits_its_long_reduction():
+    case = (8, 64, 28, 28, 64, 3, 3, 1, 1, 1)  # N*P*Q = 6272 summed into a 64 x 576 output: 9 tiles
+    x, w, geo = tensors(case, torch.bfloat16, seed=41)
+    dy = torch.randn_like(F.conv2d(x, w, **geo)).contiguous(memory_format=CL)
+    conv = tilefuse.Conv2d("wgrad", kernel_size=(3, 3), **geo)
+    assert conv.plan(dy, x).split_k > 1 and "split-K" in conv.plan(dy, x).describe()
+    poison()
+    dw = conv.run(dy, x)
+    check(dw, torch.nn.grad.conv2d_weight(x.double(), w.shape, dy.double(), **geo),
+          torch.nn.grad.conv2d_weight(x, w.shape, dy, **geo), "wgrad split-K")
+
+
+def test_forced_split_k_applies_the_epilogue_once():
+    case = (2, 32, 10, 10, 48, 3, 3, 1, 1, 1)
+    x, w, geo = tensors(case, torch.bfloat16, seed=43)
+    bias = torch.randn(48, device="cuda").to(torch.bfloat16)
+
+    def epi(acc, bias):
+        y = relu(acc + bias)
+        return {"D": y, "amax": amax(y, dim=0)}
+
+    poison()
+    out = tilefuse.Conv2d(padding=1, epilogue=epi, kernel="sm80", split_k=3).run(x, w, bias=bias)
+    ref = torch.relu(F.conv2d(x.double(), w.double(), **geo) + bias.double().view(1, -1, 1, 1))
+    same = torch.relu(F.conv2d(x, w, **geo) + bias.view(1, -1, 1, 1))
+    check(out["D"], ref, same, "fprop split-K 3 with bias, relu, amax")
+    amax_ref = out["D"].double().permute(0, 2, 3, 1).reshape(-1, 48).abs().amax(dim=0)
+    assert torch.allclose(out["amax"].double(), amax_ref, rtol=1e-2, atol=1e-3)

@@ -33,10 +33,12 @@ def compile_cached(kernel, arch, cache_dir=None, require_cached=None):
             raise JitError("tilefuse.jit: the CUDA toolkit's headers (cuda_fp16.h, cuda/std) were not found; set "
                            "CUDA_HOME to the toolkit's folder")
         includes = [f"-I{d}" for d in (include_dir(), *toolkit)]
-        expressions = [kernel.name_expression, kernel.layout_expression]
+        extra = dict(kernel.extra_expressions)
+        expressions = [kernel.name_expression, kernel.layout_expression, *extra.values()]
         compiled = compile_to_cubin(kernel.source, expressions, flags + includes)
-        return (compiled.cubin, compiled.lowered_names[kernel.name_expression],
-                {"layout": compiled.lowered_names[kernel.layout_expression]})
+        names = {"layout": compiled.lowered_names[kernel.layout_expression]}
+        names.update((key, compiled.lowered_names[expression]) for key, expression in extra.items())
+        return compiled.cubin, compiled.lowered_names[kernel.name_expression], names
 
     inputs = key_inputs(kernel.source, kernel.name_expression, flags, arch)
     return KernelCache(cache_dir).get_or_build(inputs, build, describe=kernel.kernel_type,

@@ -15,6 +15,9 @@ class KernelSource:
     name_expression: str  # &sm90_gemm_kernel<...>: instantiates the kernel and gives its lowered name
     kernel_type: str  # the GemmKernel<...> type, for messages
     layout_expression: str = ""  # &sm90_params_layout_kernel<...>: where each Params field lives
+    # Further kernels in the same CUBIN, as (key, name expression): the key names the lowered name in the
+    # cached kernel's info["lowered_names"] (e.g. "split_k": the sm80 conv's split-K pass).
+    extra_expressions: tuple = ()
 
 
 def _one_line(epilogue):
@@ -104,5 +107,9 @@ def conv_source(epilogue, element="bfloat16", mode="fprop", config="Sm80LargeCon
         f"using Epilogue = {epilogue};\n"
         f"using Kernel = {kernel_type.replace(epilogue, 'Epilogue')};\n"
         "}  // namespace tilefuse_jit\n")
+    # The sm80 family splits K when the output has too few tiles: its second pass sums the partials and
+    # applies the epilogue (gemm/kernel/split_k_epilogue.h).
+    extra = (("split_k", "&tilefuse::gemm::split_k_epilogue_kernel<tilefuse_jit::Epilogue>"),) if family == 80 else ()
     return KernelSource(source, f"&{global_name}<tilefuse_jit::Kernel>", kernel_type,
-                        f"&tilefuse::conv::conv_params_layout_kernel<tilefuse_jit::Kernel, tilefuse_jit::Epilogue, {family}>")
+                        f"&tilefuse::conv::conv_params_layout_kernel<tilefuse_jit::Kernel, tilefuse_jit::Epilogue, {family}>",
+                        extra)

@@ -4,23 +4,27 @@
 // ImplicitGemmOperands) and the Hopper fprop kernels (conv::sm90::FpropKernel / FpropIm2colKernel); a
 // field the family does not have is -1. It only needs Kernel::Params, so it includes no kernel.
 //
-// out[0..23]  the header: kConvLayoutVersion, the family (80 or 90), sizeof(Params), kThreads,
+// out[0..23]  the kernel's Params: kConvLayoutVersion, the family (80 or 90), sizeof(Params), kThreads,
 //             kSmemBytes, the offset of geometry (a ConvGeometry: 15 ints in declaration order) and
 //             sizeof(ConvGeometry), problem.m, .n, .k, .batch (index_t), split_k (int), k_per_split
 //             (index_t), partials (float*), tiles_m, tiles_n, tiles (int), the operand pointers a, b
 //             (sm80) and x (Hopper gather), the tensor maps tma_a (Hopper im2col) and tma_b (Hopper),
-//             one unused word, and the number of named epilogue nodes;
-// out[24 + 9 i ...]  named node i of the epilogue tree (epilogue/params_layout.h).
+//             the offset of epilogue, and the number of named epilogue nodes;
+// out[24..31] the split-K pass's gemm::SplitKEpilogueParams<Epilogue> (sm80 family; -1 otherwise):
+//             its sizeof, problem.m, .n, .k, .batch, split_k, partials and the offset of its epilogue
+//             (a node's offset there = its offset in Params - out[22] + out[31]);
+// out[32 + 9 i ...]  named node i of the epilogue tree in Params (epilogue/params_layout.h).
 #pragma once
 
 #include <tilefuse/conv/implicit_gemm.h>
 #include <tilefuse/core/platform.h>
 #include <tilefuse/epilogue/params_layout.h>
+#include <tilefuse/gemm/kernel/split_k_epilogue.h>
 
 namespace tilefuse::conv {
 
-inline constexpr long long kConvLayoutVersion = 1;
-inline constexpr int kConvLayoutHeader = 24;
+inline constexpr long long kConvLayoutVersion = 2;
+inline constexpr int kConvLayoutHeader = 32;
 
 namespace layout_detail {
 
@@ -70,6 +74,19 @@ __global__ void conv_params_layout_kernel(long long* out) {
   out[14] = offset(&p.tiles_m, base);
   out[15] = offset(&p.tiles_n, base);
   if constexpr (requires { p.tiles; }) out[16] = offset(&p.tiles, base);
+  out[22] = offset(&p.epilogue, base);
+  if constexpr (requires { p.split_k; }) {
+    gemm::SplitKEpilogueParams<Epilogue> const r{};
+    void const* r_base = &r;
+    out[24] = static_cast<long long>(sizeof(r));
+    out[25] = offset(&r.problem.m, r_base);
+    out[26] = offset(&r.problem.n, r_base);
+    out[27] = offset(&r.problem.k, r_base);
+    out[28] = offset(&r.problem.batch, r_base);
+    out[29] = offset(&r.split_k, r_base);
+    out[30] = offset(&r.partials, r_base);
+    out[31] = offset(&r.epilogue, r_base);
+  }
   out[23] = epilogue::write_node_layouts<Epilogue>(p.epilogue, base, out + kConvLayoutHeader);
 }
 
