@@ -2,9 +2,10 @@
 
   tilefuse.nn.Linear   a torch.nn.Linear (a subclass: same parameters, names, shapes, init, state_dict) whose
                        forward(x, residual=None) is act(x @ weight.t() + bias) + residual in one Hopper GEMM
-  tilefuse.nn.Conv2d   planned (see the marked section at the end): it will wrap tilefuse.Conv2d the same way
+  tilefuse.nn.Conv2d   a torch.nn.Conv2d whose forward(x, residual=None) is act(conv2d(x, weight) + bias) + residual
+                       in one tilefuse.Conv2d kernel (channels-last tensors)
 
-Needs PyTorch; the kernels need bf16 / fp16 tensors on an sm_90 GPU (H100 / H200).
+Needs PyTorch; Linear's kernels need bf16 / fp16 on an sm_90 GPU (H100 / H200), Conv2d's on sm_80 or newer.
 """
 import torch
 
@@ -49,19 +50,62 @@ class Linear(torch.nn.Linear):
         return module
 
 
-# ------------------------------------------------------------------------------------------------------
-# tilefuse.nn.Conv2d: PLANNED, not implemented here. It will be a torch.nn.Conv2d subclass (same parameters
-# and init, forward(x, residual=None) with a fused bias / activation / residual) running tilefuse.Conv2d
-# through a torch.library custom op (tilefuse::conv2d, with a fake implementation and register_autograd),
-# as Linear runs tilefuse.Gemm through tilefuse::linear; activations channels-last (NHWC).
-# ------------------------------------------------------------------------------------------------------
+class Conv2d(torch.nn.Conv2d):
+    """Drop-in for torch.nn.Conv2d with a fused activation and residual, on NHWC (channels-last) tensors:
+
+        y = act(conv2d(x, weight) + bias) + residual      (torch.ops.tilefuse.conv2d; differentiable)
+
+    Parameters and initialisation are torch.nn.Conv2d's (a subclass). groups must be 1 and padding_mode
+    "zeros"; padding an int, a pair, "valid", or "same" where it is symmetric. x, the weight and the
+    residual must be channels-last: convert the model once with model.to(memory_format=torch.channels_last)
+    and feed channels-last inputs, or pass layout="convert" to let every call copy what is not (slower).
+    The output is channels-last. Backward: dgrad and wgrad kernels of tilefuse.Conv2d (tilefuse.ops).
+    """
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", activation=None, layout="require", device=None, dtype=None):
+        self.activation = activation_name(activation)  # checked before any parameter is made
+        if groups != 1 or padding_mode != "zeros":
+            raise ValueError(f"groups={groups}, padding_mode={padding_mode!r}: tilefuse.nn.Conv2d runs groups=1 with "
+                             "zero padding; use torch.nn.Conv2d for the others")
+        if layout not in ("require", "convert"):
+            raise ValueError(f"layout={layout!r}: use 'require' or 'convert'")
+        self.layout = layout
+        super().__init__(in_channels, out_channels, kernel_size, stride=stride, padding=padding, dilation=dilation,
+                         groups=groups, bias=bias, padding_mode=padding_mode, device=device, dtype=dtype)
+        self._explicit_padding = self._padding_pair()
+
+    def _padding_pair(self):
+        if self.padding == "valid":
+            return [0, 0]
+        if self.padding == "same":
+            total = [d * (k - 1) for d, k in zip(self.dilation, self.kernel_size)]
+            if any(t % 2 for t in total):
+                raise ValueError(f"padding='same' with kernel_size={self.kernel_size}, dilation={self.dilation} pads "
+                                 "unevenly; tilefuse.nn.Conv2d pads symmetrically: pass padding as numbers")
+            return [t // 2 for t in total]
+        return list(self.padding)
+
+    def forward(self, x, residual=None):
+        return ops.conv2d(x, self.weight, self.bias, residual, list(self.stride), self._explicit_padding,
+                          list(self.dilation), self.activation, self.layout)
+
+    def extra_repr(self):
+        return super().extra_repr() + f", activation={self.activation!r}"
+
+    @classmethod
+    def from_torch(cls, conv, activation=None, layout="require"):
+        """A tilefuse.nn.Conv2d sharing `conv`'s parameters (no copy)."""
+        if not isinstance(conv, torch.nn.Conv2d):
+            raise TypeError(f"Conv2d.from_torch(conv): conv must be a torch.nn.Conv2d, got {type(conv).__name__}")
+        module = cls(conv.in_channels, conv.out_channels, conv.kernel_size, stride=conv.stride, padding=conv.padding,
+                     dilation=conv.dilation, groups=conv.groups, bias=conv.bias is not None,
+                     padding_mode=conv.padding_mode, activation=activation, layout=layout, device="meta",
+                     dtype=conv.weight.dtype)
+        module.weight = conv.weight
+        module.bias = conv.bias
+        module.train(conv.training)
+        return module
 
 
-def __getattr__(name):
-    if name == "Conv2d":
-        raise AttributeError("tilefuse.nn.Conv2d is not available yet (tilefuse.Conv2d from Python is planned); "
-                             "use torch.nn.Conv2d for now")
-    raise AttributeError(f"module 'tilefuse.nn' has no attribute {name!r}")
-
-
-__all__ = ["Linear"]
+__all__ = ["Conv2d", "Linear"]

@@ -374,4 +374,6 @@ def mm(a, b):
     return torch.ops.tilefuse.mm(a, b)
 
 
-__all__ = ["ACTIVATIONS", "activation_name", "autocast", "linear", "mm"]
+from .conv_ops import conv2d  # noqa: E402 - registers tilefuse::conv2d and its backward ops (conv_ops.py)
+
+__all__ = ["ACTIVATIONS", "activation_name", "autocast", "conv2d", "linear", "mm"]

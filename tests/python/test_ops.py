@@ -321,6 +321,37 @@ def test_linear_module_runs_like_torch_with_reference_kernels(reference_kernels)
     assert torch.allclose(ours(x, residual=r).float(), (linear(x) + r).float(), rtol=2e-2, atol=3e-2)
 
 
-def test_conv2d_is_marked_as_planned():
-    with pytest.raises(AttributeError, match="not available yet"):
-        tilefuse.nn.Conv2d  # noqa: B018
+def test_conv2d_op_fake_gives_a_channels_last_output():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        x = torch.empty(2, 16, 9, 9, dtype=BF16, device="cuda").contiguous(memory_format=torch.channels_last)
+        w = torch.empty(24, 16, 3, 3, dtype=BF16, device="cuda").contiguous(memory_format=torch.channels_last)
+        b = torch.empty(24, dtype=BF16, device="cuda")
+        y = torch.ops.tilefuse.conv2d(x, w, b, None, [2, 2], [1, 1], [1, 1], "relu")
+        assert tuple(y.shape) == (2, 24, 5, 5) and y.dtype == BF16
+        assert y.is_contiguous(memory_format=torch.channels_last)
+        with pytest.raises(TensorArgumentError, match="residual has shape"):
+            torch.ops.tilefuse.conv2d(x, w, b, torch.empty(2, 24, 9, 9, dtype=BF16, device="cuda"), [2, 2], [1, 1],
+                                      [1, 1], "relu")
+        with pytest.raises(TensorArgumentError, match="groups"):
+            torch.ops.tilefuse.conv2d(x, w[:, :8], None, None, [1, 1], [1, 1], [1, 1])
+        with pytest.raises(TensorArgumentError, match="float32"):
+            torch.ops.tilefuse.conv2d(x.float(), w.float(), None, None, [1, 1], [1, 1], [1, 1])
+
+
+def test_conv2d_module_is_a_torch_conv2d():
+    ours = tilefuse.nn.Conv2d(16, 32, 3, padding="same", activation="silu", dtype=BF16)
+    theirs = torch.nn.Conv2d(16, 32, 3, padding=1, dtype=BF16)
+    assert isinstance(ours, torch.nn.Conv2d) and ours._explicit_padding == [1, 1]
+    assert {k: v.shape for k, v in ours.state_dict().items()} == {k: v.shape for k, v in theirs.state_dict().items()}
+    shared = tilefuse.nn.Conv2d.from_torch(theirs, activation="relu")
+    assert shared.weight is theirs.weight and shared.bias is theirs.bias and shared.activation == "relu"
+    with pytest.raises(ValueError, match="groups"):
+        tilefuse.nn.Conv2d(16, 32, 3, groups=2)
+    with pytest.raises(ValueError, match="unevenly"):
+        tilefuse.nn.Conv2d(16, 32, 2, padding="same")
+    with pytest.raises(ValueError, match="activation"):
+        tilefuse.nn.Conv2d(16, 32, 3, activation="tanh")
+    with pytest.raises(TensorArgumentError, match="CUDA"):
+        ours(torch.zeros(1, 16, 8, 8, dtype=BF16).contiguous(memory_format=torch.channels_last))

@@ -1,0 +1,237 @@
+"""The conv2d custom op (namespace ``tilefuse``), registered when tilefuse.ops is imported:
+
+  torch.ops.tilefuse.conv2d(x, weight, bias, residual, stride, padding, dilation, activation="none",
+                            layout="require") -> y
+      y = act(conv2d(x, weight) + bias) + residual in one tilefuse.Conv2d fprop (NHWC: x, weight, residual
+      and y channels-last; layout="convert" copies inputs that are not). bf16 / fp16 on an sm_80+ GPU.
+
+Backward (register_autograd), with grad_z = dL/d(conv + bias), all on tilefuse.Conv2d kernels:
+  - grad_z: "none": grad_y; "relu" without a residual: grad_y where y > 0 (torch.where); otherwise the
+    conv recomputed by a fprop whose epilogue is grad_y * act'(acc + bias) (nothing but x and weight kept);
+  - grad_x: a dgrad (tilefuse.Conv2d("dgrad")); grad_weight: a wgrad (split-K over N*P*Q);
+  - grad_bias = grad_z.sum((0, 2, 3)) and grad_residual = grad_y: torch.
+"""
+from typing import List, Optional
+
+import torch
+from torch import Tensor
+
+from .conv2d import Conv2d
+from .errors import TensorArgumentError
+from .ops import _ACT, _DTYPES, _dact, _dtype_name, activation_name
+
+CL = torch.channels_last
+_CONVS = {}  # key -> tilefuse.Conv2d (each caches its plans per shape; kernels are shared process-wide)
+
+
+def _conv(kind, stride, padding, dilation, layout, activation="none", has_bias=False, has_residual=False,
+          kernel_size=None):
+    key = (kind, tuple(stride), tuple(padding), tuple(dilation), layout, activation, has_bias, has_residual,
+           kernel_size)
+    conv = _CONVS.get(key)
+    if conv is None:
+        geometry = dict(stride=tuple(stride), padding=tuple(padding), dilation=tuple(dilation), layout=layout)
+        if kind == "forward":
+            conv = Conv2d("fprop", epilogue=_forward_epilogue(activation, has_bias, has_residual), **geometry)
+        elif kind == "grad":
+            conv = Conv2d("fprop", epilogue=_grad_epilogue(activation, has_bias), **geometry)
+        else:  # "dgrad" / "wgrad"
+            conv = Conv2d(kind, kernel_size=kernel_size, **geometry)
+        _CONVS[key] = conv
+    return conv
+
+
+def _forward_epilogue(activation, has_bias, has_residual):
+    act = _ACT[activation]
+    if has_bias and has_residual:
+        def conv_epilogue(acc, bias, residual):
+            return act(acc + bias) + residual
+    elif has_bias:
+        def conv_epilogue(acc, bias):
+            return act(acc + bias)
+    elif has_residual:
+        def conv_epilogue(acc, residual):
+            return act(acc) + residual
+    else:
+        def conv_epilogue(acc):
+            return act(acc)
+    return conv_epilogue
+
+
+def _grad_epilogue(activation, has_bias):
+    if has_bias:
+        def conv_grad_epilogue(acc, bias, grad):
+            return _dact(activation, acc + bias, grad)
+    else:
+        def conv_grad_epilogue(acc, grad):
+            return _dact(activation, acc, grad)
+    return conv_grad_epilogue
+
+
+def _pair(values, what):
+    values = list(values)
+    if len(values) != 2 or not all(isinstance(v, int) for v in values):
+        raise TensorArgumentError(f"tilefuse.ops.conv2d: {what}={values!r} must be two ints (height, width)")
+    return values
+
+
+def output_shape(x, weight, stride, padding, dilation):
+    """(N, K, P, Q) of the convolution, as torch.nn.functional.conv2d computes it."""
+    n, _, h, w = x.shape
+    k, _, r, s = weight.shape
+    p = (h + 2 * padding[0] - dilation[0] * (r - 1) - 1) // stride[0] + 1
+    q = (w + 2 * padding[1] - dilation[1] * (s - 1) - 1) // stride[1] + 1
+    return (n, k, p, q)
+
+
+def check_conv2d(x, weight, bias, residual, stride, padding, dilation, activation, layout):
+    """Validates conv2d's arguments (ranks, dtypes, devices, shapes); used by the real and the fake kernel.
+    Memory formats are checked by tilefuse.Conv2d (the real kernel), which converts when layout="convert"."""
+    activation_name(activation)
+    if layout not in ("require", "convert"):
+        raise TensorArgumentError(f"tilefuse.ops.conv2d: layout={layout!r}: use 'require' or 'convert'")
+    stride, padding, dilation = (_pair(v, n) for v, n in ((stride, "stride"), (padding, "padding"),
+                                                          (dilation, "dilation")))
+    for name, t, rank in (("x", x, 4), ("weight", weight, 4), ("bias", bias, 1), ("residual", residual, 4)):
+        if t is None:
+            continue
+        if not isinstance(t, torch.Tensor) or t.dim() != rank:
+            shape = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
+            raise TensorArgumentError(f"tilefuse.ops.conv2d: {name} is {shape}; it must be a {rank}-D tensor")
+        if t.dtype != x.dtype:
+            raise TensorArgumentError(f"tilefuse.ops.conv2d: {name} has dtype {_dtype_name(t.dtype)} and x "
+                                      f"{_dtype_name(x.dtype)}; they must be equal")
+        if t.device != x.device:
+            raise TensorArgumentError(f"tilefuse.ops.conv2d: {name} is on {t.device} and x on {x.device}")
+    if x.dtype not in _DTYPES:
+        raise TensorArgumentError(f"tilefuse.ops.conv2d: x has dtype {_dtype_name(x.dtype)}; tilefuse's convolution "
+                                  "takes bfloat16 or float16: convert the module, e.g. module.to(torch.bfloat16)")
+    if weight.shape[1] != x.shape[1]:
+        raise TensorArgumentError(f"tilefuse.ops.conv2d: x has {x.shape[1]} channels and weight {tuple(weight.shape)} "
+                                  f"expects {weight.shape[1]}; groups are not supported")
+    out = output_shape(x, weight, stride, padding, dilation)
+    if min(out) < 1 or min(stride) < 1 or min(dilation) < 1 or min(padding) < 0:
+        raise TensorArgumentError(f"tilefuse.ops.conv2d: x {tuple(x.shape)}, weight {tuple(weight.shape)}, stride "
+                                  f"{stride}, padding {padding}, dilation {dilation} give an output of {out}")
+    if bias is not None and tuple(bias.shape) != (weight.shape[0],):
+        raise TensorArgumentError(f"tilefuse.ops.conv2d: bias has shape {tuple(bias.shape)}; it must be "
+                                  f"(out_channels,) = ({weight.shape[0]},)")
+    if residual is not None and tuple(residual.shape) != out:
+        raise TensorArgumentError(f"tilefuse.ops.conv2d: residual has shape {tuple(residual.shape)}; it must be the "
+                                  f"output's {out}")
+    return out
+
+
+@torch.library.custom_op("tilefuse::conv2d", mutates_args=())
+def _conv2d(x: Tensor, weight: Tensor, bias: Optional[Tensor], residual: Optional[Tensor], stride: List[int],
+            padding: List[int], dilation: List[int], activation: str = "none", layout: str = "require") -> Tensor:
+    check_conv2d(x, weight, bias, residual, stride, padding, dilation, activation, layout)
+    if x.device.type != "cuda":
+        raise TensorArgumentError(f"tilefuse.ops.conv2d: the tensors are on {x.device}; tilefuse's kernels run on a "
+                                  "CUDA device: move them with .cuda() (or module.to('cuda'))")
+    arguments = {}
+    if bias is not None:
+        arguments["bias"] = bias.contiguous()
+    if residual is not None:
+        arguments["residual"] = residual
+    conv = _conv("forward", stride, padding, dilation, layout, activation, bias is not None, residual is not None)
+    return conv.run(x, weight, **arguments)
+
+
+@_conv2d.register_fake
+def _conv2d_fake(x, weight, bias, residual, stride, padding, dilation, activation="none", layout="require"):
+    out = check_conv2d(x, weight, bias, residual, stride, padding, dilation, activation, layout)
+    return torch.empty(out, dtype=x.dtype, device=x.device, memory_format=CL)
+
+
+def _setup_context(ctx, inputs, output):
+    # The dispatcher drops trailing arguments equal to their defaults (activation, layout).
+    x, weight, bias, residual, stride, padding, dilation, activation, _ = (list(inputs) + [None] * 9)[:9]
+    ctx.geometry = (list(stride), list(padding), list(dilation))
+    ctx.activation = activation or "none"
+    relu_from_output = ctx.activation == "relu" and residual is None  # z > 0 exactly where y > 0
+    recompute = ctx.activation not in ("none",) and not relu_from_output
+    ctx.save_for_backward(x, weight, bias if recompute else None, output if relu_from_output else None)
+
+
+def _backward(ctx, grad_y):
+    x, weight, bias, y = ctx.saved_tensors
+    stride, padding, dilation = ctx.geometry
+    needs = tuple(ctx.needs_input_grad) + (False,) * 9
+    grad = grad_y.contiguous(memory_format=CL)  # autograd may hand any strides (e.g. an expanded sum's)
+    x_cl, w_cl = x.contiguous(memory_format=CL), weight.contiguous(memory_format=CL)
+    if ctx.activation == "none":
+        grad_z = grad
+    elif y is not None:
+        grad_z = torch.where(y > 0, grad, torch.zeros((), dtype=grad.dtype, device=grad.device))
+        grad_z = grad_z.contiguous(memory_format=CL)
+    else:
+        grad_z = torch.ops.tilefuse.conv2d_grad_preact(grad, x_cl, w_cl, bias, stride, padding, dilation,
+                                                       ctx.activation)
+    grad_x = grad_w = grad_b = grad_r = None
+    if needs[0]:
+        grad_x = torch.ops.tilefuse.conv2d_dgrad(grad_z, w_cl, list(x.shape), stride, padding, dilation)
+    if needs[1]:
+        grad_w = torch.ops.tilefuse.conv2d_wgrad(grad_z, x_cl, list(weight.shape), stride, padding, dilation)
+    if needs[2]:
+        grad_b = grad_z.sum((0, 2, 3))
+    if needs[3]:
+        grad_r = grad_y
+    return grad_x, grad_w, grad_b, grad_r, None, None, None, None, None
+
+
+_conv2d.register_autograd(_backward, setup_context=_setup_context)
+
+
+@torch.library.custom_op("tilefuse::conv2d_grad_preact", mutates_args=())
+def _conv2d_grad_preact(grad_y: Tensor, x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: List[int],
+                        padding: List[int], dilation: List[int], activation: str) -> Tensor:
+    check_conv2d(x, weight, bias, grad_y, stride, padding, dilation, activation, "require")
+    conv = _conv("grad", stride, padding, dilation, "require", activation, bias is not None)
+    arguments = {"grad": grad_y}
+    if bias is not None:
+        arguments["bias"] = bias.contiguous()
+    return conv.run(x, weight, **arguments)
+
+
+@_conv2d_grad_preact.register_fake
+def _conv2d_grad_preact_fake(grad_y, x, weight, bias, stride, padding, dilation, activation):
+    out = check_conv2d(x, weight, bias, grad_y, stride, padding, dilation, activation, "require")
+    return torch.empty(out, dtype=x.dtype, device=x.device, memory_format=CL)
+
+
+@torch.library.custom_op("tilefuse::conv2d_dgrad", mutates_args=())
+def _conv2d_dgrad(grad_y: Tensor, weight: Tensor, input_size: List[int], stride: List[int], padding: List[int],
+                  dilation: List[int]) -> Tensor:
+    return _conv("dgrad", stride, padding, dilation, "require").run(grad_y, weight, input_size=tuple(input_size))
+
+
+@_conv2d_dgrad.register_fake
+def _conv2d_dgrad_fake(grad_y, weight, input_size, stride, padding, dilation):
+    return torch.empty(tuple(input_size), dtype=grad_y.dtype, device=grad_y.device, memory_format=CL)
+
+
+@torch.library.custom_op("tilefuse::conv2d_wgrad", mutates_args=())
+def _conv2d_wgrad(grad_y: Tensor, x: Tensor, weight_size: List[int], stride: List[int], padding: List[int],
+                  dilation: List[int]) -> Tensor:
+    conv = _conv("wgrad", stride, padding, dilation, "require", kernel_size=tuple(weight_size[2:]))
+    return conv.run(grad_y, x)
+
+
+@_conv2d_wgrad.register_fake
+def _conv2d_wgrad_fake(grad_y, x, weight_size, stride, padding, dilation):
+    return torch.empty(tuple(weight_size), dtype=grad_y.dtype, device=grad_y.device, memory_format=CL)
+
+
+def conv2d(x, weight, bias=None, residual=None, stride=1, padding=0, dilation=1, activation=None, layout="require"):
+    """y = act(conv2d(x, weight) + bias) + residual (torch.ops.tilefuse.conv2d; differentiable), as
+    torch.nn.functional.conv2d with a fused activation and residual; y is channels-last. x (N, C, H, W) and
+    weight (K, C, R, S) channels-last (layout="convert" copies them otherwise); bias (K,); residual y's shape.
+    bf16 / fp16 on an sm_80+ GPU (float32 under torch.autocast("cuda") is cast to its dtype)."""
+    from .ops import autocast
+
+    def pair(v):
+        return [v, v] if isinstance(v, int) else list(v)
+
+    return torch.ops.tilefuse.conv2d(*autocast(x, weight, bias, residual), pair(stride), pair(padding),
+                                     pair(dilation), activation_name(activation), layout)

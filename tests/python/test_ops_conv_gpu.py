@@ -1,0 +1,145 @@
+"""torch.ops.tilefuse.conv2d / tilefuse.nn.Conv2d on a GPU against PyTorch: the fused conv (activations, bias,
+residual), its gradients through the dgrad / wgrad kernels (and the recomputed derivative epilogue), a first
+layer with C = 3, channels-last outputs, torch.compile(fullgraph=True) and the module as a drop-in for
+torch.nn.Conv2d. Each result is compared element by element with a float64 reference; our error must stay
+within a small multiple of PyTorch's own error in the same dtype."""
+import pytest
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] < 8:
+    pytest.skip("needs an sm_80 or newer GPU for torch", allow_module_level=True)
+
+import tilefuse  # noqa: E402
+import tilefuse.nn  # noqa: E402
+import tilefuse.ops as ops  # noqa: E402
+
+F = torch.nn.functional
+CL = torch.channels_last
+ACT = {"none": lambda z: z, "relu": torch.relu, "gelu": F.gelu, "silu": F.silu,
+       "gelu_tanh": lambda z: F.gelu(z, approximate="tanh")}
+# (N, C, H, W, K, R, S, stride, padding, dilation)
+CASES = [(2, 32, 10, 10, 48, 3, 3, 1, 1, 1), (2, 3, 15, 13, 16, 7, 7, 2, 3, 1), (3, 16, 9, 9, 24, 1, 1, 2, 0, 1),
+         (2, 24, 8, 8, 40, 3, 3, 1, 2, 2)]
+
+
+def check(ours, reference64, torch_same_dtype, what, factor=2.0, slack=2e-3):
+    ours64, torch64 = ours.double(), torch_same_dtype.double()
+    assert ours.shape == reference64.shape, f"{what}: shape {tuple(ours.shape)}, expected {tuple(reference64.shape)}"
+    assert not torch.isnan(ours64).any(), f"{what}: NaN"
+    err = (ours64 - reference64).abs().max().item()
+    torch_err = (torch64 - reference64).abs().max().item()
+    scale = reference64.abs().max().item() + 1e-30
+    assert err <= factor * torch_err + slack * scale, f"{what}: max error {err:.3e}, torch's {torch_err:.3e}"
+
+
+def make(case, dtype, bias, residual, seed):
+    N, C, H, W, K, R, S, stride, pad, dil = case
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    x = torch.randn(N, C, H, W, device="cuda", generator=g).to(dtype).contiguous(memory_format=CL)
+    w = (torch.randn(K, C, R, S, device="cuda", generator=g) * (C * R * S) ** -0.5).to(dtype)
+    w = w.contiguous(memory_format=CL)
+    b = torch.randn(K, device="cuda", generator=g).to(dtype) if bias else None
+    geo = dict(stride=stride, padding=pad, dilation=dil)
+    out = F.conv2d(x, w, **geo)
+    r = torch.randn(out.shape, device="cuda", generator=g).to(dtype).contiguous(memory_format=CL) if residual else None
+    return x, w, b, r, geo
+
+
+def torch_conv(x, w, b, r, geo, activation):
+    y = ACT[activation](F.conv2d(x, w, b, **geo))
+    return y + r if r is not None else y
+
+
+def as64(*tensors):
+    return [t.double() if t is not None else None for t in tensors]
+
+
+@pytest.mark.parametrize("activation", ["none", "relu", "gelu", "silu"])
+@pytest.mark.parametrize("bias,residual", [(True, True), (True, False), (False, False)])
+@pytest.mark.parametrize("case", CASES)
+def test_forward_and_backward(case, activation, bias, residual):
+    x, w, b, r, geo = make(case, torch.bfloat16, bias, residual, seed=sum(case))
+    leaves = [t.detach().requires_grad_() for t in (x, w, b, r) if t is not None]
+    ours_in = iter(leaves)
+    xo, wo = next(ours_in), next(ours_in)
+    bo = next(ours_in) if b is not None else None
+    ro = next(ours_in) if r is not None else None
+    y = ops.conv2d(xo, wo, bo, ro, activation=activation, **geo)
+    assert y.is_contiguous(memory_format=CL) and y.dtype == torch.bfloat16
+    what = f"{case} {activation} bias={bias} residual={residual}"
+    check(y, torch_conv(*as64(x, w, b, r), geo, activation), torch_conv(x, w, b, r, geo, activation), what)
+    g = torch.randn_like(y)
+    (y.float() * g.float()).sum().backward()
+
+    def grads(dtype):
+        inputs = [t.detach().to(dtype).requires_grad_() if t is not None else None for t in (x, w, b, r)]
+        out = torch_conv(*inputs, geo, activation)
+        (out.to(torch.float64 if dtype == torch.float64 else torch.float32) * g.to(out.dtype)).sum().backward()
+        return [t.grad for t in inputs if t is not None]
+
+    for name, ours, ref, same in zip(("x", "w", "bias", "residual"), [t.grad for t in leaves], grads(torch.float64),
+                                     grads(torch.bfloat16)):
+        check(ours, ref, same, f"grad {name} of {what}", factor=3.0)
+
+
+def test_first_layer_and_strided_gradient():
+    # C = 3 (the element-wise path), a gradient that is not channels-last (the sum's expanded ones)
+    x, w, b, _, geo = make(CASES[1], torch.float16, True, False, seed=5)
+    xo, wo, bo = (t.detach().requires_grad_() for t in (x, w, b))
+    y = ops.conv2d(xo, wo, bo, activation="relu", **geo)
+    y.sum().backward()
+    ref = [t.detach().double().requires_grad_() for t in (x, w, b)]
+    torch.relu(F.conv2d(*ref, **geo)).sum().backward()
+    same = [t.detach().requires_grad_() for t in (x, w, b)]
+    torch.relu(F.conv2d(*same, **geo)).float().sum().backward()
+    for name, ours, r, s in zip("xwb", (xo, wo, bo), ref, same):
+        check(ours.grad, r.grad, s.grad, f"first layer grad {name}", factor=3.0)
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = tilefuse.nn.Conv2d(16, 32, 3, padding=1, activation="relu")
+        self.conv2 = tilefuse.nn.Conv2d(32, 16, 1)
+
+    def forward(self, x):
+        return self.conv2(self.conv1(x), residual=x)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_compile_fullgraph_matches_eager(backend):
+    if backend == "inductor":
+        try:
+            import triton  # noqa: F401
+        except ImportError:
+            pytest.skip("inductor needs triton")
+    torch.manual_seed(0)
+    block = Block().cuda().bfloat16().to(memory_format=CL)
+    compiled = torch.compile(block, backend=backend, fullgraph=True)
+    x = torch.randn(2, 16, 12, 12, device="cuda").bfloat16().contiguous(memory_format=CL)
+    xe, xc = x.clone().requires_grad_(), x.clone().requires_grad_()
+    eager = block(xe)
+    eager.float().square().sum().backward()
+    grads_eager = [p.grad.clone() for p in block.parameters()] + [xe.grad]
+    block.zero_grad()
+    out = compiled(xc)
+    out.float().square().sum().backward()
+    grads = [p.grad.clone() for p in block.parameters()] + [xc.grad]
+    torch.testing.assert_close(out, eager, rtol=0, atol=0)
+    for g, ge in zip(grads, grads_eager):
+        torch.testing.assert_close(g, ge, rtol=1e-2, atol=1e-2)
+
+
+def test_nn_conv2d_drop_in():
+    torch.manual_seed(2)
+    reference = torch.nn.Conv2d(32, 64, 3, stride=2, padding=1).cuda().bfloat16().to(memory_format=CL)
+    ours = tilefuse.nn.Conv2d.from_torch(reference, activation="silu")
+    x = torch.randn(4, 32, 17, 17, device="cuda").bfloat16().contiguous(memory_format=CL)
+    y = ours(x)
+    assert y.is_contiguous(memory_format=CL)
+    ref = F.silu(F.conv2d(x.double(), reference.weight.double(), reference.bias.double(), stride=2, padding=1))
+    check(y, ref, F.silu(reference(x)), "nn.Conv2d drop-in")
+    with pytest.raises(tilefuse.errors.TensorArgumentError, match="channels_last"):
+        ours(x.contiguous())
+    converting = tilefuse.nn.Conv2d.from_torch(reference, activation="silu", layout="convert")
+    assert torch.equal(converting(x.contiguous()), y)
