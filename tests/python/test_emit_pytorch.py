@@ -1,9 +1,13 @@
 """tilefuse.emit.pytorch: golden files of the generated extension (TILEFUSE_UPDATE_GOLDEN=1 rewrites them),
-what every generated file must contain, and the errors of specs the emitter cannot build. No torch needed:
-the generated code is compiled only by the GPU test (test_emit_pytorch_gpu.py)."""
+what every generated file must contain, setup.py's link flags, and the errors of specs the emitter cannot
+build. No torch needed: the generated code is compiled by test_emit_pytorch_build.py (torch, no GPU) and the
+GPU test (test_emit_pytorch_gpu.py)."""
 import ast
+import importlib.util
 import os
 import re
+import stat
+import sys
 
 import pytest
 
@@ -86,8 +90,59 @@ def test_setup_py_is_valid_python(case, tmp_path):
     assert ast.literal_eval(values["SOURCES"])[:2] == [f"{case}.cu", f"{case}_binding.cpp"]
     assert os.path.join(REPO, "include") in source
     for flag in ("-std=c++20", "--expt-relaxed-constexpr", "-gencode=arch=compute_%s,code=sm_%s", "CUDAExtension",
-                 "BuildExtension", "TILEFUSE_INCLUDE_DIR"):
+                 "BuildExtension", "TILEFUSE_INCLUDE_DIR", "extra_ldflags=link_flags()",
+                 "extra_link_args=link_flags()"):
         assert flag in source
+
+
+def load_setup(ext):
+    """The emitted setup.py as a module (its top level imports only os and subprocess)."""
+    loader = importlib.util.spec_from_file_location(f"{ext.name}_setup", os.path.join(ext.out_dir, "setup.py"))
+    module = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(module)
+    return module
+
+
+def fake_compiler(folder, answers):
+    """A stand-in $CXX that answers -print-file-name=<library> from `answers` (the bare name when missing, as
+    g++ does for a library it cannot find)."""
+    lines = ["#!/bin/sh", 'case "$1" in']
+    lines += [f"  -print-file-name={library}) echo '{path}' ;;" for library, path in answers.items()]
+    lines += ['  -print-file-name=*) echo "${1#-print-file-name=}" ;;', "  *) exit 1 ;;", "esac", ""]
+    path = folder / "fake-g++"
+    path.write_text("\n".join(lines))
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return str(path)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="libstdc++ link flags: Linux only")
+def test_setup_links_the_shared_cxx_runtime(tmp_path, monkeypatch):
+    # A compiler that finds only libstdc++.a (a relocated GCC, as on the GPU machine) would put a second C++
+    # runtime into the extension, which crashed describe() and run() beside torch's libstdc++.so.6: setup.py
+    # names the shared library on the link line instead.
+    setup = load_setup(emit(cases()["conv_bias_relu_residual"], "conv", tmp_path))
+    libs = tmp_path / "lib"
+    libs.mkdir()
+    for library in ("libstdc++.a", "libstdc++.so", "libstdc++.so.6"):
+        (libs / library).write_text("")
+    static = fake_compiler(tmp_path, {"libstdc++.a": libs / "libstdc++.a", "libstdc++.so.6": libs / "libstdc++.so.6"})
+    monkeypatch.setenv("CXX", static)
+    assert setup.link_flags() == [str(libs / "libstdc++.so.6")]
+    # Without libstdc++.so.6 where the compiler looks: the one this process loaded, or a clear refusal.
+    monkeypatch.setenv("CXX", fake_compiler(tmp_path, {"libstdc++.a": libs / "libstdc++.a"}))
+    monkeypatch.setattr(setup, "loaded_libstdcxx", lambda: "/opt/lib/libstdc++.so.6")
+    assert setup.link_flags() == ["/opt/lib/libstdc++.so.6"]
+    monkeypatch.setattr(setup, "loaded_libstdcxx", lambda: None)
+    with pytest.raises(SystemExit, match="links libstdc\\+\\+ only statically"):
+        setup.link_flags()
+    # A compiler that links libstdc++.so (the usual case), one without libstdc++ (libc++), or none: no flags.
+    monkeypatch.setenv("CXX", fake_compiler(tmp_path, {"libstdc++.so": libs / "libstdc++.so",
+                                                       "libstdc++.a": libs / "libstdc++.a"}))
+    assert setup.link_flags() == []
+    monkeypatch.setenv("CXX", fake_compiler(tmp_path, {}))
+    assert setup.link_flags() == []
+    monkeypatch.setenv("CXX", str(tmp_path / "no-such-compiler"))
+    assert setup.link_flags() == []
 
 
 @pytest.mark.parametrize("case", list(cases()), ids=str)
