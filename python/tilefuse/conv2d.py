@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 from .dtypes import element_type
 from .errors import TensorArgumentError
-from .kernel_params import (allocate_reduction, device_properties, pack_epilogue, parse_nodes, spec_key,
-                            torch_module as _torch)
+from .kernel_params import (IDENTITY, Launch, WarmCall, allocate, call_key, call_pointers, current_raw_stream,
+                            device_properties, pack_epilogue, parse_nodes, spec_key, torch_module as _torch)
 from .tensors import CONV_LAYOUT_MODES, check_conv_activation, torch_dtype
 
 MODES = ("fprop", "dgrad", "wgrad")
@@ -272,7 +272,8 @@ class Conv2d:
         if split_k != "auto" and not (isinstance(split_k, int) and 1 <= split_k <= 128):
             raise ValueError(f"split_k={split_k!r}: use \"auto\" or an int from 1 to 128")
         self.split_k = split_k
-        self._operations = {}
+        self._operations = {}  # plan key -> ConvPlan
+        self._warm = {}  # call signature -> WarmCall
 
     # ---- operands ----
 
@@ -430,54 +431,63 @@ class Conv2d:
 
     def run(self, a, b, *, input_size=None, **arguments):
         """Runs the convolution and its epilogue on the tensors' device and the current torch stream;
-        returns the output (channels-last), or a dict of the outputs when the epilogue returns a dict."""
-        from . import _C
+        returns the output (channels-last), or a dict of the outputs when the epilogue returns a dict.
 
+        A call whose tensors have the shapes, strides, dtypes, devices and alignment of an earlier call (and
+        numbers where it had numbers) repeats that call's checked plan: only pointers and scalars are new."""
+        key = _call_key(a, b, input_size, arguments)
+        warm = self._warm.get(key) if key is not None else None
+        if warm is not None:
+            return warm.call(a, b, arguments)
+        return self._first_call(a, b, input_size, arguments, key)
+
+    def _first_call(self, a, b, input_size, arguments, key):
+        """Checks, plans, packs and launches; remembers the call for later ones with the same signature."""
         torch = _torch()
+        a_in, b_in = a, b
         a, b, problem, dtype, device = self._operands(a, b, input_size)
         matrices = self._epilogue_arguments(arguments, problem)
         plan = self._plan(a, b, problem, dtype, device, matrices)
         operation = plan.operation
         kernel, split_kernel, layout = operation.kernel_on(device)
         cuda = torch.device("cuda", device)
-        results, views = self._allocate_outputs(operation, problem, cuda)
-        m, n, _ = problem.gemm(self.mode)
-        partials = torch.empty(plan.split_k * m * n, dtype=torch.float32, device=cuda) if plan.split_k > 1 else None
-        params, grid = self._pack(operation, layout, problem, a, b, matrices, views, device, plan.split_k, partials)
-        stream = torch.cuda.current_stream(device).cuda_stream
-        _C.launch(kernel.kernel, device, grid, layout["threads"], 1, layout["smem_bytes"], stream, bytes(params),
-                  plan.split_k)
-        if partials is not None:  # the second pass: sum the partials, apply the epilogue
-            reduce = bytearray(layout["reduce_size"])
-            for field, value in (("reduce_m", m), ("reduce_n", n), ("reduce_k", problem.gemm(self.mode)[2]),
-                                 ("reduce_batch", 1)):
-                struct.pack_into("<q", reduce, layout[field], value)
-            struct.pack_into("<i", reduce, layout["reduce_split_k"], plan.split_k)
-            struct.pack_into("<Q", reduce, layout["reduce_partials"], partials.data_ptr())
-            pack_epilogue(reduce, layout["reduce_nodes"], matrices, views, device, 1)
-            blocks = min(_ceil(m * _ceil(n, 8), 256), 65535)
-            _C.launch(split_kernel.kernel, device, blocks, 256, 1, 0, stream, bytes(reduce))
-        if set(results) == {"D"}:
-            return results["D"]
-        return results
-
-    def _allocate_outputs(self, operation, problem, device):
-        """(what run returns: 4-D channels-last outputs and reduction vectors; the views the kernel writes)."""
-        torch = _torch()
-        m, n, _ = problem.gemm(self.mode)
-        results, views = {}, {}
+        m, n, k = problem.gemm(self.mode)
+        outputs = []  # (name, kind, shape or length, dtype or identity): what every call allocates
         for name, out in operation.graph.outputs.items():
             if out.kind == "store":
-                dtype = torch_dtype(next(a.dtype for a in operation.tree.arguments if a.name == name))
-                results[name] = torch.empty(problem.output_size(self.mode), dtype=dtype, device=device,
-                                            memory_format=torch.channels_last)
-                views[name] = self._as_matrix(results[name])
+                out_dtype = torch_dtype(next(arg.dtype for arg in operation.tree.arguments if arg.name == name))
+                outputs.append((name, "store", problem.output_size(self.mode), out_dtype, True))
             else:
-                results[name] = views[name] = allocate_reduction(out, m if out.kind == "row_reduce" else n, 1, device)
-        return results, views
+                outputs.append((name, "reduce", (m if out.kind == "row_reduce" else n,), IDENTITY[out.reduction], False))
+        results = allocate(outputs, cuda)
+        views = {name: (self._as_matrix(t) if t.dim() == 4 else t) for name, t in results.items()}
+        partials = torch.empty(plan.split_k * m * n, dtype=torch.float32, device=cuda) if plan.split_k > 1 else None
+        main = self._pack(operation, kernel, layout, problem, a, b, matrices, views, device, plan.split_k, partials)
+        launches = [main]
+        if partials is not None:  # the second pass: sum the partials, apply the epilogue
+            reduce = bytearray(layout["reduce_size"])
+            for field, value in (("reduce_m", m), ("reduce_n", n), ("reduce_k", k), ("reduce_batch", 1)):
+                struct.pack_into("<q", reduce, layout[field], value)
+            struct.pack_into("<i", reduce, layout["reduce_split_k"], plan.split_k)
+            second = Launch(split_kernel.kernel, min(_ceil(m * _ceil(n, 8), 256), 65535), 256, 0)
+            second.pointers.append((layout["reduce_partials"], "partials"))
+            pack_epilogue(reduce, layout["reduce_nodes"], matrices, views, device, 1, record=second)
+            second.template = bytes(reduce)
+            launches.append(second)
+        warm = WarmCall(device, launches, outputs, plan.split_k * m * n if partials is not None else 0)
+        pointers = call_pointers(a, b, matrices, results, partials)
+        stream = current_raw_stream(device)
+        for launch in launches:
+            launch.run(device, stream, pointers, arguments)
+        converted = a is not a_in or b is not b_in or any(
+            isinstance(v, torch.Tensor) and v.data_ptr() != matrices[name].data_ptr() for name, v in arguments.items())
+        if key is not None and not converted:
+            self._warm[key] = warm
+        return results["D"] if set(results) == {"D"} else results
 
-    def _pack(self, operation, layout, problem, a, b, arguments, outputs, device, split_k=1, partials=None):
-        """(the kernel's Params as bytes, the grid size)."""
+    def _pack(self, operation, kernel, layout, problem, a, b, arguments, outputs, device, split_k, partials):
+        """The main kernel's Launch: its Params packed (the pointers of this call included) and where each
+        pointer, scalar and tensor map goes."""
         from . import _C
 
         params = bytearray(layout["size"])
@@ -487,26 +497,35 @@ class Conv2d:
             struct.pack_into("<q", params, layout[field], value)
         if operation.family == "sm90":
             config, tn, _ = SM90_TILES[operation.tile]
-            tma_b = _C.encode_sm90_operand("w", operation.element, b.data_ptr(), k, n, 1, k, 0, 64, tn)
-            params[layout["tma_b"]:layout["tma_b"] + 128] = tma_b
-            struct.pack_into("<Q", params, layout["x"], a.data_ptr())
             tiles_m, tiles_n = _ceil(m, 128), _ceil(n, tn)
             struct.pack_into("<i", params, layout["tiles"], tiles_m * tiles_n)
-            grid = min(tiles_m * tiles_n, device_properties(device)[0])  # persistent
+            launch = Launch(kernel.kernel, min(tiles_m * tiles_n, device_properties(device)[0]),  # persistent
+                            layout["threads"], layout["smem_bytes"])
+            launch.pointers.append((layout["x"], "a"))
+            element = operation.element
+            launch.maps.append((layout["tma_b"], "b",
+                                lambda w: _C.encode_sm90_operand("w", element, w, k, n, 1, k, 0, 64, tn)))
         else:
             _, tm, tn, tk, _, _ = SM80_TILES[operation.tile]
             struct.pack_into("<i", params, layout["split_k"], split_k)
             struct.pack_into("<q", params, layout["k_per_split"], _ceil(_ceil(k, tk), split_k) * tk)
-            if partials is not None:
-                struct.pack_into("<Q", params, layout["partials"], partials.data_ptr())
-            struct.pack_into("<Q", params, layout["a"], a.data_ptr())
-            struct.pack_into("<Q", params, layout["b"], b.data_ptr())
             tiles_m, tiles_n = _ceil(m, tm), _ceil(n, tn)
-            grid = tiles_m * tiles_n
+            launch = Launch(kernel.kernel, tiles_m * tiles_n, layout["threads"], layout["smem_bytes"], split_k)
+            launch.pointers += [(layout["a"], "a"), (layout["b"], "b")]
+            if partials is not None:
+                launch.pointers.append((layout["partials"], "partials"))
         struct.pack_into("<i", params, layout["tiles_m"], tiles_m)
         struct.pack_into("<i", params, layout["tiles_n"], tiles_n)
-        pack_epilogue(params, layout["nodes"], arguments, outputs, device, 1)
-        return params, grid
+        pack_epilogue(params, layout["nodes"], arguments, outputs, device, 1, record=launch)
+        launch.template = bytes(params)
+        return launch
+
+
+def _call_key(a, b, input_size, arguments):
+    """The signature of a run() call (kernel_params.call_key), or None when an argument is something only the
+    checked path handles (its error message)."""
+    key = call_key(a, b, arguments)
+    return None if key is None else (key, None if input_size is None else tuple(input_size))
 
 
 _COMPILED = {}  # (tree, mode, family, tile, element, aligned, arch) -> ConvOperation, shared by the process

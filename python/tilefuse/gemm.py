@@ -15,8 +15,8 @@ import struct
 from dataclasses import dataclass
 
 from .errors import TensorArgumentError
-from .kernel_params import (allocate_reduction, device_properties, pack_epilogue, parse_nodes, spec_key,
-                            torch_module as _torch)
+from .kernel_params import (IDENTITY, Launch, WarmCall, allocate, call_key, call_pointers, current_raw_stream,
+                            device_properties, pack_epilogue, parse_nodes, spec_key, torch_module as _torch)
 from .dtypes import element_type
 from .tensors import COLUMN_MAJOR, ROW_MAJOR, check_gemm_operands, torch_dtype
 
@@ -118,7 +118,8 @@ class Gemm:
         self.epilogue = epilogue or _identity
         self.out_dtype = out_dtype
         self.tile = tile
-        self._operations = {}
+        self._operations = {}  # plan key -> Operation
+        self._warm = {}  # call signature -> WarmCall
 
     # ---- planning ----
 
@@ -161,12 +162,22 @@ class Gemm:
 
     def run(self, a, b, **arguments):
         """Runs D = epilogue(a @ b) on a's device and the current torch stream; returns D (or a dict of
-        the outputs when the epilogue returns a dict)."""
+        the outputs when the epilogue returns a dict).
+
+        A call whose tensors have the shapes, strides, dtypes, devices and alignment of an earlier call (and
+        numbers where it had numbers) repeats that call's checked plan: only pointers and scalars are new."""
+        key = call_key(a, b, arguments)
+        warm = self._warm.get(key) if key is not None else None
+        if warm is not None:
+            return warm.call(a, b, arguments)
+        return self._first_call(a, b, arguments, key)
+
+    def _first_call(self, a, b, arguments, key):
+        """Checks, plans, packs and launches; remembers the call for later ones with the same signature."""
         ops = check_gemm_operands(a, b, allowed_dtypes=_ELEMENTS)
         if ops.device_index is None:
             raise TensorArgumentError("tilefuse.Gemm runs on a CUDA device: a and b are on "
                                       f"{ops.a.device}; move them with .cuda()")
-        from . import _C
         sm_count, major, _ = device_properties(ops.device_index)
         if major != 9:
             raise TensorArgumentError(f"tilefuse.Gemm's Python path runs the Hopper kernel (sm_90: H100 / H200); "
@@ -179,43 +190,39 @@ class Gemm:
         operation = self._plan(ops, arguments)
         kernel, layout = operation.kernel_on(ops.device_index)
         device = torch.device("cuda", ops.device_index)
-        outputs = self._allocate_outputs(operation, ops, device)
-        params, tiles = self._pack(operation, layout, ops, arguments, outputs)
-        stream = torch.cuda.current_stream(device).cuda_stream
-        grid = min(tiles, sm_count)  # persistent: at most one block per SM
-        _C.launch(kernel.kernel, ops.device_index, grid, layout["threads"], 1, layout["smem_bytes"], stream,
-                  bytes(params))
+        specs = self._output_specs(operation, ops)
+        outputs = allocate(specs, device)
+        launch = self._pack(operation, kernel, layout, ops, arguments, outputs, sm_count)
+        launch.run(ops.device_index, current_raw_stream(ops.device_index), call_pointers(a, b, arguments, outputs),
+                   arguments)
+        if key is not None:
+            self._warm[key] = WarmCall(ops.device_index, [launch], specs)
         if set(outputs) == {"D"}:
             return outputs["D"]
         return outputs
 
-    def _allocate_outputs(self, operation, ops, device):
-        torch = _torch()
+    def _output_specs(self, operation, ops):
+        """What every call allocates (kernel_params.allocate): D and auxiliary stores, reduction vectors."""
         batched = ops.batch > 1
-        outputs = {}
+        specs = []
         for name, out in operation.graph.outputs.items():
             if out.kind == "store":
                 dtype = torch_dtype(next(a.dtype for a in operation.tree.arguments if a.name == name))
                 shape = (ops.batch, ops.m, ops.n) if batched else (ops.m, ops.n)
-                outputs[name] = torch.empty(shape, dtype=dtype, device=device)
+                specs.append((name, "store", shape, dtype, False))
             else:
                 length = ops.m if out.kind == "row_reduce" else ops.n
-                outputs[name] = allocate_reduction(out, length, ops.batch, device)
-        return outputs
+                specs.append((name, "reduce", (ops.batch, length) if batched else (length,), IDENTITY[out.reduction],
+                              False))
+        return specs
 
-    def _pack(self, operation, layout, ops, arguments, outputs):
-        """(the kernel's Params as bytes: tensor maps, problem, tiles and every epilogue node's fields; the
-        number of tiles)."""
+    def _pack(self, operation, kernel, layout, ops, arguments, outputs, sm_count):
+        """The kernel's Launch: Params packed (problem, tiles, every epilogue node's fields) and where the
+        tensor maps, pointers and scalars of each call go."""
         from . import _C
 
         params = bytearray(layout["size"])
         _, tm, tn, tk = SM90_TILES[operation.tile]
-        tma_a = _C.encode_sm90_operand("a", ops.dtype, ops.a.data_ptr, ops.k, ops.m, ops.batch, ops.lda,
-                                       ops.batch_stride_a, tk, tm)
-        tma_b = _C.encode_sm90_operand("b", ops.dtype, ops.b.data_ptr, ops.k, ops.n, ops.batch, ops.ldb,
-                                       ops.batch_stride_b, tk, tn)
-        params[layout["tma_a"]:layout["tma_a"] + 128] = tma_a
-        params[layout["tma_b"]:layout["tma_b"] + 128] = tma_b
         struct.pack_into("<i", params, layout["batch_mask_a"], 0 if ops.batch > 1 and ops.batch_stride_a == 0 else -1)
         struct.pack_into("<i", params, layout["batch_mask_b"], 0 if ops.batch > 1 and ops.batch_stride_b == 0 else -1)
         for field, value in (("m", ops.m), ("n", ops.n), ("k", ops.k), ("batch", ops.batch)):
@@ -225,8 +232,17 @@ class Gemm:
         struct.pack_into("<i", params, layout["tiles_n"], tiles_n)
         tiles = tiles_m * tiles_n * ops.batch
         struct.pack_into("<i", params, layout["tiles"], tiles)
-        pack_epilogue(params, layout["nodes"], arguments, outputs, ops.device_index, ops.batch)
-        return params, tiles
+        # persistent: at most one block per SM
+        launch = Launch(kernel.kernel, min(tiles, sm_count), layout["threads"], layout["smem_bytes"])
+        dtype, m, n, k, batch = ops.dtype, ops.m, ops.n, ops.k, ops.batch
+        lda, ldb, stride_a, stride_b = ops.lda, ops.ldb, ops.batch_stride_a, ops.batch_stride_b
+        launch.maps.append((layout["tma_a"], "a", lambda pointer: _C.encode_sm90_operand(
+            "a", dtype, pointer, k, m, batch, lda, stride_a, tk, tm)))
+        launch.maps.append((layout["tma_b"], "b", lambda pointer: _C.encode_sm90_operand(
+            "b", dtype, pointer, k, n, batch, ldb, stride_b, tk, tn)))
+        pack_epilogue(params, layout["nodes"], arguments, outputs, ops.device_index, ops.batch, record=launch)
+        launch.template = bytes(params)
+        return launch
 
 
 _COMPILED = {}  # (tree, element, tile) -> Operation, shared by every Gemm of this process

@@ -6,6 +6,8 @@ epilogue part of both layouts is the same (epilogue/params_layout.h) and is read
 """
 import functools
 import struct
+import sys
+from dataclasses import dataclass, field
 
 from .errors import TensorArgumentError
 
@@ -49,24 +51,23 @@ def spec_key(value):
     return ("tensor", tuple(getattr(value, "shape", ())), str(getattr(value, "dtype", "")))
 
 
-def allocate_reduction(out, length, batch, device):
-    """A reduction output of `length` floats per batch entry, started at the reduction's identity."""
-    torch = torch_module()
-    shape = (batch, length) if batch > 1 else (length,)
-    return torch.full(shape, IDENTITY[out.reduction], dtype=torch.float32, device=device)
-
-
-def pack_epilogue(params, nodes, arguments, outputs, device_index, batch):
+def pack_epilogue(params, nodes, arguments, outputs, device_index, batch, record=None):
     """Writes every named node's scalar value, or its tensor's pointer, ld and batch stride, into params.
-    Tensors are the (rows, cols) matrices and vectors the epilogue sees (a conv passes matrix views)."""
+    Tensors are the (rows, cols) matrices and vectors the epilogue sees (a conv passes matrix views).
+    record (a Launch): notes where each pointer and scalar went, for later calls with new values."""
     for node in nodes:
         name, kind = node["name"], node["kind"]
         if kind == "scalar":
             struct.pack_into("<f", params, node["value"], float(arguments[name]))
+            if record is not None:
+                record.scalars.append((node["value"], name))
             continue
-        tensor = outputs[name] if kind in OUTPUT_KINDS else arguments[name]
+        output = kind in OUTPUT_KINDS
+        tensor = outputs[name] if output else arguments[name]
         data, ld, batch_stride = node_strides(name, kind, tensor, device_index, batch)
         struct.pack_into("<Q", params, node["data"], data)
+        if record is not None:
+            record.pointers.append((node["data"], ("out:" if output else "arg:") + name))
         if node["ld"] >= 0:
             struct.pack_into("<q", params, node["ld"], ld)
         if node["batch_stride"] >= 0:
@@ -97,3 +98,120 @@ def node_strides(name, kind, tensor, device_index, batch):
     has_batch = len(shape) == 3 or (len(shape) == 2 and kind in ("row_broadcast", "row_reduce", "col_reduce")
                                      and shape[0] > 1)
     return tensor.data_ptr(), 0, strides[0] if has_batch and batch > 1 else 0
+
+
+# ---- warm calls: what a second call with the same signature repeats ----
+
+def signature(value):
+    """What of a run() argument decides everything but its pointer and value: a tensor's shape, strides,
+    dtype, device and 16-byte alignment; a number's kind. None: not something a fast path can take."""
+    torch = sys.modules.get("torch")  # never imports torch: without it, nothing is a torch tensor
+    if torch is not None and isinstance(value, torch.Tensor):
+        return (value.shape, value.stride(), value.dtype, value.device, value.data_ptr() % 16)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float
+    return None
+
+
+def call_key(a, b, arguments):
+    """The signature of a run(a, b, **arguments) call, or None when an argument is something only the checked
+    path handles (and explains)."""
+    parts = [signature(a), signature(b)]
+    parts += [signature(value) for value in arguments.values()]
+    if None in parts:
+        return None
+    return tuple(parts), tuple(arguments)
+
+
+def allocate(outputs, device):
+    """The outputs of a call, from specs (name, "store" / "reduce", shape, dtype / identity, channels_last):
+    stores uninitialized, reductions started at their identity (float32)."""
+    torch = torch_module()
+    results = {}
+    for name, kind, shape, value, channels_last in outputs:
+        if kind == "store":
+            results[name] = torch.empty(shape, dtype=value, device=device,
+                                        memory_format=torch.channels_last if channels_last else torch.contiguous_format)
+        else:
+            results[name] = torch.full(shape, value, dtype=torch.float32, device=device)
+    return results
+
+
+def call_pointers(a, b, arguments, results, partials=None):
+    """The pointer of every tensor of a call, by the keys Launch records: "a", "b", "arg:<name>",
+    "out:<name>", "partials"."""
+    torch = torch_module()
+    pointers = {"a": a.data_ptr(), "b": b.data_ptr()}
+    for name, value in arguments.items():
+        if isinstance(value, torch.Tensor):
+            pointers["arg:" + name] = value.data_ptr()
+    for name, value in results.items():
+        pointers["out:" + name] = value.data_ptr()
+    if partials is not None:
+        pointers["partials"] = partials.data_ptr()
+    return pointers
+
+
+def current_raw_stream(device):
+    """The current torch stream of `device` as an integer handle (torch's private fast accessor when present:
+    torch.cuda.current_stream costs ~9 us a call)."""
+    torch = torch_module()
+    fast = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    return fast(device) if fast is not None else torch.cuda.current_stream(device).cuda_stream
+
+
+@dataclass
+class Launch:
+    """One kernel launch whose parameter bytes were packed once: later calls with the same signature
+    change only the recorded pointers (keys such as "a", "arg:bias", "out:D", "partials"), scalars (by
+    argument name) and tensor maps (re-encoded from their tensor's pointer; the last one is kept)."""
+
+    kernel: int
+    grid: int
+    threads: int
+    smem_bytes: int
+    grid_z: int = 1
+    template: bytes = b""
+    pointers: list = field(default_factory=list)  # (offset, key)
+    scalars: list = field(default_factory=list)   # (offset, argument name)
+    maps: list = field(default_factory=list)      # (offset, key, encode: pointer -> 128 bytes)
+    _last_maps: dict = field(default_factory=dict)
+
+    def run(self, device, stream, pointers, arguments):
+        from . import _C
+
+        params = bytearray(self.template)
+        for offset, key in self.pointers:
+            struct.pack_into("<Q", params, offset, pointers[key])
+        for offset, name in self.scalars:
+            struct.pack_into("<f", params, offset, float(arguments[name]))
+        for offset, key, encode in self.maps:
+            pointer = pointers[key]
+            cached = self._last_maps.get(offset)
+            if cached is None or cached[0] != pointer:
+                cached = self._last_maps[offset] = (pointer, encode(pointer))
+            params[offset:offset + 128] = cached[1]
+        _C.launch(self.kernel, device, self.grid, self.threads, 1, self.smem_bytes, stream, bytes(params), self.grid_z)
+
+
+@dataclass
+class WarmCall:
+    """A checked call, repeated for new tensors of the same signature: allocate the outputs, patch the
+    pointers and scalars, launch."""
+
+    device: int
+    launches: list
+    outputs: list  # specs for allocate()
+    partials_numel: int = 0
+
+    def call(self, a, b, arguments):
+        torch = torch_module()
+        cuda = torch.device("cuda", self.device)
+        results = allocate(self.outputs, cuda)
+        partials = (torch.empty(self.partials_numel, dtype=torch.float32, device=cuda) if self.partials_numel
+                    else None)
+        pointers = call_pointers(a, b, arguments, results, partials)
+        stream = current_raw_stream(self.device)
+        for launch in self.launches:
+            launch.run(self.device, stream, pointers, arguments)
+        return results["D"] if len(results) == 1 and "D" in results else results

@@ -227,3 +227,23 @@ def test_forced_split_k_applies_the_epilogue_once():
     check(out["D"], ref, same, "fprop split-K 3 with bias, relu, amax")
     amax_ref = out["D"].double().permute(0, 2, 3, 1).reshape(-1, 48).abs().amax(dim=0)
     assert torch.allclose(out["amax"].double(), amax_ref, rtol=1e-2, atol=1e-3)
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_warm_calls_patch_new_pointers_and_scalars(kernel):
+    """The second call with the same signature takes the warm path (no checks, no packing of static fields):
+    new tensors and a new scalar must still reach the kernel."""
+    case = (2, 32, 9, 9, 40, 3, 3, 1, 1, 1)
+    conv = tilefuse.Conv2d(padding=1, kernel=kernel, epilogue=lambda acc, bias, residual, alpha:
+                           relu(alpha * acc + bias) + residual)
+    for seed, alpha in ((1, 0.5), (2, -1.5), (3, 2.0)):
+        x, w, geo = tensors(case, torch.bfloat16, seed=seed)
+        bias = torch.randn(40, device="cuda").to(torch.bfloat16)
+        residual = torch.randn_like(F.conv2d(x, w, **geo)).contiguous(memory_format=CL)
+        poison()
+        y = conv.run(x, w, bias=bias, residual=residual, alpha=alpha)
+        b4 = bias.view(1, -1, 1, 1)
+        ref = torch.relu(alpha * F.conv2d(x.double(), w.double(), **geo) + b4.double()) + residual.double()
+        same = torch.relu(alpha * F.conv2d(x, w, **geo) + b4) + residual
+        check(y, ref, same, f"warm call {seed} ({kernel})")
+    assert len(conv._warm) == 1 and len(conv._operations) == 1

@@ -3,7 +3,6 @@ epilogues with bias, activations, residuals, scalars, coordinates and reductions
 capture and the torch stream. Every output is compared element by element with a float64 reference; our
 error must stay within a small multiple of PyTorch's own error in the same dtype. Outputs land in memory
 that was filled with NaN just before (the caching allocator hands the freed block back)."""
-import math
 
 import pytest
 
@@ -167,3 +166,17 @@ def test_warm_call_is_fast():
     per_call_ms = (time.perf_counter() - start) / 20 * 1e3
     print(f"warm tilefuse.Gemm.run: {per_call_ms:.3f} ms per call (host + a small kernel)")
     assert per_call_ms < 5.0
+
+
+def test_warm_calls_patch_new_pointers_scalars_and_tensor_maps():
+    """Calls after the first with the same signature skip the checks and re-encode only the tensor maps of
+    new pointers: every call's own tensors and scalar must be used."""
+    gemm = tilefuse.Gemm(epilogue=lambda acc, bias, alpha: relu(alpha * acc + bias))
+    for seed, alpha in ((1, 0.5), (2, -2.0), (3, 1.0)):
+        a, b = operands(300, 264, 136, torch.bfloat16, seed=seed)
+        bias = torch.randn(264, device="cuda").to(torch.bfloat16)
+        poison()
+        d = gemm.run(a, b, bias=bias, alpha=alpha)
+        check(d, torch.relu(alpha * (a.double() @ b.double()) + bias.double()),
+              torch.relu(alpha * (a @ b) + bias), f"warm call {seed}")
+    assert len(gemm._warm) == 1
