@@ -4,14 +4,22 @@ Importing needs no GPU. tilefuse.Gemm runs D = epilogue(A @ B) on an H100 / H200
 Python function (:mod:`tilefuse.epilogue`), traced, lowered to the C++ epilogue tree and compiled by the
 JIT (:mod:`tilefuse.jit`); see docs/python.md.
 """
-from . import _C
+import os as _os
+
+try:
+    from . import _C
+except ImportError:
+    # python/CMakeLists.txt runs tilefuse.jit.prebuilt while building the package, before _C exists.
+    if _os.environ.get("TILEFUSE_PREBUILD") != "1":
+        raise
+    _C = None
 from .dtypes import ELEMENT_TYPES, element_type
 from .errors import EpilogueTraceError
 from . import epilogue
 from .gemm import Gemm
 from .conv2d import Conv2d
 
-__version__ = _C.__version__
+__version__ = _C.__version__ if _C is not None else _os.environ["TILEFUSE_VERSION"]
 
 
 def __getattr__(name):

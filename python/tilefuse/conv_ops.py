@@ -18,7 +18,8 @@ from torch import Tensor
 
 from .conv2d import Conv2d
 from .errors import TensorArgumentError
-from .ops import _ACT, _DTYPES, _dact, _dtype_name, activation_name
+from .epilogue.common import fused
+from .ops import _DTYPES, _dact, _dtype_name, activation_name
 
 CL = torch.channels_last
 _CONVS = {}  # key -> tilefuse.Conv2d (each caches its plans per shape; kernels are shared process-wide)
@@ -32,30 +33,13 @@ def _conv(kind, stride, padding, dilation, layout, activation="none", has_bias=F
     if conv is None:
         geometry = dict(stride=tuple(stride), padding=tuple(padding), dilation=tuple(dilation), layout=layout)
         if kind == "forward":
-            conv = Conv2d("fprop", epilogue=_forward_epilogue(activation, has_bias, has_residual), **geometry)
+            conv = Conv2d("fprop", epilogue=fused(activation, has_bias, has_residual), **geometry)
         elif kind == "grad":
             conv = Conv2d("fprop", epilogue=_grad_epilogue(activation, has_bias), **geometry)
         else:  # "dgrad" / "wgrad"
             conv = Conv2d(kind, kernel_size=kernel_size, **geometry)
         _CONVS[key] = conv
     return conv
-
-
-def _forward_epilogue(activation, has_bias, has_residual):
-    act = _ACT[activation]
-    if has_bias and has_residual:
-        def conv_epilogue(acc, bias, residual):
-            return act(acc + bias) + residual
-    elif has_bias:
-        def conv_epilogue(acc, bias):
-            return act(acc + bias)
-    elif has_residual:
-        def conv_epilogue(acc, residual):
-            return act(acc) + residual
-    else:
-        def conv_epilogue(acc):
-            return act(acc)
-    return conv_epilogue
 
 
 def _grad_epilogue(activation, has_bias):

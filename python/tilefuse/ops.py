@@ -34,9 +34,9 @@ except ImportError as error:  # pragma: no cover - exercised only without torch
 
 from .errors import TensorArgumentError
 from .gemm import Gemm
-from .epilogue import gelu, gelu_tanh, relu, sigmoid, silu, tanh, exp, where
+from .epilogue import gelu, sigmoid, tanh, exp, where
+from .epilogue.common import ACT, ACTIVATIONS, fused
 
-ACTIVATIONS = ("none", "relu", "gelu", "gelu_tanh", "silu")
 _DTYPES = (torch.bfloat16, torch.float16)
 _ALIGN = 8  # elements: 16 bytes of bf16 / fp16, what TMA needs of every leading dimension and pointer
 
@@ -53,7 +53,7 @@ def activation_name(activation) -> str:
 
 # ---------------------------------------------------------------------------------------------- epilogues
 
-_ACT = {"none": lambda z: z, "relu": relu, "gelu": gelu, "gelu_tanh": gelu_tanh, "silu": silu}
+_ACT = ACT
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -82,21 +82,9 @@ def _dact(activation, z, grad):
 
 
 def forward_epilogue(activation, has_bias, has_residual):
-    """The epilogue of linear: act(acc + bias) + residual."""
-    act = _ACT[activation]
-    if has_bias and has_residual:
-        def linear_epilogue(acc, bias, residual):
-            return act(acc + bias) + residual
-    elif has_bias:
-        def linear_epilogue(acc, bias):
-            return act(acc + bias)
-    elif has_residual:
-        def linear_epilogue(acc, residual):
-            return act(acc) + residual
-    else:
-        def linear_epilogue(acc):
-            return act(acc)
-    return linear_epilogue
+    """The epilogue of linear: act(acc + bias) + residual (tilefuse.epilogue.common.fused, which the
+    install-time prebuilt kernels use too)."""
+    return fused(activation, has_bias, has_residual)
 
 
 def grad_epilogue(activation, has_bias):

@@ -101,7 +101,8 @@ def test_conv_kernels_compile_with_nvrtc(tmp_path, mode, config, aligned, arch):
         nvrtc.version()
     except NvrtcNotFoundError as error:
         pytest.skip(f"NVRTC is not available here: {error}")
-    tree = to_cpp(trace(lambda acc, bias, residual: relu(acc + bias) + residual, acc=(100, 64), bias=(64,),
+    # (not a prebuilt epilogue, so the first call compiles)
+    tree = to_cpp(trace(lambda acc, bias, residual: relu(acc + bias) + 2.0 * residual, acc=(100, 64), bias=(64,),
                         residual=(100, 64)), "bfloat16")
     kernel = conv_kernel(tree, "bfloat16", mode, config, aligned, arch=arch, cache_dir=tmp_path)
     assert not kernel.hit and kernel.cubin[:4] == b"\x7fELF"

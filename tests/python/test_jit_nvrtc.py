@@ -1,5 +1,7 @@
 """NVRTC through ctypes, and a generated Hopper GEMM kernel compiled for sm_90a and cached (one real
 compile per test session; skipped, with the reason, where libnvrtc is not found)."""
+import os
+
 import pytest
 
 from tilefuse.epilogue import relu, to_cpp, trace
@@ -18,7 +20,8 @@ def nvrtc_version():
 
 @pytest.fixture(scope="session")
 def relu_bias_tree():
-    return to_cpp(trace(lambda acc, bias: relu(acc + bias), bias=(256,)), "bfloat16")
+    # Not one of the prebuilt epilogues (tilefuse.jit.prebuilt), so that the first call really compiles.
+    return to_cpp(trace(lambda acc, scale, bias: relu(acc * scale + bias), scale=(256,), bias=(256,)), "bfloat16")
 
 
 @pytest.fixture(scope="session")
@@ -85,3 +88,18 @@ def test_key_inputs_name_every_dependency(nvrtc_version, relu_bias_tree):
     assert inputs["source"] == source.source and inputs["name_expression"] == source.name_expression
     assert inputs["headers"] == headers_hash() and inputs["nvrtc"] == "%d.%d" % nvrtc_version
     assert inputs["tilefuse"] == tilefuse.__version__ and inputs["arch"] == "sm_90a"
+
+
+def test_common_epilogues_come_prebuilt_with_the_installed_package(nvrtc_version, tmp_path):
+    """pip install . builds the common kernels (tilefuse.jit.prebuilt); a process with an empty cache finds
+    them there instead of compiling."""
+    from tilefuse.jit.prebuilt import common_kernels, prebuilt_dir
+
+    if not os.path.isdir(prebuilt_dir()):
+        pytest.skip("this install has no prebuilt kernels (a source checkout, or TILEFUSE_PREBUILT=OFF)")
+    kinds = {kind for kind, *_ in common_kernels()}
+    assert kinds == {"gemm", "conv"} and len(common_kernels()) == 66
+    tree = to_cpp(trace(lambda acc, bias: relu(acc + bias), acc=(128, 256), bias=(256,)), "float16")
+    kernel = gemm_kernel(tree, "float16", "Sm90MediumConfig", cache_dir=tmp_path, require_cached=True)
+    assert kernel.hit and kernel.path.startswith(prebuilt_dir())
+    assert not os.path.exists(os.path.join(tmp_path, "kernels")), "a prebuilt hit must not write the user cache"

@@ -112,7 +112,7 @@ class KernelCache:
         kernels in the CUBIN, kept as info["lowered_names"]). require_cached (None: TILEFUSE_JIT_REQUIRE_CACHED) turns a miss into
         CacheMissError. `describe` names the kernel in messages."""
         key = cache_key(inputs)
-        found = self.lookup(key)
+        found = self.lookup(key) or self._prebuilt(key)
         if found:
             return found
         if require_cached is None:
@@ -151,6 +151,16 @@ class KernelCache:
         finally:
             shutil.rmtree(folder, ignore_errors=True)  # only left when publishing failed
         return CachedKernel(cubin, lowered_name, False, key, entry, info)
+
+    def _prebuilt(self, key):
+        """The entry for `key` among the kernels built when the package was installed (tilefuse/prebuilt,
+        read only; tilefuse.jit.prebuilt), or None."""
+        from .prebuilt import prebuilt_dir
+
+        folder = prebuilt_dir()
+        if folder == self.directory or not os.path.isdir(folder):
+            return None
+        return KernelCache(folder).lookup(key)
 
     @contextlib.contextmanager
     def _lock(self, key):
