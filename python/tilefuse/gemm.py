@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from .errors import TensorArgumentError
 from .kernel_params import (IDENTITY, Launch, WarmCall, allocate, call_key, call_pointers, current_raw_stream,
-                            device_properties, pack_epilogue, parse_nodes, spec_key, torch_module as _torch)
+                            device_properties, from_dlpack, pack_epilogue, parse_nodes, spec_key, torch_module as _torch)
 from .dtypes import element_type
 from .tensors import COLUMN_MAJOR, ROW_MAJOR, check_gemm_operands, torch_dtype
 
@@ -165,7 +165,11 @@ class Gemm:
         the outputs when the epilogue returns a dict).
 
         A call whose tensors have the shapes, strides, dtypes, devices and alignment of an earlier call (and
-        numbers where it had numbers) repeats that call's checked plan: only pointers and scalars are new."""
+        numbers where it had numbers) repeats that call's checked plan: only pointers and scalars are new.
+        CUDA tensors of other frameworks (anything with __dlpack__: CuPy, JAX, ...) are taken through DLPack
+        without a copy; outputs are torch tensors."""
+        a, b = from_dlpack(a), from_dlpack(b)
+        arguments = {name: from_dlpack(value) for name, value in arguments.items()}
         key = call_key(a, b, arguments)
         warm = self._warm.get(key) if key is not None else None
         if warm is not None:

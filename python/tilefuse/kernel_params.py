@@ -113,6 +113,22 @@ def signature(value):
     return None
 
 
+_DLPACK_CUDA = 2  # kDLCUDA
+
+
+def from_dlpack(value):
+    """A CUDA tensor of another framework (anything with __dlpack__ on a CUDA device: CuPy, JAX, ...) as a
+    torch tensor sharing its memory; anything else unchanged (torch tensors, numbers, CPU arrays, which the
+    checks then explain)."""
+    torch = sys.modules.get("torch")
+    if torch is None or isinstance(value, torch.Tensor) or not hasattr(value, "__dlpack__"):
+        return value
+    device = getattr(value, "__dlpack_device__", None)
+    if device is None or device()[0] != _DLPACK_CUDA:
+        return value
+    return torch.from_dlpack(value)
+
+
 def call_key(a, b, arguments):
     """The signature of a run(a, b, **arguments) call, or None when an argument is something only the checked
     path handles (and explains)."""

@@ -247,3 +247,19 @@ def test_warm_calls_patch_new_pointers_and_scalars(kernel):
         same = torch.relu(alpha * F.conv2d(x, w, **geo) + b4) + residual
         check(y, ref, same, f"warm call {seed} ({kernel})")
     assert len(conv._warm) == 1 and len(conv._operations) == 1
+
+
+def test_dlpack_operands():
+    class DLPackOnly:
+        def __init__(self, tensor):
+            self._tensor = tensor
+
+        def __dlpack__(self, *args, **kwargs):
+            return self._tensor.__dlpack__(*args, **kwargs)
+
+        def __dlpack_device__(self):
+            return self._tensor.__dlpack_device__()
+
+    x, w, geo = tensors((2, 16, 8, 8, 32, 3, 3, 1, 1, 1), torch.bfloat16, seed=8)
+    y = tilefuse.Conv2d(padding=1).run(DLPackOnly(x), DLPackOnly(w))
+    check(y, F.conv2d(x.double(), w.double(), **geo), F.conv2d(x, w, **geo), "DLPack operands")

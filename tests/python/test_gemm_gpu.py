@@ -180,3 +180,24 @@ def test_warm_calls_patch_new_pointers_scalars_and_tensor_maps():
         check(d, torch.relu(alpha * (a.double() @ b.double()) + bias.double()),
               torch.relu(alpha * (a @ b) + bias), f"warm call {seed}")
     assert len(gemm._warm) == 1
+
+
+class DLPackOnly:
+    """A producer that offers nothing but DLPack (as CuPy or JAX arrays do)."""
+
+    def __init__(self, tensor):
+        self._tensor = tensor
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._tensor.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._tensor.__dlpack_device__()
+
+
+def test_dlpack_operands_and_arguments():
+    a, b = operands(256, 128, 64, torch.bfloat16, seed=9)
+    bias = torch.randn(128, device="cuda").to(torch.bfloat16)
+    gemm = tilefuse.Gemm(epilogue=lambda acc, bias: relu(acc + bias))
+    d = gemm.run(DLPackOnly(a), DLPackOnly(b), bias=DLPackOnly(bias))
+    check(d, torch.relu(a.double() @ b.double() + bias.double()), torch.relu(a @ b + bias), "DLPack operands")
