@@ -6,6 +6,8 @@ Importing this module registers the ops (``import tilefuse.ops``; ``tilefuse.nn`
   torch.ops.tilefuse.linear(x, weight, bias=None, residual=None, activation="none") -> y
       y = act(x @ weight.t() + bias) + residual, one fused Hopper GEMM. x: (..., k), weight: (n, k) as
       torch.nn.Linear holds it, bias: (n,), residual: y's shape (..., n); activation one of ACTIVATIONS.
+  torch.ops.tilefuse.gemm(a, b, bias=None, residual=None, activation="none") -> act(a @ b + bias) + residual
+      b: (k, n); tilefuse::linear with weight = b.t() (CompositeImplicitAutograd: it decomposes into linear).
   torch.ops.tilefuse.mm(a, b) -> a @ b         2-D, any strides (copied into the kernel's layouts).
   torch.ops.tilefuse.linear_grad_preact(grad_y, x, weight, bias, activation) -> grad_y * act'(x @ weight.t() + bias)
       The backward's recomputation GEMM, with the activation's derivative fused in its epilogue.
@@ -335,6 +337,23 @@ def _mm_backward(ctx, grad):
 _mm.register_autograd(_mm_backward, setup_context=_mm_setup_context)
 
 
+# ---------------------------------------------------------------------------------------------- gemm
+
+# tilefuse::gemm(a, b, ...) = act(a @ b + bias) + residual: linear with weight = b.t(), so it needs no kernel,
+# fake implementation or backward of its own (CompositeImplicitAutograd: it decomposes into tilefuse::linear,
+# under autograd and torch.compile alike).
+torch.library.define("tilefuse::gemm", "(Tensor a, Tensor b, Tensor? bias=None, Tensor? residual=None, "
+                     "str activation='none') -> Tensor")
+
+
+@torch.library.impl("tilefuse::gemm", "CompositeImplicitAutograd")
+def _gemm_composite(a, b, bias=None, residual=None, activation="none"):
+    if not isinstance(b, torch.Tensor) or b.dim() != 2:
+        raise TensorArgumentError(f"tilefuse.ops.gemm: b must be a 2-D tensor (k, n), got "
+                                  f"{tuple(b.shape) if isinstance(b, torch.Tensor) else type(b).__name__}")
+    return torch.ops.tilefuse.linear(a, b.t(), bias, residual, activation)
+
+
 # ---------------------------------------------------------------------------------------------- Python API
 
 def autocast(*tensors):
@@ -356,6 +375,13 @@ def linear(x, weight, bias=None, residual=None, activation=None):
     return torch.ops.tilefuse.linear(*autocast(x, weight, bias, residual), activation_name(activation))
 
 
+def gemm(a, b, bias=None, residual=None, activation=None):
+    """act(a @ b + bias) + residual (torch.ops.tilefuse.gemm, which is tilefuse::linear with weight = b.t()):
+    a (..., k), b (k, n) with any strides (a weight's .t() is read in place), bias (n,), residual the output's
+    shape. Differentiable."""
+    return torch.ops.tilefuse.gemm(*autocast(a, b, bias, residual), activation_name(activation))
+
+
 def mm(a, b):
     """a @ b for 2-D tensors on tilefuse's Hopper GEMM (torch.ops.tilefuse.mm); any strides (operands are copied
     into the kernel's layouts when needed); torch.mm for dtypes other than bf16 / fp16. Differentiable."""
@@ -364,4 +390,4 @@ def mm(a, b):
 
 from .conv_ops import conv2d  # noqa: E402 - registers tilefuse::conv2d and its backward ops (conv_ops.py)
 
-__all__ = ["ACTIVATIONS", "activation_name", "autocast", "conv2d", "linear", "mm"]
+__all__ = ["ACTIVATIONS", "activation_name", "autocast", "conv2d", "gemm", "linear", "mm"]

@@ -355,3 +355,16 @@ def test_conv2d_module_is_a_torch_conv2d():
         tilefuse.nn.Conv2d(16, 32, 3, activation="tanh")
     with pytest.raises(TensorArgumentError, match="CUDA"):
         ours(torch.zeros(1, 16, 8, 8, dtype=BF16).contiguous(memory_format=torch.channels_last))
+
+
+def test_gemm_op_decomposes_into_linear():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        a = torch.empty(3, 40, 64, dtype=BF16, device="cuda")
+        w = torch.empty(96, 64, dtype=BF16, device="cuda")
+        bias = torch.empty(96, dtype=BF16, device="cuda")
+        y = torch.ops.tilefuse.gemm(a, w.t(), bias, None, "gelu")
+        assert tuple(y.shape) == (3, 40, 96) and y.dtype == BF16
+        with pytest.raises(TensorArgumentError, match="2-D"):
+            torch.ops.tilefuse.gemm(a, torch.empty(2, 64, 96, dtype=BF16, device="cuda"))

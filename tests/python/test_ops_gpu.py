@@ -215,3 +215,21 @@ def test_float32_module_under_autocast():
     check(y, torch.relu(F.linear(x.bfloat16().double(), w, b)), same, "autocast")
     y.float().sum().backward()
     assert reference.weight.grad.dtype == torch.float32 and x.grad.shape == x.shape
+
+
+def test_gemm_op_with_a_row_major_b_and_gradients():
+    a, w, b, r = case((37,), 72, 96, torch.bfloat16, seed=12)
+    bmat = w.t().contiguous()  # (k, n) row-major: read through b.t() = w, K-major
+    leaves = [t.detach().requires_grad_() for t in (a, bmat, b, r)]
+    y = ops.gemm(*leaves, activation="silu")
+    ref_in = [t.detach().double().requires_grad_() for t in (a, bmat, b, r)]
+    ref = F.silu(ref_in[0] @ ref_in[1] + ref_in[2]) + ref_in[3]
+    same = F.silu(a @ bmat + b) + r
+    check(y, ref, same, "tilefuse::gemm silu")
+    g = torch.randn_like(y)
+    (y.float() * g.float()).sum().backward()
+    (ref * g.double()).sum().backward()
+    for ours, theirs in zip(leaves, ref_in):
+        assert ours.grad is not None and ours.grad.shape == theirs.shape
+        err = (ours.grad.double() - theirs.grad).abs().max().item()
+        assert err <= 3e-2 * theirs.grad.abs().max().item() + 1e-2, f"gemm op gradient error {err:.3e}"
