@@ -5,7 +5,6 @@
 
 #include <cuda/std/type_traits>
 
-#include <tilefuse/arch/load_nc.h>
 #include <tilefuse/arch/prefetch.h>
 #include <tilefuse/core/data_type.h>
 #include <tilefuse/epilogue/node_name.h>
@@ -16,19 +15,12 @@
 namespace tilefuse::epilogue {
 
 // Reads `valid` consecutive elements as floats (the rest are 0): one vector load when the whole
-// vector is inside the output and aligned, element by element otherwise. Whole 16-byte vectors go
-// through the read-only path (arch/load_nc.h): the tree's inputs never change during a kernel, and the
-// loads of one visit may then start before the previous visit's stores (D is another tensor).
+// vector is inside the output and aligned, element by element otherwise.
 template <int V, class T>
 TILEFUSE_HOST_DEVICE inline Array<float, V> load_row(T const* src, int valid) {
   Array<float, V> out = Array<float, V>::filled(0.0f);
   if (valid == V && is_vector_aligned<T, V>(src)) {
-    Array<T, V> v;
-    if constexpr (sizeof(Array<T, V>) % 16 == 0 && alignof(Array<T, V>) >= 16) {
-      arch::load_global_nc<static_cast<int>(sizeof(Array<T, V>))>(&v, src);
-    } else {
-      v = *reinterpret_cast<Array<T, V> const*>(src);
-    }
+    Array<T, V> const v = *reinterpret_cast<Array<T, V> const*>(src);
     for (int i = 0; i < V; ++i) out[i] = to_float(v[i]);
     return out;
   }
