@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from .dtypes import element_type
 from .errors import TensorArgumentError
 from .kernel_params import (IDENTITY, Launch, WarmCall, allocate, call_key, call_pointers, current_raw_stream,
-                            device_properties, from_dlpack, pack_epilogue, parse_nodes, spec_key, torch_module as _torch)
+                            device_properties, from_dlpack, load_on, pack_epilogue, parse_nodes, spec_key,
+                            torch_module as _torch)
 from .tensors import CONV_LAYOUT_MODES, check_conv_activation, torch_dtype
 
 MODES = ("fprop", "dgrad", "wgrad")
@@ -179,22 +180,13 @@ class ConvOperation:
                 f"({self.cached.path}); epilogue {self.cpp_tree}")
 
     def kernel_on(self, device):
-        """(kernel handle, layout dict) on `device`, loading the CUBIN there the first time."""
-        from . import _C
-        from .jit.loader import load_kernel
-
+        """(kernel, split-K pass or None, layout dict) on `device`, loading the CUBIN there the first time."""
         if self.loaded is None:
             self.loaded = {}
         if device not in self.loaded:
-            torch = _torch()
-            with torch.cuda.device(device):
-                kernel = load_kernel(self.cached.cubin, self.cached.lowered_name)
-                layout_kernel = load_kernel(self.cached.cubin, self.cached.info["lowered_names"]["layout"])
-                split_name = self.cached.info["lowered_names"].get("split_k")
-                split_kernel = load_kernel(self.cached.cubin, split_name) if split_name else None
-            words = _C.read_layout(layout_kernel.kernel, device, _LAYOUT_HEADER + 9 * 64)
-            self.loaded[device] = (kernel, split_kernel, parse_conv_layout(words))
-        kernel, split_kernel, layout = self.loaded[device]
+            kernel, others, words = load_on(self.cached, device, _LAYOUT_HEADER)
+            self.loaded[device] = (kernel, others.get("split_k"), others, parse_conv_layout(words))
+        kernel, split_kernel, _, layout = self.loaded[device]
         return kernel, split_kernel, layout
 
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from .errors import TensorArgumentError
 from .kernel_params import (IDENTITY, Launch, WarmCall, allocate, call_key, call_pointers, current_raw_stream,
-                            device_properties, from_dlpack, pack_epilogue, parse_nodes, spec_key, torch_module as _torch)
+                            device_properties, from_dlpack, load_on, pack_epilogue, parse_nodes, spec_key,
+                            torch_module as _torch)
 from .dtypes import element_type
 from .tensors import COLUMN_MAJOR, ROW_MAJOR, check_gemm_operands, torch_dtype
 
@@ -72,18 +73,11 @@ class Operation:
 
     def kernel_on(self, device):
         """(kernel handle, layout dict) on `device`, loading the CUBIN there the first time."""
-        from . import _C
-        from .jit.loader import load_kernel
-
         if self.loaded is None:
             self.loaded = {}
         if device not in self.loaded:
-            torch = _torch()
-            with torch.cuda.device(device):
-                kernel = load_kernel(self.cached.cubin, self.cached.lowered_name)
-                layout_kernel = load_kernel(self.cached.cubin, self.cached.info["lowered_names"]["layout"])
-            words = _C.read_layout(layout_kernel.kernel, device, 16 + 9 * 64)
-            self.loaded[device] = (kernel, layout_kernel, parse_layout(words))
+            kernel, others, words = load_on(self.cached, device, 16)
+            self.loaded[device] = (kernel, others, parse_layout(words))
         kernel, _, layout = self.loaded[device]
         return kernel, layout
 

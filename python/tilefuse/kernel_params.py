@@ -32,6 +32,24 @@ def torch_module():
     return torch
 
 
+def load_on(cached, device, header_words):
+    """Loads a JIT CUBIN's kernels on `device`: (main kernel, {key: further kernel of
+    info["lowered_names"], the split-K pass for example}, the integers its layout kernel writes)."""
+    from . import _C
+    from .jit.loader import load_kernel
+
+    torch = torch_module()
+    names = dict(cached.info["lowered_names"])
+    with torch.cuda.device(device):
+        kernel = load_kernel(cached.cubin, cached.lowered_name)
+        layout_kernel = load_kernel(cached.cubin, names.pop("layout"))
+        others = {key: load_kernel(cached.cubin, name) for key, name in names.items()}
+    # 64 named nodes at most: a tree is far smaller
+    words = _C.read_layout(layout_kernel.kernel, device, header_words + NODE_WORDS * 64)
+    others["layout"] = layout_kernel  # kept loaded with the others
+    return kernel, others, words
+
+
 def parse_nodes(words, start, count):
     """The named epilogue nodes of a layout: dicts of kind, name and the byte offsets of data / ld /
     batch_stride / value (-1: the node has no such field)."""

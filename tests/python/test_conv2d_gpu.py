@@ -12,6 +12,8 @@ if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] < 8:
 import torch.nn.functional as F  # noqa: E402
 
 import tilefuse  # noqa: E402
+from torch_checks import DLPackOnly, poison  # noqa: E402
+from torch_checks import check as check_close  # noqa: E402
 from tilefuse.epilogue import amax, relu, row, sigmoid, tanh, where  # noqa: E402
 from tilefuse.errors import TensorArgumentError  # noqa: E402
 
@@ -36,13 +38,6 @@ GRAD = [
 ]
 
 
-def poison():
-    """Fill free cached memory with NaN so that an element the kernel forgets to write shows up."""
-    free = torch.empty(64 << 20, dtype=torch.uint8, device="cuda")
-    free.fill_(0xFF)  # 0xFFFF is NaN in bf16 and fp16
-    del free
-
-
 def tensors(case, dtype, seed):
     N, C, H, W, K, R, S, pad, stride, dil = case
     g = torch.Generator(device="cuda").manual_seed(seed)
@@ -53,13 +48,7 @@ def tensors(case, dtype, seed):
 
 def check(ours, reference64, torch_same_dtype, what):
     assert ours.is_contiguous(memory_format=CL), f"{what}: the output is not channels-last"
-    ours64, torch64 = ours.double(), torch_same_dtype.double()
-    assert ours.shape == reference64.shape, f"{what}: shape {tuple(ours.shape)}, expected {tuple(reference64.shape)}"
-    assert not torch.isnan(ours64).any(), f"{what}: NaN in the output (an element left unwritten?)"
-    err = (ours64 - reference64).abs().max().item()
-    torch_err = (torch64 - reference64).abs().max().item()
-    scale = reference64.abs().max().item() + 1e-30
-    assert err <= 2.0 * torch_err + 1e-3 * scale, f"{what}: max error {err:.3e}, torch's {torch_err:.3e}"
+    check_close(ours, reference64, torch_same_dtype, what)
 
 
 KERNELS = ["auto", "sm80"] + (["sm90"] if HOPPER else [])
@@ -250,16 +239,6 @@ def test_warm_calls_patch_new_pointers_and_scalars(kernel):
 
 
 def test_dlpack_operands():
-    class DLPackOnly:
-        def __init__(self, tensor):
-            self._tensor = tensor
-
-        def __dlpack__(self, *args, **kwargs):
-            return self._tensor.__dlpack__(*args, **kwargs)
-
-        def __dlpack_device__(self):
-            return self._tensor.__dlpack_device__()
-
     x, w, geo = tensors((2, 16, 8, 8, 32, 3, 3, 1, 1, 1), torch.bfloat16, seed=8)
     y = tilefuse.Conv2d(padding=1).run(DLPackOnly(x), DLPackOnly(w))
     check(y, F.conv2d(x.double(), w.double(), **geo), F.conv2d(x, w, **geo), "DLPack operands")

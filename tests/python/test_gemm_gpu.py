@@ -11,16 +11,10 @@ if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] != 9:
     pytest.skip("needs an sm_90 GPU (H100 / H200) for torch", allow_module_level=True)
 
 import tilefuse  # noqa: E402
+from torch_checks import DLPackOnly, check, poison  # noqa: E402
 from tilefuse.epilogue import amax, gelu_tanh, relu, row, sigmoid, tanh, where  # noqa: E402
 
 SHAPES = [(128, 256, 64), (1, 8, 8), (200, 136, 72), (1000, 1000, 1000), (257, 384, 520), (4096, 1024, 256)]
-
-
-def poison():
-    """Fill free cached memory with NaN so that an element the kernel forgets to write shows up."""
-    free = torch.empty(64 << 20, dtype=torch.uint8, device="cuda")
-    free.fill_(0xFF)  # 0xFFFF is NaN in bf16 and fp16
-    del free
 
 
 def operands(m, n, k, dtype, batch=None, seed=0):
@@ -29,15 +23,6 @@ def operands(m, n, k, dtype, batch=None, seed=0):
     a = torch.randn(*lead, m, k, device="cuda", generator=g).to(dtype)
     w = torch.randn(*lead, n, k, device="cuda", generator=g).to(dtype)
     return a, w.transpose(-1, -2)  # b = w^T: (k, n), K-major
-
-
-def check(ours, reference64, torch_same_dtype, what):
-    ours64, torch64 = ours.double(), torch_same_dtype.double()
-    assert not torch.isnan(ours64).any(), f"{what}: NaN in the output (an element left unwritten?)"
-    err = (ours64 - reference64).abs().max().item()
-    torch_err = (torch64 - reference64).abs().max().item()
-    scale = reference64.abs().max().item() + 1e-30
-    assert err <= 2.0 * torch_err + 1e-3 * scale, f"{what}: max error {err:.3e}, torch's {torch_err:.3e}"
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
@@ -180,19 +165,6 @@ def test_warm_calls_patch_new_pointers_scalars_and_tensor_maps():
         check(d, torch.relu(alpha * (a.double() @ b.double()) + bias.double()),
               torch.relu(alpha * (a @ b) + bias), f"warm call {seed}")
     assert len(gemm._warm) == 1
-
-
-class DLPackOnly:
-    """A producer that offers nothing but DLPack (as CuPy or JAX arrays do)."""
-
-    def __init__(self, tensor):
-        self._tensor = tensor
-
-    def __dlpack__(self, *args, **kwargs):
-        return self._tensor.__dlpack__(*args, **kwargs)
-
-    def __dlpack_device__(self):
-        return self._tensor.__dlpack_device__()
 
 
 def test_dlpack_operands_and_arguments():

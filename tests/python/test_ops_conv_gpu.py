@@ -10,6 +10,7 @@ if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] < 8:
     pytest.skip("needs an sm_80 or newer GPU for torch", allow_module_level=True)
 
 import tilefuse  # noqa: E402
+from torch_checks import check as check_close  # noqa: E402
 import tilefuse.nn  # noqa: E402
 import tilefuse.ops as ops  # noqa: E402
 
@@ -23,13 +24,7 @@ CASES = [(2, 32, 10, 10, 48, 3, 3, 1, 1, 1), (2, 3, 15, 13, 16, 7, 7, 2, 3, 1), 
 
 
 def check(ours, reference64, torch_same_dtype, what, factor=2.0, slack=2e-3):
-    ours64, torch64 = ours.double(), torch_same_dtype.double()
-    assert ours.shape == reference64.shape, f"{what}: shape {tuple(ours.shape)}, expected {tuple(reference64.shape)}"
-    assert not torch.isnan(ours64).any(), f"{what}: NaN"
-    err = (ours64 - reference64).abs().max().item()
-    torch_err = (torch64 - reference64).abs().max().item()
-    scale = reference64.abs().max().item() + 1e-30
-    assert err <= factor * torch_err + slack * scale, f"{what}: max error {err:.3e}, torch's {torch_err:.3e}"
+    check_close(ours, reference64, torch_same_dtype, what, factor, slack)
 
 
 def make(case, dtype, bias, residual, seed):
