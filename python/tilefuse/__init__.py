@@ -18,6 +18,7 @@ from .errors import EpilogueTraceError
 from . import epilogue
 from .gemm import Gemm
 from .conv2d import Conv2d
+from .scaled_mm import scaled_mm
 
 __version__ = _C.__version__ if _C is not None else _os.environ["TILEFUSE_VERSION"]
 
@@ -36,4 +37,4 @@ def cuda_device_count() -> int:
     return _C.cuda_device_count()
 
 
-__all__ = ["Conv2d", "EpilogueTraceError", "Gemm", "ELEMENT_TYPES", "cuda_device_count", "element_type", "epilogue", "__version__"]
+__all__ = ["Conv2d", "EpilogueTraceError", "Gemm", "scaled_mm", "ELEMENT_TYPES", "cuda_device_count", "element_type", "epilogue", "__version__"]

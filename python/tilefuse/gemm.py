@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from .errors import TensorArgumentError
 from .kernel_params import (IDENTITY, Launch, WarmCall, allocate, call_key, call_pointers, current_raw_stream,
                             device_properties, from_dlpack, load_on, pack_epilogue, parse_nodes, spec_key,
-                            torch_module as _torch)
+                            torch_module as _torch, trace_value)
 from .dtypes import element_type
 from .tensors import COLUMN_MAJOR, ROW_MAJOR, check_gemm_operands, torch_dtype
 
@@ -33,12 +33,15 @@ _EPILOGUE_K, _EFFICIENCY, _NARROW_MIN_K = 192.0, {"128x256": 1.0, "128x128": 0.9
 
 
 
-def choose_tile(m, n, k, batch, sm_count):
-    """The tile gemm::Sm90AutoConfig picks (choose_sm90_tile): fewest waves x tile work / efficiency."""
+def choose_tile(m, n, k, batch, sm_count, tiles=None):
+    """The tile gemm::Sm90AutoConfig picks (choose_sm90_tile): fewest waves x tile work / efficiency.
+    tiles: the table to pick from (default SM90_TILES; the FP8 op passes its own, same names)."""
+    tiles = tiles or SM90_TILES
+
     def cost(tile):
-        _, tm, tn, _ = SM90_TILES[tile]
-        tiles = -(-m // tm) * -(-n // tn) * batch
-        return -(-tiles // max(sm_count, 1)) * tm * tn * (-(-k // 64) * 64 + _EPILOGUE_K) / _EFFICIENCY[tile]
+        _, tm, tn, _ = tiles[tile]
+        work = -(-m // tm) * -(-n // tn) * batch
+        return -(-work // max(sm_count, 1)) * tm * tn * (-(-k // 64) * 64 + _EPILOGUE_K) / _EFFICIENCY[tile]
 
     best = "128x256"
     for tile in ("128x128", "128x64"):
@@ -63,12 +66,17 @@ class Operation:
     cpp_tree: str
     cached: object  # tilefuse.jit CachedKernel
     why: str
+    config: tuple = None  # (C++ config, tile m, tile n, tile k)
+    element_b: str = None  # B's type when it differs from A's (FP8)
     loaded: dict = None  # device index -> (LoadedKernel, layout)
 
     def describe(self):
-        name, tm, tn, tk = SM90_TILES[self.tile]
+        name, tm, tn, tk = self.config
         source = "disk cache" if self.cached.hit else f"compiled by NVRTC in {self.cached.info.get('compile_seconds')} s"
-        return (f"sm90 TMA + WGMMA GEMM (warp-specialized, persistent), tile {tm}x{tn}x{tk} ({name}), {self.element} "
+        if self.cached.info.get("prebuilt") or "/prebuilt/" in self.cached.path:
+            source = "prebuilt kernels"
+        operands = self.element if not self.element_b else f"{self.element} x {self.element_b}"
+        return (f"sm90 TMA + WGMMA GEMM (warp-specialized, persistent), tile {tm}x{tn}x{tk} ({name}), {operands} "
                 f"operands; {self.why}; kernel from the {source} ({self.cached.path}); epilogue {self.cpp_tree}")
 
     def kernel_on(self, device):
@@ -119,7 +127,21 @@ class Gemm:
 
     def plan(self, a, b, **arguments):
         """The Operation that run(a, b, **arguments) launches (compiled or taken from the cache)."""
-        return self._plan(check_gemm_operands(a, b, allowed_dtypes=_ELEMENTS), arguments)
+        return self._plan(self._check(a, b), arguments)
+
+    # What the op takes and how it picks its kernel (tilefuse.scaled_mm's FP8 op changes these).
+    _OPERAND_DTYPES = _ELEMENTS
+    _MIXED_FP8 = False
+
+    def _check(self, a, b):
+        return check_gemm_operands(a, b, allowed_dtypes=self._OPERAND_DTYPES, mixed_fp8=self._MIXED_FP8)
+
+    def _choose(self, ops, sm_count):
+        """(tile name, (C++ config, tile m, n, k), why) for the problem."""
+        tile = self.tile if self.tile != "auto" else choose_tile(ops.m, ops.n, ops.k, ops.batch, sm_count)
+        why = ("tile chosen by the wave model (gemm::Sm90AutoConfig) for this problem on "
+               f"{sm_count} SMs" if self.tile == "auto" else "tile fixed by the caller")
+        return tile, SM90_TILES[tile], why
 
     def _plan(self, ops, arguments):
         from .epilogue import to_cpp, trace
@@ -132,18 +154,19 @@ class Gemm:
         out = self._out_dtype(ops.dtype)
         acc_shape = (ops.batch, ops.m, ops.n) if ops.batch > 1 else (ops.m, ops.n)
         sm_count = device_properties(ops.device_index or 0)[0]
-        tile = self.tile if self.tile != "auto" else choose_tile(ops.m, ops.n, ops.k, ops.batch, sm_count)
+        tile, config, why = self._choose(ops, sm_count)
+        element_b = ops.b.dtype if ops.b.dtype != ops.dtype else None
         # The plan key holds every shape, so a call with new shapes is traced (and its arguments' shapes
         # checked) again; the kernel itself is shared by every plan with the same tree and tile.
-        key = (ops.dtype, out, ops.m, ops.n, ops.k, ops.batch, tile,
+        key = (ops.dtype, element_b, out, ops.m, ops.n, ops.k, ops.batch, config,
                tuple(sorted((name, spec_key(value)) for name, value in arguments.items())))
         operation = self._operations.get(key)
         if operation is None:
-            graph = trace(self.epilogue, acc=acc_shape, **arguments)
+            # A 0-dim tensor is a scalar the kernel reads from device memory (traced as a number).
+            traced = {name: trace_value(value) for name, value in arguments.items()}
+            graph = trace(self.epilogue, acc=acc_shape, **traced)
             tree = to_cpp(graph, element=out)
-            why = ("tile chosen by the wave model (gemm::Sm90AutoConfig) for this problem on "
-                   f"{sm_count} SMs" if self.tile == "auto" else "tile fixed by the caller")
-            operation = _compiled(str(tree), ops.dtype, tile, why, graph, tree)
+            operation = _compiled(str(tree), ops.dtype, element_b, tile, config, why, graph, tree)
             self._operations[key] = operation
         return operation
 
@@ -172,7 +195,7 @@ class Gemm:
 
     def _first_call(self, a, b, arguments, key):
         """Checks, plans, packs and launches; remembers the call for later ones with the same signature."""
-        ops = check_gemm_operands(a, b, allowed_dtypes=_ELEMENTS)
+        ops = self._check(a, b)
         if ops.device_index is None:
             raise TensorArgumentError("tilefuse.Gemm runs on a CUDA device: a and b are on "
                                       f"{ops.a.device}; move them with .cuda()")
@@ -220,7 +243,7 @@ class Gemm:
         from . import _C
 
         params = bytearray(layout["size"])
-        _, tm, tn, tk = SM90_TILES[operation.tile]
+        _, tm, tn, tk = operation.config
         struct.pack_into("<i", params, layout["batch_mask_a"], 0 if ops.batch > 1 and ops.batch_stride_a == 0 else -1)
         struct.pack_into("<i", params, layout["batch_mask_b"], 0 if ops.batch > 1 and ops.batch_stride_b == 0 else -1)
         for field, value in (("m", ops.m), ("n", ops.n), ("k", ops.k), ("batch", ops.batch)):
@@ -236,23 +259,24 @@ class Gemm:
         lda, ldb, stride_a, stride_b = ops.lda, ops.ldb, ops.batch_stride_a, ops.batch_stride_b
         launch.maps.append((layout["tma_a"], "a", lambda pointer: _C.encode_sm90_operand(
             "a", dtype, pointer, k, m, batch, lda, stride_a, tk, tm)))
+        dtype_b = operation.element_b or dtype
         launch.maps.append((layout["tma_b"], "b", lambda pointer: _C.encode_sm90_operand(
-            "b", dtype, pointer, k, n, batch, ldb, stride_b, tk, tn)))
+            "b", dtype_b, pointer, k, n, batch, ldb, stride_b, tk, tn)))
         pack_epilogue(params, layout["nodes"], arguments, outputs, ops.device_index, ops.batch, record=launch)
         launch.template = bytes(params)
         return launch
 
 
-_COMPILED = {}  # (tree, element, tile) -> Operation, shared by every Gemm of this process
+_COMPILED = {}  # (tree, element, element_b, config) -> Operation, shared by every Gemm of this process
 
 
-def _compiled(tree_text, element, tile, why, graph, tree):
+def _compiled(tree_text, element, element_b, tile, config, why, graph, tree):
     from .jit import gemm_kernel
 
-    key = (tree_text, element, tile)
+    key = (tree_text, element, element_b, config)
     if key not in _COMPILED:
-        cached = gemm_kernel(tree, element, SM90_TILES[tile][0])
-        operation = Operation(tile, element, tree_text, cached, why)
+        cached = gemm_kernel(tree, element, config[0], element_b=element_b)
+        operation = Operation(tile, element, tree_text, cached, why, config, element_b)
         operation.graph, operation.tree = graph, tree
         _COMPILED[key] = operation
     return _COMPILED[key]

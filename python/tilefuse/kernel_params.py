@@ -76,7 +76,13 @@ def pack_epilogue(params, nodes, arguments, outputs, device_index, batch, record
     for node in nodes:
         name, kind = node["name"], node["kind"]
         if kind == "scalar":
-            struct.pack_into("<f", params, node["value"], float(arguments[name]))
+            value = arguments[name]
+            if is_device_scalar(value):  # read by the kernel from device memory (Scalar's pointer)
+                struct.pack_into("<Q", params, node["data"], device_scalar_pointer(name, value, device_index))
+                if record is not None:
+                    record.pointers.append((node["data"], "arg:" + name))
+                continue
+            struct.pack_into("<f", params, node["value"], float(value))
             if record is not None:
                 record.scalars.append((node["value"], name))
             continue
@@ -90,6 +96,25 @@ def pack_epilogue(params, nodes, arguments, outputs, device_index, batch, record
             struct.pack_into("<q", params, node["ld"], ld)
         if node["batch_stride"] >= 0:
             struct.pack_into("<q", params, node["batch_stride"], batch_stride)
+
+
+def is_device_scalar(value):
+    """A 0-dim torch tensor: an epilogue scalar the kernel reads from device memory (e.g. an FP8 scale)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor) and value.dim() == 0
+
+
+def trace_value(value):
+    """What tracing sees of a run() argument: a device scalar traces as a number (Scalar), the rest as is."""
+    return 1.0 if is_device_scalar(value) else value
+
+
+def device_scalar_pointer(name, tensor, device_index):
+    torch = torch_module()
+    if tensor.dtype != torch.float32 or tensor.device != torch.device("cuda", device_index):
+        raise TensorArgumentError(f"epilogue argument {name!r} is a 0-dim tensor ({tensor.dtype} on {tensor.device}): "
+                                  f"a device scalar must be float32 on cuda:{device_index}")
+    return tensor.data_ptr()
 
 
 def node_strides(name, kind, tensor, device_index, batch):

@@ -9,6 +9,8 @@ Importing this module registers the ops (``import tilefuse.ops``; ``tilefuse.nn`
   torch.ops.tilefuse.gemm(a, b, bias=None, residual=None, activation="none") -> act(a @ b + bias) + residual
       b: (k, n); tilefuse::linear with weight = b.t() (CompositeImplicitAutograd: it decomposes into linear).
   torch.ops.tilefuse.mm(a, b) -> a @ b         2-D, any strides (copied into the kernel's layouts).
+  torch.ops.tilefuse.scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=None, scale_result=None,
+                               use_fast_accum=False)   torch._scaled_mm's FP8 GEMM (tilefuse.scaled_mm); no autograd.
   torch.ops.tilefuse.linear_grad_preact(grad_y, x, weight, bias, activation) -> grad_y * act'(x @ weight.t() + bias)
       The backward's recomputation GEMM, with the activation's derivative fused in its epilogue.
 
@@ -352,6 +354,25 @@ def _gemm_composite(a, b, bias=None, residual=None, activation="none"):
         raise TensorArgumentError(f"tilefuse.ops.gemm: b must be a 2-D tensor (k, n), got "
                                   f"{tuple(b.shape) if isinstance(b, torch.Tensor) else type(b).__name__}")
     return torch.ops.tilefuse.linear(a, b.t(), bias, residual, activation)
+
+
+# ---------------------------------------------------------------------------------------------- scaled_mm
+
+@torch.library.custom_op("tilefuse::scaled_mm", mutates_args=())
+def _scaled_mm(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, bias: Optional[Tensor] = None,
+               out_dtype: Optional[torch.dtype] = None, scale_result: Optional[Tensor] = None,
+               use_fast_accum: bool = False) -> Tensor:
+    from .scaled_mm import scaled_mm
+    return scaled_mm(a, b, scale_a, scale_b, bias, out_dtype, scale_result, use_fast_accum)
+
+
+@_scaled_mm.register_fake
+def _scaled_mm_fake(a, b, scale_a, scale_b, bias=None, out_dtype=None, scale_result=None, use_fast_accum=False):
+    from .scaled_mm import check_scaled_mm
+    from .tensors import torch_dtype
+
+    _, out = check_scaled_mm(a, b, scale_a, scale_b, bias, out_dtype, scale_result)
+    return a.new_empty((a.shape[0], b.shape[1]), dtype=torch_dtype(out))
 
 
 # ---------------------------------------------------------------------------------------------- Python API

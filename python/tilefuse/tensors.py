@@ -372,12 +372,13 @@ def _dtype_set(allowed_dtypes) -> tuple:
     return tuple(dict.fromkeys(element_type(d, what="allowed_dtypes entry").name for d in allowed_dtypes))
 
 
-def check_gemm_operands(a, b, d=None, *, allowed_dtypes, out_dtypes=None) -> GemmOperands:
+def check_gemm_operands(a, b, d=None, *, allowed_dtypes, out_dtypes=None, mixed_fp8=False) -> GemmOperands:
     """Check a GEMM's operands D = A @ B: A (m, k), B (k, n), D (m, n), each optionally with a batch size in
     front (a rank-2 operand, or a batch size of 1, is shared by the batch). `allowed_dtypes`: the element
     types the operation takes for a and b (names or torch / numpy dtypes); `out_dtypes`: the same for d
     (None: any). Raises TensorArgumentError for what the kernels cannot take; misalignment is reported in
-    the result (`aligned`, `alignment_notes`), not refused."""
+    the result (`aligned`, `alignment_notes`), not refused. mixed_fp8: a and b may be different FP8 types
+    (e4m3 x e5m2, as torch._scaled_mm allows); the result's dtype is a's, b's is b.dtype."""
     infos = [describe(a, "a"), describe(b, "b")] + ([describe(d, "d")] if d is not None else [])
     ia, ib = infos[0], infos[1]
     for info, dims in ((ia, "(m, k)"), (ib, "(k, n)")):
@@ -401,11 +402,12 @@ def check_gemm_operands(a, b, d=None, *, allowed_dtypes, out_dtypes=None) -> Gem
                                   f" = ({m}, {n}, {k}, {batch}) is empty; tilefuse needs every size >= 1 (skip the "
                                   "call, or fill d yourself when k = 0)")
 
-    if ia.dtype != ib.dtype:
+    fp8 = ("float8_e4m3", "float8_e5m2")
+    if ia.dtype != ib.dtype and not (mixed_fp8 and ia.dtype in fp8 and ib.dtype in fp8):
         raise TensorArgumentError(f"a has dtype {ia.dtype} and b has dtype {ib.dtype}; both operands must have the "
                                   "same element type: convert one (torch: b.to(a.dtype))")
     allowed = _dtype_set(allowed_dtypes)
-    if ia.dtype not in allowed:
+    if ia.dtype not in allowed or ib.dtype not in allowed:
         raise TensorArgumentError(f"a and b have dtype {ia.dtype}, which this operation does not take; use one of: "
                                   f"{', '.join(allowed)}")
     device_index = _check_devices(infos)

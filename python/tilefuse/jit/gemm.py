@@ -10,8 +10,8 @@ from .toolkit import cuda_include_dirs
 BASE_FLAGS = ("-std=c++20",)
 
 
-def gemm_kernel(epilogue, element="bfloat16", config="Sm90LargeConfig", *, arch="sm_90a", cache_dir=None,
-                require_cached=None):
+def gemm_kernel(epilogue, element="bfloat16", config="Sm90LargeConfig", *, element_b=None, arch="sm_90a",
+                cache_dir=None, require_cached=None):
     """The CachedKernel (cubin, lowered_name, hit, ...) of
     tilefuse::gemm::sm90::sm90_gemm_kernel<GemmKernel<element, epilogue, config>> for `arch`.
 
@@ -20,7 +20,7 @@ def gemm_kernel(epilogue, element="bfloat16", config="Sm90LargeConfig", *, arch=
     require_cached: True makes a miss a CacheMissError instead of a compile (None:
     $TILEFUSE_JIT_REQUIRE_CACHED). Needs libnvrtc (its version is part of the key), never a GPU.
     """
-    return compile_cached(gemm_sm90_source(epilogue, element, config), arch, cache_dir, require_cached)
+    return compile_cached(gemm_sm90_source(epilogue, element, config, element_b), arch, cache_dir, require_cached)
 
 
 def compile_cached(kernel, arch, cache_dir=None, require_cached=None):

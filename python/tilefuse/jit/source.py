@@ -25,14 +25,19 @@ def _one_line(epilogue):
     return re.sub(r"(?<=<) ", "", " ".join(str(epilogue).split()))
 
 
-def gemm_sm90_source(epilogue, element="bfloat16", config="Sm90LargeConfig"):
+def gemm_sm90_source(epilogue, element="bfloat16", config="Sm90LargeConfig", element_b=None):
     """Source of tilefuse::gemm::sm90::sm90_gemm_kernel<GemmKernel<Element, Epilogue, Config>>.
 
     epilogue: the C++ tree type (what tilefuse.epilogue.to_cpp returns; unqualified names work too).
     element: the A/B operand type (bfloat16, float16, float8_e4m3, float8_e5m2).
     config: a config of tilefuse/gemm/gemm_config.h by name ("Sm90LargeConfig") or a C++ type.
+    element_b: B's type when it differs from A's (FP8 only: e4m3 x e5m2, as torch._scaled_mm allows).
     """
     operand = element_type(element, what="element")
+    operand_b = element_type(element_b or element, what="element_b")
+    if operand_b.name != operand.name and not (operand.name.startswith("float8") and operand_b.name.startswith("float8")):
+        raise ValueError(f"element_b={element_b!r}: A and B may differ only as two FP8 types, not {operand.name} x "
+                         f"{operand_b.name}")
     if operand.name not in _SM90_ELEMENTS:
         raise ValueError(f"element={element!r}: the Hopper GEMM reads {', '.join(_SM90_ELEMENTS)} operands")
     if re.fullmatch(r"\w+", config):
@@ -42,7 +47,9 @@ def gemm_sm90_source(epilogue, element="bfloat16", config="Sm90LargeConfig"):
         config = "tilefuse::gemm::" + config
     # One line, as to_cpp spells it, whatever the layout (CppEpilogue.pretty): the same tree, the same key.
     epilogue = _one_line(epilogue)
-    kernel_type = f"{_NS}GemmKernel<{operand.cpp}, {epilogue}, {config}>"
+    # B of another type: GemmKernel<A, tree, config, TmaOperands<A, config>, B> (gemm_sm90.hpp spells it so).
+    tail = (f", {_NS}TmaOperands<{operand.cpp}, {config}>, {operand_b.cpp}" if operand_b.name != operand.name else "")
+    kernel_type = f"{_NS}GemmKernel<{operand.cpp}, {epilogue}, {config}{tail}>"
     # The name expression instantiates the kernel (no explicit instantiation needed) and asks NVRTC for
     # its mangled name, which the loader looks up in the CUBIN.
     source = (
@@ -53,7 +60,7 @@ def gemm_sm90_source(epilogue, element="bfloat16", config="Sm90LargeConfig"):
         "namespace tilefuse_jit {\n"
         "using namespace tilefuse::epilogue;  // so unqualified trees compile too\n"
         f"using Epilogue = {epilogue};\n"
-        f"using Kernel = {_NS}GemmKernel<{operand.cpp}, Epilogue, {config}>;\n"
+        f"using Kernel = {_NS}GemmKernel<{operand.cpp}, Epilogue, {config}{tail}>;\n"
         "}  // namespace tilefuse_jit\n")
     return KernelSource(source, f"&{_NS}sm90_gemm_kernel<tilefuse_jit::Kernel>", kernel_type,
                         f"&{_NS}sm90_params_layout_kernel<tilefuse_jit::Kernel, tilefuse_jit::Epilogue>")

@@ -1,0 +1,156 @@
+"""tilefuse.scaled_mm: torch._scaled_mm's FP8 scaled GEMM on the Hopper kernel, compiled by the JIT.
+
+    d = tilefuse.scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=torch.bfloat16, scale_result=None,
+                           use_fast_accum=False)
+
+The same arguments, shapes and rules as torch._scaled_mm: a (m, k) row-major, b (k, n) column-major (the
+.t() of a row-major (n, k) weight), each e4m3 or e5m2 (the two may differ); float32 scales, per-tensor (one value each) or row-wise (scale_a (m, 1), scale_b
+(1, n)); bias (n,) in the output dtype (bf16 / fp16 outputs); out_dtype bf16, fp16, fp32 or an FP8 type
+(default a's dtype), scale_result (one float32 value) for FP8 outputs.
+D = convert(scale_result * ((a @ b) * scale_a * scale_b + bias)), with the scales applied by the epilogue
+tree to the fp32 accumulator (gemm::ScaledGemm's trees) and the scale tensors read on the device.
+use_fast_accum=False (torch's default) adds every k-tile's tensor-core sum into fp32 registers
+(Sm90Fp8PromotedConfig); True lets the tensor cores accumulate the whole K (the wave model's tile, or the
+ping-pong 128x128 tile where gemm::ScaledGemm picks it). Block-wise scales run from C++ (gemm::ScaledGemm).
+"""
+from .errors import TensorArgumentError
+from .gemm import Gemm, choose_tile
+
+# Fast accumulation: the FP8 tiles of gemm_config.h by the names of the wave model's table.
+FP8_TILES = {
+    "128x256": ("Sm90Fp8LargeConfig", 128, 256, 128),
+    "128x128": ("Sm90Fp8MediumConfig", 128, 128, 128),
+    "128x64": ("Sm90Fp8NarrowConfig", 128, 64, 128),
+}
+FP8_PINGPONG = ("Sm90Fp8PingPongConfig", 128, 128, 128)
+FP8_PROMOTED = ("Sm90Fp8PromotedConfig", 128, 128, 128)
+_FP8 = ("float8_e4m3", "float8_e5m2")
+
+
+def _epilogue(has_bias, has_scale_result):
+    """gemm::ScaledGemm's tree: acc * scale_a * scale_b, then + bias, then * scale_result."""
+    if has_bias and has_scale_result:
+        def scaled(acc, scale_a, scale_b, bias, scale_result):
+            return (acc * scale_a * scale_b + bias) * scale_result
+    elif has_bias:
+        def scaled(acc, scale_a, scale_b, bias):
+            return acc * scale_a * scale_b + bias
+    elif has_scale_result:
+        def scaled(acc, scale_a, scale_b, scale_result):
+            return acc * scale_a * scale_b * scale_result
+    else:
+        def scaled(acc, scale_a, scale_b):
+            return acc * scale_a * scale_b
+    return scaled
+
+
+class ScaledGemm(Gemm):
+    """The FP8 GEMM behind scaled_mm: FP8 operands (two types allowed), the accumulation's configs."""
+
+    _OPERAND_DTYPES = _FP8
+    _MIXED_FP8 = True
+
+    def __init__(self, *, has_bias, has_scale_result, out_dtype, fast_accum, row_wise):
+        super().__init__(_epilogue(has_bias, has_scale_result), out_dtype=out_dtype)
+        self.fast_accum = fast_accum
+        self.row_wise = row_wise
+
+    def _choose(self, ops, sm_count):
+        if not self.fast_accum:
+            return "128x128", FP8_PROMOTED, ("use_fast_accum=False: every k-tile's sum (128 of K) promoted into fp32 "
+                                             "registers, as torch's default accumulation")
+        if self.row_wise or (ops.k <= 4096 and ops.m * ops.n >= 1 << 25):
+            return "128x128", FP8_PINGPONG, ("fast accumulation, ping-pong consumers (gemm::ScaledGemm's pick for "
+                                             "row-wise scales and short-K problems)")
+        tile = choose_tile(ops.m, ops.n, ops.k, ops.batch, sm_count, FP8_TILES)
+        return tile, FP8_TILES[tile], f"fast accumulation, tile by the wave model on {sm_count} SMs"
+
+
+_OPS = {}  # (bias?, scale_result?, out dtype, fast?, row-wise?) -> ScaledGemm
+
+
+def _torch():
+    import torch
+    return torch
+
+
+def check_scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=None, scale_result=None):
+    """torch._scaled_mm's rules, each refusal a sentence; returns (mode, out dtype name). Needs torch."""
+    from .dtypes import element_type
+
+    torch = _torch()
+    for name, t in (("a", a), ("b", b), ("scale_a", scale_a), ("scale_b", scale_b)):
+        if not isinstance(t, torch.Tensor):
+            raise TensorArgumentError(f"scaled_mm: {name} must be a torch tensor, got {type(t).__name__}")
+    if a.dim() != 2 or b.dim() != 2:
+        raise TensorArgumentError(f"scaled_mm: a {tuple(a.shape)} and b {tuple(b.shape)} must be 2-D (m, k) and (k, n)")
+    names = []
+    for name, t in (("a", a), ("b", b)):
+        try:
+            names.append(element_type(t.dtype).name)
+        except ValueError:
+            names.append(str(t.dtype))
+        if names[-1] not in _FP8:
+            raise TensorArgumentError(f"scaled_mm: {name} has dtype {t.dtype}; it must be torch.float8_e4m3fn or "
+                                      "torch.float8_e5m2")
+    (m, k), n = a.shape, b.shape[1]
+    if b.shape[0] != k:
+        raise TensorArgumentError(f"scaled_mm: a is {tuple(a.shape)} and b {tuple(b.shape)}: a's columns must equal "
+                                  "b's rows")
+    if b.stride(0) != 1 and k > 1:
+        raise TensorArgumentError(f"scaled_mm: b (strides {b.stride()}) must be column-major, as torch._scaled_mm "
+                                  "requires: pass w.t() of a row-major (n, k) w")
+    if k % 16 or n % 16:
+        raise TensorArgumentError(f"scaled_mm: k = {k} and n = {n} must be multiples of 16 (torch._scaled_mm's rule; "
+                                  "the FP8 tensor cores and TMA read 16-byte rows)")
+    for name, t in (("scale_a", scale_a), ("scale_b", scale_b), ("scale_result", scale_result)):
+        if t is not None and (t.dtype != torch.float32 or t.device != a.device):
+            raise TensorArgumentError(f"scaled_mm: {name} is {t.dtype} on {t.device}; scales are float32 on a's "
+                                      f"device ({a.device})")
+    if scale_a.numel() == 1 and scale_b.numel() == 1:
+        mode = "per-tensor"
+    elif tuple(scale_a.shape) == (m, 1) and tuple(scale_b.shape) == (1, n):
+        mode = "row-wise"
+        if not (scale_a.is_contiguous() and scale_b.is_contiguous()):
+            raise TensorArgumentError("scaled_mm: row-wise scales must be contiguous")
+    else:
+        blocks = -(-k // 128)
+        if tuple(scale_a.shape) == (m, blocks) and tuple(scale_b.shape) == (blocks, -(-n // 128)):
+            raise TensorArgumentError("scaled_mm: block-wise scales (1x128 for a, 128x128 for b) run from C++ "
+                                      "(gemm::ScaledGemm with ScalingMode::kBlockWise); tilefuse.scaled_mm takes "
+                                      "per-tensor and row-wise scales")
+        raise TensorArgumentError(f"scaled_mm: scale_a {tuple(scale_a.shape)} and scale_b {tuple(scale_b.shape)} are "
+                                  f"neither per-tensor (one value each) nor row-wise ((m, 1) = ({m}, 1) and (1, n) = "
+                                  f"(1, {n}))")
+    out = element_type(out_dtype if out_dtype is not None else a.dtype, what="out_dtype").name
+    if out not in ("bfloat16", "float16", "float32") + _FP8:
+        raise TensorArgumentError(f"scaled_mm: out_dtype {out_dtype} is not one of bfloat16, float16, float32, "
+                                  "float8_e4m3fn, float8_e5m2")
+    if bias is not None:
+        if out == "float32" or out in _FP8 and bias.dtype not in (torch.bfloat16, torch.float16):
+            raise TensorArgumentError("scaled_mm: a bias goes with bf16 / fp16 outputs (torch._scaled_mm's rule); add "
+                                      "it afterwards for float32 outputs")
+        if out in ("bfloat16", "float16") and element_type(bias.dtype).name != out:
+            raise TensorArgumentError(f"scaled_mm: bias is {bias.dtype}; it must have the output's dtype ({out})")
+        if tuple(bias.shape) != (n,):
+            raise TensorArgumentError(f"scaled_mm: bias has shape {tuple(bias.shape)}; it must be (n,) = ({n},)")
+    if scale_result is not None and (out not in _FP8 or scale_result.numel() != 1):
+        raise TensorArgumentError("scaled_mm: scale_result (one float32 value) goes with FP8 outputs only")
+    return mode, out
+
+
+def scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=None, scale_result=None, use_fast_accum=False):
+    """torch._scaled_mm on tilefuse's Hopper kernel (module docstring). Returns the (m, n) output."""
+    mode, out = check_scaled_mm(a, b, scale_a, scale_b, bias, out_dtype, scale_result)
+    key = (bias is not None, scale_result is not None, out, bool(use_fast_accum), mode == "row-wise")
+    op = _OPS.get(key)
+    if op is None:
+        op = _OPS[key] = ScaledGemm(has_bias=key[0], has_scale_result=key[1], out_dtype=out, fast_accum=key[3],
+                                    row_wise=key[4])
+    arguments = {"scale_a": scale_a.reshape(()) if mode == "per-tensor" else scale_a,
+                 "scale_b": scale_b.reshape(()) if mode == "per-tensor" else scale_b}
+    if bias is not None:
+        arguments["bias"] = bias
+    if scale_result is not None:
+        arguments["scale_result"] = scale_result.reshape(())
+    return op.run(a, b, **arguments)

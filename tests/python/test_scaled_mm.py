@@ -1,0 +1,70 @@
+"""tilefuse.scaled_mm without a GPU: torch._scaled_mm's rules (refusals, with torch on the CPU), the generated
+FP8 source for two operand types, and the fake implementation of the tilefuse::scaled_mm op."""
+import pytest
+
+from tilefuse.epilogue import tensor, to_cpp, trace
+from tilefuse.jit import gemm_sm90_source
+from tilefuse.scaled_mm import FP8_PROMOTED, _epilogue
+
+
+def test_mixed_fp8_source_names_both_operand_types():
+    tree = to_cpp(trace(_epilogue(True, False), acc=(64, 64), scale_a=1.0, scale_b=1.0, bias=tensor((64,), "bfloat16")),
+                  "bfloat16")
+    source = gemm_sm90_source(tree, "float8_e4m3", FP8_PROMOTED[0], element_b="float8_e5m2")
+    assert ("GemmKernel<tilefuse::float_e4m3_t, Epilogue, tilefuse::gemm::Sm90Fp8PromotedConfig, "
+            "tilefuse::gemm::sm90::TmaOperands<tilefuse::float_e4m3_t, tilefuse::gemm::Sm90Fp8PromotedConfig>, "
+            "tilefuse::float_e5m2_t>") in source.source
+    assert 'Scalar<"scale_a">' in str(tree) and 'RowBroadcast<"bias", tilefuse::bfloat16_t>' in str(tree)
+    with pytest.raises(ValueError, match="two FP8 types"):
+        gemm_sm90_source(tree, "bfloat16", "Sm90LargeConfig", element_b="float16")
+
+
+def test_row_wise_scales_are_broadcast_vectors():
+    tree = str(to_cpp(trace(_epilogue(False, False), acc=(64, 32), scale_a=tensor((64, 1), "float32"),
+                            scale_b=tensor((1, 32), "float32")), "float16"))
+    assert 'ColBroadcast<"scale_a", float>' in tree and 'RowBroadcast<"scale_b", float>' in tree
+
+
+def _fp8(torch, rows, cols, column_major=False):
+    t = torch.zeros(cols, rows) if column_major else torch.zeros(rows, cols)
+    t = t.to(torch.float8_e4m3fn)
+    return t.t() if column_major else t
+
+
+def test_torch_rules_are_enforced_with_sentences():
+    torch = pytest.importorskip("torch")
+    from tilefuse.errors import TensorArgumentError
+    from tilefuse.scaled_mm import check_scaled_mm
+
+    a, b = _fp8(torch, 32, 256), _fp8(torch, 256, 48, column_major=True)  # k = 256: two 128-blocks
+    one = torch.ones((), dtype=torch.float32)
+    assert check_scaled_mm(a, b, one, one, out_dtype=torch.bfloat16) == ("per-tensor", "bfloat16")
+    assert check_scaled_mm(a, b, torch.ones(32, 1), torch.ones(1, 48), out_dtype=torch.float32)[0] == "row-wise"
+    assert check_scaled_mm(a, b, one, one)[1] == "float8_e4m3"  # default: a's dtype
+    cases = [
+        ((a, b.contiguous(), one, one), {}, "column-major"),
+        ((a, _fp8(torch, 256, 40, True), one, one), {}, "multiples of 16"),
+        ((a.to(torch.bfloat16), b, one, one), {}, "float8_e4m3fn"),
+        ((a, b, torch.ones(32, 2), torch.ones(2, 1)), {}, "block-wise"),
+        ((a, b, torch.ones(32, 1), torch.ones(48, 1)), {}, "neither per-tensor"),
+        ((a, b, one, one.double()), {}, "float32"),
+        ((a, b, one, one), {"out_dtype": torch.float32, "bias": torch.ones(48)}, "bias goes with"),
+        ((a, b, one, one), {"out_dtype": torch.bfloat16, "bias": torch.ones(48, dtype=torch.float16)}, "output's dtype"),
+        ((a, b, one, one), {"out_dtype": torch.bfloat16, "scale_result": one}, "FP8 outputs only"),
+    ]
+    for args, kwargs, match in cases:
+        with pytest.raises(TensorArgumentError, match=match):
+            check_scaled_mm(*args, **kwargs)
+
+
+def test_op_fake_implementation():
+    torch = pytest.importorskip("torch")
+    import tilefuse.ops  # noqa: F401 - registers tilefuse::scaled_mm (pyflakes: used by registration)
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        a = torch.empty(200, 128, dtype=torch.float8_e4m3fn, device="cuda")
+        b = torch.empty(96, 128, dtype=torch.float8_e5m2, device="cuda").t()
+        s = torch.empty((), dtype=torch.float32, device="cuda")
+        y = torch.ops.tilefuse.scaled_mm(a, b, s, s, out_dtype=torch.bfloat16)
+        assert tuple(y.shape) == (200, 96) and y.dtype == torch.bfloat16
