@@ -15,6 +15,7 @@ ping-pong 128x128 tile where gemm::ScaledGemm picks it). Block-wise scales run f
 """
 from .errors import TensorArgumentError
 from .gemm import Gemm, choose_tile
+from .kernel_params import signature
 
 # Fast accumulation: the FP8 tiles of gemm_config.h by the names of the wave model's table.
 FP8_TILES = {
@@ -139,9 +140,21 @@ def check_scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=None, scale_res
     return mode, out
 
 
+_CHECKED = {}  # signature of the tensors and settings -> (mode, out dtype): the rules hold for every such call
+
+
 def scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=None, scale_result=None, use_fast_accum=False):
-    """torch._scaled_mm on tilefuse's Hopper kernel (module docstring). Returns the (m, n) output."""
-    mode, out = check_scaled_mm(a, b, scale_a, scale_b, bias, out_dtype, scale_result)
+    """torch._scaled_mm on tilefuse's Hopper kernel (module docstring). Returns the (m, n) output. A call whose
+    tensors have the shapes, strides, dtypes, devices and alignment of an earlier one is not checked again."""
+    tensors = (a, b, scale_a, scale_b, bias, scale_result)
+    parts = tuple(signature(t) if t is not None else "none" for t in tensors)
+    key = None if None in parts else (parts, out_dtype, bool(use_fast_accum))
+    checked = _CHECKED.get(key) if key is not None else None
+    if checked is None:
+        checked = check_scaled_mm(a, b, scale_a, scale_b, bias, out_dtype, scale_result)
+        if key is not None:
+            _CHECKED[key] = checked
+    mode, out = checked
     key = (bias is not None, scale_result is not None, out, bool(use_fast_accum), mode == "row-wise")
     op = _OPS.get(key)
     if op is None:

@@ -68,3 +68,22 @@ def test_op_fake_implementation():
         s = torch.empty((), dtype=torch.float32, device="cuda")
         y = torch.ops.tilefuse.scaled_mm(a, b, s, s, out_dtype=torch.bfloat16)
         assert tuple(y.shape) == (200, 96) and y.dtype == torch.bfloat16
+
+
+def test_the_rules_are_checked_once_per_signature(monkeypatch):
+    torch = pytest.importorskip("torch")
+    import importlib
+
+    module = importlib.import_module("tilefuse.scaled_mm")  # the module (tilefuse.scaled_mm is the function)
+
+    calls = []
+    monkeypatch.setattr(module, "check_scaled_mm", lambda *args: calls.append(args) or ("per-tensor", "bfloat16"))
+    monkeypatch.setattr(module.ScaledGemm, "run", lambda self, a, b, **kw: "ran")
+    monkeypatch.setattr(module, "_CHECKED", {})
+    a, b = _fp8(torch, 32, 256), _fp8(torch, 256, 48, column_major=True)
+    one = torch.ones((), dtype=torch.float32)
+    assert module.scaled_mm(a, b, one, one, out_dtype=torch.bfloat16) == "ran"
+    module.scaled_mm(a.clone(), b, one.clone(), one, out_dtype=torch.bfloat16)  # same signature: no new check
+    assert len(calls) == 1
+    module.scaled_mm(_fp8(torch, 64, 256), b, one, one, out_dtype=torch.bfloat16)  # a new shape is checked
+    assert len(calls) == 2
