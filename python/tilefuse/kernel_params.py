@@ -125,22 +125,41 @@ def node_strides(name, kind, tensor, device_index, batch):
     if tensor.device != torch.device("cuda", device_index):
         raise TensorArgumentError(f"epilogue argument {name!r} is on {tensor.device}, the kernel runs on "
                                   f"cuda:{device_index}; move it with .to('cuda:{device_index}')")
-    shape, strides = tuple(tensor.shape), tuple(tensor.stride())
-    if kind in ("store", "aux_load"):
-        if strides[-1] != 1 and shape[-1] != 1:
-            raise TensorArgumentError(f"epilogue argument {name!r} (shape {shape}, strides {strides}) must have unit "
-                                      "stride along its last dimension; pass .contiguous()")
-        ld = strides[-2] if len(shape) >= 2 else shape[-1]
-        batch_stride = strides[0] if len(shape) == 3 and shape[0] > 1 else 0
-        return tensor.data_ptr(), ld, batch_stride
-    # Vectors: a row broadcast is (n,), (1, n), (b, n) or (b, 1, n); a column broadcast (m, 1) or (b, m, 1);
-    # a reduction output (n,) / (m,) or (b, n) / (b, m). The first dimension is the batch when there is one.
-    if shape and shape[-1] != 1 and strides[-1] != 1:
-        raise TensorArgumentError(f"epilogue argument {name!r} (shape {shape}, strides {strides}) must be contiguous "
-                                  "along its length; pass .contiguous()")
-    has_batch = len(shape) == 3 or (len(shape) == 2 and kind in ("row_broadcast", "row_reduce", "col_reduce")
-                                     and shape[0] > 1)
-    return tensor.data_ptr(), 0, strides[0] if has_batch and batch > 1 else 0
+    ld, batch_stride = layout_of(name, kind, tuple(tensor.shape), tuple(tensor.stride()), batch)
+    return tensor.data_ptr(), ld, batch_stride
+
+
+def layout_of(name, kind, shape, strides, batch):
+    """(ld, batch stride) in elements of an epilogue tensor of `shape` / `strides` for a problem of `batch`
+    entries, or a TensorArgumentError when the kernel cannot read it so: the node's kernel reads matrices with
+    unit stride along a row and vectors with unit stride along their length, and a leading batch dimension
+    must be the problem's batch (then it is walked with its stride) or 1 (shared)."""
+    def refuse(what):
+        raise TensorArgumentError(f"epilogue argument {name!r} (shape {shape}, strides {strides}) {what}")
+
+    # Which dimension is the batch, and which the length the kernel walks with unit stride:
+    # matrices (m, n) / (b, m, n); row vectors (n,), (1, n), (b, n), (b, 1, n); column vectors (m, 1),
+    # (b, m, 1); reduction outputs (n,) / (m,), (b, n) / (b, m).
+    matrix = kind in ("store", "aux_load")
+    if matrix:
+        batch_dim = 0 if len(shape) == 3 else None
+        length_dim = len(shape) - 1
+    elif kind == "col_broadcast":
+        batch_dim = 0 if len(shape) == 3 else None
+        length_dim = len(shape) - 2 if len(shape) >= 2 else 0
+    else:  # row_broadcast, row_reduce, col_reduce
+        batch_dim = 0 if len(shape) == 3 or (len(shape) == 2 and shape[0] > 1) else None
+        length_dim = len(shape) - 1
+    if shape and shape[length_dim] > 1 and strides[length_dim] != 1:
+        refuse("must have unit stride along " + ("its rows" if matrix else "its length") + "; pass .contiguous()")
+    batch_stride = 0
+    if batch_dim is not None and shape[batch_dim] != 1:
+        if shape[batch_dim] != batch:
+            refuse(f"has a batch dimension of {shape[batch_dim]}, but the problem's batch is {batch}; give one entry "
+                   "per batch entry, or 1 to share it")
+        batch_stride = strides[batch_dim]
+    ld = (strides[-2] if len(shape) >= 2 else shape[-1]) if matrix else 0
+    return ld, batch_stride
 
 
 # ---- warm calls: what a second call with the same signature repeats ----

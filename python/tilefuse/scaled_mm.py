@@ -6,7 +6,8 @@
 The same arguments, shapes and rules as torch._scaled_mm: a (m, k) row-major, b (k, n) column-major (the
 .t() of a row-major (n, k) weight), each e4m3 or e5m2 (the two may differ); float32 scales, per-tensor (one value each) or row-wise (scale_a (m, 1), scale_b
 (1, n)); bias (n,) in the output dtype (bf16 / fp16 outputs); out_dtype bf16, fp16, fp32 or an FP8 type
-(default a's dtype), scale_result (one float32 value) for FP8 outputs.
+(default a's dtype), scale_result (one float32 value) for FP8 outputs (ignored for others, as torch does).
+e5m2 x e5m2 is refused, as torch refuses it.
 D = convert(scale_result * ((a @ b) * scale_a * scale_b + bias)), with the scales applied by the epilogue
 tree to the fp32 accumulator (gemm::ScaledGemm's trees) and the scale tensors read on the device.
 use_fast_accum=False (torch's default) adds every k-tile's tensor-core sum into fp32 registers
@@ -80,8 +81,9 @@ def check_scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=None, scale_res
     from .dtypes import element_type
 
     torch = _torch()
-    for name, t in (("a", a), ("b", b), ("scale_a", scale_a), ("scale_b", scale_b)):
-        if not isinstance(t, torch.Tensor):
+    for name, t in (("a", a), ("b", b), ("scale_a", scale_a), ("scale_b", scale_b), ("bias", bias),
+                    ("scale_result", scale_result)):
+        if not isinstance(t, torch.Tensor) and not (t is None and name in ("bias", "scale_result")):
             raise TensorArgumentError(f"scaled_mm: {name} must be a torch tensor, got {type(t).__name__}")
     if a.dim() != 2 or b.dim() != 2:
         raise TensorArgumentError(f"scaled_mm: a {tuple(a.shape)} and b {tuple(b.shape)} must be 2-D (m, k) and (k, n)")
@@ -94,6 +96,9 @@ def check_scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=None, scale_res
         if names[-1] not in _FP8:
             raise TensorArgumentError(f"scaled_mm: {name} has dtype {t.dtype}; it must be torch.float8_e4m3fn or "
                                       "torch.float8_e5m2")
+    if names == ["float8_e5m2", "float8_e5m2"]:
+        raise TensorArgumentError("scaled_mm: e5m2 x e5m2 is not supported (torch._scaled_mm refuses it too); make "
+                                  "one operand e4m3")
     (m, k), n = a.shape, b.shape[1]
     if b.shape[0] != k:
         raise TensorArgumentError(f"scaled_mm: a is {tuple(a.shape)} and b {tuple(b.shape)}: a's columns must equal "
@@ -133,10 +138,11 @@ def check_scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=None, scale_res
                                       "it afterwards for float32 outputs")
         if out in ("bfloat16", "float16") and element_type(bias.dtype).name != out:
             raise TensorArgumentError(f"scaled_mm: bias is {bias.dtype}; it must have the output's dtype ({out})")
-        if tuple(bias.shape) != (n,):
-            raise TensorArgumentError(f"scaled_mm: bias has shape {tuple(bias.shape)}; it must be (n,) = ({n},)")
-    if scale_result is not None and (out not in _FP8 or scale_result.numel() != 1):
-        raise TensorArgumentError("scaled_mm: scale_result (one float32 value) goes with FP8 outputs only")
+        if bias.numel() != n or bias.dim() > 2 or (bias.dim() == 2 and bias.shape[0] != 1):
+            raise TensorArgumentError(f"scaled_mm: bias has shape {tuple(bias.shape)}; it must hold n = {n} values, "
+                                      f"(n,) or (1, n)")
+    if scale_result is not None and scale_result.numel() != 1:
+        raise TensorArgumentError("scaled_mm: scale_result must be one float32 value")
     return mode, out
 
 
@@ -155,15 +161,16 @@ def scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=None, scale_result=No
         if key is not None:
             _CHECKED[key] = checked
     mode, out = checked
-    key = (bias is not None, scale_result is not None, out, bool(use_fast_accum), mode == "row-wise")
+    key = (bias is not None, scale_result is not None and out in _FP8, out, bool(use_fast_accum), mode == "row-wise")
     op = _OPS.get(key)
     if op is None:
         op = _OPS[key] = ScaledGemm(has_bias=key[0], has_scale_result=key[1], out_dtype=out, fast_accum=key[3],
                                     row_wise=key[4])
-    arguments = {"scale_a": scale_a.reshape(()) if mode == "per-tensor" else scale_a,
+    # One row (m = 1): row-wise scale_a is a single value, read as a device scalar like a per-tensor one.
+    arguments = {"scale_a": scale_a.reshape(()) if mode == "per-tensor" or a.shape[0] == 1 else scale_a,
                  "scale_b": scale_b.reshape(()) if mode == "per-tensor" else scale_b}
     if bias is not None:
-        arguments["bias"] = bias
-    if scale_result is not None:
+        arguments["bias"] = bias.reshape(-1)
+    if scale_result is not None and out in _FP8:  # torch ignores scale_result for other outputs
         arguments["scale_result"] = scale_result.reshape(())
     return op.run(a, b, **arguments)

@@ -64,3 +64,27 @@ def test_every_reduction_has_an_identity():
     from tilefuse.epilogue.graph import REDUCTIONS
     from tilefuse.kernel_params import IDENTITY
     assert set(IDENTITY) == set(REDUCTIONS)
+
+
+def test_epilogue_tensor_layouts_are_checked_against_the_problem():
+    from tilefuse.kernel_params import layout_of
+
+    # matrices: ld from the row stride; a batch dimension equal to the problem's, or 1 (shared)
+    assert layout_of("r", "aux_load", (64, 32), (40, 1), 1) == (40, 0)
+    assert layout_of("r", "aux_load", (4, 64, 32), (2048, 32, 1), 4) == (32, 2048)
+    assert layout_of("r", "aux_load", (1, 64, 32), (2048, 32, 1), 4) == (32, 0)
+    with pytest.raises(TensorArgumentError, match="batch dimension of 2, but the problem's batch is 4"):
+        layout_of("r", "aux_load", (2, 64, 32), (2048, 32, 1), 4)
+    with pytest.raises(TensorArgumentError, match="unit stride along its rows"):
+        layout_of("r", "aux_load", (64, 32), (1, 64), 1)
+    # vectors: unit stride along the length, also for column vectors (m, 1) whose length is the rows
+    assert layout_of("bias", "row_broadcast", (32,), (1,), 4) == (0, 0)
+    assert layout_of("bias", "row_broadcast", (1, 1, 32), (32, 32, 1), 4) == (0, 0)
+    assert layout_of("bias", "row_broadcast", (4, 32), (32, 1), 4) == (0, 32)
+    assert layout_of("s", "col_broadcast", (64, 1), (1, 1), 1) == (0, 0)
+    with pytest.raises(TensorArgumentError, match="unit stride along its length"):
+        layout_of("s", "col_broadcast", (64, 1), (2, 1), 1)  # x[:, :1] of a (64, 2) tensor
+    with pytest.raises(TensorArgumentError, match="unit stride along its length"):
+        layout_of("s", "col_broadcast", (64, 1), (0, 1), 1)  # an expanded vector
+    with pytest.raises(TensorArgumentError, match="batch dimension of 2"):
+        layout_of("s", "col_broadcast", (2, 64, 1), (64, 1, 1), 4)

@@ -41,6 +41,8 @@ def test_torch_rules_are_enforced_with_sentences():
     assert check_scaled_mm(a, b, one, one, out_dtype=torch.bfloat16) == ("per-tensor", "bfloat16")
     assert check_scaled_mm(a, b, torch.ones(32, 1), torch.ones(1, 48), out_dtype=torch.float32)[0] == "row-wise"
     assert check_scaled_mm(a, b, one, one)[1] == "float8_e4m3"  # default: a's dtype
+    # torch's leniencies: a (1, n) bias, a scale_result beside a bf16 output (ignored)
+    assert check_scaled_mm(a, b, one, one, torch.ones(1, 48, dtype=torch.bfloat16), torch.bfloat16, one)
     cases = [
         ((a, b.contiguous(), one, one), {}, "column-major"),
         ((a, _fp8(torch, 256, 40, True), one, one), {}, "multiples of 16"),
@@ -50,7 +52,10 @@ def test_torch_rules_are_enforced_with_sentences():
         ((a, b, one, one.double()), {}, "float32"),
         ((a, b, one, one), {"out_dtype": torch.float32, "bias": torch.ones(48)}, "bias goes with"),
         ((a, b, one, one), {"out_dtype": torch.bfloat16, "bias": torch.ones(48, dtype=torch.float16)}, "output's dtype"),
-        ((a, b, one, one), {"out_dtype": torch.bfloat16, "scale_result": one}, "FP8 outputs only"),
+        ((a, b, one, one), {"out_dtype": torch.bfloat16, "scale_result": torch.ones(2)}, "one float32 value"),
+        ((a.to(torch.float8_e5m2), b.to(torch.float8_e5m2), one, one), {}, "e5m2 x e5m2"),
+        ((a, b, one, one), {"out_dtype": torch.bfloat16, "bias": 1.0}, "bias must be a torch tensor"),
+        ((a, b, one, one), {"out_dtype": torch.bfloat16, "bias": torch.ones(2, 48, dtype=torch.bfloat16)}, "n = 48"),
     ]
     for args, kwargs, match in cases:
         with pytest.raises(TensorArgumentError, match=match):
