@@ -318,7 +318,8 @@ class Conv2d:
                 H = (P - 1) * sh - 2 * ph + dh * (R - 1) + 1
                 W = (Q - 1) * sw - 2 * pw + dw * (S - 1) + 1
             else:
-                if len(input_size) != 4 or input_size[0] != N or input_size[1] != C:
+                if (len(input_size) != 4 or not all(isinstance(v, int) for v in input_size) or input_size[0] != N
+                        or input_size[1] != C):
                     raise TensorArgumentError(f"conv2d dgrad: input_size={tuple(input_size)} must be (N, C, H, W) with "
                                               f"N = {N} (dy) and C = {C} (w)")
                 H, W = input_size[2], input_size[3]
@@ -332,6 +333,11 @@ class Conv2d:
                                           "kernel_size=(R, S) to Conv2d(mode=\"wgrad\", ...)")
             R, S = self.kernel_size
         P_of, Q_of = output_extent(H, ph, dh, R, sh), output_extent(W, pw, dw, S, sw)
+        # The gathers mark a position outside the image by moving it 2^29 away (conv/implicit_gemm.h:
+        # kFarOutside), so image extents stay well below that.
+        if max(H, W, R * self.dilation[0], S * self.dilation[1]) >= 1 << 28:
+            raise TensorArgumentError(f"conv2d {mode}: H={H}, W={W} or a dilated filter extent is 2^28 or more; the "
+                                      "kernels index images below that")
         if min(N, C, K, H, W, R, S) < 1 or P_of < 1 or Q_of < 1:
             raise TensorArgumentError(
                 f"conv2d {mode}: N={N} C={C} H={H} W={W} K={K} R={R} S={S} with padding {self.padding}, stride "
@@ -403,7 +409,8 @@ class Conv2d:
 
         family, tile, aligned, arch, why = self._choose(a, b, problem, device)
         out = dtype if self.out_dtype is None else element_type(self.out_dtype, what="out_dtype").name
-        key = (dtype, out, problem, family, tile, aligned, arch,
+        # The device is in the key: two GPUs of one arch may differ in SMs, and so in tile and split choices.
+        key = (dtype, out, problem, family, tile, aligned, arch, device,
                tuple(sorted((name, spec_key(value)) for name, value in arguments.items())))
         plan = self._operations.get(key)
         if plan is None:

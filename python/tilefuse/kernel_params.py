@@ -169,7 +169,10 @@ def signature(value):
     dtype, device and 16-byte alignment; a number's kind. None: not something a fast path can take."""
     torch = sys.modules.get("torch")  # never imports torch: without it, nothing is a torch tensor
     if torch is not None and isinstance(value, torch.Tensor):
-        return (value.shape, value.stride(), value.dtype, value.device, value.data_ptr() % 16)
+        try:
+            return (value.shape, value.stride(), value.dtype, value.device, value.data_ptr() % 16)
+        except RuntimeError:  # sparse or storage-less tensors: the checked path explains what is wrong
+            return None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float
     return None

@@ -127,3 +127,28 @@ def test_settings_are_checked_when_the_operation_is_made():
         tilefuse.Conv2d("wgrad", split_k=0)
     with pytest.raises(ValueError, match="Hopper kernel: compile it for sm_90a"):
         conv_kernel("Store<D>", "bfloat16", "fprop", "Sm90ConvLargeConfig", arch="sm_80")
+
+
+def test_problem_checks_name_the_inconsistent_sizes():
+    from tilefuse.errors import TensorArgumentError
+
+    fprop = tilefuse.Conv2d(stride=2, padding=1)
+    p = fprop._problem((2, 16, 9, 9), (24, 16, 3, 3), None)
+    assert (p.P, p.Q) == (5, 5) and p.gemm("fprop") == (50, 24, 144)
+    with pytest.raises(TensorArgumentError, match="x has C = 16 channels"):
+        fprop._problem((2, 16, 9, 9), (24, 8, 3, 3), None)
+    with pytest.raises(TensorArgumentError, match="every size must be >= 1"):
+        tilefuse.Conv2d()._problem((1, 4, 2, 2), (4, 4, 3, 3), None)
+    with pytest.raises(TensorArgumentError, match="2\\^28"):
+        tilefuse.Conv2d()._problem((1, 1, 1 << 28, 1), (1, 1, 1, 1), None)
+    dgrad = tilefuse.Conv2d("dgrad", stride=2, padding=1)
+    assert (dgrad._problem((2, 24, 5, 5), (24, 16, 3, 3), None).H) == 9  # the smallest input giving 5 x 5
+    assert (dgrad._problem((2, 24, 5, 5), (24, 16, 3, 3), (2, 16, 10, 10)).H) == 10
+    with pytest.raises(TensorArgumentError, match="input_size"):
+        dgrad._problem((2, 24, 5, 5), (24, 16, 3, 3), (2, 16, 10.0, 10))
+    with pytest.raises(TensorArgumentError, match="gives 4 x 4"):
+        dgrad._problem((2, 24, 5, 5), (24, 16, 3, 3), (2, 16, 7, 7))
+    wgrad = tilefuse.Conv2d("wgrad", padding=1, kernel_size=3)
+    assert wgrad._problem((2, 24, 9, 9), (2, 16, 9, 9), None).gemm("wgrad") == (24, 144, 162)
+    with pytest.raises(TensorArgumentError, match="kernel_size"):
+        tilefuse.Conv2d("wgrad")._problem((2, 24, 9, 9), (2, 16, 9, 9), None)
