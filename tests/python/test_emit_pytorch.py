@@ -267,3 +267,28 @@ def test_bad_archs(archs, tmp_path):
 def test_missing_sources(tmp_path):
     with pytest.raises(EmitError, match="source_root"):
         pytorch(OpSpec("gemm"), "op", str(tmp_path / "op"), source_root=str(tmp_path))
+
+
+def test_op_objects_emit_what_their_specs_emit(tmp_path):
+    """tilefuse.emit.pytorch(op, ...) with a tilefuse.Conv2d / tilefuse.Gemm writes the same extension as the
+    OpSpec a user would write for it (the epilogue's argument kinds come from epilogue_specs)."""
+    import tilefuse
+
+    conv = tilefuse.Conv2d(padding=1, epilogue=bias_relu_residual)
+    specs = {"acc": (392, 64), "bias": (64,), "residual": (392, 64)}
+    from_op = emit(conv, "conv_bias_relu_residual", tmp_path / "op", epilogue_specs=specs)
+    from_spec = emit(cases()["conv_bias_relu_residual"], "conv_bias_relu_residual", tmp_path / "spec")
+    for name in ("conv_bias_relu_residual.cu", "conv_bias_relu_residual_binding.cpp", "setup.py"):
+        assert read(from_op, name) == read(from_spec, name)
+    gemm = emit(tilefuse.Gemm(epilogue=bias_relu), "gemm_bias_relu", tmp_path / "gemm",
+                epilogue_specs={"acc": (96, 64), "bias": (64,)})
+    golden = emit(cases()["gemm_bias_relu"], "gemm_bias_relu", tmp_path / "gemm_spec")
+    assert read(gemm, "gemm_bias_relu.cu") == read(golden, "gemm_bias_relu.cu")
+    with pytest.raises(EmitError, match="need epilogue_specs"):
+        emit(conv, "x", tmp_path / "x")
+    with pytest.raises(EmitError, match="fprop"):
+        emit(tilefuse.Conv2d("dgrad"), "y", tmp_path / "y")
+    with pytest.raises(EmitError, match="OpSpec, a tilefuse.Gemm or a tilefuse.Conv2d"):
+        emit(object(), "z", tmp_path / "z")
+    with pytest.raises(EmitError, match="go with an op object"):
+        emit(cases()["gemm_bias_relu"], "w", tmp_path / "w", element="float16")

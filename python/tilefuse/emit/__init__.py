@@ -12,6 +12,6 @@
 Emitting needs neither torch nor a GPU. Details: docs/python.md ("Extension emitter").
 """
 from .pytorch import DEFAULT_ARCHS, EmittedExtension, pytorch
-from .spec import EmitError, OpSpec
+from .spec import EmitError, OpSpec, spec_of
 
-__all__ = ["DEFAULT_ARCHS", "EmitError", "EmittedExtension", "OpSpec", "pytorch"]
+__all__ = ["DEFAULT_ARCHS", "EmitError", "EmittedExtension", "OpSpec", "pytorch", "spec_of"]

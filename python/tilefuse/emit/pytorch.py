@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ..dtypes import element_type
 from ..epilogue import to_cpp, trace
-from .spec import CPP_KEYWORDS, OPERANDS, EmitError, OpSpec, check_name
+from .spec import CPP_KEYWORDS, OPERANDS, EmitError, OpSpec, check_name, spec_of
 
 # Epilogue element types -> the torch dtype an extension checks for (tfloat32 has none).
 TORCH_DTYPES = {
@@ -52,9 +52,13 @@ def _identity(acc):
     return acc
 
 
-def pytorch(spec, name, out_dir, *, archs=DEFAULT_ARCHS, source_root=None) -> EmittedExtension:
-    """Writes the extension `name` for `spec` (an OpSpec) into out_dir (created if missing) and returns
-    what it wrote.
+def pytorch(spec, name, out_dir, *, archs=DEFAULT_ARCHS, source_root=None, element=None,
+            epilogue_specs=None) -> EmittedExtension:
+    """Writes the extension `name` for `spec` into out_dir (created if missing) and returns what it wrote.
+
+    spec: an OpSpec, or an op object (a tilefuse.Gemm, or a tilefuse.Conv2d in fprop mode), which then takes
+    `element` (the operand type, default bfloat16) and `epilogue_specs` (the shapes or numbers that say
+    which kind each epilogue argument is; spec_of).
 
     archs: the GPU architectures compiled (-gencode arch=compute_X,code=sm_X each): "90a" runs the Hopper
     kernels, "80" the sm_80 path (also on sm_89 and sm_90). source_root: a tilefuse checkout (its include/
@@ -62,8 +66,10 @@ def pytorch(spec, name, out_dir, *, archs=DEFAULT_ARCHS, source_root=None) -> Em
     src/ (or $TILEFUSE_SOURCE_DIR's).
     """
     if not isinstance(spec, OpSpec):
-        raise EmitError(f"tilefuse.emit.pytorch(spec, ...): spec must be a tilefuse.emit.OpSpec, got "
-                        f"{type(spec).__name__}")
+        spec = spec_of(spec, element, epilogue_specs)
+    elif element is not None or epilogue_specs is not None:
+        raise EmitError("tilefuse.emit.pytorch: element and epilogue_specs go with an op object; an OpSpec "
+                        "carries its own")
     element = spec.checked()
     check_name(name, "name")
     archs = _check_archs(archs)

@@ -108,3 +108,35 @@ reinterpret_cast requires return short signed sizeof static static_assert static
 this thread_local throw true try typedef typeid typename union unsigned using virtual void volatile wchar_t
 while xor xor_eq at c10 std torch tilefuse m
 """.split())
+
+
+def spec_of(op, element=None, epilogue_specs=None):
+    """The OpSpec of an op object: a tilefuse.Gemm or a tilefuse.Conv2d in fprop mode. An op object holds no
+    sizes, so the epilogue's arguments are described by `epilogue_specs` (their shapes say which kind each
+    is: (k,) per channel, (m, k) a matrix, a number a scalar), and the operand type by `element` (default
+    bfloat16; out_dtype, when the op has one, types D)."""
+    from ..conv2d import Conv2d
+    from ..gemm import Gemm
+
+    if isinstance(op, Conv2d):
+        if op.mode != "fprop":
+            raise EmitError(f"tilefuse.emit.pytorch: a Conv2d in {op.mode!r} mode; the emitter builds fprop "
+                            "convolutions (run dgrad / wgrad with tilefuse.Conv2d itself)")
+        kind, settings = "conv2d_fprop", dict(stride=op.stride, padding=op.padding, dilation=op.dilation)
+    elif isinstance(op, Gemm):
+        kind, settings = "gemm", {}
+    else:
+        raise EmitError(f"tilefuse.emit.pytorch(op, ...): op must be a tilefuse.emit.OpSpec, a tilefuse.Gemm or a "
+                        f"tilefuse.Conv2d, got {type(op).__name__}")
+    epilogue = None if getattr(op.epilogue, "__name__", "") == "_identity" else op.epilogue
+    specs = dict(epilogue_specs or {})
+    if epilogue is not None:
+        import inspect
+
+        missing = [p for p in list(inspect.signature(epilogue).parameters)[1:] if p not in specs]
+        if missing:
+            raise EmitError(f"tilefuse.emit.pytorch: the epilogue's arguments {', '.join(missing)} need "
+                            "epilogue_specs={name: shape or number}, e.g. {'bias': (k,), 'residual': (m, k)}: the op "
+                            "object holds no sizes")
+    elements = {"D": op.out_dtype} if op.out_dtype is not None else {}
+    return OpSpec(kind, element or "bfloat16", epilogue, specs, elements, **settings)
