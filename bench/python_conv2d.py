@@ -8,6 +8,7 @@ L2, random-normal data. Prints a markdown table; `--json` writes the rows.
     python bench/python_conv2d.py [--layers 0,3,7] [--repeat 20] [--json out.json]
 """
 import argparse
+import functools
 import json
 import statistics
 import sys
@@ -16,6 +17,7 @@ import torch
 import torch.nn.functional as F
 
 import tilefuse
+from python_timing import L2_BYTES, median_ms  # bench/python_timing.py
 from tilefuse.epilogue import relu
 
 # (C, H, W, K, R, S, stride, padding) at N = 64: the distinct ResNet-50 conv layers.
@@ -27,24 +29,6 @@ RESNET50 = [
     (1024, 14, 14, 512, 1, 1, 1, 0), (512, 7, 7, 512, 3, 3, 1, 1), (512, 7, 7, 2048, 1, 1, 1, 0),
     (2048, 7, 7, 512, 1, 1, 1, 0),
 ]
-L2_BYTES = 64 << 20
-
-
-def median_ms(fn, sets, repeat):
-    for i in range(3):
-        fn(*sets[i % len(sets)])
-    times = []
-    for i in range(repeat):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        args = sets[i % len(sets)]
-        start.record()
-        fn(*args)
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
-
-
 def layer_sets(layer, n, dtype):
     C, H, W, K, R, S, stride, pad = layer
     bytes_per_set = 2 * (n * C * H * W + K * C * R * S + 2 * n * K * (H // stride) * (W // stride))
@@ -84,15 +68,16 @@ def main():
         dgrad = tilefuse.Conv2d("dgrad", stride=stride, padding=pad)
         wgrad = tilefuse.Conv2d("wgrad", stride=stride, padding=pad, kernel_size=(R, S))
         x_shape, w_shape = tuple(sets[0][0].shape), tuple(sets[0][1].shape)
-        t_fused = median_ms(lambda x, w, b, r, y: fused.run(x, w, bias=b, residual=r), sets, args.repeat)
-        t_torch = median_ms(lambda x, w, b, r, y: torch.relu(F.conv2d(x, w, b, stride=stride, padding=pad) + r),
-                            sets, args.repeat)
-        t_dgrad = median_ms(lambda x, w, b, r, y: dgrad.run(r, w, input_size=x_shape), sets, args.repeat)
-        t_cudnn_dgrad = median_ms(lambda x, w, b, r, y: torch.nn.grad.conv2d_input(x_shape, w, r, stride=stride,
-                                                                                  padding=pad), sets, args.repeat)
-        t_wgrad = median_ms(lambda x, w, b, r, y: wgrad.run(r, x), sets, args.repeat)
-        t_cudnn_wgrad = median_ms(lambda x, w, b, r, y: torch.nn.grad.conv2d_weight(x, w_shape, r, stride=stride,
-                                                                                   padding=pad), sets, args.repeat)
+        timed = functools.partial(median_ms, sets=sets, repeat=args.repeat, warmup=3)
+
+        t_fused = timed(lambda x, w, b, r, y: fused.run(x, w, bias=b, residual=r))
+        t_torch = timed(lambda x, w, b, r, y: torch.relu(F.conv2d(x, w, b, stride=stride, padding=pad) + r))
+        t_dgrad = timed(lambda x, w, b, r, y: dgrad.run(r, w, input_size=x_shape))
+        t_cudnn_dgrad = timed(lambda x, w, b, r, y: torch.nn.grad.conv2d_input(x_shape, w, r, stride=stride,
+                                                                              padding=pad))
+        t_wgrad = timed(lambda x, w, b, r, y: wgrad.run(r, x))
+        t_cudnn_wgrad = timed(lambda x, w, b, r, y: torch.nn.grad.conv2d_weight(x, w_shape, r, stride=stride,
+                                                                               padding=pad))
         row = dict(layer=index, shape=layer, fused_ms=t_fused, torch_fused_ms=t_torch, dgrad_ms=t_dgrad,
                    cudnn_dgrad_ms=t_cudnn_dgrad, wgrad_ms=t_wgrad, cudnn_wgrad_ms=t_cudnn_wgrad,
                    kernel=fused.plan(*sets[0][:2], bias=sets[0][2], residual=sets[0][3]).describe().split(";")[0])

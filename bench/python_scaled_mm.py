@@ -10,24 +10,7 @@ import statistics
 import torch
 
 import tilefuse
-
-L2_BYTES = 64 << 20
-
-
-def median_ms(fn, sets, repeat):
-    for i in range(5):
-        fn(*sets[i % len(sets)])
-    times = []
-    for i in range(repeat):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        args = sets[i % len(sets)]
-        start.record()
-        fn(*args)
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
-
+from python_timing import L2_BYTES, median_ms  # bench/python_timing.py
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

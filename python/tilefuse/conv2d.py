@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from .dtypes import element_type
 from .errors import TensorArgumentError
 from .kernel_params import (IDENTITY, Launch, WarmCall, allocate, call_key, call_pointers, current_raw_stream,
-                            device_properties, from_dlpack, load_on, pack_epilogue, parse_nodes, spec_key,
-                            torch_module as _torch)
+                            device_properties, from_dlpack, kernel_origin, load_on, pack_epilogue, parse_nodes,
+                            spec_key, torch_module as _torch)
 from .tensors import CONV_LAYOUT_MODES, check_conv_activation, torch_dtype
 
 MODES = ("fprop", "dgrad", "wgrad")
@@ -167,7 +167,7 @@ class ConvOperation:
     loaded: dict = None
 
     def describe(self):
-        source = "disk cache" if self.cached.hit else f"compiled by NVRTC in {self.cached.info.get('compile_seconds')} s"
+        source = kernel_origin(self.cached)
         if self.family == "sm90":
             config, tn, _ = SM90_TILES[self.tile]
             kernel = (f"sm90 TMA + WGMMA implicit-GEMM conv2d fprop (warp-specialized, persistent), tile 128x{tn}x64 "

@@ -19,7 +19,7 @@ from torch import Tensor
 from .conv2d import Conv2d
 from .errors import TensorArgumentError
 from .epilogue.common import fused
-from .ops import _DTYPES, _dact, _dtype_name, activation_name
+from .ops import _DTYPES, _dtype_name, activation_name, grad_epilogue
 
 CL = torch.channels_last
 _CONVS = {}  # key -> tilefuse.Conv2d (each caches its plans per shape; kernels are shared process-wide)
@@ -35,21 +35,11 @@ def _conv(kind, stride, padding, dilation, layout, activation="none", has_bias=F
         if kind == "forward":
             conv = Conv2d("fprop", epilogue=fused(activation, has_bias, has_residual), **geometry)
         elif kind == "grad":
-            conv = Conv2d("fprop", epilogue=_grad_epilogue(activation, has_bias), **geometry)
+            conv = Conv2d("fprop", epilogue=grad_epilogue(activation, has_bias), **geometry)
         else:  # "dgrad" / "wgrad"
             conv = Conv2d(kind, kernel_size=kernel_size, **geometry)
         _CONVS[key] = conv
     return conv
-
-
-def _grad_epilogue(activation, has_bias):
-    if has_bias:
-        def conv_grad_epilogue(acc, bias, grad):
-            return _dact(activation, acc + bias, grad)
-    else:
-        def conv_grad_epilogue(acc, grad):
-            return _dact(activation, acc, grad)
-    return conv_grad_epilogue
 
 
 def _pair(values, what):

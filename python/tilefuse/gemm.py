@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from .errors import TensorArgumentError
 from .kernel_params import (IDENTITY, Launch, WarmCall, allocate, call_key, call_pointers, current_raw_stream,
-                            device_properties, from_dlpack, load_on, pack_epilogue, parse_nodes, spec_key,
-                            torch_module as _torch, trace_value)
+                            device_properties, from_dlpack, kernel_origin, load_on, pack_epilogue, parse_nodes,
+                            spec_key, torch_module as _torch, trace_value)
 from .dtypes import element_type
 from .tensors import COLUMN_MAJOR, ROW_MAJOR, check_gemm_operands, torch_dtype
 
@@ -72,9 +72,7 @@ class Operation:
 
     def describe(self):
         name, tm, tn, tk = self.config
-        source = "disk cache" if self.cached.hit else f"compiled by NVRTC in {self.cached.info.get('compile_seconds')} s"
-        if self.cached.info.get("prebuilt") or "/prebuilt/" in self.cached.path:
-            source = "prebuilt kernels"
+        source = kernel_origin(self.cached)
         operands = self.element if not self.element_b else f"{self.element} x {self.element_b}"
         return (f"sm90 TMA + WGMMA GEMM (warp-specialized, persistent), tile {tm}x{tn}x{tk} ({name}), {operands} "
                 f"operands; {self.why}; kernel from the {source} ({self.cached.path}); epilogue {self.cpp_tree}")

@@ -32,6 +32,13 @@ def torch_module():
     return torch
 
 
+def kernel_origin(cached):
+    """Where a JIT kernel came from, for describe(): the prebuilt kernels, the disk cache, or NVRTC now."""
+    if "/prebuilt/" in cached.path:
+        return "prebuilt kernels"
+    return "disk cache" if cached.hit else f"compiled by NVRTC in {cached.info.get('compile_seconds')} s"
+
+
 def load_on(cached, device, header_words):
     """Loads a JIT CUBIN's kernels on `device`: (main kernel, {key: further kernel of
     info["lowered_names"], the split-K pass for example}, the integers its layout kernel writes)."""
@@ -258,9 +265,12 @@ class Launch:
     maps: list = field(default_factory=list)      # (offset, key, encode: pointer -> 128 bytes)
     _last_maps: dict = field(default_factory=dict)
 
-    def run(self, device, stream, pointers, arguments):
+    def __post_init__(self):
         from . import _C
 
+        self._launch = _C.launch  # looked up once, not per call
+
+    def run(self, device, stream, pointers, arguments):
         params = bytearray(self.template)
         for offset, key in self.pointers:
             struct.pack_into("<Q", params, offset, pointers[key])
@@ -272,7 +282,8 @@ class Launch:
             if cached is None or cached[0] != pointer:
                 cached = self._last_maps[offset] = (pointer, encode(pointer))
             params[offset:offset + 128] = cached[1]
-        _C.launch(self.kernel, device, self.grid, self.threads, 1, self.smem_bytes, stream, bytes(params), self.grid_z)
+        self._launch(self.kernel, device, self.grid, self.threads, 1, self.smem_bytes, stream, bytes(params),
+                     self.grid_z)
 
 
 @dataclass
@@ -285,11 +296,13 @@ class WarmCall:
     outputs: list  # specs for allocate()
     partials_numel: int = 0
 
+    def __post_init__(self):
+        self._cuda = torch_module().device("cuda", self.device)  # made once, not per call
+
     def call(self, a, b, arguments):
         torch = torch_module()
-        cuda = torch.device("cuda", self.device)
-        results = allocate(self.outputs, cuda)
-        partials = (torch.empty(self.partials_numel, dtype=torch.float32, device=cuda) if self.partials_numel
+        results = allocate(self.outputs, self._cuda)
+        partials = (torch.empty(self.partials_numel, dtype=torch.float32, device=self._cuda) if self.partials_numel
                     else None)
         pointers = call_pointers(a, b, arguments, results, partials)
         stream = current_raw_stream(self.device)

@@ -10,7 +10,7 @@ if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] < 8:
     pytest.skip("needs an sm_80 or newer GPU for torch", allow_module_level=True)
 
 import tilefuse  # noqa: E402
-from torch_checks import check as check_close  # noqa: E402
+from torch_checks import check as check_close, has_triton  # noqa: E402
 import tilefuse.nn  # noqa: E402
 import tilefuse.ops as ops  # noqa: E402
 
@@ -103,11 +103,8 @@ class Block(torch.nn.Module):
 
 @pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
 def test_compile_fullgraph_matches_eager(backend):
-    if backend == "inductor":
-        try:
-            import triton  # noqa: F401
-        except ImportError:
-            pytest.skip("inductor needs triton")
+    if backend == "inductor" and not has_triton():
+        pytest.skip("inductor needs triton")
     torch.manual_seed(0)
     block = Block().cuda().bfloat16().to(memory_format=CL)
     compiled = torch.compile(block, backend=backend, fullgraph=True)

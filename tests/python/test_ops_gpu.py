@@ -11,7 +11,7 @@ if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] != 9:
     pytest.skip("needs an sm_90 GPU (H100 / H200) for torch", allow_module_level=True)
 
 import tilefuse  # noqa: E402
-from torch_checks import check as check_close  # noqa: E402
+from torch_checks import check as check_close, has_triton  # noqa: E402
 import tilefuse.nn  # noqa: E402
 import tilefuse.ops as ops  # noqa: E402
 
@@ -140,17 +140,9 @@ class Block(torch.nn.Module):
         return self.down(self.up(x), residual=x)
 
 
-def _has_triton():
-    try:
-        import triton  # noqa: F401 - only whether it imports
-    except ImportError:
-        return False
-    return True
-
-
 @pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
 def test_compile_fullgraph_matches_eager(backend):
-    if backend == "inductor" and not _has_triton():
+    if backend == "inductor" and not has_triton():
         pytest.skip("inductor needs triton")
     torch.manual_seed(0)
     block = Block().cuda().bfloat16()

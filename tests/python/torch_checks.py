@@ -34,3 +34,12 @@ class DLPackOnly:
 
     def __dlpack_device__(self):
         return self._tensor.__dlpack_device__()
+
+
+def has_triton():
+    """Whether inductor can compile here (it needs triton)."""
+    try:
+        import triton  # noqa: F401 - only whether it imports
+    except ImportError:
+        return False
+    return True
