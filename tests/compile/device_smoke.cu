@@ -28,8 +28,8 @@ __global__ void epilogue_smoke(Tree::Params p, Tree2::Params p2, int rows, int c
   f.valid = cols - static_cast<int>(f.col);
   if (f.row >= rows) return;
   for (int i = 0; i < 8; ++i) f.acc[i] = static_cast<float>(i);
-  Tree::visit(p, f);
-  Tree2::visit(p2, f);
+  epilogue::evaluate<Tree>(p, f);
+  epilogue::evaluate<Tree2>(p2, f);
 }
 
 __global__ void conversion_smoke(float const* in, half_t* h, bfloat16_t* b, float_e4m3_t* e4, float_e5m2_t* e5,

@@ -21,13 +21,21 @@ struct Compute {
   };
 
   template <int V>
+  using Loaded = cuda::std::tuple<typename Inputs::template Loaded<V>...>;
+
+  template <int V>
   TILEFUSE_HOST_DEVICE static void prefetch(Params const& p, Fragment<V> const& f) {
     prefetch_inputs(p, f, cuda::std::index_sequence_for<Inputs...>{});
   }
 
   template <int V>
-  TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const& p, Fragment<V> const& f) {
-    return visit_inputs(p, f, cuda::std::index_sequence_for<Inputs...>{});
+  TILEFUSE_HOST_DEVICE static Loaded<V> load(Params const& p, Fragment<V> const& f) {
+    return load_inputs(p, f, cuda::std::index_sequence_for<Inputs...>{});
+  }
+
+  template <int V>
+  TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const& p, Fragment<V> const& f, Loaded<V> const& loaded) {
+    return visit_inputs(p, f, loaded, cuda::std::index_sequence_for<Inputs...>{});
   }
 
  private:
@@ -37,10 +45,15 @@ struct Compute {
   }
 
   template <int V, cuda::std::size_t... I>
-  TILEFUSE_HOST_DEVICE static Array<float, V> visit_inputs(Params const& p, Fragment<V> const& f,
+  TILEFUSE_HOST_DEVICE static Loaded<V> load_inputs(Params const& p, Fragment<V> const& f, cuda::std::index_sequence<I...>) {
+    return Loaded<V>{Inputs::load(cuda::std::get<I>(p.children), f)...};
+  }
+
+  template <int V, cuda::std::size_t... I>
+  TILEFUSE_HOST_DEVICE static Array<float, V> visit_inputs(Params const& p, Fragment<V> const& f, Loaded<V> const& loaded,
                                                            cuda::std::index_sequence<I...>) {
     // Braced initialisation evaluates the inputs left to right, so sinks below run in tree order.
-    Array<float, V> const in[] = {Inputs::visit(cuda::std::get<I>(p.children), f)...};
+    Array<float, V> const in[] = {Inputs::visit(cuda::std::get<I>(p.children), f, cuda::std::get<I>(loaded))...};
     Array<float, V> out;
     for (int i = 0; i < V; ++i) out[i] = Op::apply(in[I][i]...);
     return out;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <tilefuse/epilogue/compute.h>
+#include <tilefuse/epilogue/evaluate.h>
 #include <tilefuse/epilogue/fragment.h>
 #include <tilefuse/epilogue/leaves.h>
 #include <tilefuse/epilogue/ops.h>

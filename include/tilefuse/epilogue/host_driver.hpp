@@ -8,6 +8,7 @@
 #include <tilefuse/core/status.hpp>
 #include <tilefuse/core/tensor_ref.h>
 #include <tilefuse/epilogue/arguments.hpp>
+#include <tilefuse/epilogue/evaluate.h>
 #include <tilefuse/epilogue/tree_walk.hpp>
 
 namespace tilefuse::epilogue {
@@ -38,7 +39,7 @@ void apply_host(typename Tree::Params const& params, AccRef acc, ProblemShape co
         f.batch = b;
         f.valid = static_cast<int>(std::min<index_t>(V, shape.cols - c));
         for (int i = 0; i < V; ++i) f.acc[i] = i < f.valid ? to_float(acc.at(r, c + i, b)) : 0.0f;
-        Tree::visit(params, f);
+        evaluate<Tree>(params, f);
       }
     }
   }

@@ -14,21 +14,28 @@
 
 namespace tilefuse::epilogue {
 
-// Reads `valid` consecutive elements as floats (the rest are 0): one vector load when the whole
-// vector is inside the output and aligned, element by element otherwise.
+// Reads `valid` consecutive elements as they are stored (the rest are T's zero): one vector load when
+// the whole vector is inside the output and aligned, element by element otherwise. Kept in T until the
+// visit, so a load issued early holds half the registers of floats and nothing waits on it before then.
 template <int V, class T>
-TILEFUSE_HOST_DEVICE inline Array<float, V> load_row(T const* src, int valid) {
-  Array<float, V> out = Array<float, V>::filled(0.0f);
-  if (valid == V && is_vector_aligned<T, V>(src)) {
-    Array<T, V> const v = *reinterpret_cast<Array<T, V> const*>(src);
-    for (int i = 0; i < V; ++i) out[i] = to_float(v[i]);
-    return out;
-  }
+TILEFUSE_HOST_DEVICE inline Array<T, V> load_row(T const* src, int valid) {
+  if (valid == V && is_vector_aligned<T, V>(src)) return *reinterpret_cast<Array<T, V> const*>(src);
+  Array<T, V> out = Array<T, V>::filled(T{});
   for (int i = 0; i < V; ++i) {
-    if (i < valid) out[i] = to_float(src[i]);
+    if (i < valid) out[i] = src[i];
   }
   return out;
 }
+
+template <int V, class T>
+TILEFUSE_HOST_DEVICE inline Array<float, V> to_floats(Array<T, V> const& v) {
+  Array<float, V> out;
+  for (int i = 0; i < V; ++i) out[i] = to_float(v[i]);
+  return out;
+}
+
+// What a node without global loads hands from load() to visit().
+struct NothingLoaded {};
 
 // The accumulator of A*B (alpha and beta are not applied: write them into the tree).
 struct Acc {
@@ -37,10 +44,18 @@ struct Acc {
   struct Params {};
 
   template <int V>
+  using Loaded = NothingLoaded;
+
+  template <int V>
   TILEFUSE_HOST_DEVICE static void prefetch(Params const&, Fragment<V> const&) {}
 
   template <int V>
-  TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const&, Fragment<V> const& f) {
+  TILEFUSE_HOST_DEVICE static Loaded<V> load(Params const&, Fragment<V> const&) {
+    return {};
+  }
+
+  template <int V>
+  TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const&, Fragment<V> const& f, Loaded<V> const&) {
     return f.acc;
   }
 };
@@ -58,11 +73,19 @@ struct Scalar {
   };
 
   template <int V>
+  using Loaded = float;
+
+  template <int V>
   TILEFUSE_HOST_DEVICE static void prefetch(Params const&, Fragment<V> const&) {}
 
   template <int V>
-  TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const& p, Fragment<V> const&) {
-    return Array<float, V>::filled(p.pointer ? *p.pointer : p.value);
+  TILEFUSE_HOST_DEVICE static Loaded<V> load(Params const& p, Fragment<V> const&) {
+    return p.pointer ? *p.pointer : p.value;
+  }
+
+  template <int V>
+  TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const&, Fragment<V> const&, Loaded<V> const& value) {
+    return Array<float, V>::filled(value);
   }
 };
 
@@ -74,10 +97,18 @@ struct Constant {
   struct Params {};
 
   template <int V>
+  using Loaded = NothingLoaded;
+
+  template <int V>
   TILEFUSE_HOST_DEVICE static void prefetch(Params const&, Fragment<V> const&) {}
 
   template <int V>
-  TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const&, Fragment<V> const&) {
+  TILEFUSE_HOST_DEVICE static Loaded<V> load(Params const&, Fragment<V> const&) {
+    return {};
+  }
+
+  template <int V>
+  TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const&, Fragment<V> const&, Loaded<V> const&) {
     return Array<float, V>::filled(Value);
   }
 };
@@ -96,11 +127,19 @@ struct RowBroadcast {
   };
 
   template <int V>
+  using Loaded = Array<T, V>;
+
+  template <int V>
   TILEFUSE_HOST_DEVICE static void prefetch(Params const&, Fragment<V> const&) {}
 
   template <int V>
-  TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const& p, Fragment<V> const& f) {
+  TILEFUSE_HOST_DEVICE static Loaded<V> load(Params const& p, Fragment<V> const& f) {
     return load_row<V>(p.data + f.batch * p.batch_stride + f.col, f.valid);
+  }
+
+  template <int V>
+  TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const&, Fragment<V> const&, Loaded<V> const& values) {
+    return to_floats(values);
   }
 };
 
@@ -117,11 +156,20 @@ struct ColBroadcast {
   };
 
   template <int V>
-  TILEFUSE_HOST_DEVICE static void prefetch(Params const&, Fragment<V> const&) {}
+  using Loaded = T;
 
   template <int V>
-  TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const& p, Fragment<V> const& f) {
-    return Array<float, V>::filled(to_float(p.data[f.batch * p.batch_stride + f.row]));
+  TILEFUSE_HOST_DEVICE static void prefetch(Params const&, Fragment<V> const&) {}
+
+  // A fragment past the output (valid <= 0) may lie past the vector: it reads nothing.
+  template <int V>
+  TILEFUSE_HOST_DEVICE static Loaded<V> load(Params const& p, Fragment<V> const& f) {
+    return f.valid > 0 ? p.data[f.batch * p.batch_stride + f.row] : T{};
+  }
+
+  template <int V>
+  TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const&, Fragment<V> const&, Loaded<V> const& value) {
+    return Array<float, V>::filled(to_float(value));
   }
 };
 
@@ -150,17 +198,25 @@ struct AuxLoad {
   }
 
   template <int V>
-  TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const& p, Fragment<V> const& f) {
+  using Loaded = Array<T, V>;
+
+  template <int V>
+  TILEFUSE_HOST_DEVICE static Loaded<V> load(Params const& p, Fragment<V> const& f) {
     T const* base = p.data + f.batch * p.batch_stride;
     if constexpr (cuda::std::is_same_v<Layout, RowMajor>) {
       return load_row<V>(base + f.row * p.ld + f.col, f.valid);
     } else {
-      Array<float, V> out = Array<float, V>::filled(0.0f);
+      Array<T, V> out = Array<T, V>::filled(T{});
       for (int i = 0; i < V; ++i) {
-        if (i < f.valid) out[i] = to_float(base[Layout::offset(f.row, f.col + i, p.ld)]);
+        if (i < f.valid) out[i] = base[Layout::offset(f.row, f.col + i, p.ld)];
       }
       return out;
     }
+  }
+
+  template <int V>
+  TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const&, Fragment<V> const&, Loaded<V> const& values) {
+    return to_floats(values);
   }
 };
 
@@ -176,10 +232,18 @@ struct Coordinate {
   struct Params {};
 
   template <int V>
+  using Loaded = NothingLoaded;
+
+  template <int V>
   TILEFUSE_HOST_DEVICE static void prefetch(Params const&, Fragment<V> const&) {}
 
   template <int V>
-  TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const&, Fragment<V> const& f) {
+  TILEFUSE_HOST_DEVICE static Loaded<V> load(Params const&, Fragment<V> const&) {
+    return {};
+  }
+
+  template <int V>
+  TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const&, Fragment<V> const& f, Loaded<V> const&) {
     Array<float, V> out;
     for (int i = 0; i < V; ++i) {
       if constexpr (A == Axis::kRow) out[i] = static_cast<float>(f.row);

@@ -33,13 +33,21 @@ struct Store {
   };
 
   template <int V>
+  using Loaded = typename Input::template Loaded<V>;
+
+  template <int V>
   TILEFUSE_HOST_DEVICE static void prefetch(Params const& p, Fragment<V> const& f) {
     Input::prefetch(cuda::std::get<0>(p.children), f);
   }
 
   template <int V>
-  TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const& p, Fragment<V> const& f) {
-    Array<float, V> const x = Input::visit(cuda::std::get<0>(p.children), f);
+  TILEFUSE_HOST_DEVICE static Loaded<V> load(Params const& p, Fragment<V> const& f) {
+    return Input::load(cuda::std::get<0>(p.children), f);
+  }
+
+  template <int V>
+  TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const& p, Fragment<V> const& f, Loaded<V> const& loaded) {
+    Array<float, V> const x = Input::visit(cuda::std::get<0>(p.children), f, loaded);
     Array<T, V> out;
     for (int i = 0; i < V; ++i) out[i] = convert<T>(x[i]);
     T* base = p.data + f.batch * p.batch_stride;
@@ -129,13 +137,21 @@ struct Reduce {
   };
 
   template <int V>
+  using Loaded = typename Input::template Loaded<V>;
+
+  template <int V>
   TILEFUSE_HOST_DEVICE static void prefetch(Params const& p, Fragment<V> const& f) {
     Input::prefetch(cuda::std::get<0>(p.children), f);
   }
 
   template <int V>
-  TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const& p, Fragment<V> const& f) {
-    Array<float, V> const x = Input::visit(cuda::std::get<0>(p.children), f);
+  TILEFUSE_HOST_DEVICE static Loaded<V> load(Params const& p, Fragment<V> const& f) {
+    return Input::load(cuda::std::get<0>(p.children), f);
+  }
+
+  template <int V>
+  TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const& p, Fragment<V> const& f, Loaded<V> const& loaded) {
+    Array<float, V> const x = Input::visit(cuda::std::get<0>(p.children), f, loaded);
     float* out = p.data + f.batch * p.batch_stride;
     if constexpr (Kind == NodeKind::kRowReduce) {
       // Reduce the vector first: one combine per vector instead of one per element.

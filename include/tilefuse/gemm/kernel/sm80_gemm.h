@@ -178,7 +178,7 @@ struct TiledKernel {
       f.batch = batch;
       f.valid = p.problem.n - col < 8 ? static_cast<int>(p.problem.n - col) : 8;
       if (p.split_k == 1) {
-        Epilogue::visit(p.epilogue, f);
+        epilogue::evaluate<Epilogue>(p.epilogue, f);
       } else {
         float* out = p.partials + ((index_t{split} * p.problem.batch + batch) * p.problem.m + row) * p.problem.n + col;
         for (int i = 0; i < 8; ++i) {

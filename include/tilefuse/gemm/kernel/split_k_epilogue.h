@@ -34,7 +34,7 @@ __global__ void split_k_epilogue_kernel(__grid_constant__ SplitKEpilogueParams<E
       }
       f.acc[i] = sum;
     }
-    Epilogue::visit(p.epilogue, f);
+    epilogue::evaluate<Epilogue>(p.epilogue, f);
   }
 }
 
