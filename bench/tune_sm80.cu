@@ -1,6 +1,10 @@
 // Tile-configuration sweep for the sm_80 GEMM: bf16, A row-major, B column-major, plain epilogue, at
-// 8192^3, 4096^3 and 8192x8192x1024. Prints the median TFLOP/s of each configuration; the winners become
-// Sm80LargeConfig / Sm80SmallConfig (see docs/notes/gemm_sm80.md). Not a peer comparison: tilefuse-bench is.
+// 8192^3, 4096^3, 8192x8192x1024 and two shapes that isolate the fixed cost per tile. Prints the median
+// TFLOP/s of each configuration; the winners become Sm80LargeConfig / Sm80SmallConfig (see
+// docs/notes/gemm_sm80.md). Not a peer comparison: tilefuse-bench is.
+// NOTES: shape by shape, the configurations in the order A B C ... C B A, each row the mean of its two
+// medians: the H200's clocks drift by 10% and more as it heats (report v43), so a sweep that ran one
+// configuration's shapes after another's favoured whichever ran first.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -26,11 +30,10 @@ __global__ void fill_normal(Element* data, index_t count, unsigned seed) {
   }
 }
 
+// The median time of one configuration on one shape, in ms (negative if it cannot run).
 template <class Config>
-void sweep(char const* name) {
-  // 4096x4096x64: one k-tile per output tile, so its time is the fixed cost per tile (prologue + epilogue).
-  for (auto [m, n, k] : {std::tuple<index_t, index_t, index_t>{8192, 8192, 8192}, {4096, 4096, 4096}, {8192, 8192, 1024},
-                         {4096, 4096, 64}, {4096, 4096, 1024}}) {
+double time_config(index_t m, index_t n, index_t k) {
+  {
     using Op = gemm::Gemm<Element, RowMajor, ColumnMajor, Epilogue, Config>;
     Element *a, *b, *d;
     cudaMalloc(&a, m * k * sizeof(Element));
@@ -45,8 +48,8 @@ void sweep(char const* name) {
     args.epilogue.set("D", d);
     Status s = Op::run(args, nullptr, nullptr);
     if (!s.ok()) {
-      std::printf("%s: %s\n", name, s.to_string().c_str());
-      return;
+      std::printf("%s\n", s.to_string().c_str());
+      return -1.0;
     }
     for (int i = 0; i < 5; ++i) (void)Op::run(args, nullptr, nullptr);
     cudaEvent_t start, stop;
@@ -63,23 +66,42 @@ void sweep(char const* name) {
       ms.push_back(t);
     }
     std::sort(ms.begin(), ms.end());
-    double const median = ms[ms.size() / 2];
-    std::printf("| %-28s | %5lldx%5lldx%5lld | %8.4f ms | %6.1f TFLOP/s | %s\n", name, static_cast<long long>(m),
-                static_cast<long long>(n), static_cast<long long>(k), median, 2.0 * m * n * k / median * 1e-9,
-                cudaGetErrorString(cudaGetLastError()));
     cudaFree(a), cudaFree(b), cudaFree(d);
     cudaEventDestroy(start), cudaEventDestroy(stop);
+    return ms[ms.size() / 2];
   }
 }
+
+struct Candidate {
+  char const* name;
+  double (*time)(index_t, index_t, index_t);
+};
 
 }  // namespace
 
 int main() {
-  sweep<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 3>>("128x256x64 w2x4 s3");
-  sweep<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 4>>("128x256x64 w2x4 s4");
-  sweep<gemm::Sm80TileConfig<256, 128, 64, 4, 2, 4>>("256x128x64 w4x2 s4");
-  sweep<gemm::Sm80TileConfig<128, 256, 32, 2, 4, 6>>("128x256x32 w2x4 s6");
-  sweep<gemm::Sm80TileConfig<128, 128, 32, 2, 2, 6, 2>>("128x128x32 w2x2 s6 2/SM");
-  sweep<gemm::Sm80TileConfig<128, 128, 64, 2, 2, 3, 2>>("128x128x64 w2x2 s3 2/SM");
+  Candidate const candidates[] = {
+      {"128x256x64 w2x4 s3", time_config<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 3>>},
+      {"128x256x64 w2x4 s4", time_config<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 4>>},
+      {"256x128x64 w4x2 s4", time_config<gemm::Sm80TileConfig<256, 128, 64, 4, 2, 4>>},
+      {"128x256x32 w2x4 s6", time_config<gemm::Sm80TileConfig<128, 256, 32, 2, 4, 6>>},
+      {"128x128x32 w2x2 s6 2/SM", time_config<gemm::Sm80TileConfig<128, 128, 32, 2, 2, 6, 2>>},
+      {"128x128x64 w2x2 s3 2/SM", time_config<gemm::Sm80TileConfig<128, 128, 64, 2, 2, 3, 2>>},
+  };
+  constexpr int kCount = sizeof(candidates) / sizeof(candidates[0]);
+  // 4096x4096x64: one k-tile per output tile, so its time is the fixed cost per tile (prologue + epilogue).
+  for (auto [m, n, k] : {std::tuple<index_t, index_t, index_t>{8192, 8192, 8192}, {4096, 4096, 4096}, {8192, 8192, 1024},
+                         {4096, 4096, 64}, {4096, 4096, 1024}}) {
+    double first[kCount];
+    for (int i = 0; i < kCount; ++i) first[i] = candidates[i].time(m, n, k);
+    for (int i = kCount - 1; i >= 0; --i) {
+      double const second = candidates[i].time(m, n, k);
+      double const mean = (first[i] + second) / 2;
+      std::printf("| %-24s | %5lldx%5lldx%5lld | %8.4f ms (%8.4f, %8.4f) | %6.1f TFLOP/s | %s\n", candidates[i].name,
+                  static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k), mean, first[i],
+                  second, 2.0 * m * n * k / mean * 1e-9, cudaGetErrorString(cudaGetLastError()));
+      std::fflush(stdout);
+    }
+  }
   return 0;
 }

@@ -27,26 +27,25 @@ template <class Tree>
 inline constexpr bool loads_auxiliary = LoadsAuxiliary<Tree>::value;
 
 template <class Node>
-struct LoadsGlobal;
+struct ReadsTensors;
 
 template <class List>
-struct AnyLoadsGlobal;
+struct AnyReadsTensors;
 
 template <class... Nodes>
-struct AnyLoadsGlobal<NodeList<Nodes...>> {
-  static constexpr bool value = (LoadsGlobal<Nodes>::value || ... || false);
+struct AnyReadsTensors<NodeList<Nodes...>> {
+  static constexpr bool value = (ReadsTensors<Nodes>::value || ... || false);
 };
 
-// Whether any node's load() reads global memory (a residual, a bias or other broadcast vector, a scalar
-// that may come from a pointer): kernels then issue a fragment's loads ahead of the previous stores.
+// Whether the tree reads a tensor input (a residual, a bias or another broadcast vector): its epilogue
+// then waits on global memory, which the Hopper GEMM's tile choice takes into account.
 template <class Node>
-struct LoadsGlobal {
+struct ReadsTensors {
   static constexpr bool value = Node::kKind == NodeKind::kAuxLoad || Node::kKind == NodeKind::kRowBroadcast ||
-                                Node::kKind == NodeKind::kColBroadcast || Node::kKind == NodeKind::kScalar ||
-                                AnyLoadsGlobal<typename Node::Children>::value;
+                                Node::kKind == NodeKind::kColBroadcast || AnyReadsTensors<typename Node::Children>::value;
 };
 
 template <class Tree>
-inline constexpr bool loads_global = LoadsGlobal<Tree>::value;
+inline constexpr bool reads_tensors = ReadsTensors<Tree>::value;
 
 }  // namespace tilefuse::epilogue

@@ -181,11 +181,7 @@ struct GemmKernel {
   static constexpr int kABytes = kTileM * kRowBytes;  // one stage of A
   static constexpr int kBBytes = kTileN * kRowBytes;  // one stage of B
   static constexpr int kStageBytes = kABytes + kBBytes;
-  // Trees that read global memory hold a chunk's loads beside the next chunk's (kLoadAhead below):
-  // 16-column chunks keep that at 8 elements per lane.
-  static constexpr bool kLoadAhead = epilogue::loads_global<Epilogue>;
-  static constexpr int kEpilogueColumns =
-      kLoadAhead && Config::kEpilogueColumns > 16 ? 16 : Config::kEpilogueColumns;
+  static constexpr int kEpilogueColumns = Config::kEpilogueColumns;
   // Staging rows are padded by 8 floats: the float2 writes of the accumulator layout are then
   // conflict-free, and the float4 reads are too because odd rows read their two halves in the
   // opposite order (see visit_chunk).
@@ -605,24 +601,12 @@ struct GemmKernel {
     index_t const row0 = index_t{tile.m} * kTileM + warp_row0;
     index_t const n0 = index_t{tile.n} * kTileN;
     if (row0 >= p.problem.m) return;  // the whole warp is below the output (uniform per warp)
-
-    // Trees that read global memory issue each chunk's loads before the previous chunk's stores.
-    Loaded next[kVisitsPerLane];
-    if constexpr (kLoadAhead) load_chunk(p, lane, row0, n0, tile.batch, next);
 #pragma unroll
     for (int chunk = 0; chunk < kChunks; ++chunk) {
       index_t const col0 = n0 + chunk * kEpilogueColumns;
       if (col0 >= p.problem.n) break;  // uniform per warp
       stage_chunk(acc, staging, lane, chunk);
-      if constexpr (kLoadAhead) {
-        Loaded current[kVisitsPerLane];
-#pragma unroll
-        for (int i = 0; i < kVisitsPerLane; ++i) current[i] = next[i];
-        if (chunk + 1 < kChunks) load_chunk(p, lane, row0, col0 + kEpilogueColumns, tile.batch, next);
-        visit_loaded_chunk(p, staging, lane, row0, col0, tile.batch, current);
-      } else {
-        visit_chunk(p, staging, lane, row0, col0, tile.batch);
-      }
+      visit_chunk(p, staging, lane, row0, col0, tile.batch);
     }
   }
 
@@ -645,69 +629,38 @@ struct GemmKernel {
     __syncwarp();
   }
 
-  // Each lane takes vectors of kVisitWidth consecutive columns of one row of a chunk.
+  // Visits the 16 x kEpilogueColumns chunk staged at `staging`, whose element (0, 0) is output
+  // (row0, col0): each lane takes vectors of kVisitWidth consecutive columns of one row, one after
+  // another, each with its own loads (epilogue::evaluate).
   // NOTES: for trees that read a residual, 16 columns per visit halve the visits per lane, and with
   // them the serialized round trips of the tree's loads (a visit's loads wait for the previous visit's
   // stores: the compiler cannot prove the residual and D apart): fused ResNet-50 convs 0.586x -> 0.647x
   // cuDNN. Trees without loads keep 8: at 16 the plain GEMM lost 4-14% on short-K shapes (report v16).
-  static constexpr int kVisitWidth = epilogue::loads_auxiliary<Epilogue> && kEpilogueColumns % 32 == 0 ? 16 : 8;
+  // Issuing the next chunk's loads before this chunk's stores (Epilogue::load, then ::visit) with
+  // 16-column chunks, to stay clear of spills, was slower on every shape (report v43).
+  static constexpr int kVisitWidth = epilogue::loads_auxiliary<Epilogue> && kEpilogueColumns % 16 == 0 ? 16 : 8;
   static constexpr int kVisitsPerChunkRow = kEpilogueColumns / kVisitWidth;
-  static constexpr int kVisitsPerChunk = 16 * kVisitsPerChunkRow;
-  static constexpr int kVisitsPerLane = (kVisitsPerChunk + 31) / 32;
-  // NOTES: the loads of chunk c + 1 are issued before chunk c's stores, so a lane waits for global memory
-  // once per tile instead of once per chunk (report v42).
-  using Loaded = typename Epilogue::template Loaded<kVisitWidth>;
 
-  // Vector i of this lane in the chunk whose element (0, 0) is output (row0, col0), without its
-  // accumulators; valid = 0 outside the output (its loads read nothing, its visit is skipped).
-  TILEFUSE_DEVICE static epilogue::Fragment<kVisitWidth> chunk_vector(Params const& p, int lane, int i, index_t row0,
-                                                                      index_t col0, int batch) {
-    int const v = lane + 32 * i;
-    epilogue::Fragment<kVisitWidth> f;
-    f.row = row0 + v / kVisitsPerChunkRow;
-    f.col = col0 + (v % kVisitsPerChunkRow) * kVisitWidth;
-    f.batch = batch;
-    bool const inside = v < kVisitsPerChunk && f.row < p.problem.m && f.col < p.problem.n;
-    f.valid = !inside ? 0 : p.problem.n - f.col < kVisitWidth ? static_cast<int>(p.problem.n - f.col) : kVisitWidth;
-    return f;
-  }
-
-  TILEFUSE_DEVICE static void load_chunk(Params const& p, int lane, index_t row0, index_t col0, int batch,
-                                         Loaded (&loaded)[kVisitsPerLane]) {
-#pragma unroll
-    for (int i = 0; i < kVisitsPerLane; ++i) loaded[i] = Epilogue::load(p.epilogue, chunk_vector(p, lane, i, row0, col0, batch));
-  }
-
-  TILEFUSE_DEVICE static void read_staged(float const* staging, epilogue::Fragment<kVisitWidth>& f, index_t row0,
-                                          index_t col0) {
-    float const* const at = staging + static_cast<int>(f.row - row0) * kStagingLd + static_cast<int>(f.col - col0);
-#pragma unroll
-    for (int q = 0; q < kVisitWidth / 4; ++q) {
-      float4 const x = *reinterpret_cast<float4 const*>(at + 4 * q);
-      f.acc[4 * q] = x.x, f.acc[4 * q + 1] = x.y, f.acc[4 * q + 2] = x.z, f.acc[4 * q + 3] = x.w;
-    }
-  }
-
-  // Visits the staged chunk with the loads issued earlier by load_chunk.
-  TILEFUSE_DEVICE static void visit_loaded_chunk(Params const& p, float const* staging, int lane, index_t row0,
-                                                 index_t col0, int batch, Loaded const (&loaded)[kVisitsPerLane]) {
-#pragma unroll
-    for (int i = 0; i < kVisitsPerLane; ++i) {
-      epilogue::Fragment<kVisitWidth> f = chunk_vector(p, lane, i, row0, col0, batch);
-      if (f.valid == 0) continue;
-      read_staged(staging, f, row0, col0);
-      Epilogue::visit(p.epilogue, f, loaded[i]);
-    }
-  }
-
-  // Visits the staged chunk, loads and all, one vector after another (trees without global loads).
   TILEFUSE_DEVICE static void visit_chunk(Params const& p, float const* staging, int lane, index_t row0, index_t col0,
                                           int batch) {
 #pragma unroll 1
-    for (int i = 0; i < kVisitsPerLane; ++i) {
-      epilogue::Fragment<kVisitWidth> f = chunk_vector(p, lane, i, row0, col0, batch);
-      if (f.valid == 0) continue;
-      read_staged(staging, f, row0, col0);
+    for (int v = lane; v < 16 * kVisitsPerChunkRow; v += 32) {
+      int const r = v / kVisitsPerChunkRow;
+      int const c = (v % kVisitsPerChunkRow) * kVisitWidth;
+      index_t const row = row0 + r;
+      index_t const col = col0 + c;
+      if (row >= p.problem.m || col >= p.problem.n) continue;
+      float const* const at = staging + r * kStagingLd + c;
+      epilogue::Fragment<kVisitWidth> f;
+#pragma unroll
+      for (int q = 0; q < kVisitWidth / 4; ++q) {
+        float4 const x = *reinterpret_cast<float4 const*>(at + 4 * q);
+        f.acc[4 * q] = x.x, f.acc[4 * q + 1] = x.y, f.acc[4 * q + 2] = x.z, f.acc[4 * q + 3] = x.w;
+      }
+      f.row = row;
+      f.col = col;
+      f.batch = batch;
+      f.valid = p.problem.n - col < kVisitWidth ? static_cast<int>(p.problem.n - col) : kVisitWidth;
       epilogue::evaluate<Epilogue>(p.epilogue, f);
     }
   }
