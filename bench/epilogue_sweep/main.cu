@@ -29,15 +29,15 @@ Element* random_buffer(index_t count, unsigned seed) {
 
 }  // namespace
 
-double median_ms(void (*run)(void const*), void const* context) {
-  for (int i = 0; i < 5; ++i) run(context);
+double median_ms(void (*run)(void const*, int), void const* context) {
+  for (int i = 0; i < 2 * kSets; ++i) run(context, i);
   cudaEvent_t start, stop;
   cudaEventCreate(&start);
   cudaEventCreate(&stop);
   std::vector<float> ms;
-  for (int i = 0; i < 20; ++i) {
+  for (int i = 0; i < 7 * kSets; ++i) {
     cudaEventRecord(start);
-    run(context);
+    run(context, i);
     cudaEventRecord(stop);
     cudaEventSynchronize(stop);
     float t = 0;
@@ -68,11 +68,14 @@ int main(int argc, char** argv) {
                                      {50176, 128, 1152}};
   tilefuse::index_t const most = 16384ll * 8192;  // elements of the largest operand of any shape
   Buffers buffers;
-  buffers.a = random_buffer(most, 1u);
-  buffers.b = random_buffer(most, 2u);
-  buffers.c = random_buffer(most, 3u);
-  buffers.d = random_buffer(most, 4u);
-  buffers.bias = random_buffer(8192, 5u);
+  for (int i = 0; i < kSets; ++i) {
+    unsigned const seed = 10u * static_cast<unsigned>(i);
+    buffers.a[i] = random_buffer(most, seed + 1u);
+    buffers.b[i] = random_buffer(most, seed + 2u);
+    buffers.c[i] = random_buffer(most, seed + 3u);
+    buffers.d[i] = random_buffer(most, seed + 4u);
+    buffers.bias[i] = random_buffer(16384, seed + 5u);
+  }
   if (schedules) {
     std::printf("| tree | m x n x k | coop 128x256 ms (A, A) | ping-pong 64x256 ms (B, B) | coop / ping-pong |\n"
                 "|---|---|---:|---:|---:|\n");

@@ -26,20 +26,16 @@ SM90_TILES = {
     "128x256": ("Sm90LargeConfig", 128, 256, 64),
     "128x128": ("Sm90MediumConfig", 128, 128, 64),
     "128x64": ("Sm90NarrowConfig", 128, 64, 64),
-    "64x256-pingpong": ("Sm90PingPongWideConfig", 64, 256, 64),
 }
 _ELEMENTS = ("bfloat16", "float16")
 # Sm90TileModel (gemm_sm90.hpp): the epilogue in units of k, and each tile's relative mainloop rate.
 _EPILOGUE_K, _EFFICIENCY, _NARROW_MIN_K = 192.0, {"128x256": 1.0, "128x128": 0.92, "128x64": 0.61}, 4096
-_PING_PONG, _PING_PONG_MAX_K = "64x256-pingpong", 4096  # Sm90TileModel::kPingPongMaxK
 
 
 
-def choose_tile(m, n, k, batch, sm_count, tiles=None, reads_tensors=False):
-    """The tile gemm::Sm90AutoConfig picks (choose_sm90_tile): fewest waves x tile work / efficiency; where
-    that is 128x256, the ping-pong 64x256 tile when the epilogue reads tensors (a residual, a bias) or
-    k <= 4096. tiles: the table to pick from (default SM90_TILES; the FP8 op passes its own, same names,
-    without the ping-pong tile)."""
+def choose_tile(m, n, k, batch, sm_count, tiles=None):
+    """The tile gemm::Sm90AutoConfig picks (choose_sm90_tile): fewest waves x tile work / efficiency.
+    tiles: the table to pick from (default SM90_TILES; the FP8 op passes its own, same names)."""
     tiles = tiles or SM90_TILES
 
     def cost(tile):
@@ -53,8 +49,6 @@ def choose_tile(m, n, k, batch, sm_count, tiles=None, reads_tensors=False):
             continue
         if cost(tile) < cost(best):
             best = tile
-    if best == "128x256" and _PING_PONG in tiles and (reads_tensors or k <= _PING_PONG_MAX_K):
-        return _PING_PONG
     return best
 
 
@@ -140,13 +134,9 @@ class Gemm:
     def _check(self, a, b):
         return check_gemm_operands(a, b, allowed_dtypes=self._OPERAND_DTYPES, mixed_fp8=self._MIXED_FP8)
 
-    def _choose(self, ops, sm_count, arguments):
-        """(tile name, (C++ config, tile m, n, k), why) for the problem and the epilogue's arguments."""
-        # Tensors of one or more dimensions are the tree's residuals and broadcast vectors (a 0-dim tensor
-        # is a scalar).
-        reads_tensors = any(getattr(value, "dim", lambda: 0)() > 0 for value in arguments.values())
-        tile = self.tile if self.tile != "auto" else choose_tile(ops.m, ops.n, ops.k, ops.batch, sm_count,
-                                                                 reads_tensors=reads_tensors)
+    def _choose(self, ops, sm_count):
+        """(tile name, (C++ config, tile m, n, k), why) for the problem."""
+        tile = self.tile if self.tile != "auto" else choose_tile(ops.m, ops.n, ops.k, ops.batch, sm_count)
         why = ("tile chosen by the wave model (gemm::Sm90AutoConfig) for this problem on "
                f"{sm_count} SMs" if self.tile == "auto" else "tile fixed by the caller")
         return tile, SM90_TILES[tile], why
@@ -162,7 +152,7 @@ class Gemm:
         out = self._out_dtype(ops.dtype)
         acc_shape = (ops.batch, ops.m, ops.n) if ops.batch > 1 else (ops.m, ops.n)
         sm_count = device_properties(ops.device_index or 0)[0]
-        tile, config, why = self._choose(ops, sm_count, arguments)
+        tile, config, why = self._choose(ops, sm_count)
         element_b = ops.b.dtype if ops.b.dtype != ops.dtype else None
         # The plan key holds every shape, so a call with new shapes is traced (and its arguments' shapes
         # checked) again; the kernel itself is shared by every plan with the same tree and tile.

@@ -57,7 +57,7 @@ class ScaledGemm(Gemm):
         self.fast_accum = fast_accum
         self.row_wise = row_wise
 
-    def _choose(self, ops, sm_count, arguments):
+    def _choose(self, ops, sm_count):
         if not self.fast_accum:
             return "128x128", FP8_PROMOTED, ("use_fast_accum=False: every k-tile's sum (128 of K) promoted into fp32 "
                                              "registers, as torch's default accumulation")

@@ -113,24 +113,19 @@ TEST(GemmSelect, AnSm80ConfigForcesTheSm80Kernel) {
   EXPECT_EQ(ForcedSm80::plan_cache_stats().misses, 0);
 }
 
-// The tile model: few output tiles take narrower tiles, big problems the 128x256 one, or the 64x256
-// ping-pong one for short k or epilogues that read tensors; describe() names the tile picked.
+// The tile model: few output tiles take narrower tiles, big problems the 128x256 one; describe()
+// names the tile the model picked.
 TEST(GemmSelect, TilePerProblem) {
   using gemm::choose_sm90_tile;
   using gemm::Sm90Tile;
   EXPECT_EQ(choose_sm90_tile({8192, 8192, 8192, 1}, 132), Sm90Tile::kLarge);
-  EXPECT_EQ(choose_sm90_tile({8192, 8192, 8192, 1}, 132, /*epilogue_reads_tensors=*/true), Sm90Tile::kLargePingPong);
-  EXPECT_EQ(choose_sm90_tile({8192, 8192, 8192, 1}, 132, true, /*ping_pong_available=*/false), Sm90Tile::kLarge);
-  EXPECT_EQ(choose_sm90_tile({4096, 14336, 4096, 1}, 132), Sm90Tile::kLargePingPong);
-  EXPECT_EQ(choose_sm90_tile({8192, 8192, 1024, 1}, 132), Sm90Tile::kLargePingPong);
-  EXPECT_EQ(choose_sm90_tile({8192, 8192, 1024, 1}, 132, false, false), Sm90Tile::kLarge);
-  EXPECT_EQ(choose_sm90_tile({2048, 2048, 2048, 1}, 132), Sm90Tile::kLargePingPong);
-  EXPECT_EQ(choose_sm90_tile({8192, 8192, 4097, 1}, 132), Sm90Tile::kLarge);
+  EXPECT_EQ(choose_sm90_tile({4096, 14336, 4096, 1}, 132), Sm90Tile::kLarge);
+  EXPECT_EQ(choose_sm90_tile({8192, 8192, 1024, 1}, 132), Sm90Tile::kLarge);
+  EXPECT_EQ(choose_sm90_tile({2048, 2048, 2048, 1}, 132), Sm90Tile::kLarge);
   // Measured on an H200 (docs/notes/gemm_sm90.md): 128x64 wins with few tiles and a long K, 128x128
   // with few tiles and a short K.
   EXPECT_EQ(choose_sm90_tile({128, 8192, 8192, 1}, 132), Sm90Tile::kNarrow);
   EXPECT_EQ(choose_sm90_tile({1000, 1000, 1000, 1}, 132), Sm90Tile::kMedium);
-  EXPECT_EQ(choose_sm90_tile({1000, 1000, 1000, 1}, 132, true), Sm90Tile::kMedium);
   if (!on_sm90()) GTEST_SKIP() << sm90_skip_reason();
   Buffers buf;
   int device = 0, sms = 0;
@@ -139,11 +134,8 @@ TEST(GemmSelect, TilePerProblem) {
   for (GemmCoord p : {GemmCoord{128, 8192, 8192, 1}, GemmCoord{8192, 8192, 8192, 1}, GemmCoord{8192, 8192, 1024, 1},
                       GemmCoord{1000, 1000, 1000, 1}, GemmCoord{2048, 2048, 2048, 1}}) {
     std::string const d = AutoTn::describe(args_for<AutoTn>(buf, p));
-    Sm90Tile const picked = choose_sm90_tile(p, sms);
-    std::string const tile = picked == Sm90Tile::kLargePingPong ? std::string("tile 64x256x64")
-                                                                 : std::string("tile ") + gemm::name_of(picked) + "x64";
+    std::string const tile = std::string("tile ") + gemm::name_of(choose_sm90_tile(p, sms)) + "x64";
     EXPECT_TRUE(contains(d, tile)) << p.m << "x" << p.n << "x" << p.k << ": " << d;
-    EXPECT_EQ(contains(d, "(ping-pong)"), picked == Sm90Tile::kLargePingPong) << d;
   }
 }
 

@@ -21,7 +21,7 @@ from concurrent.futures import ProcessPoolExecutor
 COMMON_EPILOGUES = (("none", False, False), ("none", True, False), ("relu", True, False), ("gelu", True, False),
                     ("silu", True, False), ("none", True, True), ("relu", True, True))
 ELEMENTS = ("bfloat16", "float16")
-GEMM_CONFIGS = ("Sm90LargeConfig", "Sm90MediumConfig", "Sm90NarrowConfig", "Sm90PingPongWideConfig")
+GEMM_CONFIGS = ("Sm90LargeConfig", "Sm90MediumConfig", "Sm90NarrowConfig")
 CONV_CONFIGS = ("Sm90ConvLargeConfig", "Sm90ConvMediumConfig", "Sm90ConvNarrowConfig")
 CONV_EPILOGUES = (("none", False, False), ("none", True, False), ("relu", True, False), ("relu", True, True))
 

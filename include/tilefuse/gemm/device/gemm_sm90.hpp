@@ -36,7 +36,6 @@
 #include <tilefuse/gemm/device/operand_check.hpp>
 #include <tilefuse/gemm/device/reductions.hpp>
 #include <tilefuse/gemm/device/sm90_operand_map.hpp>
-#include <tilefuse/epilogue/tree_traits.h>
 #include <tilefuse/epilogue/tree_walk.hpp>
 #include <tilefuse/gemm/gemm_config.h>
 #include <tilefuse/gemm/kernel/sm90_gemm.h>
@@ -72,15 +71,13 @@ struct GemmSm90Arguments {
 
 // ---- the tile per problem (Sm90AutoConfig) ----
 
-// Sm90LargeConfig, Sm90MediumConfig, Sm90NarrowConfig, Sm90PingPongWideConfig
-enum class Sm90Tile { kLarge, kMedium, kNarrow, kLargePingPong };
+enum class Sm90Tile { kLarge, kMedium, kNarrow };  // Sm90LargeConfig, Sm90MediumConfig, Sm90NarrowConfig
 
 inline char const* name_of(Sm90Tile tile) {
   switch (tile) {
     case Sm90Tile::kLarge: return "128x256";
     case Sm90Tile::kMedium: return "128x128";
     case Sm90Tile::kNarrow: return "128x64";
-    case Sm90Tile::kLargePingPong: return "64x256 ping-pong";
   }
   return "?";
 }
@@ -98,8 +95,6 @@ struct Sm90TileModel {
   static constexpr double kEfficiency[3] = {1.0, 0.92, 0.61};  // Large, Medium, Narrow
   static constexpr int kTileN[3] = {256, 128, 64};
   static constexpr index_t kNarrowMinK = 4096;
-  // Up to this k, plain epilogues take the ping-pong 64x256 tile where the model picks 128x256.
-  static constexpr index_t kPingPongMaxK = 4096;
 };
 
 inline double sm90_tile_cost(Sm90Tile tile, GemmCoord const& p, int sm_count) {
@@ -113,22 +108,12 @@ inline double sm90_tile_cost(Sm90Tile tile, GemmCoord const& p, int sm_count) {
          Sm90TileModel::kEfficiency[i];
 }
 
-// The cheapest tile by the model; a tie goes to the larger tile. Where that is 128x256, the ping-pong
-// kernel's 64x256 tiles (each consumer warpgroup's epilogue runs under the other's mainloop) when the
-// epilogue reads tensors (a residual, a bias) or k <= kPingPongMaxK, and the caller has that kernel.
-// NOTES: measured A B B A against the cooperative 128x256 kernel on an H200 (report v44, twice):
-// plain 1.13-1.25x faster at k = 1024, 1.02-1.08x at k = 4096, equal at 2048^3, 0.91-0.95x at 8192^3;
-// bias + GELU + residual 1.07-1.27x faster on every issue-5 shape.
-inline Sm90Tile choose_sm90_tile(GemmCoord const& p, int sm_count, bool epilogue_reads_tensors = false,
-                                 bool ping_pong_available = true) {
+// The cheapest tile by the model; a tie goes to the larger tile.
+inline Sm90Tile choose_sm90_tile(GemmCoord const& p, int sm_count) {
   Sm90Tile best = Sm90Tile::kLarge;
   for (Sm90Tile t : {Sm90Tile::kMedium, Sm90Tile::kNarrow}) {
     if (t == Sm90Tile::kNarrow && p.k < Sm90TileModel::kNarrowMinK) continue;
     if (sm90_tile_cost(t, p, sm_count) < sm90_tile_cost(best, p, sm_count)) best = t;
-  }
-  if (best == Sm90Tile::kLarge && ping_pong_available &&
-      (epilogue_reads_tensors || p.k <= Sm90TileModel::kPingPongMaxK)) {
-    return Sm90Tile::kLargePingPong;
   }
   return best;
 }
@@ -434,8 +419,7 @@ class GemmSm90 {
 };
 
 // GemmSm90 with Sm90AutoConfig: the same interface, the tile picked per problem by choose_sm90_tile
-// (128x256, 128x128, 128x64, or 64x256 ping-pong for 16-bit operands; one kernel instantiation each). A
-// Plan remembers which one it holds.
+// (128x256, 128x128 or 128x64; one kernel instantiation each). A Plan remembers which one it holds.
 template <class ElementAB, class LayoutA, class LayoutB, class Epilogue, class ElementB>
 class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> {
   // The three tiles in bytes are the same for every element type; FP8 has twice the elements of K.
@@ -446,9 +430,6 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
                           std::conditional_t<kFp8, Sm90Fp8MediumConfig, Sm90MediumConfig>, ElementB>;
   using Narrow = GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue,
                           std::conditional_t<kFp8, Sm90Fp8NarrowConfig, Sm90NarrowConfig>, ElementB>;
-  // FP8 has its own ping-pong config, measured separately (gemm_fp8.md): it never picks this one.
-  using LargePingPong = GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue,
-                                 std::conditional_t<kFp8, Sm90Fp8LargeConfig, Sm90PingPongWideConfig>, ElementB>;
 
  public:
   using EpilogueArgs = epilogue::EpilogueArguments<Epilogue>;
@@ -459,7 +440,6 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
     typename Large::Plan large;    // valid when tile == kLarge
     typename Medium::Plan medium;  // ... kMedium
     typename Narrow::Plan narrow;  // ... kNarrow
-    typename LargePingPong::Plan large_ping_pong;  // ... kLargePingPong
   };
 
   static Status can_implement(Arguments const& args) {
@@ -473,7 +453,7 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
   static Sm90Tile tile_for(GemmCoord const& problem) {
     int const sms = current_device_sm_count();
     if (sms == 0) return Sm90Tile::kLarge;  // initialize() then reports the missing device
-    return choose_sm90_tile(problem, sms, epilogue::reads_tensors<Epilogue>, !kFp8);
+    return choose_sm90_tile(problem, sms);
   }
 
   static Status initialize(Arguments const& args, Plan* plan) {
@@ -481,7 +461,6 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
     switch (plan->tile) {
       case Sm90Tile::kMedium: return Medium::initialize(args, &plan->medium);
       case Sm90Tile::kNarrow: return Narrow::initialize(args, &plan->narrow);
-      case Sm90Tile::kLargePingPong: return LargePingPong::initialize(args, &plan->large_ping_pong);
       default: return Large::initialize(args, &plan->large);
     }
   }
@@ -496,7 +475,6 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
     switch (plan.tile) {
       case Sm90Tile::kMedium: return Medium::run(plan.medium, stream);
       case Sm90Tile::kNarrow: return Narrow::run(plan.narrow, stream);
-      case Sm90Tile::kLargePingPong: return LargePingPong::run(plan.large_ping_pong, stream);
       default: return Large::run(plan.large, stream);
     }
   }
@@ -505,7 +483,6 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
     switch (tile_for(args.problem)) {
       case Sm90Tile::kMedium: return Medium::describe(args) + " (tile picked per problem)";
       case Sm90Tile::kNarrow: return Narrow::describe(args) + " (tile picked per problem)";
-      case Sm90Tile::kLargePingPong: return LargePingPong::describe(args) + " (tile picked per problem)";
       default: return Large::describe(args) + " (tile picked per problem)";
     }
   }
@@ -515,7 +492,6 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
     switch (plan.tile) {
       case Sm90Tile::kMedium: return Medium::describe(plan.medium) + " (tile picked per problem)";
       case Sm90Tile::kNarrow: return Narrow::describe(plan.narrow) + " (tile picked per problem)";
-      case Sm90Tile::kLargePingPong: return LargePingPong::describe(plan.large_ping_pong) + " (tile picked per problem)";
       default: return Large::describe(plan.large) + " (tile picked per problem)";
     }
   }

@@ -370,14 +370,25 @@ struct GemmKernel {
     int t = kPingPong ? first_tile + consumer_warpgroup * grid : first_tile;
     PipelineState state;
     if constexpr (kPingPong) state.advance_by(consumer_warpgroup * k_count);
+    // This warp's rows of a tile in row block b: 16 starting at warp_row0(b).
+    auto const warp_row0 = [&](int b) {
+      return (kPingPong ? b * 64 : consumer_warpgroup * kWarpgroupRows) + warp_in_group * 16;
+    };
+    // The epilogue inputs of this warp's next tile are asked of L2 a whole tile ahead (the first tile's
+    // here), so they have landed by its epilogue even when its mainloop is short.
+    // NOTES: report v45 (before: each tile's own, at the start of its mainloop, which a short-K tile
+    // such as a 1x1 convolution's did not wait long enough for).
+    if (t < p.tiles) {
+#pragma unroll
+      for (int b = 0; b < kRowBlocks; ++b) prefetch_epilogue_inputs(p, lane, tile_of(p, t), warp_row0(b));
+    }
     for (; t < p.tiles; t += tile_step) {
       Tile const tile = tile_of(p, t);
-      // This warp's rows of the tile in row block b: 16 starting at warp_row0(b).
-      auto const warp_row0 = [&](int b) {
-        return (kPingPong ? b * 64 : consumer_warpgroup * kWarpgroupRows) + warp_in_group * 16;
-      };
+      if (t + tile_step < p.tiles) {
+        Tile const next = tile_of(p, t + tile_step);
 #pragma unroll
-      for (int b = 0; b < kRowBlocks; ++b) prefetch_epilogue_inputs(p, lane, tile, warp_row0(b));
+        for (int b = 0; b < kRowBlocks; ++b) prefetch_epilogue_inputs(p, lane, next, warp_row0(b));
+      }
       if constexpr (kPingPong) {
         if (t != first_tile) wait_for_turn(consumer_warpgroup);
       }
@@ -573,8 +584,8 @@ struct GemmKernel {
     }
   }
 
-  // Asks L2 for the tree's global inputs (residual, bias) of this warp's 16 rows of the tile before
-  // the tile's mainloop, so they arrive while the wgmmas run instead of stalling the epilogue; a tree
+  // Asks L2 for the tree's global inputs (residual, bias) of this warp's 16 rows of a tile a tile
+  // ahead of its epilogue, so they arrive while the wgmmas run instead of stalling the epilogue; a tree
   // without loads compiles this loop away.
   // NOTES: issued at the start of the epilogue (v1), the requests had no time to land: the fused conv
   // epilogue cost as much as the whole convolution on short-K layers (report v13).
