@@ -151,6 +151,52 @@ TEST(EpilogueNodes, StoreRoundsToItsElementType) {
   }
 }
 
+// load() reads a fragment's inputs and visit() computes from what it was handed, never from memory: a
+// kernel may issue the next fragment's loads before the current one's stores (see compute.h).
+TEST(EpilogueNodes, VisitUsesWhatLoadRead) {
+  using Tree = Store<"D", float, Add<Mul<Add<Acc, RowBroadcast<"bias", bfloat16_t>>, Scalar<"alpha">>,
+                                     Add<AuxLoad<"C", bfloat16_t>, ColBroadcast<"shift", float>>>>;
+  constexpr ProblemShape shape{2, 8, 1};
+  std::vector<bfloat16_t> bias(8), c(16);
+  std::vector<float> shift = {0.25f, -0.5f}, d(16, -1.0f);
+  for (int i = 0; i < 8; ++i) bias[i] = convert<bfloat16_t>(static_cast<float>(i));
+  for (int i = 0; i < 16; ++i) c[i] = convert<bfloat16_t>(100.0f + static_cast<float>(i));
+  float alpha = 2.0f;
+  EpilogueArguments<Tree> args;
+  args.set("D", d.data());
+  args.set("bias", static_cast<bfloat16_t const*>(bias.data()));
+  args.set("C", static_cast<bfloat16_t const*>(c.data()));
+  args.set("shift", static_cast<float const*>(shift.data()));
+  args.set("alpha", static_cast<float const*>(&alpha));  // read from memory, as a device scalar
+  Tree::Params params;
+  ASSERT_TRUE(args.bind(shape, &params).ok());
+  Fragment<8> f;
+  f.row = 1;
+  f.col = 0;
+  for (int i = 0; i < 8; ++i) f.acc[i] = 10.0f * static_cast<float>(i);
+  auto const loaded = Tree::load(params, f);
+  // Every input changes after the load: the visit must not see it.
+  for (auto& b : bias) b = convert<bfloat16_t>(-1000.0f);
+  for (auto& x : c) x = convert<bfloat16_t>(-1000.0f);
+  shift[1] = -1000.0f;
+  alpha = -1000.0f;
+  Array<float, 8> const out = Tree::visit(params, f, loaded);
+  for (int i = 0; i < 8; ++i) {
+    float const want = (10.0f * i + i) * 2.0f + (100.0f + 8 + i) + (-0.5f);
+    EXPECT_EQ(out[i], want) << "column " << i;
+    EXPECT_EQ(d[8 + i], want) << "column " << i;  // the store happens in visit()
+    EXPECT_EQ(d[i], -1.0f) << "row 0 untouched";
+  }
+  // A fragment outside the output (valid = 0) loads nothing, and its loaded values are zeros.
+  Fragment<8> outside = f;
+  outside.row = 2;  // past the last row: ColBroadcast would read shift[2]
+  outside.valid = 0;
+  auto const none = Tree::load(params, outside);
+  Array<float, 8> const zeros = Tree::visit(params, outside, none);  // valid = 0 stores nothing either
+  (void)zeros;
+  for (int i = 0; i < 16; ++i) EXPECT_NE(d[i], 0.0f);
+}
+
 TEST(EpilogueNodes, NanPropagatesThroughReluMaxAndAmax) {
   float const nan = std::nanf("");
   EXPECT_TRUE(std::isnan(op::Relu::apply(nan)));
