@@ -37,22 +37,25 @@ TILEFUSE_HOST_DEVICE inline Array<float, V> to_floats(Array<T, V> const& v) {
 // What a node without global loads hands from load() to visit().
 struct NothingLoaded {};
 
-// The accumulator of A*B (alpha and beta are not applied: write them into the tree).
-struct Acc {
-  static constexpr NodeKind kKind = NodeKind::kAcc;
-  using Children = NodeList<>;
-  struct Params {};
-
+// The first two steps of a leaf that reads no memory: nothing to prefetch, nothing loaded.
+struct LeafWithoutLoads {
   template <int V>
   using Loaded = NothingLoaded;
 
-  template <int V>
-  TILEFUSE_HOST_DEVICE static void prefetch(Params const&, Fragment<V> const&) {}
+  template <class P, int V>
+  TILEFUSE_HOST_DEVICE static void prefetch(P const&, Fragment<V> const&) {}
 
-  template <int V>
-  TILEFUSE_HOST_DEVICE static Loaded<V> load(Params const&, Fragment<V> const&) {
+  template <class P, int V>
+  TILEFUSE_HOST_DEVICE static NothingLoaded load(P const&, Fragment<V> const&) {
     return {};
   }
+};
+
+// The accumulator of A*B (alpha and beta are not applied: write them into the tree).
+struct Acc : LeafWithoutLoads {
+  static constexpr NodeKind kKind = NodeKind::kAcc;
+  using Children = NodeList<>;
+  struct Params {};
 
   template <int V>
   TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const&, Fragment<V> const& f, Loaded<V> const&) {
@@ -91,21 +94,10 @@ struct Scalar {
 
 // A compile-time constant (what Python constants such as 0.5 lower to).
 template <float Value>
-struct Constant {
+struct Constant : LeafWithoutLoads {
   static constexpr NodeKind kKind = NodeKind::kConstant;
   using Children = NodeList<>;
   struct Params {};
-
-  template <int V>
-  using Loaded = NothingLoaded;
-
-  template <int V>
-  TILEFUSE_HOST_DEVICE static void prefetch(Params const&, Fragment<V> const&) {}
-
-  template <int V>
-  TILEFUSE_HOST_DEVICE static Loaded<V> load(Params const&, Fragment<V> const&) {
-    return {};
-  }
 
   template <int V>
   TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const&, Fragment<V> const&, Loaded<V> const&) {
@@ -225,22 +217,11 @@ struct AuxLoad {
 enum class Axis { kRow, kCol, kBatch };
 
 template <Axis A>
-struct Coordinate {
+struct Coordinate : LeafWithoutLoads {
   static constexpr NodeKind kKind = NodeKind::kCoordinate;
   static constexpr Axis kAxis = A;
   using Children = NodeList<>;
   struct Params {};
-
-  template <int V>
-  using Loaded = NothingLoaded;
-
-  template <int V>
-  TILEFUSE_HOST_DEVICE static void prefetch(Params const&, Fragment<V> const&) {}
-
-  template <int V>
-  TILEFUSE_HOST_DEVICE static Loaded<V> load(Params const&, Fragment<V> const&) {
-    return {};
-  }
 
   template <int V>
   TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const&, Fragment<V> const& f, Loaded<V> const&) {
