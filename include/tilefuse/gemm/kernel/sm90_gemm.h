@@ -376,8 +376,9 @@ struct GemmKernel {
     };
     // The epilogue inputs of this warp's next tile are asked of L2 a whole tile ahead (the first tile's
     // here), so they have landed by its epilogue even when its mainloop is short.
-    // NOTES: report v45 (before: each tile's own, at the start of its mainloop, which a short-K tile
-    // such as a 1x1 convolution's did not wait long enough for).
+    // NOTES: before report v46 each tile asked for its own at the start of its mainloop, which a short-K
+    // tile (a 1x1 convolution's) does not wait long enough for; v46 measured no change beyond the
+    // spread between runs, as the epilogue's wait is the round trip per chunk, not DRAM (gemm_sm90.md).
     if (t < p.tiles) {
 #pragma unroll
       for (int b = 0; b < kRowBlocks; ++b) prefetch_epilogue_inputs(p, lane, tile_of(p, t), warp_row0(b));
