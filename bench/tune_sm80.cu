@@ -13,22 +13,13 @@
 
 #include <tilefuse/gemm/device/gemm.hpp>
 
+#include "random_fill.hpp"
+
 namespace {
 
 using namespace tilefuse;
 using Element = bfloat16_t;
 using Epilogue = epilogue::Store<"D", bfloat16_t, epilogue::Acc>;
-
-__global__ void fill_normal(Element* data, index_t count, unsigned seed) {
-  for (index_t i = index_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count; i += index_t{gridDim.x} * blockDim.x) {
-    unsigned h = static_cast<unsigned>(i) * 2654435761u ^ seed;
-    h ^= h >> 16, h *= 2246822519u, h ^= h >> 13, h *= 3266489917u, h ^= h >> 16;
-    unsigned g = h * 747796405u + 2891336453u;
-    float const u1 = (static_cast<float>(h >> 8) + 1.0f) / 16777217.0f;
-    float const u2 = static_cast<float>(g >> 8) / 16777216.0f;
-    data[i] = convert<Element>(sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2));
-  }
-}
 
 // The median time of one configuration on one shape, in ms (negative if it cannot run).
 template <class Config>
@@ -39,8 +30,8 @@ double time_config(index_t m, index_t n, index_t k) {
     cudaMalloc(&a, m * k * sizeof(Element));
     cudaMalloc(&b, k * n * sizeof(Element));
     cudaMalloc(&d, m * n * sizeof(Element));
-    fill_normal<<<1024, 256>>>(a, m * k, 1u);
-    fill_normal<<<1024, 256>>>(b, k * n, 2u);
+    bench::fill_normal(a, bench::DType::kBF16, m * k, 1u, 1.0f, nullptr);
+    bench::fill_normal(b, bench::DType::kBF16, k * n, 2u, 1.0f, nullptr);
     typename Op::Arguments args;
     args.problem = {m, n, k, 1};
     args.a = a;

@@ -1,53 +1,22 @@
 // tilefuse-epilogue-sweep: see sweep.cuh.
-#include <algorithm>
 #include <cstdio>
 #include <string_view>
 #include <vector>
 
+#include "../random_fill.hpp"
 #include "sweep.cuh"
 
 namespace tilefuse::bench::sweep {
 namespace {
 
-__global__ void fill_normal(Element* data, index_t count, unsigned seed) {
-  for (index_t i = index_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count; i += index_t{gridDim.x} * blockDim.x) {
-    unsigned h = static_cast<unsigned>(i) * 2654435761u ^ seed;
-    h ^= h >> 16, h *= 2246822519u, h ^= h >> 13, h *= 3266489917u, h ^= h >> 16;
-    unsigned g = h * 747796405u + 2891336453u;
-    float const u1 = (static_cast<float>(h >> 8) + 1.0f) / 16777217.0f;
-    float const u2 = static_cast<float>(g >> 8) / 16777216.0f;
-    data[i] = convert<Element>(sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2));
-  }
-}
-
 Element* random_buffer(index_t count, unsigned seed) {
   Element* p = nullptr;
   cudaMalloc(&p, count * sizeof(Element));
-  fill_normal<<<1024, 256>>>(p, count, seed);
+  fill_normal(p, DType::kBF16, count, seed, 1.0f, nullptr);
   return p;
 }
 
 }  // namespace
-
-double median_ms(void (*run)(void const*, int), void const* context) {
-  for (int i = 0; i < 2 * kSets; ++i) run(context, i);
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  std::vector<float> ms;
-  for (int i = 0; i < 7 * kSets; ++i) {
-    cudaEventRecord(start);
-    run(context, i);
-    cudaEventRecord(stop);
-    cudaEventSynchronize(stop);
-    float t = 0;
-    cudaEventElapsedTime(&t, start, stop);
-    ms.push_back(t);
-  }
-  cudaEventDestroy(start), cudaEventDestroy(stop);
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
 
 void print_row(char const* tree, char const* kernel, Shape shape, double plain_ms, double ms) {
   std::printf("| %-20s | %-16s | %6lldx%5lldx%5lld | %8.4f | %8.4f | %+6.1f%% | %s |\n", tree, kernel,

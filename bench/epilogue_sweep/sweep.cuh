@@ -8,7 +8,12 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdio>
+#include <stdexcept>
+
 #include <tilefuse/gemm/device/gemm_sm90.hpp>
+
+#include "../timing.hpp"
 
 namespace tilefuse::bench::sweep {
 
@@ -31,8 +36,6 @@ struct Buffers {
   Element* bias[kSets] = {};
 };
 
-// The median time of `run(context, call)` over 21 calls after 6 warm-up calls, in ms.
-double median_ms(void (*run)(void const*, int), void const* context);
 
 void print_row(char const* tree, char const* kernel, Shape shape, double plain_ms, double ms);
 
@@ -40,11 +43,9 @@ void print_row(char const* tree, char const* kernel, Shape shape, double plain_m
 template <class Tree, class Config, bool kBias, bool kResidual>
 double time_tree(Buffers const& buffers, Shape shape) {
   using Op = gemm::GemmSm90<Element, RowMajor, ColumnMajor, Tree, Config>;
-  struct Context {
-    typename Op::Arguments args[kSets];
-  } context;
+  typename Op::Arguments sets[kSets];
   for (int i = 0; i < kSets; ++i) {
-    auto& args = context.args[i];
+    auto& args = sets[i];
     args.problem = {shape.m, shape.n, shape.k, 1};
     args.a = buffers.a[i];
     args.b = buffers.b[i];
@@ -57,11 +58,15 @@ double time_tree(Buffers const& buffers, Shape shape) {
       return -1.0;
     }
   }
-  return median_ms(
-      [](void const* c, int call) {
-        (void)Op::run(static_cast<Context const*>(c)->args[call % kSets], nullptr, nullptr);
-      },
-      &context);
+  TimingOptions options;
+  options.reps = 21;
+  return time_rotating(
+             [&](int set) {
+               Status const s = Op::run(sets[set], nullptr, nullptr);
+               if (!s.ok()) throw std::runtime_error(s.to_string());
+             },
+             kSets, options, nullptr)
+      .median_ms;
 }
 
 // The trees: D = tree(acc), bf16 everywhere.

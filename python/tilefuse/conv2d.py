@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from .dtypes import element_type
 from .errors import TensorArgumentError
 from .kernel_params import (IDENTITY, Launch, WarmCall, allocate, call_key, call_pointers, current_raw_stream,
-                            device_properties, from_dlpack, kernel_origin, load_on, pack_epilogue, parse_nodes,
+                            device_properties, from_dlpack, kernel_origin, loaded_on, pack_epilogue, parse_nodes,
                             spec_key, torch_module as _torch)
 from .tensors import CONV_LAYOUT_MODES, check_conv_activation, torch_dtype
 
@@ -181,13 +181,8 @@ class ConvOperation:
 
     def kernel_on(self, device):
         """(kernel, split-K pass or None, layout dict) on `device`, loading the CUBIN there the first time."""
-        if self.loaded is None:
-            self.loaded = {}
-        if device not in self.loaded:
-            kernel, others, words = load_on(self.cached, device, _LAYOUT_HEADER)
-            self.loaded[device] = (kernel, others.get("split_k"), others, parse_conv_layout(words))
-        kernel, split_kernel, _, layout = self.loaded[device]
-        return kernel, split_kernel, layout
+        kernel, others, layout = loaded_on(self, device, _LAYOUT_HEADER, parse_conv_layout)
+        return kernel, others.get("split_k"), layout
 
 
 @dataclass

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from .errors import TensorArgumentError
 from .kernel_params import (IDENTITY, Launch, WarmCall, allocate, call_key, call_pointers, current_raw_stream,
-                            device_properties, from_dlpack, kernel_origin, load_on, pack_epilogue, parse_nodes,
+                            device_properties, from_dlpack, kernel_origin, loaded_on, pack_epilogue, parse_nodes,
                             spec_key, torch_module as _torch, trace_value)
 from .dtypes import element_type
 from .tensors import COLUMN_MAJOR, ROW_MAJOR, check_gemm_operands, torch_dtype
@@ -68,7 +68,7 @@ class Operation:
     why: str
     config: tuple = None  # (C++ config, tile m, tile n, tile k)
     element_b: str = None  # B's type when it differs from A's (FP8)
-    loaded: dict = None  # device index -> (LoadedKernel, layout)
+    loaded: dict = None  # kernel_params.loaded_on: device index -> (kernel, further kernels, layout)
 
     def describe(self):
         name, tm, tn, tk = self.config
@@ -79,12 +79,7 @@ class Operation:
 
     def kernel_on(self, device):
         """(kernel handle, layout dict) on `device`, loading the CUBIN there the first time."""
-        if self.loaded is None:
-            self.loaded = {}
-        if device not in self.loaded:
-            kernel, others, words = load_on(self.cached, device, 16)
-            self.loaded[device] = (kernel, others, parse_layout(words))
-        kernel, _, layout = self.loaded[device]
+        kernel, _, layout = loaded_on(self, device, 16, parse_layout)
         return kernel, layout
 
 

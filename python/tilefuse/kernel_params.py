@@ -57,6 +57,17 @@ def load_on(cached, device, header_words):
     return kernel, others, words
 
 
+
+def loaded_on(operation, device, header_words, parse):
+    """(main kernel, further kernels, parsed layout) of an operation's CUBIN on `device`, loaded there the
+    first time and kept in operation.loaded (device index -> that tuple)."""
+    if operation.loaded is None:
+        operation.loaded = {}
+    if device not in operation.loaded:
+        kernel, others, words = load_on(operation.cached, device, header_words)
+        operation.loaded[device] = (kernel, others, parse(words))
+    return operation.loaded[device]
+
 def parse_nodes(words, start, count):
     """The named epilogue nodes of a layout: dicts of kind, name and the byte offsets of data / ld /
     batch_stride / value (-1: the node has no such field)."""
