@@ -18,6 +18,21 @@ TILEFUSE_DEVICE inline void cp_async_16(void* smem, void const* gmem, int src_by
 #endif
 }
 
+// Copies Bytes (4, 8 or 16) from `gmem` to `smem`, both aligned to Bytes, through L1 (.ca: for
+// inputs that many threads read, such as a bias) or, for 16 bytes and !kReused, around it (.cg).
+template <int Bytes, bool kReused>
+TILEFUSE_DEVICE inline void cp_async(void* smem, void const* gmem) {
+  static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async copies 4, 8 or 16 bytes");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  auto const dst = static_cast<cuda::std::uint32_t>(__cvta_generic_to_shared(smem));
+  if constexpr (Bytes == 16 && !kReused) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem));
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(dst), "l"(gmem), "n"(Bytes));
+  }
+#endif
+}
+
 TILEFUSE_DEVICE inline void cp_async_commit() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;\n" ::);

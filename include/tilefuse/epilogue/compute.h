@@ -34,6 +34,11 @@ struct Compute {
   }
 
   template <int V>
+  TILEFUSE_HOST_DEVICE static void load_async(Params const& p, Fragment<V> const& f, Loaded<V>* into) {
+    load_inputs_async(p, f, into, cuda::std::index_sequence_for<Inputs...>{});
+  }
+
+  template <int V>
   TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const& p, Fragment<V> const& f, Loaded<V> const& loaded) {
     return visit_inputs(p, f, loaded, cuda::std::index_sequence_for<Inputs...>{});
   }
@@ -47,6 +52,12 @@ struct Compute {
   template <int V, cuda::std::size_t... I>
   TILEFUSE_HOST_DEVICE static Loaded<V> load_inputs(Params const& p, Fragment<V> const& f, cuda::std::index_sequence<I...>) {
     return Loaded<V>{Inputs::load(cuda::std::get<I>(p.children), f)...};
+  }
+
+  template <int V, cuda::std::size_t... I>
+  TILEFUSE_HOST_DEVICE static void load_inputs_async(Params const& p, Fragment<V> const& f, Loaded<V>* into,
+                                                     cuda::std::index_sequence<I...>) {
+    (Inputs::load_async(cuda::std::get<I>(p.children), f, &cuda::std::get<I>(*into)), ...);
   }
 
   template <int V, cuda::std::size_t... I>

@@ -1,5 +1,10 @@
-// Every node has visit() (compute the fragment's values) and prefetch() (start the fragment's global
-// loads early: kernels call it for all their fragments before staging the accumulators).
+// Every node has four steps, each applied to the whole subtree below it:
+//   prefetch(p, f)          asks L2 for the fragment's global inputs (kernels call it a tile ahead);
+//   load(p, f)              reads them, as stored (Node::Loaded<V>: a residual stays bf16);
+//   load_async(p, f, into)  the same into shared memory, by cp.async where the vector allows (the
+//                           Hopper kernel stages chunks of loads ahead of their visits this way);
+//   visit(p, f, loaded)     converts, computes and stores, from what load read and nothing else.
+// evaluate.h runs load and visit in one go.
 //
 // What an epilogue node sees: a short vector of consecutive output elements of one row, with the
 // coordinate of its first element. Kernels stage the accumulator tile so that each thread owns such

@@ -5,6 +5,7 @@
 
 #include <cuda/std/type_traits>
 
+#include <tilefuse/arch/cp_async.h>
 #include <tilefuse/arch/prefetch.h>
 #include <tilefuse/core/data_type.h>
 #include <tilefuse/epilogue/node_name.h>
@@ -25,6 +26,26 @@ TILEFUSE_HOST_DEVICE inline Array<T, V> load_row(T const* src, int valid) {
     if (i < valid) out[i] = src[i];
   }
   return out;
+}
+
+// load_row's asynchronous form, for kernels that stage a fragment's inputs in shared memory (`into`)
+// ahead of its visit: a whole, aligned vector is copied by cp.async (the caller commits and waits for
+// the group before reading `into`); anything else, and every host call, is loaded and stored here.
+// kReused: many threads read the same elements (a bias), so they are kept in L1.
+template <int V, bool kReused, class T>
+TILEFUSE_HOST_DEVICE inline void load_row_async(Array<T, V>* into, T const* src, int valid) {
+#if TILEFUSE_IS_DEVICE_CODE
+  constexpr int kPiece = static_cast<int>(alignof(Array<T, V>));
+  if constexpr (kPiece >= 4) {
+    if (valid == V && is_vector_aligned<T, V>(src)) {
+      for (int b = 0; b < static_cast<int>(sizeof(Array<T, V>)); b += kPiece) {
+        arch::cp_async<kPiece, kReused>(reinterpret_cast<char*>(into) + b, reinterpret_cast<char const*>(src) + b);
+      }
+      return;
+    }
+  }
+#endif
+  *into = load_row<V>(src, valid);
 }
 
 template <int V, class T>
@@ -49,6 +70,9 @@ struct LeafWithoutLoads {
   TILEFUSE_HOST_DEVICE static NothingLoaded load(P const&, Fragment<V> const&) {
     return {};
   }
+
+  template <class P, int V>
+  TILEFUSE_HOST_DEVICE static void load_async(P const&, Fragment<V> const&, NothingLoaded*) {}
 };
 
 // The accumulator of A*B (alpha and beta are not applied: write them into the tree).
@@ -84,6 +108,17 @@ struct Scalar {
   template <int V>
   TILEFUSE_HOST_DEVICE static Loaded<V> load(Params const& p, Fragment<V> const&) {
     return p.pointer ? *p.pointer : p.value;
+  }
+
+  template <int V>
+  TILEFUSE_HOST_DEVICE static void load_async(Params const& p, Fragment<V> const& f, Loaded<V>* into) {
+#if TILEFUSE_IS_DEVICE_CODE
+    if (p.pointer) {
+      arch::cp_async<4, true>(into, p.pointer);
+      return;
+    }
+#endif
+    *into = load<V>(p, f);
   }
 
   template <int V>
@@ -130,6 +165,11 @@ struct RowBroadcast {
   }
 
   template <int V>
+  TILEFUSE_HOST_DEVICE static void load_async(Params const& p, Fragment<V> const& f, Loaded<V>* into) {
+    load_row_async<V, true>(into, p.data + f.batch * p.batch_stride + f.col, f.valid);
+  }
+
+  template <int V>
   TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const&, Fragment<V> const&, Loaded<V> const& values) {
     return to_floats(values);
   }
@@ -157,6 +197,19 @@ struct ColBroadcast {
   template <int V>
   TILEFUSE_HOST_DEVICE static Loaded<V> load(Params const& p, Fragment<V> const& f) {
     return f.valid > 0 ? p.data[f.batch * p.batch_stride + f.row] : T{};
+  }
+
+  template <int V>
+  TILEFUSE_HOST_DEVICE static void load_async(Params const& p, Fragment<V> const& f, Loaded<V>* into) {
+#if TILEFUSE_IS_DEVICE_CODE
+    if constexpr (sizeof(T) >= 4) {
+      if (f.valid > 0) {
+        arch::cp_async<static_cast<int>(sizeof(T)), true>(into, p.data + f.batch * p.batch_stride + f.row);
+        return;
+      }
+    }
+#endif
+    *into = load<V>(p, f);
   }
 
   template <int V>
@@ -203,6 +256,15 @@ struct AuxLoad {
         if (i < f.valid) out[i] = base[Layout::offset(f.row, f.col + i, p.ld)];
       }
       return out;
+    }
+  }
+
+  template <int V>
+  TILEFUSE_HOST_DEVICE static void load_async(Params const& p, Fragment<V> const& f, Loaded<V>* into) {
+    if constexpr (cuda::std::is_same_v<Layout, RowMajor>) {
+      load_row_async<V, false>(into, p.data + f.batch * p.batch_stride + f.row * p.ld + f.col, f.valid);
+    } else {
+      *into = load<V>(p, f);
     }
   }
 

@@ -46,6 +46,11 @@ struct Store {
   }
 
   template <int V>
+  TILEFUSE_HOST_DEVICE static void load_async(Params const& p, Fragment<V> const& f, Loaded<V>* into) {
+    Input::load_async(cuda::std::get<0>(p.children), f, into);
+  }
+
+  template <int V>
   TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const& p, Fragment<V> const& f, Loaded<V> const& loaded) {
     Array<float, V> const x = Input::visit(cuda::std::get<0>(p.children), f, loaded);
     Array<T, V> out;
@@ -147,6 +152,11 @@ struct Reduce {
   template <int V>
   TILEFUSE_HOST_DEVICE static Loaded<V> load(Params const& p, Fragment<V> const& f) {
     return Input::load(cuda::std::get<0>(p.children), f);
+  }
+
+  template <int V>
+  TILEFUSE_HOST_DEVICE static void load_async(Params const& p, Fragment<V> const& f, Loaded<V>* into) {
+    Input::load_async(cuda::std::get<0>(p.children), f, into);
   }
 
   template <int V>

@@ -26,4 +26,27 @@ struct LoadsAuxiliary {
 template <class Tree>
 inline constexpr bool loads_auxiliary = LoadsAuxiliary<Tree>::value;
 
+template <class Node>
+struct ReadsMemory;
+
+template <class List>
+struct AnyReadsMemory;
+
+template <class... Nodes>
+struct AnyReadsMemory<NodeList<Nodes...>> {
+  static constexpr bool value = (ReadsMemory<Nodes>::value || ... || false);
+};
+
+// Whether the tree reads a tensor from global memory (a residual, a bias, a per-row scale): a kernel
+// may then stage those loads in shared memory ahead of the visits (Node::load_async).
+template <class Node>
+struct ReadsMemory {
+  static constexpr bool value = Node::kKind == NodeKind::kAuxLoad || Node::kKind == NodeKind::kRowBroadcast ||
+                                Node::kKind == NodeKind::kColBroadcast ||
+                                AnyReadsMemory<typename Node::Children>::value;
+};
+
+template <class Tree>
+inline constexpr bool reads_memory = ReadsMemory<Tree>::value;
+
 }  // namespace tilefuse::epilogue

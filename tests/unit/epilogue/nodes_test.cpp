@@ -175,6 +175,14 @@ TEST(EpilogueNodes, VisitUsesWhatLoadRead) {
   f.col = 0;
   for (int i = 0; i < 8; ++i) f.acc[i] = 10.0f * static_cast<float>(i);
   auto const loaded = Tree::load(params, f);
+  // load_async stages the same values (on the host it loads in place; the device's cp.async path is
+  // covered by the Hopper kernel's GPU tests, whose fused trees stage their loads this way).
+  typename Tree::template Loaded<8> staged{};
+  Tree::load_async(params, f, &staged);
+  Fragment<8> partial = f;
+  partial.valid = 5;
+  typename Tree::template Loaded<8> staged_partial{};
+  Tree::load_async(params, partial, &staged_partial);
   // Every input changes after the load: the visit must not see it.
   for (auto& b : bias) b = convert<bfloat16_t>(-1000.0f);
   for (auto& x : c) x = convert<bfloat16_t>(-1000.0f);
@@ -186,6 +194,12 @@ TEST(EpilogueNodes, VisitUsesWhatLoadRead) {
     EXPECT_EQ(out[i], want) << "column " << i;
     EXPECT_EQ(d[8 + i], want) << "column " << i;  // the store happens in visit()
     EXPECT_EQ(d[i], -1.0f) << "row 0 untouched";
+  }
+  Array<float, 8> const from_staged = Tree::visit(params, f, staged);
+  Array<float, 8> const from_partial = Tree::visit(params, partial, staged_partial);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(from_staged[i], out[i]) << "column " << i;
+    if (i < 5) EXPECT_EQ(from_partial[i], out[i]) << "column " << i << " of a partial fragment";
   }
   // A fragment outside the output (valid = 0) loads nothing, and its loaded values are zeros.
   Fragment<8> outside = f;

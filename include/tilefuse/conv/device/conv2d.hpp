@@ -502,7 +502,7 @@ class Conv2d {
     index_t const tiles = ((g.m + Cfg::kTileM - 1) / Cfg::kTileM) * ((g.n + Cfg::kTileN - 1) / Cfg::kTileN);
     return status_message("sm90 TMA + WGMMA implicit-GEMM ", op_name(), " (GEMM ", g.m, " x ", g.n, " x ", g.k,
                           "; warp-specialized, persistent), tile ", Cfg::kTileM, "x", Cfg::kTileN, "x", Cfg::kTileK,
-                          " (wave model: ", plan.why_sm90_tile, "), ", Cfg::kStages, " stages, ",
+                          " (wave model: ", plan.why_sm90_tile, "), ", Sm90Kernel<Cfg, kIm2col>::kStages, " stages, ",
                           kIm2col ? "x by TMA im2col (one copy of 128 pixels x 64 channels per filter tap and k-tile)"
                                   : "x by 16-byte cp.async gathers of the producer warpgroup",
                           " (", plan.why_sm90_source, "), w by TMA, ", tiles, " tiles on ",

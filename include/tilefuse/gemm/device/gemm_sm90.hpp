@@ -234,7 +234,7 @@ class GemmSm90 {
   // The same for a plan made by initialize() (no driver work).
   static std::string describe(Plan const& plan) {
     return status_message("sm90 TMA + WGMMA GEMM (warp-specialized, persistent), tile ", Config::kTileM, "x",
-                          Config::kTileN, "x", Config::kTileK, ", ", Config::kStages, " stages, ",
+                          Config::kTileN, "x", Config::kTileK, ", ", Kernel::kStages, " stages, ",
                           Config::kConsumerWarpgroups, " consumer warpgroups",
                           Config::kSchedule == Sm90Schedule::kPingPong ? " (ping-pong)" : "",
                           Config::kClusterM > 1 ? ", clusters of 2 along M sharing B by TMA multicast" : "", ", ",

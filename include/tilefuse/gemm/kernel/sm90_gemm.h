@@ -55,9 +55,11 @@
 #pragma once
 
 #include <cuda/std/cstdint>
+#include <cuda/std/cstring>
 #include <cuda/std/type_traits>
 
 #include <tilefuse/arch/cluster.h>
+#include <tilefuse/arch/cp_async.h>
 #include <tilefuse/arch/mbarrier.h>
 #include <tilefuse/arch/named_barrier.h>
 #include <tilefuse/arch/tma.h>
@@ -155,7 +157,6 @@ struct GemmKernel {
   static constexpr int kTileM = Config::kTileM;
   static constexpr int kTileN = Config::kTileN;
   static constexpr int kTileK = Config::kTileK;
-  static constexpr int kStages = Config::kStages;
   static constexpr int kConsumerWarpgroups = Config::kConsumerWarpgroups;
   static constexpr int kConsumerWarps = 4 * kConsumerWarpgroups;
   static constexpr int kThreads = Config::kThreads;
@@ -177,25 +178,76 @@ struct GemmKernel {
   static constexpr int kRowBytes = kTileK * static_cast<int>(sizeof(Element));  // 128: one swizzle row
   static_assert(kRowBytes == 128, "a k-tile row is exactly one 128-byte swizzle row");
 
-  // ---- shared memory: [A stages][B stages][epilogue staging per warp][barriers] ----
+  // ---- the epilogue's shape: chunks of kEpilogueColumns, visits of kVisitWidth columns ----
+  static constexpr int kEpilogueColumns = Config::kEpilogueColumns;
+  static constexpr int kChunks = kTileN / kEpilogueColumns;
+  // NOTES: for trees that read a residual, 16 columns per visit halve the visits per lane, and with
+  // them the serialized round trips of the tree's loads (a visit's loads wait for the previous visit's
+  // stores: the compiler cannot prove the residual and D apart): fused ResNet-50 convs 0.586x -> 0.647x
+  // cuDNN. Trees without loads keep 8: at 16 the plain GEMM lost 4-14% on short-K shapes (report v16).
+  // Issuing the next chunk's loads before this chunk's stores (Epilogue::load, then ::visit) with
+  // 16-column chunks, to stay clear of spills, was slower on every shape (report v43).
+  static constexpr int kVisitWidth = epilogue::loads_auxiliary<Epilogue> && kEpilogueColumns % 16 == 0 ? 16 : 8;
+  static constexpr int kVisitsPerChunkRow = kEpilogueColumns / kVisitWidth;
+  static constexpr int kVisitsPerLane = 16 * kVisitsPerChunkRow / 32;  // per chunk
+  static_assert(16 * kVisitsPerChunkRow % 32 == 0, "every lane visits the same number of vectors per chunk");
+  // Trees that read memory (residual, bias) stage each chunk's loads in shared memory by cp.async,
+  // kLoadChunks - 1 chunks ahead of its visits (load_async): the loads of later chunks are in flight
+  // while a chunk is visited, and hold no registers. Each lane's visit has its own slot.
+  // Ping-pong keeps loading in line: its epilogue already runs under the other warpgroup's mainloop,
+  // and the ring depth the slots would take cost it more than the waits (report v47).
+  using Loaded = typename Epilogue::template Loaded<kVisitWidth>;
+  // Slots are an odd number of 16-byte words apart, so that the 16-byte accesses of 8 lanes (one
+  // shared-memory wavefront) fall on 8 different bank groups: conflict-free cp.async writes and reads.
+  static constexpr int kLoadSlotWords = (static_cast<int>(sizeof(Loaded)) + 15) / 16;
+  static constexpr int kLoadSlotBytes = 16 * (kLoadSlotWords % 2 == 1 ? kLoadSlotWords : kLoadSlotWords + 1);
+  static constexpr int kLoadBytesPerChunk = kVisitsPerLane * 32 * kLoadSlotBytes;  // per warp
+
+  // ---- shared memory: [A stages][B stages][epilogue staging per warp][staged loads per warp][barriers] ----
   static constexpr int kABytes = kTileM * kRowBytes;  // one stage of A
   static constexpr int kBBytes = kTileN * kRowBytes;  // one stage of B
   static constexpr int kStageBytes = kABytes + kBBytes;
-  static constexpr int kEpilogueColumns = Config::kEpilogueColumns;
   // Staging rows are padded by 8 floats: the float2 writes of the accumulator layout are then
   // conflict-free, and the float4 reads are too because odd rows read their two halves in the
   // opposite order (see visit_chunk).
   static constexpr int kStagingLd = kEpilogueColumns + 8;
   static constexpr int kStagingBytesPerWarp = 16 * kStagingLd * static_cast<int>(sizeof(float));
-  static constexpr int kOffsetA = 0;
-  static constexpr int kOffsetB = kOffsetA + kStages * kABytes;
-  static constexpr int kOffsetStaging = kOffsetB + kStages * kBBytes;
-  static constexpr int kOffsetBarriers = kOffsetStaging + kConsumerWarps * kStagingBytesPerWarp;
-  static constexpr int kBarrierBytes = 2 * kStages * static_cast<int>(sizeof(cuda::std::uint64_t));
   // Swizzled TMA destinations need 1024-byte alignment; the dynamic shared memory base is aligned by
   // hand, so ask for 1024 bytes of slack.
   static constexpr int kSmemAlignment = 1024;
+  // The ring takes Config::kStages stages, or as many as fit beside the staged loads (227 KiB per block
+  // on sm_90): a fused tree trades ring depth for epilogue loads in flight, 3 chunks of them (2 ahead)
+  // or 2, but never below 3 stages; where even 2 chunks do not fit (or the schedule is ping-pong), its
+  // visits load in line.
+  static constexpr int kSmemLimit = 227 * 1024;
+  static constexpr int kMinStagedRing = 3;
+  TILEFUSE_HOST_DEVICE static constexpr int stages_beside(int load_chunks) {
+    int const other = kConsumerWarps * (kStagingBytesPerWarp + load_chunks * kLoadBytesPerChunk) +
+                      2 * Config::kStages * static_cast<int>(sizeof(cuda::std::uint64_t)) + kSmemAlignment;
+    int const fit = (kSmemLimit - other) / kStageBytes;
+    return Config::kStages < fit ? Config::kStages : fit;
+  }
+  TILEFUSE_HOST_DEVICE static constexpr int choose_load_chunks() {
+    if (!epilogue::reads_memory<Epilogue> || kPingPong) return 0;
+    for (int chunks = kChunks < 3 ? kChunks : 3; chunks >= 2; --chunks) {
+      if (stages_beside(chunks) >= kMinStagedRing || stages_beside(chunks) == Config::kStages) return chunks;
+    }
+    return 0;
+  }
+  static constexpr int kLoadChunks = choose_load_chunks();
+  static constexpr bool kStagedLoads = kLoadChunks > 0;
+  static constexpr int kLoadBytesPerWarp = kLoadChunks * kLoadBytesPerChunk;
+  static constexpr int kStages = stages_beside(kLoadChunks);
+  static_assert(kStages >= 2, "the ring needs at least two stages");
+  static constexpr int kOffsetA = 0;
+  static constexpr int kOffsetB = kOffsetA + kStages * kABytes;
+  static constexpr int kOffsetStaging = kOffsetB + kStages * kBBytes;
+  static constexpr int kOffsetLoads = kOffsetStaging + kConsumerWarps * kStagingBytesPerWarp;
+  static constexpr int kOffsetBarriers = kOffsetLoads + kConsumerWarps * kLoadBytesPerWarp;
+  static constexpr int kBarrierBytes = 2 * kStages * static_cast<int>(sizeof(cuda::std::uint64_t));
   static constexpr int kSmemBytes = kOffsetBarriers + kBarrierBytes + kSmemAlignment;
+  static_assert(kSmemBytes <= kSmemLimit, "shared memory exceeds the block's 227 KiB");
+  static_assert(kOffsetLoads % 16 == 0, "cp.async writes 16-byte aligned slots");
   static_assert(kABytes % kSmemAlignment == 0 && kBBytes % kSmemAlignment == 0, "stages stay 1024-byte aligned");
   static_assert(Operands::kABytes == kABytes && Operands::kBBytes == kBBytes, "the source fills whole stages");
   static_assert(kOffsetBarriers % 8 == 0, "barriers are 8-byte aligned");
@@ -273,6 +325,7 @@ struct GemmKernel {
     char* a;                     // kStages tiles of TileM x 64
     char* b;                     // kStages tiles of TileN x 64
     float* staging;              // kConsumerWarps slices of 16 x kStagingLd floats
+    char* loads;                 // kConsumerWarps slices of kLoadBytesPerWarp (kStagedLoads)
     cuda::std::uint64_t* full;   // kStages barriers: the stage holds data
     cuda::std::uint64_t* empty;  // kStages barriers: the stage may be overwritten
   };
@@ -284,6 +337,7 @@ struct GemmKernel {
     s.a = smem + kOffsetA;
     s.b = smem + kOffsetB;
     s.staging = reinterpret_cast<float*>(smem + kOffsetStaging);
+    s.loads = smem + kOffsetLoads;
     s.full = reinterpret_cast<cuda::std::uint64_t*>(smem + kOffsetBarriers);
     s.empty = s.full + kStages;
     return s;
@@ -353,6 +407,7 @@ struct GemmKernel {
     int const lane = thread % 32;
     int const warp = consumer_warpgroup * 4 + warp_in_group;  // 0 .. kConsumerWarps - 1
     float* const staging = s.staging + warp * (16 * kStagingLd);
+    char* const loads = s.loads + warp * kLoadBytesPerWarp;
     int const k_count = k_tiles(p);
     int const grid = tile_stride();
     int const first_tile = first_tile_index();
@@ -398,10 +453,15 @@ struct GemmKernel {
         // The other warpgroup's next tile (if the block has one) may start its mainloop.
         if (t + grid < p.tiles) pass_turn(consumer_warpgroup);
       }
+      // The first chunks' epilogue loads go out while the last k-tile's wgmmas run.
+      issue_first_loads(p, loads, lane, tile, warp_row0(0));
       mainloop_drain(s, lane, k_count, state, acc);
       if constexpr (kPingPong) state.advance_by((kConsumerWarpgroups - 1) * k_count);
 #pragma unroll
-      for (int b = 0; b < kRowBlocks; ++b) epilogue_tile(p, acc[b], staging, lane, tile, warp_row0(b));
+      for (int b = 0; b < kRowBlocks; ++b) {
+        if (b > 0) issue_first_loads(p, loads, lane, tile, warp_row0(b));
+        epilogue_tile(p, acc[b], staging, loads, lane, tile, warp_row0(b));
+      }
     }
   }
 
@@ -608,21 +668,27 @@ struct GemmKernel {
 
   // ---- epilogue: this warp's 16 rows of the tile, kEpilogueColumns columns at a time ----
 
+  // Chunk `chunk` of the tile (for staged loads, issue_first_loads has issued chunks 0 .. kLoadChunks - 2).
   TILEFUSE_DEVICE static void epilogue_tile(Params const& p, float const (&acc)[kAccumulators], float* staging,
-                                            int lane, Tile const& tile, int warp_row0) {
+                                            char* loads, int lane, Tile const& tile, int warp_row0) {
     index_t const row0 = index_t{tile.m} * kTileM + warp_row0;
     index_t const n0 = index_t{tile.n} * kTileN;
     if (row0 >= p.problem.m) return;  // the whole warp is below the output (uniform per warp)
 #pragma unroll
     for (int chunk = 0; chunk < kChunks; ++chunk) {
       index_t const col0 = n0 + chunk * kEpilogueColumns;
-      if (col0 >= p.problem.n) break;  // uniform per warp
+      if (col0 >= p.problem.n) break;  // uniform per warp (later chunks issued no loads: all outside)
+      if constexpr (kStagedLoads) {
+        // One group per chunk, empty past the tile, so that `kLoadChunks - 1 pending` always means
+        // this chunk's group has landed.
+        if (chunk + kLoadChunks - 1 < kChunks) issue_loads(p, loads, lane, row0, n0, tile.batch, chunk + kLoadChunks - 1);
+        arch::cp_async_commit();
+        arch::cp_async_wait<kLoadChunks - 1>();
+      }
       stage_chunk(acc, staging, lane, chunk);
-      visit_chunk(p, staging, lane, row0, col0, tile.batch);
+      visit_chunk(p, staging, loads, lane, row0, col0, tile.batch, chunk);
     }
   }
-
-  static constexpr int kChunks = kTileN / kEpilogueColumns;
 
   // Writes the accumulators of one chunk (16 rows x kEpilogueColumns) into the warp's staging slice.
   // The accumulator layout of wgmma: lane holds rows lane / 4 and lane / 4 + 8 of the warp's 16,
@@ -641,40 +707,84 @@ struct GemmKernel {
     __syncwarp();
   }
 
-  // Visits the 16 x kEpilogueColumns chunk staged at `staging`, whose element (0, 0) is output
-  // (row0, col0): each lane takes vectors of kVisitWidth consecutive columns of one row, one after
-  // another, each with its own loads (epilogue::evaluate).
-  // NOTES: for trees that read a residual, 16 columns per visit halve the visits per lane, and with
-  // them the serialized round trips of the tree's loads (a visit's loads wait for the previous visit's
-  // stores: the compiler cannot prove the residual and D apart): fused ResNet-50 convs 0.586x -> 0.647x
-  // cuDNN. Trees without loads keep 8: at 16 the plain GEMM lost 4-14% on short-K shapes (report v16).
-  // Issuing the next chunk's loads before this chunk's stores (Epilogue::load, then ::visit) with
-  // 16-column chunks, to stay clear of spills, was slower on every shape (report v43).
-  static constexpr int kVisitWidth = epilogue::loads_auxiliary<Epilogue> && kEpilogueColumns % 16 == 0 ? 16 : 8;
-  static constexpr int kVisitsPerChunkRow = kEpilogueColumns / kVisitWidth;
-
-  TILEFUSE_DEVICE static void visit_chunk(Params const& p, float const* staging, int lane, index_t row0, index_t col0,
-                                          int batch) {
+  // The visits of one chunk whose element (0, 0) is output (row0, col0): lane takes vectors v = lane,
+  // lane + 32, ... (the i-th of them), kVisitWidth consecutive columns of one row each; those outside
+  // the output are skipped. visit(f, r, c, i) gets the fragment without its accumulators.
+  template <class Visit>
+  TILEFUSE_DEVICE static void for_each_visit(Params const& p, int lane, index_t row0, index_t col0, int batch,
+                                             Visit&& visit) {
 #pragma unroll 1
-    for (int v = lane; v < 16 * kVisitsPerChunkRow; v += 32) {
+    for (int i = 0; i < kVisitsPerLane; ++i) {
+      int const v = lane + 32 * i;
       int const r = v / kVisitsPerChunkRow;
       int const c = (v % kVisitsPerChunkRow) * kVisitWidth;
       index_t const row = row0 + r;
       index_t const col = col0 + c;
       if (row >= p.problem.m || col >= p.problem.n) continue;
-      float const* const at = staging + r * kStagingLd + c;
       epilogue::Fragment<kVisitWidth> f;
+      f.row = row;
+      f.col = col;
+      f.batch = batch;
+      f.valid = p.problem.n - col < kVisitWidth ? static_cast<int>(p.problem.n - col) : kVisitWidth;
+      visit(f, r, c, i);
+    }
+  }
+
+  // Where lane's i-th visit of a chunk finds its staged loads (chunks rotate through kLoadChunks slots).
+  TILEFUSE_DEVICE static Loaded* load_slot(char* loads, int chunk, int i, int lane) {
+    return reinterpret_cast<Loaded*>(loads + ((chunk % kLoadChunks * kVisitsPerLane + i) * 32 + lane) * kLoadSlotBytes);
+  }
+
+  // A slot's contents in registers, read as whole 16-byte words (the nodes would read a staged bf16
+  // vector element by element: 16 two-byte loads instead of two, each with bank conflicts).
+  TILEFUSE_DEVICE static Loaded read_slot(Loaded const* slot) {
+    uint4 words[kLoadSlotWords];
+#pragma unroll
+    for (int w = 0; w < kLoadSlotWords; ++w) words[w] = reinterpret_cast<uint4 const*>(slot)[w];
+    Loaded value;
+    cuda::std::memcpy(&value, words, sizeof(Loaded));
+    return value;
+  }
+
+  // Issues (without committing) the loads of chunk `chunk` of this warp's rows into their slots.
+  TILEFUSE_DEVICE static void issue_loads(Params const& p, char* loads, int lane, index_t row0, index_t n0, int batch,
+                                          int chunk) {
+    for_each_visit(p, lane, row0, n0 + chunk * kEpilogueColumns, batch,
+                   [&](epilogue::Fragment<kVisitWidth> const& f, int, int, int i) {
+                     Epilogue::load_async(p.epilogue, f, load_slot(loads, chunk, i, lane));
+                   });
+  }
+
+  // Issues and commits chunks 0 .. kLoadChunks - 2 of this warp's rows of a tile (one group each).
+  TILEFUSE_DEVICE static void issue_first_loads(Params const& p, char* loads, int lane, Tile const& tile, int warp_row0) {
+    if constexpr (kStagedLoads) {
+      index_t const row0 = index_t{tile.m} * kTileM + warp_row0;
+      index_t const n0 = index_t{tile.n} * kTileN;
+#pragma unroll
+      for (int chunk = 0; chunk + 1 < kLoadChunks; ++chunk) {
+        if (row0 < p.problem.m) issue_loads(p, loads, lane, row0, n0, tile.batch, chunk);
+        arch::cp_async_commit();
+      }
+    }
+  }
+
+  // Visits the 16 x kEpilogueColumns chunk staged at `staging` (its element (0, 0) is output (row0, col0)),
+  // with its loads from their slots (kStagedLoads) or issued here (epilogue::evaluate).
+  TILEFUSE_DEVICE static void visit_chunk(Params const& p, float const* staging, char* loads, int lane, index_t row0,
+                                          index_t col0, int batch, int chunk) {
+    for_each_visit(p, lane, row0, col0, batch, [&](epilogue::Fragment<kVisitWidth>& f, int r, int c, int i) {
+      float const* const at = staging + r * kStagingLd + c;
 #pragma unroll
       for (int q = 0; q < kVisitWidth / 4; ++q) {
         float4 const x = *reinterpret_cast<float4 const*>(at + 4 * q);
         f.acc[4 * q] = x.x, f.acc[4 * q + 1] = x.y, f.acc[4 * q + 2] = x.z, f.acc[4 * q + 3] = x.w;
       }
-      f.row = row;
-      f.col = col;
-      f.batch = batch;
-      f.valid = p.problem.n - col < kVisitWidth ? static_cast<int>(p.problem.n - col) : kVisitWidth;
-      epilogue::evaluate<Epilogue>(p.epilogue, f);
-    }
+      if constexpr (kStagedLoads) {
+        Epilogue::visit(p.epilogue, f, read_slot(load_slot(loads, chunk, i, lane)));
+      } else {
+        epilogue::evaluate<Epilogue>(p.epilogue, f);
+      }
+    });
   }
 };
 
