@@ -204,8 +204,10 @@ if (( configured )); then
     if run_stage "build-bench" 150 170 ninja -C "$build_dir" -j "$jobs" bench/tilefuse-bench; then
       bench_built=1
     fi
-    # The mainloop-fusion benchmark and the examples (quickstart, Hopper ladder): best effort.
+    # The mainloop-fusion, FP8 and epilogue-sweep benchmarks and the examples (quickstart, Hopper
+    # ladder): best effort.
     run_stage "build-extras" 120 150 ninja -C "$build_dir" -j "$jobs" bench/tilefuse-fusion-bench bench/tilefuse-fp8-bench \
+      bench/tilefuse-epilogue-sweep \
       examples/quickstart_fused_conv $(ls examples/hopper/*.cu 2>/dev/null | sed 's|examples/hopper/\(.*\)\.cu|examples/hopper/\1|') || true
   fi
 else
