@@ -32,6 +32,22 @@ __global__ void epilogue_smoke(Tree::Params p, Tree2::Params p2, int rows, int c
   epilogue::evaluate<Tree2>(p2, f);
 }
 
+// load_async (the Hopper kernel's staged loads) for every node kind, into shared memory, then the visit.
+__global__ void staged_load_smoke(Tree::Params p, Tree2::Params p2, int cols) {
+  __shared__ Tree::Loaded<8> slot;
+  __shared__ Tree2::Loaded<8> slot2;
+  Fragment<8> f;
+  f.row = threadIdx.x;
+  f.col = 8 * blockIdx.y;
+  f.valid = cols - static_cast<int>(f.col);
+  Tree::load_async(p, f, &slot);
+  Tree2::load_async(p2, f, &slot2);
+  arch::cp_async_commit();
+  arch::cp_async_wait<0>();
+  Tree::visit(p, f, slot);
+  Tree2::visit(p2, f, slot2);
+}
+
 __global__ void conversion_smoke(float const* in, half_t* h, bfloat16_t* b, float_e4m3_t* e4, float_e5m2_t* e5,
                                  tfloat32_t* t) {
   int const i = threadIdx.x;
