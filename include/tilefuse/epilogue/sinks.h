@@ -16,10 +16,33 @@
 
 namespace tilefuse::epilogue {
 
+// The first three steps of a sink (Params with `children`, its one input's): a sink reads no memory of
+// its own, so it prefetches and loads what its input does.
+template <class Input>
+struct SinkOfInput {
+  template <int V>
+  using Loaded = typename Input::template Loaded<V>;
+
+  template <class P, int V>
+  TILEFUSE_HOST_DEVICE static void prefetch(P const& p, Fragment<V> const& f) {
+    Input::prefetch(cuda::std::get<0>(p.children), f);
+  }
+
+  template <class P, int V>
+  TILEFUSE_HOST_DEVICE static Loaded<V> load(P const& p, Fragment<V> const& f) {
+    return Input::load(cuda::std::get<0>(p.children), f);
+  }
+
+  template <class P, int V>
+  TILEFUSE_HOST_DEVICE static void load_async(P const& p, Fragment<V> const& f, Loaded<V>* into) {
+    Input::load_async(cuda::std::get<0>(p.children), f, into);
+  }
+};
+
 // Writes its input, converted to T (round to nearest even; FP8 saturates), into an output matrix.
 // Values are passed on unrounded: a later node sees the float, not the stored T.
 template <NodeName Name, class T, class Input, class Layout = RowMajor>
-struct Store {
+struct Store : SinkOfInput<Input> {
   static constexpr NodeKind kKind = NodeKind::kStore;
   static constexpr auto kName = Name;
   using Element = T;
@@ -33,22 +56,7 @@ struct Store {
   };
 
   template <int V>
-  using Loaded = typename Input::template Loaded<V>;
-
-  template <int V>
-  TILEFUSE_HOST_DEVICE static void prefetch(Params const& p, Fragment<V> const& f) {
-    Input::prefetch(cuda::std::get<0>(p.children), f);
-  }
-
-  template <int V>
-  TILEFUSE_HOST_DEVICE static Loaded<V> load(Params const& p, Fragment<V> const& f) {
-    return Input::load(cuda::std::get<0>(p.children), f);
-  }
-
-  template <int V>
-  TILEFUSE_HOST_DEVICE static void load_async(Params const& p, Fragment<V> const& f, Loaded<V>* into) {
-    Input::load_async(cuda::std::get<0>(p.children), f, into);
-  }
+  using Loaded = typename Input::template Loaded<V>;  // as SinkOfInput's (a dependent base's names are not found here)
 
   template <int V>
   TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const& p, Fragment<V> const& f, Loaded<V> const& loaded) {
@@ -128,7 +136,7 @@ struct AbsMax {
 // columns) or one value per column (kColReduce: out[batch * batch_stride + col], over the rows).
 // The output must hold R::identity() before the kernel runs (the host driver and device ops do that).
 template <NodeName Name, class R, NodeKind Kind, class Input>
-struct Reduce {
+struct Reduce : SinkOfInput<Input> {
   static_assert(Kind == NodeKind::kRowReduce || Kind == NodeKind::kColReduce);
   static constexpr NodeKind kKind = Kind;
   static constexpr auto kName = Name;
@@ -142,22 +150,7 @@ struct Reduce {
   };
 
   template <int V>
-  using Loaded = typename Input::template Loaded<V>;
-
-  template <int V>
-  TILEFUSE_HOST_DEVICE static void prefetch(Params const& p, Fragment<V> const& f) {
-    Input::prefetch(cuda::std::get<0>(p.children), f);
-  }
-
-  template <int V>
-  TILEFUSE_HOST_DEVICE static Loaded<V> load(Params const& p, Fragment<V> const& f) {
-    return Input::load(cuda::std::get<0>(p.children), f);
-  }
-
-  template <int V>
-  TILEFUSE_HOST_DEVICE static void load_async(Params const& p, Fragment<V> const& f, Loaded<V>* into) {
-    Input::load_async(cuda::std::get<0>(p.children), f, into);
-  }
+  using Loaded = typename Input::template Loaded<V>;  // as SinkOfInput's (a dependent base's names are not found here)
 
   template <int V>
   TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const& p, Fragment<V> const& f, Loaded<V> const& loaded) {

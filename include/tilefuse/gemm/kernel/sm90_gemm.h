@@ -195,7 +195,7 @@ struct GemmKernel {
   // kLoadChunks - 1 chunks ahead of its visits (load_async): the loads of later chunks are in flight
   // while a chunk is visited, and hold no registers. Each lane's visit has its own slot.
   // Ping-pong keeps loading in line: its epilogue already runs under the other warpgroup's mainloop,
-  // and the ring depth the slots would take cost it more than the waits (report v47).
+  // and the ring depth the slots would take cost it more than the waits (report v47b).
   using Loaded = typename Epilogue::template Loaded<kVisitWidth>;
   // Slots are an odd number of 16-byte words apart, so that the 16-byte accesses of 8 lanes (one
   // shared-memory wavefront) fall on 8 different bank groups: conflict-free cp.async writes and reads.
@@ -236,6 +236,8 @@ struct GemmKernel {
   }
   static constexpr int kLoadChunks = choose_load_chunks();
   static constexpr bool kStagedLoads = kLoadChunks > 0;
+  // (Only 128-row ping-pong has two row blocks per warp, and ping-pong does not stage.)
+  static_assert(!kStagedLoads || kRowBlocks == 1, "staged loads are issued for one row block per tile");
   static constexpr int kLoadBytesPerWarp = kLoadChunks * kLoadBytesPerChunk;
   static constexpr int kStages = stages_beside(kLoadChunks);
   static_assert(kStages >= 2, "the ring needs at least two stages");
@@ -458,10 +460,7 @@ struct GemmKernel {
       mainloop_drain(s, lane, k_count, state, acc);
       if constexpr (kPingPong) state.advance_by((kConsumerWarpgroups - 1) * k_count);
 #pragma unroll
-      for (int b = 0; b < kRowBlocks; ++b) {
-        if (b > 0) issue_first_loads(p, loads, lane, tile, warp_row0(b));
-        epilogue_tile(p, acc[b], staging, loads, lane, tile, warp_row0(b));
-      }
+      for (int b = 0; b < kRowBlocks; ++b) epilogue_tile(p, acc[b], staging, loads, lane, tile, warp_row0(b));
     }
   }
 
