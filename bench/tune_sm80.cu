@@ -72,12 +72,12 @@ struct Candidate {
 
 int main() {
   Candidate const candidates[] = {
+      {"128x256x64 w2x4 s3 persistent", time_config<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 3, 1, true>>},
       {"128x256x64 w2x4 s3", time_config<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 3>>},
+      {"128x256x64 w2x4 s4 persistent", time_config<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 4, 1, true>>},
       {"128x256x64 w2x4 s4", time_config<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 4>>},
       {"256x128x64 w4x2 s4", time_config<gemm::Sm80TileConfig<256, 128, 64, 4, 2, 4>>},
-      {"128x256x32 w2x4 s6", time_config<gemm::Sm80TileConfig<128, 256, 32, 2, 4, 6>>},
       {"128x128x32 w2x2 s6 2/SM", time_config<gemm::Sm80TileConfig<128, 128, 32, 2, 2, 6, 2>>},
-      {"128x128x64 w2x2 s3 2/SM", time_config<gemm::Sm80TileConfig<128, 128, 64, 2, 2, 3, 2>>},
   };
   constexpr int kCount = sizeof(candidates) / sizeof(candidates[0]);
   // 4096x4096x64: one k-tile per output tile, so its time is the fixed cost per tile (prologue + epilogue).

@@ -32,6 +32,9 @@
 #   TILEFUSE_PY_GPU_TESTS      pytest arguments for a Python stage on the GPU (pip install of the package
 #                              into <build>/python, then tests/python with these arguments, e.g.
 #                              'tests/python/test_emit_pytorch_gpu.py'); unset: no Python stage
+#   TILEFUSE_GPU_SKIP          ','-separated stage names not to run (e.g. 'sass-facts,fp8-bench,fusion-bench')
+#   TILEFUSE_GPU_AFTER         a command run after the benchmarks, in the stage 'after' (e.g. a tuning sweep
+#                              built here: 'ninja -C build bench/tilefuse_tune_sm80 && build/bench/tilefuse_tune_sm80')
 #   GIT_COMMIT                 the commit to report when the tree has no .git
 #   JOBS                       build parallelism (default: nproc)
 set -uo pipefail
@@ -80,6 +83,11 @@ run_stage() {
   local name=$1 cap=$2 reserve=$3
   shift 3
   local left limit log t0 rc secs
+  if [[ ",${TILEFUSE_GPU_SKIP:-}," == *",$name,"* ]]; then
+    echo "== [$name] skipped: named in TILEFUSE_GPU_SKIP"
+    record "$name" "skipped (TILEFUSE_GPU_SKIP)" 0 0
+    return 125
+  fi
   left=$(( $(seconds_left) - reserve ))
   limit=$(( cap < left ? cap : left ))
   log="$logs/$name.log"
@@ -290,6 +298,12 @@ elif (( bench_enabled )); then
   record "bench" "skipped (not built)" 0
 else
   record "bench" "skipped (${bench_note:-not configured})" 0
+fi
+
+# ---- a command of the caller's (optional) ----
+
+if [[ -n "${TILEFUSE_GPU_AFTER:-}" ]]; then
+  run_stage "after" 300 5 bash -c "$TILEFUSE_GPU_AFTER"
 fi
 
 # ---- Python on the GPU (optional) ----

@@ -132,6 +132,9 @@ inline std::vector<GemmCase> shape_sweep_cases(std::uint64_t seed) {
       {255, 257, 129}, {257, 255, 7},    {1000, 13, 257},  {13, 1000, 129},   {1, 2049, 257},
       {2049, 1, 129},  {2049, 257, 64},  {257, 1000, 1000}, {129, 129, 2049}, {128, 256, 32},
       {256, 512, 96},  {1000, 1000, 33},
+      // More 128x256 tiles than a 132-SM GPU runs at once: persistent blocks take two tiles each, and
+      // the second starts on k-tiles loaded during the first one's epilogue (one partial).
+      {2600, 2600, 72},
   };
   std::vector<GemmCase> cases;
   for (auto const& s : kShapes) cases.push_back(make_case(s[0], s[1], s[2]));
@@ -260,6 +263,11 @@ inline std::vector<GemmCase> small_cases(std::uint64_t seed) {
   c = make_case(19, 23, 77, 2);
   c.ld_a = Ld::kOdd;
   c.split_k = 3;
+  add(c);
+  // 140 batch entries: a persistent config runs one block per entry (132 SMs), each looping over its
+  // entry's tiles (9 of 128x256, partial in m, n and k), so the sanitizers see tiles follow each other.
+  c = make_case(300, 520, 100, 140);
+  c.ld_a = c.ld_b = c.ld_epilogue = Ld::kAligned;
   add(c);
   return cases;
 }
