@@ -1,4 +1,5 @@
-// Tile-configuration sweep for the sm_80 GEMM: bf16, A row-major, B column-major, plain epilogue, at
+// Tile-configuration sweep for the sm_80 GEMM: bf16, A row-major, B column-major, plain epilogue (and
+// the issue-3 fused tree on the default tile), at
 // 8192^3, 4096^3, 8192x8192x1024 and two shapes that isolate the fixed cost per tile. Prints the median
 // TFLOP/s of each configuration; the winners become Sm80LargeConfig / Sm80SmallConfig (see
 // docs/notes/gemm_sm80.md). Not a peer comparison: tilefuse-bench is.
@@ -9,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <type_traits>
 #include <vector>
 
 #include <tilefuse/gemm/device/gemm.hpp>
@@ -19,14 +21,19 @@ namespace {
 
 using namespace tilefuse;
 using Element = bfloat16_t;
-using Epilogue = epilogue::Store<"D", bfloat16_t, epilogue::Acc>;
+using Plain = epilogue::Store<"D", bfloat16_t, epilogue::Acc>;
+// The issue-3 fused tree: D = gelu_tanh(A * B + bias[col]) + C.
+using Fused = epilogue::Store<
+    "D", bfloat16_t,
+    epilogue::Add<epilogue::GeluTanh<epilogue::Add<epilogue::Acc, epilogue::RowBroadcast<"bias", bfloat16_t>>>,
+                  epilogue::AuxLoad<"C", bfloat16_t>>>;
 
 // The median time of one configuration on one shape, in ms (negative if it cannot run).
-template <class Config>
+template <class Config, class Epilogue = Plain>
 double time_config(index_t m, index_t n, index_t k) {
   {
     using Op = gemm::Gemm<Element, RowMajor, ColumnMajor, Epilogue, Config>;
-    Element *a, *b, *d;
+    Element *a, *b, *d, *c = nullptr, *bias = nullptr;
     cudaMalloc(&a, m * k * sizeof(Element));
     cudaMalloc(&b, k * n * sizeof(Element));
     cudaMalloc(&d, m * n * sizeof(Element));
@@ -37,6 +44,14 @@ double time_config(index_t m, index_t n, index_t k) {
     args.a = a;
     args.b = b;
     args.epilogue.set("D", d);
+    if constexpr (!std::is_same_v<Epilogue, Plain>) {
+      cudaMalloc(&c, m * n * sizeof(Element));
+      cudaMalloc(&bias, n * sizeof(Element));
+      bench::fill_normal(c, bench::DType::kBF16, m * n, 3u, 1.0f, nullptr);
+      bench::fill_normal(bias, bench::DType::kBF16, n, 4u, 1.0f, nullptr);
+      args.epilogue.set("bias", static_cast<Element const*>(bias), {.batch_stride = 0});
+      args.epilogue.set("C", static_cast<Element const*>(c));
+    }
     Status s = Op::run(args, nullptr, nullptr);
     if (!s.ok()) {
       std::printf("%s\n", s.to_string().c_str());
@@ -57,7 +72,7 @@ double time_config(index_t m, index_t n, index_t k) {
       ms.push_back(t);
     }
     std::sort(ms.begin(), ms.end());
-    cudaFree(a), cudaFree(b), cudaFree(d);
+    cudaFree(a), cudaFree(b), cudaFree(d), cudaFree(c), cudaFree(bias);
     cudaEventDestroy(start), cudaEventDestroy(stop);
     return ms[ms.size() / 2];
   }
@@ -72,12 +87,11 @@ struct Candidate {
 
 int main() {
   Candidate const candidates[] = {
-      {"128x256x64 w2x4 s3 persistent", time_config<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 3, 1, true>>},
       {"128x256x64 w2x4 s3", time_config<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 3>>},
-      {"128x256x64 w2x4 s4 persistent", time_config<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 4, 1, true>>},
       {"128x256x64 w2x4 s4", time_config<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 4>>},
       {"256x128x64 w4x2 s4", time_config<gemm::Sm80TileConfig<256, 128, 64, 4, 2, 4>>},
       {"128x128x32 w2x2 s6 2/SM", time_config<gemm::Sm80TileConfig<128, 128, 32, 2, 2, 6, 2>>},
+      {"128x256x64 w2x4 s3 fused", time_config<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 3>, Fused>},
   };
   constexpr int kCount = sizeof(candidates) / sizeof(candidates[0]);
   // 4096x4096x64: one k-tile per output tile, so its time is the fixed cost per tile (prologue + epilogue).

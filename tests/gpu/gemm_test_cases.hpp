@@ -132,8 +132,7 @@ inline std::vector<GemmCase> shape_sweep_cases(std::uint64_t seed) {
       {255, 257, 129}, {257, 255, 7},    {1000, 13, 257},  {13, 1000, 129},   {1, 2049, 257},
       {2049, 1, 129},  {2049, 257, 64},  {257, 1000, 1000}, {129, 129, 2049}, {128, 256, 32},
       {256, 512, 96},  {1000, 1000, 33},
-      // More 128x256 tiles than a 132-SM GPU runs at once: persistent blocks take two tiles each, and
-      // the second starts on k-tiles loaded during the first one's epilogue (one partial).
+      // More 128x256 tiles than a 132-SM GPU runs at once (231), two k-tiles, the second partial.
       {2600, 2600, 72},
   };
   std::vector<GemmCase> cases;
@@ -264,8 +263,8 @@ inline std::vector<GemmCase> small_cases(std::uint64_t seed) {
   c.ld_a = Ld::kOdd;
   c.split_k = 3;
   add(c);
-  // 140 batch entries: a persistent config runs one block per entry (132 SMs), each looping over its
-  // entry's tiles (9 of 128x256, partial in m, n and k), so the sanitizers see tiles follow each other.
+  // More batch entries (140) than SMs, 9 tiles of 128x256 each, partial in m, n and k: the sanitizers
+  // see blocks of one kernel follow each other on an SM.
   c = make_case(300, 520, 100, 140);
   c.ld_a = c.ld_b = c.ld_epilogue = Ld::kAligned;
   add(c);

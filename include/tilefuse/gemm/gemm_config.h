@@ -9,11 +9,8 @@
 namespace tilefuse::gemm {
 
 // TileM x TileN x TileK threadblock tile computed by WarpsM x WarpsN warps through a Stages-deep
-// cp.async pipeline. Persistent: the launch runs at most MinBlocksPerSm blocks per SM, each looping
-// over tiles; a block issues its next tile's first k-tiles before its epilogue, which each warp
-// stages by itself in the ring's remaining stage (sm80_gemm.h: run_persistent).
-template <int TileM_, int TileN_, int TileK_, int WarpsM_, int WarpsN_, int Stages_, int MinBlocksPerSm_ = 1,
-          bool Persistent_ = false>
+// cp.async pipeline.
+template <int TileM_, int TileN_, int TileK_, int WarpsM_, int WarpsN_, int Stages_, int MinBlocksPerSm_ = 1>
 struct Sm80TileConfig {
   static constexpr int kTileM = TileM_;
   static constexpr int kTileN = TileN_;
@@ -23,7 +20,6 @@ struct Sm80TileConfig {
   static constexpr int kStages = Stages_;
   // Passed to __launch_bounds__: asks the compiler to fit this many blocks per SM in registers.
   static constexpr int kMinBlocksPerSm = MinBlocksPerSm_;
-  static constexpr bool kPersistent = Persistent_;
   static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
   static constexpr int kWarpTileM = kTileM / kWarpsM;
   static constexpr int kWarpTileN = kTileN / kWarpsN;
@@ -34,9 +30,8 @@ struct Sm80TileConfig {
 };
 
 // The default for large problems on sm_80..sm_90: the fastest of the tile sweep on an H200
-// (bench/results/2026-11-21-h200-sm80-gemm-v5-tile-sweep.txt; docs/notes/gemm_sm80.md), persistent
-// so that a tile's epilogue runs while the next tile's first k-tiles load (v50).
-using Sm80LargeConfig = Sm80TileConfig<128, 256, 64, 2, 4, 3, 1, true>;
+// (bench/results/2026-11-21-h200-sm80-gemm-v5-tile-sweep.txt; docs/notes/gemm_sm80.md).
+using Sm80LargeConfig = Sm80TileConfig<128, 256, 64, 2, 4, 3>;
 // Fewer, smaller tiles for problems that would leave SMs idle.
 using Sm80SmallConfig = Sm80TileConfig<128, 128, 32, 2, 2, 4>;
 // Narrow outputs (N <= 64, e.g. convolutions with 64 filters) and short K: three blocks per SM hide

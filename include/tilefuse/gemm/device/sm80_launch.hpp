@@ -17,25 +17,6 @@
 
 namespace tilefuse::gemm::detail {
 
-// SMs of the current device (132 if it cannot be asked: the planning still works, only less well).
-inline int current_sm_count() {
-  int const sms = current_device_sm_count();
-  return sms > 0 ? sms : 132;
-}
-
-// Blocks along x for `tiles` output tiles in each of `slices` (batch entries x splits, along z): one per
-// tile, or for a persistent config no more than fill the SMs (the blocks loop over their slice's tiles).
-template <class Kernel>
-int tiled_grid_x(int tiles, int slices) {
-  if constexpr (!Kernel::Config::kPersistent) {
-    return tiles;
-  } else {
-    int const resident = current_sm_count() * Kernel::kMinBlocksPerSm;
-    int const per_slice = std::max(1, (resident + slices - 1) / slices);
-    return std::min(tiles, per_slice);
-  }
-}
-
 // Launches `Kernel` (an sm80::TiledKernel) with `params`, whose problem, operands and epilogue are set;
 // fills in the tile grid and the split-K fields. workspace: split_k * batch * m * n floats when
 // split_k > 1.
@@ -50,8 +31,7 @@ Status launch_tiled(typename Kernel::Params params, int split_k, void* workspace
   params.tiles_n = static_cast<int>((p.n + Kernel::kTileN - 1) / Kernel::kTileN);
 
   LaunchConfig config;
-  config.grid = dim3(static_cast<unsigned>(tiled_grid_x<Kernel>(params.tiles_m * params.tiles_n, p.batch * split_k)),
-                     1, static_cast<unsigned>(p.batch * split_k));
+  config.grid = dim3(static_cast<unsigned>(params.tiles_m * params.tiles_n), 1, static_cast<unsigned>(p.batch * split_k));
   config.block = dim3(Kernel::kThreads);
   config.dynamic_smem_bytes = Kernel::kSmemBytes;
   config.stream = stream;
@@ -73,6 +53,12 @@ Status launch_tiled(typename Kernel::Params params, int split_k, void* workspace
   void* reduce_args[] = {&reduce};
   return host_adapter().launch(reduce_config, reinterpret_cast<void const*>(&split_k_epilogue_kernel<Epilogue>),
                                reduce_args);
+}
+
+// SMs of the current device (132 if it cannot be asked: the planning still works, only less well).
+inline int current_sm_count() {
+  int const sms = current_device_sm_count();
+  return sms > 0 ? sms : 132;
 }
 
 // split_k = 0 asks the operation to choose: split K when the output tiles leave most SMs idle and K is

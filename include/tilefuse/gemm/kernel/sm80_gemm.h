@@ -26,10 +26,9 @@ namespace tilefuse::gemm::sm80 {
 
 // The kernel over any operand source (sm80_dense_operands.h: strided matrices; the convolution's
 // gathers in conv/kernel/): only how k-tiles reach shared memory differs.
-template <class Element_, class Operands, class Epilogue, class Config_>
+template <class Element_, class Operands, class Epilogue, class Config>
 struct TiledKernel {
   using Element = Element_;
-  using Config = Config_;
   static constexpr int kThreads = Config::kThreads;
   static constexpr int kMinBlocksPerSm = Config::kMinBlocksPerSm;
   static constexpr int kTileM = Config::kTileM;
@@ -51,21 +50,9 @@ struct TiledKernel {
   // The accumulator tile is staged as floats with 4 floats of padding per row (fewer bank conflicts,
   // rows still 16-byte aligned).
   static constexpr int kStagingLd = kTileN + 4;
-  static constexpr int kStageBytes = kStageElements * static_cast<int>(sizeof(Element));
-  static constexpr int kPipelineBytes = kStages * kStageBytes;
+  static constexpr int kPipelineBytes = kStages * kStageElements * static_cast<int>(sizeof(Element));
   static constexpr int kStagingBytes = kTileM * kStagingLd * static_cast<int>(sizeof(float));
-  // The persistent kernel's epilogue: each warp stages 16 rows of its warp tile at a time in its own
-  // slice of the ring's last stage. 8 floats of padding per row: a quarter-warp's 16-byte reads and a
-  // half-warp's 8-byte writes then fall in distinct banks (warp_epilogue).
-  static constexpr int kWarpStagingLd = Config::kWarpTileN + 8;
-  static constexpr int kWarpStagingFloats = 16 * kWarpStagingLd;
-  static constexpr int kWarps = kThreads / 32;
-  static_assert(!Config::kPersistent || kStages >= 2, "the persistent kernel stages in the ring's last stage");
-  static_assert(!Config::kPersistent || kWarps * kWarpStagingFloats * 4 <= kStageBytes,
-                "the persistent kernel's per-warp staging slices must fit in one ring stage");
-  static constexpr int kSmemBytes = Config::kPersistent ? kPipelineBytes
-                                    : kPipelineBytes > kStagingBytes ? kPipelineBytes
-                                                                     : kStagingBytes;
+  static constexpr int kSmemBytes = kPipelineBytes > kStagingBytes ? kPipelineBytes : kStagingBytes;
 
   struct Params {
     GemmCoord problem;
@@ -112,83 +99,27 @@ struct TiledKernel {
     for (int j = 0; j < kMmaN; ++j) arch::round_fragment_to_tf32<Element>(f.b[j]);
   }
 
-  // One threadblock: which tile, its mainloop, then its epilogue; or, for a persistent config, a loop
-  // over tiles (run_persistent).
+  // One threadblock: which tile, its mainloop, then its epilogue.
   TILEFUSE_DEVICE static void run(Params const& p, char* smem) {
-    if constexpr (Config::kPersistent) {
-      run_persistent(p, smem);
-    } else {
-      Work const work = work_of(p, static_cast<int>(blockIdx.x));
-      Accumulators acc;
-      issue_prologue(p, smem, work);
-      mainloop(p, smem, work, acc);
-      auto* staging = reinterpret_cast<float*>(smem);
-      stage_accumulators(acc, staging);
-      if (p.split_k == 1) prefetch_epilogue_inputs(p, work.batch, work.m0, work.n0);
-      __syncthreads();
-      visit_epilogue(p, staging, work.batch, work.split, work.m0, work.n0);
-    }
+    TileCoord const tile = GroupedRasterization<>::tile_of(static_cast<int>(blockIdx.x), p.tiles_m, p.tiles_n);
+    int const batch = static_cast<int>(blockIdx.z) / p.split_k;
+    int const split = static_cast<int>(blockIdx.z) % p.split_k;
+    index_t const m0 = index_t{tile.m} * kTileM;
+    index_t const n0 = index_t{tile.n} * kTileN;
+    index_t const k_begin = split * p.k_per_split;
+    index_t const k_end = k_begin + p.k_per_split < p.problem.k ? k_begin + p.k_per_split : p.problem.k;
+
+    Accumulators acc;
+    mainloop(p, smem, batch, m0, n0, k_begin, k_end, acc);
+    auto* staging = reinterpret_cast<float*>(smem);
+    stage_accumulators(acc, staging);
+    if (p.split_k == 1) prefetch_epilogue_inputs(p, batch, m0, n0);
+    __syncthreads();
+    visit_epilogue(p, staging, batch, split, m0, n0);
   }
 
  private:
-  // One output tile of one batch entry and one split of K.
-  struct Work {
-    int batch;
-    int split;
-    index_t m0;
-    index_t n0;
-    index_t k_begin;
-    index_t k_end;
-  };
-
-  TILEFUSE_DEVICE static Work work_of(Params const& p, int tile_index) {
-    TileCoord const tile = GroupedRasterization<>::tile_of(tile_index, p.tiles_m, p.tiles_n);
-    Work w;
-    w.batch = static_cast<int>(blockIdx.z) / p.split_k;
-    w.split = static_cast<int>(blockIdx.z) % p.split_k;
-    w.m0 = index_t{tile.m} * kTileM;
-    w.n0 = index_t{tile.n} * kTileN;
-    w.k_begin = w.split * p.k_per_split;
-    w.k_end = w.k_begin + p.k_per_split < p.problem.k ? w.k_begin + p.k_per_split : p.problem.k;
-    return w;
-  }
-
-  TILEFUSE_DEVICE static int k_tiles_of(Work const& w) {
-    return w.k_end > w.k_begin ? static_cast<int>((w.k_end - w.k_begin + kTileK - 1) / kTileK) : 0;
-  }
-
-  // The persistent schedule: the block takes tiles blockIdx.x, blockIdx.x + gridDim.x, ... of its batch
-  // entry and split (blockIdx.z). Once a tile's mainloop is done, the block issues the next tile's first
-  // kStages - 1 k-tiles into ring stages 0 .. kStages - 2 and runs the epilogue while they load, each
-  // warp staging its accumulators in its own slice of ring stage kStages - 1: no barrier in the
-  // epilogue, and the next mainloop starts on k-tiles already in shared memory.
-  // NOTES: the non-persistent kernel pays this per tile as block launch, a prologue waiting on L2 / DRAM
-  // and a block-wide staged epilogue (~9.5 us of a 4096^3 tile's ~88, docs/notes/gemm_sm80.md v32).
-  TILEFUSE_DEVICE static void run_persistent(Params const& p, char* smem) {
-    int const tiles = p.tiles_m * p.tiles_n;
-    int tile_index = static_cast<int>(blockIdx.x);
-    if (tile_index >= tiles) return;
-    issue_prologue(p, smem, work_of(p, tile_index));
-    for (;;) {
-      // NOTES: only tile_index lives across the mainloop; the Work is recomputed where it is needed
-      // (holding it cost the 128x256 tile 28-64 bytes of spills).
-      Accumulators acc;
-      mainloop(p, smem, work_of(p, tile_index), acc);
-      int const next_index = tile_index + static_cast<int>(gridDim.x);
-      bool const has_next = next_index < tiles;
-      // Every warp has read its last fragments from the ring: all stages are free.
-      arch::cp_async_wait<0>();
-      __syncthreads();
-      if (has_next) issue_prologue(p, smem, work_of(p, next_index));
-      warp_epilogue(p, acc, reinterpret_cast<float*>(smem + (kStages - 1) * kStageBytes), work_of(p, tile_index));
-      if (!has_next) return;
-      // NOTES: the mainloop's first barrier (before any warp reads or refills a stage) also keeps the
-      // next tile's third k-tile from landing in the staging slices while a warp still reads them.
-      tile_index = next_index;
-    }
-  }
-
- static constexpr int kVectorsPerRow = kTileN / 8;
+  static constexpr int kVectorsPerRow = kTileN / 8;
 
   // Writes the accumulator tile into shared memory as floats (the pipeline buffers are free once every
   // warp is done with them), so that each thread can then read 8 consecutive columns of a row.
@@ -246,107 +177,20 @@ struct TiledKernel {
       f.col = col;
       f.batch = batch;
       f.valid = p.problem.n - col < 8 ? static_cast<int>(p.problem.n - col) : 8;
-      write_fragment(p, f, split);
-    }
-  }
-
-  // The persistent kernel's epilogue, warp by warp: 16 accumulator rows of the warp tile at a time go
-  // into the warp's staging slice, then each lane visits vectors of 8 consecutive columns of a row
-  // (the tree, or the split-K partials). Only __syncwarp: warps leave for the next tile on their own.
-  TILEFUSE_DEVICE static void warp_epilogue(Params const& p, Accumulators const& acc, float* staging, Work const& w) {
-    int const lane = static_cast<int>(threadIdx.x) % 32;
-    int const warp = static_cast<int>(threadIdx.x) / 32;
-    float* slice = staging + warp * kWarpStagingFloats;
-    index_t const warp_row0 = w.m0 + (warp / Config::kWarpsN) * Config::kWarpTileM;
-    index_t const warp_col0 = w.n0 + (warp % Config::kWarpsN) * Config::kWarpTileN;
-    constexpr int kVectorsPerWarpRow = Config::kWarpTileN / 8;
-    if (p.split_k == 1) {
-      for (int v = lane; v < Config::kWarpTileM * kVectorsPerWarpRow; v += 32) {
-        epilogue::Fragment<8> f;
-        f.row = warp_row0 + v / kVectorsPerWarpRow;
-        f.col = warp_col0 + (v % kVectorsPerWarpRow) * 8;
-        f.batch = w.batch;
-        f.valid = f.row < p.problem.m && f.col < p.problem.n ? 1 : 0;
-        Epilogue::prefetch(p.epilogue, f);
-      }
-    }
-#pragma unroll
-    for (int i = 0; i < kMmaM; ++i) {
-#pragma unroll
-      for (int j = 0; j < kMmaN; ++j) {
-        int const r = lane / 4;
-        int const c = j * 8 + 2 * (lane % 4);
-        *reinterpret_cast<float2*>(slice + r * kWarpStagingLd + c) = make_float2(acc[i][j][0], acc[i][j][1]);
-        *reinterpret_cast<float2*>(slice + (r + 8) * kWarpStagingLd + c) = make_float2(acc[i][j][2], acc[i][j][3]);
-      }
-      __syncwarp();
-#pragma unroll
-      for (int v = lane; v < 16 * kVectorsPerWarpRow; v += 32) {
-        int const r = v / kVectorsPerWarpRow;
-        int const c = (v % kVectorsPerWarpRow) * 8;
-        index_t const row = warp_row0 + i * 16 + r;
-        index_t const col = warp_col0 + c;
-        if (row >= p.problem.m || col >= p.problem.n) continue;
-        // Vectors 4-7 of a row read their upper half first, so the 8 lanes of a quarter-warp cover all
-        // 32 banks in each of the two reads.
-        int const first = (v % kVectorsPerWarpRow) & 4;
-        float4 const x = *reinterpret_cast<float4 const*>(slice + r * kWarpStagingLd + c + first);
-        float4 const y = *reinterpret_cast<float4 const*>(slice + r * kWarpStagingLd + c + (4 - first));
-        float4 const lo = first == 0 ? x : y;
-        float4 const hi = first == 0 ? y : x;
-        epilogue::Fragment<8> f;
-        f.acc[0] = lo.x, f.acc[1] = lo.y, f.acc[2] = lo.z, f.acc[3] = lo.w;
-        f.acc[4] = hi.x, f.acc[5] = hi.y, f.acc[6] = hi.z, f.acc[7] = hi.w;
-        f.row = row;
-        f.col = col;
-        f.batch = w.batch;
-        f.valid = p.problem.n - col < 8 ? static_cast<int>(p.problem.n - col) : 8;
-        write_fragment(p, f, w.split);
-      }
-      __syncwarp();
-    }
-  }
-
-  // A visited vector: through the tree, or as fp32 partial sums of its split for the split-K reduction.
-  TILEFUSE_DEVICE static void write_fragment(Params const& p, epilogue::Fragment<8>& f, int split) {
-    if (p.split_k == 1) {
-      epilogue::evaluate<Epilogue>(p.epilogue, f);
-    } else {
-      float* out = p.partials + ((index_t{split} * p.problem.batch + f.batch) * p.problem.m + f.row) * p.problem.n + f.col;
-      for (int i = 0; i < 8; ++i) {
-        if (i < f.valid) out[i] = f.acc[i];
+      if (p.split_k == 1) {
+        epilogue::evaluate<Epilogue>(p.epilogue, f);
+      } else {
+        float* out = p.partials + ((index_t{split} * p.problem.batch + batch) * p.problem.m + row) * p.problem.n + col;
+        for (int i = 0; i < 8; ++i) {
+          if (i < f.valid) out[i] = f.acc[i];
+        }
       }
     }
   }
 
-  TILEFUSE_DEVICE static Element* stage_a(char* smem, int s) {
-    return reinterpret_cast<Element*>(smem) + s * kStageElements;
-  }
-  TILEFUSE_DEVICE static Element* stage_b(char* smem, int s) {
-    return reinterpret_cast<Element*>(smem) + s * kStageElements + OperandA::Tile::kElements;
-  }
-
-  // Issues k-tile `k_tile` of the work's K range into its ring stage, and commits.
-  TILEFUSE_DEVICE static void load_stage(Params const& p, char* smem, Loader const& loader, Work const& w,
-                                         int k_tile, int k_tiles) {
-    int const s = k_tile % kStages;
-    if (k_tile < k_tiles) {
-      loader.load(p.operands, stage_a(smem, s), stage_b(smem, s), w.k_begin + index_t{k_tile} * kTileK, w.k_end);
-    }
-    // NOTES: commit even when nothing was issued, so that wait<kStages - 2> in the mainloop always
-    // refers to the group of the stage about to be read.
-    arch::cp_async_commit();
-  }
-
-  // The work's first kStages - 1 k-tiles, into ring stages 0 .. kStages - 2.
-  TILEFUSE_DEVICE static void issue_prologue(Params const& p, char* smem, Work const& w) {
-    Loader const loader(p.operands, p.problem, w.batch, w.m0, w.n0, static_cast<int>(threadIdx.x));
-    int const k_tiles = k_tiles_of(w);
-    for (int s = 0; s < kStages - 1; ++s) load_stage(p, smem, loader, w, s, k_tiles);
-  }
-
-  // acc = A[m0:, k_begin:k_end] * B[k_begin:k_end, n0:] for the work's tile, its prologue issued.
-  TILEFUSE_DEVICE static void mainloop(Params const& p, char* smem, Work const& w, Accumulators& acc) {
+  // acc = A[m0:, k_begin:k_end] * B[k_begin:k_end, n0:] for this block's tile.
+  TILEFUSE_DEVICE static void mainloop(Params const& p, char* smem, int batch, index_t m0, index_t n0,
+                                       index_t k_begin, index_t k_end, Accumulators& acc) {
 #pragma unroll
     for (int i = 0; i < kMmaM; ++i)
 #pragma unroll
@@ -354,10 +198,24 @@ struct TiledKernel {
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
 
+    auto* stages = reinterpret_cast<Element*>(smem);  // (stage, A tile then B tile)
+    auto stage_a = [&](int s) { return stages + s * kStageElements; };
+    auto stage_b = [&](int s) { return stages + s * kStageElements + OperandA::Tile::kElements; };
+
     int const thread = static_cast<int>(threadIdx.x);
-    Loader const loader(p.operands, p.problem, w.batch, w.m0, w.n0, thread);
-    int const k_tiles = k_tiles_of(w);
-    index_t const k_begin = w.k_begin;
+    Loader const loader(p.operands, p.problem, batch, m0, n0, thread);
+    int const k_tiles = k_end > k_begin ? static_cast<int>((k_end - k_begin + kTileK - 1) / kTileK) : 0;
+
+    auto load_stage = [&](int k_tile) {
+      int const s = k_tile % kStages;
+      if (k_tile < k_tiles) loader.load(p.operands, stage_a(s), stage_b(s), k_begin + index_t{k_tile} * kTileK, k_end);
+      // NOTES: commit even when nothing was issued, so that wait<kStages - 2> below always refers to
+      // the group of the stage about to be read.
+      arch::cp_async_commit();
+    };
+
+    for (int s = 0; s < kStages - 1; ++s) load_stage(s);
+
     int const lane = thread % 32;
     int const warp = thread / 32;
     int const warp_m0 = (warp / Config::kWarpsN) * Config::kWarpTileM;
@@ -371,32 +229,30 @@ struct TiledKernel {
     int buffer = 0;
     if (k_tiles > 0) {
       arch::cp_async_wait<kStages - 2>();
-      loader.prepare_stage(p.operands, stage_a(smem, 0), stage_b(smem, 0), k_begin);
+      loader.prepare_stage(p.operands, stage_a(0), stage_b(0), k_begin);
       __syncthreads();
-      load_fragments(frag[0], lanes, stage_a(smem, 0), stage_b(smem, 0), warp_m0, warp_n0, 0);
+      load_fragments(frag[0], lanes, stage_a(0), stage_b(0), warp_m0, warp_n0, 0);
     }
     for (int k_tile = 0; k_tile < k_tiles; ++k_tile) {
       // NOTES: the stage this overwrites was last read in the previous k-tile, before the barrier at
       // its last step, so every warp is done with it.
-      load_stage(p, smem, loader, w, k_tile + kStages - 1, k_tiles);
+      load_stage(k_tile + kStages - 1);
       int const s = k_tile % kStages;
       int const next = (k_tile + 1) % kStages;
 #pragma unroll
       for (int step = 0; step < kSteps; ++step) {
         if (step + 1 < kSteps) {
-          load_fragments(frag[buffer ^ 1], lanes, stage_a(smem, s), stage_b(smem, s), warp_m0, warp_n0,
-                         (step + 1) * kStepK);
+          load_fragments(frag[buffer ^ 1], lanes, stage_a(s), stage_b(s), warp_m0, warp_n0, (step + 1) * kStepK);
         } else {
           // The next k-tile must have landed (its group is kStages - 2 behind the newest) and be
           // visible to every warp before its first fragments are read.
           arch::cp_async_wait<kStages - 2>();
           if (k_tile + 1 < k_tiles) {
-            loader.prepare_stage(p.operands, stage_a(smem, next), stage_b(smem, next),
-                                 k_begin + index_t{k_tile + 1} * kTileK);
+            loader.prepare_stage(p.operands, stage_a(next), stage_b(next), k_begin + index_t{k_tile + 1} * kTileK);
           }
           __syncthreads();
           if (k_tile + 1 < k_tiles) {
-            load_fragments(frag[buffer ^ 1], lanes, stage_a(smem, next), stage_b(smem, next), warp_m0, warp_n0, 0);
+            load_fragments(frag[buffer ^ 1], lanes, stage_a(next), stage_b(next), warp_m0, warp_n0, 0);
           }
         }
         Fragments& f = frag[buffer];
