@@ -4,7 +4,8 @@
 // (and the geometry fits an im2col tensor map), else by the cp.async gathering producer; the others
 // (C = 3, odd channels, misaligned operands) fall back to the sm80 path inside the same lists. The
 // *Gather tests rerun lists with TILEFUSE_CONV_SM90_SOURCE=gather, so both sources see the same
-// problems. Every output element is checked against the host reference (conv2d_harness.hpp). Then the
+// problems; the Conv2dSm90FpropTile tests force each tile and schedule (TILEFUSE_CONV_SM90_TILE). Every
+// output element is checked against the host reference (conv2d_harness.hpp). Then the
 // selection itself: describe() names the Hopper kernel and its source for an aligned fprop, and the
 // sm80 path, with the reason, otherwise.
 #include <cstdlib>
@@ -91,6 +92,22 @@ class ScopedEnv {
     run_conv_cases<T, ConvMode::kFprop, Spec, Sm80AutoConfig>(cases);                                \
   }
 
+// Every Hopper tile and schedule on the im2col cases, forced through TILEFUSE_CONV_SM90_TILE (the
+// model reaches the cooperative 128x64 and 128x128 tiles only with the gather source, and ping-pong
+// 128x128 only for epilogues that read no memory).
+#define TILEFUSE_GPU_CONV_TILE_TEST(Name, tile, Spec, cases)                \
+  TEST(Conv2dSm90FpropTile, Name) {                                        \
+    ScopedEnv const forced("TILEFUSE_CONV_SM90_TILE", tile);               \
+    run_conv_cases<bfloat16_t, ConvMode::kFprop, Spec, Sm80AutoConfig>(cases); \
+  }
+
+TILEFUSE_GPU_CONV_TILE_TEST(NarrowCooperative, "narrow", conv_specs::Plain, sm90_im2col_cases(930))
+TILEFUSE_GPU_CONV_TILE_TEST(MediumCooperative, "medium", conv_specs::Plain, sm90_im2col_cases(931))
+TILEFUSE_GPU_CONV_TILE_TEST(PingPongNarrow, "pingpong-narrow", conv_specs::Plain, sm90_im2col_cases(932))
+TILEFUSE_GPU_CONV_TILE_TEST(PingPongMediumBiasReluResidual, "pingpong-medium", conv_specs::BiasReluResidual,
+                            sm90_im2col_cases(933))
+TILEFUSE_GPU_CONV_TILE_TEST(PingPongMediumTileCases, "pingpong-medium", conv_specs::Plain, sm90_tile_cases(934))
+
 TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Bf16Im2colCases, bfloat16_t, kFprop, conv_specs::Plain, Sm80AutoConfig, sm90_im2col_cases(920))
 TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Fp16Im2colCases, half_t, kFprop, conv_specs::Plain, Sm80AutoConfig, sm90_im2col_cases(921))
 TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Bf16Im2colCasesBiasReluResidual, bfloat16_t, kFprop, conv_specs::BiasReluResidual, Sm80AutoConfig, sm90_im2col_cases(922))
@@ -138,10 +155,28 @@ TEST(Conv2dSm90Select, AlignedFpropRunsTheHopperKernel) {
   EXPECT_NE(d.find("sm90 TMA + WGMMA implicit-GEMM conv2d fprop"), std::string::npos) << d;
   EXPECT_NE(d.find("x by TMA im2col"), std::string::npos) << d;
   EXPECT_NE(d.find("tile 128x64x64"), std::string::npos) << "K = 64 fits one 64-wide tile\n" << d;
+  EXPECT_NE(d.find("ping-pong"), std::string::npos) << "128x64 tiles run ping-pong with im2col\n" << d;
   std::string const wide = describe_fprop<Sm80AutoConfig>(conv_problem(64, 14, 14, 256, 1024, 1, 1, 0));
   EXPECT_NE(wide.find("tile 128x256x64"), std::string::npos) << wide;
+  EXPECT_EQ(wide.find("ping-pong"), std::string::npos) << "128x256 stays cooperative\n" << wide;
   std::string const few = describe_fprop<Sm80AutoConfig>(conv_problem(64, 7, 7, 512, 512, 3, 3, 1));
   EXPECT_NE(few.find("tile 128x128x64"), std::string::npos) << "50 tiles of 128x256 leave most SMs idle\n" << few;
+  EXPECT_NE(few.find("ping-pong"), std::string::npos) << "a plain 128x128 epilogue runs ping-pong\n" << few;
+  // The gather source has no ping-pong configs.
+  ScopedEnv const gather("TILEFUSE_CONV_SM90_SOURCE", "gather");
+  std::string const gathered = describe_fprop<Sm80AutoConfig>(conv_problem(2, 14, 14, 64, 64, 3, 3, 1));
+  EXPECT_NE(gathered.find("tile 128x64x64"), std::string::npos) << gathered;
+  EXPECT_EQ(gathered.find("ping-pong"), std::string::npos) << gathered;
+}
+
+TEST(Conv2dSm90Select, ForcedTileIsTheOneThatRuns) {
+  std::string const skip = sm90_skip_reason();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  ScopedEnv const forced("TILEFUSE_CONV_SM90_TILE", "narrow");
+  std::string const d = describe_fprop<Sm80AutoConfig>(conv_problem(2, 14, 14, 64, 64, 3, 3, 1));
+  EXPECT_NE(d.find("tile 128x64x64"), std::string::npos) << d;
+  EXPECT_EQ(d.find("ping-pong"), std::string::npos) << "forced cooperative 128x64\n" << d;
+  EXPECT_NE(d.find("forced by TILEFUSE_CONV_SM90_TILE"), std::string::npos) << d;
 }
 
 TEST(Conv2dSm90Select, OtherProblemsRunTheSm80PathAndSayWhy) {

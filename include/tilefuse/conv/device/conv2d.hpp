@@ -8,7 +8,8 @@
 //   (FpropIm2colOperands) when C is a multiple of 64 and the padding, strides and dilated filter fit
 //   an im2col tensor map (validate(TensorMapIm2colArgs)), else the cp.async gathering producer
 //   warpgroup (FpropGatherOperands). The environment variable TILEFUSE_CONV_SM90_SOURCE=gather forces
-//   the gather (tests and benchmarks compare the two). Everything else, and every explicit Sm80
+//   the gather (tests and benchmarks compare the two); TILEFUSE_CONV_SM90_TILE forces the Hopper tile
+//   and schedule (forced_sm90_tile). Everything else, and every explicit Sm80
 //   config, runs the sm80 path. describe() says which ran and why.
 //
 // The output is the implicit GEMM's output matrix, row-major and packed, and the epilogue tree sees it
@@ -29,7 +30,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 #include <tilefuse/conv/conv2d_problem.h>
@@ -39,6 +42,7 @@
 #include <tilefuse/conv/kernel/sm90_implicit_gemm.h>
 #include <tilefuse/core/status.hpp>
 #include <tilefuse/epilogue/arguments.hpp>
+#include <tilefuse/epilogue/tree_traits.h>
 #include <tilefuse/epilogue/tree_walk.hpp>
 #include <tilefuse/gemm/device/sm80_launch.hpp>
 #include <tilefuse/gemm/gemm_config.h>
@@ -146,7 +150,9 @@ class Conv2d {
   // (an explicit Sm80 config forces the sm80 path).
   static constexpr bool kHopperCapable = std::is_same_v<Config, gemm::Sm80AutoConfig> && kMode == ConvMode::kFprop && !InputTransform::kEnabled &&
                                          (std::is_same_v<Element, bfloat16_t> || std::is_same_v<Element, half_t>);
-  enum class Sm90Tile { kLarge, kMedium, kNarrow };  // 128x256, 128x128, 128x64
+  // 128x256, 128x128, 128x64 cooperative; 128x64 and 128x128 per warpgroup ping-pong (im2col source;
+  // with the gather source they run as their cooperative tile).
+  enum class Sm90Tile { kLarge, kMedium, kNarrow, kPingPongNarrow, kPingPongMedium };
 
   template <class Cfg, class Plan>
   static std::string describe_with(Arguments const& args, Plan const& plan, GemmCoord const& g) {
@@ -310,8 +316,8 @@ class Conv2d {
       plan->why_not_hopper = status_message("N*P*Q = ", g.m, " is too close to 2^31 for its 32-bit pixel indices");
       return;
     }
-    Sm90Tile const tile = choose_sm90_tile(g, plan);
     bool const im2col = choose_sm90_source(args, plan);
+    Sm90Tile const tile = choose_sm90_schedule(choose_sm90_tile(g, plan), im2col, plan);
     Status const ready = dispatch_sm90(tile, im2col, [&]<class Cfg, bool kIm2col>() { return sm90_ready<Cfg, kIm2col>(); });
     if (!ready.ok()) {
       plan->why_not_hopper = ready.message();
@@ -330,12 +336,16 @@ class Conv2d {
       switch (tile) {
         case Sm90Tile::kNarrow: return f.template operator()<sm90::Sm90ConvIm2colNarrowConfig, true>();
         case Sm90Tile::kMedium: return f.template operator()<sm90::Sm90ConvIm2colMediumConfig, true>();
+        case Sm90Tile::kPingPongNarrow: return f.template operator()<sm90::Sm90ConvIm2colPingPongNarrowConfig, true>();
+        case Sm90Tile::kPingPongMedium: return f.template operator()<sm90::Sm90ConvIm2colPingPongMediumConfig, true>();
         default: return f.template operator()<sm90::Sm90ConvIm2colLargeConfig, true>();
       }
     }
     switch (tile) {
-      case Sm90Tile::kNarrow: return f.template operator()<sm90::Sm90ConvNarrowConfig, false>();
-      case Sm90Tile::kMedium: return f.template operator()<sm90::Sm90ConvMediumConfig, false>();
+      case Sm90Tile::kNarrow:
+      case Sm90Tile::kPingPongNarrow: return f.template operator()<sm90::Sm90ConvNarrowConfig, false>();
+      case Sm90Tile::kMedium:
+      case Sm90Tile::kPingPongMedium: return f.template operator()<sm90::Sm90ConvMediumConfig, false>();
       default: return f.template operator()<sm90::Sm90ConvLargeConfig, false>();
     }
   }
@@ -438,7 +448,42 @@ class Conv2d {
       }
     }
     plan->why_sm90_tile = why;
+    if (std::optional<Sm90Tile> const forced = forced_sm90_tile()) {
+      plan->why_sm90_tile += "; forced by TILEFUSE_CONV_SM90_TILE";
+      return *forced;
+    }
     return best;
+  }
+
+  // Ping-pong consumers where they measured faster (docs/notes/conv_sm90.md, v52), with the im2col
+  // source: the 128x64 tile always (ResNet-50 layers 0-1: 8-15% bare, 0-13% fused); the 128x128 tile
+  // when the epilogue reads no memory (bare: 0-5% on ResNet-50 and UNet; with a residual the
+  // cooperative kernel's staged epilogue loads, which ping-pong has not, win: layer 3 15% slower).
+  static Sm90Tile choose_sm90_schedule(Sm90Tile tile, bool im2col, Plan* plan) {
+    if (!im2col || forced_sm90_tile()) return tile;
+    if (tile == Sm90Tile::kNarrow) {
+      plan->why_sm90_tile += "; ping-pong consumers (128x64 tiles)";
+      return Sm90Tile::kPingPongNarrow;
+    }
+    if (tile == Sm90Tile::kMedium && !epilogue::reads_memory<Epilogue>) {
+      plan->why_sm90_tile += "; ping-pong consumers (128x128 tiles, an epilogue that reads no memory)";
+      return Sm90Tile::kPingPongMedium;
+    }
+    return tile;
+  }
+
+  // TILEFUSE_CONV_SM90_TILE = large | medium | narrow | pingpong-narrow | pingpong-medium forces the
+  // Hopper tile (for measurements and tests); unset or anything else: the model's choice.
+  static std::optional<Sm90Tile> forced_sm90_tile() {
+    char const* value = std::getenv("TILEFUSE_CONV_SM90_TILE");
+    if (value == nullptr) return std::nullopt;
+    std::string_view const v(value);
+    if (v == "large") return Sm90Tile::kLarge;
+    if (v == "medium") return Sm90Tile::kMedium;
+    if (v == "narrow") return Sm90Tile::kNarrow;
+    if (v == "pingpong-narrow") return Sm90Tile::kPingPongNarrow;
+    if (v == "pingpong-medium") return Sm90Tile::kPingPongMedium;
+    return std::nullopt;
   }
 
   static int sm_count() { return current_device_sm_count(); }
@@ -501,7 +546,8 @@ class Conv2d {
   static std::string describe_sm90(Plan const& plan, GemmCoord const& g) {
     index_t const tiles = ((g.m + Cfg::kTileM - 1) / Cfg::kTileM) * ((g.n + Cfg::kTileN - 1) / Cfg::kTileN);
     return status_message("sm90 TMA + WGMMA implicit-GEMM ", op_name(), " (GEMM ", g.m, " x ", g.n, " x ", g.k,
-                          "; warp-specialized, persistent), tile ", Cfg::kTileM, "x", Cfg::kTileN, "x", Cfg::kTileK,
+                          "; warp-specialized, persistent", Cfg::kSchedule == gemm::Sm90Schedule::kPingPong ? ", ping-pong" : "",
+                          "), tile ", Cfg::kTileM, "x", Cfg::kTileN, "x", Cfg::kTileK,
                           " (wave model: ", plan.why_sm90_tile, "), ", Sm90Kernel<Cfg, kIm2col>::kStages, " stages, ",
                           kIm2col ? "x by TMA im2col (one copy of 128 pixels x 64 channels per filter tap and k-tile)"
                                   : "x by 16-byte cp.async gathers of the producer warpgroup",

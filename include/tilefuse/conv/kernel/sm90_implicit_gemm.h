@@ -69,8 +69,9 @@ TILEFUSE_DEVICE inline void cp_async_wait_all() {
 // match. setmaxnreg moves registers only within what the block got at launch: 384 threads x 168
 // (the __launch_bounds__(384, 1) allocation), not the SM's 64K. A split that asks for more makes
 // setmaxnreg.inc wait forever (v0's first run hung with 96 / 208 = 65536).
-template <int TileM, int TileN, int Stages, int ProducerRegisters, int ConsumerRegisters>
-struct Sm90ConvTileConfig : gemm::Sm90TileConfig<TileM, TileN, 64, Stages> {
+template <int TileM, int TileN, int Stages, int ProducerRegisters, int ConsumerRegisters,
+          gemm::Sm90Schedule Schedule = gemm::Sm90Schedule::kCooperative>
+struct Sm90ConvTileConfig : gemm::Sm90TileConfig<TileM, TileN, 64, Stages, 8, 32, Schedule> {
   static constexpr int kProducerRegisters = ProducerRegisters;
   static constexpr int kConsumerRegisters = ConsumerRegisters;
   static constexpr int kLaunchRegisters = (65536 / (128 * 3)) / 8 * 8;  // 168 per thread
@@ -90,6 +91,11 @@ using Sm90ConvNarrowConfig = Sm90ConvTileConfig<128, 64, 8, 88, 208>;
 using Sm90ConvIm2colLargeConfig = Sm90ConvTileConfig<128, 256, 4, 40, 232>;
 using Sm90ConvIm2colMediumConfig = Sm90ConvTileConfig<128, 128, 6, 40, 232>;
 using Sm90ConvIm2colNarrowConfig = Sm90ConvTileConfig<128, 64, 8, 40, 232>;
+// Ping-pong (im2col source only): each consumer warpgroup owns whole 128-row tiles and the two take
+// turns on the tensor cores, so one's epilogue runs under the other's mainloop: for short-K layers
+// (1x1 convolutions, a few k-tiles per tile), whose epilogue is most of a tile's time.
+using Sm90ConvIm2colPingPongNarrowConfig = Sm90ConvTileConfig<128, 64, 8, 40, 232, gemm::Sm90Schedule::kPingPong>;
+using Sm90ConvIm2colPingPongMediumConfig = Sm90ConvTileConfig<128, 128, 6, 40, 232, gemm::Sm90Schedule::kPingPong>;
 
 // fprop's operand source for gemm::sm90::GemmKernel (see sm90_gemm.h for the interface).
 template <class Element, class Config>

@@ -228,8 +228,8 @@ struct GemmKernel {
     return Config::kStages < fit ? Config::kStages : fit;
   }
   TILEFUSE_HOST_DEVICE static constexpr int choose_load_chunks() {
-    if (!epilogue::reads_memory<Epilogue> || kPingPong) return 0;
-    for (int chunks = kChunks < 3 ? kChunks : 3; chunks >= 2; --chunks) {
+    int chunks = epilogue::reads_memory<Epilogue> && !kPingPong ? (kChunks < 3 ? kChunks : 3) : 0;
+    for (; chunks >= 2; --chunks) {
       if (stages_beside(chunks) >= kMinStagedRing || stages_beside(chunks) == Config::kStages) return chunks;
     }
     return 0;
