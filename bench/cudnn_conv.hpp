@@ -50,13 +50,16 @@ class CudnnConv {
     int algo = 0;
     cudnnMathType_t math = CUDNN_TENSOR_OP_MATH;
     std::size_t workspace = 0;
-    float find_ms = 0;  // cuDNN's own time from the search
+    float find_ms = 0;  // cuDNN's own time from the search (one call: noisy)
+    double median_ms = 0;  // our median of several calls (retime_choices), what the choice is made on
   };
 
  private:
   void release_descriptors();
   void make_conv_descriptor(cudnnConvolutionDescriptor_t* descriptor) const;
   std::vector<Choice> find_algorithms(ConvOperands const& sample, void* workspace, std::size_t workspace_bytes);
+  void retime_choices(ConvOperands const& sample, void* workspace, std::vector<Choice>* choices);
+  void run_choice(ConvOperands const& ops, Choice const& choice, void* workspace) const;
   cudnnStatus_t call_fused(ConvOperands const& ops, Choice const& choice, bool float_bias, void* workspace) const;
 
   cudaStream_t stream_;
@@ -69,7 +72,7 @@ class CudnnConv {
   cudnnConvolutionDescriptor_t fused_conv_ = nullptr;  // the fused call's (math type of its algorithm)
   cudnnTensorDescriptor_t bias_ = nullptr;        // 1, K, 1, 1 in the data type or float
   cudnnActivationDescriptor_t relu_ = nullptr;
-  std::vector<Choice> measured_;  // what the search ran, fastest first
+  std::vector<Choice> measured_;  // what the search ran, fastest first by our re-timing
   Choice chosen_;
   DeviceBuffer workspace_;
   bool prepared_ = false;
