@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 
 namespace tilefuse::bench {
 namespace {
@@ -189,27 +190,28 @@ std::vector<CudnnConv::Choice> CudnnConv::find_algorithms(ConvOperands const& op
 }
 
 // cudnnFind times each algorithm once, and one slow call (clocks, another process) can rank a
-// CUDA-core algorithm first (runs v47b-v52: layers 0 and 11 of ResNet-50 at 4-10x their usual time).
-// So every algorithm it ran is timed again here, median of 15 calls after 3 warm-ups, and the list
-// is ordered by that.
+// CUDA-core algorithm first (runs v47b-v53: layers 0 and 11 of ResNet-50 at 4-10x their usual time).
+// So every algorithm it ran is timed again here, in interleaved rounds (a disturbance then hits every
+// candidate alike): 3 warm-up rounds, then the median of 15 calls each, and the list is ordered by that.
 void CudnnConv::retime_choices(ConvOperands const& sample, void* workspace, std::vector<Choice>* choices) {
   cudaEvent_t start, stop;
   BENCH_CUDA_CHECK(cudaEventCreate(&start));
   BENCH_CUDA_CHECK(cudaEventCreate(&stop));
-  for (Choice& choice : *choices) {
-    BENCH_CUDNN_CHECK(cudnnSetConvolutionMathType(conv_, choice.math));
-    std::vector<double> times;
-    for (int call = 0; call < 18; ++call) {
+  std::vector<std::vector<double>> times(choices->size());
+  for (int round = 0; round < 18; ++round) {
+    for (std::size_t i = 0; i < choices->size(); ++i) {
+      Choice const& choice = (*choices)[i];
+      BENCH_CUDNN_CHECK(cudnnSetConvolutionMathType(conv_, choice.math));
       BENCH_CUDA_CHECK(cudaEventRecord(start, stream_));
       run_choice(sample, choice, workspace);
       BENCH_CUDA_CHECK(cudaEventRecord(stop, stream_));
       BENCH_CUDA_CHECK(cudaEventSynchronize(stop));
       float ms = 0;
       BENCH_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-      if (call >= 3) times.push_back(ms);
+      if (round >= 3) times[i].push_back(ms);
     }
-    choice.median_ms = median(times);
   }
+  for (std::size_t i = 0; i < choices->size(); ++i) (*choices)[i].median_ms = median(times[i]);
   BENCH_CUDA_CHECK(cudaEventDestroy(start));
   BENCH_CUDA_CHECK(cudaEventDestroy(stop));
   std::stable_sort(choices->begin(), choices->end(),
@@ -244,7 +246,19 @@ std::string CudnnConv::describe() const {
   if (!prepared_) return "not prepared";
   return std::string(algo_name(problem_.shape.mode, chosen_.algo)) + ", " + math_name(chosen_.math) + ", workspace " +
          mib(chosen_.workspace) + " (fastest of the " + std::to_string(measured_.size()) +
-         " that cudnnFind ran, timed again: median of 15 calls)";
+         " that cudnnFind ran, timed again in interleaved rounds: " + candidate_times() + ")";
+}
+
+// "ALGO math x.xxxx ms (cudnnFind x.xxxx), ..." for every candidate, fastest first.
+std::string CudnnConv::candidate_times() const {
+  std::string text;
+  char buffer[160];
+  for (Choice const& c : measured_) {
+    std::snprintf(buffer, sizeof buffer, "%s%s %s %.4f ms (cudnnFind %.4f)", text.empty() ? "" : ", ",
+                  algo_name(problem_.shape.mode, c.algo), math_name(c.math), c.median_ms, c.find_ms);
+    text += buffer;
+  }
+  return text;
 }
 
 cudnnStatus_t CudnnConv::call_fused(ConvOperands const& ops, Choice const& choice, bool float_bias,

@@ -60,6 +60,7 @@ class CudnnConv {
   std::vector<Choice> find_algorithms(ConvOperands const& sample, void* workspace, std::size_t workspace_bytes);
   void retime_choices(ConvOperands const& sample, void* workspace, std::vector<Choice>* choices);
   void run_choice(ConvOperands const& ops, Choice const& choice, void* workspace) const;
+  std::string candidate_times() const;
   cudnnStatus_t call_fused(ConvOperands const& ops, Choice const& choice, bool float_bias, void* workspace) const;
 
   cudaStream_t stream_;
