@@ -10,16 +10,20 @@ build=$1 preset=$2 epilogue=$3
 shift 3
 OUT="${OUT:-.}"
 tmp=$(mktemp -d)
+n=0
 for tile in "$@"; do
   if [[ $tile == auto ]]; then unset TILEFUSE_CONV_SM90_TILE; else export TILEFUSE_CONV_SM90_TILE=$tile; fi
-  "$build/bench/tilefuse-bench" conv2d --preset "$preset" --dtype bf16 --epilogue "$epilogue" --json "$tmp/$tile.json" >/dev/null
+  # Numbered, so that a tile named twice (A B A, for drift) keeps both runs.
+  "$build/bench/tilefuse-bench" conv2d --preset "$preset" --dtype bf16 --epilogue "$epilogue" --json "$tmp/$n.json" >/dev/null
+  n=$((n + 1))
 done
 unset TILEFUSE_CONV_SM90_TILE
 python3 - "$tmp" "$OUT/tiles-$preset-$epilogue.json" "$@" <<'PY'
 import json, sys
 tmp, out, tiles = sys.argv[1], sys.argv[2], sys.argv[3:]
-runs = {t: json.load(open(f"{tmp}/{t}.json")) for t in tiles}
+runs = {f"{i}:{t}": json.load(open(f"{tmp}/{i}.json")) for i, t in enumerate(tiles)}
 json.dump(runs, open(out, "w"))
+tiles = list(runs)
 first = runs[tiles[0]]
 print("| layer | " + " | ".join(tiles) + " | peer (first run) |")
 print("|---|" + "---:|" * (len(tiles) + 1))
