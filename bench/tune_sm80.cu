@@ -31,51 +31,51 @@ using Fused = epilogue::Store<
 // The median time of one configuration on one shape, in ms (negative if it cannot run).
 template <class Config, class Epilogue = Plain>
 double time_config(index_t m, index_t n, index_t k) {
-  {
-    using Op = gemm::Gemm<Element, RowMajor, ColumnMajor, Epilogue, Config>;
-    Element *a, *b, *d, *c = nullptr, *bias = nullptr;
-    cudaMalloc(&a, m * k * sizeof(Element));
-    cudaMalloc(&b, k * n * sizeof(Element));
-    cudaMalloc(&d, m * n * sizeof(Element));
-    bench::fill_normal(a, bench::DType::kBF16, m * k, 1u, 1.0f, nullptr);
-    bench::fill_normal(b, bench::DType::kBF16, k * n, 2u, 1.0f, nullptr);
-    typename Op::Arguments args;
-    args.problem = {m, n, k, 1};
-    args.a = a;
-    args.b = b;
-    args.epilogue.set("D", d);
-    if constexpr (!std::is_same_v<Epilogue, Plain>) {
-      cudaMalloc(&c, m * n * sizeof(Element));
-      cudaMalloc(&bias, n * sizeof(Element));
-      bench::fill_normal(c, bench::DType::kBF16, m * n, 3u, 1.0f, nullptr);
-      bench::fill_normal(bias, bench::DType::kBF16, n, 4u, 1.0f, nullptr);
-      args.epilogue.set("bias", static_cast<Element const*>(bias), {.batch_stride = 0});
-      args.epilogue.set("C", static_cast<Element const*>(c));
-    }
-    Status s = Op::run(args, nullptr, nullptr);
-    if (!s.ok()) {
-      std::printf("%s\n", s.to_string().c_str());
-      return -1.0;
-    }
-    for (int i = 0; i < 5; ++i) (void)Op::run(args, nullptr, nullptr);
-    cudaEvent_t start, stop;
-    cudaEventCreate(&start);
-    cudaEventCreate(&stop);
-    std::vector<float> ms;
-    for (int i = 0; i < 20; ++i) {
-      cudaEventRecord(start);
-      (void)Op::run(args, nullptr, nullptr);
-      cudaEventRecord(stop);
-      cudaEventSynchronize(stop);
-      float t = 0;
-      cudaEventElapsedTime(&t, start, stop);
-      ms.push_back(t);
-    }
-    std::sort(ms.begin(), ms.end());
-    cudaFree(a), cudaFree(b), cudaFree(d), cudaFree(c), cudaFree(bias);
-    cudaEventDestroy(start), cudaEventDestroy(stop);
-    return ms[ms.size() / 2];
+  using Op = gemm::Gemm<Element, RowMajor, ColumnMajor, Epilogue, Config>;
+  Element *a, *b, *d, *c = nullptr, *bias = nullptr;
+  cudaMalloc(&a, m * k * sizeof(Element));
+  cudaMalloc(&b, k * n * sizeof(Element));
+  cudaMalloc(&d, m * n * sizeof(Element));
+  bench::fill_normal(a, bench::DType::kBF16, m * k, 1u, 1.0f, nullptr);
+  bench::fill_normal(b, bench::DType::kBF16, k * n, 2u, 1.0f, nullptr);
+  typename Op::Arguments args;
+  args.problem = {m, n, k, 1};
+  args.a = a;
+  args.b = b;
+  args.epilogue.set("D", d);
+  if constexpr (!std::is_same_v<Epilogue, Plain>) {
+    cudaMalloc(&c, m * n * sizeof(Element));
+    cudaMalloc(&bias, n * sizeof(Element));
+    bench::fill_normal(c, bench::DType::kBF16, m * n, 3u, 1.0f, nullptr);
+    bench::fill_normal(bias, bench::DType::kBF16, n, 4u, 1.0f, nullptr);
+    args.epilogue.set("bias", static_cast<Element const*>(bias), {.batch_stride = 0});
+    args.epilogue.set("C", static_cast<Element const*>(c));
   }
+  auto const release = [&] { cudaFree(a), cudaFree(b), cudaFree(d), cudaFree(c), cudaFree(bias); };
+  Status s = Op::run(args, nullptr, nullptr);
+  if (!s.ok()) {
+    std::printf("%s\n", s.to_string().c_str());
+    release();
+    return -1.0;
+  }
+  for (int i = 0; i < 5; ++i) (void)Op::run(args, nullptr, nullptr);
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  std::vector<float> ms;
+  for (int i = 0; i < 20; ++i) {
+    cudaEventRecord(start);
+    (void)Op::run(args, nullptr, nullptr);
+    cudaEventRecord(stop);
+    cudaEventSynchronize(stop);
+    float t = 0;
+    cudaEventElapsedTime(&t, start, stop);
+    ms.push_back(t);
+  }
+  std::sort(ms.begin(), ms.end());
+  release();
+  cudaEventDestroy(start), cudaEventDestroy(stop);
+  return ms[ms.size() / 2];
 }
 
 struct Candidate {

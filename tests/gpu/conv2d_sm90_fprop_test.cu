@@ -85,21 +85,19 @@ class ScopedEnv {
   std::optional<std::string> old_;
 };
 
-// A case list with the gather source forced.
-#define TILEFUSE_GPU_CONV_GATHER_TEST(Suite, Name, T, Spec, cases)                                   \
-  TEST(Suite, Name) {                                                                                \
-    ScopedEnv const gather("TILEFUSE_CONV_SM90_SOURCE", "gather");                                   \
-    run_conv_cases<T, ConvMode::kFprop, Spec, Sm80AutoConfig>(cases);                                \
+// A bf16 / fp16 fprop case list run with one environment variable set: TILEFUSE_CONV_SM90_SOURCE=gather
+// (both sources see the same problems) or TILEFUSE_CONV_SM90_TILE=<tile> (every Hopper tile and
+// schedule on the im2col cases: the model reaches the cooperative 128x64 and 128x128 tiles only with
+// the gather source, and ping-pong 128x128 only for epilogues that read no memory).
+#define TILEFUSE_GPU_CONV_ENV_TEST(Suite, Name, T, variable, value, Spec, cases) \
+  TEST(Suite, Name) {                                                            \
+    ScopedEnv const forced(variable, value);                                     \
+    run_conv_cases<T, ConvMode::kFprop, Spec, Sm80AutoConfig>(cases);            \
   }
-
-// Every Hopper tile and schedule on the im2col cases, forced through TILEFUSE_CONV_SM90_TILE (the
-// model reaches the cooperative 128x64 and 128x128 tiles only with the gather source, and ping-pong
-// 128x128 only for epilogues that read no memory).
-#define TILEFUSE_GPU_CONV_TILE_TEST(Name, tile, Spec, cases)                \
-  TEST(Conv2dSm90FpropTile, Name) {                                        \
-    ScopedEnv const forced("TILEFUSE_CONV_SM90_TILE", tile);               \
-    run_conv_cases<bfloat16_t, ConvMode::kFprop, Spec, Sm80AutoConfig>(cases); \
-  }
+#define TILEFUSE_GPU_CONV_GATHER_TEST(Suite, Name, T, Spec, cases) \
+  TILEFUSE_GPU_CONV_ENV_TEST(Suite, Name, T, "TILEFUSE_CONV_SM90_SOURCE", "gather", Spec, cases)
+#define TILEFUSE_GPU_CONV_TILE_TEST(Name, tile, Spec, cases) \
+  TILEFUSE_GPU_CONV_ENV_TEST(Conv2dSm90FpropTile, Name, bfloat16_t, "TILEFUSE_CONV_SM90_TILE", tile, Spec, cases)
 
 TILEFUSE_GPU_CONV_TILE_TEST(NarrowCooperative, "narrow", conv_specs::Plain, sm90_im2col_cases(930))
 TILEFUSE_GPU_CONV_TILE_TEST(MediumCooperative, "medium", conv_specs::Plain, sm90_im2col_cases(931))

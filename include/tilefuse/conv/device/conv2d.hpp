@@ -317,7 +317,13 @@ class Conv2d {
       return;
     }
     bool const im2col = choose_sm90_source(args, plan);
-    Sm90Tile const tile = choose_sm90_schedule(choose_sm90_tile(g, plan), im2col, plan);
+    Sm90Tile tile = choose_sm90_tile(g, plan);
+    if (std::optional<Sm90Tile> const forced = forced_sm90_tile()) {
+      plan->why_sm90_tile += "; forced by TILEFUSE_CONV_SM90_TILE";
+      tile = *forced;
+    } else {
+      tile = choose_sm90_schedule(tile, im2col, plan);
+    }
     Status const ready = dispatch_sm90(tile, im2col, [&]<class Cfg, bool kIm2col>() { return sm90_ready<Cfg, kIm2col>(); });
     if (!ready.ok()) {
       plan->why_not_hopper = ready.message();
@@ -448,10 +454,6 @@ class Conv2d {
       }
     }
     plan->why_sm90_tile = why;
-    if (std::optional<Sm90Tile> const forced = forced_sm90_tile()) {
-      plan->why_sm90_tile += "; forced by TILEFUSE_CONV_SM90_TILE";
-      return *forced;
-    }
     return best;
   }
 
@@ -460,7 +462,7 @@ class Conv2d {
   // when the epilogue reads no memory (bare: 0-5% on ResNet-50 and UNet; with a residual the
   // cooperative kernel's staged epilogue loads, which ping-pong has not, win: layer 3 15% slower).
   static Sm90Tile choose_sm90_schedule(Sm90Tile tile, bool im2col, Plan* plan) {
-    if (!im2col || forced_sm90_tile()) return tile;
+    if (!im2col) return tile;
     if (tile == Sm90Tile::kNarrow) {
       plan->why_sm90_tile += "; ping-pong consumers (128x64 tiles)";
       return Sm90Tile::kPingPongNarrow;
