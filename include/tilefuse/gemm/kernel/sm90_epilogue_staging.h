@@ -1,0 +1,27 @@
+// The layout of the sm90 kernel's epilogue staging slice: 16 rows x 32 columns of fp32 accumulators
+// per consumer warp, written in the wgmma accumulator layout (float2 per lane) and read back as
+// float4 vectors of 8 or 16 consecutive columns per lane (sm90_gemm.h, stage_chunk / visit_chunk).
+//
+// Rows are unpadded (128 bytes: all 32 banks) and the row's eight 16-byte groups are permuted by an
+// XOR with (5 * row) & 7. A shared-memory access is served in phases (16 lanes for 8-byte accesses,
+// 8 lanes for 16-byte ones); each phase of both patterns then touches every bank exactly once:
+//   writes: lanes 4r..4r+3 write columns 8j + 2 * (lane % 4) + {0, 1} of row r (r = 0..3 per phase):
+//           the four rows' XOR masks (0, 5, 2, 7) >> 1 differ, so their group pairs {2j, 2j + 1} do;
+//   reads:  8 columns per lane: rows r, r + 1 (even r) of one phase read groups {0, 2, 4, 6} + q, and
+//           their masks have different parities; 16 columns per lane: rows r..r+3 read groups
+//           {0, 4} + q, and their masks differ in the low two bits.
+// tests/unit/gemm/epilogue_staging_test.cpp counts the phases' bank conflicts for every access.
+#pragma once
+
+#include <tilefuse/core/platform.h>
+
+namespace tilefuse::gemm::sm90 {
+
+inline constexpr int kStagingColumns = 32;  // one 128-byte row of floats
+
+// The float index of element (row, col) in a staging slice.
+TILEFUSE_HOST_DEVICE constexpr int staging_offset(int row, int col) {
+  return row * kStagingColumns + 4 * ((col / 4) ^ ((5 * row) & 7)) + col % 4;
+}
+
+}  // namespace tilefuse::gemm::sm90

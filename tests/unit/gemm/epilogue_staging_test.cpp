@@ -1,0 +1,99 @@
+// The sm90 epilogue's staging layout (gemm/kernel/sm90_epilogue_staging.h): a permutation of the
+// slice, and free of bank conflicts for the kernel's write and read patterns (stage_chunk and
+// visit_chunk in sm90_gemm.h), counted phase by phase as the shared-memory unit serves them.
+#include <tilefuse/gemm/kernel/sm90_epilogue_staging.h>
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <set>
+#include <vector>
+
+namespace tilefuse::gemm::sm90 {
+namespace {
+
+constexpr int kRows = 16;
+constexpr int kLanes = 32;
+
+// One warp-wide access: each lane's first float index and the access width in floats.
+struct Access {
+  std::array<int, kLanes> first{};
+  int width = 1;
+};
+
+// Wavefronts the access takes: lanes are served in phases of 128 bytes' worth of lanes (16 for
+// 8-byte accesses, 8 for 16-byte ones); a phase takes as many wavefronts as the most distinct words
+// any one bank holds among its lanes' words.
+int wavefronts(Access const& a) {
+  int const lanes_per_phase = 32 / a.width;
+  int total = 0;
+  for (int phase = 0; phase < kLanes; phase += lanes_per_phase) {
+    std::array<std::set<int>, 32> words_in_bank;
+    for (int lane = phase; lane < phase + lanes_per_phase; ++lane) {
+      for (int w = 0; w < a.width; ++w) words_in_bank[(a.first[lane] + w) % 32].insert(a.first[lane] + w);
+    }
+    std::size_t most = 0;
+    for (auto const& words : words_in_bank) most = std::max(most, words.size());
+    total += static_cast<int>(most);
+  }
+  return total;
+}
+
+TEST(EpilogueStaging, IsAPermutationKeepingVectorsContiguous) {
+  std::set<int> seen;
+  for (int row = 0; row < kRows; ++row) {
+    for (int col = 0; col < kStagingColumns; ++col) {
+      int const at = staging_offset(row, col);
+      ASSERT_GE(at, 0);
+      ASSERT_LT(at, kRows * kStagingColumns);
+      ASSERT_TRUE(seen.insert(at).second) << "row " << row << " col " << col;
+      // A 16-byte group (4 columns) stays contiguous and aligned: float2 and float4 accesses work.
+      EXPECT_EQ(at % 4, col % 4);
+      if (col % 4 != 0) EXPECT_EQ(at, staging_offset(row, col - 1) + 1);
+    }
+  }
+}
+
+// stage_chunk: lane holds rows lane / 4 and lane / 4 + 8, columns 8j + 2 * (lane % 4) + {0, 1}.
+TEST(EpilogueStaging, AccumulatorWritesAreConflictFree) {
+  for (int j = 0; j < kStagingColumns / 8; ++j) {
+    for (int half : {0, 8}) {
+      Access a;
+      a.width = 2;
+      for (int lane = 0; lane < kLanes; ++lane) a.first[lane] = staging_offset(lane / 4 + half, 8 * j + 2 * (lane % 4));
+      EXPECT_EQ(wavefronts(a), 2) << "j " << j << " rows +" << half;
+    }
+  }
+}
+
+// visit_chunk: lane's i-th visit is vector v = lane + 32i of kVisitWidth columns, row v / (32 / width);
+// it reads the vector as float4s q = 0, 1, ...
+TEST(EpilogueStaging, VisitReadsAreConflictFree) {
+  for (int visit_width : {8, 16}) {
+    int const per_row = kStagingColumns / visit_width;
+    int const visits_per_lane = kRows * per_row / kLanes;
+    for (int i = 0; i < visits_per_lane; ++i) {
+      for (int q = 0; q < visit_width / 4; ++q) {
+        Access a;
+        a.width = 4;
+        for (int lane = 0; lane < kLanes; ++lane) {
+          int const v = lane + kLanes * i;
+          a.first[lane] = staging_offset(v / per_row, (v % per_row) * visit_width + 4 * q);
+        }
+        EXPECT_EQ(wavefronts(a), 4) << "width " << visit_width << " visit " << i << " float4 " << q;
+      }
+    }
+  }
+}
+
+// The counting above finds the conflicts of the padded layout the swizzle replaced (row stride 40
+// floats: 8 wavefronts per float4 read), so the tests can fail.
+TEST(EpilogueStaging, CountingSeesThePaddedLayoutsConflicts) {
+  Access a;
+  a.width = 4;
+  for (int lane = 0; lane < kLanes; ++lane) a.first[lane] = (lane / 4) * 40 + (lane % 4) * 8;
+  EXPECT_EQ(wavefronts(a), 8);
+}
+
+}  // namespace
+}  // namespace tilefuse::gemm::sm90
