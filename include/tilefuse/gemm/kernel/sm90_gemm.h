@@ -74,6 +74,11 @@
 #include <tilefuse/gemm/kernel/sm90_epilogue_staging.h>
 #include <tilefuse/gemm/kernel/tile_scheduler.h>
 
+// For measurements only: 0 builds the ping-pong epilogue without preloaded inputs (kPreloadInputs).
+#ifndef TILEFUSE_SM90_PRELOAD_INPUTS
+#define TILEFUSE_SM90_PRELOAD_INPUTS 1
+#endif
+
 namespace tilefuse::gemm::sm90 {
 
 // The GEMM's operand source: A (k, m, batch) and B (k, n, batch) through two 3D tiled tensor maps with
@@ -245,15 +250,15 @@ struct GemmKernel {
   static_assert(!kStagedLoads || kRowBlocks == 1, "staged loads are issued for one row block per tile");
   static constexpr int kLoadBytesPerWarp = kLoadChunks * kLoadBytesPerChunk;
   // Ping-pong with a tree that reads memory: each warp loads all of a tile's epilogue inputs into
-  // registers before it waits for its turn on the tensor cores (TileInputs), so their round trip runs
-  // under the mainloop instead of once per visit in the epilogue; only where they fit in 64 registers
+  // registers once it has issued the tile's wgmmas (TileInputs), so their round trip runs under the
+  // last k-tile's wgmmas and overlaps itself, instead of once per visit in the epilogue; only where they fit in 64 registers
   // beside at most 64 accumulators (the 128x64 tile: 4 visits of 16 columns per lane), otherwise in
   // line. (The kernel is built for 168 registers per thread, the launch allocation: setmaxnreg does
   // not raise what ptxas allocates; with 128 accumulators the preloaded inputs spilled 868 bytes.)
   // NOTES: in line, a fused 1x1 convolution on the 128x64 ping-pong tile took twice its plain time,
   // ncu's top stall being the epilogue's loads (long scoreboard; conv_sm90.md v56).
   static constexpr bool kPreloadInputs =
-      kPingPong && epilogue::reads_memory<Epilogue> && kRowBlocks * kAccumulators <= 64 &&
+      TILEFUSE_SM90_PRELOAD_INPUTS && kPingPong && epilogue::reads_memory<Epilogue> && kRowBlocks * kAccumulators <= 64 &&
       kRowBlocks * kChunks * kVisitsPerLane * static_cast<int>(sizeof(Loaded)) <= 64 * 4;
   using PreloadedChunk = Loaded[kPreloadInputs ? kVisitsPerLane : 1];     // a lane's visits of one chunk
   using PreloadedRowBlock = PreloadedChunk[kPreloadInputs ? kChunks : 1];  // ... of one row block
@@ -468,11 +473,6 @@ struct GemmKernel {
 #pragma unroll
         for (int b = 0; b < kRowBlocks; ++b) prefetch_epilogue_inputs(p, lane, next, warp_row0(b));
       }
-      TileInputs inputs;
-      if constexpr (kPreloadInputs) {
-#pragma unroll
-        for (int b = 0; b < kRowBlocks; ++b) preload_inputs(p, lane, tile, warp_row0(b), inputs.visit[b]);
-      }
       if constexpr (kPingPong) {
         if (t != first_tile) wait_for_turn(consumer_warpgroup);
       }
@@ -483,6 +483,11 @@ struct GemmKernel {
       }
       // The first chunks' epilogue loads go out while the last k-tile's wgmmas run.
       issue_first_loads(p, loads, lane, tile, warp_row0(0));
+      TileInputs inputs;
+      if constexpr (kPreloadInputs) {
+#pragma unroll
+        for (int b = 0; b < kRowBlocks; ++b) preload_inputs(p, lane, tile, warp_row0(b), inputs.visit[b]);
+      }
       mainloop_drain(s, lane, k_count, state, acc);
       if constexpr (kPingPong) state.advance_by((kConsumerWarpgroups - 1) * k_count);
 #pragma unroll
