@@ -74,11 +74,6 @@
 #include <tilefuse/gemm/kernel/sm90_epilogue_staging.h>
 #include <tilefuse/gemm/kernel/tile_scheduler.h>
 
-// For measurements only: 0 builds the ping-pong epilogue without preloaded inputs (kPreloadInputs).
-#ifndef TILEFUSE_SM90_PRELOAD_INPUTS
-#define TILEFUSE_SM90_PRELOAD_INPUTS 1
-#endif
-
 namespace tilefuse::gemm::sm90 {
 
 // The GEMM's operand source: A (k, m, batch) and B (k, n, batch) through two 3D tiled tensor maps with
@@ -202,6 +197,10 @@ struct GemmKernel {
   // while a chunk is visited, and hold no registers. Each lane's visit has its own slot.
   // Ping-pong keeps loading in line: its epilogue already runs under the other warpgroup's mainloop,
   // and the ring depth the slots would take cost it more than the waits (report v47b).
+  // NOTES: loading a 128x64 tile's inputs (4 visits of 16 columns per lane) into registers after its
+  // wgmmas were issued, or before the turn, made the fused 1x1 and 3x3 ResNet-50 layers on that tile
+  // 20% slower (v56-v57: 0.0468 -> 0.0565 ms); ptxas, which allocates 168 registers per thread here
+  // (the launch allocation, whatever setmaxnreg later gives), reported 64-148 bytes of spills with them.
   using Loaded = typename Epilogue::template Loaded<kVisitWidth>;
   // Slots are an odd number of 16-byte words apart, so that the 16-byte accesses of 8 lanes (one
   // shared-memory wavefront) fall on 8 different bank groups: conflict-free cp.async writes and reads.
@@ -216,9 +215,9 @@ struct GemmKernel {
   // Staging rows are unpadded and their eight 16-byte groups swizzled (sm90_epilogue_staging.h), so
   // that both the float2 writes of the accumulator layout and the float4 reads of the visits are free
   // of bank conflicts.
-  // NOTES: rows padded by 8 floats (before report v56) left the float4 reads two-way conflicted, and
-  // ncu counted 12.3 wavefronts per read (4 ideal) on a 1x1 convolution whose epilogue is most of its
-  // time: the shared-memory pipe, not DRAM, was the limit (conv_sm90.md v56).
+  // NOTES: rows padded by 8 floats (before report v56) left the float4 reads two-way conflicted
+  // (ncu: 12.3 wavefronts per read, 4 ideal, on a 1x1 convolution whose epilogue is most of its time).
+  // The swizzle moved the bare ResNet-50 geomean from 0.785x to 0.791x cuDNN (v55, v56: separate runs).
   static_assert(Config::kEpilogueColumns == kStagingColumns, "the staging swizzle is laid out for 32-column chunks");
   static constexpr int kStagingLd = kStagingColumns;
   static constexpr int kStagingBytesPerWarp = 16 * kStagingLd * static_cast<int>(sizeof(float));
@@ -249,22 +248,6 @@ struct GemmKernel {
   // (Only 128-row ping-pong has two row blocks per warp, and ping-pong does not stage.)
   static_assert(!kStagedLoads || kRowBlocks == 1, "staged loads are issued for one row block per tile");
   static constexpr int kLoadBytesPerWarp = kLoadChunks * kLoadBytesPerChunk;
-  // Ping-pong with a tree that reads memory: each warp loads all of a tile's epilogue inputs into
-  // registers once it has issued the tile's wgmmas (TileInputs), so their round trip runs under the
-  // last k-tile's wgmmas and overlaps itself, instead of once per visit in the epilogue; only where they fit in 64 registers
-  // beside at most 64 accumulators (the 128x64 tile: 4 visits of 16 columns per lane), otherwise in
-  // line. (The kernel is built for 168 registers per thread, the launch allocation: setmaxnreg does
-  // not raise what ptxas allocates; with 128 accumulators the preloaded inputs spilled 868 bytes.)
-  // NOTES: in line, a fused 1x1 convolution on the 128x64 ping-pong tile took twice its plain time,
-  // ncu's top stall being the epilogue's loads (long scoreboard; conv_sm90.md v56).
-  static constexpr bool kPreloadInputs =
-      TILEFUSE_SM90_PRELOAD_INPUTS && kPingPong && epilogue::reads_memory<Epilogue> && kRowBlocks * kAccumulators <= 64 &&
-      kRowBlocks * kChunks * kVisitsPerLane * static_cast<int>(sizeof(Loaded)) <= 64 * 4;
-  using PreloadedChunk = Loaded[kPreloadInputs ? kVisitsPerLane : 1];     // a lane's visits of one chunk
-  using PreloadedRowBlock = PreloadedChunk[kPreloadInputs ? kChunks : 1];  // ... of one row block
-  struct TileInputs {
-    PreloadedRowBlock visit[kPreloadInputs ? kRowBlocks : 1];
-  };
   static constexpr int kStages = stages_beside(kLoadChunks);
   static_assert(kStages >= 2, "the ring needs at least two stages");
   static constexpr int kOffsetA = 0;
@@ -483,17 +466,10 @@ struct GemmKernel {
       }
       // The first chunks' epilogue loads go out while the last k-tile's wgmmas run.
       issue_first_loads(p, loads, lane, tile, warp_row0(0));
-      TileInputs inputs;
-      if constexpr (kPreloadInputs) {
-#pragma unroll
-        for (int b = 0; b < kRowBlocks; ++b) preload_inputs(p, lane, tile, warp_row0(b), inputs.visit[b]);
-      }
       mainloop_drain(s, lane, k_count, state, acc);
       if constexpr (kPingPong) state.advance_by((kConsumerWarpgroups - 1) * k_count);
 #pragma unroll
-      for (int b = 0; b < kRowBlocks; ++b) {
-        epilogue_tile(p, acc[b], staging, loads, inputs.visit[kPreloadInputs ? b : 0], lane, tile, warp_row0(b));
-      }
+      for (int b = 0; b < kRowBlocks; ++b) epilogue_tile(p, acc[b], staging, loads, lane, tile, warp_row0(b));
     }
   }
 
@@ -702,8 +678,7 @@ struct GemmKernel {
 
   // Chunk `chunk` of the tile (for staged loads, issue_first_loads has issued chunks 0 .. kLoadChunks - 2).
   TILEFUSE_DEVICE static void epilogue_tile(Params const& p, float const (&acc)[kAccumulators], float* staging,
-                                            char* loads, PreloadedRowBlock const& preloaded, int lane,
-                                            Tile const& tile, int warp_row0) {
+                                            char* loads, int lane, Tile const& tile, int warp_row0) {
     index_t const row0 = index_t{tile.m} * kTileM + warp_row0;
     index_t const n0 = index_t{tile.n} * kTileN;
     if (row0 >= p.problem.m) return;  // the whole warp is below the output (uniform per warp)
@@ -719,7 +694,7 @@ struct GemmKernel {
         arch::cp_async_wait<kLoadChunks - 1>();
       }
       stage_chunk(acc, staging, lane, chunk);
-      visit_chunk(p, staging, loads, preloaded[kPreloadInputs ? chunk : 0], lane, row0, col0, tile.batch, chunk);
+      visit_chunk(p, staging, loads, lane, row0, col0, tile.batch, chunk);
     }
   }
 
@@ -743,47 +718,23 @@ struct GemmKernel {
   // The visits of one chunk whose element (0, 0) is output (row0, col0): lane takes vectors v = lane,
   // lane + 32, ... (the i-th of them), kVisitWidth consecutive columns of one row each; those outside
   // the output are skipped. visit(f, r, c, i) gets the fragment without its accumulators.
-  // With preloaded inputs the loop is unrolled, so that i indexes their registers statically.
   template <class Visit>
   TILEFUSE_DEVICE static void for_each_visit(Params const& p, int lane, index_t row0, index_t col0, int batch,
                                              Visit&& visit) {
-    if constexpr (kPreloadInputs) {
-#pragma unroll
-      for (int i = 0; i < kVisitsPerLane; ++i) visit_one(p, lane, row0, col0, batch, i, visit);
-    } else {
 #pragma unroll 1
-      for (int i = 0; i < kVisitsPerLane; ++i) visit_one(p, lane, row0, col0, batch, i, visit);
-    }
-  }
-  template <class Visit>
-  TILEFUSE_DEVICE static void visit_one(Params const& p, int lane, index_t row0, index_t col0, int batch, int i,
-                                        Visit& visit) {
-    int const v = lane + 32 * i;
-    int const r = v / kVisitsPerChunkRow;
-    int const c = (v % kVisitsPerChunkRow) * kVisitWidth;
-    index_t const row = row0 + r;
-    index_t const col = col0 + c;
-    if (row >= p.problem.m || col >= p.problem.n) return;
-    epilogue::Fragment<kVisitWidth> f;
-    f.row = row;
-    f.col = col;
-    f.batch = batch;
-    f.valid = p.problem.n - col < kVisitWidth ? static_cast<int>(p.problem.n - col) : kVisitWidth;
-    visit(f, r, c, i);
-  }
-
-  // Loads (into registers) the tree's inputs of every visit of this warp's rows of a tile in one row
-  // block (kPreloadInputs); their use waits for them in the epilogue.
-  TILEFUSE_DEVICE static void preload_inputs(Params const& p, int lane, Tile const& tile, int warp_row0,
-                                             PreloadedRowBlock& out) {
-    index_t const row0 = index_t{tile.m} * kTileM + warp_row0;
-    index_t const n0 = index_t{tile.n} * kTileN;
-#pragma unroll
-    for (int chunk = 0; chunk < kChunks; ++chunk) {
-      for_each_visit(p, lane, row0, n0 + chunk * kEpilogueColumns, tile.batch,
-                     [&](epilogue::Fragment<kVisitWidth> const& f, int, int, int i) {
-                       out[chunk][i] = Epilogue::load(p.epilogue, f);
-                     });
+    for (int i = 0; i < kVisitsPerLane; ++i) {
+      int const v = lane + 32 * i;
+      int const r = v / kVisitsPerChunkRow;
+      int const c = (v % kVisitsPerChunkRow) * kVisitWidth;
+      index_t const row = row0 + r;
+      index_t const col = col0 + c;
+      if (row >= p.problem.m || col >= p.problem.n) continue;
+      epilogue::Fragment<kVisitWidth> f;
+      f.row = row;
+      f.col = col;
+      f.batch = batch;
+      f.valid = p.problem.n - col < kVisitWidth ? static_cast<int>(p.problem.n - col) : kVisitWidth;
+      visit(f, r, c, i);
     }
   }
 
@@ -826,11 +777,9 @@ struct GemmKernel {
   }
 
   // Visits the 16 x kEpilogueColumns chunk staged at `staging` (its element (0, 0) is output (row0, col0)),
-  // with its loads from their slots (kStagedLoads), from registers (kPreloadInputs) or issued here
-  // (epilogue::evaluate).
-  TILEFUSE_DEVICE static void visit_chunk(Params const& p, float const* staging, char* loads,
-                                          PreloadedChunk const& preloaded, int lane, index_t row0, index_t col0,
-                                          int batch, int chunk) {
+  // with its loads from their slots (kStagedLoads) or issued here (epilogue::evaluate).
+  TILEFUSE_DEVICE static void visit_chunk(Params const& p, float const* staging, char* loads, int lane, index_t row0,
+                                          index_t col0, int batch, int chunk) {
     for_each_visit(p, lane, row0, col0, batch, [&](epilogue::Fragment<kVisitWidth>& f, int r, int c, int i) {
 #pragma unroll
       for (int q = 0; q < kVisitWidth / 4; ++q) {
@@ -839,8 +788,6 @@ struct GemmKernel {
       }
       if constexpr (kStagedLoads) {
         Epilogue::visit(p.epilogue, f, read_slot(load_slot(loads, chunk, i, lane)));
-      } else if constexpr (kPreloadInputs) {
-        Epilogue::visit(p.epilogue, f, preloaded[i]);
       } else {
         epilogue::evaluate<Epilogue>(p.epilogue, f);
       }
