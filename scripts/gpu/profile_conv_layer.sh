@@ -20,10 +20,14 @@ ncu=(ncu --clock-control none)
 
 # The slowest kernel that is not tilefuse's, among those launched more than twice (cudnnFind's losing
 # candidates run once or twice; the peer's timed kernel runs in every timing round).
+# NOTES: under ncu every launch is serialized and replayed, so cudnnFind's and the benchmark's own
+# timings of cuDNN's candidates mean nothing: in v56 the peers picked a CUDA-core algorithm. Read the
+# tensor-core candidates (nvjet_*, *_xmma_*) from the kernel table instead.
 peer=$(python3 - "$OUT/ncu-$name-kernels.csv" <<'PY'
 import csv, sys, collections
-rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
-head, rows = rows[0], rows[1:]
+rows = list(csv.reader(open(sys.argv[1])))
+start = next(i for i, r in enumerate(rows) if r and r[0] == "ID")  # the benchmark's own output comes first
+head, rows = rows[start], [r for r in rows[start + 1:] if len(r) == len(rows[start])]
 k, m, v = head.index("Kernel Name"), head.index("Metric Name"), head.index("Metric Value")
 times = collections.defaultdict(list)
 for r in rows:
@@ -47,8 +51,9 @@ detail() {  # <label> <kernel regex>
   ncu -i "$tmp/$1.ncu-rep" --page source --csv --print-source sass 2>/dev/null | python3 -c '
 import csv, sys
 rows = list(csv.reader(sys.stdin))
-if not rows: sys.exit()
-head = rows[0]
+start = next((i for i, r in enumerate(rows) if any(h.startswith("Warp Stall Sampling (All") for h in r)), None)
+if start is None: print("no stall-sampling column in the source page"); sys.exit()
+head, rows = rows[start], rows[start:]
 col = next((i for i, h in enumerate(head) if h.startswith("Warp Stall Sampling (All")), None)
 if col is None: print("columns:", head); sys.exit()
 src = head.index("Source") if "Source" in head else 1
