@@ -1,5 +1,3 @@
-#include <cstdio>
-
 #include "sweep.cuh"
 
 namespace tilefuse::bench::sweep {

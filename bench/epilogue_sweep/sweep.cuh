@@ -36,7 +36,6 @@ struct Buffers {
   Element* bias[kSets] = {};
 };
 
-
 void print_row(char const* tree, char const* kernel, Shape shape, double plain_ms, double ms);
 
 // The median time of one GEMM with `Tree` as its epilogue, in ms (negative when it cannot run).

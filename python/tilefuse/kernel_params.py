@@ -57,7 +57,6 @@ def load_on(cached, device, header_words):
     return kernel, others, words
 
 
-
 def loaded_on(operation, device, header_words, parse):
     """(main kernel, further kernels, parsed layout) of an operation's CUBIN on `device`, loaded there the
     first time and kept in operation.loaded (device index -> that tuple)."""
@@ -67,6 +66,7 @@ def loaded_on(operation, device, header_words, parse):
         kernel, others, words = load_on(operation.cached, device, header_words)
         operation.loaded[device] = (kernel, others, parse(words))
     return operation.loaded[device]
+
 
 def parse_nodes(words, start, count):
     """The named epilogue nodes of a layout: dicts of kind, name and the byte offsets of data / ld /

@@ -19,24 +19,12 @@ ncu=(ncu --clock-control none)
   "${bench[@]}" >"$OUT/ncu-$name-kernels.csv" 2>"$OUT/ncu-$name-kernels.err" || true
 
 # The slowest kernel that is not tilefuse's, among those launched more than twice (cudnnFind's losing
-# candidates run once or twice; the peer's timed kernel runs in every timing round).
+# candidates run once or twice; the peer's timed kernel runs in every timing round). The whole table:
+# scripts/gpu/ncu_kernel_table.py $OUT/ncu-<name>-kernels.csv.
 # NOTES: under ncu every launch is serialized and replayed, so cudnnFind's and the benchmark's own
 # timings of cuDNN's candidates mean nothing: in v56 the peers picked a CUDA-core algorithm. Read the
 # tensor-core candidates (nvjet_*, *_xmma_*) from the kernel table instead.
-peer=$(python3 - "$OUT/ncu-$name-kernels.csv" <<'PY'
-import csv, sys, collections
-rows = list(csv.reader(open(sys.argv[1])))
-start = next(i for i, r in enumerate(rows) if r and r[0] == "ID")  # the benchmark's own output comes first
-head, rows = rows[start], [r for r in rows[start + 1:] if len(r) == len(rows[start])]
-k, m, v = head.index("Kernel Name"), head.index("Metric Name"), head.index("Metric Value")
-times = collections.defaultdict(list)
-for r in rows:
-    if r[m] == "gpu__time_duration.sum" and "sm90_gemm_kernel" not in r[k]:
-        times[r[k]].append(float(r[v].replace(",", "")))
-best = max((sorted(t)[len(t) // 2], n) for n, t in times.items() if len(t) > 2 and "delay" not in n and "fill" not in n)
-print(best[1].split("(")[0].split("<")[0].split()[-1])
-PY
-) || peer=""
+peer=$(python3 "$(dirname "$0")/ncu_kernel_table.py" --slowest-other "$OUT/ncu-$name-kernels.csv") || peer=""
 echo "peer kernel: ${peer:-none found}"
 
 # 2. tilefuse's kernel and the peer's, in detail (a later launch of each: warm caches as in the timing),

@@ -102,8 +102,8 @@ class ScopedEnv {
 TILEFUSE_GPU_CONV_TILE_TEST(NarrowCooperative, "narrow", conv_specs::Plain, sm90_im2col_cases(930))
 TILEFUSE_GPU_CONV_TILE_TEST(MediumCooperative, "medium", conv_specs::Plain, sm90_im2col_cases(931))
 TILEFUSE_GPU_CONV_TILE_TEST(PingPongNarrow, "pingpong-narrow", conv_specs::Plain, sm90_im2col_cases(932))
-// Ping-pong 128x64 with a tree that reads memory loads the epilogue's inputs into registers before
-// the mainloop (kPreloadInputs): a residual, and per-channel vectors.
+// Ping-pong 128x64 with trees that read memory (loaded in line by each visit): a residual, and
+// per-channel vectors.
 TILEFUSE_GPU_CONV_TILE_TEST(PingPongNarrowBiasReluResidual, "pingpong-narrow", conv_specs::BiasReluResidual,
                             sm90_im2col_cases(934))
 TILEFUSE_GPU_CONV_TILE_TEST(PingPongNarrowAlphaBetaResidual, "pingpong-narrow", conv_specs::AlphaBetaResidual,
