@@ -1,7 +1,8 @@
 // gemm::GemmSm90 with fused epilogue trees (the sm80 kernel's epilogue case list, each case also with
 // A and B padded for TMA): plain store, relu(acc + bias + C), the region activation
-// row < r0 ? sigmoid : tanh (coordinates), an auxiliary output with a column amax (atomics, library-
-// initialised reduction), alpha * acc + beta * C, a per-row bias, gelu-tanh.
+// row < r0 ? sigmoid : tanh (coordinates), col < 37 ? relu(acc) : acc + row (coordinates and constants:
+// the packed epilogue), an auxiliary output with a column amax (atomics, library-initialised
+// reduction), alpha * acc + beta * C, a per-row bias, gelu-tanh.
 #include "gemm_sm90_test_cases.hpp"
 
 namespace tilefuse::gpu_test {
@@ -13,6 +14,8 @@ TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Epilogue, Bf16ResidualReluMedium, bfloat16_t
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Epilogue, Fp16ResidualReluLarge, half_t, specs::ResidualRelu, Sm90LargeConfig, epilogue_cases(803))
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Epilogue, Bf16RegionSigmoidTanhLarge, bfloat16_t, specs::RegionSigmoidTanh, Sm90LargeConfig, epilogue_cases(804))
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Epilogue, Fp16RegionSigmoidTanhMedium, half_t, specs::RegionSigmoidTanh, Sm90MediumConfig, epilogue_cases(805))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Epilogue, Bf16CoordinateReluLarge, bfloat16_t, specs::CoordinateRelu, Sm90LargeConfig, epilogue_cases(812))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Epilogue, Fp16CoordinateReluMedium, half_t, specs::CoordinateRelu, Sm90MediumConfig, epilogue_cases(813))
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Epilogue, Bf16AuxAmaxLarge, bfloat16_t, specs::AuxAmax, Sm90LargeConfig, epilogue_cases(806))
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Epilogue, Fp16AuxAmaxMedium, half_t, specs::AuxAmax, Sm90MediumConfig, epilogue_cases(807))
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Epilogue, Bf16AlphaBetaCLarge, bfloat16_t, specs::AlphaBetaC, Sm90LargeConfig, epilogue_cases(808))

@@ -104,6 +104,15 @@ struct RegionSigmoidTanh {
   }
 };
 
+// Coordinates and constants alone: the sm90 kernel evaluates such trees on its accumulator registers
+// (the packed epilogue), where each pair of elements must see its own row and column.
+struct CoordinateRelu {
+  template <class T>
+  using Tree = Store<"D", T, Where<Less<Col, Constant<37.0f>>, Relu<Acc>, Add<Acc, Row>>>;
+  static constexpr char const* kName = "D = col < 37 ? relu(acc) : acc + row";
+  static constexpr bool kExact = true;
+};
+
 // An auxiliary output (the pre-activation) and a per-column amax of it, inside the tree.
 struct AuxAmax {
   template <class T>

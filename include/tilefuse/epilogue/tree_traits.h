@@ -2,6 +2,9 @@
 #pragma once
 
 #include <tilefuse/epilogue/fragment.h>
+#include <tilefuse/epilogue/sinks.h>
+
+#include <cuda/std/type_traits>
 
 namespace tilefuse::epilogue {
 
@@ -33,5 +36,27 @@ inline constexpr bool loads_auxiliary = HasNodeOfKind<Tree, NodeKind::kAuxLoad>:
 template <class Tree>
 inline constexpr bool reads_memory =
     HasNodeOfKind<Tree, NodeKind::kAuxLoad, NodeKind::kRowBroadcast, NodeKind::kColBroadcast>::value;
+
+// Whether the tree's value at an element follows from the accumulator and the element's coordinate
+// alone (Acc, constants, coordinates, math): it reads no memory and stores nothing, so a kernel may
+// evaluate it in whatever register layout its accumulators have.
+template <class Tree>
+inline constexpr bool depends_on_accumulator_only =
+    !HasNodeOfKind<Tree, NodeKind::kScalar, NodeKind::kRowBroadcast, NodeKind::kColBroadcast, NodeKind::kAuxLoad,
+                   NodeKind::kStore, NodeKind::kRowReduce, NodeKind::kColReduce>::value;
+
+// Whether the tree is one row-major Store of 16-bit D over such an input (a bare GEMM, or
+// `relu(acc)`): a kernel may then evaluate it in registers and stage only the 16-bit results.
+template <class Tree>
+struct Stores16BitFromAccumulator : cuda::std::false_type {};
+
+template <NodeName Name, class T, class Input>
+struct Stores16BitFromAccumulator<Store<Name, T, Input, RowMajor>>
+    : cuda::std::bool_constant<sizeof(T) == 2 && depends_on_accumulator_only<Input>> {
+  using InputNode = Input;
+};
+
+template <class Tree>
+inline constexpr bool stores_16bit_from_accumulator = Stores16BitFromAccumulator<Tree>::value;
 
 }  // namespace tilefuse::epilogue

@@ -86,6 +86,27 @@ TEST(EpilogueStaging, VisitReadsAreConflictFree) {
   }
 }
 
+// The packed epilogue's stmatrix.x4 (epilogue_tile_packed): lane gives row (lane / 8 % 2) * 8 + lane % 8
+// of 16-bit group jj + lane / 16; each tile (8 lanes, 16 bytes each) is one phase.
+TEST(EpilogueStaging, PackedStmatrixWritesAreConflictFree) {
+  for (int jj = 0; jj < kPackedStagingColumns / 8; jj += 2) {
+    Access a;
+    a.width = 4;
+    for (int lane = 0; lane < kLanes; ++lane) a.first[lane] = packed_group_offset((lane / 8 % 2) * 8 + lane % 8, jj + lane / 16);
+    EXPECT_EQ(wavefronts(a), 4) << "groups " << jj << ", " << jj + 1;
+  }
+}
+
+// Its copy-out: lane's i-th read is group v % 8 of row v / 8, v = lane + 32i.
+TEST(EpilogueStaging, PackedReadsAreConflictFree) {
+  for (int i = 0; i < kRows * 8 / kLanes; ++i) {
+    Access a;
+    a.width = 4;
+    for (int lane = 0; lane < kLanes; ++lane) a.first[lane] = packed_group_offset((lane + kLanes * i) / 8, lane % 8);
+    EXPECT_EQ(wavefronts(a), 4) << "read " << i;
+  }
+}
+
 // The counting above finds the conflicts of the padded layout the swizzle replaced (row stride 40
 // floats: 8 wavefronts per float4 read), so the tests can fail.
 TEST(EpilogueStaging, CountingSeesThePaddedLayoutsConflicts) {

@@ -10,6 +10,10 @@
 //   reads:  8 columns per lane: rows r, r + 1 (even r) of one phase read groups {0, 2, 4, 6} + q, and
 //           their masks have different parities; 16 columns per lane: rows r..r+3 read groups
 //           {0, 4} + q, and their masks differ in the low two bits.
+// The packed epilogue (16-bit D from the accumulator alone) stages 16-bit results in the same slice:
+// 64 columns per 128-byte row, 8 per 16-byte group, written by stmatrix (one 8x8 tile of one group
+// on 8 consecutive rows per phase: distinct masks) and read back a 16-byte group per lane (8 lanes
+// of a phase read the 8 groups of one row).
 // tests/unit/gemm/epilogue_staging_test.cpp counts the phases' bank conflicts for every access.
 #pragma once
 
@@ -23,5 +27,10 @@ inline constexpr int kStagingColumns = 32;  // one 128-byte row of floats
 TILEFUSE_HOST_DEVICE constexpr int staging_offset(int row, int col) {
   return row * kStagingColumns + 4 * ((col / 4) ^ ((5 * row) & 7)) + col % 4;
 }
+
+inline constexpr int kPackedStagingColumns = 64;  // 16-bit values: one 128-byte row
+
+// The float index of the 16-byte group that holds 16-bit columns 8 * group .. 8 * group + 7 of `row`.
+TILEFUSE_HOST_DEVICE constexpr int packed_group_offset(int row, int group) { return staging_offset(row, 4 * group); }
 
 }  // namespace tilefuse::gemm::sm90

@@ -62,6 +62,7 @@
 #include <tilefuse/arch/cp_async.h>
 #include <tilefuse/arch/mbarrier.h>
 #include <tilefuse/arch/named_barrier.h>
+#include <tilefuse/arch/stmatrix.h>
 #include <tilefuse/arch/tma.h>
 #include <tilefuse/arch/wgmma.h>
 #include <tilefuse/arch/wgmma_fp8.h>
@@ -202,6 +203,15 @@ struct GemmKernel {
   // 20% slower (v56-v57: 0.0468 -> 0.0565 ms); ptxas, which allocates 168 registers per thread here
   // (the launch allocation, whatever setmaxnreg later gives), reported 64-148 bytes of spills with them.
   using Loaded = typename Epilogue::template Loaded<kVisitWidth>;
+  // Trees that store 16-bit D from the accumulator alone (a bare GEMM or convolution, `relu(acc)`) take
+  // the packed epilogue instead: evaluated on the accumulator registers, only the 16-bit results are
+  // staged (by stmatrix, half the bytes of the fp32 staging, a quarter of the store instructions)
+  // and copied out in 16-byte vectors. TILEFUSE_SM90_PACKED_EPILOGUE=0 builds without, for A/B runs.
+#ifndef TILEFUSE_SM90_PACKED_EPILOGUE
+#define TILEFUSE_SM90_PACKED_EPILOGUE 1
+#endif
+  static constexpr bool kPackedEpilogue = TILEFUSE_SM90_PACKED_EPILOGUE && epilogue::stores_16bit_from_accumulator<Epilogue> &&
+                                          kTileN % kPackedStagingColumns == 0;
   // Slots are an odd number of 16-byte words apart, so that the 16-byte accesses of 8 lanes (one
   // shared-memory wavefront) fall on 8 different bank groups: conflict-free cp.async writes and reads.
   static constexpr int kLoadSlotWords = (static_cast<int>(sizeof(Loaded)) + 15) / 16;
@@ -682,19 +692,82 @@ struct GemmKernel {
     index_t const row0 = index_t{tile.m} * kTileM + warp_row0;
     index_t const n0 = index_t{tile.n} * kTileN;
     if (row0 >= p.problem.m) return;  // the whole warp is below the output (uniform per warp)
+    if constexpr (kPackedEpilogue) {
+      epilogue_tile_packed(p, acc, staging, lane, row0, n0, tile.batch);
+    } else {
 #pragma unroll
-    for (int chunk = 0; chunk < kChunks; ++chunk) {
-      index_t const col0 = n0 + chunk * kEpilogueColumns;
-      if (col0 >= p.problem.n) break;  // uniform per warp (later chunks issued no loads: all outside)
-      if constexpr (kStagedLoads) {
-        // One group per chunk, empty past the tile, so that `kLoadChunks - 1 pending` always means
-        // this chunk's group has landed.
-        if (chunk + kLoadChunks - 1 < kChunks) issue_loads(p, loads, lane, row0, n0, tile.batch, chunk + kLoadChunks - 1);
-        arch::cp_async_commit();
-        arch::cp_async_wait<kLoadChunks - 1>();
+      for (int chunk = 0; chunk < kChunks; ++chunk) {
+        index_t const col0 = n0 + chunk * kEpilogueColumns;
+        if (col0 >= p.problem.n) break;  // uniform per warp (later chunks issued no loads: all outside)
+        if constexpr (kStagedLoads) {
+          // One group per chunk, empty past the tile, so that `kLoadChunks - 1 pending` always means
+          // this chunk's group has landed.
+          if (chunk + kLoadChunks - 1 < kChunks) issue_loads(p, loads, lane, row0, n0, tile.batch, chunk + kLoadChunks - 1);
+          arch::cp_async_commit();
+          arch::cp_async_wait<kLoadChunks - 1>();
+        }
+        stage_chunk(acc, staging, lane, chunk);
+        visit_chunk(p, staging, loads, lane, row0, col0, tile.batch, chunk);
       }
-      stage_chunk(acc, staging, lane, chunk);
-      visit_chunk(p, staging, loads, lane, row0, col0, tile.batch, chunk);
+    }
+  }
+
+  // The packed epilogue of this warp's 16 rows, output (row0, n0) on: chunks of 64 columns, each
+  // evaluated per accumulator pair, converted, staged as four stmatrix.x4 and copied out.
+  TILEFUSE_DEVICE static void epilogue_tile_packed(Params const& p, float const (&acc)[kAccumulators], float* staging,
+                                                   int lane, index_t row0, index_t n0, int batch) {
+    using Traits = epilogue::Stores16BitFromAccumulator<Epilogue>;
+    using Input = typename Traits::InputNode;
+    using T = typename Epilogue::Element;
+    auto const& input = cuda::std::get<0>(p.epilogue.children);
+    constexpr int kGroups = kPackedStagingColumns / 8;  // 16-byte groups of a staged row
+    // stmatrix addresses: lane gives row lane % 8 of tile lane / 8; tiles are (group g, rows 0-7),
+    // (g, rows 8-15), (g + 1, rows 0-7), (g + 1, rows 8-15).
+    int const store_row = (lane / 8 % 2) * 8 + lane % 8;
+    int const store_group = lane / 16;
+    T* const d = p.epilogue.data + batch * p.epilogue.batch_stride;
+#pragma unroll
+    for (int chunk = 0; chunk < kTileN / kPackedStagingColumns; ++chunk) {
+      index_t const col0 = n0 + chunk * kPackedStagingColumns;
+      if (col0 >= p.problem.n) break;  // uniform per warp
+      __syncwarp();  // the previous chunk's copy-out has read the slice
+#pragma unroll
+      for (int g = 0; g < kGroups; g += 2) {
+        cuda::std::uint32_t packed[4];
+#pragma unroll
+        for (int t = 0; t < 4; ++t) {
+          int const j = chunk * kGroups + g + t / 2;  // the accumulators' 8-column block
+          int const h = t % 2;                        // rows lane / 4 (0) or lane / 4 + 8 (1)
+          epilogue::Fragment<2> f;
+          f.acc[0] = acc[4 * j + 2 * h];
+          f.acc[1] = acc[4 * j + 2 * h + 1];
+          f.row = row0 + lane / 4 + 8 * h;
+          f.col = col0 + 8 * (g + t / 2) + 2 * (lane % 4);
+          f.batch = batch;
+          f.valid = p.problem.n - f.col < 2 ? static_cast<int>(p.problem.n - f.col) : 2;
+          Array<float, 2> const x = Input::visit(input, f, Input::load(input, f));
+          Array<T, 2> const out{{convert<T>(x[0]), convert<T>(x[1])}};
+          cuda::std::memcpy(&packed[t], &out, sizeof(packed[t]));
+        }
+        arch::stmatrix_x4(packed, staging + packed_group_offset(store_row, g + store_group));
+      }
+      __syncwarp();
+#pragma unroll
+      for (int i = 0; i < 16 * kGroups / 32; ++i) {
+        int const v = lane + 32 * i;
+        index_t const row = row0 + v / kGroups;
+        index_t const col = col0 + 8 * (v % kGroups);
+        if (row >= p.problem.m || col >= p.problem.n) continue;
+        uint4 const x = *reinterpret_cast<uint4 const*>(staging + packed_group_offset(v / kGroups, v % kGroups));
+        T* const dst = d + row * p.epilogue.ld + col;
+        if (p.problem.n - col >= 8 && epilogue::is_vector_aligned<T, 8>(dst)) {
+          *reinterpret_cast<uint4*>(dst) = x;
+        } else {
+          T values[8];
+          cuda::std::memcpy(values, &x, sizeof(values));
+          for (int e = 0; e < 8 && e < p.problem.n - col; ++e) dst[e] = values[e];
+        }
+      }
     }
   }
 
