@@ -45,7 +45,7 @@ for k, row in enumerate(runs["A0"]["rows"]):
     print(f"| {label(row['problem'])}{note} | " + " | ".join(f"{ms[r]:.4f}" for r in runs) +
           f" | {ratio:.3f} | {peer['implementation'][:24]} {peer['median_ms']:.4f} |")
 for r, d in runs.items():
-    print(r, "geomean speedups:", [(g["peer"], round(g["geomean_speedup"], 3)) for g in d["speedup_geomeans"]])
+    print(r, "geomean speedups:", [(g["peer"], round(g["geomean_speedup"], 3)) for g in d.get("speedup_geomeans", [])])
 print()
 PY
   i=$((i + 1))

@@ -1,5 +1,6 @@
 // The Hopper kernel's shared-memory plan for epilogue trees that read memory (sm90_gemm.h, "staged
-// loads"), checked at compile time: the build fails if a change breaks one of these decisions.
+// loads" and the packed epilogue), checked at compile time: the build fails if a change breaks one of
+// these decisions.
 #include <tilefuse/core/numeric_types.h>
 #include <tilefuse/epilogue/evt.h>
 #include <tilefuse/gemm/kernel/sm90_gemm.h>
@@ -10,7 +11,10 @@ using namespace tilefuse::epilogue;
 using gemm::sm90::GemmKernel;
 
 using Plain = Store<"D", bfloat16_t, Acc>;
-using Fused = Store<"D", bfloat16_t, Add<GeluTanh<Add<Acc, RowBroadcast<"bias", bfloat16_t>>>, AuxLoad<"C", bfloat16_t>>>;
+using FusedInput = Add<GeluTanh<Add<Acc, RowBroadcast<"bias", bfloat16_t>>>, AuxLoad<"C", bfloat16_t>>;
+using Fused = Store<"D", bfloat16_t, FusedInput>;
+// fp32 D is not packed: the general epilogue, whose staged loads the checks below are about.
+using Fused32 = Store<"D", float, FusedInput>;
 using RowWise = Store<"D", bfloat16_t, Mul<Mul<ColBroadcast<"scale_a", float>, RowBroadcast<"scale_b", float>>, Acc>>;
 
 template <class Kernel>
@@ -22,19 +26,27 @@ constexpr bool fits() {
 using LargePlain = GemmKernel<bfloat16_t, Plain, gemm::Sm90LargeConfig>;
 static_assert(!LargePlain::kStagedLoads && LargePlain::kStages == gemm::Sm90LargeConfig::kStages && fits<LargePlain>());
 
+#if TILEFUSE_SM90_PACKED_EPILOGUE >= 2
+// 16-bit D over an elementwise tree takes the packed epilogue: loads in registers, the configured ring.
+static_assert(LargePlain::kPackedEpilogue);
+using LargeFusedPacked = GemmKernel<bfloat16_t, Fused, gemm::Sm90LargeConfig>;
+static_assert(LargeFusedPacked::kPackedEpilogue && !LargeFusedPacked::kStagedLoads &&
+              LargeFusedPacked::kStages == gemm::Sm90LargeConfig::kStages && fits<LargeFusedPacked>());
+#endif
+
 // A fused tree stages 3 chunks and gives the 128x256 ring one stage (4 -> 3), never below 3.
-using LargeFused = GemmKernel<bfloat16_t, Fused, gemm::Sm90LargeConfig>;
+using LargeFused = GemmKernel<bfloat16_t, Fused32, gemm::Sm90LargeConfig>;
 static_assert(LargeFused::kStagedLoads && LargeFused::kLoadChunks == 3 && LargeFused::kStages == 3 && fits<LargeFused>());
 // Slots an odd number of 16-byte words apart: 8 lanes' 16-byte accesses hit 8 different bank groups.
 static_assert(LargeFused::kLoadSlotBytes % 32 == 16 && LargeFused::kLoadSlotBytes >= static_cast<int>(sizeof(LargeFused::Loaded)));
 
-using MediumFused = GemmKernel<bfloat16_t, Fused, gemm::Sm90MediumConfig>;
-using NarrowFused = GemmKernel<bfloat16_t, Fused, gemm::Sm90NarrowConfig>;
+using MediumFused = GemmKernel<bfloat16_t, Fused32, gemm::Sm90MediumConfig>;
+using NarrowFused = GemmKernel<bfloat16_t, Fused32, gemm::Sm90NarrowConfig>;
 static_assert(MediumFused::kStagedLoads && MediumFused::kStages >= 3 && fits<MediumFused>());
 static_assert(NarrowFused::kStagedLoads && NarrowFused::kStages >= 3 && fits<NarrowFused>());
 
 // Ping-pong loads in line (staging lost there, report v47b) and keeps its ring.
-using PingPongFused = GemmKernel<bfloat16_t, Fused, gemm::Sm90PingPongWideConfig>;
+using PingPongFused = GemmKernel<bfloat16_t, Fused32, gemm::Sm90PingPongWideConfig>;
 static_assert(!PingPongFused::kStagedLoads && PingPongFused::kStages == gemm::Sm90PingPongWideConfig::kStages);
 
 // FP8 row-wise scales (two broadcast vectors) on the cooperative 128x256 tile still fit.

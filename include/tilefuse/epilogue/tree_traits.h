@@ -38,25 +38,33 @@ inline constexpr bool reads_memory =
     HasNodeOfKind<Tree, NodeKind::kAuxLoad, NodeKind::kRowBroadcast, NodeKind::kColBroadcast>::value;
 
 // Whether the tree's value at an element follows from the accumulator and the element's coordinate
-// alone (Acc, constants, coordinates, math): it reads no memory and stores nothing, so a kernel may
-// evaluate it in whatever register layout its accumulators have.
+// alone (Acc, constants, coordinates, math): it reads no memory and stores nothing.
 template <class Tree>
 inline constexpr bool depends_on_accumulator_only =
     !HasNodeOfKind<Tree, NodeKind::kScalar, NodeKind::kRowBroadcast, NodeKind::kColBroadcast, NodeKind::kAuxLoad,
                    NodeKind::kStore, NodeKind::kRowReduce, NodeKind::kColReduce>::value;
 
-// Whether the tree is one row-major Store of 16-bit D over such an input (a bare GEMM, or
-// `relu(acc)`): a kernel may then evaluate it in registers and stage only the 16-bit results.
+// Whether the tree has no sink (a store or a reduction) at its root or below: it computes each
+// element from the accumulator, the coordinate and inputs read at that element, and writes nothing,
+// so a kernel may evaluate it in whatever register layout its accumulators have.
 template <class Tree>
-struct Stores16BitFromAccumulator : cuda::std::false_type {};
+inline constexpr bool is_elementwise =
+    !HasNodeOfKind<Tree, NodeKind::kStore, NodeKind::kRowReduce, NodeKind::kColReduce>::value;
+
+// Whether the tree is one row-major Store of 16-bit D over an elementwise input (a bare GEMM,
+// `relu(acc + bias) + residual`): a kernel may then evaluate the input in registers and stage only the
+// 16-bit results. kReadsMemory: whether that input reads memory (a bias, a residual, a scalar's pointer).
+template <class Tree>
+struct Stores16BitOfElementwise : cuda::std::false_type {};
 
 template <NodeName Name, class T, class Input>
-struct Stores16BitFromAccumulator<Store<Name, T, Input, RowMajor>>
-    : cuda::std::bool_constant<sizeof(T) == 2 && depends_on_accumulator_only<Input>> {
+struct Stores16BitOfElementwise<Store<Name, T, Input, RowMajor>>
+    : cuda::std::bool_constant<sizeof(T) == 2 && is_elementwise<Input>> {
   using InputNode = Input;
+  static constexpr bool kReadsMemory = !depends_on_accumulator_only<Input>;
 };
 
 template <class Tree>
-inline constexpr bool stores_16bit_from_accumulator = Stores16BitFromAccumulator<Tree>::value;
+inline constexpr bool stores_16bit_of_elementwise = Stores16BitOfElementwise<Tree>::value;
 
 }  // namespace tilefuse::epilogue

@@ -1,6 +1,6 @@
 // loads_auxiliary: true exactly for trees with an AuxLoad somewhere below the root.
-// stores_16bit_from_accumulator: true exactly for one row-major 16-bit Store over a tree that reads
-// no memory and stores nothing (the sm90 kernel's packed epilogue takes those).
+// stores_16bit_of_elementwise: true exactly for one row-major 16-bit Store over a tree without sinks
+// (the sm90 kernel's packed epilogue takes those); kReadsMemory tells the memory-free ones apart.
 #include <gtest/gtest.h>
 
 #include <tilefuse/epilogue/evt.h>
@@ -17,18 +17,21 @@ TEST(EpilogueTreeTraits, LoadsAuxiliaryFindsAuxLoadAtAnyDepth) {
   SUCCEED();
 }
 
-TEST(EpilogueTreeTraits, Stores16BitFromAccumulatorOnlyForMemoryFreeInputs) {
-  static_assert(stores_16bit_from_accumulator<Store<"D", bfloat16_t, Acc>>);
-  static_assert(stores_16bit_from_accumulator<Store<"D", half_t, Relu<Acc>>>);
-  static_assert(stores_16bit_from_accumulator<Store<"D", bfloat16_t, Where<Less<Row, Constant<64.0f>>, Sigmoid<Acc>, Tanh<Acc>>>>);
-  // 32-bit or 8-bit D, a column-major D, and inputs that read memory or store take the general path.
-  static_assert(!stores_16bit_from_accumulator<Store<"D", float, Acc>>);
-  static_assert(!stores_16bit_from_accumulator<Store<"D", bfloat16_t, Acc, ColumnMajor>>);
-  static_assert(!stores_16bit_from_accumulator<Store<"D", bfloat16_t, Mul<Acc, Scalar<"alpha">>>>);
-  static_assert(!stores_16bit_from_accumulator<Store<"D", bfloat16_t, Add<Acc, RowBroadcast<"bias", float>>>>);
-  static_assert(!stores_16bit_from_accumulator<Store<"D", bfloat16_t, Add<Acc, AuxLoad<"C", bfloat16_t>>>>);
-  static_assert(!stores_16bit_from_accumulator<Store<"D", bfloat16_t, Store<"aux", bfloat16_t, Acc>>>);
-  static_assert(!stores_16bit_from_accumulator<Relu<Store<"D", bfloat16_t, Acc>>>);
+TEST(EpilogueTreeTraits, Stores16BitOfElementwiseOnlyForSinkFreeInputs) {
+  static_assert(stores_16bit_of_elementwise<Store<"D", bfloat16_t, Acc>>);
+  static_assert(stores_16bit_of_elementwise<Store<"D", half_t, Relu<Acc>>>);
+  static_assert(stores_16bit_of_elementwise<Store<"D", bfloat16_t, Where<Less<Row, Constant<64.0f>>, Sigmoid<Acc>, Tanh<Acc>>>>);
+  static_assert(stores_16bit_of_elementwise<Store<"D", bfloat16_t, Mul<Acc, Scalar<"alpha">>>>);
+  static_assert(stores_16bit_of_elementwise<Store<"D", bfloat16_t, Relu<Add<Add<Acc, RowBroadcast<"bias", float>>, AuxLoad<"C", bfloat16_t>>>>>);
+  static_assert(!Stores16BitOfElementwise<Store<"D", bfloat16_t, Where<Less<Row, Constant<64.0f>>, Acc, Relu<Acc>>>>::kReadsMemory);
+  static_assert(Stores16BitOfElementwise<Store<"D", bfloat16_t, Mul<Acc, Scalar<"alpha">>>>::kReadsMemory);
+  static_assert(Stores16BitOfElementwise<Store<"D", bfloat16_t, Add<Acc, ColBroadcast<"bias", float>>>>::kReadsMemory);
+  // 32-bit or 8-bit D, a column-major D, and trees with a sink below the root take the general path.
+  static_assert(!stores_16bit_of_elementwise<Store<"D", float, Acc>>);
+  static_assert(!stores_16bit_of_elementwise<Store<"D", bfloat16_t, Acc, ColumnMajor>>);
+  static_assert(!stores_16bit_of_elementwise<Store<"D", bfloat16_t, Store<"aux", bfloat16_t, Acc>>>);
+  static_assert(!stores_16bit_of_elementwise<Store<"D", bfloat16_t, Relu<ColReduce<"amax", reduce::AbsMax, Acc>>>>);
+  static_assert(!stores_16bit_of_elementwise<Relu<Store<"D", bfloat16_t, Acc>>>);
   SUCCEED();
 }
 
