@@ -11,10 +11,7 @@ using namespace tilefuse::epilogue;
 using gemm::sm90::GemmKernel;
 
 using Plain = Store<"D", bfloat16_t, Acc>;
-using FusedInput = Add<GeluTanh<Add<Acc, RowBroadcast<"bias", bfloat16_t>>>, AuxLoad<"C", bfloat16_t>>;
-using Fused = Store<"D", bfloat16_t, FusedInput>;
-// fp32 D is not packed: the general epilogue, whose staged loads the checks below are about.
-using Fused32 = Store<"D", float, FusedInput>;
+using Fused = Store<"D", bfloat16_t, Add<GeluTanh<Add<Acc, RowBroadcast<"bias", bfloat16_t>>>, AuxLoad<"C", bfloat16_t>>>;
 using RowWise = Store<"D", bfloat16_t, Mul<Mul<ColBroadcast<"scale_a", float>, RowBroadcast<"scale_b", float>>, Acc>>;
 
 template <class Kernel>
@@ -26,27 +23,25 @@ constexpr bool fits() {
 using LargePlain = GemmKernel<bfloat16_t, Plain, gemm::Sm90LargeConfig>;
 static_assert(!LargePlain::kStagedLoads && LargePlain::kStages == gemm::Sm90LargeConfig::kStages && fits<LargePlain>());
 
-#if TILEFUSE_SM90_PACKED_EPILOGUE >= 2
-// 16-bit D over an elementwise tree takes the packed epilogue: loads in registers, the configured ring.
+#if TILEFUSE_SM90_PACKED_EPILOGUE
+// A plain 16-bit store takes the packed epilogue; a tree that reads memory does not.
 static_assert(LargePlain::kPackedEpilogue);
-using LargeFusedPacked = GemmKernel<bfloat16_t, Fused, gemm::Sm90LargeConfig>;
-static_assert(LargeFusedPacked::kPackedEpilogue && !LargeFusedPacked::kStagedLoads &&
-              LargeFusedPacked::kStages == gemm::Sm90LargeConfig::kStages && fits<LargeFusedPacked>());
+static_assert(!GemmKernel<bfloat16_t, Fused, gemm::Sm90LargeConfig>::kPackedEpilogue);
 #endif
 
 // A fused tree stages 3 chunks and gives the 128x256 ring one stage (4 -> 3), never below 3.
-using LargeFused = GemmKernel<bfloat16_t, Fused32, gemm::Sm90LargeConfig>;
+using LargeFused = GemmKernel<bfloat16_t, Fused, gemm::Sm90LargeConfig>;
 static_assert(LargeFused::kStagedLoads && LargeFused::kLoadChunks == 3 && LargeFused::kStages == 3 && fits<LargeFused>());
 // Slots an odd number of 16-byte words apart: 8 lanes' 16-byte accesses hit 8 different bank groups.
 static_assert(LargeFused::kLoadSlotBytes % 32 == 16 && LargeFused::kLoadSlotBytes >= static_cast<int>(sizeof(LargeFused::Loaded)));
 
-using MediumFused = GemmKernel<bfloat16_t, Fused32, gemm::Sm90MediumConfig>;
-using NarrowFused = GemmKernel<bfloat16_t, Fused32, gemm::Sm90NarrowConfig>;
+using MediumFused = GemmKernel<bfloat16_t, Fused, gemm::Sm90MediumConfig>;
+using NarrowFused = GemmKernel<bfloat16_t, Fused, gemm::Sm90NarrowConfig>;
 static_assert(MediumFused::kStagedLoads && MediumFused::kStages >= 3 && fits<MediumFused>());
 static_assert(NarrowFused::kStagedLoads && NarrowFused::kStages >= 3 && fits<NarrowFused>());
 
 // Ping-pong loads in line (staging lost there, report v47b) and keeps its ring.
-using PingPongFused = GemmKernel<bfloat16_t, Fused32, gemm::Sm90PingPongWideConfig>;
+using PingPongFused = GemmKernel<bfloat16_t, Fused, gemm::Sm90PingPongWideConfig>;
 static_assert(!PingPongFused::kStagedLoads && PingPongFused::kStages == gemm::Sm90PingPongWideConfig::kStages);
 
 // FP8 row-wise scales (two broadcast vectors) on the cooperative 128x256 tile still fit.

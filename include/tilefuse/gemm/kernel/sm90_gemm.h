@@ -203,21 +203,21 @@ struct GemmKernel {
   // 20% slower (v56-v57: 0.0468 -> 0.0565 ms); ptxas, which allocates 168 registers per thread here
   // (the launch allocation, whatever setmaxnreg later gives), reported 64-148 bytes of spills with them.
   using Loaded = typename Epilogue::template Loaded<kVisitWidth>;
-  // Trees that store 16-bit D over an elementwise input (a bare GEMM or convolution, `relu(acc + bias) +
-  // residual`) take the packed epilogue instead: the input is evaluated on the accumulator registers
-  // (its loads, a pair of columns each, issued a chunk at a time ahead of the math), and only the
-  // 16-bit results are staged (by stmatrix: half the bytes of the fp32 staging, a quarter of the store
-  // instructions), then copied out in 16-byte vectors.
+  // Trees that store 16-bit D from the accumulator alone (a bare GEMM or convolution, `relu(acc)`, a
+  // coordinate-dependent activation) take the packed epilogue: evaluated on the accumulator registers,
+  // only the 16-bit results are staged (by stmatrix: half the bytes of the fp32 staging, a quarter of
+  // the store instructions), then copied out in 16-byte vectors.
   // NOTES: v59 (same-run A/B): bare GEMMs 2-8% faster on the issue-5 shapes, bare ResNet-50 0.786x ->
-  // 0.889x cuDNN (the 1x1 layers up to 36% faster).
-  // TILEFUSE_SM90_PACKED_EPILOGUE builds for A/B runs: 0 none, 1 trees that read no memory, 2 all (default).
+  // 0.889x cuDNN (its 1x1 layers up to 36% faster). Trees that read memory (a bias, a residual) stay on
+  // the fp32 staging: evaluated per accumulator pair, their 4-byte loads of a residual and a bias made
+  // fused ResNet-50 0.70x -> 0.43x cuDNN fused and the fused 8192^3 GEMM 8% slower (v59 A/B).
+  // TILEFUSE_SM90_PACKED_EPILOGUE=0 builds without, for A/B runs.
 #ifndef TILEFUSE_SM90_PACKED_EPILOGUE
-#define TILEFUSE_SM90_PACKED_EPILOGUE 2
+#define TILEFUSE_SM90_PACKED_EPILOGUE 1
 #endif
   using PackedTraits = epilogue::Stores16BitOfElementwise<Epilogue>;
-  static constexpr bool kPackedEpilogue =
-      PackedTraits::value && kTileN % kPackedStagingColumns == 0 &&
-      (TILEFUSE_SM90_PACKED_EPILOGUE >= 2 || (TILEFUSE_SM90_PACKED_EPILOGUE == 1 && !PackedTraits::kReadsMemory));
+  static constexpr bool kPackedEpilogue = TILEFUSE_SM90_PACKED_EPILOGUE && PackedTraits::value &&
+                                          !PackedTraits::kReadsMemory && kTileN % kPackedStagingColumns == 0;
   // Slots are an odd number of 16-byte words apart, so that the 16-byte accesses of 8 lanes (one
   // shared-memory wavefront) fall on 8 different bank groups: conflict-free cp.async writes and reads.
   static constexpr int kLoadSlotWords = (static_cast<int>(sizeof(Loaded)) + 15) / 16;
@@ -253,7 +253,7 @@ struct GemmKernel {
     return Config::kStages < fit ? Config::kStages : fit;
   }
   TILEFUSE_HOST_DEVICE static constexpr int choose_load_chunks() {
-    int chunks = epilogue::reads_memory<Epilogue> && !kPingPong && !kPackedEpilogue ? (kChunks < 3 ? kChunks : 3) : 0;
+    int chunks = epilogue::reads_memory<Epilogue> && !kPingPong ? (kChunks < 3 ? kChunks : 3) : 0;
     for (; chunks >= 2; --chunks) {
       if (stages_beside(chunks) >= kMinStagedRing || stages_beside(chunks) == Config::kStages) return chunks;
     }
@@ -718,32 +718,14 @@ struct GemmKernel {
     }
   }
 
-  // The packed epilogue of this warp's 16 rows, output (row0, n0) on, in chunks of 64 columns: the
-  // chunk's loads, then its pairs evaluated, converted and staged (stmatrix.x4), then copied out.
+  // The packed epilogue of this warp's 16 rows, output (row0, n0) on, in chunks of 64 columns: each
+  // pair of accumulators evaluated, converted and staged (four stmatrix.x4), then copied out.
   TILEFUSE_DEVICE static void epilogue_tile_packed(Params const& p, float const (&acc)[kAccumulators], float* staging,
                                                    int lane, index_t row0, index_t n0, int batch) {
     using Input = typename PackedTraits::InputNode;
     using T = typename Epilogue::Element;
-    using Loaded2 = typename Input::template Loaded<2>;
     auto const& input = cuda::std::get<0>(p.epilogue.children);
     constexpr int kGroups = kPackedStagingColumns / 8;  // 16-byte groups of a staged row
-    // Blocks of 8 columns whose loads are issued together: a whole chunk's, or half of it beside the
-    // 128 accumulators of a 256-column tile.
-    // NOTES: a whole chunk's residual and bias on the 128x256 tile spilled 128-192 bytes (ptxas).
-    constexpr int kPackedLoadBlocks = kAccumulators >= 128 ? kGroups / 2 : kGroups;
-    // The pair of 8-column block b of the chunk (accumulator block j) in rows lane / 4 + 8h.
-    auto const pair = [&](index_t col0, int b, int j, int h) {
-      epilogue::Fragment<2> f;
-      f.acc[0] = acc[4 * j + 2 * h];
-      f.acc[1] = acc[4 * j + 2 * h + 1];
-      f.row = row0 + lane / 4 + 8 * h;
-      f.col = col0 + 8 * b + 2 * (lane % 4);
-      f.batch = batch;
-      index_t const left = p.problem.n - f.col;
-      // Outside the output (valid 0) a pair reads nothing; its results are never copied out.
-      f.valid = f.row >= p.problem.m || left <= 0 ? 0 : left < 2 ? static_cast<int>(left) : 2;
-      return f;
-    };
     // stmatrix addresses: lane gives row lane % 8 of tile lane / 8; tiles are (group g, rows 0-7),
     // (g, rows 8-15), (g + 1, rows 0-7), (g + 1, rows 8-15).
     int const store_row = (lane / 8 % 2) * 8 + lane % 8;
@@ -755,27 +737,23 @@ struct GemmKernel {
       if (col0 >= p.problem.n) break;  // uniform per warp
       __syncwarp();  // the previous chunk's copy-out has read the slice
 #pragma unroll
-      for (int b0 = 0; b0 < kGroups; b0 += kPackedLoadBlocks) {
-        // The loads of kPackedLoadBlocks blocks first, so that their round trips overlap (a bare
-        // tree has none).
-        Loaded2 loaded[kPackedLoadBlocks][2];
+      for (int g = 0; g < kGroups; g += 2) {
+        cuda::std::uint32_t packed[4];
 #pragma unroll
-        for (int b = 0; b < kPackedLoadBlocks; ++b) {
-#pragma unroll
-          for (int h = 0; h < 2; ++h) loaded[b][h] = Input::load(input, pair(col0, b0 + b, chunk * kGroups + b0 + b, h));
+        for (int t = 0; t < 4; ++t) {
+          int const j = chunk * kGroups + g + t / 2;  // the accumulators' 8-column block
+          int const h = t % 2;                        // rows lane / 4 (0) or lane / 4 + 8 (1)
+          epilogue::Fragment<2> f;
+          f.acc[0] = acc[4 * j + 2 * h];
+          f.acc[1] = acc[4 * j + 2 * h + 1];
+          f.row = row0 + lane / 4 + 8 * h;
+          f.col = col0 + 8 * (g + t / 2) + 2 * (lane % 4);
+          f.batch = batch;
+          Array<float, 2> const x = Input::visit(input, f, Input::load(input, f));  // loads nothing
+          Array<T, 2> const out{{convert<T>(x[0]), convert<T>(x[1])}};
+          cuda::std::memcpy(&packed[t], &out, sizeof(packed[t]));
         }
-#pragma unroll
-        for (int g = b0; g < b0 + kPackedLoadBlocks; g += 2) {
-          cuda::std::uint32_t packed[4];
-#pragma unroll
-          for (int t = 0; t < 4; ++t) {
-            int const b = g + t / 2, h = t % 2;
-            Array<float, 2> const x = Input::visit(input, pair(col0, b, chunk * kGroups + b, h), loaded[b - b0][h]);
-            Array<T, 2> const out{{convert<T>(x[0]), convert<T>(x[1])}};
-            cuda::std::memcpy(&packed[t], &out, sizeof(packed[t]));
-          }
-          arch::stmatrix_x4(packed, staging + packed_group_offset(store_row, g + store_group));
-        }
+        arch::stmatrix_x4(packed, staging + packed_group_offset(store_row, g + store_group));
       }
       __syncwarp();
 #pragma unroll
