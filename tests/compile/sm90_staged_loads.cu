@@ -24,8 +24,10 @@ using LargePlain = GemmKernel<bfloat16_t, Plain, gemm::Sm90LargeConfig>;
 static_assert(!LargePlain::kStagedLoads && LargePlain::kStages == gemm::Sm90LargeConfig::kStages && fits<LargePlain>());
 
 #if TILEFUSE_SM90_PACKED_EPILOGUE
-// A plain 16-bit store takes the packed epilogue; a tree that reads memory does not.
+// A plain 16-bit store takes the packed epilogue, and so does a scaled one (scalars are loaded once
+// per tile); a tree whose loads depend on the element does not.
 static_assert(LargePlain::kPackedEpilogue);
+static_assert(GemmKernel<bfloat16_t, Store<"D", bfloat16_t, Mul<Mul<Acc, Scalar<"a">>, Scalar<"b">>>, gemm::Sm90LargeConfig>::kPackedEpilogue);
 static_assert(!GemmKernel<bfloat16_t, Fused, gemm::Sm90LargeConfig>::kPackedEpilogue);
 #endif
 

@@ -37,13 +37,6 @@ template <class Tree>
 inline constexpr bool reads_memory =
     HasNodeOfKind<Tree, NodeKind::kAuxLoad, NodeKind::kRowBroadcast, NodeKind::kColBroadcast>::value;
 
-// Whether the tree's value at an element follows from the accumulator and the element's coordinate
-// alone (Acc, constants, coordinates, math): it reads no memory and stores nothing.
-template <class Tree>
-inline constexpr bool depends_on_accumulator_only =
-    !HasNodeOfKind<Tree, NodeKind::kScalar, NodeKind::kRowBroadcast, NodeKind::kColBroadcast, NodeKind::kAuxLoad,
-                   NodeKind::kStore, NodeKind::kRowReduce, NodeKind::kColReduce>::value;
-
 // Whether the tree has no sink (a store or a reduction) at its root or below: it computes each
 // element from the accumulator, the coordinate and inputs read at that element, and writes nothing,
 // so a kernel may evaluate it in whatever register layout its accumulators have.
@@ -51,9 +44,16 @@ template <class Tree>
 inline constexpr bool is_elementwise =
     !HasNodeOfKind<Tree, NodeKind::kStore, NodeKind::kRowReduce, NodeKind::kColReduce>::value;
 
+// Whether the tree reads memory at addresses that depend on the element (a bias, a per-row scale, a
+// residual). What is left (Acc, constants, coordinates, math, Scalars) loads the same values for
+// every element: a kernel may load them once per tile.
+template <class Tree>
+inline constexpr bool loads_per_element =
+    HasNodeOfKind<Tree, NodeKind::kRowBroadcast, NodeKind::kColBroadcast, NodeKind::kAuxLoad>::value;
+
 // Whether the tree is one row-major Store of 16-bit D over an elementwise input (a bare GEMM,
 // `relu(acc + bias) + residual`): a kernel may then evaluate the input in registers and stage only the
-// 16-bit results. kReadsMemory: whether that input reads memory (a bias, a residual, a scalar's pointer).
+// 16-bit results. kLoadsPerElement: whether that input's loads depend on the element.
 template <class Tree>
 struct Stores16BitOfElementwise : cuda::std::false_type {};
 
@@ -61,7 +61,7 @@ template <NodeName Name, class T, class Input>
 struct Stores16BitOfElementwise<Store<Name, T, Input, RowMajor>>
     : cuda::std::bool_constant<sizeof(T) == 2 && is_elementwise<Input>> {
   using InputNode = Input;
-  static constexpr bool kReadsMemory = !depends_on_accumulator_only<Input>;
+  static constexpr bool kLoadsPerElement = loads_per_element<Input>;
 };
 
 template <class Tree>

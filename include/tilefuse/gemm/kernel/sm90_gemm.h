@@ -203,21 +203,22 @@ struct GemmKernel {
   // 20% slower (v56-v57: 0.0468 -> 0.0565 ms); ptxas, which allocates 168 registers per thread here
   // (the launch allocation, whatever setmaxnreg later gives), reported 64-148 bytes of spills with them.
   using Loaded = typename Epilogue::template Loaded<kVisitWidth>;
-  // Trees that store 16-bit D from the accumulator alone (a bare GEMM or convolution, `relu(acc)`, a
-  // coordinate-dependent activation) take the packed epilogue: evaluated on the accumulator registers,
-  // only the 16-bit results are staged (by stmatrix: half the bytes of the fp32 staging, a quarter of
-  // the store instructions), then copied out in 16-byte vectors.
+  // Trees that store 16-bit D from the accumulator and per-tree scalars (a bare GEMM or convolution,
+  // `relu(acc)`, a coordinate-dependent activation, FP8's per-tensor `acc * scale_a * scale_b`) take the
+  // packed epilogue: evaluated on the accumulator registers (scalars loaded once per tile), only the
+  // 16-bit results are staged (by stmatrix: half the bytes of the fp32 staging, a quarter of the store
+  // instructions), then copied out in 16-byte vectors.
   // NOTES: v59 (same-run A/B): bare GEMMs 2-8% faster on the issue-5 shapes, bare ResNet-50 0.786x ->
-  // 0.889x cuDNN (its 1x1 layers up to 36% faster). Trees that read memory (a bias, a residual) stay on
-  // the fp32 staging: evaluated per accumulator pair, their 4-byte loads of a residual and a bias made
-  // fused ResNet-50 0.70x -> 0.43x cuDNN fused and the fused 8192^3 GEMM 8% slower (v59 A/B).
+  // 0.889x cuDNN (its 1x1 layers up to 36% faster). Trees whose loads depend on the element (a bias, a
+  // residual) stay on the fp32 staging: evaluated per accumulator pair, their 4-byte loads made fused
+  // ResNet-50 0.70x -> 0.43x cuDNN fused and the fused 8192^3 GEMM 8% slower (v60 A/B).
   // TILEFUSE_SM90_PACKED_EPILOGUE=0 builds without, for A/B runs.
 #ifndef TILEFUSE_SM90_PACKED_EPILOGUE
 #define TILEFUSE_SM90_PACKED_EPILOGUE 1
 #endif
   using PackedTraits = epilogue::Stores16BitOfElementwise<Epilogue>;
   static constexpr bool kPackedEpilogue = TILEFUSE_SM90_PACKED_EPILOGUE && PackedTraits::value &&
-                                          !PackedTraits::kReadsMemory && kTileN % kPackedStagingColumns == 0;
+                                          !PackedTraits::kLoadsPerElement && kTileN % kPackedStagingColumns == 0;
   // Slots are an odd number of 16-byte words apart, so that the 16-byte accesses of 8 lanes (one
   // shared-memory wavefront) fall on 8 different bank groups: conflict-free cp.async writes and reads.
   static constexpr int kLoadSlotWords = (static_cast<int>(sizeof(Loaded)) + 15) / 16;
@@ -719,12 +720,14 @@ struct GemmKernel {
   }
 
   // The packed epilogue of this warp's 16 rows, output (row0, n0) on, in chunks of 64 columns: each
-  // pair of accumulators evaluated, converted and staged (four stmatrix.x4), then copied out.
+  // pair of accumulators evaluated, converted and staged (four stmatrix.x4), then copied out. The
+  // tree's loads (scalars, or nothing) are the same for every element: loaded once, up front.
   TILEFUSE_DEVICE static void epilogue_tile_packed(Params const& p, float const (&acc)[kAccumulators], float* staging,
                                                    int lane, index_t row0, index_t n0, int batch) {
     using Input = typename PackedTraits::InputNode;
     using T = typename Epilogue::Element;
     auto const& input = cuda::std::get<0>(p.epilogue.children);
+    typename Input::template Loaded<2> const loaded = Input::load(input, epilogue::Fragment<2>{});
     constexpr int kGroups = kPackedStagingColumns / 8;  // 16-byte groups of a staged row
     // stmatrix addresses: lane gives row lane % 8 of tile lane / 8; tiles are (group g, rows 0-7),
     // (g, rows 8-15), (g + 1, rows 0-7), (g + 1, rows 8-15).
@@ -749,7 +752,7 @@ struct GemmKernel {
           f.row = row0 + lane / 4 + 8 * h;
           f.col = col0 + 8 * (g + t / 2) + 2 * (lane % 4);
           f.batch = batch;
-          Array<float, 2> const x = Input::visit(input, f, Input::load(input, f));  // loads nothing
+          Array<float, 2> const x = Input::visit(input, f, loaded);
           Array<T, 2> const out{{convert<T>(x[0]), convert<T>(x[1])}};
           cuda::std::memcpy(&packed[t], &out, sizeof(packed[t]));
         }
