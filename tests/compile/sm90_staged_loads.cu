@@ -46,6 +46,19 @@ static_assert(NarrowFused::kStagedLoads && NarrowFused::kStages >= 3 && fits<Nar
 using PingPongFused = GemmKernel<bfloat16_t, Fused, gemm::Sm90PingPongWideConfig>;
 static_assert(!PingPongFused::kStagedLoads && PingPongFused::kStages == gemm::Sm90PingPongWideConfig::kStages);
 
+// Packed loads (opt-in): the residual staged in two slices per warp instead of the load slots, so the
+// 128x256 tile keeps its 4-stage ring.
+struct LargePackedLoadsConfig : gemm::Sm90LargeConfig {
+  static constexpr bool kPackedLoads = true;
+};
+using LargePackedLoads = GemmKernel<bfloat16_t, Fused, LargePackedLoadsConfig>;
+static_assert(LargePackedLoads::kPackedLoads && LargePackedLoads::kPackedEpilogue && !LargePackedLoads::kStagedLoads &&
+              LargePackedLoads::kStages == gemm::Sm90LargeConfig::kStages && fits<LargePackedLoads>());
+// A tree with two matrix inputs, or a 32-bit one, is not staged this way.
+using TwoInputs = Store<"D", bfloat16_t, Add<Add<Acc, AuxLoad<"C", bfloat16_t>>, AuxLoad<"E", bfloat16_t>>>;
+static_assert(!GemmKernel<bfloat16_t, TwoInputs, LargePackedLoadsConfig>::kPackedLoads);
+static_assert(!GemmKernel<bfloat16_t, Store<"D", bfloat16_t, Add<Acc, AuxLoad<"C", float>>>, LargePackedLoadsConfig>::kPackedLoads);
+
 // FP8 row-wise scales (two broadcast vectors) on the cooperative 128x256 tile still fit.
 using Fp8RowWise = GemmKernel<float_e4m3_t, RowWise, gemm::Sm90Fp8LargeConfig>;
 static_assert(Fp8RowWise::kStages >= 3 && fits<Fp8RowWise>());

@@ -26,6 +26,14 @@ using gemm::Sm90MediumConfig;
 using gemm::Sm90PingPongConfig;
 using gemm::Sm90PingPongWideConfig;
 
+// The packed epilogue with its AuxLoad staged in shared memory (opt-in: sm90_gemm.h kPackedLoads).
+struct Sm90LargePackedLoadsConfig : Sm90LargeConfig {
+  static constexpr bool kPackedLoads = true;
+};
+struct Sm90MediumPackedLoadsConfig : Sm90MediumConfig {
+  static constexpr bool kPackedLoads = true;
+};
+
 // Empty when the current device is an sm_90; otherwise why the Hopper tests skip.
 inline std::string sm90_skip_reason() {
   int device = 0, major = 0, minor = 0;

@@ -73,6 +73,7 @@
 #include <tilefuse/epilogue/tree_traits.h>
 #include <tilefuse/gemm/gemm_config.h>
 #include <tilefuse/gemm/kernel/sm90_epilogue_staging.h>
+#include <tilefuse/gemm/kernel/sm90_staged_aux.h>
 #include <tilefuse/gemm/kernel/tile_scheduler.h>
 
 namespace tilefuse::gemm::sm90 {
@@ -217,8 +218,28 @@ struct GemmKernel {
 #define TILEFUSE_SM90_PACKED_EPILOGUE 1
 #endif
   using PackedTraits = epilogue::Stores16BitOfElementwise<Epilogue>;
+  // Opt-in, not yet measured (gemm_sm90.md v64): trees with per-element loads whose one matrix input is a
+  // 16-bit row-major AuxLoad (relu(acc + bias) + residual) take the packed epilogue too, the AuxLoad
+  // staged a chunk ahead by cp.async into the staging layout (two slices per warp, each chunk's
+  // results written over its own inputs) and the rest loaded per pair. Asked for by
+  // Config::kPackedLoads = true, or for a whole build by TILEFUSE_SM90_PACKED_LOADS=1; cooperative only.
+#ifndef TILEFUSE_SM90_PACKED_LOADS
+#define TILEFUSE_SM90_PACKED_LOADS 0
+#endif
+  TILEFUSE_HOST_DEVICE static constexpr bool packed_loads_possible() {
+    bool asked = TILEFUSE_SM90_PACKED_LOADS != 0;
+    if constexpr (requires { Config::kPackedLoads; }) asked = Config::kPackedLoads;
+    if constexpr (PackedTraits::value) {
+      return asked && PackedTraits::kLoadsPerElement && has_stageable_aux<typename PackedTraits::InputNode>();
+    } else {
+      return false;
+    }
+  }
+  static constexpr bool kPackedLoads = TILEFUSE_SM90_PACKED_EPILOGUE && packed_loads_possible() && !kPingPong &&
+                                       kTileN % kPackedStagingColumns == 0;
   static constexpr bool kPackedEpilogue = TILEFUSE_SM90_PACKED_EPILOGUE && PackedTraits::value &&
-                                          !PackedTraits::kLoadsPerElement && kTileN % kPackedStagingColumns == 0;
+                                          (!PackedTraits::kLoadsPerElement || kPackedLoads) &&
+                                          kTileN % kPackedStagingColumns == 0;
   // Slots are an odd number of 16-byte words apart, so that the 16-byte accesses of 8 lanes (one
   // shared-memory wavefront) fall on 8 different bank groups: conflict-free cp.async writes and reads.
   static constexpr int kLoadSlotWords = (static_cast<int>(sizeof(Loaded)) + 15) / 16;
@@ -237,7 +258,9 @@ struct GemmKernel {
   // The swizzle moved the bare ResNet-50 geomean from 0.785x to 0.791x cuDNN (v55, v56: separate runs).
   static_assert(Config::kEpilogueColumns == kStagingColumns, "the staging swizzle is laid out for 32-column chunks");
   static constexpr int kStagingLd = kStagingColumns;
-  static constexpr int kStagingBytesPerWarp = 16 * kStagingLd * static_cast<int>(sizeof(float));
+  // (Packed loads: two slices, the chunk being visited and the next one's staged input.)
+  static constexpr int kStagingFloatsPerSlice = 16 * kStagingLd;
+  static constexpr int kStagingBytesPerWarp = (kPackedLoads ? 2 : 1) * kStagingFloatsPerSlice * static_cast<int>(sizeof(float));
   // Swizzled TMA destinations need 1024-byte alignment; the dynamic shared memory base is aligned by
   // hand, so ask for 1024 bytes of slack.
   static constexpr int kSmemAlignment = 1024;
@@ -254,7 +277,7 @@ struct GemmKernel {
     return Config::kStages < fit ? Config::kStages : fit;
   }
   TILEFUSE_HOST_DEVICE static constexpr int choose_load_chunks() {
-    int chunks = epilogue::reads_memory<Epilogue> && !kPingPong ? (kChunks < 3 ? kChunks : 3) : 0;
+    int chunks = epilogue::reads_memory<Epilogue> && !kPingPong && !kPackedLoads ? (kChunks < 3 ? kChunks : 3) : 0;
     for (; chunks >= 2; --chunks) {
       if (stages_beside(chunks) >= kMinStagedRing || stages_beside(chunks) == Config::kStages) return chunks;
     }
@@ -434,7 +457,7 @@ struct GemmKernel {
     int const warp_in_group = thread / 32;
     int const lane = thread % 32;
     int const warp = consumer_warpgroup * 4 + warp_in_group;  // 0 .. kConsumerWarps - 1
-    float* const staging = s.staging + warp * (16 * kStagingLd);
+    float* const staging = s.staging + warp * (kStagingBytesPerWarp / static_cast<int>(sizeof(float)));
     char* const loads = s.loads + warp * kLoadBytesPerWarp;
     int const k_count = k_tiles(p);
     int const grid = tile_stride();
@@ -482,7 +505,7 @@ struct GemmKernel {
         if (t + grid < p.tiles) pass_turn(consumer_warpgroup);
       }
       // The first chunks' epilogue loads go out while the last k-tile's wgmmas run.
-      issue_first_loads(p, loads, lane, tile, warp_row0(0));
+      issue_first_loads(p, staging, loads, lane, tile, warp_row0(0));
       mainloop_drain(s, lane, k_count, state, acc);
       if constexpr (kPingPong) state.advance_by((kConsumerWarpgroups - 1) * k_count);
 #pragma unroll
@@ -727,18 +750,39 @@ struct GemmKernel {
     using Input = typename PackedTraits::InputNode;
     using T = typename Epilogue::Element;
     auto const& input = cuda::std::get<0>(p.epilogue.children);
-    typename Input::template Loaded<2> const loaded = Input::load(input, epilogue::Fragment<2>{});
+    // Without per-element loads the tree loads the same values (scalars, or nothing) everywhere: once.
+    auto const uniform = [&] {
+      if constexpr (kPackedLoads) {
+        return 0;
+      } else {
+        return Input::load(input, epilogue::Fragment<2>{});
+      }
+    }();
     constexpr int kGroups = kPackedStagingColumns / 8;  // 16-byte groups of a staged row
+    constexpr int kPackedChunks = kTileN / kPackedStagingColumns;
     // stmatrix addresses: lane gives row lane % 8 of tile lane / 8; tiles are (group g, rows 0-7),
     // (g, rows 8-15), (g + 1, rows 0-7), (g + 1, rows 8-15).
     int const store_row = (lane / 8 % 2) * 8 + lane % 8;
     int const store_group = lane / 16;
     T* const d = p.epilogue.data + batch * p.epilogue.batch_stride;
 #pragma unroll
-    for (int chunk = 0; chunk < kTileN / kPackedStagingColumns; ++chunk) {
+    for (int chunk = 0; chunk < kPackedChunks; ++chunk) {
       index_t const col0 = n0 + chunk * kPackedStagingColumns;
       if (col0 >= p.problem.n) break;  // uniform per warp
-      __syncwarp();  // the previous chunk's copy-out has read the slice
+      float* const slice = staging + (kPackedLoads ? chunk % 2 * kStagingFloatsPerSlice : 0);
+      __syncwarp();  // the previous chunk's copy-out has read its slice
+      if constexpr (kPackedLoads) {
+        // The next chunk's input goes into the other slice (read two chunks ago); this chunk's, issued
+        // a chunk ago (issue_first_loads for chunk 0), must have landed for every lane.
+        index_t const next = col0 + kPackedStagingColumns;
+        if (chunk + 1 < kPackedChunks && next < p.problem.n) {
+          issue_staged_aux(p, staging + (chunk + 1) % 2 * kStagingFloatsPerSlice, lane, row0, next, batch);
+        }
+        arch::cp_async_commit();
+        arch::cp_async_wait<1>();
+        __syncwarp();
+      }
+      StagedChunk const staged{slice, row0, col0};
 #pragma unroll
       for (int g = 0; g < kGroups; g += 2) {
         cuda::std::uint32_t packed[4];
@@ -752,11 +796,21 @@ struct GemmKernel {
           f.row = row0 + lane / 4 + 8 * h;
           f.col = col0 + 8 * (g + t / 2) + 2 * (lane % 4);
           f.batch = batch;
-          Array<float, 2> const x = Input::visit(input, f, loaded);
+          Array<float, 2> x;
+          if constexpr (kPackedLoads) {
+            index_t const left = p.problem.n - f.col;
+            // Outside the output (valid 0) a pair reads nothing from memory; it is never copied out.
+            f.valid = f.row >= p.problem.m || left <= 0 ? 0 : left < 2 ? static_cast<int>(left) : 2;
+            x = Input::visit(input, f, StagedAuxLoad<Input>::load(input, f, staged));
+          } else {
+            x = Input::visit(input, f, uniform);
+          }
           Array<T, 2> const out{{convert<T>(x[0]), convert<T>(x[1])}};
           cuda::std::memcpy(&packed[t], &out, sizeof(packed[t]));
         }
-        arch::stmatrix_x4(packed, staging + packed_group_offset(store_row, g + store_group));
+        // Packed loads: the results overwrite these 16 columns' staged inputs, which every lane has read.
+        if constexpr (kPackedLoads) __syncwarp();
+        arch::stmatrix_x4(packed, slice + packed_group_offset(store_row, g + store_group));
       }
       __syncwarp();
 #pragma unroll
@@ -765,7 +819,7 @@ struct GemmKernel {
         index_t const row = row0 + v / kGroups;
         index_t const col = col0 + 8 * (v % kGroups);
         if (row >= p.problem.m || col >= p.problem.n) continue;
-        uint4 const x = *reinterpret_cast<uint4 const*>(staging + packed_group_offset(v / kGroups, v % kGroups));
+        uint4 const x = *reinterpret_cast<uint4 const*>(slice + packed_group_offset(v / kGroups, v % kGroups));
         T* const dst = d + row * p.epilogue.ld + col;
         if (p.problem.n - col >= 8 && epilogue::is_vector_aligned<T, 8>(dst)) {
           *reinterpret_cast<uint4*>(dst) = x;
@@ -777,6 +831,7 @@ struct GemmKernel {
       }
     }
   }
+
 
   // Writes the accumulators of one chunk (16 rows x kEpilogueColumns) into the warp's staging slice.
   // The accumulator layout of wgmma: lane holds rows lane / 4 and lane / 4 + 8 of the warp's 16,
@@ -843,18 +898,57 @@ struct GemmKernel {
                    });
   }
 
-  // Issues and commits chunks 0 .. kLoadChunks - 2 of this warp's rows of a tile (one group each).
-  TILEFUSE_DEVICE static void issue_first_loads(Params const& p, char* loads, int lane, Tile const& tile, int warp_row0) {
-    if constexpr (kStagedLoads) {
-      index_t const row0 = index_t{tile.m} * kTileM + warp_row0;
-      index_t const n0 = index_t{tile.n} * kTileN;
+  // Issues and commits chunks 0 .. kLoadChunks - 2 of this warp's rows of a tile (one group each), or,
+  // with packed loads, the first chunk's staged AuxLoad (one group).
+  TILEFUSE_DEVICE static void issue_first_loads(Params const& p, float* staging, char* loads, int lane, Tile const& tile,
+                                                int warp_row0) {
+    index_t const row0 = index_t{tile.m} * kTileM + warp_row0;
+    index_t const n0 = index_t{tile.n} * kTileN;
+    if constexpr (kPackedLoads) {
+      if (row0 < p.problem.m) issue_staged_aux(p, staging, lane, row0, n0, tile.batch);
+      arch::cp_async_commit();
+    } else if constexpr (kStagedLoads) {
 #pragma unroll
       for (int chunk = 0; chunk + 1 < kLoadChunks; ++chunk) {
         if (row0 < p.problem.m) issue_loads(p, loads, lane, row0, n0, tile.batch, chunk);
         arch::cp_async_commit();
       }
     }
+    (void)staging, (void)loads, (void)lane, (void)row0, (void)n0;
   }
+
+  // Packed loads: issues (without committing) the copies of the tree's AuxLoad for this warp's 16 rows,
+  // 64 columns from output (row0, col0), into `slice` in the packed staging layout: 16-byte pieces by
+  // cp.async, partial or misaligned ones loaded here. Pieces outside the output are left as they are
+  // (their pairs are never copied out).
+  TILEFUSE_DEVICE static void issue_staged_aux(Params const& p, float* slice, int lane, index_t row0, index_t col0,
+                                               int batch) {
+    if constexpr (kPackedLoads) {
+      using Input = typename PackedTraits::InputNode;
+      using T = typename StagedAux<Input>::Type::Element;
+      auto const* aux = staged_aux_params<Input>(cuda::std::get<0>(p.epilogue.children));
+      T const* const base = aux->data + batch * aux->batch_stride;
+      constexpr int kGroups = kPackedStagingColumns / 8;
+#pragma unroll
+      for (int i = 0; i < 16 * kGroups / 32; ++i) {
+        int const v = lane + 32 * i;
+        index_t const row = row0 + v / kGroups;
+        index_t const col = col0 + 8 * (v % kGroups);
+        if (row >= p.problem.m || col >= p.problem.n) continue;
+        T const* const src = base + row * aux->ld + col;
+        float* const dst = slice + packed_group_offset(v / kGroups, v % kGroups);
+        int const valid = p.problem.n - col < 8 ? static_cast<int>(p.problem.n - col) : 8;
+        if (valid == 8 && epilogue::is_vector_aligned<T, 8>(src)) {
+          arch::cp_async<16, false>(dst, src);
+        } else {
+          *reinterpret_cast<Array<T, 8>*>(dst) = epilogue::load_row<8>(src, valid);
+        }
+      }
+    } else {
+      (void)p, (void)slice, (void)lane, (void)row0, (void)col0, (void)batch;
+    }
+  }
+
 
   // Visits the 16 x kEpilogueColumns chunk staged at `staging` (its element (0, 0) is output (row0, col0)),
   // with its loads from their slots (kStagedLoads) or issued here (epilogue::evaluate).

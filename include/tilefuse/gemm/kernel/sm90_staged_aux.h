@@ -1,0 +1,131 @@
+// The sm90 packed epilogue's staged matrix input (opt-in; gemm_sm90.md v64): a tree with one 16-bit
+// row-major AuxLoad (the residual, C) gets it through shared memory, so that each accumulator pair
+// reads its two elements with one 4-byte shared load instead of a global one.
+//   StagedAux<Tree>        the tree's AuxLoad nodes: how many, and the first one's type;
+//   staged_aux_params(p)   where that node's Params sit inside the tree's Params;
+//   StagedAuxLoad<Node>    a node's load(), with the AuxLoad answered from the staged chunk and every
+//                          other node loading as it always does.
+// The staged chunk is 16 rows x 64 columns in the packed staging layout (sm90_epilogue_staging.h).
+#pragma once
+
+#include <cuda/std/cstring>
+#include <cuda/std/tuple>
+#include <cuda/std/type_traits>
+#include <cuda/std/utility>
+
+#include <tilefuse/core/platform.h>
+#include <tilefuse/core/tensor_ref.h>
+#include <tilefuse/epilogue/compute.h>
+#include <tilefuse/epilogue/fragment.h>
+#include <tilefuse/epilogue/leaves.h>
+#include <tilefuse/gemm/kernel/sm90_epilogue_staging.h>
+
+namespace tilefuse::gemm::sm90 {
+
+namespace detail {
+template <class... Ts>
+struct FirstNonVoid {
+  using type = void;
+};
+template <class T, class... Ts>
+struct FirstNonVoid<T, Ts...> {
+  using type = cuda::std::conditional_t<cuda::std::is_void_v<T>, typename FirstNonVoid<Ts...>::type, T>;
+};
+}  // namespace detail
+
+// The AuxLoad nodes of a sink-free tree (Compute nodes and leaves).
+template <class Node>
+struct StagedAux {
+  static constexpr int kCount = 0;
+  using Type = void;
+};
+
+template <epilogue::NodeName Name, class T, class Layout>
+struct StagedAux<epilogue::AuxLoad<Name, T, Layout>> {
+  static constexpr int kCount = 1;
+  using Type = epilogue::AuxLoad<Name, T, Layout>;
+};
+
+template <class Op, class... Inputs>
+struct StagedAux<epilogue::Compute<Op, Inputs...>> {
+  static constexpr int kCount = (StagedAux<Inputs>::kCount + ... + 0);
+  using Type = typename detail::FirstNonVoid<typename StagedAux<Inputs>::Type...>::type;
+};
+
+// Whether the tree's matrix input can be staged: exactly one AuxLoad, 16-bit and row-major.
+template <class Tree>
+TILEFUSE_HOST_DEVICE constexpr bool has_stageable_aux() {
+  if constexpr (StagedAux<Tree>::kCount != 1) {
+    return false;
+  } else {
+    using Aux = typename StagedAux<Tree>::Type;
+    return sizeof(typename Aux::Element) == 2 && cuda::std::is_same_v<typename Aux::LayoutTag, RowMajor>;
+  }
+}
+
+namespace detail {
+// The Params of node Aux inside `p`, the Params of Node (nullptr where Node's subtree has none).
+template <class Aux, class Node>
+TILEFUSE_HOST_DEVICE inline typename Aux::Params const* find_aux_params(typename Node::Params const& p) {
+  if constexpr (cuda::std::is_same_v<Node, Aux>) {
+    return &p;
+  } else if constexpr (StagedAux<Node>::kCount == 0) {
+    (void)p;
+    return nullptr;
+  } else {
+    return [&]<class... Inputs, cuda::std::size_t... I>(epilogue::NodeList<Inputs...>, cuda::std::index_sequence<I...>) {
+      typename Aux::Params const* found = nullptr;
+      ((found = found != nullptr ? found : find_aux_params<Aux, Inputs>(cuda::std::get<I>(p.children))), ...);
+      return found;
+    }(typename Node::Children{}, cuda::std::make_index_sequence<Node::Children::kSize>{});
+  }
+}
+}  // namespace detail
+
+// The Params of the tree's first AuxLoad (the tree must have one).
+template <class Tree>
+TILEFUSE_HOST_DEVICE inline auto staged_aux_params(typename Tree::Params const& p) {
+  return detail::find_aux_params<typename StagedAux<Tree>::Type, Tree>(p);
+}
+
+// Where a pair (row, col) of a chunk whose element (0, 0) is output (row0, col0) finds its staged
+// elements: a 16 x 64 chunk of 16-bit values in the packed staging layout.
+struct StagedChunk {
+  float const* base = nullptr;
+  index_t row0 = 0;
+  index_t col0 = 0;
+};
+
+// Node::load for a pair (Fragment<2>), with the one AuxLoad read from the staged chunk.
+template <class Node>
+struct StagedAuxLoad {
+  TILEFUSE_DEVICE static typename Node::template Loaded<2> load(typename Node::Params const& p,
+                                                                 epilogue::Fragment<2> const& f, StagedChunk const&) {
+    return Node::load(p, f);
+  }
+};
+
+template <epilogue::NodeName Name, class T>
+struct StagedAuxLoad<epilogue::AuxLoad<Name, T, RowMajor>> {
+  using Node = epilogue::AuxLoad<Name, T, RowMajor>;
+  TILEFUSE_DEVICE static typename Node::template Loaded<2> load(typename Node::Params const&,
+                                                                 epilogue::Fragment<2> const& f, StagedChunk const& chunk) {
+    int const r = static_cast<int>(f.row - chunk.row0);
+    int const c = static_cast<int>(f.col - chunk.col0);  // even: the pair's first column
+    auto const* at = reinterpret_cast<char const*>(chunk.base + packed_group_offset(r, c / 8)) + (c % 8) * sizeof(T);
+    return *reinterpret_cast<Array<T, 2> const*>(at);
+  }
+};
+
+template <class Op, class... Inputs>
+struct StagedAuxLoad<epilogue::Compute<Op, Inputs...>> {
+  using Node = epilogue::Compute<Op, Inputs...>;
+  TILEFUSE_DEVICE static typename Node::template Loaded<2> load(typename Node::Params const& p,
+                                                                 epilogue::Fragment<2> const& f, StagedChunk const& chunk) {
+    return [&]<cuda::std::size_t... I>(cuda::std::index_sequence<I...>) {
+      return typename Node::template Loaded<2>{StagedAuxLoad<Inputs>::load(cuda::std::get<I>(p.children), f, chunk)...};
+    }(cuda::std::index_sequence_for<Inputs...>{});
+  }
+};
+
+}  // namespace tilefuse::gemm::sm90
