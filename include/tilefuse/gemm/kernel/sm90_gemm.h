@@ -375,7 +375,7 @@ struct GemmKernel {
   struct SharedStorage {
     char* a;                     // kStages tiles of TileM x 64
     char* b;                     // kStages tiles of TileN x 64
-    float* staging;              // kConsumerWarps slices of 16 x kStagingLd floats
+    float* staging;              // per consumer warp one slice of 16 x kStagingLd floats (two: kPackedLoads)
     char* loads;                 // kConsumerWarps slices of kLoadBytesPerWarp (kStagedLoads)
     cuda::std::uint64_t* full;   // kStages barriers: the stage holds data
     cuda::std::uint64_t* empty;  // kStages barriers: the stage may be overwritten
@@ -905,6 +905,7 @@ struct GemmKernel {
     index_t const row0 = index_t{tile.m} * kTileM + warp_row0;
     index_t const n0 = index_t{tile.n} * kTileN;
     if constexpr (kPackedLoads) {
+      __syncwarp();  // the previous tile's copy-out has read slice 0 (a tile without k-tiles has no wgmma between)
       if (row0 < p.problem.m) issue_staged_aux(p, staging, lane, row0, n0, tile.batch);
       arch::cp_async_commit();
     } else if constexpr (kStagedLoads) {
