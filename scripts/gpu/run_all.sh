@@ -228,7 +228,7 @@ sass_binaries=()
 (( bench_built )) && [[ -x "$bench_bin" ]] && sass_binaries+=("$bench_bin")
 (( tests_built )) && [[ -x "$test_bin" ]] && sass_binaries+=("$test_bin")
 if (( ${#sass_binaries[@]} )) && command -v python3 >/dev/null 2>&1; then
-  run_stage "sass-facts" 60 100 python3 bench/sass_facts.py "${sass_binaries[@]}"
+  run_stage "sass-facts" 90 100 python3 bench/sass_facts.py "${sass_binaries[@]}"
 else
   record "sass-facts" "skipped (nothing built, or no python3)" 0
 fi
