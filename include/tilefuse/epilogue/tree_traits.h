@@ -32,7 +32,9 @@ template <class Tree>
 inline constexpr bool loads_auxiliary = HasNodeOfKind<Tree, NodeKind::kAuxLoad>::value;
 
 // Whether the tree reads a tensor from global memory (a residual, a bias, a per-row scale): a kernel
-// may then stage those loads in shared memory ahead of the visits (Node::load_async).
+// may then stage those loads in shared memory ahead of the visits (Node::load_async). Its loads then
+// depend on the element; what is left (Acc, constants, coordinates, math, Scalars) loads the same
+// values everywhere, and a kernel may load them once per tile.
 template <class Tree>
 inline constexpr bool reads_memory =
     HasNodeOfKind<Tree, NodeKind::kAuxLoad, NodeKind::kRowBroadcast, NodeKind::kColBroadcast>::value;
@@ -44,13 +46,6 @@ template <class Tree>
 inline constexpr bool is_elementwise =
     !HasNodeOfKind<Tree, NodeKind::kStore, NodeKind::kRowReduce, NodeKind::kColReduce>::value;
 
-// Whether the tree reads memory at addresses that depend on the element (a bias, a per-row scale, a
-// residual). What is left (Acc, constants, coordinates, math, Scalars) loads the same values for
-// every element: a kernel may load them once per tile.
-template <class Tree>
-inline constexpr bool loads_per_element =
-    HasNodeOfKind<Tree, NodeKind::kRowBroadcast, NodeKind::kColBroadcast, NodeKind::kAuxLoad>::value;
-
 // Whether the tree is one row-major Store of 16-bit D over an elementwise input (a bare GEMM,
 // `relu(acc + bias) + residual`): a kernel may then evaluate the input in registers and stage only the
 // 16-bit results. kLoadsPerElement: whether that input's loads depend on the element.
@@ -61,7 +56,7 @@ template <NodeName Name, class T, class Input>
 struct Stores16BitOfElementwise<Store<Name, T, Input, RowMajor>>
     : cuda::std::bool_constant<sizeof(T) == 2 && is_elementwise<Input>> {
   using InputNode = Input;
-  static constexpr bool kLoadsPerElement = loads_per_element<Input>;
+  static constexpr bool kLoadsPerElement = reads_memory<Input>;
 };
 
 template <class Tree>

@@ -235,11 +235,10 @@ struct GemmKernel {
       return false;
     }
   }
-  static constexpr bool kPackedLoads = TILEFUSE_SM90_PACKED_EPILOGUE && packed_loads_possible() && !kPingPong &&
-                                       kTileN % kPackedStagingColumns == 0;
-  static constexpr bool kPackedEpilogue = TILEFUSE_SM90_PACKED_EPILOGUE && PackedTraits::value &&
-                                          (!PackedTraits::kLoadsPerElement || kPackedLoads) &&
-                                          kTileN % kPackedStagingColumns == 0;
+  static constexpr bool kPackableTile = TILEFUSE_SM90_PACKED_EPILOGUE && kTileN % kPackedStagingColumns == 0;
+  static constexpr bool kPackedLoads = kPackableTile && packed_loads_possible() && !kPingPong;
+  static constexpr bool kPackedEpilogue = kPackableTile && PackedTraits::value &&
+                                          (!PackedTraits::kLoadsPerElement || kPackedLoads);
   // Slots are an odd number of 16-byte words apart, so that the 16-byte accesses of 8 lanes (one
   // shared-memory wavefront) fall on 8 different bank groups: conflict-free cp.async writes and reads.
   static constexpr int kLoadSlotWords = (static_cast<int>(sizeof(Loaded)) + 15) / 16;
@@ -758,7 +757,6 @@ struct GemmKernel {
         return Input::load(input, epilogue::Fragment<2>{});
       }
     }();
-    constexpr int kGroups = kPackedStagingColumns / 8;  // 16-byte groups of a staged row
     constexpr int kPackedChunks = kTileN / kPackedStagingColumns;
     // stmatrix addresses: lane gives row lane % 8 of tile lane / 8; tiles are (group g, rows 0-7),
     // (g, rows 8-15), (g + 1, rows 0-7), (g + 1, rows 8-15).
@@ -784,11 +782,11 @@ struct GemmKernel {
       }
       StagedChunk const staged{slice, row0, col0};
 #pragma unroll
-      for (int g = 0; g < kGroups; g += 2) {
+      for (int g = 0; g < kPackedGroups; g += 2) {
         cuda::std::uint32_t packed[4];
 #pragma unroll
         for (int t = 0; t < 4; ++t) {
-          int const j = chunk * kGroups + g + t / 2;  // the accumulators' 8-column block
+          int const j = chunk * kPackedGroups + g + t / 2;  // the accumulators' 8-column block
           int const h = t % 2;                        // rows lane / 4 (0) or lane / 4 + 8 (1)
           epilogue::Fragment<2> f;
           f.acc[0] = acc[4 * j + 2 * h];
@@ -813,13 +811,8 @@ struct GemmKernel {
         arch::stmatrix_x4(packed, slice + packed_group_offset(store_row, g + store_group));
       }
       __syncwarp();
-#pragma unroll
-      for (int i = 0; i < 16 * kGroups / 32; ++i) {
-        int const v = lane + 32 * i;
-        index_t const row = row0 + v / kGroups;
-        index_t const col = col0 + 8 * (v % kGroups);
-        if (row >= p.problem.m || col >= p.problem.n) continue;
-        uint4 const x = *reinterpret_cast<uint4 const*>(slice + packed_group_offset(v / kGroups, v % kGroups));
+      for_each_packed_group(p, lane, row0, col0, [&](int r, int g, index_t row, index_t col) {
+        uint4 const x = *reinterpret_cast<uint4 const*>(slice + packed_group_offset(r, g));
         T* const dst = d + row * p.epilogue.ld + col;
         if (p.problem.n - col >= 8 && epilogue::is_vector_aligned<T, 8>(dst)) {
           *reinterpret_cast<uint4*>(dst) = x;
@@ -828,7 +821,25 @@ struct GemmKernel {
           cuda::std::memcpy(values, &x, sizeof(values));
           for (int e = 0; e < 8 && e < p.problem.n - col; ++e) dst[e] = values[e];
         }
-      }
+      });
+    }
+  }
+
+  // The 16-byte groups (8 columns) of a warp's 16 x 64 packed chunk whose element (0, 0) is output
+  // (row0, col0): lane takes groups v = lane, lane + 32, ... (row v / 8, group v % 8), those inside the
+  // output; visit(r, g, row, col) gets the chunk's row and group and the output's row and column.
+  static constexpr int kPackedGroups = kPackedStagingColumns / 8;  // 16-byte groups of a staged row
+  template <class Visit>
+  TILEFUSE_DEVICE static void for_each_packed_group(Params const& p, int lane, index_t row0, index_t col0,
+                                                    Visit&& visit) {
+#pragma unroll
+    for (int i = 0; i < 16 * kPackedGroups / 32; ++i) {
+      int const v = lane + 32 * i;
+      int const r = v / kPackedGroups, g = v % kPackedGroups;
+      index_t const row = row0 + r;
+      index_t const col = col0 + 8 * g;
+      if (row >= p.problem.m || col >= p.problem.n) continue;
+      visit(r, g, row, col);
     }
   }
 
@@ -929,22 +940,16 @@ struct GemmKernel {
       using T = typename StagedAux<Input>::Type::Element;
       auto const* aux = staged_aux_params<Input>(cuda::std::get<0>(p.epilogue.children));
       T const* const base = aux->data + batch * aux->batch_stride;
-      constexpr int kGroups = kPackedStagingColumns / 8;
-#pragma unroll
-      for (int i = 0; i < 16 * kGroups / 32; ++i) {
-        int const v = lane + 32 * i;
-        index_t const row = row0 + v / kGroups;
-        index_t const col = col0 + 8 * (v % kGroups);
-        if (row >= p.problem.m || col >= p.problem.n) continue;
+      for_each_packed_group(p, lane, row0, col0, [&](int r, int g, index_t row, index_t col) {
         T const* const src = base + row * aux->ld + col;
-        float* const dst = slice + packed_group_offset(v / kGroups, v % kGroups);
+        float* const dst = slice + packed_group_offset(r, g);
         int const valid = p.problem.n - col < 8 ? static_cast<int>(p.problem.n - col) : 8;
         if (valid == 8 && epilogue::is_vector_aligned<T, 8>(src)) {
           arch::cp_async<16, false>(dst, src);
         } else {
           *reinterpret_cast<Array<T, 8>*>(dst) = epilogue::load_row<8>(src, valid);
         }
-      }
+      });
     } else {
       (void)p, (void)slice, (void)lane, (void)row0, (void)col0, (void)batch;
     }
