@@ -54,6 +54,7 @@
 // vectors outside the output.
 #pragma once
 
+#include <cuda/std/array>
 #include <cuda/std/cstdint>
 #include <cuda/std/cstring>
 #include <cuda/std/type_traits>
@@ -498,13 +499,16 @@ struct GemmKernel {
       if constexpr (kPingPong) {
         if (t != first_tile) wait_for_turn(consumer_warpgroup);
       }
+      // Packed loads: the tile's first two residual chunks go out before its mainloop (a whole mainloop
+      // of lead time; the warp's slices are free, its previous epilogue done).
+      if constexpr (kPackedLoads) issue_first_loads(p, staging, loads, lane, tile, warp_row0(0));
       mainloop_issue(p, s, tile, consumer_warpgroup, warp_in_group, lane, k_count, state, acc);
       if constexpr (kPingPong) {
         // The other warpgroup's next tile (if the block has one) may start its mainloop.
         if (t + grid < p.tiles) pass_turn(consumer_warpgroup);
       }
       // The first chunks' epilogue loads go out while the last k-tile's wgmmas run.
-      issue_first_loads(p, staging, loads, lane, tile, warp_row0(0));
+      if constexpr (!kPackedLoads) issue_first_loads(p, staging, loads, lane, tile, warp_row0(0));
       mainloop_drain(s, lane, k_count, state, acc);
       if constexpr (kPingPong) state.advance_by((kConsumerWarpgroups - 1) * k_count);
 #pragma unroll
@@ -763,20 +767,37 @@ struct GemmKernel {
     int const store_row = (lane / 8 % 2) * 8 + lane % 8;
     int const store_group = lane / 16;
     T* const d = p.epilogue.data + batch * p.epilogue.batch_stride;
+    // Packed loads: the column loads (bias, scalars) of a chunk's 8-column groups, issued at the chunk's
+    // start so that they wait beside its residual. (Loaded a chunk ahead, both sets live at once spilled
+    // the 128x256 tile.)
+    using PairLoaded = typename Input::template Loaded<2>;
+    using ColumnLoads = cuda::std::array<PairLoaded, kPackedGroups>;
+    auto const load_columns = [&](index_t col0) {
+      ColumnLoads loaded{};
+      if constexpr (kPackedLoads) {
+#pragma unroll
+        for (int g = 0; g < kPackedGroups; ++g) {
+          epilogue::Fragment<2> f;
+          f.row = row0;
+          f.col = col0 + 8 * g + 2 * (lane % 4);
+          f.batch = batch;
+          index_t const left = p.problem.n - f.col;
+          f.valid = left <= 0 ? 0 : left < 2 ? static_cast<int>(left) : 2;
+          loaded[g] = ColumnLoad<Input>::load(input, f);
+        }
+      }
+      return loaded;
+    };
 #pragma unroll
     for (int chunk = 0; chunk < kPackedChunks; ++chunk) {
       index_t const col0 = n0 + chunk * kPackedStagingColumns;
       if (col0 >= p.problem.n) break;  // uniform per warp
       float* const slice = staging + (kPackedLoads ? chunk % 2 * kStagingFloatsPerSlice : 0);
       __syncwarp();  // the previous chunk's copy-out has read its slice
+      ColumnLoads const columns = load_columns(col0);
       if constexpr (kPackedLoads) {
-        // The next chunk's input goes into the other slice (read two chunks ago); this chunk's, issued
-        // a chunk ago (issue_first_loads for chunk 0), must have landed for every lane.
-        index_t const next = col0 + kPackedStagingColumns;
-        if (chunk + 1 < kPackedChunks && next < p.problem.n) {
-          issue_staged_aux(p, staging + (chunk + 1) % 2 * kStagingFloatsPerSlice, lane, row0, next, batch);
-        }
-        arch::cp_async_commit();
+        // This chunk's input (issued two chunks ago, or before the mainloop for chunks 0 and 1) must
+        // have landed for every lane; the next chunk's may still be in flight.
         arch::cp_async_wait<1>();
         __syncwarp();
       }
@@ -799,7 +820,7 @@ struct GemmKernel {
             index_t const left = p.problem.n - f.col;
             // Outside the output (valid 0) a pair reads nothing from memory; it is never copied out.
             f.valid = f.row >= p.problem.m || left <= 0 ? 0 : left < 2 ? static_cast<int>(left) : 2;
-            x = Input::visit(input, f, StagedAuxLoad<Input>::load(input, f, staged));
+            x = Input::visit(input, f, StagedAuxLoad<Input>::load(input, f, staged, columns[g + t / 2]));
           } else {
             x = Input::visit(input, f, uniform);
           }
@@ -810,6 +831,8 @@ struct GemmKernel {
         if constexpr (kPackedLoads) __syncwarp();
         arch::stmatrix_x4(packed, slice + packed_group_offset(store_row, g + store_group));
       }
+      // The next chunk's column loads go out now (not before the pairs: both sets live at once spilled
+      // the 128x256 tile), to land during this chunk's copy-out.
       __syncwarp();
       for_each_packed_group(p, lane, row0, col0, [&](int r, int g, index_t row, index_t col) {
         uint4 const x = *reinterpret_cast<uint4 const*>(slice + packed_group_offset(r, g));
@@ -822,6 +845,13 @@ struct GemmKernel {
           for (int e = 0; e < 8 && e < p.problem.n - col; ++e) dst[e] = values[e];
         }
       });
+      if constexpr (kPackedLoads) {
+        // Chunk + 2's input goes into this slice, now copied out by every lane.
+        __syncwarp();
+        index_t const later = col0 + 2 * kPackedStagingColumns;
+        if (chunk + 2 < kPackedChunks && later < p.problem.n) issue_staged_aux(p, slice, lane, row0, later, batch);
+        arch::cp_async_commit();  // one group per chunk, empty or not
+      }
     }
   }
 
@@ -910,15 +940,21 @@ struct GemmKernel {
   }
 
   // Issues and commits chunks 0 .. kLoadChunks - 2 of this warp's rows of a tile (one group each), or,
-  // with packed loads, the first chunk's staged AuxLoad (one group).
+  // with packed loads, the first two chunks' staged AuxLoad (one group each, into slices 0 and 1).
   TILEFUSE_DEVICE static void issue_first_loads(Params const& p, float* staging, char* loads, int lane, Tile const& tile,
                                                 int warp_row0) {
     index_t const row0 = index_t{tile.m} * kTileM + warp_row0;
     index_t const n0 = index_t{tile.n} * kTileN;
     if constexpr (kPackedLoads) {
-      __syncwarp();  // the previous tile's copy-out has read slice 0 (a tile without k-tiles has no wgmma between)
-      if (row0 < p.problem.m) issue_staged_aux(p, staging, lane, row0, n0, tile.batch);
-      arch::cp_async_commit();
+      __syncwarp();  // the previous tile's copy-outs have read both slices
+#pragma unroll
+      for (int chunk = 0; chunk < 2; ++chunk) {
+        index_t const col0 = n0 + chunk * kPackedStagingColumns;
+        if (row0 < p.problem.m && chunk < kTileN / kPackedStagingColumns && col0 < p.problem.n) {
+          issue_staged_aux(p, staging + chunk * kStagingFloatsPerSlice, lane, row0, col0, tile.batch);
+        }
+        arch::cp_async_commit();  // one group per chunk, empty or not
+      }
     } else if constexpr (kStagedLoads) {
 #pragma unroll
       for (int chunk = 0; chunk + 1 < kLoadChunks; ++chunk) {

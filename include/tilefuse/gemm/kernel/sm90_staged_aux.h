@@ -3,8 +3,10 @@
 // reads its two elements with one 4-byte shared load instead of a global one.
 //   StagedAux<Tree>        the tree's AuxLoad nodes: how many, and the first one's type;
 //   staged_aux_params(p)   where that node's Params sit inside the tree's Params;
-//   StagedAuxLoad<Node>    a node's load(), with the AuxLoad answered from the staged chunk and every
-//                          other node loading as it always does.
+//   ColumnLoad<Node>       the part of a node's load() that depends only on the columns (bias, scalars):
+//                          loaded once per 8-column group at the start of a chunk;
+//   StagedAuxLoad<Node>    a node's load(), with the AuxLoad answered from the staged chunk, a
+//                          ColBroadcast loaded per pair and the rest taken from the column loads.
 // The staged chunk is 16 rows x 64 columns in the packed staging layout (sm90_epilogue_staging.h).
 #pragma once
 
@@ -96,20 +98,56 @@ struct StagedChunk {
   index_t col0 = 0;
 };
 
-// Node::load for a pair (Fragment<2>), with the one AuxLoad read from the staged chunk.
+// The part of a node's load() for a pair that depends only on the pair's columns: the bias
+// (RowBroadcast) and Scalars, loaded once per 8-column group at a chunk's start (beside the wait for its
+// staged residual), instead of per pair between the stmatrix stores (which order memory, so each such
+// load's latency was waited for in turn). Row-dependent inputs (AuxLoad, ColBroadcast) are left default here; StagedAuxLoad fills them.
+template <class Node>
+struct ColumnLoad {
+  TILEFUSE_DEVICE static typename Node::template Loaded<2> load(typename Node::Params const& p,
+                                                                 epilogue::Fragment<2> const& f) {
+    if constexpr (Node::kKind == epilogue::NodeKind::kAuxLoad || Node::kKind == epilogue::NodeKind::kColBroadcast) {
+      (void)p, (void)f;
+      return {};
+    } else {
+      return Node::load(p, f);
+    }
+  }
+};
+
+template <class Op, class... Inputs>
+struct ColumnLoad<epilogue::Compute<Op, Inputs...>> {
+  using Node = epilogue::Compute<Op, Inputs...>;
+  TILEFUSE_DEVICE static typename Node::template Loaded<2> load(typename Node::Params const& p,
+                                                                 epilogue::Fragment<2> const& f) {
+    return [&]<cuda::std::size_t... I>(cuda::std::index_sequence<I...>) {
+      return typename Node::template Loaded<2>{ColumnLoad<Inputs>::load(cuda::std::get<I>(p.children), f)...};
+    }(cuda::std::index_sequence_for<Inputs...>{});
+  }
+};
+
+// Node::load for a pair (Fragment<2>): the one AuxLoad read from the staged chunk, a ColBroadcast
+// loaded here, everything else taken from the pair's column loads (ColumnLoad).
 template <class Node>
 struct StagedAuxLoad {
-  TILEFUSE_DEVICE static typename Node::template Loaded<2> load(typename Node::Params const& p,
-                                                                 epilogue::Fragment<2> const& f, StagedChunk const&) {
-    return Node::load(p, f);
+  using Loaded = typename Node::template Loaded<2>;
+  TILEFUSE_DEVICE static Loaded load(typename Node::Params const& p, epilogue::Fragment<2> const& f,
+                                     StagedChunk const&, Loaded const& column) {
+    if constexpr (Node::kKind == epilogue::NodeKind::kColBroadcast) {
+      return Node::load(p, f);
+    } else {
+      (void)p, (void)f;
+      return column;
+    }
   }
 };
 
 template <epilogue::NodeName Name, class T>
 struct StagedAuxLoad<epilogue::AuxLoad<Name, T, RowMajor>> {
   using Node = epilogue::AuxLoad<Name, T, RowMajor>;
-  TILEFUSE_DEVICE static typename Node::template Loaded<2> load(typename Node::Params const&,
-                                                                 epilogue::Fragment<2> const& f, StagedChunk const& chunk) {
+  using Loaded = typename Node::template Loaded<2>;
+  TILEFUSE_DEVICE static Loaded load(typename Node::Params const&, epilogue::Fragment<2> const& f,
+                                     StagedChunk const& chunk, Loaded const&) {
     int const r = static_cast<int>(f.row - chunk.row0);
     int const c = static_cast<int>(f.col - chunk.col0);  // even: the pair's first column
     auto const* at = reinterpret_cast<char const*>(chunk.base + packed_group_offset(r, c / 8)) + (c % 8) * sizeof(T);
@@ -120,10 +158,11 @@ struct StagedAuxLoad<epilogue::AuxLoad<Name, T, RowMajor>> {
 template <class Op, class... Inputs>
 struct StagedAuxLoad<epilogue::Compute<Op, Inputs...>> {
   using Node = epilogue::Compute<Op, Inputs...>;
-  TILEFUSE_DEVICE static typename Node::template Loaded<2> load(typename Node::Params const& p,
-                                                                 epilogue::Fragment<2> const& f, StagedChunk const& chunk) {
+  using Loaded = typename Node::template Loaded<2>;
+  TILEFUSE_DEVICE static Loaded load(typename Node::Params const& p, epilogue::Fragment<2> const& f,
+                                     StagedChunk const& chunk, Loaded const& column) {
     return [&]<cuda::std::size_t... I>(cuda::std::index_sequence<I...>) {
-      return typename Node::template Loaded<2>{StagedAuxLoad<Inputs>::load(cuda::std::get<I>(p.children), f, chunk)...};
+      return Loaded{StagedAuxLoad<Inputs>::load(cuda::std::get<I>(p.children), f, chunk, cuda::std::get<I>(column))...};
     }(cuda::std::index_sequence_for<Inputs...>{});
   }
 };
