@@ -153,6 +153,7 @@ problem:
                        128x128, 128x64; bf16 none only) | sm90-pingpong | sm90-pingpong-wide (ping-pong
                        consumers, 128x128 / 64x256 per warpgroup; bf16, none or bias_gelu_residual) |
                        sm90-pingpong-multicast (128x128 ping-pong, 2-CTA clusters sharing B) |
+                       sm90-pingpong-wide-multicast (64x256 ping-pong, 2-CTA clusters sharing B) |
                        auto (gemm::Gemm's default: sm90 where it can, else sm80; describe says which and why)
 
 measurement:
@@ -264,9 +265,10 @@ std::variant<CliOptions, std::string> parse_cli(int argc, char const* const* arg
     if (name == "--kernel") {
       if (value != "sm80" && value != "sm90" && value != "sm90-large" && value != "sm90-medium" &&
           value != "sm90-narrow" && value != "sm90-pingpong" && value != "sm90-pingpong-wide" && value != "sm90-pingpong-multicast" &&
+          value != "sm90-pingpong-wide-multicast" &&
           value != "auto") {
         return "--kernel: unknown kernel '" + std::string(value) +
-               "' (sm80, sm90, sm90-large, sm90-medium, sm90-narrow, sm90-pingpong, sm90-pingpong-wide, sm90-pingpong-multicast or auto)";
+               "' (sm80, sm90, sm90-large, sm90-medium, sm90-narrow, sm90-pingpong, sm90-pingpong-wide, sm90-pingpong-multicast, sm90-pingpong-wide-multicast or auto)";
       }
       o.settings.kernel = std::string(value);
       return {};

@@ -2,7 +2,8 @@
 // the layouts it takes): with Sm90AutoConfig (the tile per problem; --kernel sm90) bf16 none and
 // bias_gelu_residual and fp16 none; with one tile each (--kernel sm90-large | sm90-medium | sm90-narrow)
 // bf16 none, to measure the tile model's choices; with the ping-pong schedule (--kernel sm90-pingpong |
-// sm90-pingpong-wide) bf16 none and bias_gelu_residual.
+// sm90-pingpong-wide, and with 2-CTA multicast sm90-pingpong-multicast | sm90-pingpong-wide-multicast)
+// bf16 none and bias_gelu_residual.
 #include <tilefuse/gemm/device/gemm_sm90.hpp>
 
 #include "tilefuse_op_impl.cuh"
@@ -18,24 +19,29 @@ std::unique_ptr<TilefuseGemmOp> make_sm90(char const* dtype_name, char const* wh
                                              kEpilogue, Op>>(std::string(dtype_name) + " tn " + name_of(kEpilogue) +
                                                              " (" + what + ")");
 }
+// bf16 with the plain or the bias + GELU + residual epilogue under one forced config.
+template <class Config>
+std::unique_ptr<TilefuseGemmOp> make_bf16_plain_or_fused(DType dtype, EpilogueKind epilogue, char const* name) {
+  if (dtype != DType::kBF16) return nullptr;
+  if (epilogue == EpilogueKind::kNone) {
+    return make_sm90<bfloat16_t, PlainEpilogue<bfloat16_t>, EpilogueKind::kNone, Config>("bf16", name);
+  }
+  if (epilogue == EpilogueKind::kBiasGeluResidual) {
+    return make_sm90<bfloat16_t, BiasGeluResidualEpilogue<bfloat16_t>, EpilogueKind::kBiasGeluResidual, Config>("bf16", name);
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 std::unique_ptr<TilefuseGemmOp> make_tilefuse_sm90(DType dtype, OperandLayout layout, EpilogueKind epilogue,
                                                    std::string const& kernel) {
   if (!layout.a_row_major || layout.b_row_major) return nullptr;
   using gemm::Sm90AutoConfig;
-  if (kernel == "sm90-pingpong-multicast") {
-    if (dtype != DType::kBF16) return nullptr;
-    using Config = gemm::Sm90PingPongMulticastConfig;
-    if (epilogue == EpilogueKind::kNone) {
-      return make_sm90<bfloat16_t, PlainEpilogue<bfloat16_t>, EpilogueKind::kNone, Config>("bf16", "sm90 ping-pong 128x128, 2-CTA multicast");
-    }
-    if (epilogue == EpilogueKind::kBiasGeluResidual) {
-      return make_sm90<bfloat16_t, BiasGeluResidualEpilogue<bfloat16_t>, EpilogueKind::kBiasGeluResidual, Config>(
-          "bf16", "sm90 ping-pong 128x128, 2-CTA multicast");
-    }
-    return nullptr;
-  }
+  if (kernel == "sm90-pingpong-multicast") return make_bf16_plain_or_fused<gemm::Sm90PingPongMulticastConfig>(
+      dtype, epilogue, "sm90 ping-pong 128x128, 2-CTA multicast");
+  if (kernel == "sm90-pingpong-wide-multicast") return make_bf16_plain_or_fused<gemm::Sm90PingPongWideMulticastConfig>(
+      dtype, epilogue, "sm90 ping-pong 64x256, 2-CTA multicast");
   if (kernel == "sm90-pingpong" || kernel == "sm90-pingpong-wide") {
     if (dtype != DType::kBF16) return nullptr;
     bool const wide = kernel == "sm90-pingpong-wide";

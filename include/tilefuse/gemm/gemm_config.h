@@ -175,6 +175,9 @@ using Sm90Fp8PingPongMulticastConfig = Sm90Multicast<Sm90Fp8PingPongConfig>;
 using Sm90Fp8PromotedMulticastConfig = Sm90Multicast<Sm90Fp8PromotedConfig>;
 using Sm90Fp8BlockScaledMulticastConfig = Sm90Multicast<Sm90Fp8BlockScaledConfig>;
 using Sm90PingPongMulticastConfig = Sm90Multicast<Sm90PingPongConfig>;
+// Ping-pong 64 x 256 sharing B across a CTA pair: the 64-row tiles' L2 traffic per flop brought back to
+// Large's (without, the 64-row tiles read B twice as often per flop: gemm_sm90.md v44-v45, v66).
+using Sm90PingPongWideMulticastConfig = Sm90Multicast<Sm90PingPongWideConfig>;
 // Not a configuration but a request: GemmSm90 picks Sm90LargeConfig, Sm90MediumConfig or
 // Sm90NarrowConfig per problem (gemm/device/gemm_sm90.hpp: choose_sm90_tile).
 struct Sm90AutoConfig {};

@@ -260,7 +260,18 @@ struct GemmKernel {
   static constexpr int kStagingLd = kStagingColumns;
   // (Packed loads: two slices, the chunk being visited and the next one's staged input.)
   static constexpr int kStagingFloatsPerSlice = 16 * kStagingLd;
-  static constexpr int kStagingBytesPerWarp = (kPackedLoads ? 2 : 1) * kStagingFloatsPerSlice * static_cast<int>(sizeof(float));
+  // Packed loads: kAuxSlices slices per warp, each one 64-column chunk's staged input (then its results).
+  // 2 keep the 128x256 ring at 4 stages (chunks 2 and 3 load while 0 and 1 are visited); 4 hold a
+  // whole 128x256 tile's residual, all issued before the mainloop, at the cost of a stage (an A/B knob).
+#ifndef TILEFUSE_SM90_PACKED_LOAD_SLICES
+#define TILEFUSE_SM90_PACKED_LOAD_SLICES 2
+#endif
+  static constexpr int kAuxSlices = !kPackedLoads ? 1
+                                    : TILEFUSE_SM90_PACKED_LOAD_SLICES < kTileN / kPackedStagingColumns
+                                        ? TILEFUSE_SM90_PACKED_LOAD_SLICES
+                                        : kTileN / kPackedStagingColumns;
+  static_assert(kAuxSlices >= 1 && kAuxSlices <= 4, "one to four staged chunks per warp");
+  static constexpr int kStagingBytesPerWarp = kAuxSlices * kStagingFloatsPerSlice * static_cast<int>(sizeof(float));
   // Swizzled TMA destinations need 1024-byte alignment; the dynamic shared memory base is aligned by
   // hand, so ask for 1024 bytes of slack.
   static constexpr int kSmemAlignment = 1024;
@@ -499,7 +510,7 @@ struct GemmKernel {
       if constexpr (kPingPong) {
         if (t != first_tile) wait_for_turn(consumer_warpgroup);
       }
-      // Packed loads: the tile's first two residual chunks go out before its mainloop (a whole mainloop
+      // Packed loads: the tile's first residual chunks go out before its mainloop (a whole mainloop
       // of lead time; the warp's slices are free, its previous epilogue done).
       if constexpr (kPackedLoads) issue_first_loads(p, staging, loads, lane, tile, warp_row0(0));
       mainloop_issue(p, s, tile, consumer_warpgroup, warp_in_group, lane, k_count, state, acc);
@@ -792,13 +803,13 @@ struct GemmKernel {
     for (int chunk = 0; chunk < kPackedChunks; ++chunk) {
       index_t const col0 = n0 + chunk * kPackedStagingColumns;
       if (col0 >= p.problem.n) break;  // uniform per warp
-      float* const slice = staging + (kPackedLoads ? chunk % 2 * kStagingFloatsPerSlice : 0);
+      float* const slice = staging + (kPackedLoads ? chunk % kAuxSlices * kStagingFloatsPerSlice : 0);
       __syncwarp();  // the previous chunk's copy-out has read its slice
       ColumnLoads const columns = load_columns(col0);
       if constexpr (kPackedLoads) {
-        // This chunk's input (issued two chunks ago, or before the mainloop for chunks 0 and 1) must
-        // have landed for every lane; the next chunk's may still be in flight.
-        arch::cp_async_wait<1>();
+        // This chunk's input (issued kAuxSlices chunks ago, or before the mainloop for the first
+        // kAuxSlices) must have landed for every lane; the later chunks' may still be in flight.
+        arch::cp_async_wait<kAuxSlices - 1>();
         __syncwarp();
       }
       StagedChunk const staged{slice, row0, col0};
@@ -846,10 +857,10 @@ struct GemmKernel {
         }
       });
       if constexpr (kPackedLoads) {
-        // Chunk + 2's input goes into this slice, now copied out by every lane.
+        // Chunk + kAuxSlices's input goes into this slice, now copied out by every lane.
         __syncwarp();
-        index_t const later = col0 + 2 * kPackedStagingColumns;
-        if (chunk + 2 < kPackedChunks && later < p.problem.n) issue_staged_aux(p, slice, lane, row0, later, batch);
+        index_t const later = col0 + kAuxSlices * kPackedStagingColumns;
+        if (chunk + kAuxSlices < kPackedChunks && later < p.problem.n) issue_staged_aux(p, slice, lane, row0, later, batch);
         arch::cp_async_commit();  // one group per chunk, empty or not
       }
     }
@@ -940,15 +951,15 @@ struct GemmKernel {
   }
 
   // Issues and commits chunks 0 .. kLoadChunks - 2 of this warp's rows of a tile (one group each), or,
-  // with packed loads, the first two chunks' staged AuxLoad (one group each, into slices 0 and 1).
+  // with packed loads, the first kAuxSlices chunks' staged AuxLoad (one group each, one slice each).
   TILEFUSE_DEVICE static void issue_first_loads(Params const& p, float* staging, char* loads, int lane, Tile const& tile,
                                                 int warp_row0) {
     index_t const row0 = index_t{tile.m} * kTileM + warp_row0;
     index_t const n0 = index_t{tile.n} * kTileN;
     if constexpr (kPackedLoads) {
-      __syncwarp();  // the previous tile's copy-outs have read both slices
+      __syncwarp();  // the previous tile's copy-outs have read every slice
 #pragma unroll
-      for (int chunk = 0; chunk < 2; ++chunk) {
+      for (int chunk = 0; chunk < kAuxSlices; ++chunk) {
         index_t const col0 = n0 + chunk * kPackedStagingColumns;
         if (row0 < p.problem.m && chunk < kTileN / kPackedStagingColumns && col0 < p.problem.n) {
           issue_staged_aux(p, staging + chunk * kStagingFloatsPerSlice, lane, row0, col0, tile.batch);
