@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
-# Profiles one conv2d problem with Nsight Compute (hardware counters; needs a Firecracker machine, see
+# Profiles one conv2d (or gemm) problem with Nsight Compute (hardware counters; needs a Firecracker machine, see
 # the device notes): first every kernel the benchmark launches, with its duration, DRAM bytes and
 # launch shape (which kernel cuDNN runs, how far from the copy bandwidth each one is), then tilefuse's
 # kernel and the slowest other kernel of the run in detail (speed of light, memory, warp stalls, the
 # SASS lines where warps stall). Writes $OUT/ncu-<name>-kernels.csv and $OUT/ncu-<name>-detail.txt.
 # Usage (device machine, after building <build>/bench/tilefuse-bench):
-#   scripts/gpu/profile_conv_layer.sh <build dir> <name> <tilefuse-bench conv2d arguments...>
+#   scripts/gpu/profile_conv_layer.sh <build dir> <name> [gemm|conv2d] <tilefuse-bench arguments...>
 #   e.g. scripts/gpu/profile_conv_layer.sh build-t l0 --n 64 --h 56 --w 56 --c 64 --k 64 --r 1 --s 1 --epilogue bias_relu_residual
+#        scripts/gpu/profile_conv_layer.sh build-t fused8192 gemm --m 8192 --n 8192 --k 8192 --kernel sm90 --epilogue bias_gelu_residual
+# TILEFUSE_PROFILE_PEER=0 skips the peer's detail.
 set -euo pipefail
 build=$1 name=$2
 shift 2
+sub=conv2d
+if [[ ${1:-} == gemm || ${1:-} == conv2d ]]; then sub=$1; shift; fi
 OUT="${OUT:-.}"
-bench=("$build/bench/tilefuse-bench" conv2d "$@" --reps 3 --warmup-calls 1 --warmup-ms 1)
+bench=("$build/bench/tilefuse-bench" "$sub" "$@" --reps 3 --warmup-calls 1 --warmup-ms 1)
 ncu=(ncu --clock-control none)
 
 # 1. Every kernel: name, time, DRAM traffic, grid and block.
@@ -53,7 +57,7 @@ for r in sorted(rows[1:], key=key, reverse=True)[:40]:
 }
 {
   detail tilefuse sm90_gemm_kernel
-  [[ -n $peer ]] && detail peer "$peer"
+  [[ -n $peer && ${TILEFUSE_PROFILE_PEER:-1} != 0 ]] && detail peer "$peer"
 } >"$OUT/ncu-$name-detail.txt"
 rm -rf "$tmp"
 echo "wrote $OUT/ncu-$name-kernels.csv and $OUT/ncu-$name-detail.txt"

@@ -712,10 +712,18 @@ struct GemmKernel {
   // without loads compiles this loop away.
   // NOTES: issued at the start of the epilogue (v1), the requests had no time to land: the fused conv
   // epilogue cost as much as the whole convolution on short-K layers (report v13).
+  // Not with packed loads: they copy the
+  // residual into shared memory at the tile's start, and on a long-K tile the L2 line prefetched a tile
+  // earlier is evicted before that copy, so the residual crossed DRAM twice (ncu, 8192^3 fused: 1.75 GB
+  // read against 1.49 plain; gemm_sm90.md v68). TILEFUSE_SM90_EPILOGUE_PREFETCH=0 turns it off (A/B).
+#ifndef TILEFUSE_SM90_EPILOGUE_PREFETCH
+#define TILEFUSE_SM90_EPILOGUE_PREFETCH 1
+#endif
+  static constexpr bool kPrefetchEpilogue = TILEFUSE_SM90_EPILOGUE_PREFETCH && !kPackedLoads;
   TILEFUSE_DEVICE static void prefetch_epilogue_inputs(Params const& p, int lane, Tile const& tile, int warp_row0) {
     index_t const row0 = index_t{tile.m} * kTileM + warp_row0;
     index_t const n0 = index_t{tile.n} * kTileN;
-    if (row0 >= p.problem.m) return;
+    if (!kPrefetchEpilogue || row0 >= p.problem.m) return;
     constexpr int kVectorsPerRow = kTileN / 8;
 #pragma unroll 1
     for (int v = lane; v < 16 * kVectorsPerRow; v += 32) {
