@@ -491,22 +491,12 @@ struct GemmKernel {
     auto const warp_row0 = [&](int b) {
       return (kPingPong ? b * 64 : consumer_warpgroup * kWarpgroupRows) + warp_in_group * 16;
     };
-    // The epilogue inputs of this warp's next tile are asked of L2 a whole tile ahead (the first tile's
-    // here), so they have landed by its epilogue even when its mainloop is short.
-    // NOTES: before report v46 each tile asked for its own at the start of its mainloop, which a short-K
-    // tile (a 1x1 convolution's) does not wait long enough for; v46 measured no change beyond the
-    // spread between runs, as the epilogue's wait is the round trip per chunk, not DRAM (gemm_sm90.md).
-    if (t < p.tiles) {
-#pragma unroll
-      for (int b = 0; b < kRowBlocks; ++b) prefetch_epilogue_inputs(p, lane, tile_of(p, t), warp_row0(b));
-    }
+    // NOTES: the epilogue inputs are not prefetched into L2 ahead of the epilogue (prefetch.global.L2
+    // of the next tile's residual and bias, v46-v67): on long-K tiles the lines were evicted before use
+    // and the residual crossed DRAM twice (ncu, fused 8192^3: 1.75 GB read against 1.49 plain), and
+    // without it the fused ResNet-50 convs ran 6% faster, 15% on a 1x1 layer (v68 A/B, gemm_sm90.md).
     for (; t < p.tiles; t += tile_step) {
       Tile const tile = tile_of(p, t);
-      if (t + tile_step < p.tiles) {
-        Tile const next = tile_of(p, t + tile_step);
-#pragma unroll
-        for (int b = 0; b < kRowBlocks; ++b) prefetch_epilogue_inputs(p, lane, next, warp_row0(b));
-      }
       if constexpr (kPingPong) {
         if (t != first_tile) wait_for_turn(consumer_warpgroup);
       }
@@ -704,35 +694,6 @@ struct GemmKernel {
     if (lane == 0) {
       arch::mbarrier_arrive(&s.empty[stage]);
       if constexpr (kClusterM > 1) arch::mbarrier_arrive_cluster(&s.empty[stage], arch::cluster_rank() ^ 1);
-    }
-  }
-
-  // Asks L2 for the tree's global inputs (residual, bias) of this warp's 16 rows of a tile a tile
-  // ahead of its epilogue, so they arrive while the wgmmas run instead of stalling the epilogue; a tree
-  // without loads compiles this loop away.
-  // NOTES: issued at the start of the epilogue (v1), the requests had no time to land: the fused conv
-  // epilogue cost as much as the whole convolution on short-K layers (report v13).
-  // Not with packed loads: they copy the
-  // residual into shared memory at the tile's start, and on a long-K tile the L2 line prefetched a tile
-  // earlier is evicted before that copy, so the residual crossed DRAM twice (ncu, 8192^3 fused: 1.75 GB
-  // read against 1.49 plain; gemm_sm90.md v68). TILEFUSE_SM90_EPILOGUE_PREFETCH=0 turns it off (A/B).
-#ifndef TILEFUSE_SM90_EPILOGUE_PREFETCH
-#define TILEFUSE_SM90_EPILOGUE_PREFETCH 1
-#endif
-  static constexpr bool kPrefetchEpilogue = TILEFUSE_SM90_EPILOGUE_PREFETCH && !kPackedLoads;
-  TILEFUSE_DEVICE static void prefetch_epilogue_inputs(Params const& p, int lane, Tile const& tile, int warp_row0) {
-    index_t const row0 = index_t{tile.m} * kTileM + warp_row0;
-    index_t const n0 = index_t{tile.n} * kTileN;
-    if (!kPrefetchEpilogue || row0 >= p.problem.m) return;
-    constexpr int kVectorsPerRow = kTileN / 8;
-#pragma unroll 1
-    for (int v = lane; v < 16 * kVectorsPerRow; v += 32) {
-      epilogue::Fragment<8> f;
-      f.row = row0 + v / kVectorsPerRow;
-      f.col = n0 + (v % kVectorsPerRow) * 8;
-      f.batch = tile.batch;
-      f.valid = f.row < p.problem.m && f.col < p.problem.n ? 1 : 0;
-      Epilogue::prefetch(p.epilogue, f);
     }
   }
 
