@@ -71,7 +71,7 @@ TILEFUSE_DEVICE inline void cp_async_wait_all() {
 // setmaxnreg.inc wait forever (v0's first run hung with 96 / 208 = 65536).
 template <int TileM, int TileN, int Stages, int ProducerRegisters, int ConsumerRegisters,
           gemm::Sm90Schedule Schedule = gemm::Sm90Schedule::kCooperative>
-struct Sm90ConvTileConfig : gemm::Sm90TileConfig<TileM, TileN, 64, Stages, 8, 32, Schedule> {
+struct Sm90ConvTileConfig : gemm::Sm90TileConfig<TileM, TileN, 64, Stages, TILEFUSE_SM90_GROUP_ROWS, 32, Schedule> {
   static constexpr int kProducerRegisters = ProducerRegisters;
   static constexpr int kConsumerRegisters = ConsumerRegisters;
   static constexpr int kLaunchRegisters = (65536 / (128 * 3)) / 8 * 8;  // 168 per thread
