@@ -21,16 +21,30 @@ TILEFUSE_HOST_DEVICE inline bool isnan(float x) { return x != x; }
 // host expf and 1/x. Results differ from the host's by a few float ulps, far below the bf16 or fp16
 // rounding that follows. 1/inf is 0, so the activations saturate correctly.
 // NOTES: __frcp_rn (correctly rounded) made the fused GELU epilogue 2.5x more expensive on an H200.
+// The device forms flush denormal inputs and results to zero (.ftz): without it ptxas wraps each MUFU
+// op in a range test and two rescaling multiplies (gemm_sm90.md v69). A denormal exp is below anything
+// the activations add it to, and a reciprocal of 1 + e (e >= 0) is at most 1.
+TILEFUSE_HOST_DEVICE inline float fast_exp2(float x) {
+#if defined(__CUDA_ARCH__)
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+#else
+  return ::exp2f(x);
+#endif
+}
 TILEFUSE_HOST_DEVICE inline float fast_exp(float x) {
 #if defined(__CUDA_ARCH__)
-  return __expf(x);
+  return fast_exp2(x * 1.4426950408889634f);
 #else
   return ::expf(x);
 #endif
 }
 TILEFUSE_HOST_DEVICE inline float fast_reciprocal(float x) {
 #if defined(__CUDA_ARCH__)
-  return __fdividef(1.0f, x);
+  float y;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
 #else
   return 1.0f / x;
 #endif

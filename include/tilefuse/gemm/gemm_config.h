@@ -80,7 +80,7 @@ enum class Sm90Schedule { kCooperative, kPingPong };
 
 // The default group height; TILEFUSE_SM90_GROUP_ROWS overrides it for a whole build (A/B runs).
 #ifndef TILEFUSE_SM90_GROUP_ROWS
-#define TILEFUSE_SM90_GROUP_ROWS 8
+#define TILEFUSE_SM90_GROUP_ROWS 16
 #endif
 template <int TileM_, int TileN_, int TileK_, int Stages_, int GroupRows_ = TILEFUSE_SM90_GROUP_ROWS, int EpilogueColumns_ = 32,
           Sm90Schedule Schedule_ = Sm90Schedule::kCooperative>
