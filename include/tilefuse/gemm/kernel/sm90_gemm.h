@@ -280,7 +280,15 @@ struct GemmKernel {
   // or 2, but never below 3 stages; where even 2 chunks do not fit (or the schedule is ping-pong), its
   // visits load in line.
   static constexpr int kSmemLimit = 227 * 1024;
-  static constexpr int kMinStagedRing = 3;
+  // TILEFUSE_SM90_MAX_LOAD_CHUNKS / TILEFUSE_SM90_MIN_STAGED_RING: the A/B knobs of that trade.
+#ifndef TILEFUSE_SM90_MAX_LOAD_CHUNKS
+#define TILEFUSE_SM90_MAX_LOAD_CHUNKS 3
+#endif
+#ifndef TILEFUSE_SM90_MIN_STAGED_RING
+#define TILEFUSE_SM90_MIN_STAGED_RING 3
+#endif
+  static constexpr int kMinStagedRing = TILEFUSE_SM90_MIN_STAGED_RING;
+  static constexpr int kMaxLoadChunks = TILEFUSE_SM90_MAX_LOAD_CHUNKS;
   TILEFUSE_HOST_DEVICE static constexpr int stages_beside(int load_chunks) {
     int const other = kConsumerWarps * (kStagingBytesPerWarp + load_chunks * kLoadBytesPerChunk) +
                       2 * Config::kStages * static_cast<int>(sizeof(cuda::std::uint64_t)) + kSmemAlignment;
@@ -288,7 +296,7 @@ struct GemmKernel {
     return Config::kStages < fit ? Config::kStages : fit;
   }
   TILEFUSE_HOST_DEVICE static constexpr int choose_load_chunks() {
-    int chunks = epilogue::reads_memory<Epilogue> && !kPingPong && !kPackedLoads ? (kChunks < 3 ? kChunks : 3) : 0;
+    int chunks = epilogue::reads_memory<Epilogue> && !kPingPong && !kPackedLoads ? (kChunks < kMaxLoadChunks ? kChunks : kMaxLoadChunks) : 0;
     for (; chunks >= 2; --chunks) {
       if (stages_beside(chunks) >= kMinStagedRing || stages_beside(chunks) == Config::kStages) return chunks;
     }
