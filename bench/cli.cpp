@@ -147,7 +147,8 @@ problem:
                        (both K-contiguous: x @ W.T with W stored N x K). tt = both row-major.
   --epilogue E         none | bias_gelu_residual (default none)
                        bias_gelu_residual: D = gelu_tanh(A*B + bias[col]) + C, C row-major M x N
-  --split-k S          tilefuse's split-k factor (default 1; the peers choose their own)
+  --split-k S          tilefuse's split-k factor (default 1; 0: gemm::Gemm chooses, with --kernel auto or
+                       sm80; the peers choose their own)
   --kernel K           sm80 (mma.sync, default) | sm90 (TMA + WGMMA; bf16/fp16, tn only, Hopper GPUs; tile
                        picked per problem) | sm90-large | sm90-medium | sm90-narrow (one tile: 128x256,
                        128x128, 128x64; bf16 none only) | sm90-pingpong | sm90-pingpong-wide (ping-pong
@@ -261,7 +262,13 @@ std::variant<CliOptions, std::string> parse_cli(int argc, char const* const* arg
       epilogue_given = true;
       return {};
     }
-    if (name == "--split-k") return parse_positive_int(option, split_k);
+    if (name == "--split-k") {
+      if (value == "0") {  // gemm::Gemm chooses (--kernel auto or sm80)
+        split_k = 0;
+        return {};
+      }
+      return parse_positive_int(option, split_k);
+    }
     if (name == "--kernel") {
       if (value != "sm80" && value != "sm90" && value != "sm90-large" && value != "sm90-medium" &&
           value != "sm90-narrow" && value != "sm90-pingpong" && value != "sm90-pingpong-wide" && value != "sm90-pingpong-multicast" &&

@@ -182,6 +182,38 @@ TILEFUSE_GPU_GEMM_SM90_TEST(GemmSelect, Bf16NarrowTileShapes, bfloat16_t, specs:
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSelect, Bf16NarrowTileResidualRelu, bfloat16_t, specs::ResidualRelu,
                             gemm::Sm90NarrowConfig, small_cases(906))
 
+// split_k = 0 lets the operation choose: a small output with a long K that the Hopper kernel refuses
+// (lda = 8191 is odd) splits on the sm_80 kernel, an output that fills the SMs does not; describe() and
+// workspace_size() agree with the choice, and run() without a workspace says what it needs.
+TEST(GemmSelect, SplitKZeroChooses) {
+  Buffers buf;
+  Stream stream;
+  auto small = args_for<AutoTn>(buf, GemmCoord{127, 255, 8191, 1});
+  small.split_k = 0;
+  ASSERT_TRUE(AutoTn::can_implement(small).ok()) << AutoTn::can_implement(small).to_string();
+  std::string const d = AutoTn::describe(small);
+  EXPECT_TRUE(starts_with(d, "sm80 mma.sync")) << d;
+  EXPECT_TRUE(contains(d, "split-K ")) << d;
+  EXPECT_GT(AutoTn::workspace_size(small), 0u);
+  Status const ran = AutoTn::run(small, nullptr, stream.get());
+  EXPECT_FALSE(ran.ok());
+  EXPECT_TRUE(contains(ran.message(), "chosen for split_k = 0")) << ran.to_string();
+  auto large = args_for<AutoTn>(buf, GemmCoord{1024, 1024, 128, 1});
+  large.split_k = 0;
+  ASSERT_TRUE(AutoTn::can_implement(large).ok());
+  EXPECT_FALSE(contains(AutoTn::describe(large), "split-K")) << AutoTn::describe(large);
+  EXPECT_EQ(AutoTn::workspace_size(large), 0u);
+  stream.synchronize();
+}
+TEST(GemmSelect, Bf16TnAutoSplitKResults) {
+  run_gemm_cases<bfloat16_t, RowMajor, ColumnMajor, specs::StoreD, Sm80LargeConfig, AutoGemm>(
+      auto_split_k_cases(907));
+}
+TEST(GemmSelect, Bf16TtAutoSplitKResidualRelu) {
+  run_gemm_cases<bfloat16_t, RowMajor, RowMajor, specs::ResidualRelu, Sm80LargeConfig, AutoGemm>(
+      auto_split_k_cases(908));
+}
+
 TEST(GemmSelect, Bf16TtFallbackResults) {
   run_gemm_cases<bfloat16_t, RowMajor, RowMajor, specs::StoreD, Sm80LargeConfig, AutoGemm>(small_cases(904));
 }

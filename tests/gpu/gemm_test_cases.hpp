@@ -242,6 +242,31 @@ inline std::vector<GemmCase> split_k_cases(std::uint64_t seed) {
   return cases;
 }
 
+// split_k = 0 (the operation chooses): small outputs with long K, which split, packed (element-wise
+// path) and aligned, batched, with odd leading dimensions; and outputs large enough not to split.
+inline std::vector<GemmCase> auto_split_k_cases(std::uint64_t seed) {
+  std::vector<GemmCase> cases;
+  auto add = [&](GemmCase c) {
+    c.split_k = 0;
+    c.seed = seed * 100 + cases.size();
+    cases.push_back(c);
+  };
+  add(make_case(127, 255, 8191));
+  GemmCase c = make_case(64, 72, 4100);
+  c.ld_a = c.ld_b = c.ld_epilogue = Ld::kAligned;
+  add(c);
+  c = make_case(33, 17, 3001, 2);
+  c.ld_a = c.ld_b = c.ld_epilogue = Ld::kOdd;
+  c.batch_gap = 5;
+  add(c);
+  add(make_case(1, 1, 2048));
+  add(make_case(300, 500, 257));
+  c = make_case(1000, 1000, 2000);
+  c.ld_a = c.ld_b = Ld::kAligned;
+  add(c);
+  return cases;
+}
+
 // A few small problems for every path: what the compute-sanitizer runs (GemmSmall.*).
 inline std::vector<GemmCase> small_cases(std::uint64_t seed) {
   std::vector<GemmCase> cases;

@@ -5,15 +5,15 @@
 // conversion, the faster of the two). The accumulation is fp32 in every case.
 // can_implement() checks every argument and explains a refusal; run() picks the 16-byte cp.async path
 // when pointers and leading dimensions allow it and the element-wise path otherwise (any shape runs),
-// optionally splits K over several blocks (parallel split-K through an fp32 workspace), and launches
-// through the host adapter. Host code: include from .cu files compiled by nvcc.
+// optionally splits K over several blocks (parallel split-K through an fp32 workspace; split_k = 0
+// lets it choose), and launches through the host adapter. Host code: include from .cu files compiled by nvcc.
 //
 // Kernel selection (Config):
 //   GemmAutoConfig (the default)  bf16/fp16 with A row-major and B column-major: the Hopper kernel
 //                                 (GemmSm90 with Sm90AutoConfig: TMA + WGMMA, tile per problem) when
 //                                 the device is an sm_90, the binary holds its sm_90a code and
 //                                 GemmSm90::can_implement accepts the problem (16-byte alignment,
-//                                 split_k == 1); the sm_80 kernel with Sm80DefaultConfig otherwise.
+//                                 split_k 1 or 0); the sm_80 kernel with Sm80DefaultConfig otherwise.
 //                                 describe() names the kernel and, for the sm_80 one, why the Hopper
 //                                 kernel was not used.
 //   an Sm80TileConfig             always the sm_80 kernel with that config.
@@ -153,7 +153,11 @@ class Gemm {
     index_t ldb = epilogue::kPacked;
     index_t batch_stride_b = epilogue::kPacked;
     EpilogueArgs epilogue;  // "D" and every named input of the tree, set by name (device pointers)
-    int split_k = 1;        // > 1: parallel split-K through an fp32 workspace of workspace_size() bytes
+    // > 1: parallel split-K through an fp32 workspace of workspace_size() bytes. 0: let the operation
+    // choose: the Hopper kernel where it runs (it does not split K), otherwise the sm_80 kernel splits
+    // when its output tiles leave most SMs idle and K is long (detail::choose_split_k, as Conv2d does);
+    // ask workspace_size() after setting it.
+    int split_k = 1;
   };
 
   // Which kernels this Gemm may run: under GemmAutoConfig, the Hopper kernel for bf16/fp16 with A
@@ -179,7 +183,7 @@ class Gemm {
     if constexpr (kHopperCandidate) {
       if (choose(args).hopper) return 0;
     }
-    return detail::split_k_workspace_bytes(args.problem, args.split_k);
+    return detail::split_k_workspace_bytes(args.problem, sm80_split_k(args));
   }
 
   static Status run(Arguments const& args, void* workspace, cudaStream_t stream) {
@@ -189,9 +193,10 @@ class Gemm {
     }
     Plan plan;
     TILEFUSE_RETURN_IF_ERROR(make_plan(args, &plan));
-    if (args.split_k > 1 && workspace == nullptr) {
-      return invalid_argument("gemm: split_k = ", args.split_k, " needs a workspace of workspace_size() = ",
-                              workspace_size(args), " bytes, but workspace is null");
+    if (plan.split_k > 1 && workspace == nullptr) {
+      return invalid_argument("gemm: split_k = ", plan.split_k, args.split_k == 0 ? " (chosen for split_k = 0)" : "",
+                              " needs a workspace of workspace_size() = ", workspace_size(args),
+                              " bytes, but workspace is null");
     }
     TILEFUSE_RETURN_IF_ERROR(detail::initialize_reductions<Epilogue>(plan.epilogue, args.problem, stream));
     return plan.aligned ? launch<true>(args, plan, workspace, stream) : launch<false>(args, plan, workspace, stream);
@@ -219,7 +224,7 @@ class Gemm {
                           " inputs), tile ", Sm80Config::kTileM, "x", Sm80Config::kTileN, "x", Sm80Config::kTileK, ", ",
                           Sm80Config::kWarpsM * Sm80Config::kWarpsN, " warps, ", Sm80Config::kStages, " stages, ",
                           plan.aligned ? "16-byte cp.async path" : "element-wise path (", plan.why_narrow,
-                          plan.aligned ? "" : ")", args.split_k > 1 ? status_message(", split-K ", args.split_k) : "",
+                          plan.aligned ? "" : ")", plan.split_k > 1 ? status_message(", split-K ", plan.split_k) : "",
                           hopper_note);
   }
 
@@ -286,7 +291,7 @@ class Gemm {
       h.ldb = args.ldb;
       h.batch_stride_b = args.batch_stride_b;
       h.epilogue = args.epilogue;
-      h.split_k = args.split_k;
+      h.split_k = args.split_k == 0 ? 1 : args.split_k;  // 0: the Hopper kernel's choice is not to split
       Status const s = Hopper::initialize(h, &choice.plan);
       choice.hopper = s.ok();
       if (!s.ok()) choice.why_not = detail::hopper_refusal(s.message());
@@ -303,10 +308,18 @@ class Gemm {
 
   struct Plan {
     index_t lda = 0, ldb = 0, batch_stride_a = 0, batch_stride_b = 0;
+    int split_k = 1;  // resolved: args.split_k, or the choice for 0
     bool aligned = false;
     std::string why_narrow;
     typename Epilogue::Params epilogue;
   };
+
+  // The sm_80 kernel's split count: args.split_k, or for 0 the choice for its tile (1 for a bad value,
+  // which make_plan refuses).
+  static int sm80_split_k(Arguments const& args) {
+    if (args.split_k != 0) return args.split_k < 1 ? 1 : args.split_k;
+    return detail::choose_split_k(args.problem, Sm80Config::kTileM, Sm80Config::kTileN, Sm80Config::kTileK);
+  }
 
   // Resolves packed defaults and checks one operand: rows x cols in `Layout`, stored with ld and
   // batch_stride (kPacked: the packed value; 0: one matrix shared by the whole batch).
@@ -327,12 +340,13 @@ class Gemm {
     TILEFUSE_RETURN_IF_ERROR(check_operand<LayoutB>("b", args.b, p.k, p.n, p.batch, args.ldb, args.batch_stride_b,
                                                     &plan->ldb, &plan->batch_stride_b));
     // More splits than k-tiles is allowed (the extra splits add zeros): a caller need not know TileK.
-    if (args.split_k < 1) {
-      return invalid_argument("gemm: split_k = ", args.split_k, " must be at least 1 (1: no split)");
+    if (args.split_k < 0) {
+      return invalid_argument("gemm: split_k = ", args.split_k, " must be at least 0 (0: choose, 1: no split)");
     }
+    plan->split_k = sm80_split_k(args);
     index_t const tiles = ((p.m + Sm80Config::kTileM - 1) / Sm80Config::kTileM) * ((p.n + Sm80Config::kTileN - 1) / Sm80Config::kTileN);
-    if (tiles > std::numeric_limits<int>::max() || p.batch * args.split_k > 65535) {
-      return not_supported("gemm: ", tiles, " tiles and batch * split_k = ", p.batch * args.split_k,
+    if (tiles > std::numeric_limits<int>::max() || p.batch * plan->split_k > 65535) {
+      return not_supported("gemm: ", tiles, " tiles and batch * split_k = ", p.batch * plan->split_k,
                            " exceed the grid limits (2^31 - 1 tiles, 65535 batch x split); split the problem");
     }
     if (epilogue::uses_coordinates<Epilogue>() && std::max({p.m, p.n, p.batch}) >= (index_t{1} << 24)) {
@@ -392,7 +406,7 @@ class Gemm {
     params.operands.ldb = plan.ldb;
     params.operands.batch_stride_b = plan.batch_stride_b;
     params.epilogue = plan.epilogue;
-    return detail::launch_tiled<K, Epilogue>(params, args.split_k, workspace, stream);
+    return detail::launch_tiled<K, Epilogue>(params, plan.split_k, workspace, stream);
   }
 };
 
