@@ -183,8 +183,9 @@ TILEFUSE_GPU_GEMM_SM90_TEST(GemmSelect, Bf16NarrowTileResidualRelu, bfloat16_t, 
                             gemm::Sm90NarrowConfig, small_cases(906))
 
 // split_k = 0 lets the operation choose: a small output with a long K that the Hopper kernel refuses
-// (lda = 8191 is odd) splits on the sm_80 kernel, an output that fills the SMs does not; describe() and
-// workspace_size() agree with the choice, and run() without a workspace says what it needs.
+// (lda = 8191 is odd) splits on the sm_80 kernel; on the sm_80 kernel too, an output of 128 tiles
+// (lda = 4095) does not, nor does a short K; describe() and workspace_size() agree with the choice,
+// and run() without a workspace says what it needs.
 TEST(GemmSelect, SplitKZeroChooses) {
   Buffers buf;
   Stream stream;
@@ -198,11 +199,14 @@ TEST(GemmSelect, SplitKZeroChooses) {
   Status const ran = AutoTn::run(small, nullptr, stream.get());
   EXPECT_FALSE(ran.ok());
   EXPECT_TRUE(contains(ran.message(), "chosen for split_k = 0")) << ran.to_string();
-  auto large = args_for<AutoTn>(buf, GemmCoord{1024, 1024, 128, 1});
-  large.split_k = 0;
-  ASSERT_TRUE(AutoTn::can_implement(large).ok());
-  EXPECT_FALSE(contains(AutoTn::describe(large), "split-K")) << AutoTn::describe(large);
-  EXPECT_EQ(AutoTn::workspace_size(large), 0u);
+  for (GemmCoord const problem : {GemmCoord{2048, 2048, 4095, 1}, GemmCoord{1024, 1024, 128, 1}}) {
+    auto other = args_for<AutoTn>(buf, problem);  // (describe and workspace_size read no buffer)
+    other.split_k = 0;
+    SCOPED_TRACE(::testing::Message() << problem.m << " x " << problem.n << " x " << problem.k);
+    ASSERT_TRUE(AutoTn::can_implement(other).ok());
+    EXPECT_FALSE(contains(AutoTn::describe(other), "split-K")) << AutoTn::describe(other);
+    EXPECT_EQ(AutoTn::workspace_size(other), 0u);
+  }
   stream.synchronize();
 }
 TEST(GemmSelect, Bf16TnAutoSplitKResults) {

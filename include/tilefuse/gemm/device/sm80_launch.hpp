@@ -70,6 +70,7 @@ inline int choose_split_k(GemmCoord const& problem, int tile_m, int tile_n, int 
   int const sms = current_sm_count();
   index_t const tiles = ((problem.m + tile_m - 1) / tile_m) * ((problem.n + tile_n - 1) / tile_n) * problem.batch;
   index_t const k_tiles = (problem.k + tile_k - 1) / tile_k;
+  if (tiles <= 0 || k_tiles <= 0) return 1;  // an empty or invalid problem (workspace_size asks before checks)
   if (2 * tiles > sms) return 1;
   index_t split = std::min<index_t>({2 * index_t{sms} / tiles, k_tiles / 8, 128});
   return split < 2 ? 1 : static_cast<int>(split);

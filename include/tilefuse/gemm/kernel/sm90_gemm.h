@@ -219,11 +219,12 @@ struct GemmKernel {
 #define TILEFUSE_SM90_PACKED_EPILOGUE 1
 #endif
   using PackedTraits = epilogue::Stores16BitOfElementwise<Epilogue>;
-  // Opt-in, not yet measured (gemm_sm90.md v64): trees with per-element loads whose one matrix input is a
-  // 16-bit row-major AuxLoad (relu(acc + bias) + residual) take the packed epilogue too, the AuxLoad
-  // staged a chunk ahead by cp.async into the staging layout (two slices per warp, each chunk's
-  // results written over its own inputs) and the rest loaded per pair. Asked for by
-  // Config::kPackedLoads = true, or for a whole build by TILEFUSE_SM90_PACKED_LOADS=1; cooperative only.
+  // Opt-in (gemm_sm90.md v64-v67: correct, not faster than the default path): trees with per-element
+  // loads whose one matrix input is a 16-bit row-major AuxLoad (relu(acc + bias) + residual) take the
+  // packed epilogue too, the AuxLoad staged by cp.async into the staging layout (kAuxSlices slices per
+  // warp, the first issued before the tile's mainloop, each chunk's results written over its own
+  // inputs), bias and scalars loaded once per 8-column group. Asked for by Config::kPackedLoads = true,
+  // or for a whole build by TILEFUSE_SM90_PACKED_LOADS=1; cooperative only.
 #ifndef TILEFUSE_SM90_PACKED_LOADS
 #define TILEFUSE_SM90_PACKED_LOADS 0
 #endif
@@ -389,7 +390,7 @@ struct GemmKernel {
   struct SharedStorage {
     char* a;                     // kStages tiles of TileM x 64
     char* b;                     // kStages tiles of TileN x 64
-    float* staging;              // per consumer warp one slice of 16 x kStagingLd floats (two: kPackedLoads)
+    float* staging;              // per consumer warp one slice of 16 x kStagingLd floats (kAuxSlices: kPackedLoads)
     char* loads;                 // kConsumerWarps slices of kLoadBytesPerWarp (kStagedLoads)
     cuda::std::uint64_t* full;   // kStages barriers: the stage holds data
     cuda::std::uint64_t* empty;  // kStages barriers: the stage may be overwritten
