@@ -90,7 +90,7 @@ def choose_split_k(m, n, k, tile_m, tile_n, tile_k, sm_count):
     """The split count gemm::detail::choose_split_k picks: split K when the output tiles leave most SMs idle
     and every split still runs at least 8 k-tiles; aim at two blocks per SM, at most 128 splits."""
     tiles = _ceil(m, tile_m) * _ceil(n, tile_n)
-    if 2 * tiles > sm_count:
+    if tiles <= 0 or k <= 0 or 2 * tiles > sm_count:  # (an empty problem: no split)
         return 1
     split = min(2 * sm_count // tiles, _ceil(k, tile_k) // 8, 128)
     return split if split >= 2 else 1

@@ -75,6 +75,9 @@ def test_split_k_model_matches_the_cpp_one():
     assert choose_split_k(64, 576, 200704, 128, 64, 32, 132) == 29
     assert choose_split_k(512, 4608, 3136, 128, 64, 32, 132) == 1
     assert choose_split_k(4096, 4096, 4096, 128, 256, 64, 132) == 1
+    # An empty output or K asks for no split (the C++ choice guards the same division).
+    assert choose_split_k(0, 64, 4096, 128, 64, 32, 132) == 1
+    assert choose_split_k(64, 64, 0, 128, 64, 32, 132) == 1
 
 
 def test_sources_name_the_kernel_of_each_family():
