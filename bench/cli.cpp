@@ -78,6 +78,14 @@ std::string parse_positive_int(CliOption const& option, int& out) {
   return {};
 }
 
+std::string parse_split_k(CliOption const& option, int& out) {
+  if (option.value == "0") {
+    out = 0;
+    return {};
+  }
+  return parse_positive_int(option, out);
+}
+
 std::variant<std::vector<DType>, std::string> parse_dtype_list(std::string_view s) {
   std::vector<DType> dtypes;
   for (std::string_view part : split_list(s, ',')) {
@@ -262,13 +270,7 @@ std::variant<CliOptions, std::string> parse_cli(int argc, char const* const* arg
       epilogue_given = true;
       return {};
     }
-    if (name == "--split-k") {
-      if (value == "0") {  // gemm::Gemm chooses (--kernel auto or sm80)
-        split_k = 0;
-        return {};
-      }
-      return parse_positive_int(option, split_k);
-    }
+    if (name == "--split-k") return parse_split_k(option, split_k);  // 0: gemm::Gemm chooses (auto or sm80)
     if (name == "--kernel") {
       if (value != "sm80" && value != "sm90" && value != "sm90-large" && value != "sm90-medium" &&
           value != "sm90-narrow" && value != "sm90-pingpong" && value != "sm90-pingpong-wide" && value != "sm90-pingpong-multicast" &&

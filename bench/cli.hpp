@@ -52,6 +52,8 @@ std::string for_each_option(int argc, char const* const* argv, CliOptions& o,
 // "" and the value, or what is wrong (the option's name and value in the message).
 std::string parse_positive(CliOption const& option, std::int64_t& out);
 std::string parse_positive_int(CliOption const& option, int& out);
+// --split-k: a positive count, or 0 (the operation chooses).
+std::string parse_split_k(CliOption const& option, int& out);
 std::optional<std::int64_t> parse_int64(std::string_view s);
 std::vector<std::string_view> split_list(std::string_view s, char separator);
 // "bf16,fp16" -> the types, or what is wrong.

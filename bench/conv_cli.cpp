@@ -111,13 +111,7 @@ std::variant<CliOptions, std::string> parse_conv2d_cli(int argc, char const* con
       epilogue = *e;
       return {};
     }
-    if (name == "--split-k") {
-      if (value == "0") {
-        split_k = 0;
-        return {};
-      }
-      return parse_positive_int(option, split_k);
-    }
+    if (name == "--split-k") return parse_split_k(option, split_k);
     if (name == "--preset") {
       o.preset = std::string(value);
       return {};

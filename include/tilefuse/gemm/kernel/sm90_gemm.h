@@ -259,7 +259,6 @@ struct GemmKernel {
   // The swizzle moved the bare ResNet-50 geomean from 0.785x to 0.791x cuDNN (v55, v56: separate runs).
   static_assert(Config::kEpilogueColumns == kStagingColumns, "the staging swizzle is laid out for 32-column chunks");
   static constexpr int kStagingLd = kStagingColumns;
-  // (Packed loads: two slices, the chunk being visited and the next one's staged input.)
   static constexpr int kStagingFloatsPerSlice = 16 * kStagingLd;
   // Packed loads: kAuxSlices slices per warp, each one 64-column chunk's staged input (then its results).
   // 2 keep the 128x256 ring at 4 stages (chunks 2 and 3 load while 0 and 1 are visited); 4 hold a
@@ -730,8 +729,9 @@ struct GemmKernel {
   }
 
   // The packed epilogue of this warp's 16 rows, output (row0, n0) on, in chunks of 64 columns: each
-  // pair of accumulators evaluated, converted and staged (four stmatrix.x4), then copied out. The
-  // tree's loads (scalars, or nothing) are the same for every element: loaded once, up front.
+  // pair of accumulators evaluated, converted and staged (four stmatrix.x4), then copied out. Without
+  // packed loads the tree's loads (scalars, or nothing) are the same for every element: loaded once, up
+  // front; with them, the residual comes from the staged chunk and the rest per 8-column group.
   TILEFUSE_DEVICE static void epilogue_tile_packed(Params const& p, float const (&acc)[kAccumulators], float* staging,
                                                    int lane, index_t row0, index_t n0, int batch) {
     using Input = typename PackedTraits::InputNode;
@@ -765,8 +765,7 @@ struct GemmKernel {
           f.row = row0;
           f.col = col0 + 8 * g + 2 * (lane % 4);
           f.batch = batch;
-          index_t const left = p.problem.n - f.col;
-          f.valid = left <= 0 ? 0 : left < 2 ? static_cast<int>(left) : 2;
+          f.valid = pair_valid(p, f.col);
           loaded[g] = ColumnLoad<Input>::load(input, f);
         }
       }
@@ -801,9 +800,8 @@ struct GemmKernel {
           f.batch = batch;
           Array<float, 2> x;
           if constexpr (kPackedLoads) {
-            index_t const left = p.problem.n - f.col;
             // Outside the output (valid 0) a pair reads nothing from memory; it is never copied out.
-            f.valid = f.row >= p.problem.m || left <= 0 ? 0 : left < 2 ? static_cast<int>(left) : 2;
+            f.valid = f.row >= p.problem.m ? 0 : pair_valid(p, f.col);
             x = Input::visit(input, f, StagedAuxLoad<Input>::load(input, f, staged, columns[g + t / 2]));
           } else {
             x = Input::visit(input, f, uniform);
@@ -815,8 +813,6 @@ struct GemmKernel {
         if constexpr (kPackedLoads) __syncwarp();
         arch::stmatrix_x4(packed, slice + packed_group_offset(store_row, g + store_group));
       }
-      // The next chunk's column loads go out now (not before the pairs: both sets live at once spilled
-      // the 128x256 tile), to land during this chunk's copy-out.
       __syncwarp();
       for_each_packed_group(p, lane, row0, col0, [&](int r, int g, index_t row, index_t col) {
         uint4 const x = *reinterpret_cast<uint4 const*>(slice + packed_group_offset(r, g));
@@ -839,6 +835,12 @@ struct GemmKernel {
     }
   }
 
+  // How many of the pair of columns (col, col + 1) lie inside the output: 0, 1 or 2.
+  TILEFUSE_DEVICE static int pair_valid(Params const& p, index_t col) {
+    index_t const left = p.problem.n - col;
+    return left <= 0 ? 0 : left < 2 ? static_cast<int>(left) : 2;
+  }
+
   // The 16-byte groups (8 columns) of a warp's 16 x 64 packed chunk whose element (0, 0) is output
   // (row0, col0): lane takes groups v = lane, lane + 32, ... (row v / 8, group v % 8), those inside the
   // output; visit(r, g, row, col) gets the chunk's row and group and the output's row and column.
@@ -856,7 +858,6 @@ struct GemmKernel {
       visit(r, g, row, col);
     }
   }
-
 
   // Writes the accumulators of one chunk (16 rows x kEpilogueColumns) into the warp's staging slice.
   // The accumulator layout of wgmma: lane holds rows lane / 4 and lane / 4 + 8 of the warp's 16,
@@ -974,7 +975,6 @@ struct GemmKernel {
       (void)p, (void)slice, (void)lane, (void)row0, (void)col0, (void)batch;
     }
   }
-
 
   // Visits the 16 x kEpilogueColumns chunk staged at `staging` (its element (0, 0) is output (row0, col0)),
   // with its loads from their slots (kStagedLoads) or issued here (epilogue::evaluate).
