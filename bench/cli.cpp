@@ -1,7 +1,9 @@
 // Command-line parsing (see cli.hpp).
 #include "cli.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <optional>
 #include <sstream>
 #include <string_view>
@@ -163,6 +165,7 @@ problem:
                        consumers, 128x128 / 64x256 per warpgroup; bf16, none or bias_gelu_residual) |
                        sm90-pingpong-multicast (128x128 ping-pong, 2-CTA clusters sharing B) |
                        sm90-pingpong-wide-multicast (64x256 ping-pong, 2-CTA clusters sharing B) |
+                       sm90-large-3stage (128x256 with a 3-stage ring; none or bias_gelu_residual) |
                        auto (gemm::Gemm's default: sm90 where it can, else sm80; describe says which and why)
 
 measurement:
@@ -272,12 +275,13 @@ std::variant<CliOptions, std::string> parse_cli(int argc, char const* const* arg
     }
     if (name == "--split-k") return parse_split_k(option, split_k);  // 0: gemm::Gemm chooses (auto or sm80)
     if (name == "--kernel") {
-      if (value != "sm80" && value != "sm90" && value != "sm90-large" && value != "sm90-medium" &&
-          value != "sm90-narrow" && value != "sm90-pingpong" && value != "sm90-pingpong-wide" && value != "sm90-pingpong-multicast" &&
-          value != "sm90-pingpong-wide-multicast" &&
-          value != "auto") {
-        return "--kernel: unknown kernel '" + std::string(value) +
-               "' (sm80, sm90, sm90-large, sm90-medium, sm90-narrow, sm90-pingpong, sm90-pingpong-wide, sm90-pingpong-multicast, sm90-pingpong-wide-multicast or auto)";
+      constexpr std::string_view kKernels[] = {"sm80", "sm90", "sm90-large", "sm90-large-3stage", "sm90-medium",
+                                               "sm90-narrow", "sm90-pingpong", "sm90-pingpong-wide",
+                                               "sm90-pingpong-multicast", "sm90-pingpong-wide-multicast", "auto"};
+      if (std::find(std::begin(kKernels), std::end(kKernels), value) == std::end(kKernels)) {
+        std::string known;
+        for (std::string_view k : kKernels) known += (known.empty() ? "" : ", ") + std::string(k);
+        return "--kernel: unknown kernel '" + std::string(value) + "' (" + known + ")";
       }
       o.settings.kernel = std::string(value);
       return {};

@@ -3,7 +3,8 @@
 // bias_gelu_residual and fp16 none; with one tile each (--kernel sm90-large | sm90-medium | sm90-narrow)
 // bf16 none, to measure the tile model's choices; with the ping-pong schedule (--kernel sm90-pingpong |
 // sm90-pingpong-wide, and with 2-CTA multicast sm90-pingpong-multicast | sm90-pingpong-wide-multicast)
-// bf16 none and bias_gelu_residual.
+// bf16 none and bias_gelu_residual; sm90-large-3stage (128x256 with a 3-stage ring) bf16 none and
+// bias_gelu_residual.
 #include <tilefuse/gemm/device/gemm_sm90.hpp>
 
 #include "tilefuse_op_impl.cuh"
@@ -38,6 +39,10 @@ std::unique_ptr<TilefuseGemmOp> make_tilefuse_sm90(DType dtype, OperandLayout la
                                                    std::string const& kernel) {
   if (!layout.a_row_major || layout.b_row_major) return nullptr;
   using gemm::Sm90AutoConfig;
+  // The Large tile with a 3-stage ring (the depth fused trees get beside their staged loads), plain
+  // and fused: what the fourth stage is worth (gemm_sm90.md v72).
+  if (kernel == "sm90-large-3stage") return make_bf16_plain_or_fused<gemm::Sm90TileConfig<128, 256, 64, 3>>(
+      dtype, epilogue, "sm90 128x256, 3 stages");
   if (kernel == "sm90-pingpong-multicast") return make_bf16_plain_or_fused<gemm::Sm90PingPongMulticastConfig>(
       dtype, epilogue, "sm90 ping-pong 128x128, 2-CTA multicast");
   if (kernel == "sm90-pingpong-wide-multicast") return make_bf16_plain_or_fused<gemm::Sm90PingPongWideMulticastConfig>(
