@@ -298,6 +298,12 @@ struct GemmKernel {
     return 0;
   }
   static constexpr int kLoadChunks = choose_load_chunks();
+  // An A/B knob: the staged loads' first chunks issued before the tile's mainloop instead of during its
+  // last k-tile (their slots are free once the previous epilogue has read them).
+#ifndef TILEFUSE_SM90_EARLY_FIRST_LOADS
+#define TILEFUSE_SM90_EARLY_FIRST_LOADS 0
+#endif
+  static constexpr bool kEarlyFirstLoads = TILEFUSE_SM90_EARLY_FIRST_LOADS != 0;
   static constexpr bool kStagedLoads = kLoadChunks > 0;
   // (Only 128-row ping-pong has two row blocks per warp, and ping-pong does not stage.)
   static_assert(!kStagedLoads || kRowBlocks == 1, "staged loads are issued for one row block per tile");
@@ -505,14 +511,14 @@ struct GemmKernel {
       }
       // Packed loads: the tile's first residual chunks go out before its mainloop (a whole mainloop
       // of lead time; the warp's slices are free, its previous epilogue done).
-      if constexpr (kPackedLoads) issue_first_loads(p, staging, loads, lane, tile, warp_row0(0));
+      if constexpr (kPackedLoads || kEarlyFirstLoads) issue_first_loads(p, staging, loads, lane, tile, warp_row0(0));
       mainloop_issue(p, s, tile, consumer_warpgroup, warp_in_group, lane, k_count, state, acc);
       if constexpr (kPingPong) {
         // The other warpgroup's next tile (if the block has one) may start its mainloop.
         if (t + grid < p.tiles) pass_turn(consumer_warpgroup);
       }
       // The first chunks' epilogue loads go out while the last k-tile's wgmmas run.
-      if constexpr (!kPackedLoads) issue_first_loads(p, staging, loads, lane, tile, warp_row0(0));
+      if constexpr (!kPackedLoads && !kEarlyFirstLoads) issue_first_loads(p, staging, loads, lane, tile, warp_row0(0));
       mainloop_drain(s, lane, k_count, state, acc);
       if constexpr (kPingPong) state.advance_by((kConsumerWarpgroups - 1) * k_count);
 #pragma unroll
