@@ -49,17 +49,6 @@ TILEFUSE_HOST_DEVICE inline float fast_reciprocal(float x) {
   return 1.0f / x;
 #endif
 }
-// tanh on the device by the hardware's tanh.approx (one MUFU op, max relative error about 2^-11: below
-// bf16's and fp16's rounding, not fp32's); tanhf on the host.
-TILEFUSE_HOST_DEVICE inline float fast_tanh(float x) {
-#if defined(__CUDA_ARCH__)
-  float y;
-  asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-#else
-  return ::tanhf(x);
-#endif
-}
 // NOTES: min/max propagate NaN (like PyTorch's maximum/minimum), unlike fminf/fmaxf which drop it:
 // an amax that hides a NaN would give an FP8 recipe a silently wrong scale.
 TILEFUSE_HOST_DEVICE inline float max(float a, float b) { return (a > b || isnan(a)) ? a : b; }

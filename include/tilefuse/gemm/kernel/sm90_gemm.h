@@ -298,25 +298,7 @@ struct GemmKernel {
     return 0;
   }
   static constexpr int kLoadChunks = choose_load_chunks();
-  // An A/B knob: the staged loads' first chunks issued before the tile's mainloop instead of during its
-  // last k-tile (their slots are free once the previous epilogue has read them).
-#ifndef TILEFUSE_SM90_EARLY_FIRST_LOADS
-#define TILEFUSE_SM90_EARLY_FIRST_LOADS 0
-#endif
-  static constexpr bool kEarlyFirstLoads = TILEFUSE_SM90_EARLY_FIRST_LOADS != 0;
   static constexpr bool kStagedLoads = kLoadChunks > 0;
-  // Trees that load in line (ping-pong) on tiles of at most two chunks (TileN <= 64) and one visit per
-  // lane and chunk: a row block's loads are all issued before its first visit, one round trip per row
-  // block instead of one per chunk. The loads live in registers only during the epilogue.
-  // TILEFUSE_SM90_REGISTER_LOADS=0 turns it off (A/B).
-  // NOTES: ncu on the fused 1x1 ResNet-50 layer 0 (200704 x 64 x 64, ping-pong 128x64, v75): 55% of
-  // the warps' stall samples waited for the residual and bias (long scoreboard), one round trip per
-  // 16 x 32 chunk; the L2 prefetch a tile ahead (v46-v67) had not changed that layer's time.
-#ifndef TILEFUSE_SM90_REGISTER_LOADS
-#define TILEFUSE_SM90_REGISTER_LOADS 1
-#endif
-  static constexpr bool kRegisterLoads = TILEFUSE_SM90_REGISTER_LOADS && !kStagedLoads && !kPackedEpilogue &&
-                                         epilogue::reads_memory<Epilogue> && kChunks <= 2 && kVisitsPerLane == 1;
   // (Only 128-row ping-pong has two row blocks per warp, and ping-pong does not stage.)
   static_assert(!kStagedLoads || kRowBlocks == 1, "staged loads are issued for one row block per tile");
   static constexpr int kLoadBytesPerWarp = kLoadChunks * kLoadBytesPerChunk;
@@ -523,14 +505,14 @@ struct GemmKernel {
       }
       // Packed loads: the tile's first residual chunks go out before its mainloop (a whole mainloop
       // of lead time; the warp's slices are free, its previous epilogue done).
-      if constexpr (kPackedLoads || kEarlyFirstLoads) issue_first_loads(p, staging, loads, lane, tile, warp_row0(0));
+      if constexpr (kPackedLoads) issue_first_loads(p, staging, loads, lane, tile, warp_row0(0));
       mainloop_issue(p, s, tile, consumer_warpgroup, warp_in_group, lane, k_count, state, acc);
       if constexpr (kPingPong) {
         // The other warpgroup's next tile (if the block has one) may start its mainloop.
         if (t + grid < p.tiles) pass_turn(consumer_warpgroup);
       }
       // The first chunks' epilogue loads go out while the last k-tile's wgmmas run.
-      if constexpr (!kPackedLoads && !kEarlyFirstLoads) issue_first_loads(p, staging, loads, lane, tile, warp_row0(0));
+      if constexpr (!kPackedLoads) issue_first_loads(p, staging, loads, lane, tile, warp_row0(0));
       mainloop_drain(s, lane, k_count, state, acc);
       if constexpr (kPingPong) state.advance_by((kConsumerWarpgroups - 1) * k_count);
 #pragma unroll
@@ -729,29 +711,10 @@ struct GemmKernel {
     if constexpr (kPackedEpilogue) {
       epilogue_tile_packed(p, acc, staging, lane, row0, n0, tile.batch);
     } else {
-      // kRegisterLoads: every chunk's loads of this row block first (chunks past the output load nothing).
-      [[maybe_unused]] Loaded ahead[kRegisterLoads ? kChunks : 1];
-      if constexpr (kRegisterLoads) {
-#pragma unroll
-        for (int chunk = 0; chunk < kChunks; ++chunk) {
-          for_each_visit(p, lane, row0, n0 + chunk * kEpilogueColumns, tile.batch,
-                         [&](epilogue::Fragment<kVisitWidth> const& f, int, int, int) {
-                           ahead[chunk] = Epilogue::load(p.epilogue, f);
-                         });
-        }
-      }
 #pragma unroll
       for (int chunk = 0; chunk < kChunks; ++chunk) {
         index_t const col0 = n0 + chunk * kEpilogueColumns;
         if (col0 >= p.problem.n) break;  // uniform per warp (later chunks issued no loads: all outside)
-        if constexpr (kRegisterLoads) {
-          stage_chunk(acc, staging, lane, chunk);
-          for_each_visit(p, lane, row0, col0, tile.batch, [&](epilogue::Fragment<kVisitWidth>& f, int r, int c, int) {
-            read_staged(staging, r, c, f);
-            Epilogue::visit(p.epilogue, f, ahead[chunk]);
-          });
-          continue;
-        }
         if constexpr (kStagedLoads) {
           // One group per chunk, empty past the tile, so that `kLoadChunks - 1 pending` always means
           // this chunk's group has landed.
@@ -1013,21 +976,16 @@ struct GemmKernel {
     }
   }
 
-  // The accumulators of the visit at (r, c) of the staged chunk into f.acc.
-  TILEFUSE_DEVICE static void read_staged(float const* staging, int r, int c, epilogue::Fragment<kVisitWidth>& f) {
-#pragma unroll
-    for (int q = 0; q < kVisitWidth / 4; ++q) {
-      float4 const x = *reinterpret_cast<float4 const*>(staging + staging_offset(r, c + 4 * q));
-      f.acc[4 * q] = x.x, f.acc[4 * q + 1] = x.y, f.acc[4 * q + 2] = x.z, f.acc[4 * q + 3] = x.w;
-    }
-  }
-
   // Visits the 16 x kEpilogueColumns chunk staged at `staging` (its element (0, 0) is output (row0, col0)),
   // with its loads from their slots (kStagedLoads) or issued here (epilogue::evaluate).
   TILEFUSE_DEVICE static void visit_chunk(Params const& p, float const* staging, char* loads, int lane, index_t row0,
                                           index_t col0, int batch, int chunk) {
     for_each_visit(p, lane, row0, col0, batch, [&](epilogue::Fragment<kVisitWidth>& f, int r, int c, int i) {
-      read_staged(staging, r, c, f);
+#pragma unroll
+      for (int q = 0; q < kVisitWidth / 4; ++q) {
+        float4 const x = *reinterpret_cast<float4 const*>(staging + staging_offset(r, c + 4 * q));
+        f.acc[4 * q] = x.x, f.acc[4 * q + 1] = x.y, f.acc[4 * q + 2] = x.z, f.acc[4 * q + 3] = x.w;
+      }
       if constexpr (kStagedLoads) {
         Epilogue::visit(p.epilogue, f, read_slot(load_slot(loads, chunk, i, lane)));
       } else {
