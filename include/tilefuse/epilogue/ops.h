@@ -68,7 +68,7 @@ TILEFUSE_UNARY_OP(GeluErf, 0.5f * x * (1.0f + math::erf(x * 0.70710678118654752f
 // -2u log2(e) = x (k0 + k1 x^2), one multiply, one FMA and one multiply before the ex2.
 // NOTES: 0.5 x (1 + tanh.approx(u)), one MUFU op instead of two, made the fused bias+GELU+residual
 // GEMM 1.5-3% faster (v73-v74 A/B) but cancels in the negative tail: about 2.4e-4 |x| absolute error
-// where gelu(x) is ~1e-3 (x = -3: 20% of the value), outside bf16's rounding. Not adopted.
+// where |gelu(x)| is ~4e-3 (x = -3: ~18% of the value), far outside bf16's rounding. Not adopted.
 TILEFUSE_UNARY_OP(GeluTanh,
                   x * math::fast_reciprocal(
                           1.0f + math::fast_exp2(x * (-2.3022082f + -0.10294324f * (x * x)))))
