@@ -33,6 +33,19 @@ struct Sm90LargePackedLoadsConfig : Sm90LargeConfig {
 struct Sm90MediumPackedLoadsConfig : Sm90MediumConfig {
   static constexpr bool kPackedLoads = true;
 };
+// ... with the residual loaded by TMA from the producer (opt-in: sm90_gemm.h kTmaAux).
+struct Sm90LargeTmaAuxConfig : Sm90LargeConfig {
+  static constexpr bool kPackedLoads = true;
+  static constexpr bool kTmaAux = true;
+};
+struct Sm90MediumTmaAuxConfig : Sm90MediumConfig {
+  static constexpr bool kPackedLoads = true;
+  static constexpr bool kTmaAux = true;
+};
+struct Sm90NarrowTmaAuxConfig : gemm::Sm90NarrowConfig {
+  static constexpr bool kPackedLoads = true;
+  static constexpr bool kTmaAux = true;
+};
 
 // Empty when the current device is an sm_90; otherwise why the Hopper tests skip.
 inline std::string sm90_skip_reason() {

@@ -45,6 +45,7 @@
 #include <tilefuse/epilogue/tree_traits.h>
 #include <tilefuse/epilogue/tree_walk.hpp>
 #include <tilefuse/gemm/device/sm80_launch.hpp>
+#include <tilefuse/gemm/device/sm90_operand_map.hpp>
 #include <tilefuse/gemm/gemm_config.h>
 #include <tilefuse/gemm/kernel/sm80_gemm.h>
 #include <tilefuse/runtime/host_adapter.hpp>
@@ -605,6 +606,7 @@ class Conv2d {
     }
     params.problem = g;
     params.epilogue = plan.epilogue;
+    TILEFUSE_RETURN_IF_ERROR(gemm::encode_sm90_aux<K>(op_name(), g.m, g.n, 1, &params));
     index_t const tiles_m = (g.m + Cfg::kTileM - 1) / Cfg::kTileM;
     index_t const tiles_n = (g.n + Cfg::kTileN - 1) / Cfg::kTileN;
     params.tiles_m = static_cast<int>(tiles_m);

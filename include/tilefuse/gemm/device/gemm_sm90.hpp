@@ -183,6 +183,7 @@ class GemmSm90 {
                                             &params.tma_a));
     TILEFUSE_RETURN_IF_ERROR(encode_operand("b", args.b, p.k, p.n, p.batch, r.ldb, r.batch_stride_b,
                                             Config::kTileN / Config::kClusterM, &params.tma_b));
+    TILEFUSE_RETURN_IF_ERROR(encode_sm90_aux<Kernel>("gemm_sm90", p.m, p.n, p.batch, &params));
     params.batch_mask_a = p.batch > 1 && r.batch_stride_a == 0 ? 0 : -1;
     params.batch_mask_b = p.batch > 1 && r.batch_stride_b == 0 ? 0 : -1;
     TILEFUSE_RETURN_IF_ERROR(bind_block_scales(args, &params));

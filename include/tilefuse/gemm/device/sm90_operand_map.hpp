@@ -8,6 +8,8 @@
 #include <cuda.h>  // CUtensorMap and its enums only; the encode goes through the host adapter
 
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include <tilefuse/core/status.hpp>
 #include <tilefuse/core/tensor_ref.h>
@@ -43,6 +45,35 @@ inline Status encode_sm90_operand(char const* name, CUtensorMapDataType data_typ
   t.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
   Status const s = make_tensor_map_tiled(t, out);
   if (!s.ok()) return {s.code(), status_message("gemm_sm90: tensor map of ", name, ": ", s.message())};
+  return {};
+}
+
+// Kernels built with TILEFUSE_SM90_TMA_AUX (Kernel::kTmaAux): the tensor map of the epilogue's staged
+// residual, an m x n row-major 16-bit matrix (per batch) read in boxes of 64 columns x TileM rows, into
+// params->tma_aux. Other kernels: nothing to do. `who` names the operation in messages.
+template <class Kernel>
+Status encode_sm90_aux(char const* who, index_t m, index_t n, index_t batch, typename Kernel::Params* params) {
+  if constexpr (Kernel::kTmaAux) {
+    auto const* aux = Kernel::staged_aux(params->epilogue);
+    using T = std::remove_cv_t<std::remove_pointer_t<decltype(aux->data)>>;
+    static_assert(sizeof(T) == 2, "the staged residual is 16-bit");
+    bool const one_matrix = batch == 1 || aux->batch_stride == 0;
+    if (reinterpret_cast<std::uintptr_t>(aux->data) % 16 != 0 || aux->ld % 8 != 0 ||
+        (!one_matrix && aux->batch_stride % 8 != 0)) {
+      return not_supported(who, ": this build loads the residual by TMA (TILEFUSE_SM90_TMA_AUX), which needs a "
+                           "16-byte-aligned base and a leading dimension and batch stride that are multiples of 8 elements");
+    }
+    CUtensorMapDataType const type = std::is_same_v<T, bfloat16_t> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                                  : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    CUtensorMap map;
+    TILEFUSE_RETURN_IF_ERROR(encode_sm90_operand("residual", type, 2, aux->data, n, m, batch, aux->ld,
+                                                 aux->batch_stride, 64, Kernel::kTileM, &map));
+    static_assert(sizeof(map) == sizeof(params->tma_aux), "a tensor map is 128 bytes");
+    std::memcpy(&params->tma_aux, &map, sizeof(map));
+    params->batch_mask_aux = one_matrix ? 0 : -1;
+  } else {
+    (void)who, (void)m, (void)n, (void)batch, (void)params;
+  }
   return {};
 }
 

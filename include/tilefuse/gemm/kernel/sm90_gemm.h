@@ -241,6 +241,32 @@ struct GemmKernel {
   static constexpr bool kPackedLoads = kPackableTile && packed_loads_possible() && !kPingPong;
   static constexpr bool kPackedEpilogue = kPackableTile && PackedTraits::value &&
                                           (!PackedTraits::kLoadsPerElement || kPackedLoads);
+  // Opt-in on top of packed loads (Config::kTmaAux, or TILEFUSE_SM90_TMA_AUX=1 for a whole build; an A/B
+  // knob, gemm_sm90.md v77): the staged
+  // matrix input (the residual) comes by TMA from the producer, which issues each tile's 64-column
+  // sub-tiles (TileM x 64, 128-byte swizzle) into a ring of kAuxStages slots after the tile's k-tiles,
+  // as far ahead as the slots allow, instead of by each consumer lane's cp.async. The device API
+  // encodes Params::tma_aux (the residual as (n, m, batch), box 64 x TileM).
+#ifndef TILEFUSE_SM90_TMA_AUX
+#define TILEFUSE_SM90_TMA_AUX 0
+#endif
+#ifndef TILEFUSE_SM90_TMA_AUX_STAGES
+#define TILEFUSE_SM90_TMA_AUX_STAGES 4
+#endif
+  TILEFUSE_HOST_DEVICE static constexpr bool tma_aux_asked() {
+    if constexpr (requires { Config::kTmaAux; }) {
+      return Config::kTmaAux;
+    } else {
+      return TILEFUSE_SM90_TMA_AUX != 0;
+    }
+  }
+  static constexpr bool kTmaAux = kPackedLoads && tma_aux_asked() && kClusterM == 1;
+  static constexpr int kAuxStages = kTmaAux ? TILEFUSE_SM90_TMA_AUX_STAGES : 0;
+  static constexpr int kAuxSlotBytes = kTileM * kPackedStagingColumns * 2;  // TileM rows of 128 bytes
+  // kTmaAux: the Params of the tree's staged AuxLoad (the residual), for the device API's tensor map.
+  TILEFUSE_HOST_DEVICE static auto const* staged_aux(typename Epilogue::Params const& e) {
+    return staged_aux_params<typename PackedTraits::InputNode>(cuda::std::get<0>(e.children));
+  }
   // Slots are an odd number of 16-byte words apart, so that the 16-byte accesses of 8 lanes (one
   // shared-memory wavefront) fall on 8 different bank groups: conflict-free cp.async writes and reads.
   static constexpr int kLoadSlotWords = (static_cast<int>(sizeof(Loaded)) + 15) / 16;
@@ -266,7 +292,7 @@ struct GemmKernel {
 #ifndef TILEFUSE_SM90_PACKED_LOAD_SLICES
 #define TILEFUSE_SM90_PACKED_LOAD_SLICES 2
 #endif
-  static constexpr int kAuxSlices = !kPackedLoads ? 1
+  static constexpr int kAuxSlices = !kPackedLoads || kTmaAux ? 1
                                     : TILEFUSE_SM90_PACKED_LOAD_SLICES < kTileN / kPackedStagingColumns
                                         ? TILEFUSE_SM90_PACKED_LOAD_SLICES
                                         : kTileN / kPackedStagingColumns;
@@ -286,7 +312,8 @@ struct GemmKernel {
   static constexpr int kMaxLoadChunks = 3;
   TILEFUSE_HOST_DEVICE static constexpr int stages_beside(int load_chunks) {
     int const other = kConsumerWarps * (kStagingBytesPerWarp + load_chunks * kLoadBytesPerChunk) +
-                      2 * Config::kStages * static_cast<int>(sizeof(cuda::std::uint64_t)) + kSmemAlignment;
+                      kAuxStages * kAuxSlotBytes +
+                      2 * (Config::kStages + kAuxStages) * static_cast<int>(sizeof(cuda::std::uint64_t)) + kSmemAlignment;
     int const fit = (kSmemLimit - other) / kStageBytes;
     return Config::kStages < fit ? Config::kStages : fit;
   }
@@ -306,10 +333,11 @@ struct GemmKernel {
   static_assert(kStages >= 2, "the ring needs at least two stages");
   static constexpr int kOffsetA = 0;
   static constexpr int kOffsetB = kOffsetA + kStages * kABytes;
-  static constexpr int kOffsetStaging = kOffsetB + kStages * kBBytes;
+  static constexpr int kOffsetAux = kOffsetB + kStages * kBBytes;  // 1024-aligned: whole 128-byte rows x TileM
+  static constexpr int kOffsetStaging = kOffsetAux + kAuxStages * kAuxSlotBytes;
   static constexpr int kOffsetLoads = kOffsetStaging + kConsumerWarps * kStagingBytesPerWarp;
   static constexpr int kOffsetBarriers = kOffsetLoads + kConsumerWarps * kLoadBytesPerWarp;
-  static constexpr int kBarrierBytes = 2 * kStages * static_cast<int>(sizeof(cuda::std::uint64_t));
+  static constexpr int kBarrierBytes = 2 * (kStages + kAuxStages) * static_cast<int>(sizeof(cuda::std::uint64_t));
   static constexpr int kSmemBytes = kOffsetBarriers + kBarrierBytes + kSmemAlignment;
   static_assert(kSmemBytes <= kSmemLimit, "shared memory exceeds the block's 227 KiB");
   static_assert(kOffsetLoads % 16 == 0, "cp.async writes 16-byte aligned slots");
@@ -330,7 +358,12 @@ struct GemmKernel {
 
   // The operand source's parameters (the GEMM's: tensor maps and batch masks) are the base.
   // (problem starts on a 16-byte boundary, so the epilogue's parameters keep their vector loads)
-  struct Params : Operands::Params {
+  struct NoAuxMap {};
+  struct AuxMap {
+    arch::TmaDescriptor tma_aux;  // kTmaAux: the residual as (n, m, batch), box 64 x TileM, 128-byte swizzle
+    int batch_mask_aux = -1;      // 0 where one residual serves the whole batch
+  };
+  struct Params : Operands::Params, cuda::std::conditional_t<kTmaAux, AuxMap, NoAuxMap> {
     alignas(16) GemmCoord problem;
     typename Epilogue::Params epilogue;
     int tiles_m = 0;
@@ -393,6 +426,9 @@ struct GemmKernel {
     char* loads;                 // kConsumerWarps slices of kLoadBytesPerWarp (kStagedLoads)
     cuda::std::uint64_t* full;   // kStages barriers: the stage holds data
     cuda::std::uint64_t* empty;  // kStages barriers: the stage may be overwritten
+    char* aux;                       // kTmaAux: kAuxStages slots of TileM x 64 16-bit values
+    cuda::std::uint64_t* aux_full;   // kAuxStages barriers: the slot holds its sub-tile
+    cuda::std::uint64_t* aux_empty;  // kAuxStages barriers: every consumer warp is done with it
   };
 
   TILEFUSE_DEVICE static SharedStorage carve(char* smem_raw) {
@@ -405,6 +441,9 @@ struct GemmKernel {
     s.loads = smem + kOffsetLoads;
     s.full = reinterpret_cast<cuda::std::uint64_t*>(smem + kOffsetBarriers);
     s.empty = s.full + kStages;
+    s.aux = smem + kOffsetAux;
+    s.aux_full = s.empty + kStages;
+    s.aux_empty = s.aux_full + kAuxStages;
     return s;
   }
 
@@ -418,6 +457,10 @@ struct GemmKernel {
       for (int i = 0; i < kStages; ++i) {
         arch::mbarrier_init(&s.full[i], Operands::kFullArrivals);
         arch::mbarrier_init(&s.empty[i], kReleasingWarps * kClusterM);
+      }
+      for (int i = 0; i < kAuxStages; ++i) {
+        arch::mbarrier_init(&s.aux_full[i], 1);
+        arch::mbarrier_init(&s.aux_empty[i], kConsumerWarps);
       }
       arch::fence_barrier_init();
       Operands::prefetch(p);
@@ -451,6 +494,7 @@ struct GemmKernel {
   TILEFUSE_DEVICE static void producer(Params const& p, SharedStorage const& s, int thread) {
     int const k_count = k_tiles(p);
     PipelineState state;
+    [[maybe_unused]] AuxState aux;
     for (int t = first_tile_index(); t < p.tiles; t += tile_stride()) {
       Tile const tile = tile_of(p, t);
       typename Operands::Loader const loader(p, p.problem, thread, tile.m * kTileM, tile.n * kTileN, tile.batch);
@@ -461,8 +505,49 @@ struct GemmKernel {
         loader.load(p, s.a + state.stage * kABytes, s.b + state.stage * kBBytes, &s.full[state.stage], kt * kTileK);
         state.advance();
       }
+      if constexpr (kTmaAux) {
+        if (thread == 0) issue_aux_tile(p, s, tile, aux);
+      }
     }
     Operands::finish();
+  }
+
+  // ---- kTmaAux: the residual's sub-tiles, in the order (tile, 64-column chunk) for producer and consumers ----
+  struct AuxState {
+    int slot = 0;
+    cuda::std::uint32_t phase = 0;
+    TILEFUSE_DEVICE void advance() {
+      if (++slot == kAuxStages) {
+        slot = 0;
+        phase ^= 1u;
+      }
+    }
+  };
+  static constexpr int kAuxChunks = kTileN / kPackedStagingColumns;
+
+  // Every 64-column sub-tile of the tile, past the output too (TMA fills those with zeros, and the
+  // consumers' walk stays the same for every tile).
+  TILEFUSE_DEVICE static void issue_aux_tile(Params const& p, SharedStorage const& s, Tile const& tile, AuxState& aux) {
+    if constexpr (kTmaAux) {
+      for (int chunk = 0; chunk < kAuxChunks; ++chunk) {
+        arch::mbarrier_wait(&s.aux_empty[aux.slot], aux.phase ^ 1u);
+        arch::mbarrier_arrive_expect_tx(&s.aux_full[aux.slot], kAuxSlotBytes);
+        arch::tma_load_3d(s.aux + aux.slot * kAuxSlotBytes, &p.tma_aux, &s.aux_full[aux.slot],
+                          tile.n * kTileN + chunk * kPackedStagingColumns, tile.m * kTileM, tile.batch & p.batch_mask_aux);
+        aux.advance();
+      }
+    } else {
+      (void)p, (void)s, (void)tile, (void)aux;
+    }
+  }
+
+  // A consumer warp's turn at one sub-tile it does not read (its rows or the chunk lie outside the
+  // output): wait for it to land, then release it, so the slots' phases stay in step.
+  TILEFUSE_DEVICE static void skip_aux_chunk(SharedStorage const& s, int lane, AuxState& aux) {
+    arch::mbarrier_wait(&s.aux_full[aux.slot], aux.phase);
+    __syncwarp();
+    if (lane == 0) arch::mbarrier_arrive(&s.aux_empty[aux.slot]);
+    aux.advance();
   }
 
   // ---- consumers: the mainloop of each tile, then its epilogue ----
@@ -489,6 +574,7 @@ struct GemmKernel {
     int const tile_step = kPingPong ? kConsumerWarpgroups * grid : grid;
     int t = kPingPong ? first_tile + consumer_warpgroup * grid : first_tile;
     PipelineState state;
+    [[maybe_unused]] AuxState aux;
     if constexpr (kPingPong) state.advance_by(consumer_warpgroup * k_count);
     // This warp's rows of a tile in row block b: 16 starting at warp_row0(b).
     auto const warp_row0 = [&](int b) {
@@ -516,7 +602,7 @@ struct GemmKernel {
       mainloop_drain(s, lane, k_count, state, acc);
       if constexpr (kPingPong) state.advance_by((kConsumerWarpgroups - 1) * k_count);
 #pragma unroll
-      for (int b = 0; b < kRowBlocks; ++b) epilogue_tile(p, acc[b], staging, loads, lane, tile, warp_row0(b));
+      for (int b = 0; b < kRowBlocks; ++b) epilogue_tile(p, s, acc[b], staging, loads, lane, tile, warp_row0(b), aux);
     }
   }
 
@@ -703,13 +789,19 @@ struct GemmKernel {
   // ---- epilogue: this warp's 16 rows of the tile, kEpilogueColumns columns at a time ----
 
   // Chunk `chunk` of the tile (for staged loads, issue_first_loads has issued chunks 0 .. kLoadChunks - 2).
-  TILEFUSE_DEVICE static void epilogue_tile(Params const& p, float const (&acc)[kAccumulators], float* staging,
-                                            char* loads, int lane, Tile const& tile, int warp_row0) {
+  TILEFUSE_DEVICE static void epilogue_tile(Params const& p, SharedStorage const& s, float const (&acc)[kAccumulators],
+                                            float* staging, char* loads, int lane, Tile const& tile, int warp_row0,
+                                            AuxState& aux) {
     index_t const row0 = index_t{tile.m} * kTileM + warp_row0;
     index_t const n0 = index_t{tile.n} * kTileN;
-    if (row0 >= p.problem.m) return;  // the whole warp is below the output (uniform per warp)
+    if (row0 >= p.problem.m) {  // the whole warp is below the output (uniform per warp)
+      if constexpr (kTmaAux) {
+        for (int chunk = 0; chunk < kAuxChunks; ++chunk) skip_aux_chunk(s, lane, aux);
+      }
+      return;
+    }
     if constexpr (kPackedEpilogue) {
-      epilogue_tile_packed(p, acc, staging, lane, row0, n0, tile.batch);
+      epilogue_tile_packed(p, s, acc, staging, lane, row0, n0, tile.batch, warp_row0, aux);
     } else {
 #pragma unroll
       for (int chunk = 0; chunk < kChunks; ++chunk) {
@@ -732,8 +824,9 @@ struct GemmKernel {
   // pair of accumulators evaluated, converted and staged (four stmatrix.x4), then copied out. Without
   // packed loads the tree's loads (scalars, or nothing) are the same for every element: loaded once, up
   // front; with them, the residual comes from the staged chunk and the rest per 8-column group.
-  TILEFUSE_DEVICE static void epilogue_tile_packed(Params const& p, float const (&acc)[kAccumulators], float* staging,
-                                                   int lane, index_t row0, index_t n0, int batch) {
+  TILEFUSE_DEVICE static void epilogue_tile_packed(Params const& p, SharedStorage const& s, float const (&acc)[kAccumulators],
+                                                   float* staging, int lane, index_t row0, index_t n0, int batch,
+                                                   int warp_row0, AuxState& aux) {
     using Input = typename PackedTraits::InputNode;
     using T = typename Epilogue::Element;
     auto const& input = cuda::std::get<0>(p.epilogue.children);
@@ -771,6 +864,7 @@ struct GemmKernel {
       }
       return loaded;
     };
+    [[maybe_unused]] int chunks_read = 0;  // kTmaAux: sub-tiles this warp has taken its turn at
 #pragma unroll
     for (int chunk = 0; chunk < kPackedChunks; ++chunk) {
       index_t const col0 = n0 + chunk * kPackedStagingColumns;
@@ -778,13 +872,17 @@ struct GemmKernel {
       float* const slice = staging + (kPackedLoads ? chunk % kAuxSlices * kStagingFloatsPerSlice : 0);
       __syncwarp();  // the previous chunk's copy-out has read its slice
       ColumnLoads const columns = load_columns(col0);
-      if constexpr (kPackedLoads) {
+      if constexpr (kTmaAux) {
+        arch::mbarrier_wait(&s.aux_full[aux.slot], aux.phase);  // this warp's rows of the sub-tile landed
+      } else if constexpr (kPackedLoads) {
         // This chunk's input (issued kAuxSlices chunks ago, or before the mainloop for the first
         // kAuxSlices) must have landed for every lane; the later chunks' may still be in flight.
         arch::cp_async_wait<kAuxSlices - 1>();
         __syncwarp();
       }
-      StagedChunk const staged{slice, row0, col0};
+      StagedChunk const staged =
+          kTmaAux ? StagedChunk{reinterpret_cast<float const*>(s.aux + aux.slot * kAuxSlotBytes + warp_row0 * 128), row0, col0, true}
+                  : StagedChunk{slice, row0, col0, false};
 #pragma unroll
       for (int g = 0; g < kPackedGroups; g += 2) {
         cuda::std::uint32_t packed[4];
@@ -810,10 +908,15 @@ struct GemmKernel {
           cuda::std::memcpy(&packed[t], &out, sizeof(packed[t]));
         }
         // Packed loads: the results overwrite these 16 columns' staged inputs, which every lane has read.
-        if constexpr (kPackedLoads) __syncwarp();
+        if constexpr (kPackedLoads && !kTmaAux) __syncwarp();
         arch::stmatrix_x4(packed, slice + packed_group_offset(store_row, g + store_group));
       }
       __syncwarp();
+      if constexpr (kTmaAux) {  // every lane has read its pairs of the sub-tile: release it
+        if (lane == 0) arch::mbarrier_arrive(&s.aux_empty[aux.slot]);
+        aux.advance();
+        ++chunks_read;
+      }
       for_each_packed_group(p, lane, row0, col0, [&](int r, int g, index_t row, index_t col) {
         uint4 const x = *reinterpret_cast<uint4 const*>(slice + packed_group_offset(r, g));
         T* const dst = d + row * p.epilogue.ld + col;
@@ -825,7 +928,7 @@ struct GemmKernel {
           for (int e = 0; e < 8 && e < p.problem.n - col; ++e) dst[e] = values[e];
         }
       });
-      if constexpr (kPackedLoads) {
+      if constexpr (kPackedLoads && !kTmaAux) {
         // Chunk + kAuxSlices's input goes into this slice, now copied out by every lane.
         __syncwarp();
         index_t const later = col0 + kAuxSlices * kPackedStagingColumns;
@@ -833,6 +936,10 @@ struct GemmKernel {
         arch::cp_async_commit();  // one group per chunk, empty or not
       }
     }
+    if constexpr (kTmaAux) {
+      for (; chunks_read < kAuxChunks; ++chunks_read) skip_aux_chunk(s, lane, aux);  // chunks past the output
+    }
+    (void)s, (void)warp_row0, (void)aux;
   }
 
   // How many of the pair of columns (col, col + 1) lie inside the output: 0, 1 or 2.
@@ -930,7 +1037,7 @@ struct GemmKernel {
                                                 int warp_row0) {
     index_t const row0 = index_t{tile.m} * kTileM + warp_row0;
     index_t const n0 = index_t{tile.n} * kTileN;
-    if constexpr (kPackedLoads) {
+    if constexpr (kPackedLoads && !kTmaAux) {
       __syncwarp();  // the previous tile's copy-outs have read every slice
 #pragma unroll
       for (int chunk = 0; chunk < kAuxSlices; ++chunk) {

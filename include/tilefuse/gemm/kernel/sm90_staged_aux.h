@@ -7,7 +7,8 @@
 //                          loaded once per 8-column group at the start of a chunk;
 //   StagedAuxLoad<Node>    a node's load(), with the AuxLoad answered from the staged chunk, a
 //                          ColBroadcast loaded per pair and the rest taken from the column loads.
-// The staged chunk is 16 rows x 64 columns in the packed staging layout (sm90_epilogue_staging.h).
+// The staged chunk is 16 rows x 64 columns in the packed staging layout, or in TMA's 128-byte swizzle
+// (sm90_epilogue_staging.h).
 #pragma once
 
 #include <cuda/std/cstring>
@@ -96,6 +97,7 @@ struct StagedChunk {
   float const* base = nullptr;
   index_t row0 = 0;
   index_t col0 = 0;
+  bool tma_layout = false;  // written by TMA with the 128-byte swizzle (tma_swizzled_group_offset)
 };
 
 // The part of a node's load() for a pair that depends only on the pair's columns: the bias
@@ -150,7 +152,8 @@ struct StagedAuxLoad<epilogue::AuxLoad<Name, T, RowMajor>> {
                                      StagedChunk const& chunk, Loaded const&) {
     int const r = static_cast<int>(f.row - chunk.row0);
     int const c = static_cast<int>(f.col - chunk.col0);  // even: the pair's first column
-    auto const* at = reinterpret_cast<char const*>(chunk.base + packed_group_offset(r, c / 8)) + (c % 8) * sizeof(T);
+    int const group = chunk.tma_layout ? tma_swizzled_group_offset(r, c / 8) : packed_group_offset(r, c / 8);
+    auto const* at = reinterpret_cast<char const*>(chunk.base + group) + (c % 8) * sizeof(T);
     return *reinterpret_cast<Array<T, 2> const*>(at);
   }
 };

@@ -1,0 +1,33 @@
+// gemm::GemmSm90 with the packed epilogue's residual loaded by TMA from the producer (Config::kTmaAux,
+// opt-in until measured: gemm_sm90.md v77): trees that read a 16-bit residual C, on the epilogue and
+// persistent case lists with every leading dimension and batch stride a multiple of 8 (what the
+// residual's tensor map needs), shapes that are not tile multiples (the sub-tiles past the output
+// arrive as zeros and are skipped), and persistent blocks (the slots' phases across tiles).
+#include "gemm_sm90_test_cases.hpp"
+
+namespace tilefuse::gpu_test {
+namespace {
+
+static_assert(gemm::sm90::GemmKernel<bfloat16_t, specs::ResidualRelu::Tree<bfloat16_t>, Sm90LargeTmaAuxConfig>::kTmaAux,
+              "the opt-in config loads the residual by TMA");
+static_assert(!gemm::sm90::GemmKernel<bfloat16_t, specs::ResidualRelu::Tree<bfloat16_t>, Sm90LargePackedLoadsConfig>::kTmaAux,
+              "packed loads alone do not");
+
+// The cases with A, B, C and D padded to multiples of 8 elements (batch strides too) and no split-K.
+std::vector<GemmCase> tma_aux_cases(std::vector<GemmCase> cases) {
+  for (GemmCase& c : cases) {
+    c.ld_a = c.ld_b = c.ld_epilogue = Ld::kAligned;
+    if (c.batch_gap % 8 != 0) c.batch_gap = (c.batch_gap / 8 + 1) * 8;
+    c.split_k = 1;
+  }
+  return cases;
+}
+
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90TmaAux, Bf16ResidualReluLarge, bfloat16_t, specs::ResidualRelu, Sm90LargeTmaAuxConfig, tma_aux_cases(epilogue_cases(1300)))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90TmaAux, Fp16ResidualReluMedium, half_t, specs::ResidualRelu, Sm90MediumTmaAuxConfig, tma_aux_cases(epilogue_cases(1301)))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90TmaAux, Bf16AlphaBetaCNarrow, bfloat16_t, specs::AlphaBetaC, Sm90NarrowTmaAuxConfig, tma_aux_cases(epilogue_cases(1302)))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90TmaAux, Bf16ResidualReluPersistent, bfloat16_t, specs::ResidualRelu, Sm90LargeTmaAuxConfig, tma_aux_cases(persistent_cases(1303)))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90TmaAux, Bf16ResidualReluNarrowPersistent, bfloat16_t, specs::ResidualRelu, Sm90NarrowTmaAuxConfig, tma_aux_cases(persistent_cases(1304)))
+
+}  // namespace
+}  // namespace tilefuse::gpu_test
