@@ -1,5 +1,4 @@
-// prefetch.global.L2 / .L1: asks for the line holding an address to be brought into L2 (or L1), without
-// waiting.
+// prefetch.global.L2: asks for the line holding an address to be brought into L2, without waiting.
 #pragma once
 
 #include <tilefuse/core/platform.h>
@@ -9,14 +8,6 @@ namespace tilefuse::arch {
 TILEFUSE_HOST_DEVICE inline void prefetch_l2(void const* ptr) {
 #if defined(__CUDA_ARCH__)
   asm volatile("prefetch.global.L2 [%0];\n" ::"l"(ptr));
-#else
-  (void)ptr;
-#endif
-}
-
-TILEFUSE_HOST_DEVICE inline void prefetch_l1(void const* ptr) {
-#if defined(__CUDA_ARCH__)
-  asm volatile("prefetch.global.L1 [%0];\n" ::"l"(ptr));
 #else
   (void)ptr;
 #endif

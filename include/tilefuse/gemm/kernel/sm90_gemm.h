@@ -591,10 +591,7 @@ struct GemmKernel {
       }
       // Packed loads: the tile's first residual chunks go out before its mainloop (a whole mainloop
       // of lead time; the warp's slices are free, its previous epilogue done).
-      if constexpr (kPackedLoads) {
-        issue_first_loads(p, staging, loads, lane, tile, warp_row0(0));
-        if constexpr (kColumnPrefetch) prefetch_columns(p, lane, tile);
-      }
+      if constexpr (kPackedLoads) issue_first_loads(p, staging, loads, lane, tile, warp_row0(0));
       mainloop_issue(p, s, tile, consumer_warpgroup, warp_in_group, lane, k_count, state, acc);
       if constexpr (kPingPong) {
         // The other warpgroup's next tile (if the block has one) may start its mainloop.
@@ -1058,26 +1055,6 @@ struct GemmKernel {
       }
     }
     (void)staging, (void)loads, (void)lane, (void)row0, (void)n0;
-  }
-
-  // Packed loads: each warp asks L1 for the tile's column vectors (a lane per 32 columns), which its
-  // epilogue's ColumnLoads then find there. TILEFUSE_SM90_COLUMN_PREFETCH=0 turns it off (A/B).
-#ifndef TILEFUSE_SM90_COLUMN_PREFETCH
-#define TILEFUSE_SM90_COLUMN_PREFETCH 1
-#endif
-  static constexpr bool kColumnPrefetch = TILEFUSE_SM90_COLUMN_PREFETCH != 0;
-  TILEFUSE_DEVICE static void prefetch_columns(Params const& p, int lane, Tile const& tile) {
-    if constexpr (kPackedLoads) {
-      using Input = typename PackedTraits::InputNode;
-      epilogue::Fragment<2> f;
-      f.row = index_t{tile.m} * kTileM;
-      f.col = index_t{tile.n} * kTileN + 32 * lane;
-      f.batch = tile.batch;
-      f.valid = lane < kTileN / 32 && f.col < p.problem.n ? 1 : 0;
-      ColumnPrefetch<Input>::prefetch(cuda::std::get<0>(p.epilogue.children), f);
-    } else {
-      (void)p, (void)lane, (void)tile;
-    }
   }
 
   // Packed loads: issues (without committing) the copies of the tree's AuxLoad for this warp's 16 rows,

@@ -16,7 +16,6 @@
 #include <cuda/std/type_traits>
 #include <cuda/std/utility>
 
-#include <tilefuse/arch/prefetch.h>
 #include <tilefuse/core/platform.h>
 #include <tilefuse/core/tensor_ref.h>
 #include <tilefuse/epilogue/compute.h>
@@ -125,30 +124,6 @@ struct ColumnLoad<epilogue::Compute<Op, Inputs...>> {
                                                                  epilogue::Fragment<2> const& f) {
     return [&]<cuda::std::size_t... I>(cuda::std::index_sequence<I...>) {
       return typename Node::template Loaded<2>{ColumnLoad<Inputs>::load(cuda::std::get<I>(p.children), f)...};
-    }(cuda::std::index_sequence_for<Inputs...>{});
-  }
-};
-
-// Asks L1 for the line of each column vector (RowBroadcast: the bias) that holds column f.col: issued at
-// a tile's start, so that the ColumnLoads of its epilogue hit L1 instead of waiting for L2 (ncu, fused
-// 1x1 conv with the TMA residual: 37% of stall samples were those loads, v78).
-template <class Node>
-struct ColumnPrefetch {
-  TILEFUSE_DEVICE static void prefetch(typename Node::Params const& p, epilogue::Fragment<2> const& f) {
-    if constexpr (Node::kKind == epilogue::NodeKind::kRowBroadcast) {
-      if (f.valid > 0) arch::prefetch_l1(p.data + f.batch * p.batch_stride + f.col);
-    } else {
-      (void)p, (void)f;
-    }
-  }
-};
-
-template <class Op, class... Inputs>
-struct ColumnPrefetch<epilogue::Compute<Op, Inputs...>> {
-  using Node = epilogue::Compute<Op, Inputs...>;
-  TILEFUSE_DEVICE static void prefetch(typename Node::Params const& p, epilogue::Fragment<2> const& f) {
-    [&]<cuda::std::size_t... I>(cuda::std::index_sequence<I...>) {
-      (ColumnPrefetch<Inputs>::prefetch(cuda::std::get<I>(p.children), f), ...);
     }(cuda::std::index_sequence_for<Inputs...>{});
   }
 };
