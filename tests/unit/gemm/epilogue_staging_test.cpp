@@ -116,5 +116,39 @@ TEST(EpilogueStaging, CountingSeesThePaddedLayoutsConflicts) {
   EXPECT_EQ(wavefronts(a), 8);
 }
 
+
+// The TMA residual's sub-tile (tma_swizzled_group_offset: TMA's 128-byte swizzle, the 16-byte group
+// XOR row % 8): a permutation of each row's groups, and the packed epilogue's pair reads (lane reads the
+// 4 bytes of columns 8j + 2 * (lane % 4) + {0, 1} of rows lane / 4 and lane / 4 + 8, as floats: one
+// float per pair of 16-bit values) and 16-byte group reads (8 lanes, the 8 groups of a row) are free of
+// bank conflicts.
+TEST(EpilogueStaging, TmaSwizzledSubTileReadsAreConflictFree) {
+  for (int row = 0; row < kRows; ++row) {
+    std::set<int> groups;
+    for (int g = 0; g < 8; ++g) {
+      int const at = tma_swizzled_group_offset(row, g);
+      EXPECT_EQ(at / kStagingColumns, row);
+      EXPECT_EQ(at % 4, 0);
+      groups.insert(at);
+    }
+    EXPECT_EQ(groups.size(), 8u);
+  }
+  for (int j = 0; j < 8; ++j) {
+    for (int half : {0, 8}) {
+      Access pairs;
+      for (int lane = 0; lane < kLanes; ++lane) {
+        pairs.first[lane] = tma_swizzled_group_offset(lane / 4 + half, j) + lane % 4;
+      }
+      EXPECT_EQ(wavefronts(pairs), 1) << "group " << j << " rows +" << half;
+    }
+  }
+  for (int base = 0; base < kRows; base += 4) {
+    Access groups;
+    groups.width = 4;
+    for (int lane = 0; lane < kLanes; ++lane) groups.first[lane] = tma_swizzled_group_offset(base + lane / 8, lane % 8);
+    EXPECT_EQ(wavefronts(groups), 4) << "rows " << base << "..";  // 4 phases of 8 lanes, one wavefront each
+  }
+}
+
 }  // namespace
 }  // namespace tilefuse::gemm::sm90
