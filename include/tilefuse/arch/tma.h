@@ -26,6 +26,16 @@ TILEFUSE_DEVICE inline void tma_prefetch_descriptor(TmaDescriptor const* desc) {
 #endif
 }
 
+// Copies `bytes` (a multiple of 16) from 16-byte-aligned global memory to 16-byte-aligned shared memory
+// in one bulk copy, signalling `bar` with complete_tx of `bytes`.
+TILEFUSE_DEVICE inline void bulk_load(void* smem, void const* global, cuda::std::uint32_t bytes, cuda::std::uint64_t* bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, smem, global, bytes, bar);
+#else
+  (void)smem, (void)global, (void)bytes, (void)bar;
+#endif
+}
+
 // Copies the box at coordinates (c0, c1, c2) (innermost first, in elements; may lie partly or wholly
 // outside the tensor: those elements arrive as zeros) into shared memory at `smem`, and signals
 // `bar` with complete_tx of the box's bytes (always the full box, zeros included).

@@ -71,6 +71,14 @@ Status encode_sm90_aux(char const* who, index_t m, index_t n, index_t batch, typ
     static_assert(sizeof(map) == sizeof(params->tma_aux), "a tensor map is 128 bytes");
     std::memcpy(&params->tma_aux, &map, sizeof(map));
     params->batch_mask_aux = one_matrix ? 0 : -1;
+    if constexpr (Kernel::kTmaColumn) {
+      // The column vector (bias) rides along by bulk copies of whole 16-byte pieces: its base, batch
+      // stride and n must keep every chunk's piece 16-byte aligned and inside the vector.
+      auto const* c = Kernel::staged_column(params->epilogue);
+      constexpr index_t kPerPiece = 16 / static_cast<index_t>(sizeof(*c->data));
+      params->column_by_tma = reinterpret_cast<std::uintptr_t>(c->data) % 16 == 0 && n % kPerPiece == 0 &&
+                              (batch == 1 || c->batch_stride % kPerPiece == 0);
+    }
   } else {
     (void)who, (void)m, (void)n, (void)batch, (void)params;
   }

@@ -264,9 +264,28 @@ struct GemmKernel {
   static constexpr bool kTmaAux = kPackedLoads && tma_aux_asked() && kClusterM == 1;
   static constexpr int kAuxStages = kTmaAux ? TILEFUSE_SM90_TMA_AUX_STAGES : 0;
   static constexpr int kAuxSlotBytes = kTileM * kPackedStagingColumns * 2;  // TileM rows of 128 bytes
+  // With it, a tree with one column vector (the bias) gets each chunk's 64 values by a bulk copy beside
+  // the sub-tile, where the device API found the vector aligned (Params::column_by_tma); otherwise the
+  // ColumnLoads read global memory. TILEFUSE_SM90_TMA_COLUMN=0 turns it off (A/B).
+#ifndef TILEFUSE_SM90_TMA_COLUMN
+#define TILEFUSE_SM90_TMA_COLUMN 1
+#endif
+  TILEFUSE_HOST_DEVICE static constexpr bool tma_column_possible() {
+    if constexpr (kTmaAux) {
+      return TILEFUSE_SM90_TMA_COLUMN != 0 && has_stageable_column<typename PackedTraits::InputNode>();
+    } else {
+      return false;
+    }
+  }
+  static constexpr bool kTmaColumn = tma_column_possible();
+  static constexpr int kAuxColumnBytes = kTmaColumn ? 256 : 0;  // per slot: 64 values of up to 4 bytes
   // kTmaAux: the Params of the tree's staged AuxLoad (the residual), for the device API's tensor map.
   TILEFUSE_HOST_DEVICE static auto const* staged_aux(typename Epilogue::Params const& e) {
     return staged_aux_params<typename PackedTraits::InputNode>(cuda::std::get<0>(e.children));
+  }
+  // kTmaColumn: the Params of the tree's one column vector.
+  TILEFUSE_HOST_DEVICE static auto const* staged_column(typename Epilogue::Params const& e) {
+    return staged_column_params<typename PackedTraits::InputNode>(cuda::std::get<0>(e.children));
   }
   // Slots are an odd number of 16-byte words apart, so that the 16-byte accesses of 8 lanes (one
   // shared-memory wavefront) fall on 8 different bank groups: conflict-free cp.async writes and reads.
@@ -313,7 +332,7 @@ struct GemmKernel {
   static constexpr int kMaxLoadChunks = 3;
   TILEFUSE_HOST_DEVICE static constexpr int stages_beside(int load_chunks) {
     int const other = kConsumerWarps * (kStagingBytesPerWarp + load_chunks * kLoadBytesPerChunk) +
-                      kAuxStages * kAuxSlotBytes +
+                      kAuxStages * (kAuxSlotBytes + kAuxColumnBytes) +
                       2 * (Config::kStages + kAuxStages) * static_cast<int>(sizeof(cuda::std::uint64_t)) + kSmemAlignment;
     int const fit = (kSmemLimit - other) / kStageBytes;
     return Config::kStages < fit ? Config::kStages : fit;
@@ -335,7 +354,8 @@ struct GemmKernel {
   static constexpr int kOffsetA = 0;
   static constexpr int kOffsetB = kOffsetA + kStages * kABytes;
   static constexpr int kOffsetAux = kOffsetB + kStages * kBBytes;  // 1024-aligned: whole 128-byte rows x TileM
-  static constexpr int kOffsetStaging = kOffsetAux + kAuxStages * kAuxSlotBytes;
+  static constexpr int kOffsetAuxColumns = kOffsetAux + kAuxStages * kAuxSlotBytes;
+  static constexpr int kOffsetStaging = kOffsetAuxColumns + kAuxStages * kAuxColumnBytes;
   static constexpr int kOffsetLoads = kOffsetStaging + kConsumerWarps * kStagingBytesPerWarp;
   static constexpr int kOffsetBarriers = kOffsetLoads + kConsumerWarps * kLoadBytesPerWarp;
   static constexpr int kBarrierBytes = 2 * (kStages + kAuxStages) * static_cast<int>(sizeof(cuda::std::uint64_t));
@@ -363,6 +383,7 @@ struct GemmKernel {
   struct AuxMap {
     arch::TmaDescriptor tma_aux;  // kTmaAux: the residual as (n, m, batch), box 64 x TileM, 128-byte swizzle
     int batch_mask_aux = -1;      // 0 where one residual serves the whole batch
+    int column_by_tma = 0;        // kTmaColumn: 1 where the column vector is copied beside each sub-tile
   };
   struct Params : Operands::Params, cuda::std::conditional_t<kTmaAux, AuxMap, NoAuxMap> {
     alignas(16) GemmCoord problem;
@@ -428,6 +449,7 @@ struct GemmKernel {
     cuda::std::uint64_t* full;   // kStages barriers: the stage holds data
     cuda::std::uint64_t* empty;  // kStages barriers: the stage may be overwritten
     char* aux;                       // kTmaAux: kAuxStages slots of TileM x 64 16-bit values
+    char* aux_columns;               // kTmaColumn: per slot the chunk's 64 column-vector values
     cuda::std::uint64_t* aux_full;   // kAuxStages barriers: the slot holds its sub-tile
     cuda::std::uint64_t* aux_empty;  // kAuxStages barriers: every consumer warp is done with it
   };
@@ -443,6 +465,7 @@ struct GemmKernel {
     s.full = reinterpret_cast<cuda::std::uint64_t*>(smem + kOffsetBarriers);
     s.empty = s.full + kStages;
     s.aux = smem + kOffsetAux;
+    s.aux_columns = smem + kOffsetAuxColumns;
     s.aux_full = s.empty + kStages;
     s.aux_empty = s.aux_full + kAuxStages;
     return s;
@@ -531,10 +554,29 @@ struct GemmKernel {
   TILEFUSE_DEVICE static void issue_aux_tile(Params const& p, SharedStorage const& s, Tile const& tile, AuxState& aux) {
     if constexpr (kTmaAux) {
       for (int chunk = 0; chunk < kAuxChunks; ++chunk) {
+        int const col0 = tile.n * kTileN + chunk * kPackedStagingColumns;
+        // The column vector's values of this chunk inside the output (whole 16-byte pieces: the device
+        // API turned column_by_tma on only for n a multiple of 16 bytes' worth).
+        cuda::std::uint32_t column_bytes = 0;
+        [[maybe_unused]] void const* column_src = nullptr;
+        if constexpr (kTmaColumn) {
+          if (p.column_by_tma) {
+            auto const* c = staged_column(p.epilogue);
+            index_t const left = p.problem.n - col0;
+            index_t const values = left < 0 ? 0 : left < kPackedStagingColumns ? left : kPackedStagingColumns;
+            column_bytes = static_cast<cuda::std::uint32_t>(values * sizeof(*c->data));
+            column_src = c->data + tile.batch * c->batch_stride + col0;
+          }
+        }
         arch::mbarrier_wait(&s.aux_empty[aux.slot], aux.phase ^ 1u);
-        arch::mbarrier_arrive_expect_tx(&s.aux_full[aux.slot], kAuxSlotBytes);
-        arch::tma_load_3d(s.aux + aux.slot * kAuxSlotBytes, &p.tma_aux, &s.aux_full[aux.slot],
-                          tile.n * kTileN + chunk * kPackedStagingColumns, tile.m * kTileM, tile.batch & p.batch_mask_aux);
+        arch::mbarrier_arrive_expect_tx(&s.aux_full[aux.slot], kAuxSlotBytes + column_bytes);
+        arch::tma_load_3d(s.aux + aux.slot * kAuxSlotBytes, &p.tma_aux, &s.aux_full[aux.slot], col0, tile.m * kTileM,
+                          tile.batch & p.batch_mask_aux);
+        if constexpr (kTmaColumn) {
+          if (column_bytes > 0) {
+            arch::bulk_load(s.aux_columns + aux.slot * kAuxColumnBytes, column_src, column_bytes, &s.aux_full[aux.slot]);
+          }
+        }
         aux.advance();
       }
     } else {
@@ -850,7 +892,7 @@ struct GemmKernel {
     // the 128x256 tile.)
     using PairLoaded = typename Input::template Loaded<2>;
     using ColumnLoads = cuda::std::array<PairLoaded, kPackedGroups>;
-    auto const load_columns = [&](index_t col0) {
+    auto const load_columns = [&](index_t col0, StagedColumn const& staged_column) {
       ColumnLoads loaded{};
       if constexpr (kPackedLoads) {
 #pragma unroll
@@ -860,7 +902,7 @@ struct GemmKernel {
           f.col = col0 + 8 * g + 2 * (lane % 4);
           f.batch = batch;
           f.valid = pair_valid(p, f.col);
-          loaded[g] = ColumnLoad<Input>::load(input, f);
+          loaded[g] = StagedColumnLoad<Input>::load(input, f, staged_column);
         }
       }
       return loaded;
@@ -872,10 +914,12 @@ struct GemmKernel {
       if (col0 >= p.problem.n) break;  // uniform per warp
       float* const slice = staging + (kPackedLoads ? chunk % kAuxSlices * kStagingFloatsPerSlice : 0);
       __syncwarp();  // the previous chunk's copy-out has read its slice
-      ColumnLoads const columns = load_columns(col0);
       if constexpr (kTmaAux) {
-        arch::mbarrier_wait(&s.aux_full[aux.slot], aux.phase);  // this warp's rows of the sub-tile landed
-      } else if constexpr (kPackedLoads) {
+        arch::mbarrier_wait(&s.aux_full[aux.slot], aux.phase);  // the sub-tile (and its column values) landed
+      }
+      ColumnLoads const columns =
+          load_columns(col0, StagedColumn{s.aux_columns + aux.slot * kAuxColumnBytes, col0, kTmaColumn && column_on(p)});
+      if constexpr (kPackedLoads && !kTmaAux) {
         // This chunk's input (issued kAuxSlices chunks ago, or before the mainloop for the first
         // kAuxSlices) must have landed for every lane; the later chunks' may still be in flight.
         arch::cp_async_wait<kAuxSlices - 1>();
@@ -941,6 +985,16 @@ struct GemmKernel {
       for (; chunks_read < kAuxChunks; ++chunks_read) skip_aux_chunk(s, lane, aux);  // chunks past the output
     }
     (void)s, (void)warp_row0, (void)aux;
+  }
+
+  // Whether the column vector came with the sub-tiles (kTmaColumn and the device API's check).
+  TILEFUSE_DEVICE static bool column_on(Params const& p) {
+    if constexpr (kTmaColumn) {
+      return p.column_by_tma != 0;
+    } else {
+      (void)p;
+      return false;
+    }
   }
 
   // How many of the pair of columns (col, col + 1) lie inside the output: 0, 1 or 2.

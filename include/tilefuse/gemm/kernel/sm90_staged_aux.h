@@ -91,6 +91,70 @@ TILEFUSE_HOST_DEVICE inline auto staged_aux_params(typename Tree::Params const& 
   return detail::find_aux_params<typename StagedAux<Tree>::Type, Tree>(p);
 }
 
+// The RowBroadcast nodes (column vectors: the bias) of a sink-free tree: how many, and the first one's
+// type. With the TMA residual (sm90_gemm.h kTmaAux), a tree with exactly one, of 16- or 32-bit values,
+// gets it by a bulk copy beside each residual sub-tile (StagedColumn below).
+template <class Node>
+struct StagedColumnNodes {
+  static constexpr int kCount = 0;
+  using Type = void;
+};
+
+template <epilogue::NodeName Name, class T>
+struct StagedColumnNodes<epilogue::RowBroadcast<Name, T>> {
+  static constexpr int kCount = 1;
+  using Type = epilogue::RowBroadcast<Name, T>;
+};
+
+template <class Op, class... Inputs>
+struct StagedColumnNodes<epilogue::Compute<Op, Inputs...>> {
+  static constexpr int kCount = (StagedColumnNodes<Inputs>::kCount + ... + 0);
+  using Type = typename detail::FirstNonVoid<typename StagedColumnNodes<Inputs>::Type...>::type;
+};
+
+template <class Tree>
+TILEFUSE_HOST_DEVICE constexpr bool has_stageable_column() {
+  if constexpr (StagedColumnNodes<Tree>::kCount != 1) {
+    return false;
+  } else {
+    constexpr auto bytes = sizeof(typename StagedColumnNodes<Tree>::Type::Element);
+    return bytes == 2 || bytes == 4;
+  }
+}
+
+namespace detail {
+// The Params of node Target inside `p`, the Params of Node (nullptr where Node's subtree has none).
+template <class Target, class Node>
+TILEFUSE_HOST_DEVICE inline typename Target::Params const* find_node_params(typename Node::Params const& p) {
+  if constexpr (cuda::std::is_same_v<Node, Target>) {
+    return &p;
+  } else if constexpr (Node::Children::kSize == 0) {
+    (void)p;
+    return nullptr;
+  } else {
+    return [&]<class... Inputs, cuda::std::size_t... I>(epilogue::NodeList<Inputs...>, cuda::std::index_sequence<I...>) {
+      typename Target::Params const* found = nullptr;
+      ((found = found != nullptr ? found : find_node_params<Target, Inputs>(cuda::std::get<I>(p.children))), ...);
+      return found;
+    }(typename Node::Children{}, cuda::std::make_index_sequence<Node::Children::kSize>{});
+  }
+}
+}  // namespace detail
+
+// The Params of the tree's one RowBroadcast (has_stageable_column).
+template <class Tree>
+TILEFUSE_HOST_DEVICE inline auto staged_column_params(typename Tree::Params const& p) {
+  return detail::find_node_params<typename StagedColumnNodes<Tree>::Type, Tree>(p);
+}
+
+// Where a chunk's column vector sits when it was copied beside the residual's sub-tile: the values of
+// columns col0 .. col0 + 63 at `base` (on: the copy was made; otherwise loaded from global memory).
+struct StagedColumn {
+  char const* base = nullptr;
+  index_t col0 = 0;
+  bool on = false;
+};
+
 // Where a pair (row, col) of a chunk whose element (0, 0) is output (row0, col0) finds its staged
 // elements: a 16 x 64 chunk of 16-bit values in the packed staging layout.
 struct StagedChunk {
@@ -124,6 +188,32 @@ struct ColumnLoad<epilogue::Compute<Op, Inputs...>> {
                                                                  epilogue::Fragment<2> const& f) {
     return [&]<cuda::std::size_t... I>(cuda::std::index_sequence<I...>) {
       return typename Node::template Loaded<2>{ColumnLoad<Inputs>::load(cuda::std::get<I>(p.children), f)...};
+    }(cuda::std::index_sequence_for<Inputs...>{});
+  }
+};
+
+// ColumnLoad, with the RowBroadcast read from the staged column vector where it was copied.
+template <class Node>
+struct StagedColumnLoad {
+  TILEFUSE_DEVICE static typename Node::template Loaded<2> load(typename Node::Params const& p,
+                                                                 epilogue::Fragment<2> const& f, StagedColumn const& c) {
+    if constexpr (Node::kKind == epilogue::NodeKind::kRowBroadcast) {
+      if (c.on) {
+        using T = typename Node::Element;
+        return *reinterpret_cast<typename Node::template Loaded<2> const*>(c.base + (f.col - c.col0) * sizeof(T));
+      }
+    }
+    return ColumnLoad<Node>::load(p, f);
+  }
+};
+
+template <class Op, class... Inputs>
+struct StagedColumnLoad<epilogue::Compute<Op, Inputs...>> {
+  using Node = epilogue::Compute<Op, Inputs...>;
+  TILEFUSE_DEVICE static typename Node::template Loaded<2> load(typename Node::Params const& p,
+                                                                 epilogue::Fragment<2> const& f, StagedColumn const& c) {
+    return [&]<cuda::std::size_t... I>(cuda::std::index_sequence<I...>) {
+      return typename Node::template Loaded<2>{StagedColumnLoad<Inputs>::load(cuda::std::get<I>(p.children), f, c)...};
     }(cuda::std::index_sequence_for<Inputs...>{});
   }
 };
