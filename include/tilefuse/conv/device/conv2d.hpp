@@ -330,6 +330,22 @@ class Conv2d {
       plan->why_not_hopper = ready.message();
       return;
     }
+    // A residual loaded by TMA needs a 16-byte-aligned base and a leading dimension of whole 16 bytes.
+    std::string const residual = dispatch_sm90(tile, im2col, [&]<class Cfg, bool kIm2col>() -> std::string {
+      using K = Sm90Kernel<Cfg, kIm2col>;
+      if constexpr (K::kTmaAux) {
+        auto const* aux = K::staged_aux(plan->epilogue);
+        if (reinterpret_cast<std::uintptr_t>(aux->data) % 16 != 0 || aux->ld % 8 != 0) {
+          return status_message("its residual, loaded by TMA, needs a 16-byte-aligned base and a leading dimension "
+                                "that is a multiple of 8 elements (ld = ", aux->ld, ")");
+        }
+      }
+      return {};
+    });
+    if (!residual.empty()) {
+      plan->why_not_hopper = residual;
+      return;
+    }
     plan->hopper = true;
     plan->sm90_tile = tile;
     plan->sm90_im2col = im2col;
@@ -492,8 +508,24 @@ class Conv2d {
   static int sm_count() { return current_device_sm_count(); }
 
   template <class Cfg, bool kIm2col>
-  using Sm90Kernel = std::conditional_t<kIm2col, sm90::FpropIm2colKernel<Element, Epilogue, Cfg>,
-                                        sm90::FpropKernel<Element, Epilogue, Cfg>>;
+  using Sm90KernelOf = std::conditional_t<kIm2col, sm90::FpropIm2colKernel<Element, Epilogue, Cfg>,
+                                          sm90::FpropKernel<Element, Epilogue, Cfg>>;
+  // Trees with one 16-bit residual (conv + bias + residual + ReLU) load it by TMA on the cooperative
+  // tiles (Sm90ConvTmaAux; the residual must be 16-byte aligned, plan_hopper checks); others, and the
+  // ping-pong tiles, as configured.
+  static constexpr bool residual_by_tma() {
+    if constexpr (kHopperCapable) {
+      return Sm90KernelOf<sm90::Sm90ConvTmaAux<sm90::Sm90ConvIm2colLargeConfig>, true>::kTmaAux;
+    } else {
+      return false;
+    }
+  }
+  static constexpr bool kResidualByTma = residual_by_tma();
+  template <class Cfg>
+  using Sm90ConfigFor = std::conditional_t<kResidualByTma && Cfg::kSchedule == gemm::Sm90Schedule::kCooperative,
+                                           sm90::Sm90ConvTmaAux<Cfg>, Cfg>;
+  template <class Cfg, bool kIm2col>
+  using Sm90Kernel = Sm90KernelOf<Sm90ConfigFor<Cfg>, kIm2col>;
 
   template <class Cfg, bool kIm2col>
   static void const* sm90_kernel_address() {
@@ -552,6 +584,7 @@ class Conv2d {
                           "; warp-specialized, persistent", Cfg::kSchedule == gemm::Sm90Schedule::kPingPong ? ", ping-pong" : "",
                           "), tile ", Cfg::kTileM, "x", Cfg::kTileN, "x", Cfg::kTileK,
                           " (wave model: ", plan.why_sm90_tile, "), ", Sm90Kernel<Cfg, kIm2col>::kStages, " stages, ",
+                          Sm90Kernel<Cfg, kIm2col>::kTmaAux ? "residual by TMA beside the operands, " : "",
                           kIm2col ? "x by TMA im2col (one copy of 128 pixels x 64 channels per filter tap and k-tile)"
                                   : "x by 16-byte cp.async gathers of the producer warpgroup",
                           " (", plan.why_sm90_source, "), w by TMA, ", tiles, " tiles on ",
