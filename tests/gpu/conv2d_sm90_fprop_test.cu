@@ -203,6 +203,39 @@ TEST(Conv2dSm90Select, OtherProblemsRunTheSm80PathAndSayWhy) {
   EXPECT_EQ(forced.find("Hopper"), std::string::npos) << forced;
 }
 
+// The fused residual tree loads its residual (and bias) by TMA on the cooperative tiles; a residual TMA
+// cannot describe (a base off 16 bytes) sends the problem to the sm80 path, which says why.
+TEST(Conv2dSm90Select, FusedResidualByTmaOrSm80WhenUnaligned) {
+  std::string const skip = sm90_skip_reason();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  using Fused = conv::Conv2d<bfloat16_t, ConvMode::kFprop, conv_specs::BiasReluResidual::Tree<bfloat16_t>, Sm80AutoConfig>;
+  Conv2dProblem p = conv_problem(64, 14, 14, 256, 1024, 1, 1, 0);
+  p.mode = ConvMode::kFprop;
+  std::size_t const outputs = static_cast<std::size_t>(p.N * p.P() * p.Q() * p.K);
+  DeviceBuffer x(static_cast<std::size_t>(p.N * p.H * p.W * p.C) * 2);
+  DeviceBuffer w(static_cast<std::size_t>(p.K * p.R * p.S * p.C) * 2);
+  DeviceBuffer y(outputs * 2);
+  DeviceBuffer residual(outputs * 2 + 16);
+  DeviceBuffer bias(static_cast<std::size_t>(p.K) * 2);
+  auto describe = [&](bfloat16_t const* r) {
+    Fused::Arguments args;
+    args.problem = p;
+    args.x = x.as<bfloat16_t const>();
+    args.w = w.as<bfloat16_t const>();
+    args.epilogue.set("D", y.as<bfloat16_t>());
+    args.epilogue.set("bias", bias.as<bfloat16_t const>());
+    args.epilogue.set("residual", r);
+    EXPECT_TRUE(Fused::can_implement(args).ok()) << Fused::can_implement(args).to_string();
+    return Fused::describe(args);
+  };
+  std::string const aligned = describe(residual.as<bfloat16_t const>());
+  EXPECT_NE(aligned.find("tile 128x256x64"), std::string::npos) << aligned;
+  EXPECT_NE(aligned.find("residual by TMA"), std::string::npos) << aligned;
+  std::string const off = describe(residual.as<bfloat16_t const>() + 1);
+  EXPECT_NE(off.find("sm80 mma.sync implicit-GEMM"), std::string::npos) << off;
+  EXPECT_NE(off.find("residual, loaded by TMA, needs a 16-byte-aligned base"), std::string::npos) << off;
+}
+
 TEST(Conv2dSm90Select, HopperRunsNeedNoWorkspace) {
   std::string const skip = sm90_skip_reason();
   if (!skip.empty()) GTEST_SKIP() << skip;
