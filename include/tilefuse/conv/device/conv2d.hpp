@@ -331,16 +331,8 @@ class Conv2d {
       return;
     }
     // A residual loaded by TMA needs a 16-byte-aligned base and a leading dimension of whole 16 bytes.
-    std::string const residual = dispatch_sm90(tile, im2col, [&]<class Cfg, bool kIm2col>() -> std::string {
-      using K = Sm90Kernel<Cfg, kIm2col>;
-      if constexpr (K::kTmaAux) {
-        auto const* aux = K::staged_aux(plan->epilogue);
-        if (reinterpret_cast<std::uintptr_t>(aux->data) % 16 != 0 || aux->ld % 8 != 0) {
-          return status_message("its residual, loaded by TMA, needs a 16-byte-aligned base and a leading dimension "
-                                "that is a multiple of 8 elements (ld = ", aux->ld, ")");
-        }
-      }
-      return {};
+    std::string const residual = dispatch_sm90(tile, im2col, [&]<class Cfg, bool kIm2col>() {
+      return gemm::sm90_aux_unaligned<Sm90Kernel<Cfg, kIm2col>>(plan->epilogue, 1);
     });
     if (!residual.empty()) {
       plan->why_not_hopper = residual;

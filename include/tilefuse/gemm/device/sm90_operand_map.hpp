@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <type_traits>
 
 #include <tilefuse/core/status.hpp>
@@ -51,18 +52,33 @@ inline Status encode_sm90_operand(char const* name, CUtensorMapDataType data_typ
 // Kernels built with TILEFUSE_SM90_TMA_AUX (Kernel::kTmaAux): the tensor map of the epilogue's staged
 // residual, an m x n row-major 16-bit matrix (per batch) read in boxes of 64 columns x TileM rows, into
 // params->tma_aux. Other kernels: nothing to do. `who` names the operation in messages.
+// Why Kernel cannot load the residual bound in `epilogue` (its tree's Params) by TMA (empty: it can, or
+// Kernel does not load it so).
+template <class Kernel, class EpilogueParams>
+std::string sm90_aux_unaligned(EpilogueParams const& epilogue, index_t batch) {
+  if constexpr (Kernel::kTmaAux) {
+    auto const* aux = Kernel::staged_aux(epilogue);
+    bool const one_matrix = batch == 1 || aux->batch_stride == 0;
+    if (reinterpret_cast<std::uintptr_t>(aux->data) % 16 != 0 || aux->ld % 8 != 0 ||
+        (!one_matrix && aux->batch_stride % 8 != 0)) {
+      return status_message("the residual, loaded by TMA, needs a 16-byte-aligned base and a leading dimension (and "
+                            "batch stride) that are multiples of 8 elements (ld = ", aux->ld, ")");
+    }
+  } else {
+    (void)epilogue, (void)batch;
+  }
+  return {};
+}
+
 template <class Kernel>
 Status encode_sm90_aux(char const* who, index_t m, index_t n, index_t batch, typename Kernel::Params* params) {
   if constexpr (Kernel::kTmaAux) {
+    std::string const unaligned = sm90_aux_unaligned<Kernel>(params->epilogue, batch);
+    if (!unaligned.empty()) return not_supported(who, ": ", unaligned);
     auto const* aux = Kernel::staged_aux(params->epilogue);
     using T = std::remove_cv_t<std::remove_pointer_t<decltype(aux->data)>>;
     static_assert(sizeof(T) == 2, "the staged residual is 16-bit");
     bool const one_matrix = batch == 1 || aux->batch_stride == 0;
-    if (reinterpret_cast<std::uintptr_t>(aux->data) % 16 != 0 || aux->ld % 8 != 0 ||
-        (!one_matrix && aux->batch_stride % 8 != 0)) {
-      return not_supported(who, ": this build loads the residual by TMA (TILEFUSE_SM90_TMA_AUX), which needs a "
-                           "16-byte-aligned base and a leading dimension and batch stride that are multiples of 8 elements");
-    }
     CUtensorMapDataType const type = std::is_same_v<T, bfloat16_t> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                                                   : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
     CUtensorMap map;

@@ -423,23 +423,25 @@ struct GemmKernel {
     return static_cast<int>((p.problem.k + kTileK - 1) / kTileK);
   }
 
-  // Where the producer and a consumer are in the ring.
-  struct PipelineState {
+  // Where the producer and a consumer are in a ring of kSlots stages (the operand ring; kTmaAux's slots).
+  template <int kSlots>
+  struct RingState {
     int stage = 0;
     cuda::std::uint32_t phase = 0;
     TILEFUSE_DEVICE void advance() {
-      if (++stage == kStages) {
+      if (++stage == kSlots) {
         stage = 0;
         phase ^= 1u;
       }
     }
-    // Skips `count` k-tiles (ping-pong: the other warpgroup's tile).
+    // Skips `count` stages (ping-pong: the other warpgroup's tile).
     TILEFUSE_DEVICE void advance_by(int count) {
       int const total = stage + count;
-      phase ^= static_cast<cuda::std::uint32_t>((total / kStages) & 1);
-      stage = total % kStages;
+      phase ^= static_cast<cuda::std::uint32_t>((total / kSlots) & 1);
+      stage = total % kSlots;
     }
   };
+  using PipelineState = RingState<kStages>;
 
   struct SharedStorage {
     char* a;                     // kStages tiles of TileM x 64
@@ -537,16 +539,7 @@ struct GemmKernel {
   }
 
   // ---- kTmaAux: the residual's sub-tiles, in the order (tile, 64-column chunk) for producer and consumers ----
-  struct AuxState {
-    int slot = 0;
-    cuda::std::uint32_t phase = 0;
-    TILEFUSE_DEVICE void advance() {
-      if (++slot == kAuxStages) {
-        slot = 0;
-        phase ^= 1u;
-      }
-    }
-  };
+  using AuxState = RingState<kAuxStages>;
   static constexpr int kAuxChunks = kTileN / kPackedStagingColumns;
 
   // Every 64-column sub-tile of the tile, past the output too (TMA fills those with zeros, and the
@@ -568,13 +561,13 @@ struct GemmKernel {
             column_src = c->data + tile.batch * c->batch_stride + col0;
           }
         }
-        arch::mbarrier_wait(&s.aux_empty[aux.slot], aux.phase ^ 1u);
-        arch::mbarrier_arrive_expect_tx(&s.aux_full[aux.slot], kAuxSlotBytes + column_bytes);
-        arch::tma_load_3d(s.aux + aux.slot * kAuxSlotBytes, &p.tma_aux, &s.aux_full[aux.slot], col0, tile.m * kTileM,
+        arch::mbarrier_wait(&s.aux_empty[aux.stage], aux.phase ^ 1u);
+        arch::mbarrier_arrive_expect_tx(&s.aux_full[aux.stage], kAuxSlotBytes + column_bytes);
+        arch::tma_load_3d(s.aux + aux.stage * kAuxSlotBytes, &p.tma_aux, &s.aux_full[aux.stage], col0, tile.m * kTileM,
                           tile.batch & p.batch_mask_aux);
         if constexpr (kTmaColumn) {
           if (column_bytes > 0) {
-            arch::bulk_load(s.aux_columns + aux.slot * kAuxColumnBytes, column_src, column_bytes, &s.aux_full[aux.slot]);
+            arch::bulk_load(s.aux_columns + aux.stage * kAuxColumnBytes, column_src, column_bytes, &s.aux_full[aux.stage]);
           }
         }
         aux.advance();
@@ -587,9 +580,9 @@ struct GemmKernel {
   // A consumer warp's turn at one sub-tile it does not read (its rows or the chunk lie outside the
   // output): wait for it to land, then release it, so the slots' phases stay in step.
   TILEFUSE_DEVICE static void skip_aux_chunk(SharedStorage const& s, int lane, AuxState& aux) {
-    arch::mbarrier_wait(&s.aux_full[aux.slot], aux.phase);
+    arch::mbarrier_wait(&s.aux_full[aux.stage], aux.phase);
     __syncwarp();
-    if (lane == 0) arch::mbarrier_arrive(&s.aux_empty[aux.slot]);
+    if (lane == 0) arch::mbarrier_arrive(&s.aux_empty[aux.stage]);
     aux.advance();
   }
 
@@ -915,10 +908,10 @@ struct GemmKernel {
       float* const slice = staging + (kPackedLoads ? chunk % kAuxSlices * kStagingFloatsPerSlice : 0);
       __syncwarp();  // the previous chunk's copy-out has read its slice
       if constexpr (kTmaAux) {
-        arch::mbarrier_wait(&s.aux_full[aux.slot], aux.phase);  // the sub-tile (and its column values) landed
+        arch::mbarrier_wait(&s.aux_full[aux.stage], aux.phase);  // the sub-tile (and its column values) landed
       }
       ColumnLoads const columns =
-          load_columns(col0, StagedColumn{s.aux_columns + aux.slot * kAuxColumnBytes, col0, kTmaColumn && column_on(p)});
+          load_columns(col0, StagedColumn{s.aux_columns + aux.stage * kAuxColumnBytes, col0, column_on(p)});
       if constexpr (kPackedLoads && !kTmaAux) {
         // This chunk's input (issued kAuxSlices chunks ago, or before the mainloop for the first
         // kAuxSlices) must have landed for every lane; the later chunks' may still be in flight.
@@ -926,7 +919,7 @@ struct GemmKernel {
         __syncwarp();
       }
       StagedChunk const staged =
-          kTmaAux ? StagedChunk{reinterpret_cast<float const*>(s.aux + aux.slot * kAuxSlotBytes + warp_row0 * 128), row0, col0, true}
+          kTmaAux ? StagedChunk{reinterpret_cast<float const*>(s.aux + aux.stage * kAuxSlotBytes + warp_row0 * 128), row0, col0, true}
                   : StagedChunk{slice, row0, col0, false};
 #pragma unroll
       for (int g = 0; g < kPackedGroups; g += 2) {
@@ -958,7 +951,7 @@ struct GemmKernel {
       }
       __syncwarp();
       if constexpr (kTmaAux) {  // every lane has read its pairs of the sub-tile: release it
-        if (lane == 0) arch::mbarrier_arrive(&s.aux_empty[aux.slot]);
+        if (lane == 0) arch::mbarrier_arrive(&s.aux_empty[aux.stage]);
         aux.advance();
         ++chunks_read;
       }

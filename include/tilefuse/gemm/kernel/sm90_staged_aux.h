@@ -7,6 +7,8 @@
 //                          loaded once per 8-column group at the start of a chunk;
 //   StagedAuxLoad<Node>    a node's load(), with the AuxLoad answered from the staged chunk, a
 //                          ColBroadcast loaded per pair and the rest taken from the column loads.
+//   StagedColumnNodes, staged_column_params, StagedColumnLoad: the same for the tree's one column
+//                          vector (the bias) where the TMA residual brings it along (sm90_gemm.h kTmaColumn).
 // The staged chunk is 16 rows x 64 columns in the packed staging layout, or in TMA's 128-byte swizzle
 // (sm90_epilogue_staging.h).
 #pragma once
@@ -36,24 +38,22 @@ struct FirstNonVoid<T, Ts...> {
 };
 }  // namespace detail
 
-// The AuxLoad nodes of a sink-free tree (Compute nodes and leaves).
+// The nodes of one kind in a sink-free tree (Compute nodes and leaves): how many, and the first one's type.
+template <epilogue::NodeKind Kind, class Node>
+struct NodesOfKind {
+  static constexpr int kCount = Node::kKind == Kind ? 1 : 0;
+  using Type = cuda::std::conditional_t<Node::kKind == Kind, Node, void>;
+};
+
+template <epilogue::NodeKind Kind, class Op, class... Inputs>
+struct NodesOfKind<Kind, epilogue::Compute<Op, Inputs...>> {
+  static constexpr int kCount = (NodesOfKind<Kind, Inputs>::kCount + ... + 0);
+  using Type = typename detail::FirstNonVoid<typename NodesOfKind<Kind, Inputs>::Type...>::type;
+};
+
+// The tree's AuxLoad nodes (matrix inputs: the residual).
 template <class Node>
-struct StagedAux {
-  static constexpr int kCount = 0;
-  using Type = void;
-};
-
-template <epilogue::NodeName Name, class T, class Layout>
-struct StagedAux<epilogue::AuxLoad<Name, T, Layout>> {
-  static constexpr int kCount = 1;
-  using Type = epilogue::AuxLoad<Name, T, Layout>;
-};
-
-template <class Op, class... Inputs>
-struct StagedAux<epilogue::Compute<Op, Inputs...>> {
-  static constexpr int kCount = (StagedAux<Inputs>::kCount + ... + 0);
-  using Type = typename detail::FirstNonVoid<typename StagedAux<Inputs>::Type...>::type;
-};
+using StagedAux = NodesOfKind<epilogue::NodeKind::kAuxLoad, Node>;
 
 // Whether the tree's matrix input can be staged: exactly one AuxLoad, 16-bit and row-major.
 template <class Tree>
@@ -63,62 +63,6 @@ TILEFUSE_HOST_DEVICE constexpr bool has_stageable_aux() {
   } else {
     using Aux = typename StagedAux<Tree>::Type;
     return sizeof(typename Aux::Element) == 2 && cuda::std::is_same_v<typename Aux::LayoutTag, RowMajor>;
-  }
-}
-
-namespace detail {
-// The Params of node Aux inside `p`, the Params of Node (nullptr where Node's subtree has none).
-template <class Aux, class Node>
-TILEFUSE_HOST_DEVICE inline typename Aux::Params const* find_aux_params(typename Node::Params const& p) {
-  if constexpr (cuda::std::is_same_v<Node, Aux>) {
-    return &p;
-  } else if constexpr (StagedAux<Node>::kCount == 0) {
-    (void)p;
-    return nullptr;
-  } else {
-    return [&]<class... Inputs, cuda::std::size_t... I>(epilogue::NodeList<Inputs...>, cuda::std::index_sequence<I...>) {
-      typename Aux::Params const* found = nullptr;
-      ((found = found != nullptr ? found : find_aux_params<Aux, Inputs>(cuda::std::get<I>(p.children))), ...);
-      return found;
-    }(typename Node::Children{}, cuda::std::make_index_sequence<Node::Children::kSize>{});
-  }
-}
-}  // namespace detail
-
-// The Params of the tree's first AuxLoad (the tree must have one).
-template <class Tree>
-TILEFUSE_HOST_DEVICE inline auto staged_aux_params(typename Tree::Params const& p) {
-  return detail::find_aux_params<typename StagedAux<Tree>::Type, Tree>(p);
-}
-
-// The RowBroadcast nodes (column vectors: the bias) of a sink-free tree: how many, and the first one's
-// type. With the TMA residual (sm90_gemm.h kTmaAux), a tree with exactly one, of 16- or 32-bit values,
-// gets it by a bulk copy beside each residual sub-tile (StagedColumn below).
-template <class Node>
-struct StagedColumnNodes {
-  static constexpr int kCount = 0;
-  using Type = void;
-};
-
-template <epilogue::NodeName Name, class T>
-struct StagedColumnNodes<epilogue::RowBroadcast<Name, T>> {
-  static constexpr int kCount = 1;
-  using Type = epilogue::RowBroadcast<Name, T>;
-};
-
-template <class Op, class... Inputs>
-struct StagedColumnNodes<epilogue::Compute<Op, Inputs...>> {
-  static constexpr int kCount = (StagedColumnNodes<Inputs>::kCount + ... + 0);
-  using Type = typename detail::FirstNonVoid<typename StagedColumnNodes<Inputs>::Type...>::type;
-};
-
-template <class Tree>
-TILEFUSE_HOST_DEVICE constexpr bool has_stageable_column() {
-  if constexpr (StagedColumnNodes<Tree>::kCount != 1) {
-    return false;
-  } else {
-    constexpr auto bytes = sizeof(typename StagedColumnNodes<Tree>::Type::Element);
-    return bytes == 2 || bytes == 4;
   }
 }
 
@@ -140,6 +84,28 @@ TILEFUSE_HOST_DEVICE inline typename Target::Params const* find_node_params(type
   }
 }
 }  // namespace detail
+
+// The Params of the tree's first AuxLoad (the tree must have one).
+template <class Tree>
+TILEFUSE_HOST_DEVICE inline auto staged_aux_params(typename Tree::Params const& p) {
+  return detail::find_node_params<typename StagedAux<Tree>::Type, Tree>(p);
+}
+
+// The RowBroadcast nodes (column vectors: the bias) of a sink-free tree: how many, and the first one's
+// type. With the TMA residual (sm90_gemm.h kTmaAux), a tree with exactly one, of 16- or 32-bit values,
+// gets it by a bulk copy beside each residual sub-tile (StagedColumn below).
+template <class Node>
+using StagedColumnNodes = NodesOfKind<epilogue::NodeKind::kRowBroadcast, Node>;
+
+template <class Tree>
+TILEFUSE_HOST_DEVICE constexpr bool has_stageable_column() {
+  if constexpr (StagedColumnNodes<Tree>::kCount != 1) {
+    return false;
+  } else {
+    constexpr auto bytes = sizeof(typename StagedColumnNodes<Tree>::Type::Element);
+    return bytes == 2 || bytes == 4;
+  }
+}
 
 // The Params of the tree's one RowBroadcast (has_stageable_column).
 template <class Tree>
