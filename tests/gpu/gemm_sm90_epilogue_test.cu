@@ -21,6 +21,12 @@ TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Epilogue, Fp16AuxAmaxMedium, half_t, specs::
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Epilogue, Bf16AlphaBetaCLarge, bfloat16_t, specs::AlphaBetaC, Sm90LargeConfig, epilogue_cases(808))
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Epilogue, Bf16BiasColMedium, bfloat16_t, specs::BiasCol, Sm90MediumConfig, epilogue_cases(809))
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Epilogue, Bf16GeluTanhLarge, bfloat16_t, specs::GeluTanhD, Sm90LargeConfig, epilogue_cases(810))
+// Trees whose only per-element loads are vectors take the packed epilogue (row values once per tile,
+// column values once per 8-column group).
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Epilogue, Bf16BiasRowReluLarge, bfloat16_t, specs::BiasRowRelu, Sm90LargeConfig, epilogue_cases(814))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Epilogue, Fp16SiluBiasMedium, half_t, specs::SiluBias, Sm90MediumConfig, epilogue_cases(815))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Epilogue, Bf16BiasColLarge, bfloat16_t, specs::BiasCol, Sm90LargeConfig, epilogue_cases(816))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Epilogue, Bf16RowScaleColumnBiasLarge, bfloat16_t, specs::RowScaleColumnBias, Sm90LargeConfig, epilogue_cases(817))
 
 // The reduction's atomics and the extra store under the sanitizer.
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Small, Bf16AuxAmaxLarge, bfloat16_t, specs::AuxAmax, Sm90LargeConfig, small_cases(811))

@@ -43,6 +43,8 @@ TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90PingPong, Bf16RegionSigmoidTanh, bfloat16_t,
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90PingPong, Fp16AuxAmaxWide, half_t, specs::AuxAmax, Sm90PingPongWideConfig, epilogue_cases(1009))
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90PingPong, Bf16GeluTanhWide, bfloat16_t, specs::GeluTanhD, Sm90PingPongWideConfig, epilogue_cases(1010))
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90PingPong, Bf16RegionSigmoidTanhTurns, bfloat16_t, specs::RegionSigmoidTanh, Sm90PingPongConfig, pingpong_cases(1011))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90PingPong, Bf16BiasRowRelu, bfloat16_t, specs::BiasRowRelu, Sm90PingPongConfig, epilogue_cases(1013))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90PingPong, Fp16RowScaleColumnBiasWideTurns, half_t, specs::RowScaleColumnBias, Sm90PingPongWideConfig, pingpong_cases(1014))
 
 // Clusters of two CTAs sharing B by TMA multicast (Sm90Multicast): pairs of tile rows, including odd
 // tile-row counts (the last pair's second CTA loads zeros and stores nothing), k-tile counts around the

@@ -52,6 +52,15 @@ struct BiasCol {
   static constexpr bool kExact = true;
 };
 
+// A per-row scale and a per-column bias, FP8 row-wise's shape of tree in 16 bits (integer-valued:
+// exact).
+struct RowScaleColumnBias {
+  template <class T>
+  using Tree = Store<"D", T, Add<Mul<Acc, ColBroadcast<"scale", T>>, RowBroadcast<"bias", T>>>;
+  static constexpr char const* kName = "D = acc * scale[row] + bias[col]";
+  static constexpr bool kExact = true;
+};
+
 struct ResidualRelu {
   template <class T>
   using Tree = Store<"D", T, Relu<Add<Add<Acc, RowBroadcast<"bias", T>>, AuxLoad<"C", T>>>>;

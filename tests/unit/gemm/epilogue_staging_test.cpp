@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "bank_conflicts.hpp"
+
 #include <array>
 #include <set>
 #include <vector>
@@ -13,31 +15,9 @@ namespace tilefuse::gemm::sm90 {
 namespace {
 
 constexpr int kRows = 16;
-constexpr int kLanes = 32;
-
-// One warp-wide access: each lane's first float index and the access width in floats.
-struct Access {
-  std::array<int, kLanes> first{};
-  int width = 1;
-};
-
-// Wavefronts the access takes: lanes are served in phases of 128 bytes' worth of lanes (16 for
-// 8-byte accesses, 8 for 16-byte ones); a phase takes as many wavefronts as the most distinct words
-// any one bank holds among its lanes' words.
-int wavefronts(Access const& a) {
-  int const lanes_per_phase = 32 / a.width;
-  int total = 0;
-  for (int phase = 0; phase < kLanes; phase += lanes_per_phase) {
-    std::array<std::set<int>, 32> words_in_bank;
-    for (int lane = phase; lane < phase + lanes_per_phase; ++lane) {
-      for (int w = 0; w < a.width; ++w) words_in_bank[(a.first[lane] + w) % 32].insert(a.first[lane] + w);
-    }
-    std::size_t most = 0;
-    for (auto const& words : words_in_bank) most = std::max(most, words.size());
-    total += static_cast<int>(most);
-  }
-  return total;
-}
+constexpr int kLanes = test::kWarpLanes;
+using test::Access;
+using test::wavefronts;
 
 TEST(EpilogueStaging, IsAPermutationKeepingVectorsContiguous) {
   std::set<int> seen;

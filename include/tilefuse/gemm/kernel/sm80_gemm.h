@@ -19,6 +19,7 @@
 #include <tilefuse/core/coord.h>
 #include <tilefuse/epilogue/evt.h>
 #include <tilefuse/gemm/kernel/sm80_dense_operands.h>
+#include <tilefuse/gemm/kernel/sm80_epilogue_staging.h>
 #include <tilefuse/gemm/kernel/sm80_smem_tile.h>
 #include <tilefuse/gemm/kernel/tile_scheduler.h>
 
@@ -47,9 +48,9 @@ struct TiledKernel {
   using Loader = typename Operands::template Loader<OperandA, OperandB>;
   static_assert(2 * OperandA::kChunkElements == kStepK, "a k-step is two 16-byte chunks of k");
   static constexpr int kStageElements = OperandA::Tile::kElements + OperandB::Tile::kElements;
-  // The accumulator tile is staged as floats with 4 floats of padding per row (fewer bank conflicts,
-  // rows still 16-byte aligned).
-  static constexpr int kStagingLd = kTileN + 4;
+  // The accumulator tile is staged as floats, rows padded so that its writes and reads are free of
+  // bank conflicts (sm80_epilogue_staging.h).
+  static constexpr int kStagingLd = staging_ld(kTileN);
   static constexpr int kPipelineBytes = kStages * kStageElements * static_cast<int>(sizeof(Element));
   static constexpr int kStagingBytes = kTileM * kStagingLd * static_cast<int>(sizeof(float));
   static constexpr int kSmemBytes = kPipelineBytes > kStagingBytes ? kPipelineBytes : kStagingBytes;
@@ -169,8 +170,11 @@ struct TiledKernel {
       index_t const col = n0 + c;
       if (row >= p.problem.m || col >= p.problem.n) continue;
       epilogue::Fragment<8> f;
-      float4 const lo = *reinterpret_cast<float4 const*>(staging + r * kStagingLd + c);
-      float4 const hi = *reinterpret_cast<float4 const*>(staging + r * kStagingLd + c + 4);
+      int const first = first_half_read(v % 32);
+      float4 const x = *reinterpret_cast<float4 const*>(staging + r * kStagingLd + c + first);
+      float4 const y = *reinterpret_cast<float4 const*>(staging + r * kStagingLd + c + (4 - first));
+      float4 const lo = first == 0 ? x : y;
+      float4 const hi = first == 0 ? y : x;
       f.acc[0] = lo.x, f.acc[1] = lo.y, f.acc[2] = lo.z, f.acc[3] = lo.w;
       f.acc[4] = hi.x, f.acc[5] = hi.y, f.acc[6] = hi.z, f.acc[7] = hi.w;
       f.row = row;

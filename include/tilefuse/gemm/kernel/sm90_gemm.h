@@ -237,10 +237,27 @@ struct GemmKernel {
       return false;
     }
   }
+  // Trees whose per-element loads are vectors only (a bias, FP8's row-wise scales; no matrix input)
+  // take the packed epilogue too: each lane loads its two rows' values once per tile (RowLoad) and
+  // each chunk's column values once per 8-column group (ColumnLoad), from global memory (L1 and L2
+  // serve the repeats). TILEFUSE_SM90_PACKED_VECTORS=0 builds without, for A/B runs.
+#ifndef TILEFUSE_SM90_PACKED_VECTORS
+#define TILEFUSE_SM90_PACKED_VECTORS 1
+#endif
+  TILEFUSE_HOST_DEVICE static constexpr bool loads_vectors_only() {
+    if constexpr (PackedTraits::value) {
+      return PackedTraits::kLoadsPerElement && StagedAux<typename PackedTraits::InputNode>::kCount == 0;
+    } else {
+      return false;
+    }
+  }
   static constexpr bool kPackableTile = TILEFUSE_SM90_PACKED_EPILOGUE && kTileN % kPackedStagingColumns == 0;
   static constexpr bool kPackedLoads = kPackableTile && packed_loads_possible() && !kPingPong;
+  static constexpr bool kPackedVectors = kPackableTile && TILEFUSE_SM90_PACKED_VECTORS != 0 && loads_vectors_only();
+  // Whether the packed epilogue loads per element (by the staged chunk, the row and column loads).
+  static constexpr bool kPackedPerElement = kPackedLoads || kPackedVectors;
   static constexpr bool kPackedEpilogue = kPackableTile && PackedTraits::value &&
-                                          (!PackedTraits::kLoadsPerElement || kPackedLoads);
+                                          (!PackedTraits::kLoadsPerElement || kPackedPerElement);
   // Opt-in on top of packed loads (Config::kTmaAux, or TILEFUSE_SM90_TMA_AUX=1 for a whole build): the
   // staged matrix input (the residual) comes by TMA from the producer, which issues each tile's
   // 64-column sub-tiles (TileM x 64, 128-byte swizzle) into a ring of kAuxStages slots after the tile's
@@ -338,7 +355,7 @@ struct GemmKernel {
     return Config::kStages < fit ? Config::kStages : fit;
   }
   TILEFUSE_HOST_DEVICE static constexpr int choose_load_chunks() {
-    int chunks = epilogue::reads_memory<Epilogue> && !kPingPong && !kPackedLoads ? (kChunks < kMaxLoadChunks ? kChunks : kMaxLoadChunks) : 0;
+    int chunks = epilogue::reads_memory<Epilogue> && !kPingPong && !kPackedEpilogue ? (kChunks < kMaxLoadChunks ? kChunks : kMaxLoadChunks) : 0;
     for (; chunks >= 2; --chunks) {
       if (stages_beside(chunks) >= kMinStagedRing || stages_beside(chunks) == Config::kStages) return chunks;
     }
@@ -858,8 +875,9 @@ struct GemmKernel {
 
   // The packed epilogue of this warp's 16 rows, output (row0, n0) on, in chunks of 64 columns: each
   // pair of accumulators evaluated, converted and staged (four stmatrix.x4), then copied out. Without
-  // packed loads the tree's loads (scalars, or nothing) are the same for every element: loaded once, up
-  // front; with them, the residual comes from the staged chunk and the rest per 8-column group.
+  // per-element loads the tree's loads (scalars, or nothing) are the same for every element: loaded
+  // once, up front; with them, the residual comes from the staged chunk, per-row values once per tile
+  // for the lane's two rows, and the rest per 8-column group.
   TILEFUSE_DEVICE static void epilogue_tile_packed(Params const& p, SharedStorage const& s, float const (&acc)[kAccumulators],
                                                    float* staging, int lane, index_t row0, index_t n0, int batch,
                                                    int warp_row0, AuxState& aux) {
@@ -868,7 +886,7 @@ struct GemmKernel {
     auto const& input = cuda::std::get<0>(p.epilogue.children);
     // Without per-element loads the tree loads the same values (scalars, or nothing) everywhere: once.
     auto const uniform = [&] {
-      if constexpr (kPackedLoads) {
+      if constexpr (kPackedPerElement) {
         return 0;
       } else {
         return Input::load(input, epilogue::Fragment<2>{});
@@ -885,9 +903,21 @@ struct GemmKernel {
     // the 128x256 tile.)
     using PairLoaded = typename Input::template Loaded<2>;
     using ColumnLoads = cuda::std::array<PairLoaded, kPackedGroups>;
+    // Per-row values (ColBroadcast) of the lane's rows lane / 4 and lane / 4 + 8, for the whole tile.
+    cuda::std::array<PairLoaded, 2> rows{};
+    if constexpr (kPackedPerElement) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        epilogue::Fragment<2> f;
+        f.row = row0 + lane / 4 + 8 * h;
+        f.batch = batch;
+        f.valid = f.row < p.problem.m ? 2 : 0;
+        rows[h] = RowLoad<Input>::load(input, f);
+      }
+    }
     auto const load_columns = [&](index_t col0, StagedColumn const& staged_column) {
       ColumnLoads loaded{};
-      if constexpr (kPackedLoads) {
+      if constexpr (kPackedPerElement) {
 #pragma unroll
         for (int g = 0; g < kPackedGroups; ++g) {
           epilogue::Fragment<2> f;
@@ -935,10 +965,10 @@ struct GemmKernel {
           f.col = col0 + 8 * (g + t / 2) + 2 * (lane % 4);
           f.batch = batch;
           Array<float, 2> x;
-          if constexpr (kPackedLoads) {
+          if constexpr (kPackedPerElement) {
             // Outside the output (valid 0) a pair reads nothing from memory; it is never copied out.
             f.valid = f.row >= p.problem.m ? 0 : pair_valid(p, f.col);
-            x = Input::visit(input, f, StagedAuxLoad<Input>::load(input, f, staged, columns[g + t / 2]));
+            x = Input::visit(input, f, StagedAuxLoad<Input>::load(input, f, staged, columns[g + t / 2], rows[h]));
           } else {
             x = Input::visit(input, f, uniform);
           }

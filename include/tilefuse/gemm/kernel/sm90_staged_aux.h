@@ -5,8 +5,11 @@
 //   staged_aux_params(p)   where that node's Params sit inside the tree's Params;
 //   ColumnLoad<Node>       the part of a node's load() that depends only on the columns (bias, scalars):
 //                          loaded once per 8-column group at the start of a chunk;
+//   RowLoad<Node>          the part of a node's load() that depends only on the row (a per-row scale,
+//                          ColBroadcast): loaded once per tile for each of a lane's two rows;
 //   StagedAuxLoad<Node>    a node's load(), with the AuxLoad answered from the staged chunk, a
-//                          ColBroadcast loaded per pair and the rest taken from the column loads.
+//                          ColBroadcast taken from the row loads and the rest from the column loads.
+//                          Trees without an AuxLoad (bias, per-row and per-column scales) use it too.
 //   StagedColumnNodes, staged_column_params, StagedColumnLoad: the same for the tree's one column
 //                          vector (the bias) where the TMA residual brings it along (sm90_gemm.h kTmaColumn).
 // The staged chunk is 16 rows x 64 columns in the packed staging layout, or in TMA's 128-byte swizzle
@@ -158,6 +161,33 @@ struct ColumnLoad<epilogue::Compute<Op, Inputs...>> {
   }
 };
 
+// The part of a node's load() for a pair that depends only on the pair's row: a ColBroadcast (one
+// value per row, e.g. FP8's row-wise scale of A). A lane's pairs lie on two rows per tile, so these are
+// loaded once per tile; the rest is left default here (ColumnLoad and StagedAuxLoad fill it).
+template <class Node>
+struct RowLoad {
+  TILEFUSE_DEVICE static typename Node::template Loaded<2> load(typename Node::Params const& p,
+                                                                 epilogue::Fragment<2> const& f) {
+    if constexpr (Node::kKind == epilogue::NodeKind::kColBroadcast) {
+      return Node::load(p, f);
+    } else {
+      (void)p, (void)f;
+      return {};
+    }
+  }
+};
+
+template <class Op, class... Inputs>
+struct RowLoad<epilogue::Compute<Op, Inputs...>> {
+  using Node = epilogue::Compute<Op, Inputs...>;
+  TILEFUSE_DEVICE static typename Node::template Loaded<2> load(typename Node::Params const& p,
+                                                                 epilogue::Fragment<2> const& f) {
+    return [&]<cuda::std::size_t... I>(cuda::std::index_sequence<I...>) {
+      return typename Node::template Loaded<2>{RowLoad<Inputs>::load(cuda::std::get<I>(p.children), f)...};
+    }(cuda::std::index_sequence_for<Inputs...>{});
+  }
+};
+
 // ColumnLoad, with the RowBroadcast read from the staged column vector where it was copied.
 template <class Node>
 struct StagedColumnLoad {
@@ -185,16 +215,15 @@ struct StagedColumnLoad<epilogue::Compute<Op, Inputs...>> {
 };
 
 // Node::load for a pair (Fragment<2>): the one AuxLoad read from the staged chunk, a ColBroadcast
-// loaded here, everything else taken from the pair's column loads (ColumnLoad).
+// taken from the pair's row loads (RowLoad), everything else from its column loads (ColumnLoad).
 template <class Node>
 struct StagedAuxLoad {
   using Loaded = typename Node::template Loaded<2>;
-  TILEFUSE_DEVICE static Loaded load(typename Node::Params const& p, epilogue::Fragment<2> const& f,
-                                     StagedChunk const&, Loaded const& column) {
+  TILEFUSE_DEVICE static Loaded load(typename Node::Params const&, epilogue::Fragment<2> const&, StagedChunk const&,
+                                     Loaded const& column, Loaded const& row) {
     if constexpr (Node::kKind == epilogue::NodeKind::kColBroadcast) {
-      return Node::load(p, f);
+      return row;
     } else {
-      (void)p, (void)f;
       return column;
     }
   }
@@ -205,7 +234,7 @@ struct StagedAuxLoad<epilogue::AuxLoad<Name, T, RowMajor>> {
   using Node = epilogue::AuxLoad<Name, T, RowMajor>;
   using Loaded = typename Node::template Loaded<2>;
   TILEFUSE_DEVICE static Loaded load(typename Node::Params const&, epilogue::Fragment<2> const& f,
-                                     StagedChunk const& chunk, Loaded const&) {
+                                     StagedChunk const& chunk, Loaded const&, Loaded const&) {
     int const r = static_cast<int>(f.row - chunk.row0);
     int const c = static_cast<int>(f.col - chunk.col0);  // even: the pair's first column
     int const group = chunk.tma_layout ? tma_swizzled_group_offset(r, c / 8) : packed_group_offset(r, c / 8);
@@ -219,9 +248,10 @@ struct StagedAuxLoad<epilogue::Compute<Op, Inputs...>> {
   using Node = epilogue::Compute<Op, Inputs...>;
   using Loaded = typename Node::template Loaded<2>;
   TILEFUSE_DEVICE static Loaded load(typename Node::Params const& p, epilogue::Fragment<2> const& f,
-                                     StagedChunk const& chunk, Loaded const& column) {
+                                     StagedChunk const& chunk, Loaded const& column, Loaded const& row) {
     return [&]<cuda::std::size_t... I>(cuda::std::index_sequence<I...>) {
-      return Loaded{StagedAuxLoad<Inputs>::load(cuda::std::get<I>(p.children), f, chunk, cuda::std::get<I>(column))...};
+      return Loaded{StagedAuxLoad<Inputs>::load(cuda::std::get<I>(p.children), f, chunk, cuda::std::get<I>(column),
+                                                cuda::std::get<I>(row))...};
     }(cuda::std::index_sequence_for<Inputs...>{});
   }
 };
