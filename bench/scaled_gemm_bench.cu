@@ -253,9 +253,10 @@ int main(int argc, char** argv) {
       // 3: fast on the promoted config's 128 x 128 cooperative tile (what promotion itself costs).
       // 4: promoted every 256 of K instead of 128 (half the waits).
       // 5: fast on ping-pong with 2-CTA multicast clusters, 6: promoted with multicast (per-tensor and
-      // block-wise).
-      for (int variant : {0, 1, 2, 3, 4, 5, 6}) {
+      // block-wise), 7: row-wise fast on the 128 x 256 cooperative tile (the default is ping-pong).
+      for (int variant : {0, 1, 2, 3, 4, 5, 6, 7}) {
         if ((variant == 3 || variant == 4) && mode != ScalingMode::kPerTensor) continue;
+        if (variant == 7 && mode != ScalingMode::kRowWise) continue;
         if (variant == 6 && mode == ScalingMode::kRowWise) continue;
         if (variant != 2 && variant != 6 && mode == ScalingMode::kBlockWise) continue;  // needs promotion
         bool const fast = variant != 2 && variant != 4 && variant != 6;
@@ -264,7 +265,8 @@ int main(int argc, char** argv) {
               : variant == 3 ? "fast, 128x128"
               : variant == 4 ? "promoted every 256"
               : variant == 5 ? "fast, ping-pong + multicast"
-                             : "promoted + multicast"};
+              : variant == 6 ? "promoted + multicast"
+                             : "fast, 128x256 cooperative"};
         using PPMC = gemm::Sm90Fp8PingPongMulticastConfig;
         using PP = gemm::Sm90Fp8PingPongConfig;
         constexpr auto kFast = Fp8Accumulation::kFast;
@@ -294,7 +296,9 @@ int main(int argc, char** argv) {
         } else {
           r.tilefuse_ms = variant == 0 ? time_tilefuse<ScalingMode::kRowWise, kFast>(m, n, k, sets, &r.describe)
                           : variant == 1 ? time_tilefuse<ScalingMode::kRowWise, kFast, PP>(m, n, k, sets, &r.describe)
-                                         : time_tilefuse<ScalingMode::kRowWise, kPromoted>(m, n, k, sets, &r.describe);
+                          : variant == 7
+                              ? time_tilefuse<ScalingMode::kRowWise, kFast, gemm::Sm90Fp8LargeConfig>(m, n, k, sets, &r.describe)
+                              : time_tilefuse<ScalingMode::kRowWise, kPromoted>(m, n, k, sets, &r.describe);
         }
         LtFp8 lt(m, n, k, mode, fast);
         if (lt.ok) {

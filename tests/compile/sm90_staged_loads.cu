@@ -37,6 +37,12 @@ static_assert(GemmKernel<bfloat16_t, BiasGelu, gemm::Sm90LargeConfig>::kPackedVe
 static_assert(GemmKernel<bfloat16_t, BiasGelu, gemm::Sm90PingPongWideConfig>::kPackedEpilogue);
 static_assert(GemmKernel<float_e4m3_t, RowWise, gemm::Sm90Fp8LargeConfig>::kPackedEpilogue);
 static_assert(!GemmKernel<float_e4m3_t, RowWise, gemm::Sm90Fp8LargeConfig>::kStagedLoads);
+#if TILEFUSE_SM90_STAGED_COLUMN
+// With one column vector, each consumer warp stages the tile's values (TileN floats) in its own buffer.
+static_assert(GemmKernel<float_e4m3_t, RowWise, gemm::Sm90Fp8LargeConfig>::kStagedColumn);
+static_assert(GemmKernel<float_e4m3_t, RowWise, gemm::Sm90Fp8LargeConfig>::kLoadBytesPerWarp == 256 * 4);
+static_assert(GemmKernel<float_e4m3_t, RowWise, gemm::Sm90Fp8PingPongConfig>::kStagedColumn);
+#endif
 static_assert(!GemmKernel<bfloat16_t, Fused, gemm::Sm90LargeConfig>::kPackedVectors);
 #endif
 #endif

@@ -258,6 +258,43 @@ struct GemmKernel {
   static constexpr bool kPackedPerElement = kPackedLoads || kPackedVectors;
   static constexpr bool kPackedEpilogue = kPackableTile && PackedTraits::value &&
                                           (!PackedTraits::kLoadsPerElement || kPackedPerElement);
+  // Packed vectors with one column vector (FP8 row-wise's scale_b, or a bias): each consumer warp
+  // copies the tile's TileN values into its own shared-memory buffer by cp.async before the tile's
+  // mainloop, so the epilogue reads them from shared memory instead of waiting on global loads at each
+  // chunk; the per-row values go into registers at the same point. TILEFUSE_SM90_STAGED_COLUMN=0 builds
+  // without (A/B).
+#ifndef TILEFUSE_SM90_STAGED_COLUMN
+#define TILEFUSE_SM90_STAGED_COLUMN 1
+#endif
+  TILEFUSE_HOST_DEVICE static constexpr bool staged_column_possible() {
+    if constexpr (kPackedVectors) {
+      return TILEFUSE_SM90_STAGED_COLUMN != 0 && has_stageable_column<typename PackedTraits::InputNode>();
+    } else {
+      return false;
+    }
+  }
+  static constexpr bool kStagedColumn = staged_column_possible();
+  static constexpr int kColumnBytesPerWarp = kStagedColumn ? kTileN * 4 : 0;  // values of up to 4 bytes
+  TILEFUSE_HOST_DEVICE static constexpr int column_element_bytes() {
+    if constexpr (kStagedColumn) {
+      return static_cast<int>(sizeof(typename StagedColumnNodes<typename PackedTraits::InputNode>::Type::Element));
+    } else {
+      return 0;
+    }
+  }
+  static constexpr int kColumnElementBytes = column_element_bytes();
+  // The per-row values (ColBroadcast) of a lane's two rows of a row block (rows lane / 4 and
+  // lane / 4 + 8 of its warp's 16), loaded before the tile's mainloop; nothing for other trees.
+  struct NoRowValues {};
+  template <class Traits, bool = Traits::value>
+  struct RowValuesOf {
+    using type = NoRowValues;
+  };
+  template <class Traits>
+  struct RowValuesOf<Traits, true> {
+    using type = cuda::std::array<typename Traits::InputNode::template Loaded<2>, 2>;
+  };
+  using RowValues = typename RowValuesOf<PackedTraits>::type;
   // Opt-in on top of packed loads (Config::kTmaAux, or TILEFUSE_SM90_TMA_AUX=1 for a whole build): the
   // staged matrix input (the residual) comes by TMA from the producer, which issues each tile's
   // 64-column sub-tiles (TileM x 64, 128-byte swizzle) into a ring of kAuxStages slots after the tile's
@@ -348,7 +385,7 @@ struct GemmKernel {
   static constexpr int kMinStagedRing = 3;
   static constexpr int kMaxLoadChunks = 3;
   TILEFUSE_HOST_DEVICE static constexpr int stages_beside(int load_chunks) {
-    int const other = kConsumerWarps * (kStagingBytesPerWarp + load_chunks * kLoadBytesPerChunk) +
+    int const other = kConsumerWarps * (kStagingBytesPerWarp + load_chunks * kLoadBytesPerChunk + kColumnBytesPerWarp) +
                       kAuxStages * (kAuxSlotBytes + kAuxColumnBytes) +
                       2 * (Config::kStages + kAuxStages) * static_cast<int>(sizeof(cuda::std::uint64_t)) + kSmemAlignment;
     int const fit = (kSmemLimit - other) / kStageBytes;
@@ -365,7 +402,8 @@ struct GemmKernel {
   static constexpr bool kStagedLoads = kLoadChunks > 0;
   // (Only 128-row ping-pong has two row blocks per warp, and ping-pong does not stage.)
   static_assert(!kStagedLoads || kRowBlocks == 1, "staged loads are issued for one row block per tile");
-  static constexpr int kLoadBytesPerWarp = kLoadChunks * kLoadBytesPerChunk;
+  // Per consumer warp: the staged loads' slots, or the staged column vector (never both).
+  static constexpr int kLoadBytesPerWarp = kLoadChunks * kLoadBytesPerChunk + kColumnBytesPerWarp;
   static constexpr int kStages = stages_beside(kLoadChunks);
   static_assert(kStages >= 2, "the ring needs at least two stages");
   static constexpr int kOffsetA = 0;
@@ -464,7 +502,7 @@ struct GemmKernel {
     char* a;                     // kStages tiles of TileM x 64
     char* b;                     // kStages tiles of TileN x 64
     float* staging;              // per consumer warp one slice of 16 x kStagingLd floats (kAuxSlices: kPackedLoads)
-    char* loads;                 // kConsumerWarps slices of kLoadBytesPerWarp (kStagedLoads)
+    char* loads;                 // kConsumerWarps slices of kLoadBytesPerWarp (kStagedLoads, kStagedColumn)
     cuda::std::uint64_t* full;   // kStages barriers: the stage holds data
     cuda::std::uint64_t* empty;  // kStages barriers: the stage may be overwritten
     char* aux;                       // kTmaAux: kAuxStages slots of TileM x 64 16-bit values
@@ -645,6 +683,11 @@ struct GemmKernel {
       // Packed loads: the tile's first residual chunks go out before its mainloop (a whole mainloop
       // of lead time; the warp's slices are free, its previous epilogue done).
       if constexpr (kPackedLoads) issue_first_loads(p, staging, loads, lane, tile, warp_row0(0));
+      // Per-element vectors: the tile's per-row values and its column vector go out now, a mainloop ahead.
+      RowValues rows[kRowBlocks];
+#pragma unroll
+      for (int b = 0; b < kRowBlocks; ++b) rows[b] = load_row_values(p, lane, tile, warp_row0(b));
+      if constexpr (kStagedColumn) issue_column_copy(p, loads, lane, tile);
       mainloop_issue(p, s, tile, consumer_warpgroup, warp_in_group, lane, k_count, state, acc);
       if constexpr (kPingPong) {
         // The other warpgroup's next tile (if the block has one) may start its mainloop.
@@ -655,7 +698,7 @@ struct GemmKernel {
       mainloop_drain(s, lane, k_count, state, acc);
       if constexpr (kPingPong) state.advance_by((kConsumerWarpgroups - 1) * k_count);
 #pragma unroll
-      for (int b = 0; b < kRowBlocks; ++b) epilogue_tile(p, s, acc[b], staging, loads, lane, tile, warp_row0(b), aux);
+      for (int b = 0; b < kRowBlocks; ++b) epilogue_tile(p, s, acc[b], staging, loads, lane, tile, warp_row0(b), aux, rows[b]);
     }
   }
 
@@ -844,7 +887,7 @@ struct GemmKernel {
   // Chunk `chunk` of the tile (for staged loads, issue_first_loads has issued chunks 0 .. kLoadChunks - 2).
   TILEFUSE_DEVICE static void epilogue_tile(Params const& p, SharedStorage const& s, float const (&acc)[kAccumulators],
                                             float* staging, char* loads, int lane, Tile const& tile, int warp_row0,
-                                            AuxState& aux) {
+                                            AuxState& aux, RowValues const& rows) {
     index_t const row0 = index_t{tile.m} * kTileM + warp_row0;
     index_t const n0 = index_t{tile.n} * kTileN;
     if (row0 >= p.problem.m) {  // the whole warp is below the output (uniform per warp)
@@ -854,7 +897,7 @@ struct GemmKernel {
       return;
     }
     if constexpr (kPackedEpilogue) {
-      epilogue_tile_packed(p, s, acc, staging, lane, row0, n0, tile.batch, warp_row0, aux);
+      epilogue_tile_packed(p, s, acc, staging, loads, lane, row0, n0, tile.batch, warp_row0, aux, rows);
     } else {
 #pragma unroll
       for (int chunk = 0; chunk < kChunks; ++chunk) {
@@ -879,8 +922,8 @@ struct GemmKernel {
   // once, up front; with them, the residual comes from the staged chunk, per-row values once per tile
   // for the lane's two rows, and the rest per 8-column group.
   TILEFUSE_DEVICE static void epilogue_tile_packed(Params const& p, SharedStorage const& s, float const (&acc)[kAccumulators],
-                                                   float* staging, int lane, index_t row0, index_t n0, int batch,
-                                                   int warp_row0, AuxState& aux) {
+                                                   float* staging, char const* column, int lane, index_t row0, index_t n0,
+                                                   int batch, int warp_row0, AuxState& aux, RowValues const& rows) {
     using Input = typename PackedTraits::InputNode;
     using T = typename Epilogue::Element;
     auto const& input = cuda::std::get<0>(p.epilogue.children);
@@ -903,17 +946,9 @@ struct GemmKernel {
     // the 128x256 tile.)
     using PairLoaded = typename Input::template Loaded<2>;
     using ColumnLoads = cuda::std::array<PairLoaded, kPackedGroups>;
-    // Per-row values (ColBroadcast) of the lane's rows lane / 4 and lane / 4 + 8, for the whole tile.
-    cuda::std::array<PairLoaded, 2> rows{};
-    if constexpr (kPackedPerElement) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        epilogue::Fragment<2> f;
-        f.row = row0 + lane / 4 + 8 * h;
-        f.batch = batch;
-        f.valid = f.row < p.problem.m ? 2 : 0;
-        rows[h] = RowLoad<Input>::load(input, f);
-      }
+    if constexpr (kStagedColumn) {  // the tile's column vector (issued before its mainloop) has landed
+      arch::cp_async_wait<0>();
+      __syncwarp();
     }
     auto const load_columns = [&](index_t col0, StagedColumn const& staged_column) {
       ColumnLoads loaded{};
@@ -940,8 +975,10 @@ struct GemmKernel {
       if constexpr (kTmaAux) {
         arch::mbarrier_wait(&s.aux_full[aux.stage], aux.phase);  // the sub-tile (and its column values) landed
       }
-      ColumnLoads const columns =
-          load_columns(col0, StagedColumn{s.aux_columns + aux.stage * kAuxColumnBytes, col0, column_on(p)});
+      StagedColumn const staged_column =
+          kStagedColumn ? StagedColumn{column + (col0 - n0) * kColumnElementBytes, col0, true}
+                        : StagedColumn{s.aux_columns + aux.stage * kAuxColumnBytes, col0, column_on(p)};
+      ColumnLoads const columns = load_columns(col0, staged_column);
       if constexpr (kPackedLoads && !kTmaAux) {
         // This chunk's input (issued kAuxSlices chunks ago, or before the mainloop for the first
         // kAuxSlices) must have landed for every lane; the later chunks' may still be in flight.
@@ -1007,7 +1044,56 @@ struct GemmKernel {
     if constexpr (kTmaAux) {
       for (; chunks_read < kAuxChunks; ++chunks_read) skip_aux_chunk(s, lane, aux);  // chunks past the output
     }
-    (void)s, (void)warp_row0, (void)aux;
+    (void)s, (void)warp_row0, (void)aux, (void)column, (void)rows;
+  }
+
+  // kPackedPerElement: the per-row values of this warp's rows of a tile's row block (warp_row0 on).
+  TILEFUSE_DEVICE static RowValues load_row_values(Params const& p, int lane, Tile const& tile, int warp_row0) {
+    RowValues rows{};
+    if constexpr (kPackedPerElement) {
+      using Input = typename PackedTraits::InputNode;
+      auto const& input = cuda::std::get<0>(p.epilogue.children);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        epilogue::Fragment<2> f;
+        f.row = index_t{tile.m} * kTileM + warp_row0 + lane / 4 + 8 * h;
+        f.batch = tile.batch;
+        f.valid = f.row < p.problem.m ? 2 : 0;  // rows past the output read nothing
+        rows[h] = RowLoad<Input>::load(input, f);
+      }
+    } else {
+      (void)p, (void)lane, (void)tile, (void)warp_row0;
+    }
+    return rows;
+  }
+
+  // kStagedColumn: copies the tile's columns of the column vector (those inside the output) into this
+  // warp's buffer and commits them as one cp.async group: 16-byte pieces by cp.async where whole and
+  // aligned, the rest element by element. Past the output the buffer keeps stale values, read only by
+  // pairs that are never stored.
+  TILEFUSE_DEVICE static void issue_column_copy(Params const& p, char* buffer, int lane, Tile const& tile) {
+    if constexpr (kStagedColumn) {
+      using Input = typename PackedTraits::InputNode;
+      using T = typename StagedColumnNodes<Input>::Type::Element;
+      constexpr int kPerPiece = 16 / static_cast<int>(sizeof(T));
+      auto const* column = staged_column_params<Input>(cuda::std::get<0>(p.epilogue.children));
+      index_t const n0 = index_t{tile.n} * kTileN;
+      T const* const src = column->data + tile.batch * column->batch_stride + n0;
+      T* const dst = reinterpret_cast<T*>(buffer);
+      __syncwarp();  // every lane has read the previous tile's values
+#pragma unroll
+      for (int piece = lane; piece < kTileN / kPerPiece; piece += 32) {
+        index_t const left = p.problem.n - n0 - piece * kPerPiece;
+        if (left >= kPerPiece && epilogue::is_vector_aligned<T, kPerPiece>(src + piece * kPerPiece)) {
+          arch::cp_async<16, true>(dst + piece * kPerPiece, src + piece * kPerPiece);
+        } else {
+          for (int e = 0; e < kPerPiece && e < left; ++e) dst[piece * kPerPiece + e] = src[piece * kPerPiece + e];
+        }
+      }
+      arch::cp_async_commit();
+    } else {
+      (void)p, (void)buffer, (void)lane, (void)tile;
+    }
   }
 
   // Whether the column vector came with the sub-tiles (kTmaColumn and the device API's check).
