@@ -6,9 +6,10 @@
 //               their layout only matters for correctness, which the GPU tests check)
 //   fast / promoted accumulation: CUBLASLT_MATMUL_DESC_FAST_ACCUM = 1 / 0 (torch's use_fast_accum)
 // e4m3 A (m x k row-major) and B (k x n column-major), bf16 D. Inputs random normal (quantized to e4m3),
-// scales uniform in [0.5, 2]; rotating sets of A, B, D larger than twice the L2; CUDA events around
-// each run, 5 warm-ups, the median of 30. Prints a markdown table (TFLOP/s, ratio to cuBLASLt, ratio
-// to the FP8 dense peak) and writes it as JSON with --json FILE.
+// scales uniform in [0.5, 2]; rotating sets of A, B, D larger than twice the L2. Timing: the shared
+// harness (timing.hpp), tilefuse and cuBLASLt in the order A B B A per row (time_pair). Prints a
+// markdown table (TFLOP/s, ratio to cuBLASLt, ratio to the FP8 dense peak) and writes it as JSON with
+// --json FILE (with tilefuse's host time per call).
 // Shapes: issue 7's (8192^3, 4096^3, 4096x14336x4096, 16384x8192x1024), or --m --n --k for one.
 #include <cublasLt.h>
 #include <cuda_runtime.h>
@@ -19,10 +20,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <tilefuse/gemm/device/scaled_gemm.hpp>
+
+#include "timing.hpp"
 
 namespace {
 
@@ -67,33 +72,31 @@ struct Set {  // one rotating set of operands
   bfloat16_t* d = nullptr;
 };
 
-double median(std::vector<float> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// Times `launch(set)` over the sets in turn: 5 warm-ups, then `runs` timed runs; median ms.
-template <class Launch>
-double time_ms(std::vector<Set> const& sets, Launch&& launch, int runs = 30) {
-  cudaEvent_t start, stop;
-  BENCH_CUDA(cudaEventCreate(&start));
-  BENCH_CUDA(cudaEventCreate(&stop));
-  for (int i = 0; i < 5; ++i) launch(sets[i % sets.size()]);
-  std::vector<float> ms;
-  for (int i = 0; i < runs; ++i) {
-    Set const& s = sets[i % sets.size()];
-    BENCH_CUDA(cudaEventRecord(start));
-    launch(s);
-    BENCH_CUDA(cudaEventRecord(stop));
-    BENCH_CUDA(cudaEventSynchronize(stop));
-    float t = 0;
-    BENCH_CUDA(cudaEventElapsedTime(&t, start, stop));
-    ms.push_back(t);
-  }
-  BENCH_CUDA(cudaGetLastError());
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return median(ms);
+// One row's two sides timed by the shared harness (timing.hpp: warm-up, CUDA events per call, host
+// enqueue kept out by a delay kernel) in the order A B B A, half the reps each time: the H200's clock
+// drifts by 10-20% over a run of FP8 GEMMs (power), so each side's result is the mean of its two
+// medians, taken under the same drift as the other's. Returns {A ms, B ms}; B is skipped when absent.
+struct PairTiming {
+  double a_ms = -1, b_ms = -1;
+  double a_host_us = 0;
+};
+PairTiming time_pair(std::vector<Set> const& sets, std::function<void(Set const&)> const& a,
+                     std::function<void(Set const&)> const& b) {
+  bench::TimingOptions options;
+  options.reps = 25;
+  int const n = static_cast<int>(sets.size());
+  auto side = [&](std::function<void(Set const&)> const& op) {
+    return bench::time_rotating([&](int i) { op(sets[static_cast<std::size_t>(i)]); }, n, options, nullptr);
+  };
+  PairTiming t;
+  bench::Timing const a0 = side(a);
+  bench::Timing const b0 = b ? side(b) : bench::Timing{};
+  bench::Timing const b1 = b ? side(b) : bench::Timing{};
+  bench::Timing const a1 = side(a);
+  t.a_ms = (a0.median_ms + a1.median_ms) / 2;
+  if (b) t.b_ms = (b0.median_ms + b1.median_ms) / 2;
+  t.a_host_us = (a0.host_us_per_call + a1.host_us_per_call) / 2;
+  return t;
 }
 
 // cuBLASLt's FP8 matmul for one (mode, accumulation); nullopt-like `ok = false` when it has no
@@ -174,8 +177,11 @@ struct LtFp8 {
   }
 };
 
+// tilefuse's launcher for one (mode, accumulation, config), or an empty one (and the reason in
+// `describe`) when it cannot run the problem.
 template <ScalingMode Mode, Fp8Accumulation Acc, class Config = void>
-double time_tilefuse(index_t m, index_t n, index_t k, std::vector<Set> const& sets, std::string* describe) {
+std::function<void(Set const&)> tilefuse_launcher(index_t m, index_t n, index_t k, std::vector<Set> const& sets,
+                                                  std::string* describe) {
   using Op = gemm::ScaledGemm<E4m3, bfloat16_t, Mode, false, Acc, bfloat16_t, Config>;
   auto args_of = [&](Set const& s) {
     typename Op::Arguments args;
@@ -185,14 +191,17 @@ double time_tilefuse(index_t m, index_t n, index_t k, std::vector<Set> const& se
   };
   Status const st = Op::can_implement(args_of(sets[0]));
   *describe = Op::describe(args_of(sets[0]));
-  if (!st.ok()) return -1.0;
-  return time_ms(sets, [&](Set const& s) { (void)Op::run(args_of(s), nullptr); });
+  if (!st.ok()) return {};
+  return [args_of](Set const& s) {
+    if (!Op::run(args_of(s), nullptr).ok()) throw std::runtime_error("ScaledGemm::run failed");
+  };
 }
 
 struct Row {
   index_t m, n, k;
   std::string mode, accumulation, describe, peer_note;
   double tilefuse_ms = -1, peer_ms = -1;
+  double host_us = 0;  // tilefuse's host time per call (argument checks, tensor maps, launch)
 };
 
 }  // namespace
@@ -271,45 +280,55 @@ int main(int argc, char** argv) {
         using PP = gemm::Sm90Fp8PingPongConfig;
         constexpr auto kFast = Fp8Accumulation::kFast;
         constexpr auto kPromoted = Fp8Accumulation::kPromoted;
+        std::function<void(Set const&)> tilefuse;
         if (variant == 5) {
-          r.tilefuse_ms = mode == ScalingMode::kPerTensor
-                              ? time_tilefuse<ScalingMode::kPerTensor, kFast, PPMC>(m, n, k, sets, &r.describe)
-                              : time_tilefuse<ScalingMode::kRowWise, kFast, PPMC>(m, n, k, sets, &r.describe);
+          tilefuse = mode == ScalingMode::kPerTensor
+                              ? tilefuse_launcher<ScalingMode::kPerTensor, kFast, PPMC>(m, n, k, sets, &r.describe)
+                              : tilefuse_launcher<ScalingMode::kRowWise, kFast, PPMC>(m, n, k, sets, &r.describe);
         } else if (variant == 6) {
-          r.tilefuse_ms =
+          tilefuse =
               mode == ScalingMode::kPerTensor
-                  ? time_tilefuse<ScalingMode::kPerTensor, kPromoted, gemm::Sm90Fp8PromotedMulticastConfig>(m, n, k, sets,
+                  ? tilefuse_launcher<ScalingMode::kPerTensor, kPromoted, gemm::Sm90Fp8PromotedMulticastConfig>(m, n, k, sets,
                                                                                                              &r.describe)
-                  : time_tilefuse<ScalingMode::kBlockWise, kPromoted, gemm::Sm90Fp8BlockScaledMulticastConfig>(
+                  : tilefuse_launcher<ScalingMode::kBlockWise, kPromoted, gemm::Sm90Fp8BlockScaledMulticastConfig>(
                         m, n, k, sets, &r.describe);
         } else if (mode == ScalingMode::kPerTensor) {
-          r.tilefuse_ms =
-              variant == 0   ? time_tilefuse<ScalingMode::kPerTensor, kFast>(m, n, k, sets, &r.describe)
-              : variant == 1 ? time_tilefuse<ScalingMode::kPerTensor, kFast, PP>(m, n, k, sets, &r.describe)
-              : variant == 2 ? time_tilefuse<ScalingMode::kPerTensor, kPromoted>(m, n, k, sets, &r.describe)
-              : variant == 3 ? time_tilefuse<ScalingMode::kPerTensor, kFast, gemm::Sm90Fp8MediumConfig>(m, n, k, sets,
+          tilefuse =
+              variant == 0   ? tilefuse_launcher<ScalingMode::kPerTensor, kFast>(m, n, k, sets, &r.describe)
+              : variant == 1 ? tilefuse_launcher<ScalingMode::kPerTensor, kFast, PP>(m, n, k, sets, &r.describe)
+              : variant == 2 ? tilefuse_launcher<ScalingMode::kPerTensor, kPromoted>(m, n, k, sets, &r.describe)
+              : variant == 3 ? tilefuse_launcher<ScalingMode::kPerTensor, kFast, gemm::Sm90Fp8MediumConfig>(m, n, k, sets,
                                                                                                        &r.describe)
-                             : time_tilefuse<ScalingMode::kPerTensor, kPromoted, gemm::Sm90Fp8PromotedEvery2Config>(
+                             : tilefuse_launcher<ScalingMode::kPerTensor, kPromoted, gemm::Sm90Fp8PromotedEvery2Config>(
                                    m, n, k, sets, &r.describe);
         } else if (mode == ScalingMode::kBlockWise) {
-          r.tilefuse_ms = time_tilefuse<ScalingMode::kBlockWise, kPromoted>(m, n, k, sets, &r.describe);
+          tilefuse = tilefuse_launcher<ScalingMode::kBlockWise, kPromoted>(m, n, k, sets, &r.describe);
         } else {
-          r.tilefuse_ms = variant == 0 ? time_tilefuse<ScalingMode::kRowWise, kFast>(m, n, k, sets, &r.describe)
-                          : variant == 1 ? time_tilefuse<ScalingMode::kRowWise, kFast, PP>(m, n, k, sets, &r.describe)
+          tilefuse = variant == 0 ? tilefuse_launcher<ScalingMode::kRowWise, kFast>(m, n, k, sets, &r.describe)
+                          : variant == 1 ? tilefuse_launcher<ScalingMode::kRowWise, kFast, PP>(m, n, k, sets, &r.describe)
                           : variant == 7
-                              ? time_tilefuse<ScalingMode::kRowWise, kFast, gemm::Sm90Fp8LargeConfig>(m, n, k, sets, &r.describe)
-                              : time_tilefuse<ScalingMode::kRowWise, kPromoted>(m, n, k, sets, &r.describe);
+                              ? tilefuse_launcher<ScalingMode::kRowWise, kFast, gemm::Sm90Fp8LargeConfig>(m, n, k, sets, &r.describe)
+                              : tilefuse_launcher<ScalingMode::kRowWise, kPromoted>(m, n, k, sets, &r.describe);
         }
         LtFp8 lt(m, n, k, mode, fast);
+        std::function<void(Set const&)> peer;
         if (lt.ok) {
           cublasStatus_t first = lt.run(sets[0]);
           if (first == CUBLAS_STATUS_SUCCESS) {
-            r.peer_ms = time_ms(sets, [&](Set const& s) { (void)lt.run(s); });
+            peer = [&lt](Set const& s) {
+              if (lt.run(s) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasLtMatmul failed");
+            };
           } else {
             r.peer_note = "cuBLASLt run failed (status " + std::to_string(static_cast<int>(first)) + ")";
           }
         } else {
           r.peer_note = lt.why;
+        }
+        if (tilefuse) {
+          PairTiming const t = time_pair(sets, tilefuse, peer);
+          r.tilefuse_ms = t.a_ms;
+          r.peer_ms = t.b_ms;
+          r.host_us = t.a_host_us;
         }
         double const flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
         auto tflops = [&](double ms) { return ms > 0 ? flops / ms * 1e-9 : 0.0; };
@@ -339,9 +358,9 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < rows.size(); ++i) {
       Row const& r = rows[i];
       std::fprintf(f, "  {\"m\": %lld, \"n\": %lld, \"k\": %lld, \"scales\": \"%s\", \"accumulation\": \"%s\", "
-                      "\"tilefuse_ms\": %.6f, \"cublaslt_ms\": %.6f, \"peer_note\": \"%s\"}%s\n",
+                      "\"tilefuse_ms\": %.6f, \"cublaslt_ms\": %.6f, \"tilefuse_host_us\": %.1f, \"peer_note\": \"%s\"}%s\n",
                    static_cast<long long>(r.m), static_cast<long long>(r.n), static_cast<long long>(r.k),
-                   r.mode.c_str(), r.accumulation.c_str(), r.tilefuse_ms, r.peer_ms, r.peer_note.c_str(),
+                   r.mode.c_str(), r.accumulation.c_str(), r.tilefuse_ms, r.peer_ms, r.host_us, r.peer_note.c_str(),
                    i + 1 < rows.size() ? "," : "");
     }
     std::fprintf(f, "]}\n");
