@@ -183,7 +183,7 @@ template <ScalingMode Mode, Fp8Accumulation Acc, class Config = void>
 std::function<void(Set const&)> tilefuse_launcher(index_t m, index_t n, index_t k, std::vector<Set> const& sets,
                                                   std::string* describe) {
   using Op = gemm::ScaledGemm<E4m3, bfloat16_t, Mode, false, Acc, bfloat16_t, Config>;
-  auto args_of = [&](Set const& s) {
+  auto args_of = [=](Set const& s) {  // by value: the launcher outlives this call
     typename Op::Arguments args;
     args.m = m, args.n = n, args.k = k;
     args.a = s.a, args.b = s.b, args.scale_a = s.scale_a, args.scale_b = s.scale_b, args.d = s.d;
