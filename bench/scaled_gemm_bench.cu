@@ -262,10 +262,10 @@ int main(int argc, char** argv) {
       // 3: fast on the promoted config's 128 x 128 cooperative tile (what promotion itself costs).
       // 4: promoted every 256 of K instead of 128 (half the waits).
       // 5: fast on ping-pong with 2-CTA multicast clusters, 6: promoted with multicast (per-tensor and
-      // block-wise), 7: row-wise fast on the 128 x 256 cooperative tile (the default is ping-pong).
+      // block-wise), 7: fast on the 128 x 256 cooperative tile (where the default picks ping-pong).
       for (int variant : {0, 1, 2, 3, 4, 5, 6, 7}) {
         if ((variant == 3 || variant == 4) && mode != ScalingMode::kPerTensor) continue;
-        if (variant == 7 && mode != ScalingMode::kRowWise) continue;
+        if (variant == 7 && mode == ScalingMode::kBlockWise) continue;
         if (variant == 6 && mode == ScalingMode::kRowWise) continue;
         if (variant != 2 && variant != 6 && mode == ScalingMode::kBlockWise) continue;  // needs promotion
         bool const fast = variant != 2 && variant != 4 && variant != 6;
@@ -299,6 +299,8 @@ int main(int argc, char** argv) {
               : variant == 2 ? tilefuse_launcher<ScalingMode::kPerTensor, kPromoted>(m, n, k, sets, &r.describe)
               : variant == 3 ? tilefuse_launcher<ScalingMode::kPerTensor, kFast, gemm::Sm90Fp8MediumConfig>(m, n, k, sets,
                                                                                                        &r.describe)
+              : variant == 7 ? tilefuse_launcher<ScalingMode::kPerTensor, kFast, gemm::Sm90Fp8LargeConfig>(m, n, k, sets,
+                                                                                                      &r.describe)
                              : tilefuse_launcher<ScalingMode::kPerTensor, kPromoted, gemm::Sm90Fp8PromotedEvery2Config>(
                                    m, n, k, sets, &r.describe);
         } else if (mode == ScalingMode::kBlockWise) {

@@ -217,7 +217,7 @@ TEST(ScaledGemm, E4m3PerTensorBf16FastPingPong) {
 }
 TEST(ScaledGemm, E4m3PerTensorBf16Fast) { run_scaled_cases<float_e4m3_t, bfloat16_t, kPerTensor, false, kFast>(scaled_cases(1170)); }
 TEST(ScaledGemm, E4m3RowWiseBf16BiasFast) { run_scaled_cases<float_e4m3_t, bfloat16_t, kRowWise, true, kFast>(scaled_cases(1180)); }
-// Row-wise on the 128 x 256 cooperative tile (the default picks ping-pong): the tile's scale_b staged
+// Row-wise on the 128 x 256 cooperative tile (what the default picks for large problems): the tile's scale_b staged
 // per consumer warp, its rows' scale_a in registers.
 TEST(ScaledGemm, E4m3RowWiseFp16FastCooperative) {
   run_scaled_cases<float_e4m3_t, half_t, kRowWise, false, kFast, gemm::Sm90Fp8LargeConfig>(scaled_cases(1185));

@@ -119,16 +119,18 @@ class ScaledGemm {
     index_t ldd = epilogue::kPacked;
   };
 
-  // From the v21 measurements (docs/notes/gemm_fp8.md): ping-pong won every row-wise problem (its
-  // epilogue loads two scale vectors) and the per-tensor ones with K <= 4096 and many tiles
-  // (4096x14336x4096: 0.359 vs 0.411 ms; 16384x8192x1024: 0.358 vs 0.397); the 128 x 256 cooperative
-  // tile won 4096^3 (0.117 vs 0.122) and long K (4096x7168x16384: 0.656 vs 0.745).
+  // From the v21 measurements (docs/notes/gemm_fp8.md): ping-pong won the per-tensor problems with
+  // K <= 4096 and many tiles (4096x14336x4096: 0.359 vs 0.411 ms; 16384x8192x1024: 0.358 vs 0.397);
+  // the 128 x 256 cooperative tile won 4096^3 (0.117 vs 0.122) and long K (4096x7168x16384: 0.656 vs
+  // 0.745). Row-wise scales take the cooperative tile everywhere: since their vectors are staged ahead
+  // of the epilogue (v82-v85), it is as fast as ping-pong or faster on all five benchmark shapes
+  // (v85, sustained clocks: 8192^3 0.856 vs 0.883-0.910 ms, 4096x14336x4096 0.393 vs 0.412-0.416).
   static bool pick_pingpong(Arguments const& args) {
     if constexpr (!kPicksSchedule) {
       (void)args;
       return false;
     } else {
-      if (Mode == ScalingMode::kRowWise) return true;
+      if (Mode == ScalingMode::kRowWise) return false;
       return args.k <= 4096 && args.m * args.n >= (index_t{1} << 25);
     }
   }
