@@ -91,6 +91,9 @@ int main() {
       {"128x256x64 w2x4 s4", time_config<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 4>>},
       {"256x128x64 w4x2 s4", time_config<gemm::Sm80TileConfig<256, 128, 64, 4, 2, 4>>},
       {"128x128x32 w2x2 s6 2/SM", time_config<gemm::Sm80TileConfig<128, 128, 32, 2, 2, 6, 2>>},
+      // The Large config's 64x64 warp tiles in two blocks of 4 warps per SM: one block's prologue and
+      // epilogue overlap the other's mainloop, and each barrier holds 4 warps instead of 8.
+      {"128x128x64 w2x2 s3 2/SM", time_config<gemm::Sm80TileConfig<128, 128, 64, 2, 2, 3, 2>>},
       {"128x256x64 w2x4 s3 fused", time_config<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 3>, Fused>},
   };
   constexpr int kCount = sizeof(candidates) / sizeof(candidates[0]);
