@@ -11,8 +11,8 @@ e5m2 x e5m2 is refused, as torch refuses it.
 D = convert(scale_result * ((a @ b) * scale_a * scale_b + bias)), with the scales applied by the epilogue
 tree to the fp32 accumulator (gemm::ScaledGemm's trees) and the scale tensors read on the device.
 use_fast_accum=False (torch's default) adds every k-tile's tensor-core sum into fp32 registers
-(Sm90Fp8PromotedConfig); True lets the tensor cores accumulate the whole K (the wave model's tile, or the
-ping-pong 128x128 tile where gemm::ScaledGemm picks it). Block-wise scales run from C++ (gemm::ScaledGemm).
+(Sm90Fp8PromotedConfig); True lets the tensor cores accumulate the whole K (the cooperative tile the wave
+model picks, as gemm::ScaledGemm does). Block-wise scales run from C++ (gemm::ScaledGemm).
 """
 from .errors import TensorArgumentError
 from .gemm import Gemm, choose_tile
@@ -24,7 +24,6 @@ FP8_TILES = {
     "128x128": ("Sm90Fp8MediumConfig", 128, 128, 128),
     "128x64": ("Sm90Fp8NarrowConfig", 128, 64, 128),
 }
-FP8_PINGPONG = ("Sm90Fp8PingPongConfig", 128, 128, 128)
 FP8_PROMOTED = ("Sm90Fp8PromotedConfig", 128, 128, 128)
 _FP8 = ("float8_e4m3", "float8_e5m2")
 
@@ -61,9 +60,6 @@ class ScaledGemm(Gemm):
         if not self.fast_accum:
             return "128x128", FP8_PROMOTED, ("use_fast_accum=False: every k-tile's sum (128 of K) promoted into fp32 "
                                              "registers, as torch's default accumulation")
-        if self.row_wise or (ops.k <= 4096 and ops.m * ops.n >= 1 << 25):
-            return "128x128", FP8_PINGPONG, ("fast accumulation, ping-pong consumers (gemm::ScaledGemm's pick for "
-                                             "row-wise scales and short-K problems)")
         tile = choose_tile(ops.m, ops.n, ops.k, ops.batch, sm_count, FP8_TILES)
         return tile, FP8_TILES[tile], f"fast accumulation, tile by the wave model on {sm_count} SMs"
 

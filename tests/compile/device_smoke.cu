@@ -4,6 +4,7 @@
 #include <tilefuse/core/numeric_types.h>
 #include <tilefuse/core/tensor_ref.h>
 #include <tilefuse/epilogue/evt.h>
+#include <tilefuse/gemm/kernel/sm90_staged_aux.h>
 
 namespace tilefuse::smoke {
 
@@ -46,6 +47,27 @@ __global__ void staged_load_smoke(Tree::Params p, Tree2::Params p2, int cols) {
   arch::cp_async_wait<0>();
   Tree::visit(p, f, slot);
   Tree2::visit(p2, f, slot2);
+}
+
+// The sm90 packed epilogue's per-pair loads (sm90_staged_aux.h: row values, the staged column vector,
+// the staged residual chunk) and its Params finders, on a tree with each kind of per-element input.
+// (NVRTC refused templated lambdas there, which nvcc accepts: this is where that shows.)
+using PackedInput = Add<Mul<Add<Acc, RowBroadcast<"bias", bfloat16_t>>, ColBroadcast<"scale", float>>, AuxLoad<"C", bfloat16_t>>;
+__global__ void packed_loads_smoke(PackedInput::Params p, char const* column, float const* chunk, float* out) {
+  using gemm::sm90::StagedChunk;
+  using gemm::sm90::StagedColumn;
+  Fragment<2> f;
+  f.row = threadIdx.x;
+  f.col = 2 * threadIdx.y;
+  f.acc[0] = 1.0f, f.acc[1] = 2.0f;
+  auto const rows = gemm::sm90::RowLoad<PackedInput>::load(p, f);
+  auto const columns = gemm::sm90::StagedColumnLoad<PackedInput>::load(p, f, StagedColumn{column, 0, true});
+  auto const plain = gemm::sm90::ColumnLoad<PackedInput>::load(p, f);
+  auto const loaded = gemm::sm90::StagedAuxLoad<PackedInput>::load(p, f, StagedChunk{chunk, 0, 0, false}, columns, rows);
+  Array<float, 2> const x = PackedInput::visit(p, f, loaded);
+  Array<float, 2> const y = PackedInput::visit(p, f, gemm::sm90::StagedAuxLoad<PackedInput>::load(p, f, StagedChunk{chunk, 0, 0, true}, plain, rows));
+  bool const found = gemm::sm90::staged_column_params<PackedInput>(p) != nullptr && gemm::sm90::staged_aux_params<PackedInput>(p) != nullptr;
+  out[threadIdx.x] = x[0] + x[1] + y[0] + (found ? 1.0f : 0.0f);
 }
 
 __global__ void conversion_smoke(float const* in, half_t* h, bfloat16_t* b, float_e4m3_t* e4, float_e5m2_t* e5,

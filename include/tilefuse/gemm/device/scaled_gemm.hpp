@@ -10,8 +10,11 @@
 //   row-wise     acc * scale_a[row] * scale_b[col]    (m and n fp32 values)
 // Accumulation: kPromoted (torch's default, use_fast_accum = false) adds every k-tile's tensor-core
 // sum (128 of K) into fp32 registers, on a 128 x 128 tile (Sm90Fp8PromotedConfig); kFast lets the
-// tensor cores accumulate the whole K (their FP8 accumulation keeps fewer bits than fp32), on the tile
-// the wave model picks (Sm90AutoConfig: 128 x 256 for large problems).
+// tensor cores accumulate the whole K (their FP8 accumulation keeps fewer bits than fp32), on the
+// cooperative tile the wave model picks (Sm90AutoConfig: 128 x 256 for large problems). The 128 x 128
+// ping-pong kernel (Sm90Fp8PingPongConfig as ConfigOverride) is no longer picked for any problem: under
+// sustained clocks the cooperative tile was as fast or faster on every benchmark shape, per-tensor and
+// row-wise (docs/notes/gemm_fp8.md v85-v86).
 // Block-wise scales (A 1 x 128 along K, B 128 x 128; torch's layouts: scale_a M x ceil(K/128) M-major,
 // scale_b ceil(K/128) x ceil(N/128) K-block-major) change along K, so the mainloop applies them: every
 // k-tile is promoted as acc += partial * scale_a[row, kb] * scale_b[kb, nb] (Sm90Fp8BlockScaledConfig,
@@ -99,10 +102,6 @@ class ScaledGemm {
   static_assert(detail::AccumulationOf<Config>::kPromotes == (Accumulation == Fp8Accumulation::kPromoted),
                 "ScaledGemm: promoted accumulation needs an Sm90Promoted<...> config, fast accumulation one without");
   using Operation = GemmSm90<ElementAB, RowMajor, ColumnMajor, Tree, Config, ElementB>;
-  // Fast accumulation without an override also has the ping-pong kernel (128 x 128 per warpgroup: the
-  // epilogue runs under the other warpgroup's mainloop), picked per problem by pick_pingpong().
-  static constexpr bool kPicksSchedule = std::is_void_v<ConfigOverride> && Accumulation == Fp8Accumulation::kFast;
-  using PingPongOperation = GemmSm90<ElementAB, RowMajor, ColumnMajor, Tree, Sm90Fp8PingPongConfig, ElementB>;
   static constexpr bool kFp8Out = sizeof(ElementOut) == 1;
 
   struct Arguments {
@@ -119,33 +118,15 @@ class ScaledGemm {
     index_t ldd = epilogue::kPacked;
   };
 
-  // From the v21 measurements (docs/notes/gemm_fp8.md): ping-pong won the per-tensor problems with
-  // K <= 4096 and many tiles (4096x14336x4096: 0.359 vs 0.411 ms; 16384x8192x1024: 0.358 vs 0.397);
-  // the 128 x 256 cooperative tile won 4096^3 (0.117 vs 0.122) and long K (4096x7168x16384: 0.656 vs
-  // 0.745). Row-wise scales take the cooperative tile everywhere: since their vectors are staged ahead
-  // of the epilogue (v82-v85), it is as fast as ping-pong or faster on all five benchmark shapes
-  // (v85, sustained clocks: 8192^3 0.856 vs 0.883-0.910 ms, 4096x14336x4096 0.393 vs 0.412-0.416).
-  static bool pick_pingpong(Arguments const& args) {
-    if constexpr (!kPicksSchedule) {
-      (void)args;
-      return false;
-    } else {
-      if (Mode == ScalingMode::kRowWise) return false;
-      return args.k <= 4096 && args.m * args.n >= (index_t{1} << 25);
-    }
-  }
-
   static Status can_implement(Arguments const& args) {
     typename Operation::Arguments op_args;
     TILEFUSE_RETURN_IF_ERROR(to_operation(args, &op_args));
-    if (pick_pingpong(args)) return PingPongOperation::can_implement(op_args);
     return Operation::can_implement(op_args);
   }
 
   static Status run(Arguments const& args, cudaStream_t stream) {
     typename Operation::Arguments op_args;
     TILEFUSE_RETURN_IF_ERROR(to_operation(args, &op_args));
-    if (pick_pingpong(args)) return PingPongOperation::run(op_args, nullptr, stream);
     return Operation::run(op_args, nullptr, stream);
   }
 
@@ -158,8 +139,7 @@ class ScaledGemm {
                 ? "fp32 promotion every " + std::to_string(128 * detail::AccumulationOf<Config>::kInterval) + " of K"
                 : std::string("fast accumulation")) +
            ": " +
-           (pick_pingpong(args) ? PingPongOperation::describe(op_args) + " (ping-pong consumers, picked per problem)"
-                                : Operation::describe(op_args));
+           Operation::describe(op_args);
   }
 
  private:

@@ -70,6 +70,20 @@ TILEFUSE_HOST_DEVICE constexpr bool has_stageable_aux() {
 }
 
 namespace detail {
+// (Helpers with index_sequence parameters rather than templated lambdas: NVRTC takes an unannotated
+// lambda for a host function.)
+template <class Target, class Node>
+TILEFUSE_HOST_DEVICE inline typename Target::Params const* find_node_params(typename Node::Params const& p);
+
+template <class Target, class Node, class... Inputs, cuda::std::size_t... I>
+TILEFUSE_HOST_DEVICE inline typename Target::Params const* find_in_children(typename Node::Params const& p,
+                                                                            epilogue::NodeList<Inputs...>,
+                                                                            cuda::std::index_sequence<I...>) {
+  typename Target::Params const* found = nullptr;
+  ((found = found != nullptr ? found : find_node_params<Target, Inputs>(cuda::std::get<I>(p.children))), ...);
+  return found;
+}
+
 // The Params of node Target inside `p`, the Params of Node (nullptr where Node's subtree has none).
 template <class Target, class Node>
 TILEFUSE_HOST_DEVICE inline typename Target::Params const* find_node_params(typename Node::Params const& p) {
@@ -79,11 +93,7 @@ TILEFUSE_HOST_DEVICE inline typename Target::Params const* find_node_params(type
     (void)p;
     return nullptr;
   } else {
-    return [&]<class... Inputs, cuda::std::size_t... I>(epilogue::NodeList<Inputs...>, cuda::std::index_sequence<I...>) {
-      typename Target::Params const* found = nullptr;
-      ((found = found != nullptr ? found : find_node_params<Target, Inputs>(cuda::std::get<I>(p.children))), ...);
-      return found;
-    }(typename Node::Children{}, cuda::std::make_index_sequence<Node::Children::kSize>{});
+    return find_in_children<Target, Node>(p, typename Node::Children{}, cuda::std::make_index_sequence<Node::Children::kSize>{});
   }
 }
 }  // namespace detail
@@ -155,9 +165,12 @@ struct ColumnLoad<epilogue::Compute<Op, Inputs...>> {
   using Node = epilogue::Compute<Op, Inputs...>;
   TILEFUSE_DEVICE static typename Node::template Loaded<2> load(typename Node::Params const& p,
                                                                  epilogue::Fragment<2> const& f) {
-    return [&]<cuda::std::size_t... I>(cuda::std::index_sequence<I...>) {
-      return typename Node::template Loaded<2>{ColumnLoad<Inputs>::load(cuda::std::get<I>(p.children), f)...};
-    }(cuda::std::index_sequence_for<Inputs...>{});
+    return load_inputs(p, f, cuda::std::index_sequence_for<Inputs...>{});
+  }
+  template <cuda::std::size_t... I>
+  TILEFUSE_DEVICE static typename Node::template Loaded<2> load_inputs(typename Node::Params const& p,
+                                                                 epilogue::Fragment<2> const& f, cuda::std::index_sequence<I...>) {
+    return typename Node::template Loaded<2>{ColumnLoad<Inputs>::load(cuda::std::get<I>(p.children), f)...};
   }
 };
 
@@ -182,9 +195,12 @@ struct RowLoad<epilogue::Compute<Op, Inputs...>> {
   using Node = epilogue::Compute<Op, Inputs...>;
   TILEFUSE_DEVICE static typename Node::template Loaded<2> load(typename Node::Params const& p,
                                                                  epilogue::Fragment<2> const& f) {
-    return [&]<cuda::std::size_t... I>(cuda::std::index_sequence<I...>) {
-      return typename Node::template Loaded<2>{RowLoad<Inputs>::load(cuda::std::get<I>(p.children), f)...};
-    }(cuda::std::index_sequence_for<Inputs...>{});
+    return load_inputs(p, f, cuda::std::index_sequence_for<Inputs...>{});
+  }
+  template <cuda::std::size_t... I>
+  TILEFUSE_DEVICE static typename Node::template Loaded<2> load_inputs(typename Node::Params const& p,
+                                                                 epilogue::Fragment<2> const& f, cuda::std::index_sequence<I...>) {
+    return typename Node::template Loaded<2>{RowLoad<Inputs>::load(cuda::std::get<I>(p.children), f)...};
   }
 };
 
@@ -208,9 +224,12 @@ struct StagedColumnLoad<epilogue::Compute<Op, Inputs...>> {
   using Node = epilogue::Compute<Op, Inputs...>;
   TILEFUSE_DEVICE static typename Node::template Loaded<2> load(typename Node::Params const& p,
                                                                  epilogue::Fragment<2> const& f, StagedColumn const& c) {
-    return [&]<cuda::std::size_t... I>(cuda::std::index_sequence<I...>) {
-      return typename Node::template Loaded<2>{StagedColumnLoad<Inputs>::load(cuda::std::get<I>(p.children), f, c)...};
-    }(cuda::std::index_sequence_for<Inputs...>{});
+    return load_inputs(p, f, c, cuda::std::index_sequence_for<Inputs...>{});
+  }
+  template <cuda::std::size_t... I>
+  TILEFUSE_DEVICE static typename Node::template Loaded<2> load_inputs(typename Node::Params const& p,
+                                                                 epilogue::Fragment<2> const& f, StagedColumn const& c, cuda::std::index_sequence<I...>) {
+    return typename Node::template Loaded<2>{StagedColumnLoad<Inputs>::load(cuda::std::get<I>(p.children), f, c)...};
   }
 };
 
@@ -249,10 +268,13 @@ struct StagedAuxLoad<epilogue::Compute<Op, Inputs...>> {
   using Loaded = typename Node::template Loaded<2>;
   TILEFUSE_DEVICE static Loaded load(typename Node::Params const& p, epilogue::Fragment<2> const& f,
                                      StagedChunk const& chunk, Loaded const& column, Loaded const& row) {
-    return [&]<cuda::std::size_t... I>(cuda::std::index_sequence<I...>) {
-      return Loaded{StagedAuxLoad<Inputs>::load(cuda::std::get<I>(p.children), f, chunk, cuda::std::get<I>(column),
+    return load_inputs(p, f, chunk, column, row, cuda::std::index_sequence_for<Inputs...>{});
+  }
+  template <cuda::std::size_t... I>
+  TILEFUSE_DEVICE static Loaded load_inputs(typename Node::Params const& p, epilogue::Fragment<2> const& f,
+                                     StagedChunk const& chunk, Loaded const& column, Loaded const& row, cuda::std::index_sequence<I...>) {
+    return Loaded{StagedAuxLoad<Inputs>::load(cuda::std::get<I>(p.children), f, chunk, cuda::std::get<I>(column),
                                                 cuda::std::get<I>(row))...};
-    }(cuda::std::index_sequence_for<Inputs...>{});
   }
 };
 
