@@ -65,6 +65,20 @@ TEST(GemmSm90CanImplement, AcceptsAValidProblem) {
   EXPECT_TRUE(mentions(Op::describe(args), "128x256x64")) << Op::describe(args);
 }
 
+// The packed epilogue copies D out by TMA where D is aligned for it, by each lane's stores otherwise
+// (the GPU tests' odd leading dimensions run that path); describe() says which.
+TEST(GemmSm90CanImplement, DescribesDStoredByTmaOnlyWhereAligned) {
+  TILEFUSE_SKIP_UNLESS_SM90();
+  Buffers buf;
+  auto args = valid_args<Op>(buf);
+  EXPECT_TRUE(mentions(Op::describe(args), "D stored by TMA")) << Op::describe(args);
+  args.epilogue.set("D", buf.d.as<bfloat16_t>(), {.ld = kN + 1});
+  EXPECT_TRUE(Op::can_implement(args).ok());
+  EXPECT_FALSE(mentions(Op::describe(args), "D stored by TMA")) << Op::describe(args);
+  args.epilogue.set("D", buf.d.as<bfloat16_t>() + 1);
+  EXPECT_FALSE(mentions(Op::describe(args), "D stored by TMA")) << Op::describe(args);
+}
+
 TEST(GemmSm90CanImplement, RefusesLayoutsThatAreNotKMajorNamingTheFallback) {
   Buffers buf;
   auto const args = valid_args<RowRowOp>(buf);

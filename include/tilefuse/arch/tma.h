@@ -87,6 +87,42 @@ TILEFUSE_DEVICE inline void tma_load_im2col_4d(void* smem, TmaDescriptor const* 
 #endif
 }
 
+// Copies the box at coordinates (c0, c1, c2) (innermost first, in elements) from shared memory at
+// `smem` to the tensor, as part of this thread's current bulk async-group (elements of the box outside
+// the tensor are not written). The writes to `smem` must be fenced (fence_proxy_async_shared) first.
+TILEFUSE_DEVICE inline void tma_store_3d(TmaDescriptor const* desc, void const* smem, int c0, int c1, int c2) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cuda::std::int32_t const coords[3] = {c0, c1, c2};
+  cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, desc, coords, smem);
+#else
+  (void)desc, (void)smem, (void)c0, (void)c1, (void)c2;
+#endif
+}
+
+// Closes this thread's current bulk async-group (the TMA stores issued since the last commit).
+TILEFUSE_DEVICE inline void bulk_commit_group() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cuda::ptx::cp_async_bulk_commit_group();
+#endif
+}
+
+// Waits until at most N of this thread's newest bulk async-groups still read their shared memory
+// (the older ones' sources may be overwritten).
+template <int N>
+TILEFUSE_DEVICE inline void bulk_wait_group_read() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<N>{});
+#endif
+}
+
+// Waits until at most N of this thread's newest bulk async-groups are incomplete (their writes done).
+template <int N>
+TILEFUSE_DEVICE inline void bulk_wait_group() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<N>{});
+#endif
+}
+
 // Orders this thread's generic-proxy shared-memory accesses before later async-proxy (TMA) accesses.
 TILEFUSE_DEVICE inline void fence_proxy_async_shared() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900

@@ -632,6 +632,7 @@ class Conv2d {
     params.problem = g;
     params.epilogue = plan.epilogue;
     TILEFUSE_RETURN_IF_ERROR(gemm::encode_sm90_aux<K>(op_name(), g.m, g.n, 1, &params));
+    gemm::encode_sm90_store<K>(g.m, g.n, 1, &params);
     index_t const tiles_m = (g.m + Cfg::kTileM - 1) / Cfg::kTileM;
     index_t const tiles_n = (g.n + Cfg::kTileN - 1) / Cfg::kTileN;
     params.tiles_m = static_cast<int>(tiles_m);

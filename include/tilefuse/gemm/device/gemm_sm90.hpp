@@ -184,6 +184,7 @@ class GemmSm90 {
     TILEFUSE_RETURN_IF_ERROR(encode_operand("b", args.b, p.k, p.n, p.batch, r.ldb, r.batch_stride_b,
                                             Config::kTileN / Config::kClusterM, &params.tma_b));
     TILEFUSE_RETURN_IF_ERROR(encode_sm90_aux<Kernel>("gemm_sm90", p.m, p.n, p.batch, &params));
+    encode_sm90_store<Kernel>(p.m, p.n, p.batch, &params);
     params.batch_mask_a = p.batch > 1 && r.batch_stride_a == 0 ? 0 : -1;
     params.batch_mask_b = p.batch > 1 && r.batch_stride_b == 0 ? 0 : -1;
     TILEFUSE_RETURN_IF_ERROR(bind_block_scales(args, &params));
@@ -240,7 +241,17 @@ class GemmSm90 {
                           Config::kSchedule == Sm90Schedule::kPingPong ? " (ping-pong)" : "",
                           Config::kClusterM > 1 ? ", clusters of 2 along M sharing B by TMA multicast" : "", ", ",
                           plan.params.tiles, Config::kClusterM > 1 ? " tile pairs on " : " tiles on ", plan.grid,
-                          " blocks");
+                          " blocks", stored_by_tma(plan.params) ? ", D stored by TMA" : "");
+  }
+
+  // Whether the kernel copies D out by TMA stores (the packed epilogue, with D aligned for TMA).
+  static bool stored_by_tma(typename Kernel::Params const& params) {
+    if constexpr (Kernel::kTmaStore) {
+      return params.d_by_tma != 0;
+    } else {
+      (void)params;
+      return false;
+    }
   }
 
  private:

@@ -317,6 +317,16 @@ struct GemmKernel {
   }
   static constexpr bool kTmaAux = kPackedLoads && tma_aux_asked() && kClusterM == 1;
   static constexpr int kAuxStages = kTmaAux ? TILEFUSE_SM90_TMA_AUX_STAGES : 0;
+  // The packed epilogue copies each warp's 16 x 64 chunk of D out by one TMA store (a tensor map of D,
+  // box 64 columns x 16 rows, 128-byte swizzle; the results are stmatrix'd in that swizzle) where the
+  // device API found D aligned for it (Params::d_by_tma), instead of each lane's 16-byte stores: the
+  // copy-out then runs beside the next chunk's math and the next tile's mainloop. Not with packed loads
+  // by cp.async (their slices hold the residual in the packed layout). TILEFUSE_SM90_TMA_STORE=0 builds
+  // without (A/B).
+#ifndef TILEFUSE_SM90_TMA_STORE
+#define TILEFUSE_SM90_TMA_STORE 1
+#endif
+  static constexpr bool kTmaStore = TILEFUSE_SM90_TMA_STORE != 0 && kPackedEpilogue && (!kPackedLoads || kTmaAux);
   static constexpr int kAuxSlotBytes = kTileM * kPackedStagingColumns * 2;  // TileM rows of 128 bytes
   // With it, a tree with one column vector (the bias) gets each chunk's 64 values by a bulk copy beside
   // the sub-tile, where the device API found the vector aligned (Params::column_by_tma); otherwise the
@@ -333,6 +343,9 @@ struct GemmKernel {
   }
   static constexpr bool kTmaColumn = tma_column_possible();
   static constexpr int kAuxColumnBytes = kTmaColumn ? 256 : 0;  // per slot: 64 values of up to 4 bytes
+  // TMA stores read whole 1024-byte swizzle atoms: the staging starts on a 1024-byte boundary (everything
+  // before it is whole KiB but the TMA residual's column slots).
+  static constexpr int kStagingPad = kTmaStore ? (1024 - kAuxStages * kAuxColumnBytes % 1024) % 1024 : 0;
   // kTmaAux: the Params of the tree's staged AuxLoad (the residual), for the device API's tensor map.
   TILEFUSE_HOST_DEVICE static auto const* staged_aux(typename Epilogue::Params const& e) {
     return staged_aux_params<typename PackedTraits::InputNode>(cuda::std::get<0>(e.children));
@@ -386,7 +399,7 @@ struct GemmKernel {
   static constexpr int kMaxLoadChunks = 3;
   TILEFUSE_HOST_DEVICE static constexpr int stages_beside(int load_chunks) {
     int const other = kConsumerWarps * (kStagingBytesPerWarp + load_chunks * kLoadBytesPerChunk + kColumnBytesPerWarp) +
-                      kAuxStages * (kAuxSlotBytes + kAuxColumnBytes) +
+                      kAuxStages * (kAuxSlotBytes + kAuxColumnBytes) + kStagingPad +
                       2 * (Config::kStages + kAuxStages) * static_cast<int>(sizeof(cuda::std::uint64_t)) + kSmemAlignment;
     int const fit = (kSmemLimit - other) / kStageBytes;
     return Config::kStages < fit ? Config::kStages : fit;
@@ -410,7 +423,7 @@ struct GemmKernel {
   static constexpr int kOffsetB = kOffsetA + kStages * kABytes;
   static constexpr int kOffsetAux = kOffsetB + kStages * kBBytes;  // 1024-aligned: whole 128-byte rows x TileM
   static constexpr int kOffsetAuxColumns = kOffsetAux + kAuxStages * kAuxSlotBytes;
-  static constexpr int kOffsetStaging = kOffsetAuxColumns + kAuxStages * kAuxColumnBytes;
+  static constexpr int kOffsetStaging = kOffsetAuxColumns + kAuxStages * kAuxColumnBytes + kStagingPad;
   static constexpr int kOffsetLoads = kOffsetStaging + kConsumerWarps * kStagingBytesPerWarp;
   static constexpr int kOffsetBarriers = kOffsetLoads + kConsumerWarps * kLoadBytesPerWarp;
   static constexpr int kBarrierBytes = 2 * (kStages + kAuxStages) * static_cast<int>(sizeof(cuda::std::uint64_t));
@@ -420,6 +433,8 @@ struct GemmKernel {
   static_assert(kABytes % kSmemAlignment == 0 && kBBytes % kSmemAlignment == 0, "stages stay 1024-byte aligned");
   static_assert(Operands::kABytes == kABytes && Operands::kBBytes == kBBytes, "the source fills whole stages");
   static_assert(kOffsetBarriers % 8 == 0, "barriers are 8-byte aligned");
+  static_assert(!kTmaStore || (kOffsetStaging % 1024 == 0 && kStagingBytesPerWarp % 1024 == 0),
+                "TMA stores read 128-byte-swizzled slices: each starts on a 1024-byte boundary");
 
   static_assert(Operands::kProducerThreads >= 1 && Operands::kProducerThreads <= 128,
                 "the producer is (part of) warpgroup 0");
@@ -440,7 +455,13 @@ struct GemmKernel {
     int batch_mask_aux = -1;      // 0 where one residual serves the whole batch
     int column_by_tma = 0;        // kTmaColumn: 1 where the column vector is copied beside each sub-tile
   };
-  struct Params : Operands::Params, cuda::std::conditional_t<kTmaAux, AuxMap, NoAuxMap> {
+  struct NoDMap {};
+  struct DMap {
+    arch::TmaDescriptor tma_d;  // kTmaStore: D as (n, m, batch), box 64 x 16, 128-byte swizzle
+    int d_by_tma = 0;           // 1 where the device API encoded tma_d (D aligned for TMA); 0: lanes store
+  };
+  struct Params : Operands::Params, cuda::std::conditional_t<kTmaAux, AuxMap, NoAuxMap>,
+                  cuda::std::conditional_t<kTmaStore, DMap, NoDMap> {
     alignas(16) GemmCoord problem;
     typename Epilogue::Params epilogue;
     int tiles_m = 0;
@@ -700,6 +721,7 @@ struct GemmKernel {
 #pragma unroll
       for (int b = 0; b < kRowBlocks; ++b) epilogue_tile(p, s, acc[b], staging, loads, lane, tile, warp_row0(b), aux, rows[b]);
     }
+    if (d_by_tma(p) && lane == 0) arch::bulk_wait_group<0>();  // this warp's last TMA stores are done
   }
 
   // Ping-pong turns: named barrier 1 + w means "warpgroup w may start its next mainloop"; the other
@@ -946,6 +968,7 @@ struct GemmKernel {
     // the 128x256 tile.)
     using PairLoaded = typename Input::template Loaded<2>;
     using ColumnLoads = cuda::std::array<PairLoaded, kPackedGroups>;
+    bool const by_tma = d_by_tma(p);
     if constexpr (kStagedColumn) {  // the tile's column vector (issued before its mainloop) has landed
       arch::cp_async_wait<0>();
       __syncwarp();
@@ -971,6 +994,7 @@ struct GemmKernel {
       index_t const col0 = n0 + chunk * kPackedStagingColumns;
       if (col0 >= p.problem.n) break;  // uniform per warp
       float* const slice = staging + (kPackedLoads ? chunk % kAuxSlices * kStagingFloatsPerSlice : 0);
+      if (by_tma && lane == 0) arch::bulk_wait_group_read<0>();  // the previous chunk's TMA store read it
       __syncwarp();  // the previous chunk's copy-out has read its slice
       if constexpr (kTmaAux) {
         arch::mbarrier_wait(&s.aux_full[aux.stage], aux.phase);  // the sub-tile (and its column values) landed
@@ -1014,25 +1038,32 @@ struct GemmKernel {
         }
         // Packed loads: the results overwrite these 16 columns' staged inputs, which every lane has read.
         if constexpr (kPackedLoads && !kTmaAux) __syncwarp();
-        arch::stmatrix_x4(packed, slice + packed_group_offset(store_row, g + store_group));
+        int const at = by_tma ? tma_swizzled_group_offset(store_row, g + store_group)
+                              : packed_group_offset(store_row, g + store_group);
+        arch::stmatrix_x4(packed, slice + at);
       }
+      if (by_tma) arch::fence_proxy_async_shared();  // this lane's results, before the TMA engine reads them
       __syncwarp();
       if constexpr (kTmaAux) {  // every lane has read its pairs of the sub-tile: release it
         if (lane == 0) arch::mbarrier_arrive(&s.aux_empty[aux.stage]);
         aux.advance();
         ++chunks_read;
       }
-      for_each_packed_group(p, lane, row0, col0, [&](int r, int g, index_t row, index_t col) {
-        uint4 const x = *reinterpret_cast<uint4 const*>(slice + packed_group_offset(r, g));
-        T* const dst = d + row * p.epilogue.ld + col;
-        if (p.problem.n - col >= 8 && epilogue::is_vector_aligned<T, 8>(dst)) {
-          *reinterpret_cast<uint4*>(dst) = x;
-        } else {
-          T values[8];
-          cuda::std::memcpy(values, &x, sizeof(values));
-          for (int e = 0; e < 8 && e < p.problem.n - col; ++e) dst[e] = values[e];
-        }
-      });
+      if (by_tma) {
+        if (lane == 0) store_chunk_by_tma(p, slice, row0, col0, batch);
+      } else {
+        for_each_packed_group(p, lane, row0, col0, [&](int r, int g, index_t row, index_t col) {
+          uint4 const x = *reinterpret_cast<uint4 const*>(slice + packed_group_offset(r, g));
+          T* const dst = d + row * p.epilogue.ld + col;
+          if (p.problem.n - col >= 8 && epilogue::is_vector_aligned<T, 8>(dst)) {
+            *reinterpret_cast<uint4*>(dst) = x;
+          } else {
+            T values[8];
+            cuda::std::memcpy(values, &x, sizeof(values));
+            for (int e = 0; e < 8 && e < p.problem.n - col; ++e) dst[e] = values[e];
+          }
+        });
+      }
       if constexpr (kPackedLoads && !kTmaAux) {
         // Chunk + kAuxSlices's input goes into this slice, now copied out by every lane.
         __syncwarp();
@@ -1093,6 +1124,28 @@ struct GemmKernel {
       arch::cp_async_commit();
     } else {
       (void)p, (void)buffer, (void)lane, (void)tile;
+    }
+  }
+
+  // Whether D leaves by TMA stores (kTmaStore and the device API's check).
+  TILEFUSE_DEVICE static bool d_by_tma(Params const& p) {
+    if constexpr (kTmaStore) {
+      return p.d_by_tma != 0;
+    } else {
+      (void)p;
+      return false;
+    }
+  }
+
+  // kTmaStore: one lane's TMA store of the warp's 16 x 64 chunk at output (row0, col0) from `slice`
+  // (rows and columns past the output are not written), in a bulk group of its own.
+  TILEFUSE_DEVICE static void store_chunk_by_tma(Params const& p, float const* slice, index_t row0, index_t col0,
+                                                 int batch) {
+    if constexpr (kTmaStore) {
+      arch::tma_store_3d(&p.tma_d, slice, static_cast<int>(col0), static_cast<int>(row0), batch);
+      arch::bulk_commit_group();
+    } else {
+      (void)p, (void)slice, (void)row0, (void)col0, (void)batch;
     }
   }
 
