@@ -65,8 +65,9 @@ TEST(GemmSm90CanImplement, AcceptsAValidProblem) {
   EXPECT_TRUE(mentions(Op::describe(args), "128x256x64")) << Op::describe(args);
 }
 
-// The packed epilogue copies D out by TMA where D is aligned for it, by each lane's stores otherwise
-// (the GPU tests' odd leading dimensions run that path); describe() says which.
+// The packed epilogue copies D out by TMA where D is aligned for it and n a multiple of 8, by each
+// lane's stores otherwise (the GPU tests' odd shapes and leading dimensions run that path); describe()
+// says which.
 TEST(GemmSm90CanImplement, DescribesDStoredByTmaOnlyWhereAligned) {
   TILEFUSE_SKIP_UNLESS_SM90();
   Buffers buf;
@@ -76,6 +77,9 @@ TEST(GemmSm90CanImplement, DescribesDStoredByTmaOnlyWhereAligned) {
   EXPECT_TRUE(Op::can_implement(args).ok());
   EXPECT_FALSE(mentions(Op::describe(args), "D stored by TMA")) << Op::describe(args);
   args.epilogue.set("D", buf.d.as<bfloat16_t>() + 1);
+  EXPECT_FALSE(mentions(Op::describe(args), "D stored by TMA")) << Op::describe(args);
+  args.epilogue.set("D", buf.d.as<bfloat16_t>());
+  args.problem.n = kN - 1;  // a store would write the row's last 16-byte piece whole, past n
   EXPECT_FALSE(mentions(Op::describe(args), "D stored by TMA")) << Op::describe(args);
 }
 

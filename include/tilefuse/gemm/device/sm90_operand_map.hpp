@@ -104,8 +104,10 @@ Status encode_sm90_aux(char const* who, index_t m, index_t n, index_t batch, typ
 // Kernels that copy D out by TMA stores (Kernel::kTmaStore): D's tensor map (an m x n row-major 16-bit
 // matrix per batch, written in boxes of 64 columns x 16 rows) into params->tma_d and d_by_tma = 1, where
 // TMA can describe D (a 16-byte-aligned base, a leading dimension and batch stride of whole 16-byte
-// pieces, one matrix per batch entry); otherwise d_by_tma = 0 and the kernel's lanes store D. Other
-// kernels: nothing to do. Call after the epilogue's arguments are bound.
+// pieces, one matrix per batch entry) and n is a multiple of 8: a TMA store writes the whole 16-byte
+// piece holding a row's last column, past n into the padding (v87: the GPU tests' guard regions
+// caught it with n = 257); otherwise d_by_tma = 0 and the kernel's lanes store D. Other kernels:
+// nothing to do. Call after the epilogue's arguments are bound.
 template <class Kernel>
 void encode_sm90_store(index_t m, index_t n, index_t batch, typename Kernel::Params* params) {
   if constexpr (Kernel::kTmaStore) {
@@ -113,7 +115,7 @@ void encode_sm90_store(index_t m, index_t n, index_t batch, typename Kernel::Par
     using T = std::remove_cv_t<std::remove_pointer_t<decltype(d.data)>>;
     static_assert(sizeof(T) == 2, "the packed epilogue stores 16-bit D");
     params->d_by_tma = 0;
-    bool const aligned = reinterpret_cast<std::uintptr_t>(d.data) % 16 == 0 && d.ld % 8 == 0 &&
+    bool const aligned = reinterpret_cast<std::uintptr_t>(d.data) % 16 == 0 && d.ld % 8 == 0 && n % 8 == 0 &&
                          (batch == 1 || (d.batch_stride != 0 && d.batch_stride % 8 == 0));
     if (!aligned) return;
     CUtensorMapDataType const type = std::is_same_v<T, bfloat16_t> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
