@@ -104,6 +104,7 @@ TILEFUSE_GPU_CONV_TILE_TEST(MediumCooperative, "medium", conv_specs::Plain, sm90
 TILEFUSE_GPU_CONV_TILE_TEST(PingPongNarrow, "pingpong-narrow", conv_specs::Plain, sm90_im2col_cases(932))
 // Ping-pong 128x64 with trees that read memory (loaded in line by each visit): a residual, and
 // per-channel vectors.
+TILEFUSE_GPU_CONV_TILE_TEST(NarrowCooperativeBiasReluResidual, "narrow", conv_specs::BiasReluResidual, sm90_im2col_cases(937))
 TILEFUSE_GPU_CONV_TILE_TEST(PingPongNarrowBiasReluResidual, "pingpong-narrow", conv_specs::BiasReluResidual,
                             sm90_im2col_cases(934))
 TILEFUSE_GPU_CONV_TILE_TEST(PingPongNarrowAlphaBetaResidual, "pingpong-narrow", conv_specs::AlphaBetaResidual,
@@ -234,6 +235,41 @@ TEST(Conv2dSm90Select, FusedResidualByTmaOrSm80WhenUnaligned) {
   std::string const off = describe(residual.as<bfloat16_t const>() + 1);
   EXPECT_NE(off.find("sm80 mma.sync implicit-GEMM"), std::string::npos) << off;
   EXPECT_NE(off.find("residual, loaded by TMA, needs a 16-byte-aligned base"), std::string::npos) << off;
+}
+
+// ResNet-50's first layer (K = 64: the 128x64 tile) fused keeps the cooperative consumers, whose
+// residual comes by TMA (v90: 36% faster than ping-pong there); bare it runs ping-pong.
+TEST(Conv2dSm90Select, NarrowFusedTileIsCooperativeWithTheResidualByTma) {
+  std::string const skip = sm90_skip_reason();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  using Fused = conv::Conv2d<bfloat16_t, ConvMode::kFprop, conv_specs::BiasReluResidual::Tree<bfloat16_t>, Sm80AutoConfig>;
+  Conv2dProblem p = conv_problem(64, 56, 56, 64, 64, 1, 1, 0);
+  p.mode = ConvMode::kFprop;
+  std::size_t const outputs = static_cast<std::size_t>(p.N * p.P() * p.Q() * p.K);
+  DeviceBuffer x(static_cast<std::size_t>(p.N * p.H * p.W * p.C) * 2);
+  DeviceBuffer w(static_cast<std::size_t>(p.K * p.R * p.S * p.C) * 2);
+  DeviceBuffer y(outputs * 2);
+  DeviceBuffer residual(outputs * 2);
+  DeviceBuffer bias(static_cast<std::size_t>(p.K) * 2);
+  Fused::Arguments args;
+  args.problem = p;
+  args.x = x.as<bfloat16_t const>();
+  args.w = w.as<bfloat16_t const>();
+  args.epilogue.set("D", y.as<bfloat16_t>());
+  args.epilogue.set("bias", bias.as<bfloat16_t const>());
+  args.epilogue.set("residual", residual.as<bfloat16_t const>());
+  ASSERT_TRUE(Fused::can_implement(args).ok()) << Fused::can_implement(args).to_string();
+  std::string const fused = Fused::describe(args);
+  EXPECT_NE(fused.find("tile 128x64x64"), std::string::npos) << fused;
+  EXPECT_NE(fused.find("residual by TMA"), std::string::npos) << fused;
+  EXPECT_EQ(fused.find("ping-pong"), std::string::npos) << fused;
+  SelectFprop<Sm80AutoConfig>::Arguments bare;
+  bare.problem = p;
+  bare.x = x.as<bfloat16_t const>();
+  bare.w = w.as<bfloat16_t const>();
+  bare.epilogue.set("D", y.as<bfloat16_t>());
+  std::string const plain = SelectFprop<Sm80AutoConfig>::describe(bare);
+  EXPECT_NE(plain.find("ping-pong"), std::string::npos) << plain;
 }
 
 TEST(Conv2dSm90Select, HopperRunsNeedNoWorkspace) {

@@ -467,11 +467,17 @@ class Conv2d {
   }
 
   // Ping-pong consumers where they measured faster (docs/notes/conv_sm90.md, v52), with the im2col
-  // source: the 128x64 tile always (ResNet-50 layers 0-1: 8-15% bare, 0-13% fused); the 128x128 tile
-  // when the epilogue reads no memory (bare: 0-5% on ResNet-50 and UNet; with a residual the
-  // cooperative kernel's staged epilogue loads, which ping-pong has not, win: layer 3 15% slower).
+  // source: the 128x64 tile unless the residual comes by TMA (ResNet-50 layers 0-1: 8-15% bare; fused,
+  // the cooperative tile with the TMA residual is faster, v90: layer 0 0.0464 -> 0.0297 ms, layer 1
+  // 0.0638 -> 0.0618); the 128x128 tile when the epilogue reads no memory (bare: 0-5% on ResNet-50 and
+  // UNet; with a residual the cooperative kernel's staged epilogue loads, which ping-pong has not, win:
+  // layer 3 15% slower).
   static Sm90Tile choose_sm90_schedule(Sm90Tile tile, bool im2col, Plan* plan) {
     if (!im2col) return tile;
+    if (tile == Sm90Tile::kNarrow && kResidualByTma) {
+      plan->why_sm90_tile += "; cooperative consumers (the residual by TMA)";
+      return tile;
+    }
     if (tile == Sm90Tile::kNarrow) {
       plan->why_sm90_tile += "; ping-pong consumers (128x64 tiles)";
       return Sm90Tile::kPingPongNarrow;
