@@ -204,13 +204,10 @@ TEST(Conv2dSm90Select, OtherProblemsRunTheSm80PathAndSayWhy) {
   EXPECT_EQ(forced.find("Hopper"), std::string::npos) << forced;
 }
 
-// The fused residual tree loads its residual (and bias) by TMA on the cooperative tiles; a residual TMA
-// cannot describe (a base off 16 bytes) sends the problem to the sm80 path, which says why.
-TEST(Conv2dSm90Select, FusedResidualByTmaOrSm80WhenUnaligned) {
-  std::string const skip = sm90_skip_reason();
-  if (!skip.empty()) GTEST_SKIP() << skip;
+// describe() of the fused residual tree (bias + residual + ReLU) on the given problem, fresh device
+// buffers, the residual `residual_offset` elements into its buffer (1: off 16 bytes).
+std::string describe_fused_fprop(Conv2dProblem p, int residual_offset = 0) {
   using Fused = conv::Conv2d<bfloat16_t, ConvMode::kFprop, conv_specs::BiasReluResidual::Tree<bfloat16_t>, Sm80AutoConfig>;
-  Conv2dProblem p = conv_problem(64, 14, 14, 256, 1024, 1, 1, 0);
   p.mode = ConvMode::kFprop;
   std::size_t const outputs = static_cast<std::size_t>(p.N * p.P() * p.Q() * p.K);
   DeviceBuffer x(static_cast<std::size_t>(p.N * p.H * p.W * p.C) * 2);
@@ -218,21 +215,27 @@ TEST(Conv2dSm90Select, FusedResidualByTmaOrSm80WhenUnaligned) {
   DeviceBuffer y(outputs * 2);
   DeviceBuffer residual(outputs * 2 + 16);
   DeviceBuffer bias(static_cast<std::size_t>(p.K) * 2);
-  auto describe = [&](bfloat16_t const* r) {
-    Fused::Arguments args;
-    args.problem = p;
-    args.x = x.as<bfloat16_t const>();
-    args.w = w.as<bfloat16_t const>();
-    args.epilogue.set("D", y.as<bfloat16_t>());
-    args.epilogue.set("bias", bias.as<bfloat16_t const>());
-    args.epilogue.set("residual", r);
-    EXPECT_TRUE(Fused::can_implement(args).ok()) << Fused::can_implement(args).to_string();
-    return Fused::describe(args);
-  };
-  std::string const aligned = describe(residual.as<bfloat16_t const>());
+  Fused::Arguments args;
+  args.problem = p;
+  args.x = x.as<bfloat16_t const>();
+  args.w = w.as<bfloat16_t const>();
+  args.epilogue.set("D", y.as<bfloat16_t>());
+  args.epilogue.set("bias", bias.as<bfloat16_t const>());
+  args.epilogue.set("residual", residual.as<bfloat16_t const>() + residual_offset);
+  EXPECT_TRUE(Fused::can_implement(args).ok()) << Fused::can_implement(args).to_string();
+  return Fused::describe(args);
+}
+
+// The fused residual tree loads its residual (and bias) by TMA on the cooperative tiles; a residual TMA
+// cannot describe (a base off 16 bytes) sends the problem to the sm80 path, which says why.
+TEST(Conv2dSm90Select, FusedResidualByTmaOrSm80WhenUnaligned) {
+  std::string const skip = sm90_skip_reason();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  Conv2dProblem const p = conv_problem(64, 14, 14, 256, 1024, 1, 1, 0);
+  std::string const aligned = describe_fused_fprop(p);
   EXPECT_NE(aligned.find("tile 128x256x64"), std::string::npos) << aligned;
   EXPECT_NE(aligned.find("residual by TMA"), std::string::npos) << aligned;
-  std::string const off = describe(residual.as<bfloat16_t const>() + 1);
+  std::string const off = describe_fused_fprop(p, 1);
   EXPECT_NE(off.find("sm80 mma.sync implicit-GEMM"), std::string::npos) << off;
   EXPECT_NE(off.find("residual, loaded by TMA, needs a 16-byte-aligned base"), std::string::npos) << off;
 }
@@ -242,33 +245,12 @@ TEST(Conv2dSm90Select, FusedResidualByTmaOrSm80WhenUnaligned) {
 TEST(Conv2dSm90Select, NarrowFusedTileIsCooperativeWithTheResidualByTma) {
   std::string const skip = sm90_skip_reason();
   if (!skip.empty()) GTEST_SKIP() << skip;
-  using Fused = conv::Conv2d<bfloat16_t, ConvMode::kFprop, conv_specs::BiasReluResidual::Tree<bfloat16_t>, Sm80AutoConfig>;
-  Conv2dProblem p = conv_problem(64, 56, 56, 64, 64, 1, 1, 0);
-  p.mode = ConvMode::kFprop;
-  std::size_t const outputs = static_cast<std::size_t>(p.N * p.P() * p.Q() * p.K);
-  DeviceBuffer x(static_cast<std::size_t>(p.N * p.H * p.W * p.C) * 2);
-  DeviceBuffer w(static_cast<std::size_t>(p.K * p.R * p.S * p.C) * 2);
-  DeviceBuffer y(outputs * 2);
-  DeviceBuffer residual(outputs * 2);
-  DeviceBuffer bias(static_cast<std::size_t>(p.K) * 2);
-  Fused::Arguments args;
-  args.problem = p;
-  args.x = x.as<bfloat16_t const>();
-  args.w = w.as<bfloat16_t const>();
-  args.epilogue.set("D", y.as<bfloat16_t>());
-  args.epilogue.set("bias", bias.as<bfloat16_t const>());
-  args.epilogue.set("residual", residual.as<bfloat16_t const>());
-  ASSERT_TRUE(Fused::can_implement(args).ok()) << Fused::can_implement(args).to_string();
-  std::string const fused = Fused::describe(args);
+  Conv2dProblem const p = conv_problem(64, 56, 56, 64, 64, 1, 1, 0);
+  std::string const fused = describe_fused_fprop(p);
   EXPECT_NE(fused.find("tile 128x64x64"), std::string::npos) << fused;
   EXPECT_NE(fused.find("residual by TMA"), std::string::npos) << fused;
   EXPECT_EQ(fused.find("ping-pong"), std::string::npos) << fused;
-  SelectFprop<Sm80AutoConfig>::Arguments bare;
-  bare.problem = p;
-  bare.x = x.as<bfloat16_t const>();
-  bare.w = w.as<bfloat16_t const>();
-  bare.epilogue.set("D", y.as<bfloat16_t>());
-  std::string const plain = SelectFprop<Sm80AutoConfig>::describe(bare);
+  std::string const plain = describe_fprop<Sm80AutoConfig>(p);
   EXPECT_NE(plain.find("ping-pong"), std::string::npos) << plain;
 }
 

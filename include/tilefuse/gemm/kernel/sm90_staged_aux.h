@@ -143,45 +143,25 @@ struct StagedChunk {
   bool tma_layout = false;  // written by TMA with the 128-byte swizzle (tma_swizzled_group_offset)
 };
 
-// The part of a node's load() for a pair that depends only on the pair's columns: the bias
-// (RowBroadcast) and Scalars, loaded once per 8-column group at a chunk's start (beside the wait for its
-// staged residual), instead of per pair between the stmatrix stores (which order memory, so each such
-// load's latency was waited for in turn). Row-dependent inputs (AuxLoad, ColBroadcast) are left default here; StagedAuxLoad fills them.
-template <class Node>
-struct ColumnLoad {
-  TILEFUSE_DEVICE static typename Node::template Loaded<2> load(typename Node::Params const& p,
-                                                                 epilogue::Fragment<2> const& f) {
-    if constexpr (Node::kKind == epilogue::NodeKind::kAuxLoad || Node::kKind == epilogue::NodeKind::kColBroadcast) {
-      (void)p, (void)f;
-      return {};
-    } else {
-      return Node::load(p, f);
-    }
-  }
-};
+// Which leaves a partial load reads: kColumns the leaves that depend only on the pair's columns (the
+// bias, RowBroadcast, and Scalars), kRows those that depend only on its row (ColBroadcast, e.g. FP8's
+// row-wise scale of A). AuxLoad depends on both and is never read here (StagedAuxLoad answers it).
+enum class LoadPart { kColumns, kRows };
 
-template <class Op, class... Inputs>
-struct ColumnLoad<epilogue::Compute<Op, Inputs...>> {
-  using Node = epilogue::Compute<Op, Inputs...>;
+// The part `Part` of a node's load() for a pair; the other leaves are left default.
+//   ColumnLoad: loaded once per 8-column group at a chunk's start (beside the wait for its staged
+//     residual), instead of per pair between the stmatrix stores (which order memory, so each such
+//     load's latency was waited for in turn);
+//   RowLoad: a lane's pairs lie on two rows per tile, so these are loaded once per tile.
+template <LoadPart Part, class Node>
+struct PartialLoad {
+  static constexpr bool kReads = Part == LoadPart::kRows
+                                     ? Node::kKind == epilogue::NodeKind::kColBroadcast
+                                     : Node::kKind != epilogue::NodeKind::kAuxLoad &&
+                                           Node::kKind != epilogue::NodeKind::kColBroadcast;
   TILEFUSE_DEVICE static typename Node::template Loaded<2> load(typename Node::Params const& p,
                                                                  epilogue::Fragment<2> const& f) {
-    return load_inputs(p, f, cuda::std::index_sequence_for<Inputs...>{});
-  }
-  template <cuda::std::size_t... I>
-  TILEFUSE_DEVICE static typename Node::template Loaded<2> load_inputs(typename Node::Params const& p,
-                                                                 epilogue::Fragment<2> const& f, cuda::std::index_sequence<I...>) {
-    return typename Node::template Loaded<2>{ColumnLoad<Inputs>::load(cuda::std::get<I>(p.children), f)...};
-  }
-};
-
-// The part of a node's load() for a pair that depends only on the pair's row: a ColBroadcast (one
-// value per row, e.g. FP8's row-wise scale of A). A lane's pairs lie on two rows per tile, so these are
-// loaded once per tile; the rest is left default here (ColumnLoad and StagedAuxLoad fill it).
-template <class Node>
-struct RowLoad {
-  TILEFUSE_DEVICE static typename Node::template Loaded<2> load(typename Node::Params const& p,
-                                                                 epilogue::Fragment<2> const& f) {
-    if constexpr (Node::kKind == epilogue::NodeKind::kColBroadcast) {
+    if constexpr (kReads) {
       return Node::load(p, f);
     } else {
       (void)p, (void)f;
@@ -190,8 +170,8 @@ struct RowLoad {
   }
 };
 
-template <class Op, class... Inputs>
-struct RowLoad<epilogue::Compute<Op, Inputs...>> {
+template <LoadPart Part, class Op, class... Inputs>
+struct PartialLoad<Part, epilogue::Compute<Op, Inputs...>> {
   using Node = epilogue::Compute<Op, Inputs...>;
   TILEFUSE_DEVICE static typename Node::template Loaded<2> load(typename Node::Params const& p,
                                                                  epilogue::Fragment<2> const& f) {
@@ -199,10 +179,16 @@ struct RowLoad<epilogue::Compute<Op, Inputs...>> {
   }
   template <cuda::std::size_t... I>
   TILEFUSE_DEVICE static typename Node::template Loaded<2> load_inputs(typename Node::Params const& p,
-                                                                 epilogue::Fragment<2> const& f, cuda::std::index_sequence<I...>) {
-    return typename Node::template Loaded<2>{RowLoad<Inputs>::load(cuda::std::get<I>(p.children), f)...};
+                                                                       epilogue::Fragment<2> const& f,
+                                                                       cuda::std::index_sequence<I...>) {
+    return typename Node::template Loaded<2>{PartialLoad<Part, Inputs>::load(cuda::std::get<I>(p.children), f)...};
   }
 };
+
+template <class Node>
+using ColumnLoad = PartialLoad<LoadPart::kColumns, Node>;
+template <class Node>
+using RowLoad = PartialLoad<LoadPart::kRows, Node>;
 
 // ColumnLoad, with the RowBroadcast read from the staged column vector where it was copied.
 template <class Node>
