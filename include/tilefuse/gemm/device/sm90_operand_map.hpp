@@ -108,6 +108,14 @@ Status encode_sm90_aux(char const* who, index_t m, index_t n, index_t batch, typ
 // piece holding a row's last column, past n into the padding (v87: the GPU tests' guard regions
 // caught it with n = 257); otherwise d_by_tma = 0 and the kernel's lanes store D. Other kernels:
 // nothing to do. Call after the epilogue's arguments are bound.
+// Whether TMA stores of 16-bit D (m x n row-major per batch entry; ld, batch_stride in elements) write
+// exactly D: a 16-byte-aligned base, rows and batch entries whole 16-byte pieces apart, one matrix per
+// batch entry, and n a multiple of 8 (the piece holding a row's last column is written whole).
+inline bool d_storable_by_tma(void const* data, index_t n, index_t ld, index_t batch, index_t batch_stride) {
+  return reinterpret_cast<std::uintptr_t>(data) % 16 == 0 && n % 8 == 0 && ld % 8 == 0 &&
+         (batch == 1 || (batch_stride != 0 && batch_stride % 8 == 0));
+}
+
 template <class Kernel>
 void encode_sm90_store(index_t m, index_t n, index_t batch, typename Kernel::Params* params) {
   if constexpr (Kernel::kTmaStore) {
@@ -115,9 +123,7 @@ void encode_sm90_store(index_t m, index_t n, index_t batch, typename Kernel::Par
     using T = std::remove_cv_t<std::remove_pointer_t<decltype(d.data)>>;
     static_assert(sizeof(T) == 2, "the packed epilogue stores 16-bit D");
     params->d_by_tma = 0;
-    bool const aligned = reinterpret_cast<std::uintptr_t>(d.data) % 16 == 0 && d.ld % 8 == 0 && n % 8 == 0 &&
-                         (batch == 1 || (d.batch_stride != 0 && d.batch_stride % 8 == 0));
-    if (!aligned) return;
+    if (!d_storable_by_tma(d.data, n, d.ld, batch, d.batch_stride)) return;
     CUtensorMapDataType const type = std::is_same_v<T, bfloat16_t> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                                                   : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
     CUtensorMap map;
