@@ -241,17 +241,7 @@ class GemmSm90 {
                           Config::kSchedule == Sm90Schedule::kPingPong ? " (ping-pong)" : "",
                           Config::kClusterM > 1 ? ", clusters of 2 along M sharing B by TMA multicast" : "", ", ",
                           plan.params.tiles, Config::kClusterM > 1 ? " tile pairs on " : " tiles on ", plan.grid,
-                          " blocks", stored_by_tma(plan.params) ? ", D stored by TMA" : "");
-  }
-
-  // Whether the kernel copies D out by TMA stores (the packed epilogue, with D aligned for TMA).
-  static bool stored_by_tma(typename Kernel::Params const& params) {
-    if constexpr (Kernel::kTmaStore) {
-      return params.d_by_tma != 0;
-    } else {
-      (void)params;
-      return false;
-    }
+                          " blocks", Kernel::d_by_tma(plan.params) ? ", D stored by TMA" : "");
   }
 
  private:

@@ -49,6 +49,14 @@ inline Status encode_sm90_operand(char const* name, CUtensorMapDataType data_typ
   return {};
 }
 
+// Whether a 16-bit matrix's base, leading dimension and batch stride (in elements) are whole 16-byte
+// pieces, as TMA needs (a batch of 1, or batch stride 0 for one matrix shared by the batch, has no
+// batch stride to check).
+inline bool tma_rows_aligned(void const* data, index_t ld, index_t batch, index_t batch_stride) {
+  bool const one_matrix = batch == 1 || batch_stride == 0;
+  return reinterpret_cast<std::uintptr_t>(data) % 16 == 0 && ld % 8 == 0 && (one_matrix || batch_stride % 8 == 0);
+}
+
 // Kernels built with TILEFUSE_SM90_TMA_AUX (Kernel::kTmaAux): the tensor map of the epilogue's staged
 // residual, an m x n row-major 16-bit matrix (per batch) read in boxes of 64 columns x TileM rows, into
 // params->tma_aux. Other kernels: nothing to do. `who` names the operation in messages.
@@ -58,9 +66,7 @@ template <class Kernel, class EpilogueParams>
 std::string sm90_aux_unaligned(EpilogueParams const& epilogue, index_t batch) {
   if constexpr (Kernel::kTmaAux) {
     auto const* aux = Kernel::staged_aux(epilogue);
-    bool const one_matrix = batch == 1 || aux->batch_stride == 0;
-    if (reinterpret_cast<std::uintptr_t>(aux->data) % 16 != 0 || aux->ld % 8 != 0 ||
-        (!one_matrix && aux->batch_stride % 8 != 0)) {
+    if (!tma_rows_aligned(aux->data, aux->ld, batch, aux->batch_stride)) {
       return status_message("the residual, loaded by TMA, needs a 16-byte-aligned base and a leading dimension (and "
                             "batch stride) that are multiples of 8 elements (ld = ", aux->ld, ")");
     }
@@ -112,8 +118,7 @@ Status encode_sm90_aux(char const* who, index_t m, index_t n, index_t batch, typ
 // exactly D: a 16-byte-aligned base, rows and batch entries whole 16-byte pieces apart, one matrix per
 // batch entry, and n a multiple of 8 (the piece holding a row's last column is written whole).
 inline bool d_storable_by_tma(void const* data, index_t n, index_t ld, index_t batch, index_t batch_stride) {
-  return reinterpret_cast<std::uintptr_t>(data) % 16 == 0 && n % 8 == 0 && ld % 8 == 0 &&
-         (batch == 1 || (batch_stride != 0 && batch_stride % 8 == 0));
+  return tma_rows_aligned(data, ld, batch, batch_stride) && n % 8 == 0 && (batch == 1 || batch_stride != 0);
 }
 
 template <class Kernel>

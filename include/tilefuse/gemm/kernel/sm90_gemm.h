@@ -472,6 +472,16 @@ struct GemmKernel {
     BlockScales block_scales;  // Config::kBlockScaled only
   };
 
+  // Whether D leaves by TMA stores (kTmaStore and the device API's check; describe() says so).
+  TILEFUSE_HOST_DEVICE static bool d_by_tma(Params const& p) {
+    if constexpr (kTmaStore) {
+      return p.d_by_tma != 0;
+    } else {
+      (void)p;
+      return false;
+    }
+  }
+
   // ---- the tile scheduler: persistent blocks take tiles blockIdx.x, + gridDim.x, ... ----
   struct Tile {
     int m = 0;  // tile row
@@ -1100,42 +1110,27 @@ struct GemmKernel {
     return rows;
   }
 
-  // kStagedColumn: copies the tile's columns of the column vector (those inside the output) into this
-  // warp's buffer and commits them as one cp.async group: 16-byte pieces by cp.async where whole and
-  // aligned, the rest element by element. Past the output the buffer keeps stale values, read only by
-  // pairs that are never stored.
+  // kStagedColumn: copies the tile's columns of the column vector into this warp's buffer and commits
+  // them as one cp.async group: 16-byte pieces by cp.async where whole and aligned, the rest element by
+  // element (load_row_async; past the output zeros, read only by pairs that are never stored).
   TILEFUSE_DEVICE static void issue_column_copy(Params const& p, char* buffer, int lane, Tile const& tile) {
     if constexpr (kStagedColumn) {
-      using Input = typename PackedTraits::InputNode;
-      using T = typename StagedColumnNodes<Input>::Type::Element;
+      using T = typename StagedColumnNodes<typename PackedTraits::InputNode>::Type::Element;
       constexpr int kPerPiece = 16 / static_cast<int>(sizeof(T));
-      auto const* column = staged_column_params<Input>(cuda::std::get<0>(p.epilogue.children));
+      using Piece = Array<T, kPerPiece>;
+      auto const* column = staged_column(p.epilogue);
       index_t const n0 = index_t{tile.n} * kTileN;
       T const* const src = column->data + tile.batch * column->batch_stride + n0;
-      T* const dst = reinterpret_cast<T*>(buffer);
       __syncwarp();  // every lane has read the previous tile's values
 #pragma unroll
       for (int piece = lane; piece < kTileN / kPerPiece; piece += 32) {
         index_t const left = p.problem.n - n0 - piece * kPerPiece;
-        if (left >= kPerPiece && epilogue::is_vector_aligned<T, kPerPiece>(src + piece * kPerPiece)) {
-          arch::cp_async<16, true>(dst + piece * kPerPiece, src + piece * kPerPiece);
-        } else {
-          for (int e = 0; e < kPerPiece && e < left; ++e) dst[piece * kPerPiece + e] = src[piece * kPerPiece + e];
-        }
+        int const valid = left <= 0 ? 0 : left < kPerPiece ? static_cast<int>(left) : kPerPiece;
+        epilogue::load_row_async<kPerPiece, true>(reinterpret_cast<Piece*>(buffer) + piece, src + piece * kPerPiece, valid);
       }
       arch::cp_async_commit();
     } else {
       (void)p, (void)buffer, (void)lane, (void)tile;
-    }
-  }
-
-  // Whether D leaves by TMA stores (kTmaStore and the device API's check).
-  TILEFUSE_DEVICE static bool d_by_tma(Params const& p) {
-    if constexpr (kTmaStore) {
-      return p.d_by_tma != 0;
-    } else {
-      (void)p;
-      return false;
     }
   }
 
