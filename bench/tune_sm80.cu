@@ -78,6 +78,21 @@ double time_config(index_t m, index_t n, index_t k) {
   return ms[ms.size() / 2];
 }
 
+// The mainloop's schedule choices (kernel/sm80_gemm.h): copies spread over the k-steps, serpentine mma order.
+template <int M, int N, int K, int WM, int WN, int S>
+struct Interleaved : gemm::Sm80TileConfig<M, N, K, WM, WN, S> {
+  static constexpr bool kInterleaveCopies = true;
+};
+template <int M, int N, int K, int WM, int WN, int S>
+struct Serpentine : gemm::Sm80TileConfig<M, N, K, WM, WN, S> {
+  static constexpr bool kSerpentineMmas = true;
+};
+template <int M, int N, int K, int WM, int WN, int S>
+struct InterleavedSerpentine : gemm::Sm80TileConfig<M, N, K, WM, WN, S> {
+  static constexpr bool kInterleaveCopies = true;
+  static constexpr bool kSerpentineMmas = true;
+};
+
 struct Candidate {
   char const* name;
   double (*time)(index_t, index_t, index_t);
@@ -88,13 +103,13 @@ struct Candidate {
 int main() {
   Candidate const candidates[] = {
       {"128x256x64 w2x4 s3", time_config<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 3>>},
-      {"128x256x64 w2x4 s4", time_config<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 4>>},
-      {"256x128x64 w4x2 s4", time_config<gemm::Sm80TileConfig<256, 128, 64, 4, 2, 4>>},
-      {"128x128x32 w2x2 s6 2/SM", time_config<gemm::Sm80TileConfig<128, 128, 32, 2, 2, 6, 2>>},
-      // The Large config's 64x64 warp tiles in two blocks of 4 warps per SM: one block's prologue and
-      // epilogue overlap the other's mainloop, and each barrier holds 4 warps instead of 8.
-      {"128x128x64 w2x2 s3 2/SM", time_config<gemm::Sm80TileConfig<128, 128, 64, 2, 2, 3, 2>>},
+      {"128x256x64 s3 interleave", time_config<Interleaved<128, 256, 64, 2, 4, 3>>},
+      {"128x256x64 s3 serpentine", time_config<Serpentine<128, 256, 64, 2, 4, 3>>},
+      {"128x256x64 s3 both", time_config<InterleavedSerpentine<128, 256, 64, 2, 4, 3>>},
+      {"128x256x64 s4 both", time_config<InterleavedSerpentine<128, 256, 64, 2, 4, 4>>},
+      {"256x128x64 s3 both", time_config<InterleavedSerpentine<256, 128, 64, 4, 2, 3>>},
       {"128x256x64 w2x4 s3 fused", time_config<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 3>, Fused>},
+      {"128x256x64 s3 both fused", time_config<InterleavedSerpentine<128, 256, 64, 2, 4, 3>, Fused>},
   };
   constexpr int kCount = sizeof(candidates) / sizeof(candidates[0]);
   // 4096x4096x64: one k-tile per output tile, so its time is the fixed cost per tile (prologue + epilogue).

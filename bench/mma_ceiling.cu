@@ -1,0 +1,137 @@
+// The mma.sync ceiling of this GPU: how many bf16 TFLOP/s mma.sync.m16n8k16 (fp32 accumulation) reaches
+// when nothing else limits it, and when each warp also reads its fragments from shared memory with
+// ldmatrix at the sm_80 GEMM's ratio (a 64x64 warp tile: 8 ldmatrix.x4 per 32 mmas). The sm_80 GEMM's
+// speed is judged against these (docs/notes/gemm_sm80.md), not only against cuBLAS, which uses WGMMA
+// on Hopper.
+//
+//   tilefuse_mma_ceiling            prints one table row per (kernel, warps per SM)
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include <tilefuse/arch/ldmatrix.h>
+#include <tilefuse/arch/mma_sm80.h>
+
+namespace {
+
+using tilefuse::bfloat16_t;
+using std::uint32_t;
+
+constexpr int kMmaN = 8;  // n-tiles per warp: 64 columns
+
+// One k-step of a (16 MmaM) x 64 warp tile: MmaM x 8 mmas on (a, b); with kLdmatrix, the next step's
+// fragments are loaded from shared memory into (a_next, b_next) meanwhile (MmaM + 4 ldmatrix.x4, as the
+// GEMM's double-buffered fragments).
+template <int MmaM, bool kLdmatrix>
+__device__ void k_step(float (&acc)[MmaM][kMmaN][4], uint32_t const (&a)[MmaM][4], uint32_t const (&b)[kMmaN][2],
+                       uint32_t (&a_next)[MmaM][4], uint32_t (&b_next)[kMmaN][2], uint32_t const* smem) {
+  if constexpr (kLdmatrix) {
+#pragma unroll
+    for (int i = 0; i < MmaM; ++i) tilefuse::arch::ldmatrix_x4(a_next[i], smem + i * 128);
+#pragma unroll
+    for (int j = 0; j < kMmaN; j += 2) {
+      uint32_t pair[4];
+      tilefuse::arch::ldmatrix_x4(pair, smem + (MmaM + j / 2) * 128);
+      b_next[j][0] = pair[0], b_next[j][1] = pair[1];
+      b_next[j + 1][0] = pair[2], b_next[j + 1][1] = pair[3];
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < MmaM; ++i)
+#pragma unroll
+    for (int j = 0; j < kMmaN; ++j) tilefuse::arch::mma_m16n8k16<bfloat16_t>(acc[i][j], a[i], b[j]);
+}
+
+// Each warp runs 2 x `pairs` k-steps. Every lane addresses one 16-byte row of a 512-byte tile: the 32
+// rows are consecutive, so each ldmatrix.x4 reads 512 contiguous bytes without bank conflicts.
+template <int MmaM, bool kLdmatrix>
+__global__ void mma_loop(int pairs, float* sink) {
+  __shared__ __align__(128) uint32_t smem[2][(MmaM + 4) * 128];  // per buffer: MmaM + 4 tiles of 512 bytes
+  int const lane = static_cast<int>(threadIdx.x % 32);
+  for (int i = static_cast<int>(threadIdx.x); i < 2 * (MmaM + 4) * 128; i += static_cast<int>(blockDim.x)) {
+    (&smem[0][0])[i] = 0x3c003c00u ^ (static_cast<uint32_t>(i) * 2654435761u & 0x00ff00ffu);
+  }
+  __syncthreads();
+  float acc[MmaM][kMmaN][4] = {};
+  uint32_t a0[MmaM][4], a1[MmaM][4];
+  uint32_t b0[kMmaN][2], b1[kMmaN][2];
+  for (int i = 0; i < MmaM; ++i)
+    for (int e = 0; e < 4; ++e) a0[i][e] = a1[i][e] = 0x3c003c00u ^ static_cast<uint32_t>(lane + i + e);
+  for (int j = 0; j < kMmaN; ++j)
+    for (int e = 0; e < 2; ++e) b0[j][e] = b1[j][e] = 0x3c003c00u ^ static_cast<uint32_t>(lane * 3 + j + e);
+  for (int it = 0; it < pairs; ++it) {
+    k_step<MmaM, kLdmatrix>(acc, a0, b0, a1, b1, smem[1] + lane * 4);
+    k_step<MmaM, kLdmatrix>(acc, a1, b1, a0, b0, smem[0] + lane * 4);
+  }
+  float total = 0;
+  for (int i = 0; i < MmaM; ++i)
+    for (int j = 0; j < kMmaN; ++j)
+      for (int e = 0; e < 4; ++e) total += acc[i][j][e];
+  if (total == 1234.5f) *sink = total;  // never true in practice; keeps the mmas alive
+}
+
+struct Row {
+  char const* kernel;
+  int warps_per_block;
+  int blocks_per_sm;
+  double tflops;
+};
+
+template <int MmaM, bool kLdmatrix>
+Row measure(char const* name, int warps_per_block, int blocks_per_sm, int sms, float* sink) {
+  int const pairs = 1 << 15;
+  int const blocks = sms * blocks_per_sm;
+  int const threads = 32 * warps_per_block;
+  auto const launch = [&] { mma_loop<MmaM, kLdmatrix><<<blocks, threads>>>(pairs, sink); };
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  for (int i = 0; i < 3; ++i) launch();  // warm-up: clocks settle
+  std::vector<float> ms;
+  for (int i = 0; i < 9; ++i) {
+    cudaEventRecord(start);
+    launch();
+    cudaEventRecord(stop);
+    cudaEventSynchronize(stop);
+    float t = 0;
+    cudaEventElapsedTime(&t, start, stop);
+    ms.push_back(t);
+  }
+  std::sort(ms.begin(), ms.end());
+  cudaEventDestroy(start), cudaEventDestroy(stop);
+  double const flops = 4096.0 * MmaM * kMmaN * 2.0 * pairs * (double(blocks) * warps_per_block);
+  return {name, warps_per_block, blocks_per_sm, flops / (ms[ms.size() / 2] * 1e-3) * 1e-12};
+}
+
+}  // namespace
+
+int main() {
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, 0);
+  float* sink = nullptr;
+  cudaMalloc(&sink, sizeof(float));
+  int const sms = prop.multiProcessorCount;
+  std::printf("# mma.sync ceiling on %s (%d SMs), bf16 m16n8k16, fp32 accumulation\n\n", prop.name, sms);
+  std::printf("| kernel | warps/block | blocks/SM | warps/SM | TFLOP/s |\n|---|---|---|---|---|\n");
+  Row const rows[] = {
+      measure<4, false>("mma only, 64x64 warp tile", 4, 1, sms, sink),
+      measure<4, false>("mma only, 64x64 warp tile", 8, 1, sms, sink),
+      measure<2, false>("mma only, 32x64 warp tile", 8, 2, sms, sink),
+      measure<4, true>("mma + ldmatrix, 64x64 warp tile", 8, 1, sms, sink),
+      measure<2, true>("mma + ldmatrix, 32x64 warp tile", 8, 2, sms, sink),
+  };
+  for (Row const& r : rows) {
+    std::printf("| %s | %d | %d | %d | %.1f |\n", r.kernel, r.warps_per_block, r.blocks_per_sm,
+                r.warps_per_block * r.blocks_per_sm, r.tflops);
+  }
+  cudaError_t const e = cudaDeviceSynchronize();
+  cudaFree(sink);
+  if (e != cudaSuccess) {
+    std::printf("CUDA error: %s\n", cudaGetErrorString(e));
+    return 1;
+  }
+  return 0;
+}
