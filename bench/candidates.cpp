@@ -73,19 +73,55 @@ void judge_candidates(std::vector<Candidate>& candidates, DType dtype) {
   }
 }
 
+namespace {
+
+// One result from the two halves of a mirrored run: the median is the mean of the two medians (each
+// half saw the other candidates' drift in the opposite order), the extremes are the extremes of both.
+Timing combine_halves(Timing const& first, Timing const& second) {
+  Timing t;
+  t.reps = first.reps + second.reps;
+  t.warmup_calls = first.warmup_calls + second.warmup_calls;
+  t.median_ms = (first.median_ms + second.median_ms) / 2;
+  t.min_ms = std::min(first.min_ms, second.min_ms);
+  t.max_ms = std::max(first.max_ms, second.max_ms);
+  t.mean_ms = (first.mean_ms * first.reps + second.mean_ms * second.reps) / t.reps;
+  t.p10_ms = (first.p10_ms + second.p10_ms) / 2;
+  t.p90_ms = (first.p90_ms + second.p90_ms) / 2;
+  t.host_us_per_call = (first.host_us_per_call + second.host_us_per_call) / 2;
+  return t;
+}
+
+}  // namespace
+
 void time_candidates(std::vector<Candidate>& candidates, int num_sets, TimingOptions const& timing, double flops,
                      cudaStream_t stream) {
-  for (Candidate& c : candidates) {
-    if (!c.op) continue;
+  // NOTES: mirrored order A B C C B A, half the reps each time: the H200's clocks drift by 10% and more
+  // as it heats (reports v43, v84), so timing the candidates one after another favoured whichever ran
+  // first. Each half warms up again.
+  TimingOptions half = timing;
+  half.reps = std::max(1, timing.reps / 2);
+  std::vector<Timing> first(candidates.size());
+  auto const time_one = [&](std::size_t i, Timing* out) {
+    Candidate& c = candidates[i];
+    if (!c.op) return;
     try {
-      c.measurement.timing = time_rotating(c.op, num_sets, timing, stream);
-      c.measurement.tflops = flops / (c.measurement.timing.median_ms * 1e-3) / 1e12;
-      c.measurement.state = MeasurementState::kOk;
+      *out = time_rotating(c.op, num_sets, half, stream);
     } catch (BenchError const& e) {
       c.measurement.state = MeasurementState::kError;
       c.measurement.message = e.what();
+      c.op = nullptr;
       check_device_alive(c.measurement.implementation);
     }
+  };
+  for (std::size_t i = 0; i < candidates.size(); ++i) time_one(i, &first[i]);
+  for (std::size_t i = candidates.size(); i-- > 0;) {
+    Timing second;
+    time_one(i, &second);
+    Candidate& c = candidates[i];
+    if (!c.op) continue;
+    c.measurement.timing = combine_halves(first[i], second);
+    c.measurement.tflops = flops / (c.measurement.timing.median_ms * 1e-3) / 1e12;
+    c.measurement.state = MeasurementState::kOk;
   }
 }
 

@@ -5,7 +5,8 @@
 //   judge:  a peer grossly off is not timed, a peer above the dtype's tolerance is timed and noted;
 //           tilefuse must stay within the tolerance, or within twice the best peer's error where that is
 //           larger (peers round intermediates to the output type; cuBLAS may sum split-K partials in it);
-//   time:   the ones still runnable are timed on the rotating sets.
+//   time:   the ones still runnable are timed on the rotating sets, in the mirrored order A B C C B A
+//           (half the reps each pass; a result is the mean of its two medians).
 #pragma once
 
 #include <functional>

@@ -5,17 +5,17 @@
 // docs/notes/gemm_sm80.md). Not a peer comparison: tilefuse-bench is.
 // NOTES: shape by shape, the configurations in the order A B C ... C B A, each row the mean of its two
 // medians: the H200's clocks drift by 10% and more as it heats (report v43), so a sweep that ran one
-// configuration's shapes after another's favoured whichever ran first.
+// configuration's shapes after another's favoured whichever ran first. Each median comes from the
+// shared harness (timing.hpp), so host launch work stays out of the times.
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <type_traits>
-#include <vector>
 
 #include <tilefuse/gemm/device/gemm.hpp>
 
 #include "random_fill.hpp"
+#include "timing.hpp"
 
 namespace {
 
@@ -58,39 +58,20 @@ double time_config(index_t m, index_t n, index_t k) {
     release();
     return -1.0;
   }
-  for (int i = 0; i < 5; ++i) (void)Op::run(args, nullptr, nullptr);
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  std::vector<float> ms;
-  for (int i = 0; i < 20; ++i) {
-    cudaEventRecord(start);
-    (void)Op::run(args, nullptr, nullptr);
-    cudaEventRecord(stop);
-    cudaEventSynchronize(stop);
-    float t = 0;
-    cudaEventElapsedTime(&t, start, stop);
-    ms.push_back(t);
-  }
-  std::sort(ms.begin(), ms.end());
+  bench::TimingOptions options;
+  options.reps = 20;
+  options.min_warmup_ms = 30;
+  double const median_ms =
+      bench::time_rotating([&](int) { (void)Op::run(args, nullptr, nullptr); }, 1, options, nullptr).median_ms;
   release();
-  cudaEventDestroy(start), cudaEventDestroy(stop);
-  return ms[ms.size() / 2];
+  return median_ms;
 }
 
-// The mainloop's schedule choices (kernel/sm80_gemm.h): copies spread over the k-steps, serpentine mma order.
-template <int M, int N, int K, int WM, int WN, int S>
-struct Interleaved : gemm::Sm80TileConfig<M, N, K, WM, WN, S> {
-  static constexpr bool kInterleaveCopies = true;
-};
-template <int M, int N, int K, int WM, int WN, int S>
-struct Serpentine : gemm::Sm80TileConfig<M, N, K, WM, WN, S> {
-  static constexpr bool kSerpentineMmas = true;
-};
-template <int M, int N, int K, int WM, int WN, int S>
-struct InterleavedSerpentine : gemm::Sm80TileConfig<M, N, K, WM, WN, S> {
-  static constexpr bool kInterleaveCopies = true;
-  static constexpr bool kSerpentineMmas = true;
+// The default tile with parts of the kernel left out (kernel/sm80_gemm.h MeasureOnly; wrong results,
+// timing only): what the copies, the barrier and the epilogue each cost.
+template <bool kSkipCopies, bool kSkipBarrier, bool kSkipEpilogue>
+struct Without : gemm::Sm80LargeConfig {
+  static constexpr gemm::sm80::MeasureOnly kMeasureOnly{kSkipCopies, kSkipBarrier, kSkipEpilogue};
 };
 
 struct Candidate {
@@ -103,13 +84,12 @@ struct Candidate {
 int main() {
   Candidate const candidates[] = {
       {"128x256x64 w2x4 s3", time_config<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 3>>},
-      {"128x256x64 s3 interleave", time_config<Interleaved<128, 256, 64, 2, 4, 3>>},
-      {"128x256x64 s3 serpentine", time_config<Serpentine<128, 256, 64, 2, 4, 3>>},
-      {"128x256x64 s3 both", time_config<InterleavedSerpentine<128, 256, 64, 2, 4, 3>>},
-      {"128x256x64 s4 both", time_config<InterleavedSerpentine<128, 256, 64, 2, 4, 4>>},
-      {"256x128x64 s3 both", time_config<InterleavedSerpentine<256, 128, 64, 4, 2, 3>>},
+      {"  without epilogue", time_config<Without<false, false, true>>},
+      {"  without barrier", time_config<Without<false, true, false>>},
+      {"  without copies", time_config<Without<true, false, false>>},
+      {"  without copies, barrier", time_config<Without<true, true, false>>},
+      {"  w/o copies, barrier, epi", time_config<Without<true, true, true>>},
       {"128x256x64 w2x4 s3 fused", time_config<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 3>, Fused>},
-      {"128x256x64 s3 both fused", time_config<InterleavedSerpentine<128, 256, 64, 2, 4, 3>, Fused>},
   };
   constexpr int kCount = sizeof(candidates) / sizeof(candidates[0]);
   // 4096x4096x64: one k-tile per output tile, so its time is the fixed cost per tile (prologue + epilogue).

@@ -36,10 +36,6 @@ struct DenseTileLoader {
   TILEFUSE_DEVICE void load_interior(Element* smem, index_t ld, index_t k0, int thread) const {
     Operand::load_interior(smem, Operand::k_tile_base(data, ld, mn0, k0), ld, thread);
   }
-  template <int kParts>
-  TILEFUSE_DEVICE void load_interior_part(Element* smem, index_t ld, index_t k0, int thread, int part) const {
-    Operand::template load_interior_part<kParts>(smem, Operand::k_tile_base(data, ld, mn0, k0), ld, thread, part);
-  }
   TILEFUSE_DEVICE void load(Element* smem, index_t ld, index_t k0, index_t k_left, int thread) const {
     Operand::template load<kAligned>(smem, Operand::k_tile_base(data, ld, mn0, k0), ld,
                                      Operand::rows_left(mn_left, k_left), Operand::cols_left(mn_left, k_left), thread);
@@ -72,18 +68,6 @@ struct DenseOperands {
           thread(thread_) {}
 
     TILEFUSE_DEVICE void prepare_stage(Params const&, Element*, Element*, index_t) const {}
-
-    // Whether the k-tile at k0 lies wholly inside both (aligned) operands: its copies are then
-    // unpredicated and may be issued in parts (load_interior_part).
-    TILEFUSE_DEVICE bool is_interior(index_t k0, index_t k_end) const {
-      return a.is_whole(k_end - k0) && b.is_whole(k_end - k0);
-    }
-    template <int kParts>
-    TILEFUSE_DEVICE void load_interior_part(Params const& p, Element* smem_a, Element* smem_b, index_t k0,
-                                            int part) const {
-      a.template load_interior_part<kParts>(smem_a, p.lda, k0, thread, part);
-      b.template load_interior_part<kParts>(smem_b, p.ldb, k0, thread, part);
-    }
 
     TILEFUSE_DEVICE void load(Params const& p, Element* smem_a, Element* smem_b, index_t k0, index_t k_end) const {
       index_t const k_left = k_end - k0;

@@ -25,29 +25,22 @@
 
 namespace tilefuse::gemm::sm80 {
 
-// Schedule choices a Config may carry (bench/tune_sm80.cu measures them); absent means false.
-// kInterleaveCopies: an interior k-tile's cp.asyncs are spread over the k-steps of the tile before
-// instead of issued at its top. kSerpentineMmas: odd mma rows run their n-tiles in reverse order.
+// Parts of the kernel a measurement may leave out, to see what each costs (bench/tune_sm80.cu): a
+// Config with `static constexpr MeasureOnly kMeasureOnly{...}` runs without them and computes WRONG
+// results. Absent (every real Config): nothing is left out.
+struct MeasureOnly {
+  bool skip_copies = false;    // no global -> shared copies (the mainloop reads stale shared memory)
+  bool skip_barrier = false;   // no block barrier per k-tile (races)
+  bool skip_epilogue = false;  // no staging and no visit: D is never written
+};
 template <class Config>
-constexpr bool config_interleaves_copies() {
-  if constexpr (requires { Config::kInterleaveCopies; }) {
-    return Config::kInterleaveCopies;
+constexpr MeasureOnly measure_only() {
+  if constexpr (requires { Config::kMeasureOnly; }) {
+    return Config::kMeasureOnly;
   } else {
-    return false;
+    return {};
   }
 }
-template <class Config>
-constexpr bool config_serpentine_mmas() {
-  if constexpr (requires { Config::kSerpentineMmas; }) {
-    return Config::kSerpentineMmas;
-  } else {
-    return false;
-  }
-}
-
-// Operand sources whose interior k-tiles can be copied in parts (sm80_dense_operands.h).
-template <class Loader>
-concept LoadsInParts = requires(Loader const& loader, index_t k0) { loader.is_interior(k0, k0); };
 
 // The kernel over any operand source (sm80_dense_operands.h: strided matrices; the convolution's
 // gathers in conv/kernel/): only how k-tiles reach shared memory differs.
@@ -71,8 +64,7 @@ struct TiledKernel {
   using OperandB = OperandTile<Element, typename Operands::LayoutB, false, kTileN, kTileK, kThreads>;
   using Loader = typename Operands::template Loader<OperandA, OperandB>;
   static_assert(2 * OperandA::kChunkElements == kStepK, "a k-step is two 16-byte chunks of k");
-  static constexpr bool kInterleaveCopies = config_interleaves_copies<Config>() && LoadsInParts<Loader>;
-  static constexpr bool kSerpentineMmas = config_serpentine_mmas<Config>();
+  static constexpr MeasureOnly kMeasure = measure_only<Config>();
   static constexpr int kStageElements = OperandA::Tile::kElements + OperandB::Tile::kElements;
   // The accumulator tile is staged as floats, rows padded so that its writes and reads are free of
   // bank conflicts (sm80_epilogue_staging.h).
@@ -138,6 +130,10 @@ struct TiledKernel {
 
     Accumulators acc;
     mainloop(p, smem, batch, m0, n0, k_begin, k_end, acc);
+    if constexpr (kMeasure.skip_epilogue) {
+      if (acc[0][0][0] == 1234.5f) p.partials[0] = acc[0][0][0];  // keeps the mainloop alive
+      return;
+    }
     auto* staging = reinterpret_cast<float*>(smem);
     stage_accumulators(acc, staging);
     if (p.split_k == 1) prefetch_epilogue_inputs(p, batch, m0, n0);
@@ -236,16 +232,17 @@ struct TiledKernel {
     Loader const loader(p.operands, p.problem, batch, m0, n0, thread);
     int const k_tiles = k_end > k_begin ? static_cast<int>((k_end - k_begin + kTileK - 1) / kTileK) : 0;
 
-    auto issue_stage = [&](int k_tile) {
+    auto load_stage = [&](int k_tile) {
       int const s = k_tile % kStages;
-      if (k_tile < k_tiles) loader.load(p.operands, stage_a(s), stage_b(s), k_begin + index_t{k_tile} * kTileK, k_end);
-    };
-    // NOTES: every k-tile commits one group, even when nothing was issued, so that wait<kStages - 2>
-    // below always refers to the group of the stage about to be read.
-    for (int s = 0; s < kStages - 1; ++s) {
-      issue_stage(s);
+      if (k_tile < k_tiles && !kMeasure.skip_copies) {
+        loader.load(p.operands, stage_a(s), stage_b(s), k_begin + index_t{k_tile} * kTileK, k_end);
+      }
+      // NOTES: commit even when nothing was issued, so that wait<kStages - 2> below always refers to
+      // the group of the stage about to be read.
       arch::cp_async_commit();
-    }
+    };
+
+    for (int s = 0; s < kStages - 1; ++s) load_stage(s);
 
     int const lane = thread % 32;
     int const warp = thread / 32;
@@ -267,27 +264,11 @@ struct TiledKernel {
     for (int k_tile = 0; k_tile < k_tiles; ++k_tile) {
       // NOTES: the stage this overwrites was last read in the previous k-tile, before the barrier at
       // its last step, so every warp is done with it.
-      int const k_load = k_tile + kStages - 1;
-      [[maybe_unused]] int const s_load = k_load % kStages;
-      [[maybe_unused]] index_t const k0_load = k_begin + index_t{k_load} * kTileK;
-      [[maybe_unused]] bool in_parts = false;
-      if constexpr (kInterleaveCopies) {
-        in_parts = k_load < k_tiles && loader.is_interior(k0_load, k_end);
-        if (!in_parts) issue_stage(k_load);
-      } else {
-        issue_stage(k_load);
-        arch::cp_async_commit();
-      }
+      load_stage(k_tile + kStages - 1);
       int const s = k_tile % kStages;
       int const next = (k_tile + 1) % kStages;
 #pragma unroll
       for (int step = 0; step < kSteps; ++step) {
-        if constexpr (kInterleaveCopies) {
-          if (in_parts) {
-            loader.template load_interior_part<kSteps>(p.operands, stage_a(s_load), stage_b(s_load), k0_load, step);
-          }
-          if (step + 1 == kSteps) arch::cp_async_commit();
-        }
         if (step + 1 < kSteps) {
           load_fragments(frag[buffer ^ 1], lanes, stage_a(s), stage_b(s), warp_m0, warp_n0, (step + 1) * kStepK);
         } else {
@@ -297,7 +278,7 @@ struct TiledKernel {
           if (k_tile + 1 < k_tiles) {
             loader.prepare_stage(p.operands, stage_a(next), stage_b(next), k_begin + index_t{k_tile + 1} * kTileK);
           }
-          __syncthreads();
+          if constexpr (!kMeasure.skip_barrier) __syncthreads();
           if (k_tile + 1 < k_tiles) {
             load_fragments(frag[buffer ^ 1], lanes, stage_a(next), stage_b(next), warp_m0, warp_n0, 0);
           }
@@ -309,10 +290,7 @@ struct TiledKernel {
 #pragma unroll
         for (int i = 0; i < kMmaM; ++i)
 #pragma unroll
-          for (int jj = 0; jj < kMmaN; ++jj) {
-            int const j = kSerpentineMmas && i % 2 == 1 ? kMmaN - 1 - jj : jj;
-            arch::mma_m16n8<Element>(acc[i][j], f.a[i], f.b[j]);
-          }
+          for (int j = 0; j < kMmaN; ++j) arch::mma_m16n8<Element>(acc[i][j], f.a[i], f.b[j]);
         buffer ^= 1;
       }
     }

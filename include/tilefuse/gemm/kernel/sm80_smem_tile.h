@@ -119,22 +119,6 @@ struct OperandTile {
     }
   }
 
-  // The chunks of load_interior that belong to `part` of kParts (chunk i to part i * kParts /
-  // kChunksPerThread), so that a k-tile's copies can be spread over the k-steps of the tile before.
-  template <int kParts>
-  TILEFUSE_DEVICE static void load_interior_part(Element* smem, Element const* base, index_t ld, int thread, int part) {
-    int const row0 = thread / Tile::kChunksPerRow;
-    int const col = (thread % Tile::kChunksPerRow) * kChunkElements;
-    Element* dst = smem + Tile::offset(row0, col);
-    Element const* src = base + row0 * ld + col;
-#pragma unroll
-    for (int i = 0; i < kChunksPerThread; ++i) {
-      if (i * kParts / kChunksPerThread == part) {
-        arch::cp_async_16(dst + i * kRowStep * Tile::kCols, src + i * kRowStep * ld, 16);
-      }
-    }
-  }
-
   template <bool kAligned>
   TILEFUSE_DEVICE static void load(Element* smem, Element const* base, index_t ld, index_t rows_left,
                                    index_t cols_left, int thread) {
