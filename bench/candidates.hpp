@@ -25,6 +25,9 @@ struct Candidate {
   Measurement measurement;
   std::function<void(int)> op;  // runs on one operand set; empty when it cannot run
   std::vector<float> sampled;   // its output at the reference's samples
+  // Computes something else than the row (tilefuse's plain epilogue beside its fused one, to time what
+  // the fusion costs under the same clocks): not checked here; its own row checks it.
+  bool checked_elsewhere = false;
 };
 
 // After a failed call: throws FatalDeviceError when the CUDA context is gone, so the run stops.

@@ -46,6 +46,8 @@ ResultRow GemmBench::run(GemmProblem const& p) {
   tilefuse.measurement.implementation = "tilefuse";
   std::unique_ptr<TilefuseGemmOp> gemm = make_tilefuse_gemm(p.dtype, p.layout, p.epilogue, settings_.kernel);
   DeviceBuffer workspace;
+  std::unique_ptr<TilefuseGemmOp> plain_gemm;  // fused rows: the plain epilogue, timed beside
+  DeviceBuffer plain_workspace;
   if (!gemm) {
     tilefuse.measurement.state = MeasurementState::kNotBuilt;
     tilefuse.measurement.message = "not instantiated (built: bf16 none in tn/nn/nt/tt, fp16 none in tn, "
@@ -88,6 +90,21 @@ ResultRow GemmBench::run(GemmProblem const& p) {
       residual_add_inplace(ops.d, ops.c, p.dtype, elements_d, stream_);
     });
     candidates.push_back(std::move(unfused));
+
+    // The same kernel with the plain epilogue on the same operands, timed in the same mirrored run:
+    // the fused row's cost over it is the fusion's cost, free of the clock drift between two rows.
+    GemmProblem plain_problem = p;
+    plain_problem.epilogue = EpilogueKind::kNone;
+    plain_gemm = make_tilefuse_gemm(p.dtype, p.layout, EpilogueKind::kNone, settings_.kernel);
+    if (plain_gemm && plain_gemm->prepare(plain_problem, pool.sets()).empty()) {
+      Candidate plain;
+      plain.measurement.implementation = "tilefuse, epilogue none";
+      plain.measurement.message = "computes A*B only: checked in its own row, not against this one";
+      plain.checked_elsewhere = true;
+      plain_workspace = DeviceBuffer(plain_gemm->workspace_size());
+      plain.op = [&](int set) { plain_gemm->run(set, plain_workspace.get(), stream_); };
+      candidates.push_back(std::move(plain));
+    }
   }
 
   // ---- the check: one run each on set 0 with D poisoned, against the float64 sample ----

@@ -1,17 +1,21 @@
-// The mma.sync ceiling of this GPU: how many bf16 TFLOP/s mma.sync.m16n8k16 (fp32 accumulation) reaches
-// when nothing else limits it, and when each warp also reads its fragments from shared memory with
-// ldmatrix at the sm_80 GEMM's ratio (a 64x64 warp tile: 8 ldmatrix.x4 per 32 mmas). The sm_80 GEMM's
-// speed is judged against these (docs/notes/gemm_sm80.md), not only against cuBLAS, which uses WGMMA
-// on Hopper.
+// The ceilings of the sm_80 GEMM on this GPU (docs/notes/gemm_sm80.md), which it is judged against
+// besides cuBLAS (which uses WGMMA on Hopper):
+// - mma: how many bf16 TFLOP/s mma.sync.m16n8k16 (fp32 accumulation) reaches when nothing else limits
+//   it, and when each warp also reads its fragments with ldmatrix at the GEMM's ratio (a 64x64 warp
+//   tile: 8 ldmatrix.x4 per 32 mmas);
+// - copies: how fast 16-byte cp.asyncs fill a 3-stage ring of 48 KiB k-tiles (the 128x256x64 tile's
+//   copy pattern, without its math) from an L2-resident buffer and from one far larger than L2.
 //
-//   tilefuse_mma_ceiling            prints one table row per (kernel, warps per SM)
+//   tilefuse_mma_ceiling            prints one table per ceiling
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <vector>
 
+#include <tilefuse/arch/cp_async.h>
 #include <tilefuse/arch/ldmatrix.h>
 #include <tilefuse/arch/mma_sm80.h>
 
@@ -73,6 +77,65 @@ __global__ void mma_loop(int pairs, float* sink) {
   if (total == 1234.5f) *sink = total;  // never true in practice; keeps the mmas alive
 }
 
+// Each block copies `tiles` k-tiles of 48 KiB (12 chunks of 16 bytes per thread, 256 threads) into a
+// kStages ring, waiting and syncing per k-tile as the GEMM does. Blocks start at different offsets of
+// `src` and wrap around it.
+template <int kStages>
+__global__ void __launch_bounds__(256) copy_loop(uint4 const* src, long long src_chunks, int tiles, float* sink) {
+  extern __shared__ __align__(128) uint4 ring[];
+  constexpr int kChunksPerTile = 48 * 1024 / 16;
+  int const thread = static_cast<int>(threadIdx.x);
+  long long offset = static_cast<long long>(blockIdx.x) * 7 * kChunksPerTile;
+  for (int t = 0; t < tiles + kStages - 1; ++t) {
+    if (t < tiles) {
+      uint4* stage = ring + (t % kStages) * kChunksPerTile;
+#pragma unroll
+      for (int i = 0; i < kChunksPerTile / 256; ++i) {
+        long long const chunk = (offset + i * 256 + thread) % src_chunks;
+        tilefuse::arch::cp_async_16(stage + i * 256 + thread, src + chunk, 16);
+      }
+      offset += kChunksPerTile;
+    }
+    tilefuse::arch::cp_async_commit();
+    if (t >= kStages - 1) {
+      tilefuse::arch::cp_async_wait<kStages - 1>();
+      __syncthreads();
+    }
+  }
+  tilefuse::arch::cp_async_wait<0>();
+  __syncthreads();
+  if (ring[thread].x == 0x12345678u && ring[thread].y == 0x9abcdef0u) *sink = 1.0f;
+}
+
+// GB/s of copy_loop over a buffer of `bytes`, one block per SM.
+double copy_rate(std::size_t bytes, int sms, float* sink) {
+  constexpr int kStages = 3;
+  int const tiles = 2048;
+  int const smem = kStages * 48 * 1024;
+  cudaFuncSetAttribute(copy_loop<kStages>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  uint4* src = nullptr;
+  cudaMalloc(&src, bytes);
+  cudaMemset(src, 0x3c, bytes);
+  long long const chunks = static_cast<long long>(bytes / 16);
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  std::vector<float> ms;
+  for (int i = 0; i < 12; ++i) {
+    cudaEventRecord(start);
+    copy_loop<kStages><<<sms, 256, smem>>>(src, chunks, tiles, sink);
+    cudaEventRecord(stop);
+    cudaEventSynchronize(stop);
+    float t = 0;
+    cudaEventElapsedTime(&t, start, stop);
+    if (i >= 3) ms.push_back(t);  // the first launches warm up
+  }
+  std::sort(ms.begin(), ms.end());
+  cudaEventDestroy(start), cudaEventDestroy(stop);
+  cudaFree(src);
+  return double(sms) * tiles * 48 * 1024 / (ms[ms.size() / 2] * 1e-3) * 1e-9;
+}
+
 struct Row {
   char const* kernel;
   int warps_per_block;
@@ -126,6 +189,13 @@ int main() {
   for (Row const& r : rows) {
     std::printf("| %s | %d | %d | %d | %.1f |\n", r.kernel, r.warps_per_block, r.blocks_per_sm,
                 r.warps_per_block * r.blocks_per_sm, r.tflops);
+  }
+  // The 128x256x64 tile needs 48 KiB per 2 x 128 x 256 x 64 FLOPs: the copy rate caps its TFLOP/s.
+  double const flops_per_byte = 2.0 * 128 * 256 * 64 / (48.0 * 1024);
+  std::printf("\n| cp.async ring, 48 KiB k-tiles, 3 stages, 1 block/SM | GB/s | TFLOP/s it feeds at 128x256x64 |\n|---|---|---|\n");
+  for (std::size_t mib : {16, 32, 4096}) {
+    double const gbs = copy_rate(mib << 20, sms, sink);
+    std::printf("| source buffer %zu MiB | %.0f | %.1f |\n", mib, gbs, gbs * flops_per_byte * 1e-3);
   }
   cudaError_t const e = cudaDeviceSynchronize();
   cudaFree(sink);

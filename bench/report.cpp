@@ -204,7 +204,9 @@ void print_result_lines(std::ostream& out, std::ostream& notes, std::string cons
 void print_table(std::ostream& out, std::vector<ResultRow> const& rows, FloorRates const& floor) {
   out << "## Results\n\n";
   out << "speedup = peer ms / tilefuse ms (> 1: tilefuse faster); x floor = time / floor time (1 = at the floor); "
-         "check = tilefuse's max error against float64 (see the notes below for anything not ok)\n\n";
+         "check = tilefuse's max error against float64 (see the notes below for anything not ok); in a fused row, "
+         "peer 'tilefuse, epilogue none' is the same kernel with the plain epilogue on the same operands, timed "
+         "in the same run: the fusion costs 1 / speedup - 1\n\n";
   out << "| problem | dtype | layout | epilogue | split-k | tilefuse ms | TFLOP/s | check | peer | peer ms | "
          "peer TFLOP/s | speedup | floor ms | tilefuse x floor | peer x floor |\n";
   out << "|---|---|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|\n";

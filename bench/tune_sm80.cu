@@ -84,11 +84,12 @@ struct Candidate {
 int main() {
   Candidate const candidates[] = {
       {"128x256x64 w2x4 s3", time_config<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 3>>},
-      {"  without epilogue", time_config<Without<false, false, true>>},
-      {"  without barrier", time_config<Without<false, true, false>>},
-      {"  without copies", time_config<Without<true, false, false>>},
-      {"  without copies, barrier", time_config<Without<true, true, false>>},
-      {"  w/o copies, barrier, epi", time_config<Without<true, true, true>>},
+      {"128x256x64 w2x4 s4", time_config<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 4>>},
+      {"128x256x32 w2x4 s6", time_config<gemm::Sm80TileConfig<128, 256, 32, 2, 4, 6>>},
+      {"256x128x64 w4x2 s3", time_config<gemm::Sm80TileConfig<256, 128, 64, 4, 2, 3>>},
+      {"  s3 without epilogue", time_config<Without<false, false, true>>},
+      {"  s3 without copies", time_config<Without<true, false, false>>},
+      {"  s3 without barrier", time_config<Without<false, true, false>>},
       {"128x256x64 w2x4 s3 fused", time_config<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 3>, Fused>},
   };
   constexpr int kCount = sizeof(candidates) / sizeof(candidates[0]);

@@ -34,7 +34,7 @@ struct MeasureOnly {
   bool skip_epilogue = false;  // no staging and no visit: D is never written
 };
 template <class Config>
-constexpr MeasureOnly measure_only() {
+TILEFUSE_HOST_DEVICE constexpr MeasureOnly measure_only() {
   if constexpr (requires { Config::kMeasureOnly; }) {
     return Config::kMeasureOnly;
   } else {
@@ -131,7 +131,13 @@ struct TiledKernel {
     Accumulators acc;
     mainloop(p, smem, batch, m0, n0, k_begin, k_end, acc);
     if constexpr (kMeasure.skip_epilogue) {
-      if (acc[0][0][0] == 1234.5f) p.partials[0] = acc[0][0][0];  // keeps the mainloop alive
+      // Every accumulator feeds one never-taken store, so that ptxas keeps all the mmas.
+      float total = 0.0f;
+#pragma unroll
+      for (int i = 0; i < kMmaM; ++i)
+#pragma unroll
+        for (int j = 0; j < kMmaN; ++j) total += acc[i][j][0] + acc[i][j][1] + acc[i][j][2] + acc[i][j][3];
+      if (total == 1234.5f) p.partials[0] = total;
       return;
     }
     auto* staging = reinterpret_cast<float*>(smem);
