@@ -1,5 +1,5 @@
-// Tile-configuration sweep for the sm_80 GEMM: bf16, A row-major, B column-major, plain epilogue (and
-// the issue-3 fused tree on the default tile), at
+// Tile-configuration sweep for the sm_80 GEMM: bf16, A row-major, B column-major (on Hopper: operands by
+// TMA unless a row says cp.async), plain epilogue (and the issue-3 fused tree on the default tile), at
 // 8192^3, 4096^3, 8192x8192x1024 and two shapes that isolate the fixed cost per tile. Prints the median
 // TFLOP/s of each configuration; the winners become Sm80LargeConfig / Sm80SmallConfig (see
 // docs/notes/gemm_sm80.md). Not a peer comparison: tilefuse-bench is.
@@ -74,6 +74,12 @@ struct Without : gemm::Sm80LargeConfig {
   static constexpr gemm::sm80::MeasureOnly kMeasureOnly{kSkipCopies, kSkipBarrier, kSkipEpilogue};
 };
 
+// A tile loading by cp.async on Hopper too (gemm::Gemm otherwise loads these operands by TMA there).
+template <int M, int N, int K, int WM, int WN, int S>
+struct CpAsync : gemm::Sm80TileConfig<M, N, K, WM, WN, S> {
+  static constexpr bool kTmaOnHopper = false;
+};
+
 struct Candidate {
   char const* name;
   double (*time)(index_t, index_t, index_t);
@@ -83,14 +89,14 @@ struct Candidate {
 
 int main() {
   Candidate const candidates[] = {
-      {"128x256x64 w2x4 s3", time_config<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 3>>},
-      {"128x256x64 w2x4 s4", time_config<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 4>>},
-      {"128x256x32 w2x4 s6", time_config<gemm::Sm80TileConfig<128, 256, 32, 2, 4, 6>>},
-      {"256x128x64 w4x2 s3", time_config<gemm::Sm80TileConfig<256, 128, 64, 4, 2, 3>>},
-      {"  s3 without epilogue", time_config<Without<false, false, true>>},
-      {"  s3 without copies", time_config<Without<true, false, false>>},
-      {"  s3 without barrier", time_config<Without<false, true, false>>},
-      {"128x256x64 w2x4 s3 fused", time_config<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 3>, Fused>},
+      {"128x256x64 s3 (TMA)", time_config<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 3>>},
+      {"128x256x64 s3 cp.async", time_config<CpAsync<128, 256, 64, 2, 4, 3>>},
+      {"128x256x64 s4 (TMA)", time_config<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 4>>},
+      {"256x128x64 s3 (TMA)", time_config<gemm::Sm80TileConfig<256, 128, 64, 4, 2, 3>>},
+      {"  s3 TMA without epilogue", time_config<Without<false, false, true>>},
+      {"  s3 TMA without copies", time_config<Without<true, false, false>>},
+      {"128x256x64 s3 (TMA) fused", time_config<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 3>, Fused>},
+      {"128x256x64 s3 cp.async fused", time_config<CpAsync<128, 256, 64, 2, 4, 3>, Fused>},
   };
   constexpr int kCount = sizeof(candidates) / sizeof(candidates[0]);
   // 4096x4096x64: one k-tile per output tile, so its time is the fixed cost per tile (prologue + epilogue).

@@ -113,6 +113,32 @@ TEST(GemmSelect, AnSm80ConfigForcesTheSm80Kernel) {
   EXPECT_EQ(ForcedSm80::plan_cache_stats().misses, 0);
 }
 
+// The sm_80 kernel on an sm_90 device loads K-contiguous 16-bit operands of 64-element k-tiles by TMA
+// (cp.async caps its 128x256x64 tile at 420 TFLOP/s there, report v95); a config can opt out, and the
+// other layouts, the 128x128x32 tile and unaligned operands keep cp.async.
+TEST(GemmSelect, TheSm80KernelLoadsByTmaOnSm90) {
+  Buffers buf;
+  std::string const large = ForcedSm80::describe(args_for<ForcedSm80>(buf, GemmCoord{256, 512, 128, 1}));
+  using CpAsync = gemm::Gemm<bfloat16_t, RowMajor, ColumnMajor, StoreTree, Sm80LargeCpAsyncConfig>;
+  std::string const opted_out = CpAsync::describe(args_for<CpAsync>(buf, GemmCoord{256, 512, 128, 1}));
+  using SmallTn = gemm::Gemm<bfloat16_t, RowMajor, ColumnMajor, StoreTree, gemm::Sm80SmallConfig>;
+  std::string const small = SmallTn::describe(args_for<SmallTn>(buf, GemmCoord{256, 512, 128, 1}));
+  using LargeTt = gemm::Gemm<bfloat16_t, RowMajor, RowMajor, StoreTree, Sm80LargeConfig>;
+  std::string const tt = LargeTt::describe(args_for<LargeTt>(buf, GemmCoord{256, 512, 128, 1}));
+  auto odd = args_for<ForcedSm80>(buf, GemmCoord{256, 512, 129, 1});
+  odd.lda = 129;
+  std::string const unaligned = ForcedSm80::describe(odd);
+  EXPECT_TRUE(contains(opted_out, "16-byte cp.async path")) << opted_out;
+  EXPECT_TRUE(contains(small, "16-byte cp.async path")) << small;
+  EXPECT_TRUE(contains(tt, "16-byte cp.async path")) << tt;
+  EXPECT_TRUE(contains(unaligned, "element-wise path")) << unaligned;
+  if (on_sm90()) {
+    EXPECT_TRUE(contains(large, "operands by TMA (sm_90)")) << large;
+  } else {
+    EXPECT_TRUE(contains(large, "16-byte cp.async path")) << large;
+  }
+}
+
 // The tile model: few output tiles take narrower tiles, big problems the 128x256 one; describe()
 // names the tile the model picked.
 TEST(GemmSelect, TilePerProblem) {

@@ -18,6 +18,12 @@ using gemm::Sm80SmallConfig;
 using gemm::Sm80Tf32LargeConfig;
 using gemm::Sm80Tf32SmallConfig;
 
+// Sm80LargeConfig loading by cp.async on Hopper too (otherwise gemm::Gemm loads its K-contiguous 16-bit
+// operands by TMA on an sm_90 device): keeps that path tested there.
+struct Sm80LargeCpAsyncConfig : Sm80LargeConfig {
+  static constexpr bool kTmaOnHopper = false;
+};
+
 // ---- epilogue specifications (see gemm_harness.hpp for what a Spec provides) ----
 namespace specs {
 

@@ -37,6 +37,18 @@ using Sm80SmallConfig = Sm80TileConfig<128, 128, 32, 2, 2, 4>;
 // Narrow outputs (N <= 64, e.g. convolutions with 64 filters) and short K: three blocks per SM hide
 // the latency of tiles that run only a few k-tiles.
 using Sm80NarrowConfig = Sm80TileConfig<128, 64, 32, 2, 2, 4, 3>;
+// Whether gemm::Gemm loads this config's operands by TMA on an sm_90 device (where it can: K-contiguous
+// 16-bit operands, 64-element k-tiles, aligned): true unless the config says
+// `static constexpr bool kTmaOnHopper = false;` (e.g. to test the cp.async path on Hopper).
+template <class Config>
+TILEFUSE_HOST_DEVICE constexpr bool sm80_tma_on_hopper() {
+  if constexpr (requires { Config::kTmaOnHopper; }) {
+    return Config::kTmaOnHopper;
+  } else {
+    return true;
+  }
+}
+
 // Not a configuration but a request: the device operation picks Sm80LargeConfig, Sm80SmallConfig or
 // Sm80NarrowConfig per problem (gemm/device/sm80_launch.hpp: choose_sm80_tile).
 struct Sm80AutoConfig {};

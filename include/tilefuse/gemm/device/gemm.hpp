@@ -43,7 +43,9 @@
 #include <tilefuse/gemm/device/operand_check.hpp>
 #include <tilefuse/gemm/device/sm80_launch.hpp>
 #include <tilefuse/gemm/gemm_config.h>
+#include <tilefuse/gemm/device/sm90_operand_map.hpp>
 #include <tilefuse/gemm/kernel/sm80_gemm.h>
+#include <tilefuse/gemm/kernel/sm80_tma_operands.h>
 #include <tilefuse/runtime/pointer_check.hpp>
 
 namespace tilefuse::gemm {
@@ -199,6 +201,9 @@ class Gemm {
                               " bytes, but workspace is null");
     }
     TILEFUSE_RETURN_IF_ERROR(detail::initialize_reductions<Epilogue>(plan.epilogue, args.problem, stream));
+    if constexpr (kTmaCandidate) {
+      if (plan.tma) return launch_tma(args, plan, workspace, stream);
+    }
     return plan.aligned ? launch<true>(args, plan, workspace, stream) : launch<false>(args, plan, workspace, stream);
   }
 
@@ -223,7 +228,10 @@ class Gemm {
                                                            : (std::is_same_v<ElementAB, bfloat16_t> ? "bf16" : "fp16"),
                           " inputs), tile ", Sm80Config::kTileM, "x", Sm80Config::kTileN, "x", Sm80Config::kTileK, ", ",
                           Sm80Config::kWarpsM * Sm80Config::kWarpsN, " warps, ", Sm80Config::kStages, " stages, ",
-                          plan.aligned ? "16-byte cp.async path" : "element-wise path (", plan.why_narrow,
+                          plan.tma       ? "operands by TMA (sm_90)"
+                          : plan.aligned ? "16-byte cp.async path"
+                                         : "element-wise path (",
+                          plan.why_narrow,
                           plan.aligned ? "" : ")", plan.split_k > 1 ? status_message(", split-K ", plan.split_k) : "",
                           hopper_note);
   }
@@ -302,6 +310,13 @@ class Gemm {
 
   template <bool kAligned>
   using Kernel = sm80::GemmKernel<ElementAB, LayoutA, LayoutB, Epilogue, Sm80Config, kAligned>;
+  // On an sm_90 device the 16-byte path of K-contiguous 16-bit operands with 64-element k-tiles loads by
+  // TMA (kernel/sm80_tma_operands.h says why), unless the config opts out (kTmaOnHopper = false).
+  static constexpr bool kTmaCandidate =
+      sizeof(ElementAB) == 2 && std::is_same_v<LayoutA, RowMajor> && std::is_same_v<LayoutB, ColumnMajor> &&
+      Sm80Config::kTileK * sizeof(ElementAB) == 128 && Sm80Config::kTileM <= 256 && Sm80Config::kTileN <= 256 &&
+      sm80_tma_on_hopper<Sm80Config>();
+  using TmaKernel = sm80::TiledKernel<ElementAB, sm80::TmaOperands<ElementAB>, Epilogue, Sm80Config>;
   static constexpr bool kIsTf32 = sizeof(ElementAB) == 4;
   // Elements per 16-byte chunk: the alignment unit of the 16-byte path.
   static constexpr index_t kChunkElements = 16 / static_cast<index_t>(sizeof(ElementAB));
@@ -310,6 +325,7 @@ class Gemm {
     index_t lda = 0, ldb = 0, batch_stride_a = 0, batch_stride_b = 0;
     int split_k = 1;  // resolved: args.split_k, or the choice for 0
     bool aligned = false;
+    bool tma = false;  // the aligned path, its operands loaded by TMA (an sm_90 device)
     std::string why_narrow;
     typename Epilogue::Params epilogue;
   };
@@ -368,7 +384,24 @@ class Gemm {
       plan->why_narrow = status_message("a batch stride is not a multiple of ", kChunkElements, " elements");
     }
     plan->aligned = plan->why_narrow.empty();
+    if constexpr (kTmaCandidate) plan->tma = plan->aligned && tma_kernel_runs_here();
     return {};
+  }
+
+  // Whether the current device is an sm_90 and this binary holds sm_90 code of the TMA kernel (whose
+  // shared memory fits). Attribute queries only.
+  static bool tma_kernel_runs_here() {
+    int device = 0, major = 0, smem_optin = 0;
+    cudaFuncAttributes attributes{};
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess ||
+        cudaFuncGetAttributes(&attributes, reinterpret_cast<void const*>(&sm80::sm80_gemm_kernel<TmaKernel>)) !=
+            cudaSuccess) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    return major == 9 && attributes.binaryVersion == 90 && TmaKernel::kSmemBytes <= smem_optin;
   }
 
   // The config's shared memory (pipeline stages, or the staged accumulator tile) must fit one block of
@@ -407,6 +440,27 @@ class Gemm {
     params.operands.batch_stride_b = plan.batch_stride_b;
     params.epilogue = plan.epilogue;
     return detail::launch_tiled<K, Epilogue>(params, plan.split_k, workspace, stream);
+  }
+
+  // The aligned path with both operands as tensor maps (k, rows, batch), boxes of one k-tile.
+  static Status launch_tma(Arguments const& args, Plan const& plan, void* workspace, cudaStream_t stream) {
+    GemmCoord const& p = args.problem;
+    typename TmaKernel::Params params;
+    params.problem = p;
+    constexpr CUtensorMapDataType kType =
+        std::is_same_v<ElementAB, bfloat16_t> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    CUtensorMap map;
+    static_assert(sizeof(map) == sizeof(arch::TmaDescriptor), "a tensor map is 128 bytes");
+    TILEFUSE_RETURN_IF_ERROR(encode_sm90_operand("a", kType, 2, args.a, p.k, p.m, p.batch, plan.lda,
+                                                 plan.batch_stride_a, Sm80Config::kTileK, Sm80Config::kTileM, &map));
+    std::memcpy(&params.operands.tma_a, &map, sizeof(map));
+    TILEFUSE_RETURN_IF_ERROR(encode_sm90_operand("b", kType, 2, args.b, p.k, p.n, p.batch, plan.ldb,
+                                                 plan.batch_stride_b, Sm80Config::kTileK, Sm80Config::kTileN, &map));
+    std::memcpy(&params.operands.tma_b, &map, sizeof(map));
+    params.operands.batch_mask_a = p.batch > 1 && plan.batch_stride_a == 0 ? 0 : -1;
+    params.operands.batch_mask_b = p.batch > 1 && plan.batch_stride_b == 0 ? 0 : -1;
+    params.epilogue = plan.epilogue;
+    return detail::launch_tiled<TmaKernel, Epilogue>(params, plan.split_k, workspace, stream);
   }
 };
 

@@ -14,6 +14,7 @@
 #include <cuda/std/cstdint>
 
 #include <tilefuse/arch/cp_async.h>
+#include <tilefuse/arch/mbarrier.h>
 #include <tilefuse/arch/mma_sm80.h>
 #include <tilefuse/core/array.h>
 #include <tilefuse/core/coord.h>
@@ -39,6 +40,16 @@ TILEFUSE_HOST_DEVICE constexpr MeasureOnly measure_only() {
     return Config::kMeasureOnly;
   } else {
     return {};
+  }
+}
+
+// Operand sources that load by TMA (sm80_tma_operands.h) instead of cp.async.
+template <class Operands>
+TILEFUSE_HOST_DEVICE constexpr bool loads_by_tma() {
+  if constexpr (requires { Operands::kLoadsByTma; }) {
+    return Operands::kLoadsByTma;
+  } else {
+    return false;
   }
 }
 
@@ -71,7 +82,15 @@ struct TiledKernel {
   static constexpr int kStagingLd = staging_ld(kTileN);
   static constexpr int kPipelineBytes = kStages * kStageElements * static_cast<int>(sizeof(Element));
   static constexpr int kStagingBytes = kTileM * kStagingLd * static_cast<int>(sizeof(float));
-  static constexpr int kSmemBytes = kPipelineBytes > kStagingBytes ? kPipelineBytes : kStagingBytes;
+  // TMA operands: one mbarrier per stage after the pipeline and the staging, and the base aligned to
+  // 1024 bytes by hand (the 128-byte swizzle of the stages needs it).
+  static constexpr bool kLoadsByTma = loads_by_tma<Operands>();
+  static constexpr int kBarrierOffset = ((kPipelineBytes > kStagingBytes ? kPipelineBytes : kStagingBytes) + 7) / 8 * 8;
+  static constexpr int kSmemAlignment = kLoadsByTma ? 1024 : 128;
+  static constexpr int kSmemBytes = kLoadsByTma ? kBarrierOffset + kStages * 8 + kSmemAlignment
+                                                : (kPipelineBytes > kStagingBytes ? kPipelineBytes : kStagingBytes);
+  static_assert(!kLoadsByTma || (OperandA::Tile::kElements * sizeof(Element)) % 1024 == 0,
+                "TMA stages stay 1024-byte aligned");
 
   struct Params {
     GemmCoord problem;
@@ -119,7 +138,8 @@ struct TiledKernel {
   }
 
   // One threadblock: which tile, its mainloop, then its epilogue.
-  TILEFUSE_DEVICE static void run(Params const& p, char* smem) {
+  TILEFUSE_DEVICE static void run(Params const& p, char* smem_base) {
+    char* const smem = align_smem(smem_base);
     TileCoord const tile = GroupedRasterization<>::tile_of(static_cast<int>(blockIdx.x), p.tiles_m, p.tiles_n);
     int const batch = static_cast<int>(blockIdx.z) / p.split_k;
     int const split = static_cast<int>(blockIdx.z) % p.split_k;
@@ -149,6 +169,15 @@ struct TiledKernel {
 
  private:
   static constexpr int kVectorsPerRow = kTileN / 8;
+
+  TILEFUSE_DEVICE static char* align_smem(char* base) {
+    if constexpr (kLoadsByTma) {
+      auto const address = reinterpret_cast<cuda::std::uintptr_t>(base);
+      return base + ((kSmemAlignment - address % kSmemAlignment) % kSmemAlignment);
+    } else {
+      return base;
+    }
+  }
 
   // Writes the accumulator tile into shared memory as floats (the pipeline buffers are free once every
   // warp is done with them), so that each thread can then read 8 consecutive columns of a row.
@@ -238,14 +267,41 @@ struct TiledKernel {
     Loader const loader(p.operands, p.problem, batch, m0, n0, thread);
     int const k_tiles = k_end > k_begin ? static_cast<int>((k_end - k_begin + kTileK - 1) / kTileK) : 0;
 
+    auto* full = reinterpret_cast<cuda::std::uint64_t*>(smem + kBarrierOffset);  // TMA: one per stage
+    if constexpr (kLoadsByTma) {
+      if (thread == 0) {
+        Operands::prefetch(p.operands);
+        for (int s = 0; s < kStages; ++s) arch::mbarrier_init(&full[s], 1);
+        arch::fence_barrier_init();
+      }
+      __syncthreads();
+    }
+
     auto load_stage = [&](int k_tile) {
       int const s = k_tile % kStages;
-      if (k_tile < k_tiles && !kMeasure.skip_copies) {
-        loader.load(p.operands, stage_a(s), stage_b(s), k_begin + index_t{k_tile} * kTileK, k_end);
+      if constexpr (kLoadsByTma) {
+        if (thread == 0 && k_tile < k_tiles && !kMeasure.skip_copies) {
+          loader.load(p.operands, stage_a(s), stage_b(s), &full[s], k_begin + index_t{k_tile} * kTileK);
+        }
+      } else {
+        if (k_tile < k_tiles && !kMeasure.skip_copies) {
+          loader.load(p.operands, stage_a(s), stage_b(s), k_begin + index_t{k_tile} * kTileK, k_end);
+        }
+        // NOTES: commit even when nothing was issued, so that wait<kStages - 2> below always refers to
+        // the group of the stage about to be read.
+        arch::cp_async_commit();
       }
-      // NOTES: commit even when nothing was issued, so that wait<kStages - 2> below always refers to
-      // the group of the stage about to be read.
-      arch::cp_async_commit();
+    };
+    // Waits until k-tile `k_tile`'s copies have landed (the block's barrier after it makes them visible
+    // to every warp): its TMA stage barrier's phase, or the cp.async group kStages - 2 behind the newest.
+    auto wait_stage = [&](int k_tile) {
+      if constexpr (kLoadsByTma) {
+        if (!kMeasure.skip_copies) {
+          arch::mbarrier_wait(&full[k_tile % kStages], static_cast<cuda::std::uint32_t>((k_tile / kStages) & 1));
+        }
+      } else {
+        arch::cp_async_wait<kStages - 2>();
+      }
     };
 
     for (int s = 0; s < kStages - 1; ++s) load_stage(s);
@@ -262,7 +318,7 @@ struct TiledKernel {
     Fragments frag[2];
     int buffer = 0;
     if (k_tiles > 0) {
-      arch::cp_async_wait<kStages - 2>();
+      wait_stage(0);
       loader.prepare_stage(p.operands, stage_a(0), stage_b(0), k_begin);
       __syncthreads();
       load_fragments(frag[0], lanes, stage_a(0), stage_b(0), warp_m0, warp_n0, 0);
@@ -278,9 +334,9 @@ struct TiledKernel {
         if (step + 1 < kSteps) {
           load_fragments(frag[buffer ^ 1], lanes, stage_a(s), stage_b(s), warp_m0, warp_n0, (step + 1) * kStepK);
         } else {
-          // The next k-tile must have landed (its group is kStages - 2 behind the newest) and be
-          // visible to every warp before its first fragments are read.
-          arch::cp_async_wait<kStages - 2>();
+          // The next k-tile must have landed and be visible to every warp before its first fragments
+          // are read.
+          if (k_tile + 1 < k_tiles) wait_stage(k_tile + 1);
           if (k_tile + 1 < k_tiles) {
             loader.prepare_stage(p.operands, stage_a(next), stage_b(next), k_begin + index_t{k_tile + 1} * kTileK);
           }
