@@ -28,6 +28,11 @@ using Fused = epilogue::Store<
     epilogue::Add<epilogue::GeluTanh<epilogue::Add<epilogue::Acc, epilogue::RowBroadcast<"bias", bfloat16_t>>>,
                   epilogue::AuxLoad<"C", bfloat16_t>>>;
 
+// Parts of the fused tree, to see what each costs.
+using BiasGelu = epilogue::Store<"D", bfloat16_t,
+                                 epilogue::GeluTanh<epilogue::Add<epilogue::Acc, epilogue::RowBroadcast<"bias", bfloat16_t>>>>;
+using Residual = epilogue::Store<"D", bfloat16_t, epilogue::Add<epilogue::Acc, epilogue::AuxLoad<"C", bfloat16_t>>>;
+
 // The median time of one configuration on one shape, in ms (negative if it cannot run).
 template <class Config, class Epilogue = Plain>
 double time_config(index_t m, index_t n, index_t k) {
@@ -43,13 +48,15 @@ double time_config(index_t m, index_t n, index_t k) {
   args.a = a;
   args.b = b;
   args.epilogue.set("D", d);
-  if constexpr (!std::is_same_v<Epilogue, Plain>) {
+  if constexpr (std::is_same_v<Epilogue, Fused> || std::is_same_v<Epilogue, Residual>) {
     cudaMalloc(&c, m * n * sizeof(Element));
-    cudaMalloc(&bias, n * sizeof(Element));
     bench::fill_normal(c, bench::DType::kBF16, m * n, 3u, 1.0f, nullptr);
+    args.epilogue.set("C", static_cast<Element const*>(c));
+  }
+  if constexpr (std::is_same_v<Epilogue, Fused> || std::is_same_v<Epilogue, BiasGelu>) {
+    cudaMalloc(&bias, n * sizeof(Element));
     bench::fill_normal(bias, bench::DType::kBF16, n, 4u, 1.0f, nullptr);
     args.epilogue.set("bias", static_cast<Element const*>(bias), {.batch_stride = 0});
-    args.epilogue.set("C", static_cast<Element const*>(c));
   }
   auto const release = [&] { cudaFree(a), cudaFree(b), cudaFree(d), cudaFree(c), cudaFree(bias); };
   Status s = Op::run(args, nullptr, nullptr);
@@ -88,15 +95,16 @@ struct Candidate {
 }  // namespace
 
 int main() {
+  using Default = gemm::Sm80TileConfig<128, 256, 64, 2, 4, 3>;
   Candidate const candidates[] = {
-      {"128x256x64 s3 (TMA)", time_config<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 3>>},
+      {"128x256x64 s3 (TMA)", time_config<Default>},
+      {"  fused", time_config<Default, Fused>},
+      {"  bias + GELU only", time_config<Default, BiasGelu>},
+      {"  residual only", time_config<Default, Residual>},
+      {"  without epilogue", time_config<Without<false, false, true>>},
       {"128x256x64 s3 cp.async", time_config<CpAsync<128, 256, 64, 2, 4, 3>>},
-      {"128x256x64 s4 (TMA)", time_config<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 4>>},
+      {"  cp.async fused", time_config<CpAsync<128, 256, 64, 2, 4, 3>, Fused>},
       {"256x128x64 s3 (TMA)", time_config<gemm::Sm80TileConfig<256, 128, 64, 4, 2, 3>>},
-      {"  s3 TMA without epilogue", time_config<Without<false, false, true>>},
-      {"  s3 TMA without copies", time_config<Without<true, false, false>>},
-      {"128x256x64 s3 (TMA) fused", time_config<gemm::Sm80TileConfig<128, 256, 64, 2, 4, 3>, Fused>},
-      {"128x256x64 s3 cp.async fused", time_config<CpAsync<128, 256, 64, 2, 4, 3>, Fused>},
   };
   constexpr int kCount = sizeof(candidates) / sizeof(candidates[0]);
   // 4096x4096x64: one k-tile per output tile, so its time is the fixed cost per tile (prologue + epilogue).
