@@ -162,6 +162,7 @@ struct TiledKernel {
     }
     auto* staging = reinterpret_cast<float*>(smem);
     stage_accumulators(acc, staging);
+    if (p.split_k == 1) prefetch_epilogue_inputs(p, batch, m0, n0);
     __syncthreads();
     visit_epilogue(p, staging, batch, split, m0, n0);
   }
@@ -200,12 +201,10 @@ struct TiledKernel {
     }
   }
 
-  // Asks L2 for the tile's epilogue inputs (e.g. the residual) a few k-tiles before the mainloop ends
-  // (kEpiloguePrefetchTiles), so that the epilogue's loads hit L2 instead of every SM of a wave reading
-  // DRAM at once while its tensor cores idle. A tree without such loads compiles to nothing.
-  // NOTES: only a few k-tiles ahead: a tile ahead (the Hopper kernel before v68) the lines were
-  // evicted before their epilogue.
-  static constexpr int kEpiloguePrefetchTiles = 3;
+  // Starts every global load of the epilogue (e.g. the residual) before any vector is visited, so the
+  // loads overlap each other instead of stalling one vector at a time. Called after the staging, when
+  // the accumulator registers are free (before it, the 128x256 tile spilled). A tree without such loads
+  // compiles to nothing.
   TILEFUSE_DEVICE static void prefetch_epilogue_inputs(Params const& p, int batch, index_t m0, index_t n0) {
     for (int v = static_cast<int>(threadIdx.x); v < kTileM * kVectorsPerRow; v += kThreads) {
       epilogue::Fragment<8> f;
@@ -351,12 +350,10 @@ struct TiledKernel {
       __syncthreads();
       load_fragments(frag[0], lanes, stage_a(0), stage_b(0), warp_m0, warp_n0, 0);
     }
-    int const prefetch_at = k_tiles > kEpiloguePrefetchTiles ? k_tiles - kEpiloguePrefetchTiles : 0;
     for (int k_tile = 0; k_tile < k_tiles; ++k_tile) {
       // NOTES: the stage this overwrites was last read in the previous k-tile, before the barrier at
       // its last step, so every warp is done with it.
       load_stage(k_tile + kStages - 1);
-      if (k_tile == prefetch_at && p.split_k == 1) prefetch_epilogue_inputs(p, batch, m0, n0);
       int const s = k_tile % kStages;
       int const next = (k_tile + 1) % kStages;
 #pragma unroll
