@@ -87,6 +87,13 @@ struct CpAsync : gemm::Sm80TileConfig<M, N, K, WM, WN, S> {
   static constexpr bool kTmaOnHopper = false;
 };
 
+// The default tile with another epilogue schedule (kernel/sm80_gemm.h: load batch, prefetch point).
+template <int kBatch, gemm::sm80::EpiloguePrefetch kPrefetch>
+struct EpilogueSchedule : gemm::Sm80LargeConfig {
+  static constexpr int kEpilogueLoadBatch = kBatch;
+  static constexpr gemm::sm80::EpiloguePrefetch kEpiloguePrefetch = kPrefetch;
+};
+
 struct Candidate {
   char const* name;
   double (*time)(index_t, index_t, index_t);
@@ -96,18 +103,16 @@ struct Candidate {
 
 int main() {
   using Default = gemm::Sm80TileConfig<128, 256, 64, 2, 4, 3>;
-  // Two blocks of 4 warps per SM: one block's epilogue overlaps the other's mainloop. With cp.async it
-  // lost (v86: 16 copies per thread spilled); TMA needs no copy registers.
-  using TwoPerSm = gemm::Sm80TileConfig<128, 128, 64, 2, 2, 3, 2>;
+  using gemm::sm80::EpiloguePrefetch;
   Candidate const candidates[] = {
       {"128x256x64 s3 (TMA)", time_config<Default>},
-      {"  fused", time_config<Default, Fused>},
+      {"  fused (batch 4, after staging)", time_config<Default, Fused>},
+      {"  fused batch 1", time_config<EpilogueSchedule<1, EpiloguePrefetch::kAfterStaging>, Fused>},
+      {"  fused batch 2", time_config<EpilogueSchedule<2, EpiloguePrefetch::kAfterStaging>, Fused>},
+      {"  fused prefetch before staging", time_config<EpilogueSchedule<4, EpiloguePrefetch::kBeforeStaging>, Fused>},
+      {"  fused no prefetch", time_config<EpilogueSchedule<4, EpiloguePrefetch::kNone>, Fused>},
       {"  bias + GELU only", time_config<Default, BiasGelu>},
       {"  residual only", time_config<Default, Residual>},
-      {"128x128x64 s3 2/SM (TMA)", time_config<TwoPerSm>},
-      {"  2/SM fused", time_config<TwoPerSm, Fused>},
-      {"  2/SM bias + GELU only", time_config<TwoPerSm, BiasGelu>},
-      {"  2/SM residual only", time_config<TwoPerSm, Residual>},
   };
   constexpr int kCount = sizeof(candidates) / sizeof(candidates[0]);
   // 4096x4096x64: one k-tile per output tile, so its time is the fixed cost per tile (prologue + epilogue).
@@ -118,7 +123,7 @@ int main() {
     for (int i = kCount - 1; i >= 0; --i) {
       double const second = candidates[i].time(m, n, k);
       double const mean = (first[i] + second) / 2;
-      std::printf("| %-24s | %5lldx%5lldx%5lld | %8.4f ms (%8.4f, %8.4f) | %6.1f TFLOP/s | %s\n", candidates[i].name,
+      std::printf("| %-32s | %5lldx%5lldx%5lld | %8.4f ms (%8.4f, %8.4f) | %6.1f TFLOP/s | %s\n", candidates[i].name,
                   static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k), mean, first[i],
                   second, 2.0 * m * n * k / mean * 1e-9, cudaGetErrorString(cudaGetLastError()));
       std::fflush(stdout);

@@ -43,6 +43,27 @@ TILEFUSE_HOST_DEVICE constexpr MeasureOnly measure_only() {
   }
 }
 
+// Epilogue choices a Config may carry (bench/tune_sm80.cu measures them); absent: the defaults below.
+// kEpilogueLoadBatch: vectors whose tree loads are issued together (visit_epilogue);
+// kEpiloguePrefetch: when the tree's inputs are prefetched to L2.
+enum class EpiloguePrefetch { kAfterStaging, kBeforeStaging, kNone };
+template <class Config>
+TILEFUSE_HOST_DEVICE constexpr int epilogue_load_batch() {
+  if constexpr (requires { Config::kEpilogueLoadBatch; }) {
+    return Config::kEpilogueLoadBatch;
+  } else {
+    return 4;
+  }
+}
+template <class Config>
+TILEFUSE_HOST_DEVICE constexpr EpiloguePrefetch epilogue_prefetch() {
+  if constexpr (requires { Config::kEpiloguePrefetch; }) {
+    return Config::kEpiloguePrefetch;
+  } else {
+    return EpiloguePrefetch::kAfterStaging;
+  }
+}
+
 // Operand sources that load by TMA (sm80_tma_operands.h) instead of cp.async.
 template <class Operands>
 TILEFUSE_HOST_DEVICE constexpr bool loads_by_tma() {
@@ -161,8 +182,10 @@ struct TiledKernel {
       return;
     }
     auto* staging = reinterpret_cast<float*>(smem);
+    constexpr EpiloguePrefetch kPrefetch = epilogue_prefetch<Config>();
+    if (kPrefetch == EpiloguePrefetch::kBeforeStaging && p.split_k == 1) prefetch_epilogue_inputs(p, batch, m0, n0);
     stage_accumulators(acc, staging);
-    if (p.split_k == 1) prefetch_epilogue_inputs(p, batch, m0, n0);
+    if (kPrefetch == EpiloguePrefetch::kAfterStaging && p.split_k == 1) prefetch_epilogue_inputs(p, batch, m0, n0);
     __syncthreads();
     visit_epilogue(p, staging, batch, split, m0, n0);
   }
@@ -223,7 +246,7 @@ struct TiledKernel {
   // vector's store to D, which may alias it).
   // NOTES: with one vector at a time, the fused bias + GELU + residual tree cost 5-10% over the plain
   // store once the mainloop loaded by TMA (report v96). 8 at a time spill in the 128x256 instances.
-  static constexpr int kLoadBatch = 4;
+  static constexpr int kLoadBatch = epilogue_load_batch<Config>();
 
   TILEFUSE_DEVICE static epilogue::Fragment<8> staged_fragment(Params const& p, float const* staging, int v, int batch,
                                                                index_t m0, index_t n0) {
