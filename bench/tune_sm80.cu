@@ -107,10 +107,12 @@ int main() {
   Candidate const candidates[] = {
       {"128x256x64 s3 (TMA)", time_config<Default>},
       {"  fused (batch 4, after staging)", time_config<Default, Fused>},
-      {"  fused rows in mainloop", time_config<EpilogueSchedule<4, EpiloguePrefetch::kRowsInMainloop>, Fused>},
-      {"  residual only", time_config<Default, Residual>},
-      {"  residual rows in mainloop", time_config<EpilogueSchedule<4, EpiloguePrefetch::kRowsInMainloop>, Residual>},
+      {"  fused batch 1", time_config<EpilogueSchedule<1, EpiloguePrefetch::kAfterStaging>, Fused>},
+      {"  fused batch 2", time_config<EpilogueSchedule<2, EpiloguePrefetch::kAfterStaging>, Fused>},
+      {"  fused prefetch before staging", time_config<EpilogueSchedule<4, EpiloguePrefetch::kBeforeStaging>, Fused>},
+      {"  fused no prefetch", time_config<EpilogueSchedule<4, EpiloguePrefetch::kNone>, Fused>},
       {"  bias + GELU only", time_config<Default, BiasGelu>},
+      {"  residual only", time_config<Default, Residual>},
   };
   constexpr int kCount = sizeof(candidates) / sizeof(candidates[0]);
   // 4096x4096x64: one k-tile per output tile, so its time is the fixed cost per tile (prologue + epilogue).
