@@ -244,8 +244,9 @@ struct TiledKernel {
   // tree's loads (residual, bias) of all of them are issued before the first is visited, so their
   // latencies overlap instead of adding up (the compiler cannot hoist a load above the previous
   // vector's store to D, which may alias it).
-  // NOTES: with one vector at a time, the fused bias + GELU + residual tree cost 5-10% over the plain
-  // store once the mainloop loaded by TMA (report v96). 8 at a time spill in the 128x256 instances.
+  // NOTES: measured equal to one vector at a time (report v99: the fused tree's cost over the plain
+  // store is not these loads' latency; gemm_sm80.md v96-v100); kept, as it costs nothing. 8 at a time
+  // spill in the 128x256 instances.
   static constexpr int kLoadBatch = epilogue_load_batch<Config>();
 
   TILEFUSE_DEVICE static epilogue::Fragment<8> staged_fragment(Params const& p, float const* staging, int v, int batch,
