@@ -94,11 +94,6 @@ struct EpilogueSchedule : gemm::Sm80LargeConfig {
   static constexpr gemm::sm80::EpiloguePrefetch kEpiloguePrefetch = kPrefetch;
 };
 
-// The default tile with the residual loaded from global memory in the epilogue, not staged by TMA.
-struct ResidualNotStaged : gemm::Sm80LargeConfig {
-  static constexpr bool kStageResidual = false;
-};
-
 struct Candidate {
   char const* name;
   double (*time)(index_t, index_t, index_t);
@@ -111,11 +106,13 @@ int main() {
   using gemm::sm80::EpiloguePrefetch;
   Candidate const candidates[] = {
       {"128x256x64 s3 (TMA)", time_config<Default>},
-      {"  fused, residual staged by TMA", time_config<Default, Fused>},
-      {"  fused, residual not staged", time_config<ResidualNotStaged, Fused>},
-      {"  residual only, staged", time_config<Default, Residual>},
-      {"  residual only, not staged", time_config<ResidualNotStaged, Residual>},
+      {"  fused (batch 4, after staging)", time_config<Default, Fused>},
+      {"  fused batch 1", time_config<EpilogueSchedule<1, EpiloguePrefetch::kAfterStaging>, Fused>},
+      {"  fused batch 2", time_config<EpilogueSchedule<2, EpiloguePrefetch::kAfterStaging>, Fused>},
+      {"  fused prefetch before staging", time_config<EpilogueSchedule<4, EpiloguePrefetch::kBeforeStaging>, Fused>},
+      {"  fused no prefetch", time_config<EpilogueSchedule<4, EpiloguePrefetch::kNone>, Fused>},
       {"  bias + GELU only", time_config<Default, BiasGelu>},
+      {"  residual only", time_config<Default, Residual>},
   };
   constexpr int kCount = sizeof(candidates) / sizeof(candidates[0]);
   // 4096x4096x64: one k-tile per output tile, so its time is the fixed cost per tile (prologue + epilogue).

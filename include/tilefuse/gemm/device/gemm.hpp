@@ -460,40 +460,7 @@ class Gemm {
     params.operands.batch_mask_a = p.batch > 1 && plan.batch_stride_a == 0 ? 0 : -1;
     params.operands.batch_mask_b = p.batch > 1 && plan.batch_stride_b == 0 ? 0 : -1;
     params.epilogue = plan.epilogue;
-    if constexpr (TmaKernel::kTmaAux) TILEFUSE_RETURN_IF_ERROR(encode_residual(p, plan.split_k, &params));
     return detail::launch_tiled<TmaKernel, Epilogue>(params, plan.split_k, workspace, stream);
-  }
-
-  // kTmaAux kernels: the residual (an m x n row-major 16-bit matrix per batch entry) as a tensor map read
-  // in one TileN x TileM box per tile, without swizzle, where TMA can describe it and K is not split;
-  // otherwise the epilogue loads it from global memory as before (aux_by_tma = 0).
-  static Status encode_residual(GemmCoord const& p, int split_k, typename TmaKernel::Params* params) {
-    auto const* aux = TmaKernel::residual_params(params->epilogue);
-    params->aux_by_tma = 0;
-    if (split_k != 1 || !tma_rows_aligned(aux->data, aux->ld, p.batch, aux->batch_stride)) return {};
-    using T = std::remove_cv_t<std::remove_pointer_t<decltype(aux->data)>>;
-    bool const one_matrix = p.batch == 1 || aux->batch_stride == 0;
-    TensorMapTiledArgs t;
-    t.data_type = std::is_same_v<T, bfloat16_t> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-    t.rank = 3;
-    t.global_address = const_cast<T*>(aux->data);
-    t.global_dim[0] = static_cast<cuuint64_t>(p.n);
-    t.global_dim[1] = static_cast<cuuint64_t>(p.m);
-    t.global_dim[2] = static_cast<cuuint64_t>(one_matrix ? 1 : p.batch);
-    t.global_strides[0] = static_cast<cuuint64_t>(aux->ld) * sizeof(T);
-    t.global_strides[1] = static_cast<cuuint64_t>(one_matrix ? p.m * aux->ld : aux->batch_stride) * sizeof(T);
-    t.box_dim[0] = static_cast<cuuint32_t>(Sm80Config::kTileN);
-    t.box_dim[1] = static_cast<cuuint32_t>(Sm80Config::kTileM);
-    t.box_dim[2] = 1;
-    t.swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
-    t.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
-    CUtensorMap map;
-    Status const s = make_tensor_map_tiled(t, &map);
-    if (!s.ok()) return {s.code(), status_message("gemm: tensor map of the residual: ", s.message())};
-    std::memcpy(&params->tma_aux, &map, sizeof(map));
-    params->batch_mask_aux = one_matrix ? 0 : -1;
-    params->aux_by_tma = 1;
-    return {};
   }
 };
 

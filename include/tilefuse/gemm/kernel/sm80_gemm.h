@@ -16,15 +16,12 @@
 #include <tilefuse/arch/cp_async.h>
 #include <tilefuse/arch/mbarrier.h>
 #include <tilefuse/arch/mma_sm80.h>
-#include <tilefuse/arch/tma.h>
 #include <tilefuse/core/array.h>
 #include <tilefuse/core/coord.h>
 #include <tilefuse/epilogue/evt.h>
-#include <tilefuse/epilogue/tree_traits.h>
 #include <tilefuse/gemm/kernel/sm80_dense_operands.h>
 #include <tilefuse/gemm/kernel/sm80_epilogue_staging.h>
 #include <tilefuse/gemm/kernel/sm80_smem_tile.h>
-#include <tilefuse/gemm/kernel/sm90_staged_aux.h>
 #include <tilefuse/gemm/kernel/tile_scheduler.h>
 
 namespace tilefuse::gemm::sm80 {
@@ -77,50 +74,6 @@ TILEFUSE_HOST_DEVICE constexpr bool loads_by_tma() {
   }
 }
 
-// Whether a tree stores 16-bit D of an element-wise input whose one matrix input is a 16-bit row-major
-// AuxLoad (the residual): the TMA kernel then loads that tile into shared memory during the last
-// k-tiles, so the epilogue reads it there (TiledKernel::kTmaAux).
-template <class Epilogue>
-TILEFUSE_HOST_DEVICE constexpr bool residual_stageable() {
-  using Traits = epilogue::Stores16BitOfElementwise<Epilogue>;
-  if constexpr (Traits::value) {
-    return sm90::has_stageable_aux<typename Traits::InputNode>();
-  } else {
-    return false;
-  }
-}
-
-// A Config may say `static constexpr bool kStageResidual = false;` to keep the residual's global loads
-// (bench/tune_sm80.cu compares the two).
-template <class Config>
-TILEFUSE_HOST_DEVICE constexpr bool config_stages_residual() {
-  if constexpr (requires { Config::kStageResidual; }) {
-    return Config::kStageResidual;
-  } else {
-    return true;
-  }
-}
-
-// The residual AuxLoad's Params type (int where there is none).
-template <class Epilogue, bool = residual_stageable<Epilogue>()>
-struct ResidualOf {
-  using Params = int;
-};
-template <class Epilogue>
-struct ResidualOf<Epilogue, true> {
-  using Params = typename sm90::StagedAux<typename epilogue::Stores16BitOfElementwise<Epilogue>::InputNode>::Type::Params;
-};
-
-// The residual's tensor map (kTmaAux kernels only): box TileN x TileM x 1, no swizzle.
-template <bool kTmaAux>
-struct ResidualMap {};
-template <>
-struct ResidualMap<true> {
-  arch::TmaDescriptor tma_aux;
-  int aux_by_tma = 0;       // 1: the device API encoded tma_aux (aligned residual, split_k 1)
-  int batch_mask_aux = -1;  // 0 for one residual shared by the batch
-};
-
 // The kernel over any operand source (sm80_dense_operands.h: strided matrices; the convolution's
 // gathers in conv/kernel/): only how k-tiles reach shared memory differs.
 template <class Element_, class Operands, class Epilogue, class Config>
@@ -155,18 +108,12 @@ struct TiledKernel {
   static constexpr bool kLoadsByTma = loads_by_tma<Operands>();
   static constexpr int kBarrierOffset = ((kPipelineBytes > kStagingBytes ? kPipelineBytes : kStagingBytes) + 7) / 8 * 8;
   static constexpr int kSmemAlignment = kLoadsByTma ? 1024 : 128;
-  // kTmaAux: the residual tile (TileM x TileN 16-bit) after the pipeline and staging, its mbarrier
-  // after the stages' (gemm_sm80.md v102).
-  static constexpr bool kTmaAux = kLoadsByTma && residual_stageable<Epilogue>() && config_stages_residual<Config>();
-  static constexpr int kAuxOffset = (kBarrierOffset + 1023) / 1024 * 1024;
-  static constexpr int kAuxBytes = kTmaAux ? kTileM * kTileN * 2 : 0;
-  static constexpr int kBarriersAt = kTmaAux ? kAuxOffset + kAuxBytes : kBarrierOffset;
-  static constexpr int kSmemBytes = kLoadsByTma ? kBarriersAt + (kStages + 1) * 8 + kSmemAlignment
+  static constexpr int kSmemBytes = kLoadsByTma ? kBarrierOffset + kStages * 8 + kSmemAlignment
                                                 : (kPipelineBytes > kStagingBytes ? kPipelineBytes : kStagingBytes);
   static_assert(!kLoadsByTma || (OperandA::Tile::kElements * sizeof(Element)) % 1024 == 0,
                 "TMA stages stay 1024-byte aligned");
 
-  struct Params : ResidualMap<kTmaAux> {
+  struct Params {
     GemmCoord problem;
     typename Operands::Params operands;
     typename Epilogue::Params epilogue;
@@ -235,47 +182,16 @@ struct TiledKernel {
       return;
     }
     auto* staging = reinterpret_cast<float*>(smem);
-    if constexpr (kTmaAux) {
-      if (p.aux_by_tma) {
-        // The residual tile is in shared memory (issued in the mainloop): visit with its AuxLoad
-        // reading there, as a TileN-wide matrix whose element (m0, n0) is the tile's first.
-        stage_accumulators(acc, staging);
-        arch::mbarrier_wait(barriers(smem) + kStages, 0);
-        __syncthreads();
-        typename Epilogue::Params e = p.epilogue;
-        auto* aux = const_cast<AuxParams*>(residual_params(e));
-        auto const* tile = reinterpret_cast<decltype(aux->data)>(smem + kAuxOffset);
-        aux->data = tile - (m0 * kTileN + n0);
-        aux->ld = kTileN;
-        aux->batch_stride = 0;
-        visit_epilogue(p, e, staging, batch, split, m0, n0);
-        return;
-      }
-    }
     constexpr EpiloguePrefetch kPrefetch = epilogue_prefetch<Config>();
     if (kPrefetch == EpiloguePrefetch::kBeforeStaging && p.split_k == 1) prefetch_epilogue_inputs(p, batch, m0, n0);
     stage_accumulators(acc, staging);
     if (kPrefetch == EpiloguePrefetch::kAfterStaging && p.split_k == 1) prefetch_epilogue_inputs(p, batch, m0, n0);
     __syncthreads();
-    visit_epilogue(p, p.epilogue, staging, batch, split, m0, n0);
-  }
-
-  // kTmaAux: the Params of the tree's residual (AuxLoad) inside the tree's Params, for the device API
-  // and for the redirect above.
-  TILEFUSE_HOST_DEVICE static auto const* residual_params(typename Epilogue::Params const& e) {
-    using Input = typename epilogue::Stores16BitOfElementwise<Epilogue>::InputNode;
-    return sm90::staged_aux_params<Input>(cuda::std::get<0>(e.children));
+    visit_epilogue(p, staging, batch, split, m0, n0);
   }
 
  private:
   static constexpr int kVectorsPerRow = kTileN / 8;
-
-  using AuxParams = typename ResidualOf<Epilogue>::Params;
-
-  // TMA kernels: the stages' mbarriers, then (kTmaAux) the residual's.
-  TILEFUSE_DEVICE static cuda::std::uint64_t* barriers(char* smem) {
-    return reinterpret_cast<cuda::std::uint64_t*>(smem + kBarriersAt);
-  }
 
   TILEFUSE_DEVICE static char* align_smem(char* base) {
     if constexpr (kLoadsByTma) {
@@ -352,8 +268,8 @@ struct TiledKernel {
     return f;
   }
 
-  TILEFUSE_DEVICE static void visit_epilogue(Params const& p, typename Epilogue::Params const& e, float const* staging,
-                                             int batch, int split, index_t m0, index_t n0) {
+  TILEFUSE_DEVICE static void visit_epilogue(Params const& p, float const* staging, int batch, int split, index_t m0,
+                                             index_t n0) {
     constexpr int kVectors = kTileM * kVectorsPerRow;
     for (int v0 = static_cast<int>(threadIdx.x); v0 < kVectors; v0 += kThreads * kLoadBatch) {
       epilogue::Fragment<8> f[kLoadBatch];
@@ -366,13 +282,13 @@ struct TiledKernel {
         if (v >= kVectors) continue;
         f[i] = staged_fragment(p, staging, v, batch, m0, n0);
         inside[i] = f[i].row < p.problem.m && f[i].col < p.problem.n;
-        if (inside[i] && p.split_k == 1) loaded[i] = Epilogue::load(e, f[i]);
+        if (inside[i] && p.split_k == 1) loaded[i] = Epilogue::load(p.epilogue, f[i]);
       }
 #pragma unroll
       for (int i = 0; i < kLoadBatch; ++i) {
         if (!inside[i]) continue;
         if (p.split_k == 1) {
-          (void)Epilogue::visit(e, f[i], loaded[i]);
+          (void)Epilogue::visit(p.epilogue, f[i], loaded[i]);
         } else {
           float* out = p.partials +
                        ((index_t{split} * p.problem.batch + batch) * p.problem.m + f[i].row) * p.problem.n + f[i].col;
@@ -402,27 +318,15 @@ struct TiledKernel {
     Loader const loader(p.operands, p.problem, batch, m0, n0, thread);
     int const k_tiles = k_end > k_begin ? static_cast<int>((k_end - k_begin + kTileK - 1) / kTileK) : 0;
 
-    auto* full = barriers(smem);  // TMA: one per stage, then the residual's
+    auto* full = reinterpret_cast<cuda::std::uint64_t*>(smem + kBarrierOffset);  // TMA: one per stage
     if constexpr (kLoadsByTma) {
       if (thread == 0) {
         Operands::prefetch(p.operands);
-        for (int s = 0; s < kStages + (kTmaAux ? 1 : 0); ++s) arch::mbarrier_init(&full[s], 1);
+        for (int s = 0; s < kStages; ++s) arch::mbarrier_init(&full[s], 1);
         arch::fence_barrier_init();
       }
       __syncthreads();
     }
-    // kTmaAux: the residual tile is asked for two k-tiles before the mainloop ends (k_tiles >= 1 with
-    // split_k 1, the only case the device API encodes it for).
-    [[maybe_unused]] int const aux_at = k_tiles > 2 ? k_tiles - 2 : 0;
-    auto issue_residual = [&] {
-      if constexpr (kTmaAux) {
-        if (thread == 0 && p.aux_by_tma) {
-          arch::mbarrier_arrive_expect_tx(&full[kStages], kAuxBytes);
-          arch::tma_load_3d(smem + kAuxOffset, &p.tma_aux, &full[kStages], static_cast<int>(n0), static_cast<int>(m0),
-                            batch & p.batch_mask_aux);
-        }
-      }
-    };
 
     auto load_stage = [&](int k_tile) {
       int const s = k_tile % kStages;
@@ -474,7 +378,6 @@ struct TiledKernel {
       // NOTES: the stage this overwrites was last read in the previous k-tile, before the barrier at
       // its last step, so every warp is done with it.
       load_stage(k_tile + kStages - 1);
-      if (k_tile == aux_at) issue_residual();
       int const s = k_tile % kStages;
       int const next = (k_tile + 1) % kStages;
 #pragma unroll
