@@ -113,6 +113,9 @@ int main() {
       {"  fused no prefetch", time_config<EpilogueSchedule<4, EpiloguePrefetch::kNone>, Fused>},
       {"  bias + GELU only", time_config<Default, BiasGelu>},
       {"  residual only", time_config<Default, Residual>},
+      {"  without epilogue", time_config<Without<false, false, true>>},
+      {"  without copies", time_config<Without<true, false, false>>},
+      {"128x256x64 s3 cp.async", time_config<CpAsync<128, 256, 64, 2, 4, 3>>},
   };
   constexpr int kCount = sizeof(candidates) / sizeof(candidates[0]);
   // 4096x4096x64: one k-tile per output tile, so its time is the fixed cost per tile (prologue + epilogue).

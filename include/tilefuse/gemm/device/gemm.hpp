@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -389,12 +390,27 @@ class Gemm {
   }
 
   // Whether the current device is an sm_90 and this binary holds sm_90 code of the TMA kernel (whose
-  // shared memory fits). Attribute queries only.
+  // shared memory fits). The answer depends on the device only, so it is asked once per device and
+  // remembered (make_plan runs on every run(), describe() and can_implement()).
   static bool tma_kernel_runs_here() {
-    int device = 0, major = 0, smem_optin = 0;
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    static std::array<std::atomic<signed char>, 64> known{};  // per device: 0 not asked, 1 yes, -1 no
+    if (device < 0 || device >= static_cast<int>(known.size())) return tma_kernel_runs_on(device);
+    signed char answer = known[static_cast<std::size_t>(device)].load(std::memory_order_relaxed);
+    if (answer == 0) {
+      answer = tma_kernel_runs_on(device) ? 1 : -1;
+      known[static_cast<std::size_t>(device)].store(answer, std::memory_order_relaxed);
+    }
+    return answer > 0;
+  }
+  static bool tma_kernel_runs_on(int device) {
+    int major = 0, smem_optin = 0;
     cudaFuncAttributes attributes{};
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
         cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess ||
         cudaFuncGetAttributes(&attributes, reinterpret_cast<void const*>(&sm80::sm80_gemm_kernel<TmaKernel>)) !=
             cudaSuccess) {
