@@ -12,48 +12,9 @@
 #include <tilefuse/core/numeric_types.h>
 #include <tilefuse/core/tensor_ref.h>
 #include <tilefuse/epilogue/fragment.h>
+#include <tilefuse/epilogue/stored_row.h>
 
 namespace tilefuse::epilogue {
-
-// Reads `valid` consecutive elements as they are stored (the rest are T's zero): one vector load when
-// the whole vector is inside the output and aligned, element by element otherwise. Kept in T until the
-// visit, so a load issued early holds half the registers of floats and nothing waits on it before then.
-template <int V, class T>
-TILEFUSE_HOST_DEVICE inline Array<T, V> load_row(T const* src, int valid) {
-  if (valid == V && is_vector_aligned<T, V>(src)) return *reinterpret_cast<Array<T, V> const*>(src);
-  Array<T, V> out = Array<T, V>::filled(T{});
-  for (int i = 0; i < V; ++i) {
-    if (i < valid) out[i] = src[i];
-  }
-  return out;
-}
-
-// load_row's asynchronous form, for kernels that stage a fragment's inputs in shared memory (`into`)
-// ahead of its visit: a whole, aligned vector is copied by cp.async (the caller commits and waits for
-// the group before reading `into`); anything else, and every host call, is loaded and stored here.
-// kReused: many threads read the same elements (a bias), so they are kept in L1.
-template <int V, bool kReused, class T>
-TILEFUSE_HOST_DEVICE inline void load_row_async(Array<T, V>* into, T const* src, int valid) {
-#if TILEFUSE_IS_DEVICE_CODE
-  constexpr int kPiece = static_cast<int>(alignof(Array<T, V>));
-  if constexpr (kPiece >= 4) {
-    if (valid == V && is_vector_aligned<T, V>(src)) {
-      for (int b = 0; b < static_cast<int>(sizeof(Array<T, V>)); b += kPiece) {
-        arch::cp_async<kPiece, kReused>(reinterpret_cast<char*>(into) + b, reinterpret_cast<char const*>(src) + b);
-      }
-      return;
-    }
-  }
-#endif
-  *into = load_row<V>(src, valid);
-}
-
-template <int V, class T>
-TILEFUSE_HOST_DEVICE inline Array<float, V> to_floats(Array<T, V> const& v) {
-  Array<float, V> out;
-  for (int i = 0; i < V; ++i) out[i] = to_float(v[i]);
-  return out;
-}
 
 // What a node without global loads hands from load() to visit().
 struct NothingLoaded {};
@@ -154,7 +115,7 @@ struct RowBroadcast {
   };
 
   template <int V>
-  using Loaded = Array<T, V>;
+  using Loaded = StoredRow<T, V>;
 
   template <int V>
   TILEFUSE_HOST_DEVICE static void prefetch(Params const&, Fragment<V> const&) {}
@@ -171,7 +132,7 @@ struct RowBroadcast {
 
   template <int V>
   TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const&, Fragment<V> const&, Loaded<V> const& values) {
-    return to_floats(values);
+    return to_floats<V>(values);
   }
 };
 
@@ -243,7 +204,7 @@ struct AuxLoad {
   }
 
   template <int V>
-  using Loaded = Array<T, V>;
+  using Loaded = StoredRow<T, V>;
 
   template <int V>
   TILEFUSE_HOST_DEVICE static Loaded<V> load(Params const& p, Fragment<V> const& f) {
@@ -255,7 +216,7 @@ struct AuxLoad {
       for (int i = 0; i < V; ++i) {
         if (i < f.valid) out[i] = base[Layout::offset(f.row, f.col + i, p.ld)];
       }
-      return out;
+      return cuda::std::bit_cast<Loaded<V>>(out);
     }
   }
 
@@ -270,7 +231,7 @@ struct AuxLoad {
 
   template <int V>
   TILEFUSE_HOST_DEVICE static Array<float, V> visit(Params const&, Fragment<V> const&, Loaded<V> const& values) {
-    return to_floats(values);
+    return to_floats<V>(values);
   }
 };
 

@@ -1290,7 +1290,7 @@ struct GemmKernel {
         if (valid == 8 && epilogue::is_vector_aligned<T, 8>(src)) {
           arch::cp_async<16, false>(dst, src);
         } else {
-          *reinterpret_cast<Array<T, 8>*>(dst) = epilogue::load_row<8>(src, valid);
+          *reinterpret_cast<epilogue::StoredRow<T, 8>*>(dst) = epilogue::load_row<8>(src, valid);
         }
       });
     } else {

@@ -244,7 +244,7 @@ struct StagedAuxLoad<epilogue::AuxLoad<Name, T, RowMajor>> {
     int const c = static_cast<int>(f.col - chunk.col0);  // even: the pair's first column
     int const group = chunk.tma_layout ? tma_swizzled_group_offset(r, c / 8) : packed_group_offset(r, c / 8);
     auto const* at = reinterpret_cast<char const*>(chunk.base + group) + (c % 8) * sizeof(T);
-    return *reinterpret_cast<Array<T, 2> const*>(at);
+    return *reinterpret_cast<Loaded const*>(at);
   }
 };
 
