@@ -243,21 +243,26 @@ struct TiledKernel {
   // the fp32 partial sums of its split for the split-K reduction. Vectors go kLoadBatch at a time: the
   // tree's loads (residual, bias) of all of them are issued before the first is visited, so their
   // latencies overlap instead of adding up (the compiler cannot hoist a load above the previous
-  // vector's store to D, which may alias it).
-  // NOTES: measured equal to one vector at a time (report v99: the fused tree's cost over the plain
-  // store is not these loads' latency; gemm_sm80.md v96-v100); kept, as it costs nothing. 8 at a time
-  // spill in the 128x256 instances.
+  // vector's store to D, which may alias it). A batch holds only its loads, as stored (32-bit words,
+  // epilogue/stored_row.h); each vector's accumulators are read from the staging when it is visited.
+  // NOTES: until the loads were held as words (v103), ptxas unpacked each vector's bf16 right after its
+  // load, so the batch waited vector by vector and its size made no difference (v99).
   static constexpr int kLoadBatch = epilogue_load_batch<Config>();
 
-  TILEFUSE_DEVICE static epilogue::Fragment<8> staged_fragment(Params const& p, float const* staging, int v, int batch,
-                                                               index_t m0, index_t n0) {
-    int const r = v / kVectorsPerRow;
-    int const c = (v % kVectorsPerRow) * 8;
+  // The vector's coordinates and how many of its columns lie inside the output.
+  TILEFUSE_DEVICE static epilogue::Fragment<8> fragment_at(Params const& p, int v, int batch, index_t m0, index_t n0) {
     epilogue::Fragment<8> f;
-    f.row = m0 + r;
-    f.col = n0 + c;
+    f.row = m0 + v / kVectorsPerRow;
+    f.col = n0 + (v % kVectorsPerRow) * 8;
     f.batch = batch;
     f.valid = p.problem.n - f.col < 8 ? static_cast<int>(p.problem.n - f.col) : 8;
+    return f;
+  }
+
+  // The vector's 8 accumulators from the staging (two float4, in the conflict-free order).
+  TILEFUSE_DEVICE static void read_staged(epilogue::Fragment<8>& f, float const* staging, int v) {
+    int const r = v / kVectorsPerRow;
+    int const c = (v % kVectorsPerRow) * 8;
     int const first = first_half_read(v % 32);
     float4 const x = *reinterpret_cast<float4 const*>(staging + r * kStagingLd + c + first);
     float4 const y = *reinterpret_cast<float4 const*>(staging + r * kStagingLd + c + (4 - first));
@@ -265,35 +270,36 @@ struct TiledKernel {
     float4 const hi = first == 0 ? y : x;
     f.acc[0] = lo.x, f.acc[1] = lo.y, f.acc[2] = lo.z, f.acc[3] = lo.w;
     f.acc[4] = hi.x, f.acc[5] = hi.y, f.acc[6] = hi.z, f.acc[7] = hi.w;
-    return f;
   }
 
   TILEFUSE_DEVICE static void visit_epilogue(Params const& p, float const* staging, int batch, int split, index_t m0,
                                              index_t n0) {
     constexpr int kVectors = kTileM * kVectorsPerRow;
     for (int v0 = static_cast<int>(threadIdx.x); v0 < kVectors; v0 += kThreads * kLoadBatch) {
-      epilogue::Fragment<8> f[kLoadBatch];
       typename Epilogue::template Loaded<8> loaded[kLoadBatch];
-      bool inside[kLoadBatch];
+      if (p.split_k == 1) {
 #pragma unroll
-      for (int i = 0; i < kLoadBatch; ++i) {
-        int const v = v0 + i * kThreads;
-        inside[i] = false;
-        if (v >= kVectors) continue;
-        f[i] = staged_fragment(p, staging, v, batch, m0, n0);
-        inside[i] = f[i].row < p.problem.m && f[i].col < p.problem.n;
-        if (inside[i] && p.split_k == 1) loaded[i] = Epilogue::load(p.epilogue, f[i]);
+        for (int i = 0; i < kLoadBatch; ++i) {
+          int const v = v0 + i * kThreads;
+          if (v >= kVectors) continue;
+          epilogue::Fragment<8> const f = fragment_at(p, v, batch, m0, n0);
+          if (f.row < p.problem.m && f.col < p.problem.n) loaded[i] = Epilogue::load(p.epilogue, f);
+        }
       }
 #pragma unroll
       for (int i = 0; i < kLoadBatch; ++i) {
-        if (!inside[i]) continue;
+        int const v = v0 + i * kThreads;
+        if (v >= kVectors) continue;
+        epilogue::Fragment<8> f = fragment_at(p, v, batch, m0, n0);
+        if (f.row >= p.problem.m || f.col >= p.problem.n) continue;
+        read_staged(f, staging, v);
         if (p.split_k == 1) {
-          (void)Epilogue::visit(p.epilogue, f[i], loaded[i]);
+          (void)Epilogue::visit(p.epilogue, f, loaded[i]);
         } else {
           float* out = p.partials +
-                       ((index_t{split} * p.problem.batch + batch) * p.problem.m + f[i].row) * p.problem.n + f[i].col;
+                       ((index_t{split} * p.problem.batch + batch) * p.problem.m + f.row) * p.problem.n + f.col;
           for (int e = 0; e < 8; ++e) {
-            if (e < f[i].valid) out[e] = f[i].acc[e];
+            if (e < f.valid) out[e] = f.acc[e];
           }
         }
       }
