@@ -106,13 +106,11 @@ int main() {
   using gemm::sm80::EpiloguePrefetch;
   Candidate const candidates[] = {
       {"128x256x64 s3 (TMA)", time_config<Default>},
-      {"  fused (batch 4, after staging)", time_config<Default, Fused>},
-      {"  fused batch 1", time_config<EpilogueSchedule<1, EpiloguePrefetch::kAfterStaging>, Fused>},
-      {"  fused batch 8", time_config<EpilogueSchedule<8, EpiloguePrefetch::kAfterStaging>, Fused>},
-      {"  fused batch 16", time_config<EpilogueSchedule<16, EpiloguePrefetch::kAfterStaging>, Fused>},
+      {"  fused (batch 4, no prefetch)", time_config<Default, Fused>},
+      {"  fused batch 1", time_config<EpilogueSchedule<1, EpiloguePrefetch::kNone>, Fused>},
+      {"  fused batch 8", time_config<EpilogueSchedule<8, EpiloguePrefetch::kNone>, Fused>},
+      {"  fused prefetch after staging", time_config<EpilogueSchedule<4, EpiloguePrefetch::kAfterStaging>, Fused>},
       {"  fused prefetch before staging", time_config<EpilogueSchedule<4, EpiloguePrefetch::kBeforeStaging>, Fused>},
-      {"  fused no prefetch", time_config<EpilogueSchedule<4, EpiloguePrefetch::kNone>, Fused>},
-      {"  fused batch 16, no prefetch", time_config<EpilogueSchedule<16, EpiloguePrefetch::kNone>, Fused>},
       {"  bias + GELU only", time_config<Default, BiasGelu>},
       {"  residual only", time_config<Default, Residual>},
       {"  without epilogue", time_config<Without<false, false, true>>},

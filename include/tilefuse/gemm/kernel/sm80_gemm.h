@@ -46,6 +46,9 @@ TILEFUSE_HOST_DEVICE constexpr MeasureOnly measure_only() {
 // Epilogue choices a Config may carry (bench/tune_sm80.cu measures them); absent: the defaults below.
 // kEpilogueLoadBatch: vectors whose tree loads are issued together (visit_epilogue);
 // kEpiloguePrefetch: when the tree's inputs are prefetched to L2.
+// NOTES: once a batch's loads were really issued together (v103), prefetching the residual after the
+// staging measured equal or 1.6-1.9% slower than none (v104a: 8192^3, 8192x8192x1024), and batches of 8
+// or 16 slower than 4; the defaults are 4 and none.
 enum class EpiloguePrefetch { kAfterStaging, kBeforeStaging, kNone };
 template <class Config>
 TILEFUSE_HOST_DEVICE constexpr int epilogue_load_batch() {
@@ -60,7 +63,7 @@ TILEFUSE_HOST_DEVICE constexpr EpiloguePrefetch epilogue_prefetch() {
   if constexpr (requires { Config::kEpiloguePrefetch; }) {
     return Config::kEpiloguePrefetch;
   } else {
-    return EpiloguePrefetch::kAfterStaging;
+    return EpiloguePrefetch::kNone;
   }
 }
 
