@@ -88,11 +88,10 @@ struct CpAsync : gemm::Sm80TileConfig<M, N, K, WM, WN, S> {
 };
 
 // The default tile with another epilogue schedule (kernel/sm80_gemm.h: load batch, prefetch point).
-template <int kBatch, gemm::sm80::EpiloguePrefetch kPrefetch, int kTilesEarly = 2>
+template <int kBatch, gemm::sm80::EpiloguePrefetch kPrefetch>
 struct EpilogueSchedule : gemm::Sm80LargeConfig {
   static constexpr int kEpilogueLoadBatch = kBatch;
   static constexpr gemm::sm80::EpiloguePrefetch kEpiloguePrefetch = kPrefetch;
-  static constexpr int kRowPrefetchTiles = kTilesEarly;
 };
 
 struct Candidate {
@@ -108,12 +107,12 @@ int main() {
   Candidate const candidates[] = {
       {"128x256x64 s3 (TMA)", time_config<Default>},
       {"  fused (batch 4, no prefetch)", time_config<Default, Fused>},
+      {"  fused batch 1", time_config<EpilogueSchedule<1, EpiloguePrefetch::kNone>, Fused>},
+      {"  fused batch 8", time_config<EpilogueSchedule<8, EpiloguePrefetch::kNone>, Fused>},
       {"  fused prefetch after staging", time_config<EpilogueSchedule<4, EpiloguePrefetch::kAfterStaging>, Fused>},
-      {"  fused rows 2 k-tiles early", time_config<EpilogueSchedule<4, EpiloguePrefetch::kRowsInMainloop, 2>, Fused>},
-      {"  fused rows 8 k-tiles early", time_config<EpilogueSchedule<4, EpiloguePrefetch::kRowsInMainloop, 8>, Fused>},
-      {"  residual only", time_config<Default, Residual>},
-      {"  residual rows 8 k-tiles early", time_config<EpilogueSchedule<4, EpiloguePrefetch::kRowsInMainloop, 8>, Residual>},
+      {"  fused prefetch before staging", time_config<EpilogueSchedule<4, EpiloguePrefetch::kBeforeStaging>, Fused>},
       {"  bias + GELU only", time_config<Default, BiasGelu>},
+      {"  residual only", time_config<Default, Residual>},
       {"  without epilogue", time_config<Without<false, false, true>>},
       {"  without copies", time_config<Without<true, false, false>>},
       {"128x256x64 s3 cp.async", time_config<CpAsync<128, 256, 64, 2, 4, 3>>},

@@ -199,11 +199,7 @@ struct AuxLoad {
   template <int V>
   TILEFUSE_HOST_DEVICE static void prefetch(Params const& p, Fragment<V> const& f) {
     if constexpr (cuda::std::is_same_v<Layout, RowMajor>) {
-      // A fragment of a whole tile row (V in the hundreds) asks for all of it at once.
-      if (f.valid > 0) {
-        arch::prefetch_l2_bytes(p.data + f.batch * p.batch_stride + f.row * p.ld + f.col,
-                                static_cast<unsigned>(f.valid) * static_cast<unsigned>(sizeof(T)));
-      }
+      if (f.valid > 0) arch::prefetch_l2(p.data + f.batch * p.batch_stride + f.row * p.ld + f.col);
     }
   }
 

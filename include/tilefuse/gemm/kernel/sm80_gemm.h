@@ -46,26 +46,16 @@ TILEFUSE_HOST_DEVICE constexpr MeasureOnly measure_only() {
 // Epilogue choices a Config may carry (bench/tune_sm80.cu measures them); absent: the defaults below.
 // kEpilogueLoadBatch: vectors whose tree loads are issued together (visit_epilogue);
 // kEpiloguePrefetch: when the tree's inputs are prefetched to L2.
-// kRowsInMainloop: one whole-row prefetch per tile row (a bulk prefetch on sm_90), issued
-// kRowPrefetchTiles k-tiles before the mainloop ends.
 // NOTES: once a batch's loads were really issued together (v103), prefetching the residual after the
 // staging measured equal or 1.6-1.9% slower than none (v104a: 8192^3, 8192x8192x1024), and batches of 8
 // or 16 slower than 4; the defaults are 4 and none.
-enum class EpiloguePrefetch { kAfterStaging, kBeforeStaging, kNone, kRowsInMainloop };
+enum class EpiloguePrefetch { kAfterStaging, kBeforeStaging, kNone };
 template <class Config>
 TILEFUSE_HOST_DEVICE constexpr int epilogue_load_batch() {
   if constexpr (requires { Config::kEpilogueLoadBatch; }) {
     return Config::kEpilogueLoadBatch;
   } else {
     return 4;
-  }
-}
-template <class Config>
-TILEFUSE_HOST_DEVICE constexpr int row_prefetch_tiles() {
-  if constexpr (requires { Config::kRowPrefetchTiles; }) {
-    return Config::kRowPrefetchTiles;
-  } else {
-    return 2;
   }
 }
 template <class Config>
@@ -241,19 +231,6 @@ struct TiledKernel {
   // loads overlap each other instead of stalling one vector at a time. Called after the staging, when
   // the accumulator registers are free (before it, the 128x256 tile spilled). A tree without such loads
   // compiles to nothing.
-  // One whole-row fragment per tile row, taken by the first kTileM threads.
-  static constexpr int kRowPrefetchTiles = row_prefetch_tiles<Config>();
-  TILEFUSE_DEVICE static void prefetch_epilogue_rows(Params const& p, int batch, index_t m0, index_t n0) {
-    int const r = static_cast<int>(threadIdx.x);
-    if (r >= kTileM || m0 + r >= p.problem.m) return;
-    epilogue::Fragment<kTileN> f;
-    f.row = m0 + r;
-    f.col = n0;
-    f.batch = batch;
-    f.valid = p.problem.n - n0 < kTileN ? static_cast<int>(p.problem.n - n0) : kTileN;
-    Epilogue::prefetch(p.epilogue, f);
-  }
-
   TILEFUSE_DEVICE static void prefetch_epilogue_inputs(Params const& p, int batch, index_t m0, index_t n0) {
     for (int v = static_cast<int>(threadIdx.x); v < kTileM * kVectorsPerRow; v += kThreads) {
       epilogue::Fragment<8> f;
@@ -406,14 +383,10 @@ struct TiledKernel {
       __syncthreads();
       load_fragments(frag[0], lanes, stage_a(0), stage_b(0), warp_m0, warp_n0, 0);
     }
-    [[maybe_unused]] int const prefetch_at = k_tiles > kRowPrefetchTiles ? k_tiles - kRowPrefetchTiles : 0;
     for (int k_tile = 0; k_tile < k_tiles; ++k_tile) {
       // NOTES: the stage this overwrites was last read in the previous k-tile, before the barrier at
       // its last step, so every warp is done with it.
       load_stage(k_tile + kStages - 1);
-      if constexpr (epilogue_prefetch<Config>() == EpiloguePrefetch::kRowsInMainloop) {
-        if (k_tile == prefetch_at && p.split_k == 1) prefetch_epilogue_rows(p, batch, m0, n0);
-      }
       int const s = k_tile % kStages;
       int const next = (k_tile + 1) % kStages;
 #pragma unroll
