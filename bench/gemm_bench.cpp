@@ -120,6 +120,13 @@ ResultRow GemmBench::run(GemmProblem const& p) {
 
   // ---- timing ----
   time_candidates(candidates, pool.size(), settings_.timing, gemm_flops(p), stream_);
+  Candidate const* const plain_twin = candidates.back().checked_elsewhere ? &candidates.back() : nullptr;
+  if (plain_twin != nullptr && candidates[0].op && plain_twin->op) {
+    TimingOptions paired = settings_.timing;
+    paired.reps = 2 * settings_.timing.reps;
+    row.fusion_pairs = time_paired(candidates[0].op, plain_twin->op, pool.size(), paired, stream_);
+    row.has_fusion_pairs = true;
+  }
 
   row.tilefuse = std::move(candidates[0].measurement);
   for (std::size_t i = 1; i < candidates.size(); ++i) row.peers.push_back(std::move(candidates[i].measurement));

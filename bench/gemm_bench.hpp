@@ -63,6 +63,10 @@ struct RowResults {
   std::vector<Measurement> peers;
   bool has_peer_difference = false;
   SampleError tilefuse_vs_first_peer;  // tilefuse's output against the first peer's at the samples
+  // A fused row: tilefuse (A) and its plain-epilogue twin (B) timed again in interleaved pairs
+  // (timing.hpp time_paired); the fusion's cost is ratio_median - 1.
+  bool has_fusion_pairs = false;
+  PairedTiming fusion_pairs;
 };
 
 struct ResultRow : RowResults {

@@ -16,6 +16,11 @@ std::string scientific(double value) {
   return buffer;
 }
 
+// +3.1% / -0.4%: a relative change.
+std::string signed_percent(double fraction) {
+  return (fraction >= 0 ? "+" : "") + fixed(100.0 * fraction, 1) + "%";
+}
+
 std::string mib(double bytes) { return fixed(bytes / double(1 << 20), 0) + " MiB"; }
 
 bool any_tf32(std::vector<ResultRow> const& rows) {
@@ -217,6 +222,21 @@ void print_table(std::ostream& out, std::vector<ResultRow> const& rows, FloorRat
     print_result_lines(out, notes, problem_label(p), name, row.tilefuse, row.peers, floor_ms(p, floor));
   }
   if (!notes.str().empty()) out << "\nNotes:\n\n" << notes.str();
+  bool any_pairs = false;
+  for (ResultRow const& row : rows) {
+    if (!row.has_fusion_pairs) continue;
+    if (!any_pairs) {
+      out << "\nFusion cost from interleaved pairs (the fused kernel and its plain-epilogue twin called in turn, "
+             "each pair at the same clocks; cost = median of the per-pair ratios - 1):\n\n";
+    }
+    any_pairs = true;
+    PairedTiming const& t = row.fusion_pairs;
+    out << "- " << shape_name(row.problem) << ' ' << name_of(row.problem.dtype) << ' ' << name_of(row.problem.layout)
+        << ' ' << name_of(row.problem.epilogue) << ": **" << signed_percent(t.ratio_median - 1.0) << "** over "
+        << t.pairs << " pairs (p10 " << signed_percent(t.ratio_p10 - 1.0) << ", p90 "
+        << signed_percent(t.ratio_p90 - 1.0) << "); medians " << fixed(t.a.median_ms, 4) << " against "
+        << fixed(t.b.median_ms, 4) << " ms\n";
+  }
   bool any_describe = false;
   for (ResultRow const& row : rows) {
     if (row.describe.empty()) continue;
@@ -293,6 +313,13 @@ void write_row_results(JsonWriter& j, RowResults const& row, double floor_time) 
   j.key("peers").begin_array();
   for (Measurement const& p : row.peers) write_measurement(j, p, floor_time, tf_ms);
   j.end_array();
+  if (row.has_fusion_pairs) {
+    PairedTiming const& t = row.fusion_pairs;
+    j.key("fusion_cost_paired").begin_object();
+    j.field("pairs", t.pairs).field("fused_median_ms", t.a.median_ms).field("plain_median_ms", t.b.median_ms);
+    j.field("ratio_median", t.ratio_median).field("ratio_p10", t.ratio_p10).field("ratio_p90", t.ratio_p90);
+    j.end_object();
+  }
 }
 
 void write_json(std::string const& path, RunHeader const& h, std::vector<ResultRow> const& rows,

@@ -58,63 +58,88 @@ double median(std::vector<double> values) {
   return percentile(values, 0.5);
 }
 
-Timing time_rotating(std::function<void(int)> const& op, int num_sets, TimingOptions const& options,
-                     cudaStream_t stream) {
+namespace {
+
+// The times of `rounds` rounds, each calling every op once in order (ops[j] on operand sets 0, 1, ...
+// of its own rotation), after a warm-up of whole rounds: ms[j][round] for op j.
+struct Rounds {
+  std::vector<std::vector<double>> ms;
+  int warmup_rounds = 0;
+  double host_us_per_call = 0;
+};
+
+Rounds time_rounds(std::vector<std::function<void(int)> const*> const& ops, int num_sets, int rounds,
+                   TimingOptions const& options, cudaStream_t stream) {
   int next_set = 0;
-  auto call = [&] {
-    op(next_set);
+  auto round = [&](auto&& around_call) {
+    for (std::size_t j = 0; j < ops.size(); ++j) around_call(j, [&] { (*ops[j])(next_set); });
     next_set = (next_set + 1) % num_sets;
   };
+  auto const plain_call = [](std::size_t, auto&& call) { call(); };
 
-  Timing t;
-  t.reps = std::max(options.reps, 1);
-
-  // ---- warm-up: groups of calls until both the call count and the GPU time are reached ----
+  Rounds r;
+  int const calls_per_round = static_cast<int>(ops.size());
+  // ---- warm-up: groups of rounds until both the call count and the GPU time are reached ----
   EventPool warm(2);
   double warm_gpu_ms = 0;
   double host_seconds = 0;
   int constexpr kWarmupGroup = 5;
-  int constexpr kMaxWarmupCalls = 100000;
-  while ((t.warmup_calls < options.min_warmup_calls || warm_gpu_ms < options.min_warmup_ms) &&
-         t.warmup_calls < kMaxWarmupCalls) {
+  int constexpr kMaxWarmupRounds = 100000;
+  while ((r.warmup_rounds * calls_per_round < options.min_warmup_calls || warm_gpu_ms < options.min_warmup_ms) &&
+         r.warmup_rounds < kMaxWarmupRounds) {
     BENCH_CUDA_CHECK(cudaEventRecord(warm[0], stream));
     auto const host_start = Clock::now();
-    for (int i = 0; i < kWarmupGroup; ++i) call();
+    for (int i = 0; i < kWarmupGroup; ++i) round(plain_call);
     host_seconds += std::chrono::duration<double>(Clock::now() - host_start).count();
     BENCH_CUDA_CHECK(cudaEventRecord(warm[1], stream));
     BENCH_CUDA_CHECK(cudaEventSynchronize(warm[1]));
     float ms = 0;
     BENCH_CUDA_CHECK(cudaEventElapsedTime(&ms, warm[0], warm[1]));
     warm_gpu_ms += ms;
-    t.warmup_calls += kWarmupGroup;
+    r.warmup_rounds += kWarmupGroup;
   }
-  t.host_us_per_call = host_seconds * 1e6 / t.warmup_calls;
+  r.host_us_per_call = host_seconds * 1e6 / (r.warmup_rounds * calls_per_round);
 
   // ---- measurement: per-call events, the stream held by a delay kernel while a group is queued ----
-  int constexpr kGroup = 32;
+  int const group = std::max(1, 32 / calls_per_round);  // rounds per group: about 32 calls
   // NOTES: twice the measured enqueue time (plus two event records per call, a few microseconds) and a
   // margin; too short and the first calls of a group would include host time, too long only costs wall time.
   double constexpr kEventRecordUs = 4.0;
-  auto const delay_ns = static_cast<std::uint64_t>(2.0 * kGroup * (t.host_us_per_call + kEventRecordUs) * 1e3) + 50'000;
-  EventPool events(2 * static_cast<std::size_t>(t.reps));
-  for (int first = 0; first < t.reps; first += kGroup) {
-    int const last = std::min(first + kGroup, t.reps);
+  auto const delay_ns =
+      static_cast<std::uint64_t>(2.0 * group * calls_per_round * (r.host_us_per_call + kEventRecordUs) * 1e3) + 50'000;
+  EventPool events(2 * static_cast<std::size_t>(rounds) * ops.size());
+  std::size_t next_event = 0;
+  for (int first = 0; first < rounds; first += group) {
+    int const last = std::min(first + group, rounds);
     delay_kernel<<<1, 1, 0, stream>>>(delay_ns);
     BENCH_CUDA_CHECK(cudaGetLastError());
     for (int i = first; i < last; ++i) {
-      BENCH_CUDA_CHECK(cudaEventRecord(events[2 * i], stream));
-      call();
-      BENCH_CUDA_CHECK(cudaEventRecord(events[2 * i + 1], stream));
+      round([&](std::size_t, auto&& call) {
+        BENCH_CUDA_CHECK(cudaEventRecord(events[next_event++], stream));
+        call();
+        BENCH_CUDA_CHECK(cudaEventRecord(events[next_event++], stream));
+      });
     }
   }
   BENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
 
-  std::vector<double> ms(static_cast<std::size_t>(t.reps));
-  for (int i = 0; i < t.reps; ++i) {
-    float elapsed = 0;
-    BENCH_CUDA_CHECK(cudaEventElapsedTime(&elapsed, events[2 * i], events[2 * i + 1]));
-    ms[static_cast<std::size_t>(i)] = elapsed;
+  r.ms.assign(ops.size(), std::vector<double>(static_cast<std::size_t>(rounds)));
+  std::size_t e = 0;
+  for (int i = 0; i < rounds; ++i) {
+    for (std::size_t j = 0; j < ops.size(); ++j, e += 2) {
+      float elapsed = 0;
+      BENCH_CUDA_CHECK(cudaEventElapsedTime(&elapsed, events[e], events[e + 1]));
+      r.ms[j][static_cast<std::size_t>(i)] = elapsed;
+    }
   }
+  return r;
+}
+
+Timing summarize(std::vector<double> ms, int warmup_calls, double host_us_per_call) {
+  Timing t;
+  t.reps = static_cast<int>(ms.size());
+  t.warmup_calls = warmup_calls;
+  t.host_us_per_call = host_us_per_call;
   std::sort(ms.begin(), ms.end());
   t.median_ms = percentile(ms, 0.5);
   t.p10_ms = percentile(ms, 0.1);
@@ -122,6 +147,30 @@ Timing time_rotating(std::function<void(int)> const& op, int num_sets, TimingOpt
   t.min_ms = ms.front();
   t.max_ms = ms.back();
   t.mean_ms = std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(ms.size());
+  return t;
+}
+
+}  // namespace
+
+Timing time_rotating(std::function<void(int)> const& op, int num_sets, TimingOptions const& options,
+                     cudaStream_t stream) {
+  Rounds const r = time_rounds({&op}, num_sets, std::max(options.reps, 1), options, stream);
+  return summarize(r.ms[0], r.warmup_rounds, r.host_us_per_call);
+}
+
+PairedTiming time_paired(std::function<void(int)> const& op_a, std::function<void(int)> const& op_b, int num_sets,
+                         TimingOptions const& options, cudaStream_t stream) {
+  Rounds const r = time_rounds({&op_a, &op_b}, num_sets, std::max(options.reps, 1), options, stream);
+  PairedTiming t;
+  t.a = summarize(r.ms[0], r.warmup_rounds, r.host_us_per_call);
+  t.b = summarize(r.ms[1], r.warmup_rounds, r.host_us_per_call);
+  t.pairs = static_cast<int>(r.ms[0].size());
+  std::vector<double> ratios(r.ms[0].size());
+  for (std::size_t i = 0; i < ratios.size(); ++i) ratios[i] = r.ms[0][i] / r.ms[1][i];
+  std::sort(ratios.begin(), ratios.end());
+  t.ratio_median = percentile(ratios, 0.5);
+  t.ratio_p10 = percentile(ratios, 0.1);
+  t.ratio_p90 = percentile(ratios, 0.9);
   return t;
 }
 

@@ -36,6 +36,21 @@ struct Timing {
 Timing time_rotating(std::function<void(int)> const& op, int num_sets, TimingOptions const& options,
                      cudaStream_t stream);
 
+// Two ops timed call by call in turn (A B A B ..., each call on the next operand set), so that both see
+// the same clocks: the H200's drift of 10% and more over seconds cancels in each pair's ratio. For a
+// cost of one variant over another (a fused epilogue over the plain one), the median of the per-pair
+// ratios is steadier than a ratio of two medians taken apart.
+struct PairedTiming {
+  Timing a;
+  Timing b;
+  int pairs = 0;
+  double ratio_median = 0;  // median over pairs of time(A) / time(B)
+  double ratio_p10 = 0;
+  double ratio_p90 = 0;
+};
+PairedTiming time_paired(std::function<void(int)> const& op_a, std::function<void(int)> const& op_b, int num_sets,
+                         TimingOptions const& options, cudaStream_t stream);
+
 // Median of a sample (by value: it sorts).
 double median(std::vector<double> values);
 

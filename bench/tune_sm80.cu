@@ -115,6 +115,8 @@ int main() {
       {"  residual only", time_config<Default, Residual>},
       {"  without epilogue", time_config<Without<false, false, true>>},
       {"  without copies", time_config<Without<true, false, false>>},
+      {"128x128x64 s3, 2 per SM (TMA)", time_config<gemm::Sm80TileConfig<128, 128, 64, 2, 2, 3, 2>>},
+      {"  fused", time_config<gemm::Sm80TileConfig<128, 128, 64, 2, 2, 3, 2>, Fused>},
       {"128x256x64 s3 cp.async", time_config<CpAsync<128, 256, 64, 2, 4, 3>>},
   };
   constexpr int kCount = sizeof(candidates) / sizeof(candidates[0]);
