@@ -139,27 +139,6 @@ TEST(GemmSelect, TheSm80KernelLoadsByTmaOnSm90) {
   }
 }
 
-// The TMA path encodes its two tensor maps once per argument set: a repeated run finds them cached, a
-// run with another problem encodes its own.
-TEST(GemmSelect, TheSm80TmaPathCachesItsTensorMaps) {
-  if (!on_sm90()) GTEST_SKIP() << sm90_skip_reason();
-  Buffers buf;
-  auto const args = args_for<ForcedSm80>(buf, GemmCoord{256, 512, 192, 1});
-  auto const other = args_for<ForcedSm80>(buf, GemmCoord{256, 512, 256, 1});
-  auto const before = ForcedSm80::tma_map_cache_stats();
-  ASSERT_TRUE(ForcedSm80::run(args, nullptr, nullptr).ok());
-  auto const first = ForcedSm80::tma_map_cache_stats();
-  ASSERT_TRUE(ForcedSm80::run(args, nullptr, nullptr).ok());
-  auto const second = ForcedSm80::tma_map_cache_stats();
-  ASSERT_TRUE(ForcedSm80::run(other, nullptr, nullptr).ok());
-  auto const third = ForcedSm80::tma_map_cache_stats();
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  EXPECT_EQ(first.hits + first.misses, before.hits + before.misses + 1);
-  EXPECT_EQ(second.hits, first.hits + 1);
-  EXPECT_EQ(second.misses, first.misses);
-  EXPECT_EQ(third.misses, second.misses + 1);
-}
-
 // The tile model: few output tiles take narrower tiles, big problems the 128x256 one; describe()
 // names the tile the model picked.
 TEST(GemmSelect, TilePerProblem) {

@@ -237,12 +237,6 @@ class Gemm {
                           hopper_note);
   }
 
-  // Look-ups of the sm_80 TMA path's tensor-map cache (all zeros where that path cannot run).
-  static detail::PlanCacheStats tma_map_cache_stats() {
-    if constexpr (kTmaCandidate) return tma_map_cache().stats();
-    else return {};
-  }
-
   // Look-ups of the Hopper plan cache of this Gemm type (all zeros without a Hopper candidate).
   static detail::PlanCacheStats plan_cache_stats() {
     if constexpr (kHopperCandidate) return cache().stats();
@@ -464,54 +458,21 @@ class Gemm {
     return detail::launch_tiled<K, Epilogue>(params, plan.split_k, workspace, stream);
   }
 
-  // The two tensor maps of the TMA path. Encoding them costs about 3 us of host time per run (v101), so
-  // they are cached like the Hopper plans: the last 16 per Gemm type, keyed by every value they encode.
-  struct TmaMaps {
-    arch::TmaDescriptor a;
-    arch::TmaDescriptor b;
-  };
-  static detail::PlanCache<TmaMaps>& tma_map_cache() {
-    static detail::PlanCache<TmaMaps> instance;
-    return instance;
-  }
-  static Status tma_maps(Arguments const& args, Plan const& plan, TmaMaps* maps) {
+  // The aligned path with both operands as tensor maps (k, rows, batch), boxes of one k-tile.
+  static Status launch_tma(Arguments const& args, Plan const& plan, void* workspace, cudaStream_t stream) {
     GemmCoord const& p = args.problem;
-    int device = -1;
-    if (cudaGetDevice(&device) != cudaSuccess) (void)cudaGetLastError();
-    std::string key;
-    key.reserve(96);
-    detail::append_key_bytes(key, device);
-    detail::append_key_bytes(key, p);
-    detail::append_key_bytes(key, args.a);
-    detail::append_key_bytes(key, plan.lda);
-    detail::append_key_bytes(key, plan.batch_stride_a);
-    detail::append_key_bytes(key, args.b);
-    detail::append_key_bytes(key, plan.ldb);
-    detail::append_key_bytes(key, plan.batch_stride_b);
-    if (tma_map_cache().find(key, maps)) return {};
+    typename TmaKernel::Params params;
+    params.problem = p;
     constexpr CUtensorMapDataType kType =
         std::is_same_v<ElementAB, bfloat16_t> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
     CUtensorMap map;
     static_assert(sizeof(map) == sizeof(arch::TmaDescriptor), "a tensor map is 128 bytes");
     TILEFUSE_RETURN_IF_ERROR(encode_sm90_operand("a", kType, 2, args.a, p.k, p.m, p.batch, plan.lda,
                                                  plan.batch_stride_a, Sm80Config::kTileK, Sm80Config::kTileM, &map));
-    std::memcpy(&maps->a, &map, sizeof(map));
+    std::memcpy(&params.operands.tma_a, &map, sizeof(map));
     TILEFUSE_RETURN_IF_ERROR(encode_sm90_operand("b", kType, 2, args.b, p.k, p.n, p.batch, plan.ldb,
                                                  plan.batch_stride_b, Sm80Config::kTileK, Sm80Config::kTileN, &map));
-    std::memcpy(&maps->b, &map, sizeof(map));
-    tma_map_cache().insert(key, *maps);
-    return {};
-  }
-
-  // The aligned path with both operands as tensor maps (k, rows, batch), boxes of one k-tile.
-  static Status launch_tma(Arguments const& args, Plan const& plan, void* workspace, cudaStream_t stream) {
-    GemmCoord const& p = args.problem;
-    typename TmaKernel::Params params;
-    params.problem = p;
-    TmaMaps maps;
-    TILEFUSE_RETURN_IF_ERROR(tma_maps(args, plan, &maps));
-    params.operands.tma_a = maps.a;
-    params.operands.tma_b = maps.b;
+    std::memcpy(&params.operands.tma_b, &map, sizeof(map));
     params.operands.batch_mask_a = p.batch > 1 && plan.batch_stride_a == 0 ? 0 : -1;
     params.operands.batch_mask_b = p.batch > 1 && plan.batch_stride_b == 0 ? 0 : -1;
     params.epilogue = plan.epilogue;
