@@ -140,6 +140,17 @@ TILEFUSE_HOST_DEVICE constexpr bool supports_multicast() {
   }
 }
 
+// Block-wise scales: how many k-tiles ahead of its wgmmas a k-tile's scales are loaded (a Config may
+// set kBlockScaleLead; bench/tune measures it).
+template <class Config>
+TILEFUSE_HOST_DEVICE constexpr int block_scale_lead() {
+  if constexpr (requires { Config::kBlockScaleLead; }) {
+    return Config::kBlockScaleLead;
+  } else {
+    return 4;
+  }
+}
+
 // Element_ is A's type and, unless ElementB_ says otherwise, B's.
 template <class Element_, class Epilogue, class Config, class Operands = TmaOperands<Element_, Config>,
           class ElementB_ = Element_>
@@ -155,6 +166,8 @@ struct GemmKernel {
   static constexpr bool kPromote = Config::kPromoteEveryKTile;
   // k-tiles per promotion (1: every 128 of K; block-wise scales need 1).
   static constexpr int kPromoteInterval = kPromote ? Config::kPromoteInterval : 1;
+  // Block-wise scales: k-tiles between loading a k-tile's scales and using them (mainloop_promoted).
+  static constexpr int kScaleLead = block_scale_lead<Config>();
   static_assert(kPromoteInterval >= 1 && kPromoteInterval < Config::kStages, "a promotion interval holds its stages");
   static_assert(!kPromote || kFp8, "promotion is for FP8 operands");
 
@@ -839,18 +852,46 @@ struct GemmKernel {
 #pragma unroll
       for (int i = 0; i < kAccumulators; ++i) acc[rb][i] = 0.0f;
     }
+    // Block-wise: each k-tile's scales are loaded kScaleLead k-tiles before its wgmmas are issued, into a
+    // ring of registers shifted once per k-tile (static indices: no local memory).
+    // NOTES: loaded just before the k-tile's own wgmmas, their latency under the mainloop's load (L2
+    // hits, but behind the operand traffic) outlasted the wgmmas, and the promotion waited for them.
+    float ahead_a[kScaleLead][kRowBlocks][2] = {};
+    float ahead_b[kScaleLead] = {};
+    auto const load_scales = [&](int kt, float (&a)[kRowBlocks][2], float& b) {
+      if (kt >= k_count) return;
+      b = scale_b_column[kt * p.block_scales.b_kblock];
+#pragma unroll
+      for (int rb = 0; rb < kRowBlocks; ++rb) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) a[rb][h] = scale_a_rows[rb][h][kt * p.block_scales.a_kblock];
+      }
+    };
+    if constexpr (Config::kBlockScaled) {
+#pragma unroll
+      for (int j = 0; j < kScaleLead; ++j) load_scales(j, ahead_a[j], ahead_b[j]);
+    }
     // Issues k-tile kt's wgmmas into `partial` (from zero unless `accumulate`) and advances `state`;
-    // returns the k-tile's stage. Block-wise: also loads the k-tile's scales into `scale` first, so that
-    // they arrive while the wgmmas run.
+    // returns the k-tile's stage. Block-wise: also takes the k-tile's scales from the ring into `scale`
+    // and loads those of k-tile kt + kScaleLead.
     float scale[kRowBlocks][2] = {};
     auto const issue = [&](int kt, bool accumulate) {
       if constexpr (Config::kBlockScaled) {
-        float const b = scale_b_column[kt * p.block_scales.b_kblock];
 #pragma unroll
         for (int rb = 0; rb < kRowBlocks; ++rb) {
 #pragma unroll
-          for (int h = 0; h < 2; ++h) scale[rb][h] = scale_a_rows[rb][h][kt * p.block_scales.a_kblock] * b;
+          for (int h = 0; h < 2; ++h) scale[rb][h] = ahead_a[0][rb][h] * ahead_b[0];
         }
+#pragma unroll
+        for (int j = 0; j + 1 < kScaleLead; ++j) {
+          ahead_b[j] = ahead_b[j + 1];
+#pragma unroll
+          for (int rb = 0; rb < kRowBlocks; ++rb) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) ahead_a[j][rb][h] = ahead_a[j + 1][rb][h];
+          }
+        }
+        load_scales(kt + kScaleLead, ahead_a[kScaleLead - 1], ahead_b[kScaleLead - 1]);
       }
       issue_ktile(s, state, row0, accumulate, partial);
       int const stage = state.stage;
