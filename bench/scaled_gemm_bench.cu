@@ -262,34 +262,26 @@ int main(int argc, char** argv) {
       // 3: fast on the promoted config's 128 x 128 cooperative tile (what promotion itself costs).
       // 4: promoted every 256 of K instead of 128 (half the waits).
       // 5: fast on ping-pong with 2-CTA multicast clusters, 6: promoted with multicast (per-tensor and
-      // block-wise), 7: fast on the 128 x 256 cooperative tile (where the default picks ping-pong),
-      // 8: promoted with the two consumer warpgroups issuing each k-tile in turns (per-tensor and block-wise).
-      for (int variant : {0, 1, 2, 3, 4, 5, 6, 7, 8}) {
+      // block-wise), 7: fast on the 128 x 256 cooperative tile (where the default picks ping-pong).
+      for (int variant : {0, 1, 2, 3, 4, 5, 6, 7}) {
         if ((variant == 3 || variant == 4) && mode != ScalingMode::kPerTensor) continue;
         if (variant == 7 && mode == ScalingMode::kBlockWise) continue;
-        if ((variant == 6 || variant == 8) && mode == ScalingMode::kRowWise) continue;
-        if (variant != 2 && variant != 6 && variant != 8 && mode == ScalingMode::kBlockWise) continue;  // needs promotion
-        bool const fast = variant != 2 && variant != 4 && variant != 6 && variant != 8;
+        if (variant == 6 && mode == ScalingMode::kRowWise) continue;
+        if (variant != 2 && variant != 6 && mode == ScalingMode::kBlockWise) continue;  // needs promotion
+        bool const fast = variant != 2 && variant != 4 && variant != 6;
         Row r{m, n, k, gemm::name_of(mode),
               variant == 0 ? "fast (default)" : variant == 1 ? "fast, ping-pong" : variant == 2   ? "promoted"
               : variant == 3 ? "fast, 128x128"
               : variant == 4 ? "promoted every 256"
               : variant == 5 ? "fast, ping-pong + multicast"
               : variant == 6 ? "promoted + multicast"
-              : variant == 8 ? "promoted, k-tiles in turns"
                              : "fast, 128x256 cooperative"};
         using PPMC = gemm::Sm90Fp8PingPongMulticastConfig;
         using PP = gemm::Sm90Fp8PingPongConfig;
         constexpr auto kFast = Fp8Accumulation::kFast;
         constexpr auto kPromoted = Fp8Accumulation::kPromoted;
         std::function<void(Set const&)> tilefuse;
-        if (variant == 8) {
-          tilefuse = mode == ScalingMode::kPerTensor
-                         ? tilefuse_launcher<ScalingMode::kPerTensor, kPromoted, gemm::Sm90Fp8PromotedAlternatingConfig>(
-                               m, n, k, sets, &r.describe)
-                         : tilefuse_launcher<ScalingMode::kBlockWise, kPromoted, gemm::Sm90Fp8BlockScaledAlternatingConfig>(
-                               m, n, k, sets, &r.describe);
-        } else if (variant == 5) {
+        if (variant == 5) {
           tilefuse = mode == ScalingMode::kPerTensor
                               ? tilefuse_launcher<ScalingMode::kPerTensor, kFast, PPMC>(m, n, k, sets, &r.describe)
                               : tilefuse_launcher<ScalingMode::kRowWise, kFast, PPMC>(m, n, k, sets, &r.describe);

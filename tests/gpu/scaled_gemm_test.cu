@@ -261,16 +261,6 @@ TEST(ScaledGemm, E4m3BlockWiseBf16BiasMulticast) {
 }
 
 // Refusals: each names what is wrong.
-// The promoted cooperative mainloop with the consumer warpgroups issuing k-tiles in turns.
-TEST(ScaledGemm, E4m3BlockWiseBf16BiasAlternating) {
-  run_scaled_cases<float_e4m3_t, bfloat16_t, kBlockWise, true, kPromoted, gemm::Sm90Fp8BlockScaledAlternatingConfig>(
-      scaled_cases(1270));
-}
-TEST(ScaledGemm, E4m3PerTensorBf16PromotedAlternating) {
-  run_scaled_cases<float_e4m3_t, bfloat16_t, kPerTensor, false, kPromoted, gemm::Sm90Fp8PromotedAlternatingConfig>(
-      scaled_cases(1280));
-}
-
 TEST(ScaledGemm, Refusals) {
   std::string const skip = sm90_skip_reason();
   if (!skip.empty()) GTEST_SKIP() << skip;

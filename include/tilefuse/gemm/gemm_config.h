@@ -178,16 +178,6 @@ struct Sm90BlockScaled : Sm90Promoted<Base> {
   static_assert(Base::kTileN == 128, "block-wise scales: a tile column is one 128-wide scale block of B");
 };
 using Sm90Fp8BlockScaledConfig = Sm90BlockScaled<Sm90Fp8MediumConfig>;
-// A promoted cooperative config whose two consumer warpgroups take turns issuing each k-tile's wgmmas,
-// so that one promotes while the tensor cores run the other's (sm90_gemm.h, mainloop_promoted).
-template <class Base>
-struct Sm90AlternatingKTiles : Base {
-  static constexpr bool kAlternateKTiles = true;
-  static_assert(Base::kPromoteEveryKTile && Base::kSchedule == Sm90Schedule::kCooperative,
-                "alternating k-tiles is for promoted cooperative configs");
-};
-using Sm90Fp8PromotedAlternatingConfig = Sm90AlternatingKTiles<Sm90Fp8PromotedConfig>;
-using Sm90Fp8BlockScaledAlternatingConfig = Sm90AlternatingKTiles<Sm90Fp8BlockScaledConfig>;
 // Two CTAs per cluster on adjacent tile rows of the same tile column: each loads half of the B tile
 // and multicasts it to both, so B crosses L2 once per pair. Built to take L2 traffic off the 128-row
 // tiles (ping-pong, FP8 promotion); measured no faster than without (gemm_sm90.md v24-v26), so no

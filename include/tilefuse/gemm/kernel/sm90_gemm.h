@@ -151,16 +151,6 @@ TILEFUSE_HOST_DEVICE constexpr int block_scale_lead() {
   }
 }
 
-// Whether a promoted cooperative config alternates its consumer warpgroups' k-tiles (kAlternateKTiles).
-template <class Config>
-TILEFUSE_HOST_DEVICE constexpr bool alternates_k_tiles() {
-  if constexpr (requires { Config::kAlternateKTiles; }) {
-    return Config::kAlternateKTiles;
-  } else {
-    return false;
-  }
-}
-
 // Element_ is A's type and, unless ElementB_ says otherwise, B's.
 template <class Element_, class Epilogue, class Config, class Operands = TmaOperands<Element_, Config>,
           class ElementB_ = Element_>
@@ -188,11 +178,6 @@ struct GemmKernel {
   static constexpr int kConsumerWarps = 4 * kConsumerWarpgroups;
   static constexpr int kThreads = Config::kThreads;
   static constexpr bool kPingPong = Config::kSchedule == Sm90Schedule::kPingPong;
-  // Promoted cooperative mainloop: the two consumer warpgroups take turns issuing each k-tile's wgmmas
-  // (alternates_k_tiles), so one promotes while the other's wgmmas run.
-  static constexpr bool kAlternateKTiles = alternates_k_tiles<Config>();
-  static_assert(!kAlternateKTiles || (!kPingPong && Config::kPromoteEveryKTile && Config::kConsumerWarpgroups == 2),
-                "alternating k-tiles is for the promoted cooperative mainloop of two consumer warpgroups");
   // Rows of a tile one consumer warpgroup computes, in blocks of 64 (one wgmma.m64 each).
   static constexpr int kWarpgroupRows = kPingPong ? kTileM : kTileM / kConsumerWarpgroups;
   static constexpr int kRowBlocks = kWarpgroupRows / 64;
@@ -736,11 +721,6 @@ struct GemmKernel {
     // of the next tile's residual and bias, v46-v67): on long-K tiles the lines were evicted before use
     // and the residual crossed DRAM twice (ncu, fused 8192^3: 1.75 GB read against 1.49 plain), and
     // without it the fused ResNet-50 convs ran 6% faster, 15% on a 1x1 layer (v68 A/B, gemm_sm90.md).
-    // Alternating k-tiles: warpgroup 1 hands warpgroup 0 the first turn; warpgroup 0 takes the last
-    // hand-over after its last tile, so every arrive on a turn barrier is matched.
-    if constexpr (kAlternateKTiles) {
-      if (consumer_warpgroup == 1) pass_turn(consumer_warpgroup);
-    }
     for (; t < p.tiles; t += tile_step) {
       Tile const tile = tile_of(p, t);
       if constexpr (kPingPong) {
@@ -766,13 +746,10 @@ struct GemmKernel {
 #pragma unroll
       for (int b = 0; b < kRowBlocks; ++b) epilogue_tile(p, s, acc[b], staging, loads, lane, tile, warp_row0(b), aux, rows[b]);
     }
-    if constexpr (kAlternateKTiles) {
-      if (consumer_warpgroup == 0) wait_for_turn(consumer_warpgroup);
-    }
     if (d_by_tma(p) && lane == 0) arch::bulk_wait_group<0>();  // this warp's last TMA stores are done
   }
 
-  // Ping-pong turns (and the alternating k-tiles' turns): named barrier 1 + w means "warpgroup w may start its next mainloop"; the other
+  // Ping-pong turns: named barrier 1 + w means "warpgroup w may start its next mainloop"; the other
   // warpgroup arrives on it (without waiting) once it has issued its own.
   static constexpr int kTurnBarrierThreads = 2 * 128;
   TILEFUSE_DEVICE static void wait_for_turn(int consumer_warpgroup) {
@@ -916,12 +893,7 @@ struct GemmKernel {
         }
         load_scales(kt + kScaleLead, ahead_a[kScaleLead - 1], ahead_b[kScaleLead - 1]);
       }
-      // NOTES: issued in turns, one warpgroup's wgmmas reach the tensor cores before the other's, so
-      // it finishes (and promotes) while the other's run; issued together, both finished together and
-      // promoted together while the tensor cores idled.
-      if constexpr (kAlternateKTiles) wait_for_turn(consumer_warpgroup);
       issue_ktile(s, state, row0, accumulate, partial);
-      if constexpr (kAlternateKTiles) pass_turn(consumer_warpgroup);
       int const stage = state.stage;
       state.advance();
       return stage;
