@@ -852,69 +852,104 @@ struct GemmKernel {
 #pragma unroll
       for (int i = 0; i < kAccumulators; ++i) acc[rb][i] = 0.0f;
     }
-    // Block-wise: each k-tile's scales are loaded kScaleLead k-tiles before its wgmmas are issued, into a
-    // ring of registers shifted once per k-tile (static indices: no local memory).
-    // NOTES: loaded just before the k-tile's own wgmmas, their latency under the mainloop's load (L2
-    // hits, but behind the operand traffic) outlasted the wgmmas, and the promotion waited for them.
-    float ahead_a[kScaleLead][kRowBlocks][2] = {};
-    float ahead_b[kScaleLead] = {};
-    auto const load_scales = [&](int kt, float (&a)[kRowBlocks][2], float& b) {
-      if (kt >= k_count) return;
-      b = scale_b_column[kt * p.block_scales.b_kblock];
-#pragma unroll
-      for (int rb = 0; rb < kRowBlocks; ++rb) {
-#pragma unroll
-        for (int h = 0; h < 2; ++h) a[rb][h] = scale_a_rows[rb][h][kt * p.block_scales.a_kblock];
-      }
-    };
-    if constexpr (Config::kBlockScaled) {
-#pragma unroll
-      for (int j = 0; j < kScaleLead; ++j) load_scales(j, ahead_a[j], ahead_b[j]);
-    }
     // Issues k-tile kt's wgmmas into `partial` (from zero unless `accumulate`) and advances `state`;
-    // returns the k-tile's stage. Block-wise: also takes the k-tile's scales from the ring into `scale`
-    // and loads those of k-tile kt + kScaleLead.
-    float scale[kRowBlocks][2] = {};
-    auto const issue = [&](int kt, bool accumulate) {
-      if constexpr (Config::kBlockScaled) {
-#pragma unroll
-        for (int rb = 0; rb < kRowBlocks; ++rb) {
-#pragma unroll
-          for (int h = 0; h < 2; ++h) scale[rb][h] = ahead_a[0][rb][h] * ahead_b[0];
-        }
-#pragma unroll
-        for (int j = 0; j + 1 < kScaleLead; ++j) {
-          ahead_b[j] = ahead_b[j + 1];
-#pragma unroll
-          for (int rb = 0; rb < kRowBlocks; ++rb) {
-#pragma unroll
-            for (int h = 0; h < 2; ++h) ahead_a[j][rb][h] = ahead_a[j + 1][rb][h];
-          }
-        }
-        load_scales(kt + kScaleLead, ahead_a[kScaleLead - 1], ahead_b[kScaleLead - 1]);
-      }
+    // returns the k-tile's stage.
+    auto const issue = [&](bool accumulate) {
       issue_ktile(s, state, row0, accumulate, partial);
       int const stage = state.stage;
       state.advance();
       return stage;
     };
+    if constexpr (Config::kBlockScaled) {
+      mainloop_block_scaled(p, scale_a_rows, scale_b_column, k_count, partial, acc, lane, issue, s);
+      return;
+    }
+    float const no_scale[kRowBlocks][2] = {};
     int kt = 0;
     // Whole promotion intervals: no branch between the wgmmas and their wait (a conditional wait made
     // ptxas serialize every wgmma, C7518).
     for (; kt + kPromoteInterval <= k_count; kt += kPromoteInterval) {
       int stages[kPromoteInterval];
 #pragma unroll
-      for (int j = 0; j < kPromoteInterval; ++j) stages[j] = issue(kt + j, j > 0);
+      for (int j = 0; j < kPromoteInterval; ++j) stages[j] = issue(j > 0);
       arch::wgmma_wait<0>();
 #pragma unroll
       for (int j = 0; j + 1 < kPromoteInterval; ++j) release(s, stages[j], lane);
-      promote_and_release(s, partial, acc, scale, stages[kPromoteInterval - 1], lane);
+      promote_and_release(s, partial, acc, no_scale, stages[kPromoteInterval - 1], lane);
     }
     // The rest (k_count not a multiple of the interval): one k-tile per promotion.
     for (; kt < k_count; ++kt) {
-      int const stage = issue(kt, false);
+      int const stage = issue(false);
       arch::wgmma_wait<0>();
-      promote_and_release(s, partial, acc, scale, stage, lane);
+      promote_and_release(s, partial, acc, no_scale, stage, lane);
+    }
+  }
+
+  // The block-scaled mainloop: every k-tile promoted with its own scales, which are loaded kScaleLead
+  // k-tiles ahead into a ring of registers. The k-tiles go in groups of kScaleLead with the group
+  // unrolled, so slot j always holds the scales of the group's j-th k-tile: its value is used, then
+  // the slot is reloaded for the next group's j-th k-tile, and no value is ever moved between slots
+  // (the first k_count % kScaleLead k-tiles load their scales just before their wgmmas).
+  // NOTES: loaded just before their own wgmmas (v88), the scales' latency under the mainloop's traffic
+  // outlasted the wgmmas and the promotion waited for them: 704 TFLOP/s at 8192^3. A ring shifted by
+  // one slot per k-tile (8c144cc, v107: 849) still waited, one k-tile back: shifting a slot moves the
+  // register a load is still writing, which waits for that load.
+  template <class Issue>
+  TILEFUSE_DEVICE static void mainloop_block_scaled(Params const& p, float const* const (&scale_a_rows)[kRowBlocks][2],
+                                                    float const* scale_b_column, int k_count,
+                                                    float (&partial)[kRowBlocks][kAccumulators],
+                                                    float (&acc)[kRowBlocks][kAccumulators], int lane, Issue const& issue,
+                                                    SharedStorage const& s) {
+    BlockScales const& bs = p.block_scales;
+    // scale[rb][h] = scale_a[row, kt] (the thread's row h of row block rb), b = scale_b[kt, tile column].
+    struct Scales {
+      float a[kRowBlocks][2];
+      float b;
+    };
+    auto const load = [&](int kt, Scales& into) {
+      if (kt >= k_count) return;
+      into.b = scale_b_column[kt * bs.b_kblock];
+#pragma unroll
+      for (int rb = 0; rb < kRowBlocks; ++rb) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) into.a[rb][h] = scale_a_rows[rb][h][kt * bs.a_kblock];
+      }
+    };
+    // The products scale_a * scale_b of a k-tile's rows, taken before its slot is reloaded (so that the
+    // slot's old and new values are never live together and share their registers).
+    struct Products {
+      float of[kRowBlocks][2];
+    };
+    auto const products = [&](Scales const& scales) {
+      Products out;
+#pragma unroll
+      for (int rb = 0; rb < kRowBlocks; ++rb) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) out.of[rb][h] = scales.a[rb][h] * scales.b;
+      }
+      return out;
+    };
+    auto const step = [&](Products const& scale) {
+      int const stage = issue(false);
+      arch::wgmma_wait<0>();
+      promote_and_release(s, partial, acc, scale.of, stage, lane);
+    };
+    int kt = 0;
+    for (int const head = k_count % kScaleLead; kt < head; ++kt) {
+      Scales now{};
+      load(kt, now);
+      step(products(now));
+    }
+    Scales ring[kScaleLead] = {};
+#pragma unroll
+    for (int j = 0; j < kScaleLead; ++j) load(kt + j, ring[j]);
+    for (; kt < k_count; kt += kScaleLead) {
+#pragma unroll
+      for (int j = 0; j < kScaleLead; ++j) {
+        Products const scale = products(ring[j]);
+        load(kt + j + kScaleLead, ring[j]);
+        step(scale);
+      }
     }
   }
 
