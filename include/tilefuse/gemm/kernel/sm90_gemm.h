@@ -906,13 +906,33 @@ struct GemmKernel {
       float a[kRowBlocks][2];
       float b;
     };
-    auto const load = [&](int kt, Scales& into) {
-      if (kt >= k_count) return;
-      into.b = scale_b_column[kt * bs.b_kblock];
+    // Loads the scales of the next k-tile (k-tiles are loaded in order) and steps the pointers on.
+    // NOTES: between two k-tiles' wgmmas every instruction of the warpgroup is on the critical path (the
+    // promotion waits for the wgmmas); stepping pointers costs a few adds where kt * stride addressing
+    // cost about 30 integer instructions per k-tile.
+    float const* a_next[kRowBlocks][2];
+#pragma unroll
+    for (int rb = 0; rb < kRowBlocks; ++rb) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) a_next[rb][h] = scale_a_rows[rb][h];
+    }
+    float const* b_next = scale_b_column;
+    int loaded = 0;
+    auto const load = [&](Scales& into) {
+      if (loaded < k_count) {
+        into.b = *b_next;
+#pragma unroll
+        for (int rb = 0; rb < kRowBlocks; ++rb) {
+#pragma unroll
+          for (int h = 0; h < 2; ++h) into.a[rb][h] = *a_next[rb][h];
+        }
+      }
+      ++loaded;
+      b_next += bs.b_kblock;
 #pragma unroll
       for (int rb = 0; rb < kRowBlocks; ++rb) {
 #pragma unroll
-        for (int h = 0; h < 2; ++h) into.a[rb][h] = scale_a_rows[rb][h][kt * bs.a_kblock];
+        for (int h = 0; h < 2; ++h) a_next[rb][h] += bs.a_kblock;
       }
     };
     // The products scale_a * scale_b of a k-tile's rows, taken before its slot is reloaded (so that the
@@ -937,17 +957,17 @@ struct GemmKernel {
     int kt = 0;
     for (int const head = k_count % kScaleLead; kt < head; ++kt) {
       Scales now{};
-      load(kt, now);
+      load(now);
       step(products(now));
     }
     Scales ring[kScaleLead] = {};
 #pragma unroll
-    for (int j = 0; j < kScaleLead; ++j) load(kt + j, ring[j]);
+    for (int j = 0; j < kScaleLead; ++j) load(ring[j]);
     for (; kt < k_count; kt += kScaleLead) {
 #pragma unroll
       for (int j = 0; j < kScaleLead; ++j) {
         Products const scale = products(ring[j]);
-        load(kt + j + kScaleLead, ring[j]);
+        load(ring[j]);
         step(scale);
       }
     }
