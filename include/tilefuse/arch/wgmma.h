@@ -53,6 +53,16 @@ TILEFUSE_DEVICE inline cuda::std::uint64_t smem_descriptor_k_major_sw128(void co
   return desc;
 }
 
+// `desc` (a k-major 128-byte-swizzle descriptor) moved `units` x 16 bytes along K inside its swizzle
+// row. The start address field (the low 14 bits, address >> 4) of a swizzle row's start is a multiple of
+// 8 and a row holds 8 units, so the add never carries out of the low word: only it changes.
+// NOTES: written as a 64-bit add, the carry into the high word cost two instructions per wgmma,
+// on the critical path of the promoted FP8 mainloop (gemm_fp8.md v111).
+TILEFUSE_DEVICE inline cuda::std::uint64_t descriptor_advanced(cuda::std::uint64_t desc, cuda::std::uint32_t units) {
+  auto const low = static_cast<cuda::std::uint32_t>(desc) + units;
+  return (desc & 0xFFFFFFFF00000000ull) | low;
+}
+
 // ---- ordering ----
 
 // Before the first wgmma of a batch, and whenever the accumulator registers were touched by other

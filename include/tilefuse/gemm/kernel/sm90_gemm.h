@@ -804,8 +804,9 @@ struct GemmKernel {
       for (int kk = 0; kk < kTileK / kMmaK; ++kk) {
         // One wgmma's K = 32 bytes further along the (swizzled) 128-byte row: +2 in the
         // descriptor's address field (bytes >> 4).
-        auto const step = static_cast<cuda::std::uint64_t>((kk * kMmaK * static_cast<int>(sizeof(Element))) >> 4);
-        mma(acc[rb], desc_a + step, desc_b + step, accumulate || kk > 0 ? 1 : 0);
+        auto const step = static_cast<cuda::std::uint32_t>((kk * kMmaK * static_cast<int>(sizeof(Element))) >> 4);
+        mma(acc[rb], arch::descriptor_advanced(desc_a, step), arch::descriptor_advanced(desc_b, step),
+            accumulate || kk > 0 ? 1 : 0);
       }
     }
     arch::wgmma_commit();
