@@ -463,18 +463,12 @@ class Gemm {
     GemmCoord const& p = args.problem;
     typename TmaKernel::Params params;
     params.problem = p;
-    constexpr CUtensorMapDataType kType =
-        std::is_same_v<ElementAB, bfloat16_t> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-    CUtensorMap map;
-    static_assert(sizeof(map) == sizeof(arch::TmaDescriptor), "a tensor map is 128 bytes");
-    TILEFUSE_RETURN_IF_ERROR(encode_sm90_operand("a", kType, 2, args.a, p.k, p.m, p.batch, plan.lda,
-                                                 plan.batch_stride_a, Sm80Config::kTileK, Sm80Config::kTileM, &map));
-    std::memcpy(&params.operands.tma_a, &map, sizeof(map));
-    TILEFUSE_RETURN_IF_ERROR(encode_sm90_operand("b", kType, 2, args.b, p.k, p.n, p.batch, plan.ldb,
-                                                 plan.batch_stride_b, Sm80Config::kTileK, Sm80Config::kTileN, &map));
-    std::memcpy(&params.operands.tma_b, &map, sizeof(map));
-    params.operands.batch_mask_a = p.batch > 1 && plan.batch_stride_a == 0 ? 0 : -1;
-    params.operands.batch_mask_b = p.batch > 1 && plan.batch_stride_b == 0 ? 0 : -1;
+    TILEFUSE_RETURN_IF_ERROR(encode_sm90_operand("a", args.a, p.k, p.m, p.batch, plan.lda, plan.batch_stride_a,
+                                                 Sm80Config::kTileK, Sm80Config::kTileM, &params.operands.tma_a));
+    TILEFUSE_RETURN_IF_ERROR(encode_sm90_operand("b", args.b, p.k, p.n, p.batch, plan.ldb, plan.batch_stride_b,
+                                                 Sm80Config::kTileK, Sm80Config::kTileN, &params.operands.tma_b));
+    params.operands.batch_mask_a = tma_batch_mask(p.batch, plan.batch_stride_a);
+    params.operands.batch_mask_b = tma_batch_mask(p.batch, plan.batch_stride_b);
     params.epilogue = plan.epilogue;
     return detail::launch_tiled<TmaKernel, Epilogue>(params, plan.split_k, workspace, stream);
   }

@@ -23,7 +23,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -179,14 +178,14 @@ class GemmSm90 {
     Status const bound = args.epilogue.bind({p.m, p.n, p.batch}, &params.epilogue);
     if (!bound.ok()) return {bound.code(), "gemm_sm90 epilogue: " + bound.message()};
     // A (m x k row-major) is (k, m, batch) innermost first; B (k x n column-major) is (k, n, batch).
-    TILEFUSE_RETURN_IF_ERROR(encode_operand("a", args.a, p.k, p.m, p.batch, r.lda, r.batch_stride_a, Config::kTileM,
-                                            &params.tma_a));
-    TILEFUSE_RETURN_IF_ERROR(encode_operand("b", args.b, p.k, p.n, p.batch, r.ldb, r.batch_stride_b,
-                                            Config::kTileN / Config::kClusterM, &params.tma_b));
+    TILEFUSE_RETURN_IF_ERROR(encode_sm90_operand("a", args.a, p.k, p.m, p.batch, r.lda, r.batch_stride_a,
+                                                 Config::kTileK, Config::kTileM, &params.tma_a));
+    TILEFUSE_RETURN_IF_ERROR(encode_sm90_operand("b", args.b, p.k, p.n, p.batch, r.ldb, r.batch_stride_b,
+                                                 Config::kTileK, Config::kTileN / Config::kClusterM, &params.tma_b));
     TILEFUSE_RETURN_IF_ERROR(encode_sm90_aux<Kernel>("gemm_sm90", p.m, p.n, p.batch, &params));
     encode_sm90_store<Kernel>(p.m, p.n, p.batch, &params);
-    params.batch_mask_a = p.batch > 1 && r.batch_stride_a == 0 ? 0 : -1;
-    params.batch_mask_b = p.batch > 1 && r.batch_stride_b == 0 ? 0 : -1;
+    params.batch_mask_a = tma_batch_mask(p.batch, r.batch_stride_a);
+    params.batch_mask_b = tma_batch_mask(p.batch, r.batch_stride_b);
     TILEFUSE_RETURN_IF_ERROR(bind_block_scales(args, &params));
     params.problem = p;
     params.tiles_m = static_cast<int>(tiles_m);
@@ -402,21 +401,6 @@ class GemmSm90 {
     return {};
   }
 
-  // A K-major operand as a 3D tensor map (k, rows, batch), box (TileK, box_rows, 1), 128-byte swizzle,
-  // zeros outside.
-  template <class Element>
-  static Status encode_operand(char const* name, Element const* data, index_t k, index_t rows, index_t batch,
-                               index_t ld, index_t batch_stride, int box_rows, arch::TmaDescriptor* out) {
-    static_assert(sizeof(CUtensorMap) == sizeof(arch::TmaDescriptor), "a tensor map is 128 bytes");
-    CUtensorMapDataType const type = std::is_same_v<Element, bfloat16_t> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                     : std::is_same_v<Element, half_t>   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
-                                                                         : CU_TENSOR_MAP_DATA_TYPE_UINT8;
-    CUtensorMap map;
-    TILEFUSE_RETURN_IF_ERROR(encode_sm90_operand(name, type, static_cast<int>(sizeof(Element)), data, k, rows, batch,
-                                                 ld, batch_stride, Config::kTileK, box_rows, &map));
-    std::memcpy(out, &map, sizeof(map));
-    return {};
-  }
 
 };
 

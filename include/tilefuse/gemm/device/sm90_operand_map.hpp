@@ -12,6 +12,8 @@
 #include <string>
 #include <type_traits>
 
+#include <tilefuse/arch/tma.h>
+#include <tilefuse/core/numeric_types.h>
 #include <tilefuse/core/status.hpp>
 #include <tilefuse/core/tensor_ref.h>
 #include <tilefuse/runtime/tensor_map.hpp>
@@ -49,6 +51,26 @@ inline Status encode_sm90_operand(char const* name, CUtensorMapDataType data_typ
   return {};
 }
 
+// The same for a matrix of Element (bf16, fp16, or a 1-byte FP8 type), written into the kernel
+// parameter's descriptor.
+template <class Element>
+Status encode_sm90_operand(char const* name, Element const* data, index_t k, index_t rows, index_t batch, index_t ld,
+                           index_t batch_stride, int box_k, int box_rows, arch::TmaDescriptor* out) {
+  static_assert(sizeof(CUtensorMap) == sizeof(arch::TmaDescriptor), "a tensor map is 128 bytes");
+  CUtensorMapDataType const type = std::is_same_v<Element, bfloat16_t> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                   : std::is_same_v<Element, half_t>   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                                                       : CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  CUtensorMap map;
+  TILEFUSE_RETURN_IF_ERROR(encode_sm90_operand(name, type, static_cast<int>(sizeof(Element)), data, k, rows, batch, ld,
+                                               batch_stride, box_k, box_rows, &map));
+  std::memcpy(out, &map, sizeof(map));
+  return {};
+}
+
+// ANDed with the batch index by the kernels: 0 where one matrix serves the whole batch (its map has a
+// batch extent of 1), -1 where each batch entry has its own.
+inline int tma_batch_mask(index_t batch, index_t batch_stride) { return batch == 1 || batch_stride == 0 ? 0 : -1; }
+
 // Whether a 16-bit matrix's base, leading dimension and batch stride (in elements) are whole 16-byte
 // pieces, as TMA needs (a batch of 1, or batch stride 0 for one matrix shared by the batch, has no
 // batch stride to check).
@@ -82,17 +104,10 @@ Status encode_sm90_aux(char const* who, index_t m, index_t n, index_t batch, typ
     std::string const unaligned = sm90_aux_unaligned<Kernel>(params->epilogue, batch);
     if (!unaligned.empty()) return not_supported(who, ": ", unaligned);
     auto const* aux = Kernel::staged_aux(params->epilogue);
-    using T = std::remove_cv_t<std::remove_pointer_t<decltype(aux->data)>>;
-    static_assert(sizeof(T) == 2, "the staged residual is 16-bit");
-    bool const one_matrix = batch == 1 || aux->batch_stride == 0;
-    CUtensorMapDataType const type = std::is_same_v<T, bfloat16_t> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                                                  : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-    CUtensorMap map;
-    TILEFUSE_RETURN_IF_ERROR(encode_sm90_operand("residual", type, 2, aux->data, n, m, batch, aux->ld,
-                                                 aux->batch_stride, 64, Kernel::kTileM, &map));
-    static_assert(sizeof(map) == sizeof(params->tma_aux), "a tensor map is 128 bytes");
-    std::memcpy(&params->tma_aux, &map, sizeof(map));
-    params->batch_mask_aux = one_matrix ? 0 : -1;
+    static_assert(sizeof(*aux->data) == 2, "the staged residual is 16-bit");
+    TILEFUSE_RETURN_IF_ERROR(encode_sm90_operand("residual", aux->data, n, m, batch, aux->ld, aux->batch_stride, 64,
+                                                 Kernel::kTileM, &params->tma_aux));
+    params->batch_mask_aux = tma_batch_mask(batch, aux->batch_stride);
     if constexpr (Kernel::kTmaColumn) {
       // The column vector (bias) rides along by bulk copies of whole 16-byte pieces: its base, batch
       // stride and n must keep every chunk's piece 16-byte aligned and inside the vector.

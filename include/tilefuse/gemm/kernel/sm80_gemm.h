@@ -109,10 +109,10 @@ struct TiledKernel {
   // TMA operands: one mbarrier per stage after the pipeline and the staging, and the base aligned to
   // 1024 bytes by hand (the 128-byte swizzle of the stages needs it).
   static constexpr bool kLoadsByTma = loads_by_tma<Operands>();
-  static constexpr int kBarrierOffset = ((kPipelineBytes > kStagingBytes ? kPipelineBytes : kStagingBytes) + 7) / 8 * 8;
+  static constexpr int kDataBytes = kPipelineBytes > kStagingBytes ? kPipelineBytes : kStagingBytes;
+  static constexpr int kBarrierOffset = (kDataBytes + 7) / 8 * 8;
   static constexpr int kSmemAlignment = kLoadsByTma ? 1024 : 128;
-  static constexpr int kSmemBytes = kLoadsByTma ? kBarrierOffset + kStages * 8 + kSmemAlignment
-                                                : (kPipelineBytes > kStagingBytes ? kPipelineBytes : kStagingBytes);
+  static constexpr int kSmemBytes = kLoadsByTma ? kBarrierOffset + kStages * 8 + kSmemAlignment : kDataBytes;
   static_assert(!kLoadsByTma || (OperandA::Tile::kElements * sizeof(Element)) % 1024 == 0,
                 "TMA stages stay 1024-byte aligned");
 
