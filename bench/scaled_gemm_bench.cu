@@ -261,8 +261,10 @@ int main(int argc, char** argv) {
       // 1: fast on the ping-pong config, 2: promoted (128 x 128),
       // 3: fast on the promoted config's 128 x 128 cooperative tile (what promotion itself costs).
       // 4: promoted every 256 of K instead of 128 (half the waits).
-      // 5: fast on ping-pong with 2-CTA multicast clusters, 6: promoted with multicast (per-tensor and
-      // block-wise), 7: fast on the 128 x 256 cooperative tile (where the default picks ping-pong).
+      // 5: fast on ping-pong with 2-CTA multicast clusters, 6: promoted with one partial set, each k-tile
+      // waited for before the next is issued (Sm90PromotionInLine: the A/B baseline of the default's two
+      // sets; per-tensor and block-wise), 7: fast on the 128 x 256 cooperative tile (where the default
+      // picks ping-pong).
       for (int variant : {0, 1, 2, 3, 4, 5, 6, 7}) {
         if ((variant == 3 || variant == 4) && mode != ScalingMode::kPerTensor) continue;
         if (variant == 7 && mode == ScalingMode::kBlockWise) continue;
@@ -274,7 +276,7 @@ int main(int argc, char** argv) {
               : variant == 3 ? "fast, 128x128"
               : variant == 4 ? "promoted every 256"
               : variant == 5 ? "fast, ping-pong + multicast"
-              : variant == 6 ? "promoted + multicast"
+              : variant == 6 ? "promoted in line (one partial set)"
                              : "fast, 128x256 cooperative"};
         using PPMC = gemm::Sm90Fp8PingPongMulticastConfig;
         using PP = gemm::Sm90Fp8PingPongConfig;
@@ -288,9 +290,9 @@ int main(int argc, char** argv) {
         } else if (variant == 6) {
           tilefuse =
               mode == ScalingMode::kPerTensor
-                  ? tilefuse_launcher<ScalingMode::kPerTensor, kPromoted, gemm::Sm90Fp8PromotedMulticastConfig>(m, n, k, sets,
-                                                                                                             &r.describe)
-                  : tilefuse_launcher<ScalingMode::kBlockWise, kPromoted, gemm::Sm90Fp8BlockScaledMulticastConfig>(
+                  ? tilefuse_launcher<ScalingMode::kPerTensor, kPromoted, gemm::Sm90Fp8PromotedInLineConfig>(m, n, k, sets,
+                                                                                                          &r.describe)
+                  : tilefuse_launcher<ScalingMode::kBlockWise, kPromoted, gemm::Sm90Fp8BlockScaledInLineConfig>(
                         m, n, k, sets, &r.describe);
         } else if (mode == ScalingMode::kPerTensor) {
           tilefuse =

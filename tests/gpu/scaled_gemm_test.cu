@@ -39,9 +39,11 @@ struct ScaledCase {
 
 std::vector<ScaledCase> scaled_cases(std::uint64_t seed) {
   // n and k multiples of 16 (torch's rule); m anything. Edges of the 128 x 256 and 128 x 128 tiles,
-  // one k-tile, partial k-tiles, several of them.
-  return {{1, 16, 16, seed},       {17, 48, 32, seed + 1},   {128, 128, 128, seed + 2}, {129, 272, 144, seed + 3},
-          {300, 256, 400, seed + 4}, {255, 144, 1024, seed + 5}, {64, 512, 2048, seed + 6}};
+  // one k-tile, partial k-tiles, several of them: 1 to 5, 8 and 16 k-tiles of 128, odd and even counts (the
+  // promoted mainloop pairs k-tiles and takes an odd one first).
+  return {{1, 16, 16, seed},         {17, 48, 32, seed + 1},     {128, 128, 128, seed + 2}, {129, 272, 144, seed + 3},
+          {65, 32, 336, seed + 7},   {300, 256, 400, seed + 4},  {200, 144, 592, seed + 8}, {255, 144, 1024, seed + 5},
+          {64, 512, 2048, seed + 6}};
 }
 
 template <class T>
@@ -232,7 +234,18 @@ TEST(ScaledGemm, E4m3RowWiseBf16PromotedEvery2) {
   run_scaled_cases<float_e4m3_t, bfloat16_t, kRowWise, false, kPromoted, gemm::Sm90Fp8PromotedEvery2Config>(scaled_cases(1230));
 }
 
+// The promoted mainloop with one partial set (each k-tile waited for before the next is issued): the fp8
+// bench's A/B baseline for the default's two alternating sets.
+TEST(ScaledGemm, E4m3PerTensorBf16PromotedInLine) {
+  run_scaled_cases<float_e4m3_t, bfloat16_t, kPerTensor, false, kPromoted, gemm::Sm90Fp8PromotedInLineConfig>(
+      scaled_cases(1290));
+}
+
 constexpr auto kBlockWise = ScalingMode::kBlockWise;
+TEST(ScaledGemm, E4m3BlockWiseBf16InLine) {
+  run_scaled_cases<float_e4m3_t, bfloat16_t, kBlockWise, false, kPromoted, gemm::Sm90Fp8BlockScaledInLineConfig>(
+      scaled_cases(1300));
+}
 TEST(ScaledGemm, E4m3BlockWiseBf16) { run_scaled_cases<float_e4m3_t, bfloat16_t, kBlockWise, false, kPromoted>(scaled_cases(1200)); }
 TEST(ScaledGemm, E4m3BlockWiseFp16Bias) { run_scaled_cases<float_e4m3_t, half_t, kBlockWise, true, kPromoted>(scaled_cases(1210)); }
 TEST(ScaledGemm, E4m3BlockWiseFp32Normal) {

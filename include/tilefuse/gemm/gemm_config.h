@@ -178,6 +178,14 @@ struct Sm90BlockScaled : Sm90Promoted<Base> {
   static_assert(Base::kTileN == 128, "block-wise scales: a tile column is one 128-wide scale block of B");
 };
 using Sm90Fp8BlockScaledConfig = Sm90BlockScaled<Sm90Fp8MediumConfig>;
+// The promoted mainloop that waits for each k-tile's wgmmas before issuing the next k-tile's (the kernel
+// up to v111): one partial set instead of two. Kept as the A/B baseline of the fp8 bench.
+template <class Base>
+struct Sm90PromotionInLine : Base {
+  static constexpr bool kOverlapPromotion = false;
+};
+using Sm90Fp8PromotedInLineConfig = Sm90PromotionInLine<Sm90Fp8PromotedConfig>;
+using Sm90Fp8BlockScaledInLineConfig = Sm90PromotionInLine<Sm90Fp8BlockScaledConfig>;
 // Two CTAs per cluster on adjacent tile rows of the same tile column: each loads half of the B tile
 // and multicasts it to both, so B crosses L2 once per pair. Built to take L2 traffic off the 128-row
 // tiles (ping-pong, FP8 promotion); measured no faster than without (gemm_sm90.md v24-v26), so no

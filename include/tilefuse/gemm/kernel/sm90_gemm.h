@@ -140,14 +140,26 @@ TILEFUSE_HOST_DEVICE constexpr bool supports_multicast() {
   }
 }
 
+// Whether a promoted mainloop keeps two partial sets (the next k-tile's wgmmas run while the previous
+// k-tile is promoted); Sm90PromotionInLine turns it off.
+template <class Config>
+TILEFUSE_HOST_DEVICE constexpr bool overlaps_promotion() {
+  if constexpr (requires { Config::kOverlapPromotion; }) {
+    return Config::kOverlapPromotion;
+  } else {
+    return true;
+  }
+}
+
 // Block-wise scales: how many k-tiles ahead of its wgmmas a k-tile's scales are loaded (a Config may
-// set kBlockScaleLead; 4 measured in v110).
+// set kBlockScaleLead). In line, 4 (measured in v110); with two partial sets, 2: a ring of 4 spilled
+// inside the loop (the three sets take 192 of the consumers' 232 registers).
 template <class Config>
 TILEFUSE_HOST_DEVICE constexpr int block_scale_lead() {
   if constexpr (requires { Config::kBlockScaleLead; }) {
     return Config::kBlockScaleLead;
   } else {
-    return 4;
+    return overlaps_promotion<Config>() ? 2 : 4;
   }
 }
 
@@ -182,6 +194,10 @@ struct GemmKernel {
   static constexpr int kWarpgroupRows = kPingPong ? kTileM : kTileM / kConsumerWarpgroups;
   static constexpr int kRowBlocks = kWarpgroupRows / 64;
   static constexpr int kAccumulators = kTileN / 2;  // fp32 per consumer thread and row block
+  // Promotion every k-tile with two partial sets (64 + 64 + 64 registers per thread for a 64 x 128
+  // warpgroup tile): mainloop_promoted issues k-tile t + 1 before promoting k-tile t.
+  static constexpr bool kOverlapPromotion =
+      kPromote && kPromoteInterval == 1 && kRowBlocks == 1 && overlaps_promotion<Config>();
   // Cluster of kClusterM CTAs on adjacent tile rows sharing B (Sm90Multicast): the scheduler hands out
   // pairs of tiles, and a stage is free only when the consumers of every CTA of the cluster released it
   // (the peer's producer writes B into it).
@@ -821,17 +837,22 @@ struct GemmKernel {
     }
   }
 
-  // The same with promotion (Config::kPromoteEveryKTile): each k-tile's wgmmas start from zero in
-  // `partial`, run to completion, release the stage and are added into `acc` in fp32.
-  // NOTES: the wait per k-tile costs the overlap within a warpgroup (v20: 0.63x cuBLASLt's promoted
-  // mode at 8192^3). Two alternating partial sets, one k-tile in flight while the other is promoted,
-  // made ptxas serialize every wgmma (C7514: accumulator registers read inside a pipeline stage), so
-  // this waits.
+  // The same with promotion (Config::kPromoteEveryKTile): each k-tile's wgmmas start from zero in a
+  // partial set, run to completion, release the stage and are added into `acc` in fp32. With
+  // kOverlapPromotion two partial sets alternate: k-tile t + 1's wgmmas are issued into one before k-tile
+  // t's, in the other, are waited for (wgmma_wait<1>) and promoted, so the tensor cores have the next
+  // k-tile while this warpgroup promotes.
+  // NOTES: with one set (Sm90PromotionInLine) the wait per k-tile leaves each warpgroup's tensor-core
+  // work idle during its promotion; only the other warpgroup's k-tile covers it (v111: per-tensor
+  // promoted 1064 TFLOP/s against 1214 for fast accumulation on the same 128x128 tile). An early
+  // two-set attempt (v20) made ptxas serialize every wgmma (C7514); every branch here holds whole
+  // issue-wait pairs, with the sets named statically (no runtime index into them).
   TILEFUSE_DEVICE static void mainloop_promoted(Params const& p, SharedStorage const& s, Tile const& tile,
                                                 int consumer_warpgroup, int warp_in_group, int lane, int k_count,
                                                 PipelineState& state, float (&acc)[kRowBlocks][kAccumulators]) {
     int const row0 = kPingPong ? 0 : consumer_warpgroup * kWarpgroupRows;
     float partial[kRowBlocks][kAccumulators];
+    float other[kRowBlocks][kAccumulators];  // the second set (kOverlapPromotion only)
     // Block-wise scales: this thread's rows (lane / 4 and lane / 4 + 8 of its warp's 16 in each row
     // block; rows past m read row 0's scale, their results are never stored).
     float const* scale_a_rows[kRowBlocks][2] = {};
@@ -853,16 +874,32 @@ struct GemmKernel {
 #pragma unroll
       for (int i = 0; i < kAccumulators; ++i) acc[rb][i] = 0.0f;
     }
-    // Issues the next k-tile's wgmmas into `partial` (from zero unless `accumulate`) and advances
-    // `state`; returns the k-tile's stage.
-    auto const issue = [&](bool accumulate) {
-      issue_ktile(s, state, row0, accumulate, partial);
+    // Issues the next k-tile's wgmmas into `into` (from zero unless `accumulate`) and advances `state`;
+    // returns the k-tile's stage.
+    auto const issue = [&](float (&into)[kRowBlocks][kAccumulators], bool accumulate) {
+      issue_ktile(s, state, row0, accumulate, into);
       int const stage = state.stage;
       state.advance();
       return stage;
     };
     if constexpr (Config::kBlockScaled) {
-      mainloop_block_scaled(p, scale_a_rows, scale_b_column, k_count, partial, acc, lane, issue, s);
+      mainloop_block_scaled(p, scale_a_rows, scale_b_column, k_count, partial, other, acc, lane, issue, s);
+    } else if constexpr (kOverlapPromotion) {
+      if (k_count == 0) return;
+      float const no_scale[kRowBlocks][2] = {};
+      int even_stage = issue(partial, false);
+      int odd_stage = 0;
+      int kt = 0;
+      for (; kt + 2 < k_count; kt += 2) {
+        promote_overlapped(s, issue, partial, even_stage, other, odd_stage, true, acc, no_scale, lane);
+        promote_overlapped(s, issue, other, odd_stage, partial, even_stage, true, acc, no_scale, lane);
+      }
+      if (kt + 2 == k_count) {
+        promote_overlapped(s, issue, partial, even_stage, other, odd_stage, true, acc, no_scale, lane);
+        promote_overlapped(s, issue, other, odd_stage, partial, even_stage, false, acc, no_scale, lane);
+      } else {
+        promote_overlapped(s, issue, partial, even_stage, other, odd_stage, false, acc, no_scale, lane);
+      }
     } else {
       float const no_scale[kRowBlocks][2] = {};
       int kt = 0;
@@ -871,7 +908,7 @@ struct GemmKernel {
       for (; kt + kPromoteInterval <= k_count; kt += kPromoteInterval) {
         int stages[kPromoteInterval];
 #pragma unroll
-        for (int j = 0; j < kPromoteInterval; ++j) stages[j] = issue(j > 0);
+        for (int j = 0; j < kPromoteInterval; ++j) stages[j] = issue(partial, j > 0);
         arch::wgmma_wait<0>();
 #pragma unroll
         for (int j = 0; j + 1 < kPromoteInterval; ++j) release(s, stages[j], lane);
@@ -879,11 +916,29 @@ struct GemmKernel {
       }
       // The rest (k_count not a multiple of the interval): one k-tile per promotion.
       for (; kt < k_count; ++kt) {
-        int const stage = issue(false);
+        int const stage = issue(partial, false);
         arch::wgmma_wait<0>();
         promote_and_release(s, partial, acc, no_scale, stage, lane);
       }
     }
+  }
+
+  // One k-tile of the overlapped promotion: `now` holds k-tile t's wgmmas (issued, maybe still running,
+  // on `now_stage`). Unless this is the last k-tile (`issue_next` false), issues k-tile t + 1 into
+  // `next` first and waits only for k-tile t; then promotes `now` with `scale` and releases its stage.
+  template <class Issue>
+  TILEFUSE_DEVICE TILEFUSE_FORCEINLINE static void promote_overlapped(SharedStorage const& s, Issue const& issue,
+                                                 float (&now)[kRowBlocks][kAccumulators], int now_stage,
+                                                 float (&next)[kRowBlocks][kAccumulators], int& next_stage,
+                                                 bool issue_next, float (&acc)[kRowBlocks][kAccumulators],
+                                                 float const (&scale)[kRowBlocks][2], int lane) {
+    if (issue_next) {
+      next_stage = issue(next, false);
+      arch::wgmma_wait<1>();
+    } else {
+      arch::wgmma_wait<0>();
+    }
+    promote_and_release(s, now, acc, scale, now_stage, lane);
   }
 
   // The block-scaled mainloop: every k-tile promoted with its own scales, which are loaded kScaleLead
@@ -899,6 +954,7 @@ struct GemmKernel {
   TILEFUSE_DEVICE static void mainloop_block_scaled(Params const& p, float const* const (&scale_a_rows)[kRowBlocks][2],
                                                     float const* scale_b_column, int k_count,
                                                     float (&partial)[kRowBlocks][kAccumulators],
+                                                    float (&other)[kRowBlocks][kAccumulators],
                                                     float (&acc)[kRowBlocks][kAccumulators], int lane, Issue const& issue,
                                                     SharedStorage const& s) {
     BlockScales const& bs = p.block_scales;
@@ -951,7 +1007,7 @@ struct GemmKernel {
       return out;
     };
     auto const step = [&](Products const& scale) {
-      int const stage = issue(false);
+      int const stage = issue(partial, false);
       arch::wgmma_wait<0>();
       promote_and_release(s, partial, acc, scale.of, stage, lane);
     };
@@ -964,12 +1020,49 @@ struct GemmKernel {
     Scales ring[kScaleLead] = {};
 #pragma unroll
     for (int j = 0; j < kScaleLead; ++j) load(ring[j]);
-    for (; kt < k_count; kt += kScaleLead) {
+    if constexpr (kOverlapPromotion) {
+      static_assert(kScaleLead % 2 == 0, "the two partial sets alternate within a group of k-tiles");
+      if (kt == k_count) return;
+      int even_stage = issue(partial, false);
+      int odd_stage = 0;
+      // Slot j's scales are for the group's k-tile j, whose wgmmas are in `partial` for even j. Written
+      // out rather than through a lambda taking "is this the last pair": one that was not inlined made
+      // that a runtime branch around the wait, and ptxas serialized every wgmma (C7514).
+      for (; kt + kScaleLead < k_count; kt += kScaleLead) {
 #pragma unroll
-      for (int j = 0; j < kScaleLead; ++j) {
-        Products const scale = products(ring[j]);
-        load(ring[j]);
-        step(scale);
+        for (int j = 0; j < kScaleLead; j += 2) {
+          Products const even_scale = products(ring[j]);
+          load(ring[j]);
+          promote_overlapped(s, issue, partial, even_stage, other, odd_stage, true, acc, even_scale.of, lane);
+          Products const odd_scale = products(ring[j + 1]);
+          load(ring[j + 1]);
+          promote_overlapped(s, issue, other, odd_stage, partial, even_stage, true, acc, odd_scale.of, lane);
+        }
+      }
+      // The last group (its scales are in the ring already): its last k-tile issues nothing after it.
+      // NOTES: k_count - kt is kScaleLead here, but written unconditionally this group let the compiler
+      // merge it with the loop's last pass, and ptxas then serialized every wgmma (C7514: accumulator
+      // registers read inside a pipeline stage); behind this test it does not.
+      if (kt + kScaleLead == k_count) {
+#pragma unroll
+        for (int j = 0; j < kScaleLead; j += 2) {
+          Products const even_scale = products(ring[j]);
+          promote_overlapped(s, issue, partial, even_stage, other, odd_stage, true, acc, even_scale.of, lane);
+          Products const odd_scale = products(ring[j + 1]);
+          promote_overlapped(s, issue, other, odd_stage, partial, even_stage, j + 2 < kScaleLead, acc, odd_scale.of,
+                             lane);
+        }
+      } else {  // never taken; without it the issued k-tile had a path with no wait (ptxas C7518)
+        promote_overlapped(s, issue, partial, even_stage, other, odd_stage, false, acc, products(ring[0]).of, lane);
+      }
+    } else {
+      for (; kt < k_count; kt += kScaleLead) {
+#pragma unroll
+        for (int j = 0; j < kScaleLead; ++j) {
+          Products const scale = products(ring[j]);
+          load(ring[j]);
+          step(scale);
+        }
       }
     }
   }

@@ -1,0 +1,37 @@
+// CTest compile.sm90_wgmma_pipelines compiles this for sm_90a and fails if ptxas reports that it
+// serialized the wgmmas of any kernel here ("Potential Performance Loss", C75xx). The promoted FP8
+// mainloop keeps one k-tile's wgmmas in flight while it promotes the previous one, and small changes to
+// its control flow (a lambda left out of line, a tail the compiler merges with the loop) made ptxas
+// wait after every wgmma without any other symptom than speed (gemm_fp8.md v112).
+#include <tilefuse/core/numeric_types.h>
+#include <tilefuse/epilogue/evt.h>
+#include <tilefuse/gemm/gemm_config.h>
+#include <tilefuse/gemm/kernel/sm90_gemm.h>
+
+namespace tilefuse::wgmma_pipelines_check {
+
+using namespace tilefuse::epilogue;
+using gemm::sm90::GemmKernel;
+using gemm::sm90::sm90_gemm_kernel;
+
+using Bf16Store = Store<"D", bfloat16_t, Acc>;
+using PerTensor = Store<"D", bfloat16_t, Mul<Mul<Acc, Scalar<"scale_a">>, Scalar<"scale_b">>>;
+using RowWise = Store<"D", bfloat16_t, Mul<Mul<ColBroadcast<"scale_a", float>, RowBroadcast<"scale_b", float>>, Acc>>;
+using BlockWise = Store<"D", bfloat16_t, Add<Acc, RowBroadcast<"bias", bfloat16_t>>>;
+
+template <class Element, class Tree, class Config>
+constexpr auto kernel = &sm90_gemm_kernel<GemmKernel<Element, Tree, Config>>;
+
+// Taking the kernels' addresses instantiates them. First the bf16 kernel and fast FP8 accumulation
+// (wgmma_wait<1> across k-tiles), then promotion with two partial sets: per-tensor, row-wise, block-wise
+// (and block-wise with multicast).
+void const* const kernels[] = {
+    reinterpret_cast<void const*>(kernel<bfloat16_t, Bf16Store, gemm::Sm90LargeConfig>),
+    reinterpret_cast<void const*>(kernel<float_e4m3_t, PerTensor, gemm::Sm90Fp8LargeConfig>),
+    reinterpret_cast<void const*>(kernel<float_e4m3_t, PerTensor, gemm::Sm90Fp8PromotedConfig>),
+    reinterpret_cast<void const*>(kernel<float_e4m3_t, RowWise, gemm::Sm90Fp8PromotedConfig>),
+    reinterpret_cast<void const*>(kernel<float_e4m3_t, BlockWise, gemm::Sm90Fp8BlockScaledConfig>),
+    reinterpret_cast<void const*>(kernel<float_e4m3_t, BlockWise, gemm::Sm90Fp8BlockScaledMulticastConfig>),
+};
+
+}  // namespace tilefuse::wgmma_pipelines_check
