@@ -1,5 +1,6 @@
 // cp.async (sm_80+): asynchronous 16-byte copies from global to shared memory, with zero fill for
-// bytes past the end of the source, and the commit / wait pair that orders them.
+// bytes past the end of the source, the commit / wait pair that orders them, and the mbarrier arrival
+// that signals them.
 #pragma once
 
 #include <cuda/std/cstdint>
@@ -44,6 +45,17 @@ template <int Pending>
 TILEFUSE_DEVICE inline void cp_async_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending));
+#endif
+}
+
+// Arrives on the mbarrier at `bar` once every cp.async this thread issued before it has landed. With
+// .noinc the arrival is one of those the barrier was initialised to expect (no extra pending count).
+TILEFUSE_DEVICE inline void cp_async_mbarrier_arrive_noinc(cuda::std::uint64_t* bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  auto const addr = static_cast<cuda::std::uint32_t>(__cvta_generic_to_shared(bar));
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(addr) : "memory");
+#else
+  (void)bar;
 #endif
 }
 

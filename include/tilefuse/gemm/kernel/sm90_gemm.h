@@ -151,18 +151,6 @@ TILEFUSE_HOST_DEVICE constexpr bool overlaps_promotion() {
   }
 }
 
-// Block-wise scales: how many k-tiles ahead of its wgmmas a k-tile's scales are loaded (a Config may
-// set kBlockScaleLead). In line, 4 (measured in v110); with two partial sets, 2: a ring of 4 spilled
-// inside the loop (the three sets take 192 of the consumers' 232 registers).
-template <class Config>
-TILEFUSE_HOST_DEVICE constexpr int block_scale_lead() {
-  if constexpr (requires { Config::kBlockScaleLead; }) {
-    return Config::kBlockScaleLead;
-  } else {
-    return overlaps_promotion<Config>() ? 2 : 4;
-  }
-}
-
 // Element_ is A's type and, unless ElementB_ says otherwise, B's.
 template <class Element_, class Epilogue, class Config, class Operands = TmaOperands<Element_, Config>,
           class ElementB_ = Element_>
@@ -178,8 +166,6 @@ struct GemmKernel {
   static constexpr bool kPromote = Config::kPromoteEveryKTile;
   // k-tiles per promotion (1: every 128 of K; block-wise scales need 1).
   static constexpr int kPromoteInterval = kPromote ? Config::kPromoteInterval : 1;
-  // Block-wise scales: k-tiles between loading a k-tile's scales and using them (mainloop_promoted).
-  static constexpr int kScaleLead = block_scale_lead<Config>();
   static_assert(kPromoteInterval >= 1 && kPromoteInterval < Config::kStages, "a promotion interval holds its stages");
   static_assert(!kPromote || kFp8, "promotion is for FP8 operands");
 
@@ -198,6 +184,17 @@ struct GemmKernel {
   // warpgroup tile): mainloop_promoted issues k-tile t + 1 before promoting k-tile t.
   static constexpr bool kOverlapPromotion =
       kPromote && kPromoteInterval == 1 && kRowBlocks == 1 && overlaps_promotion<Config>();
+  // Block-wise scales travel with their k-tile: the producer warp copies the tile's TileM scales of A
+  // and its one scale of B into the stage's scale slot (cp.async, arriving on the stage's full
+  // barrier), and the consumers read them there when they promote the k-tile.
+  // NOTES: loaded by the consumers from global memory, the scales needed a register ring several
+  // k-tiles deep to hide their latency (v107-v111), and with two partial sets a ring of 4 spilled.
+  static constexpr bool kBlockScaled = Config::kBlockScaled;
+  static constexpr int kScaleFloatsPerStage = kBlockScaled ? kTileM + 4 : 0;  // B's scale, then padding to 16 bytes
+  static constexpr int kScaleCopyThreads = kBlockScaled ? 32 : 0;
+  static constexpr int kProducerThreads =
+      Operands::kProducerThreads > kScaleCopyThreads ? Operands::kProducerThreads : kScaleCopyThreads;
+  static_assert(!kBlockScaled || Operands::kProducerThreads <= 32, "the scale copies share warp 0 with the loads");
   // Cluster of kClusterM CTAs on adjacent tile rows sharing B (Sm90Multicast): the scheduler hands out
   // pairs of tiles, and a stage is free only when the consumers of every CTA of the cluster released it
   // (the peer's producer writes B into it).
@@ -432,7 +429,7 @@ struct GemmKernel {
     int const other = kConsumerWarps * (kStagingBytesPerWarp + load_chunks * kLoadBytesPerChunk + kColumnBytesPerWarp) +
                       kAuxStages * (kAuxSlotBytes + kAuxColumnBytes) + kStagingPad +
                       2 * (Config::kStages + kAuxStages) * static_cast<int>(sizeof(cuda::std::uint64_t)) + kSmemAlignment;
-    int const fit = (kSmemLimit - other) / kStageBytes;
+    int const fit = (kSmemLimit - other) / (kStageBytes + kScaleFloatsPerStage * static_cast<int>(sizeof(float)));
     return Config::kStages < fit ? Config::kStages : fit;
   }
   TILEFUSE_HOST_DEVICE static constexpr int choose_load_chunks() {
@@ -458,7 +455,9 @@ struct GemmKernel {
   static constexpr int kOffsetLoads = kOffsetStaging + kConsumerWarps * kStagingBytesPerWarp;
   static constexpr int kOffsetBarriers = kOffsetLoads + kConsumerWarps * kLoadBytesPerWarp;
   static constexpr int kBarrierBytes = 2 * (kStages + kAuxStages) * static_cast<int>(sizeof(cuda::std::uint64_t));
-  static constexpr int kSmemBytes = kOffsetBarriers + kBarrierBytes + kSmemAlignment;
+  static constexpr int kOffsetScales = kOffsetBarriers + kBarrierBytes;
+  static constexpr int kSmemBytes =
+      kOffsetScales + kStages * kScaleFloatsPerStage * static_cast<int>(sizeof(float)) + kSmemAlignment;
   static_assert(kSmemBytes <= kSmemLimit, "shared memory exceeds the block's 227 KiB");
   static_assert(kOffsetLoads % 16 == 0, "cp.async writes 16-byte aligned slots");
   static_assert(kABytes % kSmemAlignment == 0 && kBBytes % kSmemAlignment == 0, "stages stay 1024-byte aligned");
@@ -571,6 +570,7 @@ struct GemmKernel {
     char* aux_columns;               // kTmaColumn: per slot the chunk's 64 column-vector values
     cuda::std::uint64_t* aux_full;   // kAuxStages barriers: the slot holds its sub-tile
     cuda::std::uint64_t* aux_empty;  // kAuxStages barriers: every consumer warp is done with it
+    float* scales;                   // kBlockScaled: per stage TileM scales of A, then B's
   };
 
   TILEFUSE_DEVICE static SharedStorage carve(char* smem_raw) {
@@ -587,6 +587,7 @@ struct GemmKernel {
     s.aux_columns = smem + kOffsetAuxColumns;
     s.aux_full = s.empty + kStages;
     s.aux_empty = s.aux_full + kAuxStages;
+    s.scales = reinterpret_cast<float*>(smem + kOffsetScales);
     return s;
   }
 
@@ -598,7 +599,7 @@ struct GemmKernel {
     int const warpgroup = thread / 128;
     if (thread == 0) {
       for (int i = 0; i < kStages; ++i) {
-        arch::mbarrier_init(&s.full[i], Operands::kFullArrivals);
+        arch::mbarrier_init(&s.full[i], Operands::kFullArrivals + kScaleCopyThreads);
         arch::mbarrier_init(&s.empty[i], kReleasingWarps * kClusterM);
       }
       for (int i = 0; i < kAuxStages; ++i) {
@@ -617,7 +618,7 @@ struct GemmKernel {
 
     if (warpgroup == 0) {
       arch::setmaxnreg_dec<Config::kProducerRegisters>();
-      if (thread < Operands::kProducerThreads) producer(p, s, thread);
+      if (thread < kProducerThreads) producer(p, s, thread);
     } else {
       arch::setmaxnreg_inc<Config::kConsumerRegisters>();
       consumer(p, s, warpgroup - 1);
@@ -633,7 +634,8 @@ struct GemmKernel {
   }
 
  private:
-  // ---- producer: Operands::kProducerThreads threads (the GEMM: one) issue every load of the block ----
+  // ---- producer: Operands::kProducerThreads threads (the GEMM: one) issue every load of the block; ----
+  // ---- with block-wise scales, warp 0's lanes copy each k-tile's scales                            ----
   TILEFUSE_DEVICE static void producer(Params const& p, SharedStorage const& s, int thread) {
     int const k_count = k_tiles(p);
     PipelineState state;
@@ -645,7 +647,10 @@ struct GemmKernel {
         // Wait until every consumer warp released this stage (the first pass waits on the phase
         // "before" the fresh barrier's first, which counts as complete).
         arch::mbarrier_wait(&s.empty[state.stage], state.phase ^ 1u);
-        loader.load(p, s.a + state.stage * kABytes, s.b + state.stage * kBBytes, &s.full[state.stage], kt * kTileK);
+        if (thread < Operands::kProducerThreads) {
+          loader.load(p, s.a + state.stage * kABytes, s.b + state.stage * kBBytes, &s.full[state.stage], kt * kTileK);
+        }
+        if constexpr (kBlockScaled) copy_block_scales(p, s, tile, kt, state.stage, thread);
         state.advance();
       }
       if constexpr (kTmaAux) {
@@ -653,6 +658,27 @@ struct GemmKernel {
       }
     }
     Operands::finish();
+  }
+
+  // One lane's share of a block-scaled k-tile's scales: rows lane, lane + 32, ... of the tile's A scales
+  // (rows past m copy row 0's, never used) and, on lane 0, B's; its arrival on the stage's full barrier
+  // comes when they have landed.
+  TILEFUSE_DEVICE static void copy_block_scales(Params const& p, SharedStorage const& s, Tile const& tile, int kt,
+                                                int stage, int lane) {
+    if constexpr (kBlockScaled) {
+      BlockScales const& bs = p.block_scales;
+      float* const slot = s.scales + stage * kScaleFloatsPerStage;
+      float const* const a = bs.a + kt * bs.a_kblock;
+#pragma unroll
+      for (int r = lane; r < kTileM; r += 32) {
+        index_t const row = index_t{tile.m} * kTileM + r;
+        arch::cp_async<4, true>(slot + r, a + (row < p.problem.m ? row : 0) * bs.a_row);
+      }
+      if (lane == 0) arch::cp_async<4, true>(slot + kTileM, bs.b + index_t{tile.n} * bs.b_nblock + kt * bs.b_kblock);
+      arch::cp_async_mbarrier_arrive_noinc(&s.full[stage]);
+    } else {
+      (void)p, (void)s, (void)tile, (void)kt, (void)stage, (void)lane;
+    }
   }
 
   // ---- kTmaAux: the residual's sub-tiles, in the order (tile, 64-column chunk) for producer and consumers ----
@@ -838,39 +864,29 @@ struct GemmKernel {
   }
 
   // The same with promotion (Config::kPromoteEveryKTile): each k-tile's wgmmas start from zero in a
-  // partial set, run to completion, release the stage and are added into `acc` in fp32. With
-  // kOverlapPromotion two partial sets alternate: k-tile t + 1's wgmmas are issued into one before k-tile
-  // t's, in the other, are waited for (wgmma_wait<1>) and promoted, so the tensor cores have the next
-  // k-tile while this warpgroup promotes.
-  // NOTES: with one set (Sm90PromotionInLine) the wait per k-tile leaves each warpgroup's tensor-core
-  // work idle during its promotion; only the other warpgroup's k-tile covers it (v111: per-tensor
-  // promoted 1064 TFLOP/s against 1214 for fast accumulation on the same 128x128 tile). An early
-  // two-set attempt (v20) made ptxas serialize every wgmma (C7514); every branch here holds whole
-  // issue-wait pairs, with the sets named statically (no runtime index into them).
+  // partial set, run to completion, release the stage and are added into `acc` in fp32 (times the
+  // k-tile's scales when block-scaled). With kOverlapPromotion two partial sets alternate: k-tile t + 1's
+  // wgmmas are issued into one before k-tile t's, in the other, are waited for (wgmma_wait<1>) and
+  // promoted, so the tensor cores have the next k-tile while this warpgroup promotes.
+  // NOTES: with one set (Sm90PromotionInLine) each warpgroup's tensor-core work stops during its
+  // promotion and only the other warpgroup's k-tile covers it: 8192^3 per-tensor promoted 1070 TFLOP/s
+  // with one set, 1146 with two (v112). ptxas serializes every wgmma (C7514) if a branch leaves an
+  // issued k-tile without its wait or the sets are not named statically; every branch here holds whole
+  // issue-wait pairs, and CTest compile.sm90_wgmma_pipelines checks the result.
   TILEFUSE_DEVICE static void mainloop_promoted(Params const& p, SharedStorage const& s, Tile const& tile,
                                                 int consumer_warpgroup, int warp_in_group, int lane, int k_count,
                                                 PipelineState& state, float (&acc)[kRowBlocks][kAccumulators]) {
+    (void)p, (void)tile;
     int const row0 = kPingPong ? 0 : consumer_warpgroup * kWarpgroupRows;
     float partial[kRowBlocks][kAccumulators];
     float other[kRowBlocks][kAccumulators];  // the second set (kOverlapPromotion only)
-    // Block-wise scales: this thread's rows (lane / 4 and lane / 4 + 8 of its warp's 16 in each row
-    // block; rows past m read row 0's scale, their results are never stored).
-    float const* scale_a_rows[kRowBlocks][2] = {};
-    float const* scale_b_column = nullptr;
-    if constexpr (Config::kBlockScaled) {
-      BlockScales const& bs = p.block_scales;
-#pragma unroll
-      for (int rb = 0; rb < kRowBlocks; ++rb) {
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          index_t const row = index_t{tile.m} * kTileM + row0 + rb * 64 + warp_in_group * 16 + lane / 4 + 8 * h;
-          scale_a_rows[rb][h] = bs.a + (row < p.problem.m ? row : 0) * bs.a_row;
-        }
-      }
-      scale_b_column = bs.b + index_t{tile.n} * bs.b_nblock;
-    }
+    // Block-wise scales: this thread's rows of the tile (lane / 4 and lane / 4 + 8 of its warp's 16 in
+    // each row block), whose scales it reads from the stage's slot.
+    int scale_rows[kRowBlocks][2];
 #pragma unroll
     for (int rb = 0; rb < kRowBlocks; ++rb) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) scale_rows[rb][h] = row0 + rb * 64 + warp_in_group * 16 + lane / 4 + 8 * h;
 #pragma unroll
       for (int i = 0; i < kAccumulators; ++i) acc[rb][i] = 0.0f;
     }
@@ -882,26 +898,23 @@ struct GemmKernel {
       state.advance();
       return stage;
     };
-    if constexpr (Config::kBlockScaled) {
-      mainloop_block_scaled(p, scale_a_rows, scale_b_column, k_count, partial, other, acc, lane, issue, s);
-    } else if constexpr (kOverlapPromotion) {
+    if constexpr (kOverlapPromotion) {
       if (k_count == 0) return;
-      float const no_scale[kRowBlocks][2] = {};
       int even_stage = issue(partial, false);
       int odd_stage = 0;
       int kt = 0;
       for (; kt + 2 < k_count; kt += 2) {
-        promote_overlapped(s, issue, partial, even_stage, other, odd_stage, true, acc, no_scale, lane);
-        promote_overlapped(s, issue, other, odd_stage, partial, even_stage, true, acc, no_scale, lane);
+        promote_overlapped(s, issue, partial, even_stage, other, odd_stage, true, acc, scale_rows, lane);
+        promote_overlapped(s, issue, other, odd_stage, partial, even_stage, true, acc, scale_rows, lane);
       }
       if (kt + 2 == k_count) {
-        promote_overlapped(s, issue, partial, even_stage, other, odd_stage, true, acc, no_scale, lane);
-        promote_overlapped(s, issue, other, odd_stage, partial, even_stage, false, acc, no_scale, lane);
+        promote_overlapped(s, issue, partial, even_stage, other, odd_stage, true, acc, scale_rows, lane);
+        promote_overlapped(s, issue, other, odd_stage, partial, even_stage, false, acc, scale_rows, lane);
       } else {
-        promote_overlapped(s, issue, partial, even_stage, other, odd_stage, false, acc, no_scale, lane);
+        promote_overlapped(s, issue, partial, even_stage, other, odd_stage, false, acc, scale_rows, lane);
       }
     } else {
-      float const no_scale[kRowBlocks][2] = {};
+      static_assert(!kBlockScaled || kPromoteInterval == 1, "block-wise scales change every k-tile");
       int kt = 0;
       // Whole promotion intervals: no branch between the wgmmas and their wait (a conditional wait made
       // ptxas serialize every wgmma, C7518).
@@ -909,31 +922,55 @@ struct GemmKernel {
         int stages[kPromoteInterval];
 #pragma unroll
         for (int j = 0; j < kPromoteInterval; ++j) stages[j] = issue(partial, j > 0);
+        StageScales const scale = stage_scales(s, stages[kPromoteInterval - 1], scale_rows);
         arch::wgmma_wait<0>();
 #pragma unroll
         for (int j = 0; j + 1 < kPromoteInterval; ++j) release(s, stages[j], lane);
-        promote_and_release(s, partial, acc, no_scale, stages[kPromoteInterval - 1], lane);
+        promote_and_release(s, partial, acc, scale, stages[kPromoteInterval - 1], lane);
       }
       // The rest (k_count not a multiple of the interval): one k-tile per promotion.
       for (; kt < k_count; ++kt) {
         int const stage = issue(partial, false);
+        StageScales const scale = stage_scales(s, stage, scale_rows);
         arch::wgmma_wait<0>();
-        promote_and_release(s, partial, acc, no_scale, stage, lane);
+        promote_and_release(s, partial, acc, scale, stage, lane);
       }
     }
   }
 
+  // scale_a[row, kb] * scale_b[kb, tile column] for this thread's rows, read from the stage's slot
+  // (block-scaled; nothing otherwise).
+  struct StageScales {
+    float of[kRowBlocks][2];
+  };
+  TILEFUSE_DEVICE static StageScales stage_scales(SharedStorage const& s, int stage, int const (&rows)[kRowBlocks][2]) {
+    StageScales out{};
+    if constexpr (kBlockScaled) {
+      float const* const slot = s.scales + stage * kScaleFloatsPerStage;
+      float const b = slot[kTileM];
+#pragma unroll
+      for (int rb = 0; rb < kRowBlocks; ++rb) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) out.of[rb][h] = slot[rows[rb][h]] * b;
+      }
+    } else {
+      (void)s, (void)stage, (void)rows;
+    }
+    return out;
+  }
+
   // One k-tile of the overlapped promotion: `now` holds k-tile t's wgmmas (issued, maybe still running,
   // on `now_stage`). Unless this is the last k-tile (`issue_next` false), issues k-tile t + 1 into
-  // `next` first and waits only for k-tile t; then promotes `now` with `scale` and releases its stage.
+  // `next` first and waits only for k-tile t; its scales are read while it waits. Then promotes `now`
+  // and releases its stage.
   template <class Issue>
-  TILEFUSE_DEVICE TILEFUSE_FORCEINLINE static void promote_overlapped(SharedStorage const& s, Issue const& issue,
-                                                 float (&now)[kRowBlocks][kAccumulators], int now_stage,
-                                                 float (&next)[kRowBlocks][kAccumulators], int& next_stage,
-                                                 bool issue_next, float (&acc)[kRowBlocks][kAccumulators],
-                                                 float const (&scale)[kRowBlocks][2], int lane) {
+  TILEFUSE_DEVICE TILEFUSE_FORCEINLINE static void promote_overlapped(
+      SharedStorage const& s, Issue const& issue, float (&now)[kRowBlocks][kAccumulators], int now_stage,
+      float (&next)[kRowBlocks][kAccumulators], int& next_stage, bool issue_next, float (&acc)[kRowBlocks][kAccumulators],
+      int const (&scale_rows)[kRowBlocks][2], int lane) {
+    if (issue_next) next_stage = issue(next, false);
+    StageScales const scale = stage_scales(s, now_stage, scale_rows);
     if (issue_next) {
-      next_stage = issue(next, false);
       arch::wgmma_wait<1>();
     } else {
       arch::wgmma_wait<0>();
@@ -941,137 +978,12 @@ struct GemmKernel {
     promote_and_release(s, now, acc, scale, now_stage, lane);
   }
 
-  // The block-scaled mainloop: every k-tile promoted with its own scales, which are loaded kScaleLead
-  // k-tiles ahead into a ring of registers. The k-tiles go in groups of kScaleLead with the group
-  // unrolled, so slot j always holds the scales of the group's j-th k-tile: its value is used, then
-  // the slot is reloaded for the next group's j-th k-tile, and no value is ever moved between slots
-  // (the first k_count % kScaleLead k-tiles load their scales just before their wgmmas).
-  // NOTES: loaded just before their own wgmmas (v88), the scales' latency under the mainloop's traffic
-  // outlasted the wgmmas and the promotion waited for them: 704 TFLOP/s at 8192^3. A ring shifted by
-  // one slot per k-tile (8c144cc, v107: 849) still waited, one k-tile back: shifting a slot moves the
-  // register a load is still writing, which waits for that load.
-  template <class Issue>
-  TILEFUSE_DEVICE static void mainloop_block_scaled(Params const& p, float const* const (&scale_a_rows)[kRowBlocks][2],
-                                                    float const* scale_b_column, int k_count,
-                                                    float (&partial)[kRowBlocks][kAccumulators],
-                                                    float (&other)[kRowBlocks][kAccumulators],
-                                                    float (&acc)[kRowBlocks][kAccumulators], int lane, Issue const& issue,
-                                                    SharedStorage const& s) {
-    BlockScales const& bs = p.block_scales;
-    // scale[rb][h] = scale_a[row, kt] (the thread's row h of row block rb), b = scale_b[kt, tile column].
-    struct Scales {
-      float a[kRowBlocks][2];
-      float b;
-    };
-    // Loads the scales of the next k-tile (k-tiles are loaded in order) and steps the pointers on.
-    // NOTES: between two k-tiles' wgmmas every instruction of the warpgroup is on the critical path (the
-    // promotion waits for the wgmmas); stepping pointers costs a few adds where kt * stride addressing
-    // cost about 30 integer instructions per k-tile.
-    float const* a_next[kRowBlocks][2];
-#pragma unroll
-    for (int rb = 0; rb < kRowBlocks; ++rb) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h) a_next[rb][h] = scale_a_rows[rb][h];
-    }
-    float const* b_next = scale_b_column;
-    int loaded = 0;
-    auto const load = [&](Scales& into) {
-      if (loaded < k_count) {
-        into.b = *b_next;
-#pragma unroll
-        for (int rb = 0; rb < kRowBlocks; ++rb) {
-#pragma unroll
-          for (int h = 0; h < 2; ++h) into.a[rb][h] = *a_next[rb][h];
-        }
-      }
-      ++loaded;
-      b_next += bs.b_kblock;
-#pragma unroll
-      for (int rb = 0; rb < kRowBlocks; ++rb) {
-#pragma unroll
-        for (int h = 0; h < 2; ++h) a_next[rb][h] += bs.a_kblock;
-      }
-    };
-    // The products scale_a * scale_b of a k-tile's rows, taken before its slot is reloaded (so that the
-    // slot's old and new values are never live together and share their registers).
-    struct Products {
-      float of[kRowBlocks][2];
-    };
-    auto const products = [&](Scales const& scales) {
-      Products out;
-#pragma unroll
-      for (int rb = 0; rb < kRowBlocks; ++rb) {
-#pragma unroll
-        for (int h = 0; h < 2; ++h) out.of[rb][h] = scales.a[rb][h] * scales.b;
-      }
-      return out;
-    };
-    auto const step = [&](Products const& scale) {
-      int const stage = issue(partial, false);
-      arch::wgmma_wait<0>();
-      promote_and_release(s, partial, acc, scale.of, stage, lane);
-    };
-    int kt = 0;
-    for (int const head = k_count % kScaleLead; kt < head; ++kt) {
-      Scales now{};
-      load(now);
-      step(products(now));
-    }
-    Scales ring[kScaleLead] = {};
-#pragma unroll
-    for (int j = 0; j < kScaleLead; ++j) load(ring[j]);
-    if constexpr (kOverlapPromotion) {
-      static_assert(kScaleLead % 2 == 0, "the two partial sets alternate within a group of k-tiles");
-      if (kt == k_count) return;
-      int even_stage = issue(partial, false);
-      int odd_stage = 0;
-      // Slot j's scales are for the group's k-tile j, whose wgmmas are in `partial` for even j. Written
-      // out rather than through a lambda taking "is this the last pair": one that was not inlined made
-      // that a runtime branch around the wait, and ptxas serialized every wgmma (C7514).
-      for (; kt + kScaleLead < k_count; kt += kScaleLead) {
-#pragma unroll
-        for (int j = 0; j < kScaleLead; j += 2) {
-          Products const even_scale = products(ring[j]);
-          load(ring[j]);
-          promote_overlapped(s, issue, partial, even_stage, other, odd_stage, true, acc, even_scale.of, lane);
-          Products const odd_scale = products(ring[j + 1]);
-          load(ring[j + 1]);
-          promote_overlapped(s, issue, other, odd_stage, partial, even_stage, true, acc, odd_scale.of, lane);
-        }
-      }
-      // The last group (its scales are in the ring already): its last k-tile issues nothing after it.
-      // NOTES: k_count - kt is kScaleLead here, but written unconditionally this group let the compiler
-      // merge it with the loop's last pass, and ptxas then serialized every wgmma (C7514: accumulator
-      // registers read inside a pipeline stage); behind this test it does not.
-      if (kt + kScaleLead == k_count) {
-#pragma unroll
-        for (int j = 0; j < kScaleLead; j += 2) {
-          Products const even_scale = products(ring[j]);
-          promote_overlapped(s, issue, partial, even_stage, other, odd_stage, true, acc, even_scale.of, lane);
-          Products const odd_scale = products(ring[j + 1]);
-          promote_overlapped(s, issue, other, odd_stage, partial, even_stage, j + 2 < kScaleLead, acc, odd_scale.of,
-                             lane);
-        }
-      } else {  // never taken; without it the issued k-tile had a path with no wait (ptxas C7518)
-        promote_overlapped(s, issue, partial, even_stage, other, odd_stage, false, acc, products(ring[0]).of, lane);
-      }
-    } else {
-      for (; kt < k_count; kt += kScaleLead) {
-#pragma unroll
-        for (int j = 0; j < kScaleLead; ++j) {
-          Products const scale = products(ring[j]);
-          load(ring[j]);
-          step(scale);
-        }
-      }
-    }
-  }
-
   // acc += partial (times the block scale of each accumulator's row when block-scaled: in the wgmma
-  // layout, accumulators 4j, 4j + 1 are row lane / 4 and 4j + 2, 4j + 3 row lane / 4 + 8).
+  // layout, accumulators 4j, 4j + 1 are row lane / 4 and 4j + 2, 4j + 3 row lane / 4 + 8). The scales
+  // were read from the stage before it is released here.
   TILEFUSE_DEVICE static void promote_and_release(SharedStorage const& s, float (&partial)[kRowBlocks][kAccumulators],
-                                                  float (&acc)[kRowBlocks][kAccumulators],
-                                                  float const (&scale)[kRowBlocks][2], int stage, int lane) {
+                                                  float (&acc)[kRowBlocks][kAccumulators], StageScales const& scale,
+                                                  int stage, int lane) {
 #pragma unroll
     for (int rb = 0; rb < kRowBlocks; ++rb) arch::fence_operands(partial[rb]);
     release(s, stage, lane);
@@ -1079,8 +991,8 @@ struct GemmKernel {
     for (int rb = 0; rb < kRowBlocks; ++rb) {
 #pragma unroll
       for (int i = 0; i < kAccumulators; ++i) {
-        if constexpr (Config::kBlockScaled) {
-          acc[rb][i] += partial[rb][i] * scale[rb][(i % 4) / 2];
+        if constexpr (kBlockScaled) {
+          acc[rb][i] += partial[rb][i] * scale.of[rb][(i % 4) / 2];
         } else {
           acc[rb][i] += partial[rb][i];
         }
