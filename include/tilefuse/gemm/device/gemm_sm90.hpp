@@ -318,6 +318,8 @@ class GemmSm90 {
       params->block_scales = {args.block_scale_a, args.block_scale_b, args.block_scale_a_strides[0],
                               args.block_scale_a_strides[1], args.block_scale_b_strides[0],
                               args.block_scale_b_strides[1]};
+      params->block_scales.a_vector = args.block_scale_a_strides[0] == 1 && args.block_scale_a_strides[1] % 4 == 0 &&
+                                      reinterpret_cast<std::uintptr_t>(args.block_scale_a) % 16 == 0;
     } else if (given) {
       return invalid_argument("gemm_sm90: block_scale_a / block_scale_b are set but the config applies no block-wise "
                               "scales; use a Sm90BlockScaled config (gemm::ScaledGemm with ScalingMode::kBlockWise)");

@@ -195,6 +195,7 @@ struct GemmKernel {
   static constexpr int kProducerThreads =
       Operands::kProducerThreads > kScaleCopyThreads ? Operands::kProducerThreads : kScaleCopyThreads;
   static_assert(!kBlockScaled || Operands::kProducerThreads <= 32, "the scale copies share warp 0 with the loads");
+  static_assert(!kBlockScaled || kTileM == 4 * 32, "each producer lane copies 4 rows' scales");
   // Cluster of kClusterM CTAs on adjacent tile rows sharing B (Sm90Multicast): the scheduler hands out
   // pairs of tiles, and a stage is free only when the consumers of every CTA of the cluster released it
   // (the peer's producer writes B into it).
@@ -475,6 +476,10 @@ struct GemmKernel {
     float const* a = nullptr;
     float const* b = nullptr;
     index_t a_row = 0, a_kblock = 0, b_kblock = 0, b_nblock = 0;
+    // 1 where A's scales of a k-block are contiguous rows starting on 16-byte boundaries (a_row = 1,
+    // a_kblock a multiple of 4, a 16-byte aligned: torch's layout when m % 4 = 0): each producer lane
+    // copies its 4 rows in one 16-byte cp.async.
+    int a_vector = 0;
   };
 
   // The operand source's parameters (the GEMM's: tensor maps and batch masks) are the base.
@@ -643,6 +648,7 @@ struct GemmKernel {
     for (int t = first_tile_index(); t < p.tiles; t += tile_stride()) {
       Tile const tile = tile_of(p, t);
       typename Operands::Loader const loader(p, p.problem, thread, tile.m * kTileM, tile.n * kTileN, tile.batch);
+      [[maybe_unused]] ScaleSources scales = scale_sources(p, tile, thread);
       for (int kt = 0; kt < k_count; ++kt) {
         // Wait until every consumer warp released this stage (the first pass waits on the phase
         // "before" the fresh barrier's first, which counts as complete).
@@ -650,7 +656,7 @@ struct GemmKernel {
         if (thread < Operands::kProducerThreads) {
           loader.load(p, s.a + state.stage * kABytes, s.b + state.stage * kBBytes, &s.full[state.stage], kt * kTileK);
         }
-        if constexpr (kBlockScaled) copy_block_scales(p, s, tile, kt, state.stage, thread);
+        if constexpr (kBlockScaled) copy_block_scales(p, s, scales, state.stage, thread);
         state.advance();
       }
       if constexpr (kTmaAux) {
@@ -660,24 +666,53 @@ struct GemmKernel {
     Operands::finish();
   }
 
-  // One lane's share of a block-scaled k-tile's scales: rows lane, lane + 32, ... of the tile's A scales
-  // (rows past m copy row 0's, never used) and, on lane 0, B's; its arrival on the stage's full barrier
-  // comes when they have landed.
-  TILEFUSE_DEVICE static void copy_block_scales(Params const& p, SharedStorage const& s, Tile const& tile, int kt,
-                                                int stage, int lane) {
+  // A producer lane's sources of one tile's block scales at the current k-tile: A's rows 4 lane ..
+  // 4 lane + 3 (a_vector) or lane + 32 j (otherwise), B's scale of the tile column (lane 0 copies it).
+  // NOTES: recomputing every address from the k-tile index (64-bit multiplies, parameters reloaded
+  // from the constant bank) made the producer warp slower than the consumers: the full barriers were
+  // late and block-wise ran at 744 TFLOP/s instead of 963 (v112b, ncu: consumers on the full wait).
+  struct ScaleSources {
+    float const* a = nullptr;  // the lane's first row (row 0's scale where that row is past m)
+    float const* b = nullptr;
+    int a_rows = 0;            // how many of the lane's 4 rows lie inside m
+  };
+  TILEFUSE_DEVICE static ScaleSources scale_sources(Params const& p, Tile const& tile, int lane) {
+    ScaleSources src;
+    if constexpr (kBlockScaled) {
+      BlockScales const& bs = p.block_scales;
+      index_t const step = bs.a_vector ? 1 : 32;  // rows between the lane's rows
+      index_t const first = index_t{tile.m} * kTileM + (bs.a_vector ? 4 * lane : lane);
+      index_t const inside = (p.problem.m - first + step - 1) / step;
+      src.a_rows = static_cast<int>(inside < 0 ? 0 : inside > 4 ? 4 : inside);
+      src.a = bs.a + (first < p.problem.m ? first : 0) * bs.a_row;
+      src.b = bs.b + index_t{tile.n} * bs.b_nblock;
+    } else {
+      (void)p, (void)tile, (void)lane;
+    }
+    return src;
+  }
+
+  // One lane's share of a block-scaled k-tile's scales into the stage's slot (rows past m: zeros or
+  // row 0's, never used); its arrival on the stage's full barrier comes when they have landed. Then
+  // steps the sources to the next k-tile.
+  TILEFUSE_DEVICE static void copy_block_scales(Params const& p, SharedStorage const& s, ScaleSources& src, int stage,
+                                                int lane) {
     if constexpr (kBlockScaled) {
       BlockScales const& bs = p.block_scales;
       float* const slot = s.scales + stage * kScaleFloatsPerStage;
-      float const* const a = bs.a + kt * bs.a_kblock;
+      if (bs.a_vector) {
+        arch::cp_async_16(slot + 4 * lane, src.a, 4 * src.a_rows);
+      } else {
+        index_t const row32 = 32 * bs.a_row;
 #pragma unroll
-      for (int r = lane; r < kTileM; r += 32) {
-        index_t const row = index_t{tile.m} * kTileM + r;
-        arch::cp_async<4, true>(slot + r, a + (row < p.problem.m ? row : 0) * bs.a_row);
+        for (int j = 0; j < 4; ++j) arch::cp_async<4, true>(slot + lane + 32 * j, j < src.a_rows ? src.a + j * row32 : src.a);
       }
-      if (lane == 0) arch::cp_async<4, true>(slot + kTileM, bs.b + index_t{tile.n} * bs.b_nblock + kt * bs.b_kblock);
+      if (lane == 0) arch::cp_async<4, true>(slot + kTileM, src.b);
       arch::cp_async_mbarrier_arrive_noinc(&s.full[stage]);
+      src.a += bs.a_kblock;
+      src.b += bs.b_kblock;
     } else {
-      (void)p, (void)s, (void)tile, (void)kt, (void)stage, (void)lane;
+      (void)p, (void)s, (void)src, (void)stage, (void)lane;
     }
   }
 
@@ -1012,6 +1047,8 @@ struct GemmKernel {
 
   // One arrival per consumer warp: all its wgmmas reading the stage have completed.
   TILEFUSE_DEVICE static void release(SharedStorage const& s, int stage, int lane) {
+    // Block-scaled: every lane has read the stage's scales (ld.shared) before lane 0 gives it back.
+    if constexpr (kBlockScaled) __syncwarp();
     if (lane == 0) {
       arch::mbarrier_arrive(&s.empty[stage]);
       if constexpr (kClusterM > 1) arch::mbarrier_arrive_cluster(&s.empty[stage], arch::cluster_rank() ^ 1);
