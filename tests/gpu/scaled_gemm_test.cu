@@ -219,6 +219,25 @@ TEST(ScaledGemm, E4m3PerTensorBf16FastPingPong) {
 }
 TEST(ScaledGemm, E4m3PerTensorBf16Fast) { run_scaled_cases<float_e4m3_t, bfloat16_t, kPerTensor, false, kFast>(scaled_cases(1170)); }
 TEST(ScaledGemm, E4m3RowWiseBf16BiasFast) { run_scaled_cases<float_e4m3_t, bfloat16_t, kRowWise, true, kFast>(scaled_cases(1180)); }
+// The default row-wise fast accumulation runs ping-pong for K of at most 8 k-tiles (its correctness: the
+// short cases of E4m3RowWiseBf16BiasFast); per-tensor and explicit configs keep their kernel. Host logic.
+TEST(ScaledGemm, RowWiseFastPicksPingPongForShortK) {
+  using RowWise = gemm::ScaledGemm<float_e4m3_t, bfloat16_t, kRowWise, false, kFast>;
+  using PerTensor = gemm::ScaledGemm<float_e4m3_t, bfloat16_t, kPerTensor, false, kFast>;
+  using RowWiseLarge = gemm::ScaledGemm<float_e4m3_t, bfloat16_t, kRowWise, false, kFast, bfloat16_t, gemm::Sm90Fp8LargeConfig>;
+  using RowWisePromoted = gemm::ScaledGemm<float_e4m3_t, bfloat16_t, kRowWise, false, kPromoted>;
+  auto const picks = [](auto op, index_t k) {
+    typename decltype(op)::Arguments a;
+    a.m = 16384, a.n = 8192, a.k = k;
+    return decltype(op)::picks_ping_pong(a);
+  };
+  EXPECT_TRUE(picks(RowWise{}, 1024));
+  EXPECT_FALSE(picks(RowWise{}, 1040));  // 9 k-tiles
+  EXPECT_FALSE(picks(PerTensor{}, 1024));
+  EXPECT_FALSE(picks(RowWiseLarge{}, 1024));
+  EXPECT_FALSE(picks(RowWisePromoted{}, 1024));
+}
+
 // Row-wise on the 128 x 256 cooperative tile (what the default picks for large problems): the tile's scale_b staged
 // per consumer warp, its rows' scale_a in registers.
 TEST(ScaledGemm, E4m3RowWiseFp16FastCooperative) {

@@ -11,10 +11,12 @@
 // Accumulation: kPromoted (torch's default, use_fast_accum = false) adds every k-tile's tensor-core
 // sum (128 of K) into fp32 registers, on a 128 x 128 tile (Sm90Fp8PromotedConfig); kFast lets the
 // tensor cores accumulate the whole K (their FP8 accumulation keeps fewer bits than fp32), on the
-// cooperative tile the wave model picks (Sm90AutoConfig: 128 x 256 for large problems). The 128 x 128
-// ping-pong kernel (Sm90Fp8PingPongConfig as ConfigOverride) is no longer picked for any problem: under
-// sustained clocks the cooperative tile was as fast or faster on every benchmark shape, per-tensor and
-// row-wise (docs/notes/gemm_fp8.md v85-v86).
+// cooperative tile the wave model picks (Sm90AutoConfig: 128 x 256 for large problems), except for
+// row-wise scales with short K (at most kRowWisePingPongMaxKTiles k-tiles), which run the 128 x 128
+// ping-pong kernel (Sm90Fp8PingPongConfig): its epilogue, which loads the two scale vectors, runs under
+// the other warpgroup's mainloop (16384x8192x1024: 0.2658-0.2728 ms against 0.2845-0.2946 for the
+// cooperative tile, reports v107 and v113). Per-tensor keeps the cooperative tile everywhere
+// (docs/notes/gemm_fp8.md v85-v86, v113).
 // Block-wise scales (A 1 x 128 along K, B 128 x 128; torch's layouts: scale_a M x ceil(K/128) M-major,
 // scale_b ceil(K/128) x ceil(N/128) K-block-major) change along K, so the mainloop applies them: every
 // k-tile is promoted as acc += partial * scale_a[row, kb] * scale_b[kb, nb] (Sm90Fp8BlockScaledConfig,
@@ -102,6 +104,11 @@ class ScaledGemm {
   static_assert(detail::AccumulationOf<Config>::kPromotes == (Accumulation == Fp8Accumulation::kPromoted),
                 "ScaledGemm: promoted accumulation needs an Sm90Promoted<...> config, fast accumulation one without");
   using Operation = GemmSm90<ElementAB, RowMajor, ColumnMajor, Tree, Config, ElementB>;
+  // Row-wise fast accumulation on the default config: short K runs ping-pong (picks_ping_pong).
+  static constexpr bool kMayPingPong =
+      Mode == ScalingMode::kRowWise && Accumulation == Fp8Accumulation::kFast && std::is_void_v<ConfigOverride>;
+  static constexpr index_t kRowWisePingPongMaxKTiles = 8;
+  using PingPongOperation = GemmSm90<ElementAB, RowMajor, ColumnMajor, Tree, Sm90Fp8PingPongConfig, ElementB>;
   static constexpr bool kFp8Out = sizeof(ElementOut) == 1;
 
   struct Arguments {
@@ -121,13 +128,21 @@ class ScaledGemm {
   static Status can_implement(Arguments const& args) {
     typename Operation::Arguments op_args;
     TILEFUSE_RETURN_IF_ERROR(to_operation(args, &op_args));
+    if (picks_ping_pong(args)) return PingPongOperation::can_implement(op_args);
     return Operation::can_implement(op_args);
   }
 
   static Status run(Arguments const& args, cudaStream_t stream) {
     typename Operation::Arguments op_args;
     TILEFUSE_RETURN_IF_ERROR(to_operation(args, &op_args));
+    if (picks_ping_pong(args)) return PingPongOperation::run(op_args, nullptr, stream);
     return Operation::run(op_args, nullptr, stream);
+  }
+
+  // Whether the default config's row-wise fast accumulation runs the ping-pong kernel: K of at most
+  // kRowWisePingPongMaxKTiles k-tiles of 128.
+  static bool picks_ping_pong(Arguments const& args) {
+    return kMayPingPong && (args.k + 127) / 128 <= kRowWisePingPongMaxKTiles;
   }
 
   static std::string describe(Arguments const& args) {
@@ -139,7 +154,8 @@ class ScaledGemm {
                 ? "fp32 promotion every " + std::to_string(128 * detail::AccumulationOf<Config>::kInterval) + " of K"
                 : std::string("fast accumulation")) +
            ": " +
-           Operation::describe(op_args);
+           (picks_ping_pong(args) ? PingPongOperation::describe(op_args) + " (picked for row-wise scales with short K)"
+                                  : Operation::describe(op_args));
   }
 
  private:
