@@ -1,10 +1,12 @@
 # CTest compile.sm90_wgmma_pipelines: compiles SOURCE for sm_90a to a cubin and fails if ptxas says it
 # serialized the wgmmas of a kernel ("Potential Performance Loss: wgmma.mma_async instructions are
-# serialized ..."), naming the kernel and the reason.
-# Arguments (-D): NVCC, SOURCE, INCLUDE_DIR, OUTPUT_DIR; HOST_COMPILER optional.
+# serialized ...") or injected waits, naming the kernel and the reason; then checks in the PTX that the
+# kernels and their wgmmas were there to check.
+# Arguments (-D): NVCC, SOURCE, INCLUDE_DIR, OUTPUT_DIR, EXPECTED_KERNELS (how many kernels SOURCE
+# instantiates); HOST_COMPILER optional.
 cmake_minimum_required(VERSION 3.25)
 
-foreach(var NVCC SOURCE INCLUDE_DIR OUTPUT_DIR)
+foreach(var NVCC SOURCE INCLUDE_DIR OUTPUT_DIR EXPECTED_KERNELS)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "check_wgmma_pipelines.cmake needs -D${var}=...")
   endif()
@@ -20,8 +22,25 @@ execute_process(COMMAND ${NVCC} ${flags} -cubin ${SOURCE} -o ${OUTPUT_DIR}/wgmma
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "nvcc -cubin failed (${rc}):\n${out}\n${err}")
 endif()
-string(FIND "${out}${err}" "Potential Performance Loss" at)
+# "Potential Performance Loss ... serialized" (C7510-C7516) and "warpgroup.wait is injected" (C7517...):
+# any ptxas C75xx note means the wgmma pipeline is not what the source wrote.
+string(FIND "${out}${err}" "(C75" at)
 if(NOT at EQUAL -1)
-  message(FATAL_ERROR "ptxas serialized wgmmas in ${SOURCE}:\n${out}\n${err}")
+  message(FATAL_ERROR "ptxas changed the wgmma pipeline of a kernel in ${SOURCE}:\n${out}\n${err}")
 endif()
-message(STATUS "no wgmma serialization in any kernel of ${SOURCE}")
+# The check means something only if the kernels were compiled with their wgmmas: every kernel is an
+# entry of the sm_90a PTX and the PTX holds wgmma instructions (not the __trap() of another arch).
+execute_process(COMMAND ${NVCC} ${flags} -ptx ${SOURCE} -o ${OUTPUT_DIR}/wgmma_pipelines.ptx
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "nvcc -ptx failed (${rc}):\n${out}\n${err}")
+endif()
+file(STRINGS ${OUTPUT_DIR}/wgmma_pipelines.ptx entries REGEX "^[.a-z ]*\\.entry ")
+list(LENGTH entries entry_count)
+file(STRINGS ${OUTPUT_DIR}/wgmma_pipelines.ptx wgmmas REGEX "wgmma\\.mma_async")
+list(LENGTH wgmmas wgmma_count)
+if(entry_count LESS EXPECTED_KERNELS OR wgmma_count EQUAL 0)
+  message(FATAL_ERROR "${SOURCE} compiled to ${entry_count} kernels (expected ${EXPECTED_KERNELS}) with "
+                      "${wgmma_count} wgmma instructions: the check above saw nothing")
+endif()
+message(STATUS "${entry_count} kernels, ${wgmma_count} wgmma instructions, no change to their pipelines by ptxas")

@@ -24,14 +24,17 @@ constexpr auto kernel = &sm90_gemm_kernel<GemmKernel<Element, Tree, Config>>;
 
 // Taking the kernels' addresses instantiates them. First the bf16 kernel and fast FP8 accumulation
 // (wgmma_wait<1> across k-tiles), then promotion with two partial sets: per-tensor, row-wise, block-wise
-// (and block-wise with multicast).
-void const* const kernels[] = {
-    reinterpret_cast<void const*>(kernel<bfloat16_t, Bf16Store, gemm::Sm90LargeConfig>),
-    reinterpret_cast<void const*>(kernel<float_e4m3_t, PerTensor, gemm::Sm90Fp8LargeConfig>),
-    reinterpret_cast<void const*>(kernel<float_e4m3_t, PerTensor, gemm::Sm90Fp8PromotedConfig>),
-    reinterpret_cast<void const*>(kernel<float_e4m3_t, RowWise, gemm::Sm90Fp8PromotedConfig>),
-    reinterpret_cast<void const*>(kernel<float_e4m3_t, BlockWise, gemm::Sm90Fp8BlockScaledConfig>),
-    reinterpret_cast<void const*>(kernel<float_e4m3_t, BlockWise, gemm::Sm90Fp8BlockScaledMulticastConfig>),
-};
+// (and block-wise with multicast). A function with external linkage keeps the list (and the kernels) in.
+void const* const* kernels() {
+  static void const* const all[] = {
+      reinterpret_cast<void const*>(kernel<bfloat16_t, Bf16Store, gemm::Sm90LargeConfig>),
+      reinterpret_cast<void const*>(kernel<float_e4m3_t, PerTensor, gemm::Sm90Fp8LargeConfig>),
+      reinterpret_cast<void const*>(kernel<float_e4m3_t, PerTensor, gemm::Sm90Fp8PromotedConfig>),
+      reinterpret_cast<void const*>(kernel<float_e4m3_t, RowWise, gemm::Sm90Fp8PromotedConfig>),
+      reinterpret_cast<void const*>(kernel<float_e4m3_t, BlockWise, gemm::Sm90Fp8BlockScaledConfig>),
+      reinterpret_cast<void const*>(kernel<float_e4m3_t, BlockWise, gemm::Sm90Fp8BlockScaledMulticastConfig>),
+  };
+  return all;
+}
 
 }  // namespace tilefuse::wgmma_pipelines_check

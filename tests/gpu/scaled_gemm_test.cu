@@ -40,7 +40,7 @@ struct ScaledCase {
 std::vector<ScaledCase> scaled_cases(std::uint64_t seed) {
   // n and k multiples of 16 (torch's rule); m anything. Edges of the 128 x 256 and 128 x 128 tiles,
   // one k-tile, partial k-tiles, several of them: 1 to 5, 8 and 16 k-tiles of 128, odd and even counts (the
-  // promoted mainloop pairs k-tiles and takes an odd one first).
+  // promoted mainloop pairs k-tiles and ends on a single one when their count is odd).
   return {{1, 16, 16, seed},         {17, 48, 32, seed + 1},     {128, 128, 128, seed + 2}, {129, 272, 144, seed + 3},
           {65, 32, 336, seed + 7},   {300, 256, 400, seed + 4},  {200, 144, 592, seed + 8}, {255, 144, 1024, seed + 5},
           {64, 512, 2048, seed + 6}};
@@ -271,6 +271,70 @@ TEST(ScaledGemm, E4m3BlockWiseFp32Normal) {
   std::vector<ScaledCase> cases = scaled_cases(1220);
   for (auto& c : cases) c.normal = true;
   run_scaled_cases<float_e4m3_t, float, kBlockWise, false, kPromoted>(cases);
+}
+
+// Block-wise scales in layouts torch does not make, through GemmSm90 directly: scale_a's k-blocks
+// padded to a multiple of 4 rows (DeepGEMM's layout for TMA), so the producer lanes copy 16 bytes of
+// which 0-3 rows lie past m (m % 4 != 0) or all 4; and a row-major scale_a (row stride KB), copied 4
+// bytes per row. fp32 D, exact (integer inputs, power-of-two scales).
+TEST(ScaledGemm, E4m3BlockWiseScaleLayouts) {
+  std::string const skip = sm90_skip_reason();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  using Tree = epilogue::Store<"D", float, epilogue::Acc>;
+  using Op = gemm::GemmSm90<float_e4m3_t, RowMajor, ColumnMajor, Tree, gemm::Sm90Fp8BlockScaledConfig>;
+  struct Layout {
+    index_t m, n, k;
+    bool row_major;  // scale_a (m x KB) row-major instead of M-major padded
+  };
+  for (Layout const c : {Layout{17, 144, 592, false}, Layout{129, 272, 400, false}, Layout{255, 128, 1024, false},
+                         Layout{65, 48, 336, true}, Layout{128, 256, 256, true}}) {
+    std::mt19937_64 rng(4000 + c.m);
+    Stream stream;
+    index_t const kb = (c.k + 127) / 128, nb = (c.n + 127) / 128, m_padded = (c.m + 3) / 4 * 4;
+    std::vector<float_e4m3_t> a = integer_matrix<float_e4m3_t>(c.m * c.k, rng, -2, 2);
+    std::vector<float_e4m3_t> b = integer_matrix<float_e4m3_t>(c.k * c.n, rng, -2, 2);
+    std::vector<float> sa = power_of_two_scales(c.row_major ? c.m * kb : m_padded * kb, rng);
+    std::vector<float> sb = power_of_two_scales(kb * nb, rng);
+    index_t const sa_row = c.row_major ? kb : 1, sa_kblock = c.row_major ? 1 : m_padded;
+    DeviceBuffer da(a.size()), db(b.size()), dsa(sa.size() * 4), dsb(sb.size() * 4), dd(c.m * c.n * sizeof(float));
+    da.upload(a.data(), stream.get());
+    db.upload(b.data(), stream.get());
+    dsa.upload(sa.data(), stream.get());
+    dsb.upload(sb.data(), stream.get());
+    dd.fill_bytes(0xff, stream.get());
+    Op::Arguments args;
+    args.problem = {c.m, c.n, c.k, 1};
+    args.a = da.as<float_e4m3_t>();
+    args.b = db.as<float_e4m3_t>();
+    args.epilogue.set("D", dd.as<float>());
+    args.block_scale_a = dsa.as<float>();
+    args.block_scale_a_strides[0] = sa_row;
+    args.block_scale_a_strides[1] = sa_kblock;
+    args.block_scale_b = dsb.as<float>();
+    args.block_scale_b_strides[0] = 1;
+    args.block_scale_b_strides[1] = kb;
+    std::string const what = std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) +
+                             (c.row_major ? ", scale_a row-major" : ", scale_a M-major padded to " + std::to_string(m_padded));
+    Status const s = Op::run(args, nullptr, stream.get());
+    ASSERT_TRUE(s.ok()) << what << ": " << s.to_string();
+    stream.synchronize();
+    std::vector<float> got = download<float>(dd, stream.get());
+    std::vector<float> want(static_cast<std::size_t>(c.m * c.n));
+    reference::ScaleGrid const ga{sa.data(), 1, 128, sa_row, sa_kblock}, gb{sb.data(), 128, 128, 1, kb};
+    Status const r = reference::scaled_gemm<float>(MatrixRef<float_e4m3_t const, RowMajor>{a.data(), c.m, c.k, c.k, 0}, ga,
+                                                   MatrixRef<float_e4m3_t const, ColumnMajor>{b.data(), c.k, c.n, c.k, 0},
+                                                   gb, static_cast<bfloat16_t const*>(nullptr), nullptr,
+                                                   MatrixRef<float, RowMajor>{want.data(), c.m, c.n, c.n, 0});
+    ASSERT_TRUE(r.ok()) << r.to_string();
+    int failures = 0;
+    for (std::size_t i = 0; i < want.size() && failures < 5; ++i) {
+      if (got[i] != want[i]) {
+        ++failures;
+        ADD_FAILURE() << what << ": D[" << i / c.n << ", " << i % c.n << "] = " << got[i] << ", want " << want[i];
+      }
+    }
+    if (testing::Test::HasFailure()) return;
+  }
 }
 
 // Mixed FP8 types (torch accepts e4m3 x e5m2 and e5m2 x e4m3).

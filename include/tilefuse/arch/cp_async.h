@@ -59,4 +59,12 @@ TILEFUSE_DEVICE inline void cp_async_mbarrier_arrive_noinc(cuda::std::uint64_t* 
 #endif
 }
 
+// Waits until every cp.async this thread issued has completed, committed or not (no thread may exit
+// with copies into shared memory in flight).
+TILEFUSE_DEVICE inline void cp_async_wait_all() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
 }  // namespace tilefuse::arch

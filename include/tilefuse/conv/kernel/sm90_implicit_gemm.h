@@ -46,24 +46,6 @@
 
 namespace tilefuse::conv::sm90 {
 
-// cp.async.mbarrier.arrive.noinc (sm_80+): arrive on `bar` once every cp.async this thread issued so
-// far has completed. noinc: the arrival counts against the barrier's expected count (the count set at
-// init includes these threads). (Could move to arch/cp_async.h.)
-TILEFUSE_DEVICE inline void cp_async_mbarrier_arrive_noinc(cuda::std::uint64_t* bar) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  auto const address = static_cast<cuda::std::uint32_t>(__cvta_generic_to_shared(bar));
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(address) : "memory");
-#else
-  (void)bar;
-#endif
-}
-
-TILEFUSE_DEVICE inline void cp_async_wait_all() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_all;\n" ::: "memory");
-#endif
-}
-
 // The tile configs of the conv kernel: the GEMM's, with the producer's register budget raised for the
 // gather state (TileM / 16 pixels of 3 registers, addresses, the tap) and the consumers' lowered to
 // match. setmaxnreg moves registers only within what the block got at launch: 384 threads x 168
@@ -180,12 +162,12 @@ struct FpropGatherOperands {
         // A chunk outside x (padding, rows or taps past the end) is zero-filled without a read.
         arch::cp_async_16(dst + i * kRowStep * kRowBytes, offset >= 0 ? p.x + offset : p.x, offset >= 0 ? 16 : 0);
       }
-      cp_async_mbarrier_arrive_noinc(full);
+      arch::cp_async_mbarrier_arrive_noinc(full);
     }
   };
 
   // No copy may be in flight when the producer's threads exit.
-  TILEFUSE_DEVICE static void finish() { cp_async_wait_all(); }
+  TILEFUSE_DEVICE static void finish() { arch::cp_async_wait_all(); }
 };
 
 template <class Element, class Epilogue, class Config>

@@ -9,7 +9,8 @@
 //   producer (warpgroup 0, one thread)   walks the block's tiles and their k-tiles, waits until a stage of
 //                                        the shared-memory ring is empty, and issues two TMA loads into it
 //                                        (A: TileM x 64, B: TileN x 64, 128-byte swizzle), which signal the
-//                                        stage's full barrier when their bytes have landed;
+//                                        stage's full barrier when their bytes have landed (block-wise FP8
+//                                        scales: warp 0's 32 lanes also copy the k-tile's scales, below);
 //   consumers (warpgroups 1, 2)          cooperative: each own 64 rows of the tile; ping-pong: each own
 //                                        whole tiles, alternately (below). Wait until a stage is full,
 //                                        issue 4 wgmma.m64nTileNk16 per 64 rows on it (descriptors into the
@@ -45,7 +46,8 @@
 // TmaOperands below is the GEMM's: one thread, two TMA loads per k-tile.
 //
 // Pipeline state: every stage has a full barrier (Operands::kFullArrivals arrivals; for TMA, the
-// producer's arrive.expect_tx, plus the TMA bytes) and an empty barrier (one arrival per consumer warp).
+// producer's arrive.expect_tx, plus the TMA bytes; with block-wise scales 32 more, one per scale-copying
+// lane) and an empty barrier (one arrival per consumer warp).
 // Producer and consumers walk the same sequence (tile, k-tile) -> (stage, phase), so their counters
 // agree without communication.
 //
@@ -186,7 +188,7 @@ struct GemmKernel {
       kPromote && kPromoteInterval == 1 && kRowBlocks == 1 && overlaps_promotion<Config>();
   // Block-wise scales travel with their k-tile: the producer warp copies the tile's TileM scales of A
   // and its one scale of B into the stage's scale slot (cp.async, arriving on the stage's full
-  // barrier), and the consumers read them there when they promote the k-tile.
+  // barrier), and the consumers read them there right after issuing the k-tile's wgmmas.
   // NOTES: loaded by the consumers from global memory, the scales needed a register ring several
   // k-tiles deep to hide their latency (v107-v111), and with two partial sets a ring of 4 spilled.
   static constexpr bool kBlockScaled = Config::kBlockScaled;
@@ -457,6 +459,7 @@ struct GemmKernel {
   static constexpr int kOffsetBarriers = kOffsetLoads + kConsumerWarps * kLoadBytesPerWarp;
   static constexpr int kBarrierBytes = 2 * (kStages + kAuxStages) * static_cast<int>(sizeof(cuda::std::uint64_t));
   static constexpr int kOffsetScales = kOffsetBarriers + kBarrierBytes;
+  static_assert(kOffsetScales % 16 == 0, "a scale slot takes 16-byte cp.async copies");
   static constexpr int kSmemBytes =
       kOffsetScales + kStages * kScaleFloatsPerStage * static_cast<int>(sizeof(float)) + kSmemAlignment;
   static_assert(kSmemBytes <= kSmemLimit, "shared memory exceeds the block's 227 KiB");
@@ -664,6 +667,7 @@ struct GemmKernel {
       }
     }
     Operands::finish();
+    if constexpr (kBlockScaled) arch::cp_async_wait_all();  // the scale copies, before the lanes exit
   }
 
   // A producer lane's sources of one tile's block scales at the current k-tile: A's rows 4 lane ..
@@ -692,9 +696,9 @@ struct GemmKernel {
     return src;
   }
 
-  // One lane's share of a block-scaled k-tile's scales into the stage's slot (rows past m: zeros or
-  // row 0's, never used); its arrival on the stage's full barrier comes when they have landed. Then
-  // steps the sources to the next k-tile.
+  // One lane's share of a block-scaled k-tile's scales into the stage's slot (rows past m get zeros or
+  // another row's scale, never used); its arrival on the stage's full barrier comes when they have
+  // landed. Then steps the sources to the next k-tile.
   TILEFUSE_DEVICE static void copy_block_scales(Params const& p, SharedStorage const& s, ScaleSources& src, int stage,
                                                 int lane) {
     if constexpr (kBlockScaled) {
