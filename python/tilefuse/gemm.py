@@ -79,20 +79,25 @@ class Operation:
 
     def kernel_on(self, device):
         """(kernel handle, layout dict) on `device`, loading the CUBIN there the first time."""
-        kernel, _, layout = loaded_on(self, device, 16, parse_layout)
+        kernel, _, layout = loaded_on(self, device, LAYOUT_HEADER_WORDS, parse_layout)
         return kernel, layout
+
+
+LAYOUT_VERSION, LAYOUT_HEADER_WORDS = 2, 24  # sm90_params_layout.h's kLayoutVersion and kLayoutHeader
 
 
 def parse_layout(words):
     """The dict of a layout kernel's output (include/tilefuse/gemm/kernel/sm90_params_layout.h)."""
-    if words[0] != 1:
-        raise RuntimeError(f"tilefuse: the kernel's parameter layout has version {words[0]}, this package reads 1; "
-                           "clear the JIT cache (TILEFUSE_CACHE_DIR) and retry")
+    if words[0] != LAYOUT_VERSION:
+        raise RuntimeError(f"tilefuse: the kernel's parameter layout has version {words[0]}, this package reads "
+                           f"{LAYOUT_VERSION}; clear the JIT cache (TILEFUSE_CACHE_DIR) and retry")
     names = ("size", "tma_a", "tma_b", "batch_mask_a", "batch_mask_b", "m", "n", "k", "batch", "tiles_m", "tiles_n",
              "tiles", "threads", "smem_bytes")
     layout = dict(zip(names, words[1:15]))
-    nodes = parse_nodes(words, 16, words[15])
-    layout["nodes"] = nodes
+    block_names = ("block_scale_a", "block_scale_b", "block_scale_a_row", "block_scale_a_kblock",
+                   "block_scale_b_kblock", "block_scale_b_nblock", "block_scale_a_vector", "block_scaled")
+    layout.update(zip(block_names, words[16:24]))
+    layout["nodes"] = parse_nodes(words, LAYOUT_HEADER_WORDS, words[15])
     return layout
 
 
@@ -125,6 +130,8 @@ class Gemm:
     # What the op takes and how it picks its kernel (tilefuse.scaled_mm's FP8 op changes these).
     _OPERAND_DTYPES = _ELEMENTS
     _MIXED_FP8 = False
+    # Arguments the mainloop reads (block-wise FP8 scales), not inputs of the epilogue function.
+    _MAINLOOP_ARGUMENTS = ()
 
     def _check(self, a, b):
         return check_gemm_operands(a, b, allowed_dtypes=self._OPERAND_DTYPES, mixed_fp8=self._MIXED_FP8)
@@ -156,7 +163,8 @@ class Gemm:
         operation = self._operations.get(key)
         if operation is None:
             # A 0-dim tensor is a scalar the kernel reads from device memory (traced as a number).
-            traced = {name: trace_value(value) for name, value in arguments.items()}
+            traced = {name: trace_value(value) for name, value in arguments.items()
+                      if name not in self._MAINLOOP_ARGUMENTS}
             graph = trace(self.epilogue, acc=acc_shape, **traced)
             tree = to_cpp(graph, element=out)
             operation = _compiled(str(tree), ops.dtype, element_b, tile, config, why, graph, tree)

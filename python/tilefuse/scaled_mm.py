@@ -4,16 +4,23 @@
                            use_fast_accum=False)
 
 The same arguments, shapes and rules as torch._scaled_mm: a (m, k) row-major, b (k, n) column-major (the
-.t() of a row-major (n, k) weight), each e4m3 or e5m2 (the two may differ); float32 scales, per-tensor (one value each) or row-wise (scale_a (m, 1), scale_b
-(1, n)); bias (n,) in the output dtype (bf16 / fp16 outputs); out_dtype bf16, fp16, fp32 or an FP8 type
-(default a's dtype), scale_result (one float32 value) for FP8 outputs (ignored for others, as torch does).
+.t() of a row-major (n, k) weight), each e4m3 or e5m2 (the two may differ); float32 scales, per-tensor (one
+value each), row-wise (scale_a (m, 1), scale_b (1, n)) or block-wise (DeepSeek-style: scale_a (m, ceil(k/128))
+one per 1 x 128 of a, M-major, i.e. strides (1, m); scale_b (ceil(k/128), ceil(n/128)) one per 128 x 128 of b,
+strides (1, ceil(k/128)); bf16 / fp16 / fp32 outputs); bias (n,) in the output dtype (bf16 / fp16 outputs);
+out_dtype bf16, fp16, fp32 or an FP8 type (default a's dtype), scale_result (one float32 value) for FP8
+outputs (ignored for others, as torch does).
 e5m2 x e5m2 is refused, as torch refuses it.
 D = convert(scale_result * ((a @ b) * scale_a * scale_b + bias)), with the scales applied by the epilogue
 tree to the fp32 accumulator (gemm::ScaledGemm's trees) and the scale tensors read on the device.
 use_fast_accum=False (torch's default) adds every k-tile's tensor-core sum into fp32 registers
 (Sm90Fp8PromotedConfig); True lets the tensor cores accumulate the whole K (the cooperative tile the wave
-model picks, as gemm::ScaledGemm does). Block-wise scales run from C++ (gemm::ScaledGemm).
+model picks, as gemm::ScaledGemm does). Block-wise scales change every 128 of K, so the mainloop applies them
+at each k-tile's promotion (Sm90Fp8BlockScaledConfig) whatever use_fast_accum says; the producer warp copies
+them beside each k-tile's operands.
 """
+import struct
+
 from .errors import TensorArgumentError
 from .gemm import Gemm, choose_tile
 from .kernel_params import signature
@@ -25,11 +32,21 @@ FP8_TILES = {
     "128x64": ("Sm90Fp8NarrowConfig", 128, 64, 128),
 }
 FP8_PROMOTED = ("Sm90Fp8PromotedConfig", 128, 128, 128)
+FP8_BLOCK_SCALED = ("Sm90Fp8BlockScaledConfig", 128, 128, 128)
 _FP8 = ("float8_e4m3", "float8_e5m2")
 
 
-def _epilogue(has_bias, has_scale_result):
-    """gemm::ScaledGemm's tree: acc * scale_a * scale_b, then + bias, then * scale_result."""
+def _epilogue(has_bias, has_scale_result, block_wise=False):
+    """gemm::ScaledGemm's tree: acc * scale_a * scale_b, then + bias, then * scale_result (block-wise: the
+    mainloop has applied the scales; then + bias)."""
+    if block_wise:
+        if has_bias:
+            def scaled(acc, bias):
+                return acc + bias
+        else:
+            def scaled(acc):
+                return acc
+        return scaled
     if has_bias and has_scale_result:
         def scaled(acc, scale_a, scale_b, bias, scale_result):
             return (acc * scale_a * scale_b + bias) * scale_result
@@ -51,20 +68,49 @@ class ScaledGemm(Gemm):
     _OPERAND_DTYPES = _FP8
     _MIXED_FP8 = True
 
-    def __init__(self, *, has_bias, has_scale_result, out_dtype, fast_accum, row_wise):
-        super().__init__(_epilogue(has_bias, has_scale_result), out_dtype=out_dtype)
+    def __init__(self, *, has_bias, has_scale_result, out_dtype, fast_accum, mode):
+        block_wise = mode == "block-wise"
+        super().__init__(_epilogue(has_bias, has_scale_result, block_wise), out_dtype=out_dtype)
         self.fast_accum = fast_accum
-        self.row_wise = row_wise
+        self.mode = mode
+        if block_wise:
+            self._MAINLOOP_ARGUMENTS = ("scale_a", "scale_b")
 
     def _choose(self, ops, sm_count):
+        if self.mode == "block-wise":
+            return "128x128", FP8_BLOCK_SCALED, ("block-wise scales: every k-tile's sum (128 of K) promoted into fp32 "
+                                                 "registers times its scales")
         if not self.fast_accum:
             return "128x128", FP8_PROMOTED, ("use_fast_accum=False: every k-tile's sum (128 of K) promoted into fp32 "
                                              "registers, as torch's default accumulation")
         tile = choose_tile(ops.m, ops.n, ops.k, ops.batch, sm_count, FP8_TILES)
         return tile, FP8_TILES[tile], f"fast accumulation, tile by the wave model on {sm_count} SMs"
 
+    def _pack(self, operation, kernel, layout, ops, arguments, outputs, sm_count):
+        """Gemm's packing, plus (block-wise) the scales' pointers and strides for the mainloop."""
+        launch = super()._pack(operation, kernel, layout, ops, arguments, outputs, sm_count)
+        if self.mode != "block-wise":
+            return launch
+        if not layout["block_scaled"]:
+            raise RuntimeError("tilefuse: the block-wise scaled_mm kernel's layout says it is not block-scaled; "
+                               "clear the JIT cache (TILEFUSE_CACHE_DIR) and retry")
+        params = bytearray(launch.template)
+        sa, sb = arguments["scale_a"], arguments["scale_b"]
+        for field, value in (("block_scale_a_row", sa.stride(0)), ("block_scale_a_kblock", sa.stride(1)),
+                             ("block_scale_b_kblock", sb.stride(0)), ("block_scale_b_nblock", sb.stride(1))):
+            struct.pack_into("<q", params, layout[field], value)
+        # Rows copied 4 at a time when a k-block's scales are contiguous 16-byte-aligned runs (the call's
+        # signature keeps strides and the pointer's alignment, so warm calls agree).
+        vector = sa.stride(0) == 1 and sa.stride(1) % 4 == 0 and sa.data_ptr() % 16 == 0
+        struct.pack_into("<i", params, layout["block_scale_a_vector"], int(vector))
+        for field, key, tensor in (("block_scale_a", "arg:scale_a", sa), ("block_scale_b", "arg:scale_b", sb)):
+            struct.pack_into("<Q", params, layout[field], tensor.data_ptr())
+            launch.pointers.append((layout[field], key))
+        launch.template = bytes(params)
+        return launch
 
-_OPS = {}  # (bias?, scale_result?, out dtype, fast?, row-wise?) -> ScaledGemm
+
+_OPS = {}  # (bias?, scale_result?, out dtype, fast?, mode) -> ScaledGemm
 
 
 def _torch():
@@ -116,18 +162,22 @@ def check_scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=None, scale_res
         if not (scale_a.is_contiguous() and scale_b.is_contiguous()):
             raise TensorArgumentError("scaled_mm: row-wise scales must be contiguous")
     else:
-        blocks = -(-k // 128)
-        if tuple(scale_a.shape) == (m, blocks) and tuple(scale_b.shape) == (blocks, -(-n // 128)):
-            raise TensorArgumentError("scaled_mm: block-wise scales (1x128 for a, 128x128 for b) run from C++ "
-                                      "(gemm::ScaledGemm with ScalingMode::kBlockWise); tilefuse.scaled_mm takes "
-                                      "per-tensor and row-wise scales")
-        raise TensorArgumentError(f"scaled_mm: scale_a {tuple(scale_a.shape)} and scale_b {tuple(scale_b.shape)} are "
-                                  f"neither per-tensor (one value each) nor row-wise ((m, 1) = ({m}, 1) and (1, n) = "
-                                  f"(1, {n}))")
+        blocks, n_blocks = -(-k // 128), -(-n // 128)
+        if tuple(scale_a.shape) != (m, blocks) or tuple(scale_b.shape) != (blocks, n_blocks):
+            raise TensorArgumentError(
+                f"scaled_mm: scale_a {tuple(scale_a.shape)} and scale_b {tuple(scale_b.shape)} are neither per-tensor "
+                f"(one value each), row-wise ((m, 1) = ({m}, 1) and (1, n) = (1, {n})) nor block-wise ((m, ceil(k/128)) "
+                f"= ({m}, {blocks}) and (ceil(k/128), ceil(n/128)) = ({blocks}, {n_blocks}))")
+        mode = "block-wise"
+        _check_block_strides("scale_a", scale_a, (1, m), "scale_a = s.t().contiguous().t() of a row-major s")
+        _check_block_strides("scale_b", scale_b, (1, blocks), "scale_b = s.t().contiguous().t() of a row-major s")
     out = element_type(out_dtype if out_dtype is not None else a.dtype, what="out_dtype").name
     if out not in ("bfloat16", "float16", "float32") + _FP8:
         raise TensorArgumentError(f"scaled_mm: out_dtype {out_dtype} is not one of bfloat16, float16, float32, "
                                   "float8_e4m3fn, float8_e5m2")
+    if mode == "block-wise" and out in _FP8:
+        raise TensorArgumentError(f"scaled_mm: block-wise scales with an {out} output are not supported (no amax or "
+                                  "scale_result path for them); take a bf16 output and quantize it")
     if bias is not None:
         if out == "float32" or out in _FP8 and bias.dtype not in (torch.bfloat16, torch.float16):
             raise TensorArgumentError("scaled_mm: a bias goes with bf16 / fp16 outputs (torch._scaled_mm's rule); add "
@@ -140,6 +190,14 @@ def check_scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=None, scale_res
     if scale_result is not None and scale_result.numel() != 1:
         raise TensorArgumentError("scaled_mm: scale_result must be one float32 value")
     return mode, out
+
+
+def _check_block_strides(name, scale, strides, fix):
+    """torch's block-wise scale layout: strides must match along every extent above one."""
+    got = scale.stride()
+    if any(size > 1 and stride != want for size, stride, want in zip(scale.shape, got, strides)):
+        raise TensorArgumentError(f"scaled_mm: block-wise {name} {tuple(scale.shape)} has strides {got}; torch's "
+                                  f"layout is {strides} (blocks along k outermost). Pass {fix}")
 
 
 _CHECKED = {}  # signature of the tensors and settings -> (mode, out dtype): the rules hold for every such call
@@ -157,14 +215,18 @@ def scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=None, scale_result=No
         if key is not None:
             _CHECKED[key] = checked
     mode, out = checked
-    key = (bias is not None, scale_result is not None and out in _FP8, out, bool(use_fast_accum), mode == "row-wise")
+    fast = bool(use_fast_accum) and mode != "block-wise"  # block-wise always promotes (module docstring)
+    key = (bias is not None, scale_result is not None and out in _FP8, out, fast, mode)
     op = _OPS.get(key)
     if op is None:
         op = _OPS[key] = ScaledGemm(has_bias=key[0], has_scale_result=key[1], out_dtype=out, fast_accum=key[3],
-                                    row_wise=key[4])
-    # One row (m = 1): row-wise scale_a is a single value, read as a device scalar like a per-tensor one.
-    arguments = {"scale_a": scale_a.reshape(()) if mode == "per-tensor" or a.shape[0] == 1 else scale_a,
-                 "scale_b": scale_b.reshape(()) if mode == "per-tensor" else scale_b}
+                                    mode=key[4])
+    if mode == "block-wise":
+        arguments = {"scale_a": scale_a, "scale_b": scale_b}
+    else:
+        # One row (m = 1): row-wise scale_a is a single value, read as a device scalar like a per-tensor one.
+        arguments = {"scale_a": scale_a.reshape(()) if mode == "per-tensor" or a.shape[0] == 1 else scale_a,
+                     "scale_b": scale_b.reshape(()) if mode == "per-tensor" else scale_b}
     if bias is not None:
         arguments["bias"] = bias.reshape(-1)
     if scale_result is not None and out in _FP8:  # torch ignores scale_result for other outputs

@@ -36,8 +36,8 @@ def test_bad_tile_is_refused():
         tilefuse.Gemm(tile="64x64")
 
 
-def _words(header, nodes):
-    words = [1] + header + [len(nodes)]
+def _words(header, nodes, block=(-1,) * 7 + (0,)):
+    words = [2] + header + [len(nodes)] + list(block)
     for kind, data, ld, batch_stride, value, name in nodes:
         raw = name.encode().ljust(32, b"\0")
         words += [kind, data, ld, batch_stride, value] + [struct.unpack("<q", raw[i:i + 8])[0] for i in range(0, 32, 8)]
@@ -53,11 +53,15 @@ def test_layout_parser_reads_fields_and_names():
     assert [n["name"] for n in layout["nodes"]] == ["D", "bias", "a_rather_long_name_of_32_chars__"]
     assert [n["kind"] for n in layout["nodes"]] == ["store", "row_broadcast", "scalar"]
     assert layout["nodes"][2]["value"] == 352 and layout["nodes"][1]["ld"] == -1
+    assert layout["block_scaled"] == 0
+    block = parse_layout(_words(header, [], block=(488, 496, 504, 512, 520, 528, 536, 1)))
+    assert block["block_scaled"] == 1 and block["block_scale_b"] == 496 and block["block_scale_a_vector"] == 536
+    assert block["nodes"] == []
 
 
 def test_layout_of_another_version_is_refused():
     with pytest.raises(RuntimeError, match="version"):
-        parse_layout([2] + [0] * 40)
+        parse_layout([1] + [0] * 40)
 
 
 def test_every_reduction_has_an_identity():

@@ -25,6 +25,13 @@ def test_row_wise_scales_are_broadcast_vectors():
     assert 'ColBroadcast<"scale_a", float>' in tree and 'RowBroadcast<"scale_b", float>' in tree
 
 
+def test_block_wise_tree_holds_no_scales():
+    # The mainloop applies block-wise scales; the epilogue adds the bias only.
+    tree = str(to_cpp(trace(_epilogue(True, False, block_wise=True), acc=(64, 32), bias=tensor((32,), "bfloat16")),
+                      "bfloat16"))
+    assert "scale" not in tree and 'RowBroadcast<"bias"' in tree
+
+
 def _fp8(torch, rows, cols, column_major=False):
     t = torch.zeros(cols, rows) if column_major else torch.zeros(rows, cols)
     t = t.to(torch.float8_e4m3fn)
@@ -43,11 +50,17 @@ def test_torch_rules_are_enforced_with_sentences():
     assert check_scaled_mm(a, b, one, one)[1] == "float8_e4m3"  # default: a's dtype
     # torch's leniencies: a (1, n) bias, a scale_result beside a bf16 output (ignored)
     assert check_scaled_mm(a, b, one, one, torch.ones(1, 48, dtype=torch.bfloat16), torch.bfloat16, one)
+    # block-wise: scale_a (m, ceil(k/128)) with strides (1, m), scale_b (ceil(k/128), ceil(n/128)) K-block-major
+    sa_block, sb_block = torch.ones(2, 32).t(), torch.ones(1, 2).t()
+    assert check_scaled_mm(a, b, sa_block, sb_block, out_dtype=torch.bfloat16) == ("block-wise", "bfloat16")
+    assert check_scaled_mm(a, b, sa_block, sb_block, torch.ones(48, dtype=torch.float16), torch.float16)[0] == "block-wise"
     cases = [
+        ((a, b, torch.ones(32, 2), sb_block), {}, "block-wise scale_a .* has strides"),
+        ((a, b, sa_block, sb_block), {"out_dtype": torch.float8_e4m3fn}, "block-wise scales with an"),
+        ((a, b, torch.ones(3, 32).t(), sb_block), {}, "block-wise"),
         ((a, b.contiguous(), one, one), {}, "column-major"),
         ((a, _fp8(torch, 256, 40, True), one, one), {}, "multiples of 16"),
         ((a.to(torch.bfloat16), b, one, one), {}, "float8_e4m3fn"),
-        ((a, b, torch.ones(32, 2), torch.ones(2, 1)), {}, "block-wise"),
         ((a, b, torch.ones(32, 1), torch.ones(48, 1)), {}, "neither per-tensor"),
         ((a, b, one, one.double()), {}, "float32"),
         ((a, b, one, one), {"out_dtype": torch.float32, "bias": torch.ones(48)}, "bias goes with"),

@@ -6,8 +6,11 @@
 // out[0..15]   the header: kLayoutVersion, sizeof(Params), offsets of tma_a, tma_b, batch_mask_a,
 //              batch_mask_b, problem.m, problem.n, problem.k, problem.batch, tiles_m, tiles_n, tiles,
 //              then kThreads, kSmemBytes, and the number of named epilogue nodes;
-// out[16 + 9 i ...]  named node i of the epilogue tree (epilogue/params_layout.h).
-// Index types: the offsets of problem fields hold index_t (int64), tiles_* and batch_mask_* int.
+// out[16..23]  FP8 block-wise scales (block_scales, read by block-scaled configs): offsets of a, b,
+//              a_row, a_kblock, b_kblock, b_nblock, a_vector, then 1 if the config is block-scaled;
+// out[24 + 9 i ...]  named node i of the epilogue tree (epilogue/params_layout.h).
+// Index types: the offsets of problem fields and of the block-scale strides hold index_t (int64),
+// tiles_*, batch_mask_* and a_vector int, a and b pointers.
 #pragma once
 
 #include <cuda/std/cstdint>
@@ -18,8 +21,8 @@
 
 namespace tilefuse::gemm::sm90 {
 
-inline constexpr long long kLayoutVersion = 1;
-inline constexpr int kLayoutHeader = 16;
+inline constexpr long long kLayoutVersion = 2;
+inline constexpr int kLayoutHeader = 24;
 inline constexpr int kLayoutPerNode = epilogue::kNodeLayoutWords;
 
 template <class Kernel, class Epilogue>
@@ -43,6 +46,14 @@ __global__ void sm90_params_layout_kernel(long long* out) {
   out[12] = offset(&p.tiles, base);
   out[13] = Kernel::kThreads;
   out[14] = Kernel::kSmemBytes;
+  out[16] = offset(&p.block_scales.a, base);
+  out[17] = offset(&p.block_scales.b, base);
+  out[18] = offset(&p.block_scales.a_row, base);
+  out[19] = offset(&p.block_scales.a_kblock, base);
+  out[20] = offset(&p.block_scales.b_kblock, base);
+  out[21] = offset(&p.block_scales.b_nblock, base);
+  out[22] = offset(&p.block_scales.a_vector, base);
+  out[23] = Kernel::kBlockScaled ? 1 : 0;
   out[15] = epilogue::write_node_layouts<Epilogue>(p.epilogue, base, out + kLayoutHeader);
 }
 
