@@ -15,7 +15,7 @@ D = convert(scale_result * ((a @ b) * scale_a * scale_b + bias)), with the scale
 tree to the fp32 accumulator (gemm::ScaledGemm's trees) and the scale tensors read on the device.
 use_fast_accum=False (torch's default) adds every k-tile's tensor-core sum into fp32 registers
 (Sm90Fp8PromotedConfig); True lets the tensor cores accumulate the whole K (the cooperative tile the wave
-model picks, as gemm::ScaledGemm does). Block-wise scales change every 128 of K, so the mainloop applies them
+model picks, or for row-wise scales with K <= 1024 the ping-pong 128x128 tile, as gemm::ScaledGemm does). Block-wise scales change every 128 of K, so the mainloop applies them
 at each k-tile's promotion (Sm90Fp8BlockScaledConfig) whatever use_fast_accum says; the producer warp copies
 them beside each k-tile's operands.
 """
@@ -33,6 +33,10 @@ FP8_TILES = {
 }
 FP8_PROMOTED = ("Sm90Fp8PromotedConfig", 128, 128, 128)
 FP8_BLOCK_SCALED = ("Sm90Fp8BlockScaledConfig", 128, 128, 128)
+# Row-wise fast accumulation with K of at most 8 k-tiles runs ping-pong, as gemm::ScaledGemm does: the
+# epilogue's scale-vector loads run under the other warpgroup's mainloop (docs/notes/gemm_fp8.md v113-v114).
+FP8_PING_PONG = ("Sm90Fp8PingPongConfig", 128, 128, 128)
+ROW_WISE_PING_PONG_MAX_K_TILES = 8
 _FP8 = ("float8_e4m3", "float8_e5m2")
 
 
@@ -83,6 +87,9 @@ class ScaledGemm(Gemm):
         if not self.fast_accum:
             return "128x128", FP8_PROMOTED, ("use_fast_accum=False: every k-tile's sum (128 of K) promoted into fp32 "
                                              "registers, as torch's default accumulation")
+        if self.mode == "row-wise" and -(-ops.k // 128) <= ROW_WISE_PING_PONG_MAX_K_TILES:
+            return "128x128 ping-pong", FP8_PING_PONG, ("fast accumulation, row-wise scales with short K: ping-pong "
+                                                        "(gemm::ScaledGemm's picks_ping_pong)")
         tile = choose_tile(ops.m, ops.n, ops.k, ops.batch, sm_count, FP8_TILES)
         return tile, FP8_TILES[tile], f"fast accumulation, tile by the wave model on {sm_count} SMs"
 
