@@ -815,7 +815,7 @@ struct GemmKernel {
 #pragma unroll
       for (int b = 0; b < kRowBlocks; ++b) rows[b] = load_row_values(p, lane, tile, warp_row0(b));
       if constexpr (kStagedColumn) issue_column_copy(p, loads, lane, tile);
-      mainloop_issue(p, s, tile, consumer_warpgroup, warp_in_group, lane, k_count, state, acc);
+      mainloop_issue(s, consumer_warpgroup, warp_in_group, lane, k_count, state, acc);
       if constexpr (kPingPong) {
         // The other warpgroup's next tile (if the block has one) may start its mainloop.
         if (t + grid < p.tiles) pass_turn(consumer_warpgroup);
@@ -843,11 +843,11 @@ struct GemmKernel {
   // Issues acc = A[this warpgroup's rows of the tile, :] * B[:, tile columns] over all k-tiles of one
   // tile, keeping the last k-tile's wgmmas in flight (mainloop_drain waits for them). On return,
   // `state` is one past the last k-tile.
-  TILEFUSE_DEVICE static void mainloop_issue(Params const& p, SharedStorage const& s, Tile const& tile,
-                                             int consumer_warpgroup, int warp_in_group, int lane, int k_count,
-                                             PipelineState& state, float (&acc)[kRowBlocks][kAccumulators]) {
+  TILEFUSE_DEVICE static void mainloop_issue(SharedStorage const& s, int consumer_warpgroup, int warp_in_group,
+                                             int lane, int k_count, PipelineState& state,
+                                             float (&acc)[kRowBlocks][kAccumulators]) {
     if constexpr (kPromote) {
-      mainloop_promoted(p, s, tile, consumer_warpgroup, warp_in_group, lane, k_count, state, acc);
+      mainloop_promoted(s, consumer_warpgroup, warp_in_group, lane, k_count, state, acc);
       return;
     }
     PipelineState previous = state;
@@ -912,10 +912,9 @@ struct GemmKernel {
   // with one set, 1146 with two (v112). ptxas serializes every wgmma (C7514) if a branch leaves an
   // issued k-tile without its wait or the sets are not named statically; every branch here holds whole
   // issue-wait pairs, and CTest compile.sm90_wgmma_pipelines checks the result.
-  TILEFUSE_DEVICE static void mainloop_promoted(Params const& p, SharedStorage const& s, Tile const& tile,
-                                                int consumer_warpgroup, int warp_in_group, int lane, int k_count,
-                                                PipelineState& state, float (&acc)[kRowBlocks][kAccumulators]) {
-    (void)p, (void)tile;
+  TILEFUSE_DEVICE static void mainloop_promoted(SharedStorage const& s, int consumer_warpgroup, int warp_in_group,
+                                                int lane, int k_count, PipelineState& state,
+                                                float (&acc)[kRowBlocks][kAccumulators]) {
     int const row0 = kPingPong ? 0 : consumer_warpgroup * kWarpgroupRows;
     float partial[kRowBlocks][kAccumulators];
     float other[kRowBlocks][kAccumulators];  // the second set (kOverlapPromotion only)
