@@ -264,19 +264,20 @@ int main(int argc, char** argv) {
       // 5: fast on ping-pong with 2-CTA multicast clusters, 6: promoted with one partial set, each k-tile
       // waited for before the next is issued (Sm90PromotionInLine: the A/B baseline of the default's two
       // sets; per-tensor and block-wise), 7: fast on the 128 x 256 cooperative tile (where the default
-      // picks ping-pong).
-      for (int variant : {0, 1, 2, 3, 4, 5, 6, 7}) {
+      // picks ping-pong), 8: promoted with 2-CTA multicast clusters (per-tensor and block-wise).
+      for (int variant : {0, 1, 2, 3, 4, 5, 6, 7, 8}) {
         if ((variant == 3 || variant == 4) && mode != ScalingMode::kPerTensor) continue;
         if (variant == 7 && mode == ScalingMode::kBlockWise) continue;
-        if (variant == 6 && mode == ScalingMode::kRowWise) continue;
-        if (variant != 2 && variant != 6 && mode == ScalingMode::kBlockWise) continue;  // needs promotion
-        bool const fast = variant != 2 && variant != 4 && variant != 6;
+        if ((variant == 6 || variant == 8) && mode == ScalingMode::kRowWise) continue;
+        if (variant != 2 && variant != 6 && variant != 8 && mode == ScalingMode::kBlockWise) continue;  // needs promotion
+        bool const fast = variant != 2 && variant != 4 && variant != 6 && variant != 8;
         Row r{m, n, k, gemm::name_of(mode),
               variant == 0 ? "fast (default)" : variant == 1 ? "fast, ping-pong" : variant == 2   ? "promoted"
               : variant == 3 ? "fast, 128x128"
               : variant == 4 ? "promoted every 256"
               : variant == 5 ? "fast, ping-pong + multicast"
               : variant == 6 ? "promoted in line (one partial set)"
+              : variant == 8 ? "promoted + multicast"
                              : "fast, 128x256 cooperative"};
         using PPMC = gemm::Sm90Fp8PingPongMulticastConfig;
         using PP = gemm::Sm90Fp8PingPongConfig;
@@ -287,6 +288,13 @@ int main(int argc, char** argv) {
           tilefuse = mode == ScalingMode::kPerTensor
                               ? tilefuse_launcher<ScalingMode::kPerTensor, kFast, PPMC>(m, n, k, sets, &r.describe)
                               : tilefuse_launcher<ScalingMode::kRowWise, kFast, PPMC>(m, n, k, sets, &r.describe);
+        } else if (variant == 8) {
+          tilefuse =
+              mode == ScalingMode::kPerTensor
+                  ? tilefuse_launcher<ScalingMode::kPerTensor, kPromoted, gemm::Sm90Fp8PromotedMulticastConfig>(m, n, k, sets,
+                                                                                                             &r.describe)
+                  : tilefuse_launcher<ScalingMode::kBlockWise, kPromoted, gemm::Sm90Fp8BlockScaledMulticastConfig>(
+                        m, n, k, sets, &r.describe);
         } else if (variant == 6) {
           tilefuse =
               mode == ScalingMode::kPerTensor
