@@ -70,6 +70,7 @@ struct Set {  // one rotating set of operands
   float* scale_a = nullptr;  // m values (per-tensor uses the first)
   float* scale_b = nullptr;  // n values
   bfloat16_t* d = nullptr;
+  float* amax = nullptr;     // one value (variant 9)
 };
 
 // One row's two sides timed by the shared harness (timing.hpp: warm-up, CUDA events per call, host
@@ -179,14 +180,15 @@ struct LtFp8 {
 
 // tilefuse's launcher for one (mode, accumulation, config), or an empty one (and the reason in
 // `describe`) when it cannot run the problem.
-template <ScalingMode Mode, Fp8Accumulation Acc, class Config = void>
+template <ScalingMode Mode, Fp8Accumulation Acc, class Config = void, bool kAmax = false>
 std::function<void(Set const&)> tilefuse_launcher(index_t m, index_t n, index_t k, std::vector<Set> const& sets,
                                                   std::string* describe) {
-  using Op = gemm::ScaledGemm<E4m3, bfloat16_t, Mode, false, Acc, bfloat16_t, Config>;
+  using Op = gemm::ScaledGemm<E4m3, bfloat16_t, Mode, false, Acc, bfloat16_t, Config, E4m3, kAmax>;
   auto args_of = [=](Set const& s) {  // by value: the launcher outlives this call
     typename Op::Arguments args;
     args.m = m, args.n = n, args.k = k;
     args.a = s.a, args.b = s.b, args.scale_a = s.scale_a, args.scale_b = s.scale_b, args.d = s.d;
+    if constexpr (kAmax) args.amax = s.amax;
     return args;
   };
   Status const st = Op::can_implement(args_of(sets[0]));
@@ -250,6 +252,7 @@ int main(int argc, char** argv) {
       BENCH_CUDA(cudaMalloc(&s.scale_a, 4 * count_a));
       BENCH_CUDA(cudaMalloc(&s.scale_b, 4 * count_b));
       BENCH_CUDA(cudaMalloc(&s.d, 2 * m * n));
+      BENCH_CUDA(cudaMalloc(&s.amax, sizeof(float)));
       fill_normal_e4m3<<<2048, 256>>>(s.a, m * k, 17u + i);
       fill_normal_e4m3<<<2048, 256>>>(s.b, k * n, 91u + i);
       fill_uniform<<<256, 256>>>(s.scale_a, count_a, 5u + i, 0.5f, 2.0f);
@@ -264,13 +267,16 @@ int main(int argc, char** argv) {
       // 5: fast on ping-pong with 2-CTA multicast clusters, 6: promoted with one partial set, each k-tile
       // waited for before the next is issued (Sm90PromotionInLine: the A/B baseline of the default's two
       // sets; per-tensor and block-wise), 7: fast on the 128 x 256 cooperative tile (where the default
-      // picks ping-pong), 8: promoted with 2-CTA multicast clusters (per-tensor and block-wise).
-      for (int variant : {0, 1, 2, 3, 4, 5, 6, 7, 8}) {
+      // picks ping-pong), 8: promoted with 2-CTA multicast clusters (per-tensor and block-wise),
+      // 9: the default with amax (max |y| over D: per-column reductions in the epilogue, then one block).
+      for (int variant : {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}) {
+        if (variant == 9 && mode == ScalingMode::kRowWise) continue;
         if ((variant == 3 || variant == 4) && mode != ScalingMode::kPerTensor) continue;
         if (variant == 7 && mode == ScalingMode::kBlockWise) continue;
         if ((variant == 6 || variant == 8) && mode == ScalingMode::kRowWise) continue;
-        if (variant != 2 && variant != 6 && variant != 8 && mode == ScalingMode::kBlockWise) continue;  // needs promotion
-        bool const fast = variant != 2 && variant != 4 && variant != 6 && variant != 8;
+        if (variant != 2 && variant != 6 && variant != 8 && variant != 9 && mode == ScalingMode::kBlockWise) continue;  // needs promotion
+        bool const fast = variant != 2 && variant != 4 && variant != 6 && variant != 8 &&
+                          !(variant == 9 && mode == ScalingMode::kBlockWise);
         Row r{m, n, k, gemm::name_of(mode),
               variant == 0 ? "fast (default)" : variant == 1 ? "fast, ping-pong" : variant == 2   ? "promoted"
               : variant == 3 ? "fast, 128x128"
@@ -278,6 +284,7 @@ int main(int argc, char** argv) {
               : variant == 5 ? "fast, ping-pong + multicast"
               : variant == 6 ? "promoted in line (one partial set)"
               : variant == 8 ? "promoted + multicast"
+              : variant == 9 ? (mode == ScalingMode::kBlockWise ? "promoted + amax" : "fast (default) + amax")
                              : "fast, 128x256 cooperative"};
         using PPMC = gemm::Sm90Fp8PingPongMulticastConfig;
         using PP = gemm::Sm90Fp8PingPongConfig;
@@ -288,6 +295,10 @@ int main(int argc, char** argv) {
           tilefuse = mode == ScalingMode::kPerTensor
                               ? tilefuse_launcher<ScalingMode::kPerTensor, kFast, PPMC>(m, n, k, sets, &r.describe)
                               : tilefuse_launcher<ScalingMode::kRowWise, kFast, PPMC>(m, n, k, sets, &r.describe);
+        } else if (variant == 9) {
+          tilefuse = mode == ScalingMode::kPerTensor
+                         ? tilefuse_launcher<ScalingMode::kPerTensor, kFast, void, true>(m, n, k, sets, &r.describe)
+                         : tilefuse_launcher<ScalingMode::kBlockWise, kPromoted, void, true>(m, n, k, sets, &r.describe);
         } else if (variant == 8) {
           tilefuse =
               mode == ScalingMode::kPerTensor
@@ -356,7 +367,7 @@ int main(int argc, char** argv) {
       }
     }
     for (Set& s : sets) {
-      cudaFree(s.a), cudaFree(s.b), cudaFree(s.scale_a), cudaFree(s.scale_b), cudaFree(s.d);
+      cudaFree(s.a), cudaFree(s.b), cudaFree(s.scale_a), cudaFree(s.scale_b), cudaFree(s.d), cudaFree(s.amax);
     }
   }
   std::printf("\n");

@@ -77,10 +77,10 @@ std::vector<T> download(DeviceBuffer const& buffer, cudaStream_t stream) {
 }
 
 template <class ElementAB, class ElementOut, ScalingMode Mode, bool kHasBias, Fp8Accumulation Acc, class Config = void,
-          class ElementB = ElementAB>
+          class ElementB = ElementAB, bool kAmax = false>
 void run_scaled_case(ScaledCase const& c) {
   using Bias = std::conditional_t<sizeof(ElementOut) == 2, ElementOut, bfloat16_t>;
-  using Op = gemm::ScaledGemm<ElementAB, ElementOut, Mode, kHasBias, Acc, Bias, Config, ElementB>;
+  using Op = gemm::ScaledGemm<ElementAB, ElementOut, Mode, kHasBias, Acc, Bias, Config, ElementB, kAmax>;
   constexpr bool kFp8Out = sizeof(ElementOut) == 1;
   bool const exact = !c.normal && Acc == Fp8Accumulation::kPromoted;
   std::mt19937_64 rng(c.seed);
@@ -127,6 +127,9 @@ void run_scaled_case(ScaledCase const& c) {
   if constexpr (kHasBias) args.bias = dbias.as<Bias>();
   if constexpr (kFp8Out) args.scale_result = dscale_result.as<float>();
   args.d = dd.as<ElementOut>() + kGuard;
+  DeviceBuffer damax(sizeof(float));
+  damax.fill_bytes(0xff, stream.get());  // NaN until written
+  if constexpr (kAmax) args.amax = damax.as<float>();
   std::string const what = "case " + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) +
                            " seed " + std::to_string(c.seed) + ": " + Op::describe(args);
   Status const s = Op::run(args, stream.get());
@@ -135,6 +138,7 @@ void run_scaled_case(ScaledCase const& c) {
 
   std::vector<ElementOut> got = download<ElementOut>(dd, stream.get());
   std::vector<ElementOut> want(static_cast<std::size_t>(c.m * c.n));
+  double want_amax = 0.0;
   reference::ScaleGrid ga, gb;
   if constexpr (Mode == ScalingMode::kPerTensor) {
     ga = {sa.data(), c.m, c.k, 0, 0};
@@ -149,8 +153,15 @@ void run_scaled_case(ScaledCase const& c) {
   Status const r = reference::scaled_gemm<ElementOut>(
       MatrixRef<ElementAB const, RowMajor>{a.data(), c.m, c.k, c.k, 0}, ga,
       MatrixRef<ElementB const, ColumnMajor>{b.data(), c.k, c.n, c.k, 0}, gb, kHasBias ? bias.data() : nullptr,
-      kFp8Out ? &scale_result : nullptr, MatrixRef<ElementOut, RowMajor>{want.data(), c.m, c.n, c.n, 0});
+      kFp8Out ? &scale_result : nullptr, MatrixRef<ElementOut, RowMajor>{want.data(), c.m, c.n, c.n, 0}, &want_amax);
   ASSERT_TRUE(r.ok()) << r.to_string();
+  if constexpr (kAmax) {
+    float const got_amax = download<float>(damax, stream.get())[0];
+    // Exact cases: y is an integer times a power of two in fp32 as in float64; otherwise the elements' bound.
+    double const room = exact ? 0.0 : std::ldexp(want_amax, -9);
+    EXPECT_LE(std::abs(static_cast<double>(got_amax) - want_amax), room)
+        << what << ": amax " << got_amax << ", want " << want_amax;
+  }
 
   // Guards untouched (still all-ones bytes).
   auto const* bytes = reinterpret_cast<std::uint8_t const*>(got.data());
@@ -193,12 +204,12 @@ void run_scaled_case(ScaledCase const& c) {
 }
 
 template <class ElementAB, class ElementOut, ScalingMode Mode, bool kHasBias, Fp8Accumulation Acc, class Config = void,
-          class ElementB = ElementAB>
+          class ElementB = ElementAB, bool kAmax = false>
 void run_scaled_cases(std::vector<ScaledCase> const& cases) {
   std::string const skip = sm90_skip_reason();
   if (!skip.empty()) GTEST_SKIP() << skip;
   for (ScaledCase const& c : cases) {
-    run_scaled_case<ElementAB, ElementOut, Mode, kHasBias, Acc, Config, ElementB>(c);
+    run_scaled_case<ElementAB, ElementOut, Mode, kHasBias, Acc, Config, ElementB, kAmax>(c);
     if (testing::Test::HasFailure()) return;
   }
 }
@@ -251,6 +262,20 @@ TEST(ScaledGemm, E4m3RowWiseBf16NormalPromoted) {
 
 TEST(ScaledGemm, E4m3RowWiseBf16PromotedEvery2) {
   run_scaled_cases<float_e4m3_t, bfloat16_t, kRowWise, false, kPromoted, gemm::Sm90Fp8PromotedEvery2Config>(scaled_cases(1230));
+}
+
+// amax = max |y| over D (before scale_result), for FP8 recipes: an e4m3 output with scale_result (exact
+// cases), a bf16 row-wise one with bias and fast accumulation (bound), and block-wise with normal inputs.
+TEST(ScaledGemm, E4m3PerTensorE4m3OutAmax) {
+  run_scaled_cases<float_e4m3_t, float_e4m3_t, kPerTensor, false, kPromoted, void, float_e4m3_t, true>(scaled_cases(1310));
+}
+TEST(ScaledGemm, E4m3RowWiseBf16BiasFastAmax) {
+  run_scaled_cases<float_e4m3_t, bfloat16_t, kRowWise, true, kFast, void, float_e4m3_t, true>(scaled_cases(1320));
+}
+TEST(ScaledGemm, E4m3BlockWiseBf16NormalAmax) {
+  std::vector<ScaledCase> cases = scaled_cases(1330);
+  for (auto& c : cases) c.normal = true;
+  run_scaled_cases<float_e4m3_t, bfloat16_t, ScalingMode::kBlockWise, false, kPromoted, void, float_e4m3_t, true>(cases);
 }
 
 // The promoted mainloop with one partial set (each k-tile waited for before the next is issued): the fp8
@@ -389,6 +414,22 @@ TEST(ScaledGemm, Refusals) {
   s = Op::can_implement(misaligned);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("aligned"), std::string::npos) << s.to_string();
+
+  // amax: only from an operation that computes it, and then required.
+  auto stray_amax = args;
+  stray_amax.amax = ds.as<float>();
+  s = Op::can_implement(stray_amax);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("kAmax"), std::string::npos) << s.to_string();
+  using AmaxOp = gemm::ScaledGemm<float_e4m3_t, bfloat16_t, kRowWise, false, kPromoted, bfloat16_t, void, float_e4m3_t, true>;
+  typename AmaxOp::Arguments no_amax;
+  no_amax.m = 64, no_amax.n = 64, no_amax.k = 64;
+  no_amax.a = args.a, no_amax.b = args.b, no_amax.scale_a = args.scale_a, no_amax.scale_b = args.scale_b, no_amax.d = args.d;
+  s = AmaxOp::can_implement(no_amax);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("amax is null"), std::string::npos) << s.to_string();
+  no_amax.amax = ds.as<float>();
+  EXPECT_TRUE(AmaxOp::can_implement(no_amax).ok()) << AmaxOp::can_implement(no_amax).to_string();
 
   // torch refuses e5m2 x e5m2 on CUDA, and so do we.
   using E5m2Op = gemm::ScaledGemm<float_e5m2_t, bfloat16_t, kPerTensor>;

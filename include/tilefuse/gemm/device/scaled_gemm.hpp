@@ -34,6 +34,8 @@
 #include <tilefuse/core/numeric_types.h>
 #include <tilefuse/core/status.hpp>
 #include <tilefuse/epilogue/evt.h>
+#include <tilefuse/epilogue/reduction_init.h>
+#include <tilefuse/epilogue/sinks.h>
 #include <tilefuse/gemm/device/gemm_sm90.hpp>
 #include <tilefuse/gemm/scaled_gemm_problem.hpp>
 #include <tilefuse/runtime/pointer_check.hpp>
@@ -44,9 +46,10 @@ enum class Fp8Accumulation { kPromoted, kFast };
 
 namespace detail {
 
-// The epilogue tree of one scaled GEMM: scales, then bias, then scale_result (fp8 outputs).
-// Block-wise scales are applied by the mainloop (Sm90BlockScaled), so its tree starts from them.
-template <class ElementOut, ScalingMode Mode, bool kHasBias, class BiasElement>
+// The epilogue tree of one scaled GEMM: scales, then bias, then (kAmax) the per-column max |y| of that
+// value, then scale_result (fp8 outputs). Block-wise scales are applied by the mainloop (Sm90BlockScaled),
+// so its tree starts from them.
+template <class ElementOut, ScalingMode Mode, bool kHasBias, class BiasElement, bool kAmax = false>
 struct ScaledGemmTree {
   using ScaleA = std::conditional_t<Mode == ScalingMode::kPerTensor, epilogue::Scalar<"scale_a">,
                                     epilogue::ColBroadcast<"scale_a", float>>;
@@ -55,8 +58,9 @@ struct ScaledGemmTree {
   using Scaled = std::conditional_t<Mode == ScalingMode::kBlockWise, epilogue::Acc,
                                     epilogue::Mul<epilogue::Mul<epilogue::Acc, ScaleA>, ScaleB>>;
   using Biased = std::conditional_t<kHasBias, epilogue::Add<Scaled, epilogue::RowBroadcast<"bias", BiasElement>>, Scaled>;
+  using Reduced = std::conditional_t<kAmax, epilogue::ColReduce<"amax", epilogue::reduce::AbsMax, Biased>, Biased>;
   static constexpr bool kFp8Out = sizeof(ElementOut) == 1;
-  using Result = std::conditional_t<kFp8Out, epilogue::Mul<Biased, epilogue::Scalar<"scale_result">>, Biased>;
+  using Result = std::conditional_t<kFp8Out, epilogue::Mul<Reduced, epilogue::Scalar<"scale_result">>, Reduced>;
   using Tree = epilogue::Store<"D", ElementOut, Result>;
 };
 
@@ -79,10 +83,13 @@ struct AccumulationOf<Sm90AutoConfig> {
 // BiasElement: torch's rule is the output type for bf16 / fp16 outputs (bf16 or fp16 for fp8 ones;
 // none for fp32). ConfigOverride: a GemmSm90 config in place of the accumulation's default (e.g.
 // Sm90Fp8PingPongConfig for fast accumulation; a promoted one must be Sm90Promoted<...>).
+// kAmax: the call also writes amax = max |y| over D, y the value before scale_result and the
+// conversion (an FP8 recipe's next scale; NaN propagates): the epilogue reduces each column
+// (ColReduce<"amax", AbsMax>) into a stream-ordered temporary of n floats, which one more block reduces.
 template <class ElementAB, class ElementOut, ScalingMode Mode, bool kHasBias = false,
           Fp8Accumulation Accumulation = Fp8Accumulation::kPromoted,
           class BiasElement = std::conditional_t<sizeof(ElementOut) == 2, ElementOut, bfloat16_t>,
-          class ConfigOverride = void, class ElementB = ElementAB>
+          class ConfigOverride = void, class ElementB = ElementAB, bool kAmax = false>
 class ScaledGemm {
   static_assert(std::is_same_v<ElementAB, float_e4m3_t> || std::is_same_v<ElementAB, float_e5m2_t>,
                 "ScaledGemm takes float_e4m3_t or float_e5m2_t operands");
@@ -92,7 +99,7 @@ class ScaledGemm {
                 "ScaledGemm: torch._scaled_mm takes no bias with a float32 output; add it afterwards");
 
  public:
-  using Tree = typename detail::ScaledGemmTree<ElementOut, Mode, kHasBias, BiasElement>::Tree;
+  using Tree = typename detail::ScaledGemmTree<ElementOut, Mode, kHasBias, BiasElement, kAmax>::Tree;
   static_assert(Mode != ScalingMode::kBlockWise || Accumulation == Fp8Accumulation::kPromoted,
                 "ScaledGemm: block-wise scales are applied at each k-tile's promotion; use Fp8Accumulation::kPromoted");
   using DefaultConfig = std::conditional_t<
@@ -123,6 +130,7 @@ class ScaledGemm {
     float const* scale_result = nullptr;  // device: 1 value; fp8 outputs only, optional (1 when null)
     ElementOut* d = nullptr;  // m x n, row-major
     index_t ldd = epilogue::kPacked;
+    float* amax = nullptr;  // device, one value (kAmax only): max |y| over D, before scale_result
   };
 
   static Status can_implement(Arguments const& args) {
@@ -135,8 +143,48 @@ class ScaledGemm {
   static Status run(Arguments const& args, cudaStream_t stream) {
     typename Operation::Arguments op_args;
     TILEFUSE_RETURN_IF_ERROR(to_operation(args, &op_args));
+    if constexpr (kAmax) {
+      return run_with_amax(args, op_args, stream);
+    } else {
+      return run_operation(args, op_args, stream);
+    }
+  }
+
+  static Status run_operation(Arguments const& args, typename Operation::Arguments const& op_args,
+                              cudaStream_t stream) {
     if (picks_ping_pong(args)) return PingPongOperation::run(op_args, nullptr, stream);
     return Operation::run(op_args, nullptr, stream);
+  }
+
+  // The per-column maxima go to a stream-ordered temporary (GemmSm90 starts them at 0), then one block
+  // of reduce_vector_kernel writes their maximum into args.amax.
+  static Status run_with_amax(Arguments const& args, typename Operation::Arguments op_args, cudaStream_t stream) {
+    float* columns = nullptr;
+    if (cudaError_t const e = cudaMallocAsync(reinterpret_cast<void**>(&columns), sizeof(float) * args.n, stream);
+        e != cudaSuccess) {
+      return {StatusCode::kCudaError, status_message("scaled_gemm: allocating the amax columns (", args.n,
+                                                     " floats) failed: ", cudaGetErrorString(e))};
+    }
+    op_args.epilogue.set("amax", columns);
+    Status status = run_operation(args, op_args, stream);
+    if (status.ok()) {
+      float const* in = columns;
+      index_t length = args.n;
+      float* out = args.amax;
+      void* kernel_args[] = {&in, &length, &out};
+      LaunchConfig config;
+      config.grid = dim3(1);
+      config.block = dim3(1024);
+      config.stream = stream;
+      status = host_adapter().launch(
+          config, reinterpret_cast<void const*>(&epilogue::reduce_vector_kernel<epilogue::reduce::AbsMax>), kernel_args);
+    }
+    cudaError_t const freed = cudaFreeAsync(columns, stream);
+    if (status.ok() && freed != cudaSuccess) {
+      return {StatusCode::kCudaError,
+              status_message("scaled_gemm: freeing the amax columns failed: ", cudaGetErrorString(freed))};
+    }
+    return status;
   }
 
   // Whether the default config's row-wise fast accumulation runs the ping-pong kernel: K of at most
@@ -188,6 +236,16 @@ class ScaledGemm {
     if (!kFp8Out && args.scale_result != nullptr) {
       return invalid_argument("scaled_gemm: scale_result is given but the output is not fp8; drop it");
     }
+    if constexpr (kAmax) {
+      if (args.amax == nullptr) {
+        return invalid_argument("scaled_gemm: the operation writes amax (kAmax) but args.amax is null; pass one float "
+                                "of device memory");
+      }
+      TILEFUSE_RETURN_IF_ERROR(check_device_pointer("scaled_gemm", "amax", args.amax));
+    } else if (args.amax != nullptr) {
+      return invalid_argument("scaled_gemm: args.amax is set but the operation does not compute it; use "
+                              "ScaledGemm<..., kAmax = true>");
+    }
 
     out->problem = {args.m, args.n, args.k, 1};
     out->a = args.a;
@@ -209,6 +267,8 @@ class ScaledGemm {
       out->epilogue.set("scale_a", args.scale_a).set("scale_b", args.scale_b);
     }
     if constexpr (kHasBias) out->epilogue.set("bias", args.bias);
+    // (run() rebinds it to the per-column temporary; can_implement checks the tree with this pointer)
+    if constexpr (kAmax) out->epilogue.set("amax", args.amax);
     if constexpr (kFp8Out) {
       if (args.scale_result != nullptr) {
         out->epilogue.set("scale_result", args.scale_result);
