@@ -89,6 +89,10 @@ TILEFUSE_HOST_DEVICE inline void combine_into(float* target, float value) {
 #if TILEFUSE_IS_DEVICE_CODE
   if constexpr (Reduction::kIsSum) {
     atomicAdd(target, value);
+  } else if constexpr (requires { Reduction::kNonNegativeMax; }) {
+    // Non-negative floats (NaN with its sign cleared included, above every number) order as their bits
+    // do, so a max is one atomicMax on the word instead of a compare-and-swap loop.
+    atomicMax(reinterpret_cast<unsigned int*>(target), __float_as_uint(value));
   } else {
     // NOTES: a compare-and-swap loop rather than atomicMax on the bits, so NaN propagates and
     // negative values order correctly.
@@ -125,6 +129,7 @@ struct Max {
 // max |x|: the amax an FP8 recipe turns into its next scale. NaN propagates.
 struct AbsMax {
   static constexpr bool kIsSum = false;
+  static constexpr bool kNonNegativeMax = true;  // a max of values >= 0 (or NaN): combine_into's atomicMax
   TILEFUSE_HOST_DEVICE static constexpr float identity() { return 0.0f; }
   TILEFUSE_HOST_DEVICE static float transform(float x) { return math::abs(x); }
   TILEFUSE_HOST_DEVICE static float combine(float a, float b) { return math::max(a, b); }
