@@ -269,6 +269,11 @@ TEST(ScaledGemm, E4m3RowWiseBf16PromotedEvery2) {
 TEST(ScaledGemm, E4m3PerTensorE4m3OutAmax) {
   run_scaled_cases<float_e4m3_t, float_e4m3_t, kPerTensor, false, kPromoted, void, float_e4m3_t, true>(scaled_cases(1310));
 }
+TEST(ScaledGemm, E4m3PerTensorBf16FastAmax) {  // the default fast config (the fp8 bench's amax row)
+  std::vector<ScaledCase> cases = scaled_cases(1340);
+  cases.push_back({2304, 256, 256, 1349});  // more rows than reduce_vector_kernel's 1024 threads
+  run_scaled_cases<float_e4m3_t, bfloat16_t, kPerTensor, false, kFast, void, float_e4m3_t, true>(cases);
+}
 TEST(ScaledGemm, E4m3RowWiseBf16BiasFastAmax) {
   run_scaled_cases<float_e4m3_t, bfloat16_t, kRowWise, true, kFast, void, float_e4m3_t, true>(scaled_cases(1320));
 }

@@ -16,9 +16,9 @@ __global__ void fill_strided_kernel(T* data, index_t length, index_t batches, in
   }
 }
 
-// out[0] = R's combination of in[0 .. length): one block (a power of two of threads, at most 1024)
-// reduces a vector of per-column results to one value, e.g. the per-column amax of an epilogue's
-// ColReduce to the tensor's amax.
+// out[0] = R's combination of in[0 .. length): one block (a multiple of 32 threads, at most 1024)
+// reduces a vector of results to one value, e.g. the per-row amax of an epilogue's RowReduce to the
+// tensor's amax.
 template <class R>
 __global__ void reduce_vector_kernel(float const* in, index_t length, float* out) {
   __shared__ float per_warp[32];

@@ -89,7 +89,7 @@ TILEFUSE_HOST_DEVICE inline void combine_into(float* target, float value) {
 #if TILEFUSE_IS_DEVICE_CODE
   if constexpr (Reduction::kIsSum) {
     atomicAdd(target, value);
-  } else if constexpr (requires { Reduction::kNonNegativeMax; }) {
+  } else if constexpr (requires { Reduction::kNonNegativeMax; } && Reduction::kNonNegativeMax) {
     // Non-negative floats (NaN with its sign cleared included, above every number) order as their bits
     // do, so a max is one atomicMax on the word instead of a compare-and-swap loop.
     atomicMax(reinterpret_cast<unsigned int*>(target), __float_as_uint(value));

@@ -27,6 +27,7 @@
 // Host code: include from .cu files compiled by nvcc.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <type_traits>
 
@@ -245,6 +246,9 @@ class ScaledGemm {
                                 "of device memory");
       }
       TILEFUSE_RETURN_IF_ERROR(check_device_pointer("scaled_gemm", "amax", args.amax));
+      if (reinterpret_cast<std::uintptr_t>(args.amax) % alignof(float) != 0) {
+        return misaligned("scaled_gemm: amax is not 4-byte aligned; pass a float of device memory");
+      }
     } else if (args.amax != nullptr) {
       return invalid_argument("scaled_gemm: args.amax is set but the operation does not compute it; use "
                               "ScaledGemm<..., kAmax = true>");
