@@ -82,6 +82,17 @@ struct Store : SinkOfInput<Input> {
 
 namespace reduce {
 
+// Whether a reduction is a max of non-negative values (Reduction::kNonNegativeMax), which combine_into
+// does with one atomicMax on the bits.
+template <class Reduction>
+TILEFUSE_HOST_DEVICE constexpr bool is_non_negative_max() {
+  if constexpr (requires { Reduction::kNonNegativeMax; }) {
+    return Reduction::kNonNegativeMax;
+  } else {
+    return false;
+  }
+}
+
 // Combines `value` into *target: plainly on the host, atomically on the device. `combine` must be
 // the reduction's own (associative, commutative) operation.
 template <class Reduction>
@@ -89,7 +100,7 @@ TILEFUSE_HOST_DEVICE inline void combine_into(float* target, float value) {
 #if TILEFUSE_IS_DEVICE_CODE
   if constexpr (Reduction::kIsSum) {
     atomicAdd(target, value);
-  } else if constexpr (requires { Reduction::kNonNegativeMax; } && Reduction::kNonNegativeMax) {
+  } else if constexpr (is_non_negative_max<Reduction>()) {
     // Non-negative floats (NaN with its sign cleared included, above every number) order as their bits
     // do, so a max is one atomicMax on the word instead of a compare-and-swap loop.
     atomicMax(reinterpret_cast<unsigned int*>(target), __float_as_uint(value));
