@@ -10,8 +10,11 @@
 //  * Outputs hold NaN in every element and a sentinel in guard elements before and after; afterwards
 //    every element must match and every guard be intact. The split-K workspace starts as NaN.
 //  * Only the operands of the mode are allocated; the others stay null (the op must not need them).
-//  * describe() must name the 16-byte path exactly when C and K are multiples of 8 and the operands
-//    are 16-byte aligned, and the element-wise path otherwise.
+//  * describe() must name the 16-byte path exactly when C and K are multiples of 8 (16 for FP8) and
+//    the operands are 16-byte aligned, and the element-wise path otherwise.
+//  * FP8 operands (the Hopper kernel's fprop): the tensor cores accumulate the whole K with fewer bits
+//    than fp32, so D is checked against the float64 tree within Spec::accumulation_bound(sum |x w|)
+//    beyond the rounding of D; the harness computes sum |x w| per output by a second reference pass.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -223,7 +226,8 @@ bool run_conv_case(ConvCase const& c, Stream const& stream, CaseTally& tally) {
   }
   ++tally.run;
   tally_path(path, tally);
-  bool const want_fast = p.C % 8 == 0 && p.K % 8 == 0 && !c.misaligned;
+  constexpr index_t kChunk = 16 / static_cast<index_t>(sizeof(T));
+  bool const want_fast = p.C % kChunk == 0 && p.K % kChunk == 0 && !c.misaligned;
   bool const fast = path.find("16-byte") != std::string::npos && path.find("element-wise") == std::string::npos;
   bool ok = true;
   if (fast != want_fast) {
@@ -244,6 +248,18 @@ bool run_conv_case(ConvCase const& c, Stream const& stream, CaseTally& tally) {
   std::vector<double> acc;
   reference_conv<T>(p, kMode, x ? x->template host_data<T>() : nullptr, w ? w->template host_data<T>() : nullptr,
                     dy ? dy->template host_data<T>() : nullptr, acc);
+  constexpr bool kFp8 = sizeof(T) == 1;
+  std::vector<double> abs_acc;  // FP8: sum |x w| per output, for the accumulation's bound
+  if constexpr (kFp8) {
+    static_assert(kMode == ConvMode::kFprop && !Spec::kExact, "FP8 convolutions are fprop, checked within a bound");
+    auto absolute = [](ConvInput const& in) {
+      std::vector<T> v(static_cast<std::size_t>(in.elements));
+      for (std::size_t i = 0; i < v.size(); ++i) v[i] = convert<T>(std::fabs(to_double(in.template host_data<T>()[i])));
+      return v;
+    };
+    std::vector<T> const abs_x = absolute(*x), abs_w = absolute(*w);
+    reference_conv<T>(p, kMode, abs_x.data(), abs_w.data(), nullptr, abs_acc);
+  }
   MatrixRef<double const, RowMajor> const acc_ref{acc.data(), out.m, out.n, out.n, out.m * out.n};
   Status const host = epilogue::run_host<Tree>(host_args, acc_ref, epilogue::ProblemShape{out.m, out.n, 1});
   if (!host.ok()) throw std::runtime_error("epilogue::run_host refused the case: " + host.to_string());
@@ -266,7 +282,9 @@ bool run_conv_case(ConvCase const& c, Stream const& stream, CaseTally& tally) {
           double const a = acc[static_cast<std::size_t>(at.row * out.n + at.col)];
           double const want = Spec::reference(a, at, inputs, out);
           // Rounding to D (half an ulp, relative) plus the float evaluation of the tree.
-          return Approx{want, 1.01 * u * std::fabs(want) + 4e-6 * (1.0 + std::fabs(a))};
+          double bound = 1.01 * u * std::fabs(want) + 4e-6 * (1.0 + std::fabs(a));
+          if constexpr (kFp8) bound += Spec::accumulation_bound(abs_acc[static_cast<std::size_t>(at.row * out.n + at.col)]);
+          return Approx{want, bound};
         };
       }
     }

@@ -8,8 +8,6 @@
 // output element is checked against the host reference (conv2d_harness.hpp). Then the
 // selection itself: describe() names the Hopper kernel and its source for an aligned fprop, and the
 // sm80 path, with the reason, otherwise.
-#include <cstdlib>
-#include <optional>
 
 #include "conv2d_test_cases.hpp"
 #include "gemm_sm90_test_cases.hpp"
@@ -61,29 +59,6 @@ inline std::vector<ConvCase> sm90_im2col_cases(std::uint64_t seed) {
   cases.push_back(conv_case(b));
   return seeded(cases, seed);
 }
-
-// Sets an environment variable for its lifetime (restoring the old value): forces the Hopper kernel's
-// source of x through TILEFUSE_CONV_SM90_SOURCE.
-class ScopedEnv {
- public:
-  ScopedEnv(char const* name, char const* value) : name_(name) {
-    if (char const* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-  ScopedEnv(ScopedEnv const&) = delete;
-  ScopedEnv& operator=(ScopedEnv const&) = delete;
-
- private:
-  char const* name_;
-  std::optional<std::string> old_;
-};
 
 // A bf16 / fp16 fprop case list run with one environment variable set: TILEFUSE_CONV_SM90_SOURCE=gather
 // (both sources see the same problems) or TILEFUSE_CONV_SM90_TILE=<tile> (every Hopper tile and

@@ -93,8 +93,12 @@ ElementInfo element_info() {
     info.unit_roundoff = 1.0 / 256.0;
   } else if constexpr (std::is_same_v<E, half_t> || std::is_same_v<E, tfloat32_t>) {
     info.unit_roundoff = 1.0 / 2048.0;
+  } else if constexpr (std::is_same_v<E, float_e4m3_t>) {
+    info.unit_roundoff = 1.0 / 16.0;  // 3 stored mantissa bits (FP8 conv operands)
+  } else if constexpr (std::is_same_v<E, float_e5m2_t>) {
+    info.unit_roundoff = 1.0 / 8.0;
   } else {
-    static_assert(std::is_same_v<E, float>, "the GPU tests use bfloat16, float16 and float32 tensors");
+    static_assert(std::is_same_v<E, float>, "the GPU tests use bfloat16, float16, float32 and FP8 tensors");
     info.unit_roundoff = 1.0 / 16777216.0;
   }
   return info;

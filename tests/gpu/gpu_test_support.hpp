@@ -8,6 +8,8 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdlib>
+#include <optional>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -102,6 +104,29 @@ class Stream {
 
  private:
   cudaStream_t stream_ = nullptr;
+};
+
+// Sets an environment variable for its lifetime (restoring the old value): forces the Hopper conv's
+// source of x or its tile (TILEFUSE_CONV_SM90_SOURCE, TILEFUSE_CONV_SM90_TILE).
+class ScopedEnv {
+ public:
+  ScopedEnv(char const* name, char const* value) : name_(name) {
+    if (char const* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+  ScopedEnv(ScopedEnv const&) = delete;
+  ScopedEnv& operator=(ScopedEnv const&) = delete;
+
+ private:
+  char const* name_;
+  std::optional<std::string> old_;
 };
 
 }  // namespace tilefuse::gpu_test

@@ -5,12 +5,19 @@
 //   conv operand source), which the default config (Sm80AutoConfig) picks for fprop when the device
 //   is an sm_90, the binary holds the kernel's sm_90a code, the elements are bf16 or fp16, C and K are
 //   multiples of 8, x and w are 16-byte aligned and split_k is 0 or 1. Its source of x is TMA im2col
-//   (FpropIm2colOperands) when C is a multiple of 64 and the padding, strides and dilated filter fit
+//   (FpropIm2colOperands) when C is a multiple of 64 (the k-tile) and the padding, strides and dilated filter fit
 //   an im2col tensor map (validate(TensorMapIm2colArgs)), else the cp.async gathering producer
 //   warpgroup (FpropGatherOperands). The environment variable TILEFUSE_CONV_SM90_SOURCE=gather forces
 //   the gather (tests and benchmarks compare the two); TILEFUSE_CONV_SM90_TILE forces the Hopper tile
 //   and schedule (forced_sm90_tile). Everything else, and every explicit Sm80
 //   config, runs the sm80 path. describe() says which ran and why.
+// FP8 fprop (Element float_e4m3_t or float_e5m2_t; x and w of that type, the output and the epilogue's
+// inputs whatever the tree says, e.g. bf16 D = relu(acc * scale_x * scale_w + bias + residual) with the
+// per-tensor scales as Scalar nodes) runs on the Hopper kernel only: k-tiles of 128 channels, the
+// tensor cores accumulating the whole K in fp32 (their FP8 accumulation keeps fewer bits than fp32:
+// fast accumulation in torch._scaled_mm's terms), C and K multiples of 16, im2col when C is a
+// multiple of 128. What the Hopper kernel cannot take is refused with the reason (the sm80 kernel has
+// no FP8 path); dgrad, wgrad, explicit Sm80 configs and input transforms do not compile for FP8.
 //
 // The output is the implicit GEMM's output matrix, row-major and packed, and the epilogue tree sees it
 // as such ("D" and every other named input are set over it):
@@ -40,6 +47,8 @@
 #include <tilefuse/conv/input_transform.h>
 #include <tilefuse/conv/kernel/implicit_gemm_operands.h>
 #include <tilefuse/conv/kernel/sm90_implicit_gemm.h>
+#include <tilefuse/core/data_type.h>
+#include <tilefuse/core/numeric_types.h>
 #include <tilefuse/core/status.hpp>
 #include <tilefuse/epilogue/arguments.hpp>
 #include <tilefuse/epilogue/tree_traits.h>
@@ -63,6 +72,11 @@ template <class Element, ConvMode kMode, class Epilogue, class Config = gemm::Sm
 class Conv2d {
   static_assert(!InputTransform::kEnabled || kMode == ConvMode::kFprop,
                 "an InputTransform (mainloop fusion) applies to fprop's activation x");
+  static constexpr bool kFp8 = std::is_same_v<Element, float_e4m3_t> || std::is_same_v<Element, float_e5m2_t>;
+  static_assert(!kFp8 || (kMode == ConvMode::kFprop && std::is_same_v<Config, gemm::Sm80AutoConfig> &&
+                          !InputTransform::kEnabled),
+                "FP8 Conv2d: fprop on the Hopper kernel only (the default Sm80AutoConfig, no InputTransform); "
+                "dgrad and wgrad take bf16 or fp16");
 
  public:
   using EpilogueArgs = epilogue::EpilogueArguments<Epilogue>;
@@ -113,10 +127,10 @@ class Conv2d {
         });
       }
     }
-    switch (plan.tile) {
-      case gemm::detail::Sm80Tile::kSmall: return launch_with<SmallConfig>(args, plan, workspace, stream);
-      case gemm::detail::Sm80Tile::kNarrow: return launch_with<NarrowConfig>(args, plan, workspace, stream);
-      default: return launch_with<LargeConfig>(args, plan, workspace, stream);
+    if constexpr (kFp8) {
+      return not_supported(op_name(), ": FP8 planned off the Hopper kernel");  // make_plan refuses that first
+    } else {
+      return run_sm80(args, plan, workspace, stream);
     }
   }
 
@@ -133,14 +147,27 @@ class Conv2d {
         });
       }
     }
-    switch (plan.tile) {
-      case gemm::detail::Sm80Tile::kSmall: return describe_with<SmallConfig>(args, plan, g);
-      case gemm::detail::Sm80Tile::kNarrow: return describe_with<NarrowConfig>(args, plan, g);
-      default: return describe_with<LargeConfig>(args, plan, g);
+    if constexpr (kFp8) {
+      return "cannot run: FP8 planned off the Hopper kernel";
+    } else {
+      switch (plan.tile) {
+        case gemm::detail::Sm80Tile::kSmall: return describe_with<SmallConfig>(args, plan, g);
+        case gemm::detail::Sm80Tile::kNarrow: return describe_with<NarrowConfig>(args, plan, g);
+        default: return describe_with<LargeConfig>(args, plan, g);
+      }
     }
   }
 
  private:
+  template <class Plan>
+  static Status run_sm80(Arguments const& args, Plan const& plan, void* workspace, cudaStream_t stream) {
+    switch (plan.tile) {
+      case gemm::detail::Sm80Tile::kSmall: return launch_with<SmallConfig>(args, plan, workspace, stream);
+      case gemm::detail::Sm80Tile::kNarrow: return launch_with<NarrowConfig>(args, plan, workspace, stream);
+      default: return launch_with<LargeConfig>(args, plan, workspace, stream);
+    }
+  }
+
   static constexpr bool kAuto =
       std::is_same_v<Config, gemm::Sm80AutoConfig> || std::is_same_v<Config, gemm::Sm80PathAutoConfig>;
   using LargeConfig = std::conditional_t<kAuto, gemm::Sm80LargeConfig, Config>;
@@ -150,7 +177,10 @@ class Conv2d {
   // The Hopper kernel: fprop only (its operand source gathers x), 16-bit elements, auto config only
   // (an explicit Sm80 config forces the sm80 path).
   static constexpr bool kHopperCapable = std::is_same_v<Config, gemm::Sm80AutoConfig> && kMode == ConvMode::kFprop && !InputTransform::kEnabled &&
-                                         (std::is_same_v<Element, bfloat16_t> || std::is_same_v<Element, half_t>);
+                                         (std::is_same_v<Element, bfloat16_t> || std::is_same_v<Element, half_t> || kFp8);
+  // The Hopper kernel's k-tile (one 128-byte row of channels) and its 16-byte chunk, in elements.
+  static constexpr index_t kSm90TileK = 128 / static_cast<index_t>(sizeof(Element));
+  static constexpr index_t kChunkElements = 16 / static_cast<index_t>(sizeof(Element));
   // 128x256, 128x128, 128x64 cooperative; 128x64 and 128x128 per warpgroup ping-pong (im2col source;
   // with the gather source they run as their cooperative tile).
   enum class Sm90Tile { kLarge, kMedium, kNarrow, kPingPongNarrow, kPingPongMedium };
@@ -286,15 +316,24 @@ class Conv2d {
                              : args.epilogue.bind({g.m, g.n, 1}, &plan->epilogue);
     if (!bound.ok()) return {bound.code(), std::string(op_name()) + " epilogue: " + bound.message()};
 
-    // 16-byte chunks along channels need whole chunks of C and K and aligned tensors.
+    // 16-byte chunks along channels need whole chunks of C and K and aligned tensors (8 channels of
+    // 16 bits, 16 of FP8).
     auto misaligned_16 = [](void const* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0; };
-    if (p.C % 8 != 0 || p.K % 8 != 0) {
-      plan->why_narrow = status_message("C = ", p.C, " and K = ", p.K, " are not both multiples of 8");
+    if (p.C % kChunkElements != 0 || p.K % kChunkElements != 0) {
+      plan->why_narrow = status_message("C = ", p.C, " and K = ", p.K, " are not both multiples of ", kChunkElements);
     } else if (misaligned_16(a.data) || misaligned_16(b.data)) {
       plan->why_narrow = status_message(a.name, " or ", b.name, " is not 16-byte aligned");
     }
     plan->aligned = plan->why_narrow.empty();
     if constexpr (kHopperCapable) plan_hopper(args, plan);
+    if constexpr (kFp8) {
+      if (!plan->hopper) {
+        return not_supported(op_name(), ": ", name_of(data_type_of<Element>),
+                             " operands run on the Hopper kernel only (the sm80 kernel has no FP8 path), which cannot "
+                             "take this problem: ",
+                             plan->why_not_hopper);
+      }
+    }
     return {};
   }
 
@@ -306,7 +345,8 @@ class Conv2d {
     Conv2dProblem const& p = args.problem;
     GemmCoord const g = output_matrix(p);
     if (!plan->aligned) {
-      plan->why_not_hopper = "its gathers need C and K multiples of 8 and 16-byte-aligned x and w (" + plan->why_narrow + ")";
+      plan->why_not_hopper = status_message("its gathers need C and K multiples of ", kChunkElements,
+                                            " and 16-byte-aligned x and w (", plan->why_narrow, ")");
       return;
     }
     if (args.split_k > 1) {
@@ -344,28 +384,33 @@ class Conv2d {
     plan->split_k = 1;
   }
 
-  // Calls f.template operator()<Cfg, kIm2col>() for the Hopper kernel of the tile and the source.
+  // Calls f.template operator()<Cfg, kIm2col>() for the Hopper kernel of the tile and the source (the
+  // config for Element: FP8 k-tiles are 128 channels).
+  template <class Cfg>
+  using ConfigFor = sm90::Sm90ConvConfigFor<Element, Cfg>;
   template <class F>
   static auto dispatch_sm90(Sm90Tile tile, bool im2col, F&& f) {
     if (im2col) {
       switch (tile) {
-        case Sm90Tile::kNarrow: return f.template operator()<sm90::Sm90ConvIm2colNarrowConfig, true>();
-        case Sm90Tile::kMedium: return f.template operator()<sm90::Sm90ConvIm2colMediumConfig, true>();
-        case Sm90Tile::kPingPongNarrow: return f.template operator()<sm90::Sm90ConvIm2colPingPongNarrowConfig, true>();
-        case Sm90Tile::kPingPongMedium: return f.template operator()<sm90::Sm90ConvIm2colPingPongMediumConfig, true>();
-        default: return f.template operator()<sm90::Sm90ConvIm2colLargeConfig, true>();
+        case Sm90Tile::kNarrow: return f.template operator()<ConfigFor<sm90::Sm90ConvIm2colNarrowConfig>, true>();
+        case Sm90Tile::kMedium: return f.template operator()<ConfigFor<sm90::Sm90ConvIm2colMediumConfig>, true>();
+        case Sm90Tile::kPingPongNarrow:
+          return f.template operator()<ConfigFor<sm90::Sm90ConvIm2colPingPongNarrowConfig>, true>();
+        case Sm90Tile::kPingPongMedium:
+          return f.template operator()<ConfigFor<sm90::Sm90ConvIm2colPingPongMediumConfig>, true>();
+        default: return f.template operator()<ConfigFor<sm90::Sm90ConvIm2colLargeConfig>, true>();
       }
     }
     switch (tile) {
       case Sm90Tile::kNarrow:
-      case Sm90Tile::kPingPongNarrow: return f.template operator()<sm90::Sm90ConvNarrowConfig, false>();
+      case Sm90Tile::kPingPongNarrow: return f.template operator()<ConfigFor<sm90::Sm90ConvNarrowConfig>, false>();
       case Sm90Tile::kMedium:
-      case Sm90Tile::kPingPongMedium: return f.template operator()<sm90::Sm90ConvMediumConfig, false>();
-      default: return f.template operator()<sm90::Sm90ConvLargeConfig, false>();
+      case Sm90Tile::kPingPongMedium: return f.template operator()<ConfigFor<sm90::Sm90ConvMediumConfig>, false>();
+      default: return f.template operator()<ConfigFor<sm90::Sm90ConvLargeConfig>, false>();
     }
   }
 
-  // The source of x: TMA im2col when C is a multiple of 64 (a k-tile is 64 channels of one tap) and x's
+  // The source of x: TMA im2col when C is a multiple of the k-tile (64 channels, 128 for FP8) and x's
   // im2col tensor map is valid (corners -pad and pad - (filter - 1) * dilation within [-128, 127],
   // strides at most 8, ...: validate() runs the host adapter's checks without encoding), unless
   // TILEFUSE_CONV_SM90_SOURCE=gather; else the cp.async gather. Fills plan->why_sm90_source.
@@ -376,8 +421,9 @@ class Conv2d {
       plan->why_sm90_source = "TILEFUSE_CONV_SM90_SOURCE=gather";
       return false;
     }
-    if (p.C % 64 != 0) {
-      plan->why_sm90_source = status_message("C = ", p.C, " is not a multiple of 64, so a 64-wide k-tile spans two filter taps");
+    if (p.C % kSm90TileK != 0) {
+      plan->why_sm90_source = status_message("C = ", p.C, " is not a multiple of ", kSm90TileK, ", so a ", kSm90TileK,
+                                             "-wide k-tile spans two filter taps");
       return false;
     }
     // Any box width gives the same verdict on the geometry (the tile's pixel count is checked too).
@@ -386,18 +432,19 @@ class Conv2d {
       plan->why_sm90_source = "x's im2col tensor map is refused: " + valid.message();
       return false;
     }
-    plan->why_sm90_source = "C a multiple of 64, padding, strides and dilated filter within the im2col tensor map's limits";
+    plan->why_sm90_source = status_message("C a multiple of ", kSm90TileK,
+                                           ", padding, strides and dilated filter within the im2col tensor map's limits");
     return true;
   }
 
-  // x (N, H, W, C) as the 4D im2col tensor map {C, W, H, N}: 64 channels x `pixels` pixels per copy,
+  // x (N, H, W, C) as the 4D im2col tensor map {C, W, H, N}: k-tile channels x `pixels` pixels per copy,
   // 128-byte swizzle, the pixel box of filter-window origins (see FpropIm2colOperands), walked with the
   // convolution's strides.
   static TensorMapIm2colArgs im2col_args(Arguments const& args, int pixels) {
     Conv2dProblem const& p = args.problem;
     constexpr auto kBytes = static_cast<std::uint64_t>(sizeof(Element));
     TensorMapIm2colArgs t;
-    t.data_type = std::is_same_v<Element, bfloat16_t> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    t.data_type = tensor_map_type();
     t.rank = 4;
     t.global_address = const_cast<Element*>(args.x);
     t.global_dim[0] = static_cast<cuuint64_t>(p.C);
@@ -415,7 +462,7 @@ class Conv2d {
     t.pixel_box_lower_corner[1] = clamp_int(-p.pad_h);
     t.pixel_box_upper_corner[0] = clamp_int(p.pad_w - (p.S - 1) * p.dilation_w);
     t.pixel_box_upper_corner[1] = clamp_int(p.pad_h - (p.R - 1) * p.dilation_h);
-    t.channels_per_pixel = 64;
+    t.channels_per_pixel = static_cast<cuuint32_t>(kSm90TileK);
     t.pixels_per_column = static_cast<cuuint32_t>(pixels);
     t.element_strides[0] = 1;
     t.element_strides[1] = static_cast<cuuint32_t>(std::clamp<index_t>(p.stride_w, 0, 1 << 20));
@@ -428,6 +475,12 @@ class Conv2d {
     return t;
   }
 
+  static CUtensorMapDataType tensor_map_type() {
+    return std::is_same_v<Element, bfloat16_t> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+           : std::is_same_v<Element, half_t>   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                               : CU_TENSOR_MAP_DATA_TYPE_UINT8;  // FP8: TMA moves bytes
+  }
+
   // The tile by a wave model of the persistent kernel (the GEMM's, docs/notes/gemm_sm90.md): the SM
   // with the most tiles finishes last, so a tile config costs
   //   ceil(tiles / SMs) x TileN x (k-tiles + 3) / efficiency
@@ -438,7 +491,7 @@ class Conv2d {
   static Sm90Tile choose_sm90_tile(GemmCoord const& g, Plan* plan) {
     int const sms = std::max(1, sm_count());
     plan->sm_count = sms;
-    index_t const k_tiles = (g.k + 63) / 64;
+    index_t const k_tiles = (g.k + kSm90TileK - 1) / kSm90TileK;
     struct Candidate {
       Sm90Tile tile;
       int n;
@@ -513,7 +566,7 @@ class Conv2d {
   // ping-pong tiles, as configured.
   static constexpr bool residual_by_tma() {
     if constexpr (kHopperCapable) {
-      return Sm90KernelOf<sm90::Sm90ConvTmaAux<sm90::Sm90ConvIm2colLargeConfig>, true>::kTmaAux;
+      return Sm90KernelOf<sm90::Sm90ConvTmaAux<ConfigFor<sm90::Sm90ConvIm2colLargeConfig>>, true>::kTmaAux;
     } else {
       return false;
     }
@@ -583,11 +636,15 @@ class Conv2d {
                           "), tile ", Cfg::kTileM, "x", Cfg::kTileN, "x", Cfg::kTileK,
                           " (wave model: ", plan.why_sm90_tile, "), ", Sm90Kernel<Cfg, kIm2col>::kStages, " stages, ",
                           Sm90Kernel<Cfg, kIm2col>::kTmaAux ? "residual by TMA beside the operands, " : "",
-                          kIm2col ? "x by TMA im2col (one copy of 128 pixels x 64 channels per filter tap and k-tile)"
-                                  : "x by 16-byte cp.async gathers of the producer warpgroup",
+                          kIm2col ? status_message("x by TMA im2col (one copy of 128 pixels x ", kSm90TileK,
+                                                   " channels per filter tap and k-tile)")
+                                  : std::string("x by 16-byte cp.async gathers of the producer warpgroup"),
                           " (", plan.why_sm90_source, "), w by TMA, ", tiles, " tiles on ",
-                          std::min<index_t>(tiles, plan.sm_count), " blocks; chosen: sm_90 device with "
-                          "sm_90a code, C and K multiples of 8, 16-byte-aligned x and w, no split-K");
+                          std::min<index_t>(tiles, plan.sm_count), " blocks; ",
+                          kFp8 ? status_message(name_of(data_type_of<Element>), " operands, fp32 accumulation in the tensor cores; ")
+                               : std::string(),
+                          "chosen: sm_90 device with sm_90a code, C and K multiples of ", kChunkElements,
+                          ", 16-byte-aligned x and w, no split-K");
   }
 
   // w (K x R*S*C, row-major) as the 3D tensor map (r*s*c, k', 1), box (64, TileN, 1), 128-byte swizzle.
@@ -598,7 +655,7 @@ class Conv2d {
     constexpr auto kBytes = static_cast<std::uint64_t>(sizeof(Element));
     auto const rsc = static_cast<std::uint64_t>(p.R * p.S * p.C);
     TensorMapTiledArgs t;
-    t.data_type = std::is_same_v<Element, bfloat16_t> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    t.data_type = tensor_map_type();
     t.rank = 3;
     t.global_address = const_cast<Element*>(args.w);
     t.global_dim[0] = static_cast<cuuint64_t>(rsc);

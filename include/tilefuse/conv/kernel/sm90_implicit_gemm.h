@@ -20,20 +20,23 @@
 // consecutive threads read one pixel's 128 contiguous bytes (C >= 64), and their swizzled chunks
 // of one row are distinct, so the shared-memory writes are conflict-free.
 //
-// Needs C and K multiples of 8 (a 16-byte chunk of r*s*c is then 8 consecutive channels of one tap,
-// or wholly outside) and 16-byte-aligned x and w; the device API checks this and sends everything
-// else to the sm80 kernel.
+// Needs C and K multiples of 8 (16 for FP8: a 16-byte chunk of r*s*c is then 8 or 16 consecutive
+// channels of one tap, or wholly outside) and 16-byte-aligned x and w; the device API checks this and
+// sends everything else to the sm80 kernel (FP8, which the sm80 kernel lacks, is refused instead).
+// FP8 elements (e4m3, e5m2) run the same sources with k-tiles of 128 channels (Sm90ConvConfigFor): a
+// k-tile row is 128 bytes either way, and the kernel's wgmma is the FP8 one (K = 32 per instruction).
 //
 // A second source, FpropIm2colOperands (v2), loads A with TMA's im2col mode instead: one producer
-// thread issues, per k-tile, one cp.async.bulk.tensor.im2col of TileM pixels x 64 channels (x as a 4D
+// thread issues, per k-tile, one cp.async.bulk.tensor.im2col of TileM pixels x TileK channels (x as a 4D
 // NHWC tensor map: the pixel walk of the tile starts at the tile's first output pixel and the filter
 // tap is the instruction's (s * dilation_w, r * dilation_h) offsets) and one tiled load of w, exactly
-// like the GEMM's TmaOperands. It needs C a multiple of 64 (a k-tile is then 64 channels of one tap)
-// and the strides, padding and dilated filter extent within what cuTensorMapEncodeIm2col accepts; the
+// like the GEMM's TmaOperands. It needs C a multiple of TileK (64, or 128 for FP8: a k-tile is then
+// TileK channels of one tap) and the strides, padding and dilated filter extent within what cuTensorMapEncodeIm2col accepts; the
 // device API (conv/device/conv2d.hpp) picks it when they hold and keeps the gather otherwise.
 #pragma once
 
 #include <cuda/std/cstdint>
+#include <cuda/std/type_traits>
 
 #include <tilefuse/arch/cp_async.h>
 #include <tilefuse/arch/mbarrier.h>
@@ -51,9 +54,11 @@ namespace tilefuse::conv::sm90 {
 // match. setmaxnreg moves registers only within what the block got at launch: 384 threads x 168
 // (the __launch_bounds__(384, 1) allocation), not the SM's 64K. A split that asks for more makes
 // setmaxnreg.inc wait forever (v0's first run hung with 96 / 208 = 65536).
+// TileK is 64 for 16-bit elements and 128 for FP8 ones (a k-tile row is one 128-byte swizzle row either
+// way; Sm90ConvConfigFor below).
 template <int TileM, int TileN, int Stages, int ProducerRegisters, int ConsumerRegisters,
-          gemm::Sm90Schedule Schedule = gemm::Sm90Schedule::kCooperative>
-struct Sm90ConvTileConfig : gemm::Sm90TileConfig<TileM, TileN, 64, Stages, TILEFUSE_SM90_GROUP_ROWS, 32, Schedule> {
+          gemm::Sm90Schedule Schedule = gemm::Sm90Schedule::kCooperative, int TileK = 64>
+struct Sm90ConvTileConfig : gemm::Sm90TileConfig<TileM, TileN, TileK, Stages, TILEFUSE_SM90_GROUP_ROWS, 32, Schedule> {
   static constexpr int kProducerRegisters = ProducerRegisters;
   static constexpr int kConsumerRegisters = ConsumerRegisters;
   static constexpr int kLaunchRegisters = (65536 / (128 * 3)) / 8 * 8;  // 168 per thread
@@ -79,6 +84,14 @@ using Sm90ConvIm2colNarrowConfig = Sm90ConvTileConfig<128, 64, 8, 40, 232>;
 using Sm90ConvIm2colPingPongNarrowConfig = Sm90ConvTileConfig<128, 64, 8, 40, 232, gemm::Sm90Schedule::kPingPong>;
 using Sm90ConvIm2colPingPongMediumConfig = Sm90ConvTileConfig<128, 128, 6, 40, 232, gemm::Sm90Schedule::kPingPong>;
 
+// A conv config for the element type: the same tile in bytes, so FP8 (e4m3, e5m2) k-tiles are 128
+// channels (the stage sizes, and so the stage counts, stay those of the 16-bit config).
+template <class Element, class Cfg>
+using Sm90ConvConfigFor =
+    cuda::std::conditional_t<sizeof(Element) == 2, Cfg,
+                             Sm90ConvTileConfig<Cfg::kTileM, Cfg::kTileN, Cfg::kStages, Cfg::kProducerRegisters,
+                                                Cfg::kConsumerRegisters, Cfg::kSchedule, 128 / sizeof(Element)>>;
+
 // A cooperative config whose fused trees with one 16-bit residual take the packed epilogue with the
 // residual (and its one column vector) loaded by TMA from the producer (sm90_gemm.h kTmaAux): what
 // Conv2d runs for such trees (conv_sm90.md v81: fused ResNet-50 layers up to 21% faster). Other trees
@@ -102,6 +115,7 @@ struct FpropGatherOperands {
   static constexpr int kABytes = kTileM * kRowBytes;
   static constexpr int kBBytes = kTileN * kRowBytes;
   static constexpr int kChunksPerRow = kRowBytes / 16;                   // 8
+  static constexpr int kChunkElements = 16 / static_cast<int>(sizeof(Element));  // 8 (16-bit) or 16 (FP8) channels
   static constexpr int kRowStep = kProducerThreads / kChunksPerRow;      // 16 rows between a thread's chunks
   static constexpr int kRowsPerThread = kTileM / kRowStep;               // 8 for TileM = 128
   static_assert(kRowBytes == 128 && kTileM % kRowStep == 0, "k-tile rows are one 128-byte swizzle row");
@@ -127,7 +141,7 @@ struct FpropGatherOperands {
       int const row0 = thread / kChunksPerRow;
       // Rows row0 + 16 i all have row % 8 == row0 % 8: one swizzled column for all of them.
       a_offset = row0 * kRowBytes + ((chunk ^ (row0 % 8)) * 16);
-      column = chunk * 8;
+      column = chunk * kChunkElements;
       // ActivationGather::pixel in 32-bit arithmetic (the device API checks N*P*Q < 2^31 - TileM).
       ConvGeometry const& g = p.geometry;
       int const pq_count = g.P * g.Q;
@@ -174,10 +188,10 @@ template <class Element, class Epilogue, class Config>
 using FpropKernel = gemm::sm90::GemmKernel<Element, Epilogue, Config, FpropGatherOperands<Element, Config>>;
 
 // fprop's TMA im2col operand source (v2): one producer thread, per k-tile one im2col copy of x
-// (TileM pixels x 64 channels of one filter tap, 128-byte swizzle: the layout TMA's tiled loads give
+// (TileM pixels x TileK channels of one filter tap, 128-byte swizzle: the layout TMA's tiled loads give
 // the GEMM) and one tiled copy of w, both signalling the stage's full barrier by transaction bytes.
 //
-// k-tile k0 of r*s*c (C a multiple of 64, so the tile lies in one tap): tap = k0 / C, c0 = k0 % C,
+// k-tile k0 of r*s*c (C a multiple of TileK, so the tile lies in one tap): tap = k0 / C, c0 = k0 % C,
 // (r, s) = (tap / S, tap % S). Tile row i is output pixel m0 + i: the tensor map's pixel box is the set
 // of filter-window origins (h, w) = (p * stride_h - pad_h, q * stride_w - pad_w), lower corner -pad,
 // upper corner pad - (filter - 1) * dilation, walked with the convolution's strides, so the copy
@@ -194,10 +208,10 @@ struct FpropIm2colOperands {
   static constexpr int kRowBytes = kTileK * static_cast<int>(sizeof(Element));
   static constexpr int kABytes = kTileM * kRowBytes;
   static constexpr int kBBytes = kTileN * kRowBytes;
-  static_assert(kRowBytes == 128, "a k-tile row is one 128-byte swizzle row: 64 channels of one pixel");
+  static_assert(kRowBytes == 128, "a k-tile row is one 128-byte swizzle row: TileK channels of one pixel");
 
   struct Params {
-    arch::TmaDescriptor tma_a;  // x as im2col (C, W, H, N), 64 channels x TileM pixels, 128-byte swizzle
+    arch::TmaDescriptor tma_a;  // x as im2col (C, W, H, N), TileK channels x TileM pixels, 128-byte swizzle
     arch::TmaDescriptor tma_b;  // w as (r*s*c, k', 1), box (64, TileN, 1), 128-byte swizzle
     ConvGeometry geometry;
   };
