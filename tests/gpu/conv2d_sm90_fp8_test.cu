@@ -53,8 +53,9 @@ struct ScaledBiasReluResidual {
 
 // C and K multiples of 16 (the FP8 16-byte chunk). im2col (C % 128 == 0): padding, strides, dilation,
 // asymmetric filters, taps wholly in the padding, 1 x 1 outputs, tiles crossing images, partial N tiles;
-// the gather (C = 16, 48, 64, 192): partial k-tiles (r*s*c not a multiple of 128). Tiles: K = 64 ->
-// 128x64, K = 128 -> 128x128, wide K -> 128x256.
+// im2col with k-tiles of 64 channels (C = 64, 192, 320: 64-byte swizzled rows); the gather (C = 16, 48):
+// partial k-tiles (r*s*c not a multiple of 128). Tiles: K = 64 -> 128x64, K = 128 -> 128x128, wide K
+// -> 128x256.
 inline std::vector<ConvCase> fp8_cases(std::uint64_t seed) {
   std::vector<ConvCase> cases = {
       conv_case(conv_problem(2, 9, 11, 128, 80, 3, 3, 1)),        // 198 pixels: the last tile partial; n = 80
@@ -67,8 +68,10 @@ inline std::vector<ConvCase> fp8_cases(std::uint64_t seed) {
       conv_case(conv_problem(3, 28, 28, 128, 128, 3, 3, 1)),      // K = 128: the 128x128 tile
       conv_case(conv_problem(2, 14, 14, 256, 528, 1, 1, 0)),      // 1x1, n = 528: a partial wide tile
       conv_case(conv_problem(8, 7, 7, 512, 512, 3, 3, 1)),        // ResNet-50 layer 10's shape, k = 4608
-      conv_case(conv_problem(5, 13, 13, 192, 256, 3, 3, 1)),      // gather (C = 192), 128x256, 845 pixels
-      conv_case(conv_problem(4, 20, 20, 64, 64, 3, 3, 1)),        // gather, K = 64: the 128x64 tile
+      conv_case(conv_problem(5, 13, 13, 192, 256, 3, 3, 1)),      // 64-channel k-tiles (C = 192), 128x256
+      conv_case(conv_problem(4, 20, 20, 64, 64, 3, 3, 1)),        // 64-channel k-tiles, K = 64: the 128x64 tile
+      conv_case(conv_problem(2, 16, 16, 320, 320, 3, 3, 1)),      // 64-channel k-tiles, UNet's C = 320
+      conv_case(conv_problem(3, 11, 9, 64, 48, 3, 3, 1, 2)),      // 64-channel k-tiles, stride 2, odd extents
       conv_case(conv_problem(2, 9, 9, 16, 16, 3, 3, 1)),          // gather, k = 144: one full k-tile + 16
       conv_case(conv_problem(16, 14, 14, 48, 32, 3, 3, 1)),       // gather, k = 432: a partial k-tile
   };
@@ -157,7 +160,11 @@ TEST(Conv2dSm90Fp8Select, RefusesWhatTheHopperKernelCannotTake) {
   EXPECT_NE(path.find("x by TMA im2col (one copy of 128 pixels x 128 channels"), std::string::npos) << path;
   EXPECT_NE(path.find("e4m3 operands"), std::string::npos) << path;
   ASSERT_TRUE(fp8_can_implement(conv_problem(2, 14, 14, 64, 64, 3, 3, 1), 1, 0, &path).ok());
-  EXPECT_NE(path.find("C = 64 is not a multiple of 128"), std::string::npos) << path;
+  EXPECT_NE(path.find("one copy of 128 pixels x 64 channels"), std::string::npos) << path;
+  EXPECT_NE(path.find("64-byte swizzled rows"), std::string::npos) << path;
+  ASSERT_TRUE(fp8_can_implement(conv_problem(2, 14, 14, 48, 64, 3, 3, 1), 1, 0, &path).ok());
+  EXPECT_NE(path.find("C = 48 is not a multiple of 128 or of 64"), std::string::npos) << path;
+  EXPECT_NE(path.find("16-byte cp.async gathers"), std::string::npos) << path;
 
   for (auto const& [status, why] :
        {std::pair{fp8_can_implement(conv_problem(2, 14, 14, 24, 64, 3, 3, 1)), "are not both multiples of 16"},

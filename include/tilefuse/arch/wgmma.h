@@ -38,7 +38,11 @@ namespace tilefuse::arch {
 //   bits 16-29: leading-dimension byte offset >> 4 (unused by swizzled K-major layouts; set to 1)
 //   bits 32-45: stride byte offset >> 4 (1024: from one group of 8 rows to the next)
 //   bits 62-63: swizzle mode (1: 128-byte swizzle)
-TILEFUSE_DEVICE inline cuda::std::uint64_t smem_descriptor_k_major_sw128(void const* smem) {
+// RowBytes 64: TMA's 64-byte swizzle (16-byte chunks XOR (row / 2) % 4 within 512-byte groups of 8
+// rows, swizzle mode 2), for FP8 k-tiles of 64 channels (the conv with C a multiple of 64 but not 128).
+template <int RowBytes = 128>
+TILEFUSE_DEVICE inline cuda::std::uint64_t smem_descriptor_k_major(void const* smem) {
+  static_assert(RowBytes == 128 || RowBytes == 64, "128- or 64-byte swizzled rows");
 #if defined(__CUDA_ARCH__)
   auto const address = static_cast<cuda::std::uint32_t>(__cvta_generic_to_shared(smem));
 #else
@@ -48,9 +52,12 @@ TILEFUSE_DEVICE inline cuda::std::uint64_t smem_descriptor_k_major_sw128(void co
   cuda::std::uint64_t desc = 0;
   desc |= static_cast<cuda::std::uint64_t>((address & 0x3FFFFu) >> 4);
   desc |= cuda::std::uint64_t{1} << 16;
-  desc |= static_cast<cuda::std::uint64_t>(1024 >> 4) << 32;
-  desc |= cuda::std::uint64_t{1} << 62;
+  desc |= static_cast<cuda::std::uint64_t>((8 * RowBytes) >> 4) << 32;
+  desc |= cuda::std::uint64_t{RowBytes == 128 ? 1u : 2u} << 62;
   return desc;
+}
+TILEFUSE_DEVICE inline cuda::std::uint64_t smem_descriptor_k_major_sw128(void const* smem) {
+  return smem_descriptor_k_major<128>(smem);
 }
 
 // `desc` (a k-major 128-byte-swizzle descriptor) moved `units` x 16 bytes along K inside its swizzle

@@ -122,7 +122,7 @@ class Conv2d {
     TILEFUSE_RETURN_IF_ERROR(gemm::detail::initialize_reductions<Epilogue>(plan.epilogue, gemm, stream));
     if constexpr (kHopperCapable) {
       if (plan.hopper) {
-        return dispatch_sm90(plan.sm90_tile, plan.sm90_im2col, [&]<class Cfg, bool kIm2col>() {
+        return dispatch_sm90(plan.sm90_tile, plan.sm90_im2col, plan.sm90_half_k, [&]<class Cfg, bool kIm2col>() {
           return launch_sm90<Cfg, kIm2col>(args, plan, stream);
         });
       }
@@ -142,7 +142,7 @@ class Conv2d {
     GemmCoord const g = output_matrix(args.problem);
     if constexpr (kHopperCapable) {
       if (plan.hopper) {
-        return dispatch_sm90(plan.sm90_tile, plan.sm90_im2col, [&]<class Cfg, bool kIm2col>() {
+        return dispatch_sm90(plan.sm90_tile, plan.sm90_im2col, plan.sm90_half_k, [&]<class Cfg, bool kIm2col>() {
           return describe_sm90<Cfg, kIm2col>(plan, g);
         });
       }
@@ -221,6 +221,7 @@ class Conv2d {
     int sm_count = 0;
     // Its source of x: TMA im2col, or the cp.async gather, and why.
     bool sm90_im2col = false;
+    bool sm90_half_k = false;  // FP8 im2col with k-tiles of 64 channels (C a multiple of 64, not of 128)
     std::string why_sm90_source;
   };
 
@@ -365,13 +366,15 @@ class Conv2d {
     } else {
       tile = choose_sm90_schedule(tile, im2col, plan);
     }
-    Status const ready = dispatch_sm90(tile, im2col, [&]<class Cfg, bool kIm2col>() { return sm90_ready<Cfg, kIm2col>(); });
+    bool const half_k = plan->sm90_half_k;
+    Status const ready =
+        dispatch_sm90(tile, im2col, half_k, [&]<class Cfg, bool kIm2col>() { return sm90_ready<Cfg, kIm2col>(); });
     if (!ready.ok()) {
       plan->why_not_hopper = ready.message();
       return;
     }
     // A residual loaded by TMA needs a 16-byte-aligned base and a leading dimension of whole 16 bytes.
-    std::string const residual = dispatch_sm90(tile, im2col, [&]<class Cfg, bool kIm2col>() {
+    std::string const residual = dispatch_sm90(tile, im2col, half_k, [&]<class Cfg, bool kIm2col>() {
       return gemm::sm90_aux_unaligned<Sm90Kernel<Cfg, kIm2col>>(plan->epilogue, 1);
     });
     if (!residual.empty()) {
@@ -385,11 +388,26 @@ class Conv2d {
   }
 
   // Calls f.template operator()<Cfg, kIm2col>() for the Hopper kernel of the tile and the source (the
-  // config for Element: FP8 k-tiles are 128 channels).
+  // config for Element: FP8 k-tiles are 128 channels, or 64 with half_k).
   template <class Cfg>
   using ConfigFor = sm90::Sm90ConvConfigFor<Element, Cfg>;
   template <class F>
-  static auto dispatch_sm90(Sm90Tile tile, bool im2col, F&& f) {
+  static auto dispatch_sm90(Sm90Tile tile, bool im2col, bool half_k, F&& f) {
+    if constexpr (kFp8) {
+      if (im2col && half_k) {
+        switch (tile) {
+          case Sm90Tile::kNarrow: return f.template operator()<sm90::Sm90ConvHalfK<ConfigFor<sm90::Sm90ConvIm2colNarrowConfig>>, true>();
+          case Sm90Tile::kMedium: return f.template operator()<sm90::Sm90ConvHalfK<ConfigFor<sm90::Sm90ConvIm2colMediumConfig>>, true>();
+          case Sm90Tile::kPingPongNarrow:
+            return f.template operator()<sm90::Sm90ConvHalfK<ConfigFor<sm90::Sm90ConvIm2colPingPongNarrowConfig>>, true>();
+          case Sm90Tile::kPingPongMedium:
+            return f.template operator()<sm90::Sm90ConvHalfK<ConfigFor<sm90::Sm90ConvIm2colPingPongMediumConfig>>, true>();
+          default: return f.template operator()<sm90::Sm90ConvHalfK<ConfigFor<sm90::Sm90ConvIm2colLargeConfig>>, true>();
+        }
+      }
+    } else {
+      (void)half_k;
+    }
     if (im2col) {
       switch (tile) {
         case Sm90Tile::kNarrow: return f.template operator()<ConfigFor<sm90::Sm90ConvIm2colNarrowConfig>, true>();
@@ -410,7 +428,8 @@ class Conv2d {
     }
   }
 
-  // The source of x: TMA im2col when C is a multiple of the k-tile (64 channels, 128 for FP8) and x's
+  // The source of x: TMA im2col when C is a multiple of the k-tile (64 channels; FP8: 128, or 64 with
+  // k-tiles of 64 channels, plan->sm90_half_k) and x's
   // im2col tensor map is valid (corners -pad and pad - (filter - 1) * dilation within [-128, 127],
   // strides at most 8, ...: validate() runs the host adapter's checks without encoding), unless
   // TILEFUSE_CONV_SM90_SOURCE=gather; else the cp.async gather. Fills plan->why_sm90_source.
@@ -421,26 +440,30 @@ class Conv2d {
       plan->why_sm90_source = "TILEFUSE_CONV_SM90_SOURCE=gather";
       return false;
     }
-    if (p.C % kSm90TileK != 0) {
-      plan->why_sm90_source = status_message("C = ", p.C, " is not a multiple of ", kSm90TileK, ", so a ", kSm90TileK,
-                                             "-wide k-tile spans two filter taps");
+    plan->sm90_half_k = kFp8 && p.C % kSm90TileK != 0 && p.C % 64 == 0;
+    if (p.C % kSm90TileK != 0 && !plan->sm90_half_k) {
+      plan->why_sm90_source = status_message("C = ", p.C, " is not a multiple of ", kSm90TileK, kFp8 ? " or of 64" : "",
+                                             ", so a k-tile spans two filter taps");
       return false;
     }
     // Any box width gives the same verdict on the geometry (the tile's pixel count is checked too).
-    Status const valid = validate(im2col_args(args, 128));
+    Status const valid = validate(im2col_args(args, 128, 64));
     if (!valid.ok()) {
+      plan->sm90_half_k = false;
       plan->why_sm90_source = "x's im2col tensor map is refused: " + valid.message();
       return false;
     }
-    plan->why_sm90_source = status_message("C a multiple of ", kSm90TileK,
-                                           ", padding, strides and dilated filter within the im2col tensor map's limits");
+    plan->why_sm90_source = status_message(
+        "C a multiple of ", plan->sm90_half_k ? 64 : kSm90TileK,
+        plan->sm90_half_k ? " (not of 128: FP8 k-tiles of 64 channels in 64-byte swizzled rows, twice the stages)" : "",
+        ", padding, strides and dilated filter within the im2col tensor map's limits");
     return true;
   }
 
   // x (N, H, W, C) as the 4D im2col tensor map {C, W, H, N}: k-tile channels x `pixels` pixels per copy,
   // 128-byte swizzle, the pixel box of filter-window origins (see FpropIm2colOperands), walked with the
   // convolution's strides.
-  static TensorMapIm2colArgs im2col_args(Arguments const& args, int pixels) {
+  static TensorMapIm2colArgs im2col_args(Arguments const& args, int pixels, int channels) {
     Conv2dProblem const& p = args.problem;
     constexpr auto kBytes = static_cast<std::uint64_t>(sizeof(Element));
     TensorMapIm2colArgs t;
@@ -462,17 +485,22 @@ class Conv2d {
     t.pixel_box_lower_corner[1] = clamp_int(-p.pad_h);
     t.pixel_box_upper_corner[0] = clamp_int(p.pad_w - (p.S - 1) * p.dilation_w);
     t.pixel_box_upper_corner[1] = clamp_int(p.pad_h - (p.R - 1) * p.dilation_h);
-    t.channels_per_pixel = static_cast<cuuint32_t>(kSm90TileK);
+    t.channels_per_pixel = static_cast<cuuint32_t>(channels);
     t.pixels_per_column = static_cast<cuuint32_t>(pixels);
     t.element_strides[0] = 1;
     t.element_strides[1] = static_cast<cuuint32_t>(std::clamp<index_t>(p.stride_w, 0, 1 << 20));
     t.element_strides[2] = static_cast<cuuint32_t>(std::clamp<index_t>(p.stride_h, 0, 1 << 20));
     t.element_strides[3] = 1;
     t.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
-    t.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+    t.swizzle = swizzle_of(channels);
     t.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
     t.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
     return t;
+  }
+
+  // The swizzle of a k-tile row of `channels` elements: what the kernel's wgmma descriptors read.
+  static CUtensorMapSwizzle swizzle_of(int channels) {
+    return channels * static_cast<int>(sizeof(Element)) == 64 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B;
   }
 
   static CUtensorMapDataType tensor_map_type() {
@@ -636,7 +664,7 @@ class Conv2d {
                           "), tile ", Cfg::kTileM, "x", Cfg::kTileN, "x", Cfg::kTileK,
                           " (wave model: ", plan.why_sm90_tile, "), ", Sm90Kernel<Cfg, kIm2col>::kStages, " stages, ",
                           Sm90Kernel<Cfg, kIm2col>::kTmaAux ? "residual by TMA beside the operands, " : "",
-                          kIm2col ? status_message("x by TMA im2col (one copy of 128 pixels x ", kSm90TileK,
+                          kIm2col ? status_message("x by TMA im2col (one copy of 128 pixels x ", Cfg::kTileK,
                                                    " channels per filter tap and k-tile)")
                                   : std::string("x by 16-byte cp.async gathers of the producer warpgroup"),
                           " (", plan.why_sm90_source, "), w by TMA, ", tiles, " tiles on ",
@@ -667,7 +695,7 @@ class Conv2d {
     t.box_dim[1] = static_cast<cuuint32_t>(Cfg::kTileN);
     t.box_dim[2] = 1;
     t.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
-    t.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+    t.swizzle = swizzle_of(Cfg::kTileK);
     t.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
     t.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
     CUtensorMap map;
@@ -686,7 +714,7 @@ class Conv2d {
     params.geometry = ConvGeometry::of(args.problem);
     if constexpr (kIm2col) {
       CUtensorMap map;
-      Status const s = make_tensor_map_im2col(im2col_args(args, Cfg::kTileM), &map);
+      Status const s = make_tensor_map_im2col(im2col_args(args, Cfg::kTileM, Cfg::kTileK), &map);
       if (!s.ok()) return {s.code(), status_message(op_name(), ": im2col tensor map of x: ", s.message())};
       std::memcpy(&params.tma_a, &map, sizeof(map));
     } else {

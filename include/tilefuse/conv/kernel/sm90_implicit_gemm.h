@@ -92,6 +92,14 @@ using Sm90ConvConfigFor =
                              Sm90ConvTileConfig<Cfg::kTileM, Cfg::kTileN, Cfg::kStages, Cfg::kProducerRegisters,
                                                 Cfg::kConsumerRegisters, Cfg::kSchedule, 128 / sizeof(Element)>>;
 
+// FP8 with k-tiles of 64 channels (64-byte rows, 64-byte swizzle) and twice the stages (the same bytes
+// in flight): for the im2col source when C is a multiple of 64 but not of 128 (ResNet-50's C = 64 layers,
+// UNet's C = 320), where a 128-channel k-tile would span two filter taps and the gather would run
+// instead (v120: the gather made those layers slower in e4m3 than in bf16).
+template <class Cfg>
+using Sm90ConvHalfK = Sm90ConvTileConfig<Cfg::kTileM, Cfg::kTileN, 2 * Cfg::kStages, Cfg::kProducerRegisters,
+                                         Cfg::kConsumerRegisters, Cfg::kSchedule, 64>;
+
 // A cooperative config whose fused trees with one 16-bit residual take the packed epilogue with the
 // residual (and its one column vector) loaded by TMA from the producer (sm90_gemm.h kTmaAux): what
 // Conv2d runs for such trees (conv_sm90.md v81: fused ResNet-50 layers up to 21% faster). Other trees
@@ -208,7 +216,7 @@ struct FpropIm2colOperands {
   static constexpr int kRowBytes = kTileK * static_cast<int>(sizeof(Element));
   static constexpr int kABytes = kTileM * kRowBytes;
   static constexpr int kBBytes = kTileN * kRowBytes;
-  static_assert(kRowBytes == 128, "a k-tile row is one 128-byte swizzle row: TileK channels of one pixel");
+  static_assert(kRowBytes == 128 || kRowBytes == 64, "a k-tile row is one swizzle row: TileK channels of one pixel");
 
   struct Params {
     arch::TmaDescriptor tma_a;  // x as im2col (C, W, H, N), TileK channels x TileM pixels, 128-byte swizzle

@@ -208,8 +208,10 @@ struct GemmKernel {
   static constexpr int kReleasingWarps = kPingPong ? 4 : kConsumerWarps;
   static_assert(!kPingPong || kConsumerWarpgroups == 2, "ping-pong alternates between two consumer warpgroups");
   static_assert(kWarpgroupRows % 64 == 0, "a consumer warpgroup computes whole wgmma.m64 blocks");
-  static constexpr int kRowBytes = kTileK * static_cast<int>(sizeof(Element));  // 128: one swizzle row
-  static_assert(kRowBytes == 128, "a k-tile row is exactly one 128-byte swizzle row");
+  // 128: one 128-byte swizzle row. 64 (FP8 k-tiles of 64 channels, the conv's Sm90ConvHalfK): one
+  // 64-byte swizzle row, which the operand source's TMA maps must write with CU_TENSOR_MAP_SWIZZLE_64B.
+  static constexpr int kRowBytes = kTileK * static_cast<int>(sizeof(Element));
+  static_assert(kRowBytes == 128 || (kRowBytes == 64 && kFp8), "a k-tile row is one 128-byte (FP8: or 64-byte) swizzle row");
 
   // ---- the epilogue's shape: chunks of kEpilogueColumns, visits of kVisitWidth columns ----
   static constexpr int kEpilogueColumns = Config::kEpilogueColumns;
@@ -873,17 +875,17 @@ struct GemmKernel {
     __syncwarp();  // wgmma is .aligned: the warp must be converged after the spin
     // A stage written by cp.async (the generic proxy) is read by wgmma (the async proxy).
     if constexpr (Operands::kGenericProxyWrites) arch::fence_proxy_async_shared();
-    cuda::std::uint64_t const desc_b = arch::smem_descriptor_k_major_sw128(s.b + state.stage * kBBytes);
+    cuda::std::uint64_t const desc_b = arch::smem_descriptor_k_major<kRowBytes>(s.b + state.stage * kBBytes);
 #pragma unroll
     for (int rb = 0; rb < kRowBlocks; ++rb) arch::fence_operands(acc[rb]);
     arch::wgmma_fence();
 #pragma unroll
     for (int rb = 0; rb < kRowBlocks; ++rb) {
       char const* const a = s.a + state.stage * kABytes + (row0 + rb * 64) * kRowBytes;
-      cuda::std::uint64_t const desc_a = arch::smem_descriptor_k_major_sw128(a);
+      cuda::std::uint64_t const desc_a = arch::smem_descriptor_k_major<kRowBytes>(a);
 #pragma unroll
       for (int kk = 0; kk < kTileK / kMmaK; ++kk) {
-        // One wgmma's K = 32 bytes further along the (swizzled) 128-byte row: +2 in the
+        // One wgmma's K = 32 bytes further along the (swizzled) 128- or 64-byte row: +2 in the
         // descriptor's address field (bytes >> 4).
         auto const step = static_cast<cuda::std::uint32_t>((kk * kMmaK * static_cast<int>(sizeof(Element))) >> 4);
         mma(acc[rb], arch::descriptor_advanced(desc_a, step), arch::descriptor_advanced(desc_b, step),
