@@ -226,7 +226,7 @@ bool run_conv_case(ConvCase const& c, Stream const& stream, CaseTally& tally) {
   }
   ++tally.run;
   tally_path(path, tally);
-  constexpr index_t kChunk = 16 / static_cast<index_t>(sizeof(T));
+  constexpr index_t kChunk = sizeof(T) == 1 ? 16 : 8;  // channels per 16-byte chunk (FP8 or 16-bit)
   bool const want_fast = p.C % kChunk == 0 && p.K % kChunk == 0 && !c.misaligned;
   bool const fast = path.find("16-byte") != std::string::npos && path.find("element-wise") == std::string::npos;
   bool ok = true;
