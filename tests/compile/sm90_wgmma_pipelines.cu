@@ -3,6 +3,7 @@
 // mainloop keeps one k-tile's wgmmas in flight while it promotes the previous one, and small changes to
 // its control flow (a lambda left out of line, a tail the compiler merges with the loop) made ptxas
 // wait after every wgmma without any other symptom than speed (gemm_fp8.md v112).
+#include <tilefuse/conv/kernel/sm90_implicit_gemm.h>
 #include <tilefuse/core/numeric_types.h>
 #include <tilefuse/epilogue/evt.h>
 #include <tilefuse/gemm/gemm_config.h>
@@ -21,10 +22,14 @@ using BlockWise = Store<"D", bfloat16_t, Add<Acc, RowBroadcast<"bias", bfloat16_
 
 template <class Element, class Tree, class Config>
 constexpr auto kernel = &sm90_gemm_kernel<GemmKernel<Element, Tree, Config>>;
+// The FP8 conv: im2col with 128-channel k-tiles, and with 64-channel ones (64-byte swizzled rows).
+using Fp8ConvConfig = conv::sm90::Sm90ConvConfigFor<float_e4m3_t, conv::sm90::Sm90ConvIm2colLargeConfig>;
+template <class Config>
+constexpr auto fp8_conv_kernel = &sm90_gemm_kernel<conv::sm90::FpropIm2colKernel<float_e4m3_t, PerTensor, Config>>;
 
 // Taking the kernels' addresses instantiates them. First the bf16 kernel and fast FP8 accumulation
 // (wgmma_wait<1> across k-tiles), then promotion with two partial sets: per-tensor, row-wise, block-wise
-// (and block-wise with multicast). A function with external linkage keeps the list (and the kernels) in.
+// (and block-wise with multicast), then the FP8 conv's two k-tile widths. A function with external linkage keeps the list (and the kernels) in.
 void const* const* kernels() {
   static void const* const all[] = {
       reinterpret_cast<void const*>(kernel<bfloat16_t, Bf16Store, gemm::Sm90LargeConfig>),
@@ -33,6 +38,8 @@ void const* const* kernels() {
       reinterpret_cast<void const*>(kernel<float_e4m3_t, RowWise, gemm::Sm90Fp8PromotedConfig>),
       reinterpret_cast<void const*>(kernel<float_e4m3_t, BlockWise, gemm::Sm90Fp8BlockScaledConfig>),
       reinterpret_cast<void const*>(kernel<float_e4m3_t, BlockWise, gemm::Sm90Fp8BlockScaledMulticastConfig>),
+      reinterpret_cast<void const*>(fp8_conv_kernel<Fp8ConvConfig>),
+      reinterpret_cast<void const*>(fp8_conv_kernel<conv::sm90::Sm90ConvHalfK<Fp8ConvConfig>>),
   };
   return all;
 }
