@@ -26,27 +26,28 @@ using namespace tilefuse::epilogue;
 using ScaledAcc = Mul<Mul<Acc, Scalar<"scale_x">>, Scalar<"scale_w">>;
 inline constexpr double kScale = 0.5 * 0.25;
 
-struct Scaled {
-  template <class>
-  using Tree = Store<"D", bfloat16_t, ScaledAcc>;
-  static constexpr char const* kName = "D = bf16(acc * scale_x * scale_w)";
+// What both specs share: the scales' values, and the bound of the FP8 accumulation (2^-8 of sum |x w|).
+struct PerTensorScales {
   static constexpr bool kExact = false;
   static float scalar(std::string_view name, GemmCoord const&) { return name == "scale_x" ? 0.5f : 0.25f; }
-  static double reference(double acc, Place const&, InputLookup const&, GemmCoord const&) { return acc * kScale; }
   static double accumulation_bound(double abs_acc) { return kScale * abs_acc / 256.0; }
 };
 
-struct ScaledBiasReluResidual {
+struct Scaled : PerTensorScales {
+  template <class>
+  using Tree = Store<"D", bfloat16_t, ScaledAcc>;
+  static constexpr char const* kName = "D = bf16(acc * scale_x * scale_w)";
+  static double reference(double acc, Place const&, InputLookup const&, GemmCoord const&) { return acc * kScale; }
+};
+
+struct ScaledBiasReluResidual : PerTensorScales {
   template <class>
   using Tree = Store<"D", bfloat16_t,
                      Relu<Add<Add<ScaledAcc, RowBroadcast<"bias", bfloat16_t>>, AuxLoad<"residual", bfloat16_t>>>>;
   static constexpr char const* kName = "D = bf16(relu(acc * scale_x * scale_w + bias[k] + residual))";
-  static constexpr bool kExact = false;
-  static float scalar(std::string_view name, GemmCoord const&) { return name == "scale_x" ? 0.5f : 0.25f; }
   static double reference(double acc, Place const& at, InputLookup const& in, GemmCoord const&) {
     return std::max(0.0, acc * kScale + in("bias", at) + in("residual", at));
   }
-  static double accumulation_bound(double abs_acc) { return kScale * abs_acc / 256.0; }
 };
 
 }  // namespace fp8_specs

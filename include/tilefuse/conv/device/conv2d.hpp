@@ -391,40 +391,33 @@ class Conv2d {
   // config for Element: FP8 k-tiles are 128 channels, or 64 with half_k).
   template <class Cfg>
   using ConfigFor = sm90::Sm90ConvConfigFor<Element, Cfg>;
+  template <class Cfg>
+  using HalfKConfigFor = sm90::Sm90ConvHalfK<ConfigFor<Cfg>>;
   template <class F>
   static auto dispatch_sm90(Sm90Tile tile, bool im2col, bool half_k, F&& f) {
     if constexpr (kFp8) {
-      if (im2col && half_k) {
-        switch (tile) {
-          case Sm90Tile::kNarrow: return f.template operator()<sm90::Sm90ConvHalfK<ConfigFor<sm90::Sm90ConvIm2colNarrowConfig>>, true>();
-          case Sm90Tile::kMedium: return f.template operator()<sm90::Sm90ConvHalfK<ConfigFor<sm90::Sm90ConvIm2colMediumConfig>>, true>();
-          case Sm90Tile::kPingPongNarrow:
-            return f.template operator()<sm90::Sm90ConvHalfK<ConfigFor<sm90::Sm90ConvIm2colPingPongNarrowConfig>>, true>();
-          case Sm90Tile::kPingPongMedium:
-            return f.template operator()<sm90::Sm90ConvHalfK<ConfigFor<sm90::Sm90ConvIm2colPingPongMediumConfig>>, true>();
-          default: return f.template operator()<sm90::Sm90ConvHalfK<ConfigFor<sm90::Sm90ConvIm2colLargeConfig>>, true>();
-        }
-      }
+      if (im2col && half_k) return dispatch_im2col<HalfKConfigFor>(tile, f);
     } else {
       (void)half_k;
     }
-    if (im2col) {
-      switch (tile) {
-        case Sm90Tile::kNarrow: return f.template operator()<ConfigFor<sm90::Sm90ConvIm2colNarrowConfig>, true>();
-        case Sm90Tile::kMedium: return f.template operator()<ConfigFor<sm90::Sm90ConvIm2colMediumConfig>, true>();
-        case Sm90Tile::kPingPongNarrow:
-          return f.template operator()<ConfigFor<sm90::Sm90ConvIm2colPingPongNarrowConfig>, true>();
-        case Sm90Tile::kPingPongMedium:
-          return f.template operator()<ConfigFor<sm90::Sm90ConvIm2colPingPongMediumConfig>, true>();
-        default: return f.template operator()<ConfigFor<sm90::Sm90ConvIm2colLargeConfig>, true>();
-      }
-    }
+    if (im2col) return dispatch_im2col<ConfigFor>(tile, f);
     switch (tile) {
       case Sm90Tile::kNarrow:
       case Sm90Tile::kPingPongNarrow: return f.template operator()<ConfigFor<sm90::Sm90ConvNarrowConfig>, false>();
       case Sm90Tile::kMedium:
       case Sm90Tile::kPingPongMedium: return f.template operator()<ConfigFor<sm90::Sm90ConvMediumConfig>, false>();
       default: return f.template operator()<ConfigFor<sm90::Sm90ConvLargeConfig>, false>();
+    }
+  }
+  // The im2col source's tiles, each config mapped by Of (ConfigFor, or HalfKConfigFor).
+  template <template <class> class Of, class F>
+  static auto dispatch_im2col(Sm90Tile tile, F& f) {
+    switch (tile) {
+      case Sm90Tile::kNarrow: return f.template operator()<Of<sm90::Sm90ConvIm2colNarrowConfig>, true>();
+      case Sm90Tile::kMedium: return f.template operator()<Of<sm90::Sm90ConvIm2colMediumConfig>, true>();
+      case Sm90Tile::kPingPongNarrow: return f.template operator()<Of<sm90::Sm90ConvIm2colPingPongNarrowConfig>, true>();
+      case Sm90Tile::kPingPongMedium: return f.template operator()<Of<sm90::Sm90ConvIm2colPingPongMediumConfig>, true>();
+      default: return f.template operator()<Of<sm90::Sm90ConvIm2colLargeConfig>, true>();
     }
   }
 
