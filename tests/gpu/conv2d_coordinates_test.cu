@@ -67,6 +67,12 @@ Conv2dProblem problem() {
 TEST(Conv2dCoordinates, FpropSm80) { check_coordinates<ConvMode::kFprop, gemm::Sm80SmallConfig>(problem()); }
 TEST(Conv2dCoordinates, FpropAuto) { check_coordinates<ConvMode::kFprop, gemm::Sm80AutoConfig>(problem()); }
 TEST(Conv2dCoordinates, DgradSm80) { check_coordinates<ConvMode::kDgrad, gemm::Sm80LargeConfig>(problem()); }
+// Stride 1 and K = 64: the Hopper dgrad on an sm_90 device.
+TEST(Conv2dCoordinates, DgradAuto) {
+  Conv2dProblem p = problem();
+  p.stride_h = 1, p.K = 64;
+  check_coordinates<ConvMode::kDgrad, gemm::Sm80AutoConfig>(p);
+}
 
 }  // namespace
 }  // namespace tilefuse::gpu_test

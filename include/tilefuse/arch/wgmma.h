@@ -60,9 +60,33 @@ TILEFUSE_DEVICE inline cuda::std::uint64_t smem_descriptor_k_major_sw128(void co
   return smem_descriptor_k_major<128>(smem);
 }
 
+// The descriptor of an MN-major operand tile (bf16/fp16 only) in 128-byte swizzle: blocks of 64
+// contiguous MN elements, each block K rows of 128 bytes (16-byte chunks XOR-permuted by row % 8, as
+// TMA writes a 64-element-wide box), consecutive blocks `block_bytes` apart. In the canonical layout
+// ((8 elements, 8, m), (8 rows, k)) : ((1, 8, LBO), (64, SBO)) the leading-dimension byte offset is the
+// step between 64-element blocks along MN (block_bytes) and the stride byte offset the step between
+// groups of 8 K rows (1024). `smem` is the instruction's first K row (1024-byte aligned: a k-step of 16
+// rows is 2048 bytes).
+TILEFUSE_DEVICE inline cuda::std::uint64_t smem_descriptor_mn_major_sw128(void const* smem, int block_bytes) {
+#if defined(__CUDA_ARCH__)
+  auto const address = static_cast<cuda::std::uint32_t>(__cvta_generic_to_shared(smem));
+#else
+  cuda::std::uint32_t const address = 0;
+  (void)smem;
+#endif
+  cuda::std::uint64_t desc = 0;
+  desc |= static_cast<cuda::std::uint64_t>((address & 0x3FFFFu) >> 4);
+  desc |= static_cast<cuda::std::uint64_t>((static_cast<cuda::std::uint32_t>(block_bytes) >> 4) & 0x3FFFu) << 16;
+  desc |= static_cast<cuda::std::uint64_t>(1024 >> 4) << 32;
+  desc |= cuda::std::uint64_t{1} << 62;
+  return desc;
+}
+
 // `desc` (a k-major 128-byte-swizzle descriptor) moved `units` x 16 bytes along K inside its swizzle
 // row. The start address field (the low 14 bits, address >> 4) of a swizzle row's start is a multiple of
-// 8 and a row holds 8 units, so the add never carries out of the low word: only it changes.
+// 8 and a row holds 8 units, so the add never carries out of the low word: only it changes. (An
+// MN-major descriptor moves whole rows along K; shared addresses stay below 2^18, so its start address
+// field does not carry either.)
 // NOTES: written as a 64-bit add, the carry into the high word cost two instructions per wgmma,
 // on the critical path of the promoted FP8 mainloop (gemm_fp8.md v111).
 TILEFUSE_DEVICE inline cuda::std::uint64_t descriptor_advanced(cuda::std::uint64_t desc, cuda::std::uint32_t units) {

@@ -85,4 +85,21 @@ struct Conv2dProblem {
   TILEFUSE_HOST_DEVICE constexpr GemmCoord gemm_extent() const { return gemm_extent(mode); }
 };
 
+// dgrad with both strides 1 as an fprop: dx = conv(dy, w') with w'[c][r'][s'][k] = w[k][R-1-r'][S-1-s'][c]
+// (the filter flipped and its channel roles swapped), over dy (N, P, Q, K) padded by
+// (filter - 1) * dilation - pad, which may be negative. The returned fprop problem's input is dy and its
+// output exactly N x H x W x C. The Hopper kernel's dgrad loads dy as this problem's x
+// (conv/kernel/sm90_implicit_gemm.h, DgradIm2colOperands).
+TILEFUSE_HOST_DEVICE constexpr Conv2dProblem dgrad_as_fprop(Conv2dProblem const& p) {
+  Conv2dProblem f = p;
+  f.mode = ConvMode::kFprop;
+  f.H = p.P();
+  f.W = p.Q();
+  f.C = p.K;
+  f.K = p.C;
+  f.pad_h = (p.R - 1) * p.dilation_h - p.pad_h;
+  f.pad_w = (p.S - 1) * p.dilation_w - p.pad_w;
+  return f;
+}
+
 }  // namespace tilefuse

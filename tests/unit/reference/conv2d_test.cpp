@@ -345,6 +345,52 @@ TEST(ReferenceConv2d, AdjointIdentitiesHoldExactly) {
   EXPECT_GT(skipped, 0) << "the sweep should include filters that do not fit";
 }
 
+TEST(ReferenceConv2d, StrideOneDgradIsFpropOverTheFlippedFilter) {
+  // dgrad_as_fprop (what the Hopper kernel's dgrad computes): with both strides 1, dgrad(dy, w) equals the
+  // fprop of dy over the returned problem with w'[c][r'][s'][k] = w[k][R-1-r'][S-1-s'][c]: output (n, h, w)
+  // reads dy at (h - pad'_h + r' * dilation_h, w - pad'_w + s' * dilation_w), as the kernel's im2col copy
+  // does. Written out here because pad' < 0 (padding beyond the filter's reach) is no valid problem for
+  // check() or reference::conv2d_fprop. Exact on integers, over the sweep's stride-1, ungrouped problems.
+  int checked = 0;
+  int over_padded = 0;
+  std::mt19937 rng(2025);
+  for (Conv2dProblem p : sampled_problems(13, 400)) {
+    p.stride_h = p.stride_w = 1;
+    p.groups = 1;
+    if (!check(p).ok()) continue;
+    SCOPED_TRACE(describe(p));
+    Conv2dProblem const f = dgrad_as_fprop(p);
+    ASSERT_EQ(f.P(), p.H);
+    ASSERT_EQ(f.Q(), p.W);
+    ASSERT_EQ(f.C, p.K);
+    ASSERT_EQ(f.K, p.C);
+    over_padded += f.pad_h < 0 || f.pad_w < 0;
+    HostTensor<float> w(p.filter_extent());
+    HostTensor<float> dy(p.output_extent());
+    fill_integers(w, rng);
+    fill_integers(dy, rng);
+    HostTensor<double> dx(p.activation_extent());
+    ASSERT_TRUE(reference::conv2d_dgrad(p, dy.cref(), w.cref(), dx.ref()).ok());
+    for (index_t n = 0; n < p.N; ++n)
+      for (index_t h = 0; h < p.H; ++h)
+        for (index_t x = 0; x < p.W; ++x)
+          for (index_t c = 0; c < p.C; ++c) {
+            double sum = 0;
+            for (index_t r = 0; r < f.R; ++r)
+              for (index_t s = 0; s < f.S; ++s) {
+                index_t const hy = h - f.pad_h + r * f.dilation_h;
+                index_t const xy = x - f.pad_w + s * f.dilation_w;
+                if (hy < 0 || hy >= f.H || xy < 0 || xy >= f.W) continue;
+                for (index_t k = 0; k < f.C; ++k) sum += dy.cref().at(n, hy, xy, k) * w.cref().at(k, p.R - 1 - r, p.S - 1 - s, c);
+              }
+            ASSERT_EQ(sum, dx.cref().at(n, h, x, c)) << "dx(" << n << ", " << h << ", " << x << ", " << c << ")";
+          }
+    ++checked;
+  }
+  EXPECT_GT(checked, 1000);
+  EXPECT_GT(over_padded, 0) << "the sweep should include padding beyond the filter's reach (pad' < 0)";
+}
+
 // ---- cross-check with reference::gemm through explicit im2col ----
 
 // Input pixel read by output (n, p, q) through tap (r, s), or false when the tap is in the padding.

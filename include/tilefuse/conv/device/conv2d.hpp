@@ -9,8 +9,11 @@
 //   an im2col tensor map (validate(TensorMapIm2colArgs)), else the cp.async gathering producer
 //   warpgroup (FpropGatherOperands). The environment variable TILEFUSE_CONV_SM90_SOURCE=gather forces
 //   the gather (tests and benchmarks compare the two); TILEFUSE_CONV_SM90_TILE forces the Hopper tile
-//   and schedule (forced_sm90_tile). Everything else, and every explicit Sm80
-//   config, runs the sm80 path. describe() says which ran and why.
+//   and schedule (forced_sm90_tile). dgrad with bf16 or fp16, both strides 1 and K a multiple of 64
+//   also runs on the Hopper kernel (sm90::DgradIm2colOperands: an fprop of dy over the flipped,
+//   transposed filter, dy by TMA im2col, w read MN-major) when its im2col tensor map is valid.
+//   Everything else, and every explicit Sm80 config, runs the sm80 path. describe() says which ran
+//   and why.
 // FP8 fprop (Element float_e4m3_t or float_e5m2_t; x and w of that type, the output and the epilogue's
 // inputs whatever the tree says, e.g. bf16 D = relu(acc * scale_x * scale_w + bias + residual) with the
 // per-tensor scales as Scalar nodes) runs on the Hopper kernel only: k-tiles of 128 channels, the
@@ -174,10 +177,13 @@ class Conv2d {
   using SmallConfig = std::conditional_t<kAuto, gemm::Sm80SmallConfig, Config>;
   using NarrowConfig = std::conditional_t<kAuto, gemm::Sm80NarrowConfig, Config>;
 
-  // The Hopper kernel: fprop only (its operand source gathers x), 16-bit elements, auto config only
-  // (an explicit Sm80 config forces the sm80 path).
-  static constexpr bool kHopperCapable = std::is_same_v<Config, gemm::Sm80AutoConfig> && kMode == ConvMode::kFprop && !InputTransform::kEnabled &&
-                                         (std::is_same_v<Element, bfloat16_t> || std::is_same_v<Element, half_t> || kFp8);
+  // The Hopper kernel: fprop (16-bit or FP8 elements) and dgrad (16-bit, stride 1: an fprop of dy over
+  // the flipped, transposed filter, sm90::DgradIm2colOperands); auto config only (an explicit Sm80
+  // config forces the sm80 path).
+  static constexpr bool k16Bit = std::is_same_v<Element, bfloat16_t> || std::is_same_v<Element, half_t>;
+  static constexpr bool kDgradSm90 = kMode == ConvMode::kDgrad && k16Bit;
+  static constexpr bool kHopperCapable = std::is_same_v<Config, gemm::Sm80AutoConfig> && !InputTransform::kEnabled &&
+                                         ((kMode == ConvMode::kFprop && (k16Bit || kFp8)) || kDgradSm90);
   // The Hopper kernel's k-tile (one 128-byte row of channels) and its 16-byte chunk, in elements.
   static constexpr index_t kSm90TileK = 128 / static_cast<index_t>(sizeof(Element));
   static constexpr index_t kChunkElements = 16 / static_cast<index_t>(sizeof(Element));
@@ -355,10 +361,17 @@ class Conv2d {
       return;
     }
     if (g.m > std::numeric_limits<int>::max() - 256) {
-      plan->why_not_hopper = status_message("N*P*Q = ", g.m, " is too close to 2^31 for its 32-bit pixel indices");
+      plan->why_not_hopper = status_message(kDgradSm90 ? "N*H*W = " : "N*P*Q = ", g.m,
+                                            " is too close to 2^31 for its 32-bit pixel indices");
       return;
     }
     bool const im2col = choose_sm90_source(args, plan);
+    if constexpr (kDgradSm90) {
+      if (!im2col) {  // dgrad has no gathering source
+        plan->why_not_hopper = "its dgrad loads dy by TMA im2col only, and " + plan->why_sm90_source;
+        return;
+      }
+    }
     Sm90Tile tile = choose_sm90_tile(g, plan);
     if (std::optional<Sm90Tile> const forced = forced_sm90_tile()) {
       plan->why_sm90_tile += "; forced by TILEFUSE_CONV_SM90_TILE";
@@ -400,13 +413,18 @@ class Conv2d {
     } else {
       (void)half_k;
     }
-    if (im2col) return dispatch_im2col<ConfigFor>(tile, f);
-    switch (tile) {
-      case Sm90Tile::kNarrow:
-      case Sm90Tile::kPingPongNarrow: return f.template operator()<ConfigFor<sm90::Sm90ConvNarrowConfig>, false>();
-      case Sm90Tile::kMedium:
-      case Sm90Tile::kPingPongMedium: return f.template operator()<ConfigFor<sm90::Sm90ConvMediumConfig>, false>();
-      default: return f.template operator()<ConfigFor<sm90::Sm90ConvLargeConfig>, false>();
+    if constexpr (kDgradSm90) {
+      (void)im2col;  // dgrad has the im2col source only (plan_hopper)
+      return dispatch_im2col<ConfigFor>(tile, f);
+    } else {
+      if (im2col) return dispatch_im2col<ConfigFor>(tile, f);
+      switch (tile) {
+        case Sm90Tile::kNarrow:
+        case Sm90Tile::kPingPongNarrow: return f.template operator()<ConfigFor<sm90::Sm90ConvNarrowConfig>, false>();
+        case Sm90Tile::kMedium:
+        case Sm90Tile::kPingPongMedium: return f.template operator()<ConfigFor<sm90::Sm90ConvMediumConfig>, false>();
+        default: return f.template operator()<ConfigFor<sm90::Sm90ConvLargeConfig>, false>();
+      }
     }
   }
   // The im2col source's tiles, each config mapped by Of (ConfigFor, or HalfKConfigFor).
@@ -427,6 +445,7 @@ class Conv2d {
   // strides at most 8, ...: validate() runs the host adapter's checks without encoding), unless
   // TILEFUSE_CONV_SM90_SOURCE=gather; else the cp.async gather. Fills plan->why_sm90_source.
   static bool choose_sm90_source(Arguments const& args, Plan* plan) {
+    if constexpr (kDgradSm90) return choose_dgrad_source(args, plan);
     Conv2dProblem const& p = args.problem;
     char const* const forced = std::getenv("TILEFUSE_CONV_SM90_SOURCE");
     if (forced != nullptr && std::strcmp(forced, "gather") == 0) {
@@ -440,7 +459,7 @@ class Conv2d {
       return false;
     }
     // Any box width gives the same verdict on the geometry (the tile's pixel count is checked too).
-    Status const valid = validate(im2col_args(args, 128, 64));
+    Status const valid = validate(im2col_args(p, args.x, 128, 64));
     if (!valid.ok()) {
       plan->sm90_half_k = false;
       plan->why_sm90_source = "x's im2col tensor map is refused: " + valid.message();
@@ -453,16 +472,37 @@ class Conv2d {
     return true;
   }
 
-  // x (N, H, W, C) as the 4D im2col tensor map {C, W, H, N}: k-tile channels x `pixels` pixels per copy,
-  // 128-byte swizzle, the pixel box of filter-window origins (see FpropIm2colOperands), walked with the
-  // convolution's strides.
-  static TensorMapIm2colArgs im2col_args(Arguments const& args, int pixels, int channels) {
+  // dgrad's source: dy by TMA im2col as the equivalent fprop's x (dgrad_as_fprop) when the strides are 1,
+  // K (dy's channels) is a multiple of 64 and that im2col tensor map is valid; there is no gather.
+  static bool choose_dgrad_source(Arguments const& args, Plan* plan) {
     Conv2dProblem const& p = args.problem;
+    if (p.stride_h != 1 || p.stride_w != 1) {
+      plan->why_sm90_source = status_message("the strides are ", p.stride_h, "x", p.stride_w,
+                                             " (the Hopper dgrad runs stride 1: an fprop of dy over the flipped filter)");
+      return false;
+    }
+    if (p.K % 64 != 0) {
+      plan->why_sm90_source = status_message("K = ", p.K, " is not a multiple of 64, so a k-tile of dy spans two filter taps");
+      return false;
+    }
+    Status const valid = validate(im2col_args(dgrad_as_fprop(p), args.dy, 128, 64));
+    if (!valid.ok()) {
+      plan->why_sm90_source = "dy's im2col tensor map is refused: " + valid.message();
+      return false;
+    }
+    plan->why_sm90_source = "stride 1, K a multiple of 64, padding and dilated filter within the im2col tensor map's limits";
+    return true;
+  }
+
+  // x (N, H, W, C) of fprop problem p as the 4D im2col tensor map {C, W, H, N}: k-tile channels x
+  // `pixels` pixels per copy, 128-byte swizzle, the pixel box of filter-window origins (see
+  // FpropIm2colOperands), walked with the convolution's strides. (dgrad: p = dgrad_as_fprop, x = dy.)
+  static TensorMapIm2colArgs im2col_args(Conv2dProblem const& p, Element const* x, int pixels, int channels) {
     constexpr auto kBytes = static_cast<std::uint64_t>(sizeof(Element));
     TensorMapIm2colArgs t;
     t.data_type = tensor_map_type();
     t.rank = 4;
-    t.global_address = const_cast<Element*>(args.x);
+    t.global_address = const_cast<Element*>(x);
     t.global_dim[0] = static_cast<cuuint64_t>(p.C);
     t.global_dim[1] = static_cast<cuuint64_t>(p.W);
     t.global_dim[2] = static_cast<cuuint64_t>(p.H);
@@ -580,8 +620,9 @@ class Conv2d {
   static int sm_count() { return current_device_sm_count(); }
 
   template <class Cfg, bool kIm2col>
-  using Sm90KernelOf = std::conditional_t<kIm2col, sm90::FpropIm2colKernel<Element, Epilogue, Cfg>,
-                                          sm90::FpropKernel<Element, Epilogue, Cfg>>;
+  using Sm90KernelOf = std::conditional_t<
+      kDgradSm90, sm90::DgradIm2colKernel<Element, Epilogue, Cfg>,
+      std::conditional_t<kIm2col, sm90::FpropIm2colKernel<Element, Epilogue, Cfg>, sm90::FpropKernel<Element, Epilogue, Cfg>>>;
   // Trees with one 16-bit residual (conv + bias + residual + ReLU) load it by TMA on the cooperative
   // tiles (Sm90ConvTmaAux; the residual must be 16-byte aligned, plan_hopper checks); others, and the
   // ping-pong tiles, as configured.
@@ -657,15 +698,18 @@ class Conv2d {
                           "), tile ", Cfg::kTileM, "x", Cfg::kTileN, "x", Cfg::kTileK,
                           " (wave model: ", plan.why_sm90_tile, "), ", Sm90Kernel<Cfg, kIm2col>::kStages, " stages, ",
                           Sm90Kernel<Cfg, kIm2col>::kTmaAux ? "residual by TMA beside the operands, " : "",
-                          kIm2col ? status_message("x by TMA im2col (one copy of 128 pixels x ", Cfg::kTileK,
-                                                   " channels per filter tap and k-tile)")
+                          kIm2col ? status_message(kDgradSm90 ? "dy" : "x", " by TMA im2col (one copy of 128 pixels x ",
+                                                   Cfg::kTileK, " channels per filter tap and k-tile)")
                                   : std::string("x by 16-byte cp.async gathers of the producer warpgroup"),
-                          " (", plan.why_sm90_source, "), w by TMA, ", tiles, " tiles on ",
+                          " (", plan.why_sm90_source, "), ",
+                          kDgradSm90 ? "w by TMA in boxes of 64 channels x 64 filters of the flipped tap (B MN-major), "
+                                     : "w by TMA, ",
+                          tiles, " tiles on ",
                           std::min<index_t>(tiles, plan.sm_count), " blocks; ",
                           kFp8 ? status_message(name_of(data_type_of<Element>), " operands, fp32 accumulation in the tensor cores; ")
                                : std::string(),
                           "chosen: sm_90 device with sm_90a code, C and K multiples of ", kChunkElements,
-                          ", 16-byte-aligned x and w, no split-K");
+                          kDgradSm90 ? ", 16-byte-aligned dy and w, no split-K" : ", 16-byte-aligned x and w, no split-K");
   }
 
   // w (K x R*S*C, row-major) as the 3D tensor map (r*s*c, k', 1), box (64, TileN, 1), 128-byte swizzle.
@@ -698,19 +742,59 @@ class Conv2d {
     return {};
   }
 
+  // dgrad's w (K, R, S, C) as the 3D tensor map (C, R*S, K), box (64 channels, 1 tap, 64 filters), 128-byte
+  // swizzle: B MN-major, TileN / 64 boxes per k-tile (sm90::DgradIm2colOperands).
+  static Status encode_filter_mn_major(Arguments const& args, arch::TmaDescriptor* out) {
+    Conv2dProblem const& p = args.problem;
+    constexpr auto kBytes = static_cast<std::uint64_t>(sizeof(Element));
+    auto const c = static_cast<std::uint64_t>(p.C);
+    auto const rs = static_cast<std::uint64_t>(p.R * p.S);
+    TensorMapTiledArgs t;
+    t.data_type = tensor_map_type();
+    t.rank = 3;
+    t.global_address = const_cast<Element*>(args.w);
+    t.global_dim[0] = static_cast<cuuint64_t>(c);
+    t.global_dim[1] = static_cast<cuuint64_t>(rs);
+    t.global_dim[2] = static_cast<cuuint64_t>(p.K);
+    t.global_strides[0] = static_cast<cuuint64_t>(c * kBytes);
+    t.global_strides[1] = static_cast<cuuint64_t>(rs * c * kBytes);
+    t.box_dim[0] = 64;
+    t.box_dim[1] = 1;
+    t.box_dim[2] = 64;
+    t.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
+    t.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+    t.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+    t.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+    CUtensorMap map;
+    Status const s = make_tensor_map_tiled(t, &map);
+    if (!s.ok()) return {s.code(), status_message(op_name(), ": tensor map of w: ", s.message())};
+    std::memcpy(out, &map, sizeof(map));
+    return {};
+  }
+
   template <class Cfg, bool kIm2col>
   static Status launch_sm90(Arguments const& args, Plan const& plan, cudaStream_t stream) {
     using K = Sm90Kernel<Cfg, kIm2col>;
     typename K::Params params;
-    TILEFUSE_RETURN_IF_ERROR(encode_filter<Cfg>(args, &params.tma_b));
     GemmCoord const g = output_matrix(args.problem);
-    params.geometry = ConvGeometry::of(args.problem);
-    if constexpr (kIm2col) {
+    if constexpr (kDgradSm90) {
+      TILEFUSE_RETURN_IF_ERROR(encode_filter_mn_major(args, &params.tma_b));
+      Conv2dProblem const f = dgrad_as_fprop(args.problem);
+      params.geometry = ConvGeometry::of(f);
       CUtensorMap map;
-      Status const s = make_tensor_map_im2col(im2col_args(args, Cfg::kTileM, Cfg::kTileK), &map);
+      Status const s = make_tensor_map_im2col(im2col_args(f, args.dy, Cfg::kTileM, Cfg::kTileK), &map);
+      if (!s.ok()) return {s.code(), status_message(op_name(), ": im2col tensor map of dy: ", s.message())};
+      std::memcpy(&params.tma_a, &map, sizeof(map));
+    } else if constexpr (kIm2col) {
+      TILEFUSE_RETURN_IF_ERROR(encode_filter<Cfg>(args, &params.tma_b));
+      params.geometry = ConvGeometry::of(args.problem);
+      CUtensorMap map;
+      Status const s = make_tensor_map_im2col(im2col_args(args.problem, args.x, Cfg::kTileM, Cfg::kTileK), &map);
       if (!s.ok()) return {s.code(), status_message(op_name(), ": im2col tensor map of x: ", s.message())};
       std::memcpy(&params.tma_a, &map, sizeof(map));
     } else {
+      TILEFUSE_RETURN_IF_ERROR(encode_filter<Cfg>(args, &params.tma_b));
+      params.geometry = ConvGeometry::of(args.problem);
       params.x = args.x;
     }
     params.problem = g;

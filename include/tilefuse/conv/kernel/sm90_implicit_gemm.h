@@ -263,4 +263,77 @@ struct FpropIm2colOperands {
 template <class Element, class Epilogue, class Config>
 using FpropIm2colKernel = gemm::sm90::GemmKernel<Element, Epilogue, Config, FpropIm2colOperands<Element, Config>>;
 
+// dgrad's TMA im2col operand source (stride 1): dx = conv(dy, w flipped and transposed), an fprop of dy
+// with pad' = (filter - 1) * dilation - pad, whose filter tap (r', s') is w's tap (R-1-r', S-1-s') and
+// whose "filter" for input channel c and output-gradient channel k is w[k][r][s][c]. The geometry in
+// Params is that fprop's (FpropIm2colOperands' map over dy: H, W, C = P, Q, K of the problem; P, Q = H, W),
+// so A loads exactly as fprop's. B is w with channels contiguous, which is MN-major for this GEMM
+// (N = c): per k-tile (tap, 64 values of k), TileN / 64 tiled loads of w as the 3D tensor map (C, R*S, K),
+// box (64 c, 1 tap, 64 k), each 64 k-rows of 64 channels in 128-byte swizzle, 8 KiB apart: the layout
+// arch::smem_descriptor_mn_major_sw128 describes (kBMnMajor). Channels past C are zero-filled by TMA.
+// Needs K a multiple of 64 (a k-tile is 64 gradient channels of one tap) and C a multiple of 8 (w's rows
+// of 16-byte multiples); the device API checks.
+template <class Element, class Config>
+struct DgradIm2colOperands {
+  static constexpr int kTileM = Config::kTileM;
+  static constexpr int kTileN = Config::kTileN;
+  static constexpr int kTileK = Config::kTileK;
+  static constexpr int kProducerThreads = 1;
+  static constexpr int kFullArrivals = 1;  // the producer's arrive.expect_tx
+  static constexpr bool kGenericProxyWrites = false;
+  static constexpr bool kBMnMajor = true;
+  static constexpr int kRowBytes = kTileK * static_cast<int>(sizeof(Element));
+  static constexpr int kABytes = kTileM * kRowBytes;
+  static constexpr int kBBytes = kTileN * kRowBytes;
+  static constexpr int kBBlockBytes = kTileK * 128;  // one 64-channel block of B: TileK rows of 128 bytes
+  static_assert(sizeof(Element) == 2 && kRowBytes == 128 && kTileN % 64 == 0,
+                "16-bit elements, one 128-byte swizzle row per k-tile row, whole 64-channel blocks of B");
+
+  struct Params {
+    arch::TmaDescriptor tma_a;  // dy as im2col (K, Q, P, N), 64 channels x TileM pixels, 128-byte swizzle
+    arch::TmaDescriptor tma_b;  // w as (C, R*S, K), box (64, 1, 64), 128-byte swizzle
+    ConvGeometry geometry;      // the equivalent fprop's (see above)
+  };
+
+  TILEFUSE_DEVICE static void prefetch(Params const& p) {
+    arch::tma_prefetch_descriptor(&p.tma_a);
+    arch::tma_prefetch_descriptor(&p.tma_b);
+  }
+
+  struct Loader {
+    int n0;
+    int w, h, n;  // the origin of tile row 0's window in dy, and its image
+
+    TILEFUSE_DEVICE Loader(Params const& p, GemmCoord const&, int /*thread*/, int m0, int n0_, int /*batch*/)
+        : n0(n0_) {
+      ConvGeometry const& g = p.geometry;
+      int const pq_count = g.P * g.Q;
+      n = m0 / pq_count;
+      int const pq = m0 - n * pq_count;
+      int const pp = pq / g.Q;
+      h = pp - g.pad_h;
+      w = (pq - pp * g.Q) - g.pad_w;
+    }
+
+    TILEFUSE_DEVICE void load(Params const& p, char* a, char* b, cuda::std::uint64_t* full, int k0) const {
+      ConvGeometry const& g = p.geometry;
+      int const tap = k0 / g.C;  // g.C: the problem's K
+      int const k = k0 - tap * g.C;
+      int const r = tap / g.S;
+      int const s = tap - r * g.S;
+      int const w_tap = (g.R - 1 - r) * g.S + (g.S - 1 - s);
+      arch::mbarrier_arrive_expect_tx(full, kABytes + kBBytes);
+      arch::tma_load_im2col_4d(a, &p.tma_a, full, k, w, h, n, static_cast<cuda::std::uint16_t>(s * g.dilation_w),
+                               static_cast<cuda::std::uint16_t>(r * g.dilation_h));
+#pragma unroll
+      for (int j = 0; j < kTileN / 64; ++j) arch::tma_load_3d(b + j * kBBlockBytes, &p.tma_b, full, n0 + 64 * j, w_tap, k);
+    }
+  };
+
+  TILEFUSE_DEVICE static void finish() {}
+};
+
+template <class Element, class Epilogue, class Config>
+using DgradIm2colKernel = gemm::sm90::GemmKernel<Element, Epilogue, Config, DgradIm2colOperands<Element, Config>>;
+
 }  // namespace tilefuse::conv::sm90

@@ -142,6 +142,19 @@ TILEFUSE_HOST_DEVICE constexpr bool supports_multicast() {
   }
 }
 
+// Whether an operand source stores B MN-major (Operands::kBMnMajor): each stage's B is TileN / 64 blocks
+// of 64 columns, each block TileK rows of 64 contiguous elements (128-byte rows, 128-byte swizzle), as a
+// 64-column TMA box of an N-contiguous tensor writes it (conv dgrad's filter: channels contiguous).
+// 16-bit elements only: FP8 wgmma takes K-major operands.
+template <class Operands>
+TILEFUSE_HOST_DEVICE constexpr bool b_mn_major() {
+  if constexpr (requires { Operands::kBMnMajor; }) {
+    return Operands::kBMnMajor;
+  } else {
+    return false;
+  }
+}
+
 // Whether a promoted mainloop keeps two partial sets (the next k-tile's wgmmas run while the previous
 // k-tile is promoted); Sm90PromotionInLine turns it off.
 template <class Config>
@@ -212,6 +225,9 @@ struct GemmKernel {
   // 64-byte swizzle row, which the operand source's TMA maps must write with CU_TENSOR_MAP_SWIZZLE_64B.
   static constexpr int kRowBytes = kTileK * static_cast<int>(sizeof(Element));
   static_assert(kRowBytes == 128 || (kRowBytes == 64 && kFp8), "a k-tile row is one 128-byte (FP8: or 64-byte) swizzle row");
+  static constexpr bool kBMnMajor = b_mn_major<Operands>();
+  static_assert(!kBMnMajor || (!kFp8 && kRowBytes == 128 && kTileN % 64 == 0),
+                "an MN-major B is 16-bit, in 64-column blocks of 128-byte rows");
 
   // ---- the epilogue's shape: chunks of kEpilogueColumns, visits of kVisitWidth columns ----
   static constexpr int kEpilogueColumns = Config::kEpilogueColumns;
@@ -875,7 +891,9 @@ struct GemmKernel {
     __syncwarp();  // wgmma is .aligned: the warp must be converged after the spin
     // A stage written by cp.async (the generic proxy) is read by wgmma (the async proxy).
     if constexpr (Operands::kGenericProxyWrites) arch::fence_proxy_async_shared();
-    cuda::std::uint64_t const desc_b = arch::smem_descriptor_k_major<kRowBytes>(s.b + state.stage * kBBytes);
+    char const* const b = s.b + state.stage * kBBytes;
+    cuda::std::uint64_t const desc_b = kBMnMajor ? arch::smem_descriptor_mn_major_sw128(b, kTileK * 128)
+                                                 : arch::smem_descriptor_k_major<kRowBytes>(b);
 #pragma unroll
     for (int rb = 0; rb < kRowBlocks; ++rb) arch::fence_operands(acc[rb]);
     arch::wgmma_fence();
@@ -888,7 +906,9 @@ struct GemmKernel {
         // One wgmma's K = 32 bytes further along the (swizzled) 128- or 64-byte row: +2 in the
         // descriptor's address field (bytes >> 4).
         auto const step = static_cast<cuda::std::uint32_t>((kk * kMmaK * static_cast<int>(sizeof(Element))) >> 4);
-        mma(acc[rb], arch::descriptor_advanced(desc_a, step), arch::descriptor_advanced(desc_b, step),
+        // An MN-major B steps kMmaK whole 128-byte rows instead.
+        auto const step_b = kBMnMajor ? static_cast<cuda::std::uint32_t>((kk * kMmaK * 128) >> 4) : step;
+        mma(acc[rb], arch::descriptor_advanced(desc_a, step), arch::descriptor_advanced(desc_b, step_b),
             accumulate || kk > 0 ? 1 : 0);
       }
     }
@@ -900,7 +920,7 @@ struct GemmKernel {
     if constexpr (kFp8) {
       arch::wgmma_m64k32<Element, ElementB, kTileN>(acc, desc_a, desc_b, scale_d);
     } else {
-      arch::wgmma_m64k16<Element, kTileN>(acc, desc_a, desc_b, scale_d);
+      arch::wgmma_m64k16<Element, kTileN, kBMnMajor ? 1 : 0>(acc, desc_a, desc_b, scale_d);
     }
   }
 
