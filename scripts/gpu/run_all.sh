@@ -408,7 +408,11 @@ sanitizer_summary() {  # sanitizer_summary <log>
   echo
   summarise_gtest "$OUT/gpu_tests.json" "$logs/tests.log"
   if [[ -f "$logs/tests.log" ]]; then
-    paths="$(grep -h '^\[ cases    \]' "$logs/tests.log" | awk '{run += $4; wide += substr($6, 2); narrow += $11; refused += $13; failed += $17} END {if (NR) printf "%d cases run in %d case lists (%d on the 16-byte path, %d element-wise), %d refused as allowed, %d failed", run, NR, wide, narrow, refused, failed}')"
+    paths="$(grep -h '^\[ cases    \]' "$logs/tests.log" | awk '
+      function count(pattern,   m) { return match($0, pattern) ? substr($0, RSTART, RLENGTH) + 0 : 0 }
+      {run += count("[0-9]+ run"); wide += count("[0-9]+ on the 16-byte"); narrow += count("[0-9]+ element-wise");
+       hopper += count("[0-9]+ on the Hopper"); refused += count("[0-9]+ refused"); failed += count("[0-9]+ failed")}
+      END {if (NR) printf "%d cases run in %d case lists (%d on the 16-byte path, %d element-wise; %d of the conv cases on the Hopper kernel), %d refused as allowed, %d failed", run, NR, wide, narrow, hopper, refused, failed}')"
     [[ -n "$paths" ]] && echo "- $paths"
   fi
   echo

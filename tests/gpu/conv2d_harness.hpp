@@ -322,7 +322,8 @@ void run_conv_cases(std::vector<ConvCase> const& cases, int max_failures = 4) {
     }
   }
   std::cout << "[ cases    ] " << tally.run << " run (" << tally.wide_path << " on the 16-byte path, "
-            << tally.narrow_path << " element-wise), " << tally.failed << " failed" << std::endl;
+            << tally.narrow_path << " element-wise; " << tally.hopper << " on the Hopper kernel), " << tally.failed
+            << " failed" << std::endl;
   ::testing::Test::RecordProperty("cases_run", tally.run);
   ::testing::Test::RecordProperty("cases_failed", tally.failed);
 }

@@ -615,6 +615,7 @@ struct CaseTally {
   int failed = 0;
   int wide_path = 0;    // describe() names the 16-byte path
   int narrow_path = 0;  // describe() names the element-wise path
+  int hopper = 0;       // describe() names an sm90 TMA + WGMMA kernel
 };
 
 inline void tally_path(std::string const& described, CaseTally& tally) {
@@ -623,6 +624,7 @@ inline void tally_path(std::string const& described, CaseTally& tally) {
   } else if (described.find("16-byte") != std::string::npos) {
     ++tally.wide_path;
   }
+  if (described.find("sm90 TMA + WGMMA") != std::string::npos) ++tally.hopper;
 }
 
 // Runs one case on the device and checks it. Returns false when the case failed. `Operation` is the
