@@ -153,10 +153,11 @@ TILEFUSE_DEVICE inline void setmaxnreg_inc() {
 // ---- wgmma.mma_async, A and B from shared memory ----
 //
 // scale_d = 0: D = A * B (the first k-step of a tile); otherwise D += A * B. TransB = 0: B is K-major
-// (the descriptor's rows are N); 1: B is MN-major (bf16/fp16 only). A is always K-major here.
+// (the descriptor's rows are N); 1: B is MN-major. TransA likewise for A (1: M contiguous). Transposes
+// are for bf16/fp16 only.
 
 // D (64 x 64, fp32, 32 registers per thread) (+)= A (64 x 16, bf16, smem) * B (16 x 64, bf16, smem).
-template <int TransB>
+template <int TransA, int TransB>
 TILEFUSE_DEVICE inline void wgmma_m64n64k16_bf16(float (&d)[32], cuda::std::uint64_t desc_a,
                                              cuda::std::uint64_t desc_b, int scale_d) {
 #if TILEFUSE_ARCH_SM90A
@@ -167,20 +168,20 @@ TILEFUSE_DEVICE inline void wgmma_m64n64k16_bf16(float (&d)[32], cuda::std::uint
       "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
       "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-      "%32, %33, p, 1, 1, 0, %35;\n"
+      "%32, %33, p, 1, 1, %35, %36;\n"
       "}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
         "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
         "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransB));
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransA), "n"(TransB));
 #else
   (void)d, (void)desc_a, (void)desc_b, (void)scale_d;
 #endif
 }
 
 // D (64 x 64, fp32, 32 registers per thread) (+)= A (64 x 16, f16, smem) * B (16 x 64, f16, smem).
-template <int TransB>
+template <int TransA, int TransB>
 TILEFUSE_DEVICE inline void wgmma_m64n64k16_f16(float (&d)[32], cuda::std::uint64_t desc_a,
                                              cuda::std::uint64_t desc_b, int scale_d) {
 #if TILEFUSE_ARCH_SM90A
@@ -191,20 +192,20 @@ TILEFUSE_DEVICE inline void wgmma_m64n64k16_f16(float (&d)[32], cuda::std::uint6
       "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
       "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-      "%32, %33, p, 1, 1, 0, %35;\n"
+      "%32, %33, p, 1, 1, %35, %36;\n"
       "}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
         "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
         "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransB));
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransA), "n"(TransB));
 #else
   (void)d, (void)desc_a, (void)desc_b, (void)scale_d;
 #endif
 }
 
 // D (64 x 128, fp32, 64 registers per thread) (+)= A (64 x 16, bf16, smem) * B (16 x 128, bf16, smem).
-template <int TransB>
+template <int TransA, int TransB>
 TILEFUSE_DEVICE inline void wgmma_m64n128k16_bf16(float (&d)[64], cuda::std::uint64_t desc_a,
                                              cuda::std::uint64_t desc_b, int scale_d) {
 #if TILEFUSE_ARCH_SM90A
@@ -217,7 +218,7 @@ TILEFUSE_DEVICE inline void wgmma_m64n128k16_bf16(float (&d)[64], cuda::std::uin
       "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
       "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
       "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-      "%64, %65, p, 1, 1, 0, %67;\n"
+      "%64, %65, p, 1, 1, %67, %68;\n"
       "}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
@@ -227,14 +228,14 @@ TILEFUSE_DEVICE inline void wgmma_m64n128k16_bf16(float (&d)[64], cuda::std::uin
         "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
         "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
         "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransB));
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransA), "n"(TransB));
 #else
   (void)d, (void)desc_a, (void)desc_b, (void)scale_d;
 #endif
 }
 
 // D (64 x 128, fp32, 64 registers per thread) (+)= A (64 x 16, f16, smem) * B (16 x 128, f16, smem).
-template <int TransB>
+template <int TransA, int TransB>
 TILEFUSE_DEVICE inline void wgmma_m64n128k16_f16(float (&d)[64], cuda::std::uint64_t desc_a,
                                              cuda::std::uint64_t desc_b, int scale_d) {
 #if TILEFUSE_ARCH_SM90A
@@ -247,7 +248,7 @@ TILEFUSE_DEVICE inline void wgmma_m64n128k16_f16(float (&d)[64], cuda::std::uint
       "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
       "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
       "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-      "%64, %65, p, 1, 1, 0, %67;\n"
+      "%64, %65, p, 1, 1, %67, %68;\n"
       "}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
@@ -257,14 +258,14 @@ TILEFUSE_DEVICE inline void wgmma_m64n128k16_f16(float (&d)[64], cuda::std::uint
         "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
         "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
         "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransB));
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransA), "n"(TransB));
 #else
   (void)d, (void)desc_a, (void)desc_b, (void)scale_d;
 #endif
 }
 
 // D (64 x 256, fp32, 128 registers per thread) (+)= A (64 x 16, bf16, smem) * B (16 x 256, bf16, smem).
-template <int TransB>
+template <int TransA, int TransB>
 TILEFUSE_DEVICE inline void wgmma_m64n256k16_bf16(float (&d)[128], cuda::std::uint64_t desc_a,
                                              cuda::std::uint64_t desc_b, int scale_d) {
 #if TILEFUSE_ARCH_SM90A
@@ -281,7 +282,7 @@ TILEFUSE_DEVICE inline void wgmma_m64n256k16_bf16(float (&d)[128], cuda::std::ui
       "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95,"
       "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111,"
       "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
-      "%128, %129, p, 1, 1, 0, %131;\n"
+      "%128, %129, p, 1, 1, %131, %132;\n"
       "}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
@@ -299,14 +300,14 @@ TILEFUSE_DEVICE inline void wgmma_m64n256k16_bf16(float (&d)[128], cuda::std::ui
         "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
         "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
         "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransB));
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransA), "n"(TransB));
 #else
   (void)d, (void)desc_a, (void)desc_b, (void)scale_d;
 #endif
 }
 
 // D (64 x 256, fp32, 128 registers per thread) (+)= A (64 x 16, f16, smem) * B (16 x 256, f16, smem).
-template <int TransB>
+template <int TransA, int TransB>
 TILEFUSE_DEVICE inline void wgmma_m64n256k16_f16(float (&d)[128], cuda::std::uint64_t desc_a,
                                              cuda::std::uint64_t desc_b, int scale_d) {
 #if TILEFUSE_ARCH_SM90A
@@ -323,7 +324,7 @@ TILEFUSE_DEVICE inline void wgmma_m64n256k16_f16(float (&d)[128], cuda::std::uin
       "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95,"
       "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111,"
       "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
-      "%128, %129, p, 1, 1, 0, %131;\n"
+      "%128, %129, p, 1, 1, %131, %132;\n"
       "}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
@@ -341,28 +342,28 @@ TILEFUSE_DEVICE inline void wgmma_m64n256k16_f16(float (&d)[128], cuda::std::uin
         "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
         "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
         "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransB));
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransA), "n"(TransB));
 #else
   (void)d, (void)desc_a, (void)desc_b, (void)scale_d;
 #endif
 }
 
 
-template <class Element, int N, int TransB = 0>
+template <class Element, int N, int TransB = 0, int TransA = 0>
 TILEFUSE_DEVICE inline void wgmma_m64k16(float (&d)[N / 2], cuda::std::uint64_t desc_a, cuda::std::uint64_t desc_b,
                                          int scale_d) {
   constexpr bool kBf16 = cuda::std::is_same_v<Element, bfloat16_t>;
   static_assert(kBf16 || cuda::std::is_same_v<Element, half_t>, "wgmma_m64k16 takes bfloat16_t or half_t operands");
   static_assert(N == 64 || N == 128 || N == 256, "wgmma_m64k16 is instantiated for N = 64, 128 and 256");
   if constexpr (N == 256) {
-    if constexpr (kBf16) wgmma_m64n256k16_bf16<TransB>(d, desc_a, desc_b, scale_d);
-    else wgmma_m64n256k16_f16<TransB>(d, desc_a, desc_b, scale_d);
+    if constexpr (kBf16) wgmma_m64n256k16_bf16<TransA, TransB>(d, desc_a, desc_b, scale_d);
+    else wgmma_m64n256k16_f16<TransA, TransB>(d, desc_a, desc_b, scale_d);
   } else if constexpr (N == 128) {
-    if constexpr (kBf16) wgmma_m64n128k16_bf16<TransB>(d, desc_a, desc_b, scale_d);
-    else wgmma_m64n128k16_f16<TransB>(d, desc_a, desc_b, scale_d);
+    if constexpr (kBf16) wgmma_m64n128k16_bf16<TransA, TransB>(d, desc_a, desc_b, scale_d);
+    else wgmma_m64n128k16_f16<TransA, TransB>(d, desc_a, desc_b, scale_d);
   } else {
-    if constexpr (kBf16) wgmma_m64n64k16_bf16<TransB>(d, desc_a, desc_b, scale_d);
-    else wgmma_m64n64k16_f16<TransB>(d, desc_a, desc_b, scale_d);
+    if constexpr (kBf16) wgmma_m64n64k16_bf16<TransA, TransB>(d, desc_a, desc_b, scale_d);
+    else wgmma_m64n64k16_f16<TransA, TransB>(d, desc_a, desc_b, scale_d);
   }
 }
 

@@ -109,7 +109,9 @@ class Conv2d {
   static std::size_t workspace_size(Arguments const& args) {
     if constexpr (kHopperCapable) {
       Plan plan;
-      if (make_plan(args, &plan).ok() && plan.hopper) return 0;  // the Hopper kernel does not split K
+      if (make_plan(args, &plan).ok() && plan.hopper) {  // only its wgrad splits K
+        return gemm::detail::split_k_workspace_bytes(output_matrix(args.problem), plan.split_k);
+      }
     }
     return gemm::detail::split_k_workspace_bytes(output_matrix(args.problem), resolve(args).split_k);
   }
@@ -126,7 +128,7 @@ class Conv2d {
     if constexpr (kHopperCapable) {
       if (plan.hopper) {
         return dispatch_sm90(plan.sm90_tile, plan.sm90_im2col, plan.sm90_half_k, [&]<class Cfg, bool kIm2col>() {
-          return launch_sm90<Cfg, kIm2col>(args, plan, stream);
+          return launch_sm90<Cfg, kIm2col>(args, plan, workspace, stream);
         });
       }
     }
@@ -182,8 +184,12 @@ class Conv2d {
   // config forces the sm80 path).
   static constexpr bool k16Bit = std::is_same_v<Element, bfloat16_t> || std::is_same_v<Element, half_t>;
   static constexpr bool kDgradSm90 = kMode == ConvMode::kDgrad && k16Bit;
+  // wgrad (16-bit): dy^T x im2col(x), both operands MN-major, split-K as a batch of fp32 partials
+  // (sm90::WgradOperands).
+  static constexpr bool kWgradSm90 = kMode == ConvMode::kWgrad && k16Bit;
+  static constexpr bool kTmaOnlySm90 = kDgradSm90 || kWgradSm90;  // no gathering source
   static constexpr bool kHopperCapable = std::is_same_v<Config, gemm::Sm80AutoConfig> && !InputTransform::kEnabled &&
-                                         ((kMode == ConvMode::kFprop && (k16Bit || kFp8)) || kDgradSm90);
+                                         ((kMode == ConvMode::kFprop && (k16Bit || kFp8)) || kTmaOnlySm90);
   // The Hopper kernel's k-tile (one 128-byte row of channels) and its 16-byte chunk, in elements.
   static constexpr index_t kSm90TileK = 128 / static_cast<index_t>(sizeof(Element));
   static constexpr index_t kChunkElements = 16 / static_cast<index_t>(sizeof(Element));
@@ -228,6 +234,7 @@ class Conv2d {
     // Its source of x: TMA im2col, or the cp.async gather, and why.
     bool sm90_im2col = false;
     bool sm90_half_k = false;  // FP8 im2col with k-tiles of 64 channels (C a multiple of 64, not of 128)
+    int sm90_split = 1;        // wgrad: the K splits (fp32 partials per split, then a reduction pass)
     std::string why_sm90_source;
   };
 
@@ -356,8 +363,8 @@ class Conv2d {
                                             " and 16-byte-aligned x and w (", plan->why_narrow, ")");
       return;
     }
-    if (args.split_k > 1) {
-      plan->why_not_hopper = status_message("split_k = ", args.split_k, " was asked for, and the Hopper kernel does not split K");
+    if (args.split_k > 1 && !kWgradSm90) {
+      plan->why_not_hopper = status_message("split_k = ", args.split_k, " was asked for, and the Hopper kernel splits K for wgrad only");
       return;
     }
     if (g.m > std::numeric_limits<int>::max() - 256) {
@@ -366,14 +373,16 @@ class Conv2d {
       return;
     }
     bool const im2col = choose_sm90_source(args, plan);
-    if constexpr (kDgradSm90) {
-      if (!im2col) {  // dgrad has no gathering source
-        plan->why_not_hopper = "its dgrad loads dy by TMA im2col only, and " + plan->why_sm90_source;
+    if constexpr (kTmaOnlySm90) {
+      if (!im2col) {  // dgrad and wgrad have no gathering source
+        plan->why_not_hopper = status_message("its ", kDgradSm90 ? "dgrad loads dy" : "wgrad loads x",
+                                              " by TMA im2col only, and ", plan->why_sm90_source);
         return;
       }
     }
-    Sm90Tile tile = choose_sm90_tile(g, plan);
-    if (std::optional<Sm90Tile> const forced = forced_sm90_tile()) {
+    std::optional<Sm90Tile> const forced = forced_sm90_tile();
+    Sm90Tile tile = kWgradSm90 ? choose_wgrad_tile(g, args.split_k, forced, plan) : choose_sm90_tile(g, plan);
+    if (forced) {
       plan->why_sm90_tile += "; forced by TILEFUSE_CONV_SM90_TILE";
       tile = *forced;
     } else {
@@ -397,7 +406,7 @@ class Conv2d {
     plan->hopper = true;
     plan->sm90_tile = tile;
     plan->sm90_im2col = im2col;
-    plan->split_k = 1;
+    plan->split_k = kWgradSm90 ? plan->sm90_split : 1;
   }
 
   // Calls f.template operator()<Cfg, kIm2col>() for the Hopper kernel of the tile and the source (the
@@ -413,8 +422,8 @@ class Conv2d {
     } else {
       (void)half_k;
     }
-    if constexpr (kDgradSm90) {
-      (void)im2col;  // dgrad has the im2col source only (plan_hopper)
+    if constexpr (kTmaOnlySm90) {
+      (void)im2col;  // dgrad and wgrad have the im2col source only (plan_hopper)
       return dispatch_im2col<ConfigFor>(tile, f);
     } else {
       if (im2col) return dispatch_im2col<ConfigFor>(tile, f);
@@ -446,6 +455,7 @@ class Conv2d {
   // TILEFUSE_CONV_SM90_SOURCE=gather; else the cp.async gather. Fills plan->why_sm90_source.
   static bool choose_sm90_source(Arguments const& args, Plan* plan) {
     if constexpr (kDgradSm90) return choose_dgrad_source(args, plan);
+    if constexpr (kWgradSm90) return choose_wgrad_source(args, plan);
     Conv2dProblem const& p = args.problem;
     char const* const forced = std::getenv("TILEFUSE_CONV_SM90_SOURCE");
     if (forced != nullptr && std::strcmp(forced, "gather") == 0) {
@@ -470,6 +480,79 @@ class Conv2d {
         plan->sm90_half_k ? " (not of 128: FP8 k-tiles of 64 channels in 64-byte swizzled rows, twice the stages)" : "",
         ", padding, strides and dilated filter within the im2col tensor map's limits");
     return true;
+  }
+
+  // wgrad's sources: x by TMA im2col in blocks of 64 channels of one tap (C a multiple of 64) when x's
+  // im2col tensor map of 64 pixels is valid; dy by tiled TMA.
+  static bool choose_wgrad_source(Arguments const& args, Plan* plan) {
+    Conv2dProblem const& p = args.problem;
+    if (p.C % 64 != 0) {
+      plan->why_sm90_source = status_message("C = ", p.C, " is not a multiple of 64, so a 64-column block of r*s*c spans two filter taps");
+      return false;
+    }
+    Status const valid = validate(im2col_args(p, args.x, 64, 64));
+    if (!valid.ok()) {
+      plan->why_sm90_source = "x's im2col tensor map is refused: " + valid.message();
+      return false;
+    }
+    plan->why_sm90_source = "C a multiple of 64, padding, strides and dilated filter within the im2col tensor map's limits";
+    return true;
+  }
+
+  // The wgrad tile and split count by the wave model of choose_sm90_tile, with K split into s parts:
+  //   ceil(tiles * s / SMs) x TileN x (k-tiles / s + 3) / efficiency
+  // plus, for s > 1, the reduction pass (s fp32 partials read and D written at ~3 bytes/ns, and ~3 us
+  // for the launch and its tail) in the same units (one unit ~ 3 ns: a 128 x 1 x 64 slice of a k-tile at
+  // the H200's wgmma rate). requested > 1 fixes s (capped at the k-tiles); forced fixes the tile. Fills
+  // plan->sm90_split and plan->why_sm90_tile.
+  static Sm90Tile choose_wgrad_tile(GemmCoord const& g, int requested, std::optional<Sm90Tile> forced, Plan* plan) {
+    int const sms = std::max(1, sm_count());
+    plan->sm_count = sms;
+    index_t const k_tiles = std::max<index_t>(1, (g.k + 63) / 64);
+    struct Candidate {
+      Sm90Tile tile;
+      int n;
+      double efficiency;
+      char const* name;
+    };
+    constexpr Candidate kCandidates[] = {{Sm90Tile::kLarge, 256, 1.0, "128x256"},
+                                         {Sm90Tile::kMedium, 128, 0.92, "128x128"},
+                                         {Sm90Tile::kNarrow, 64, 0.75, "128x64"}};
+    auto const tile_n = [&](Sm90Tile t) {
+      return t == Sm90Tile::kLarge ? 256 : t == Sm90Tile::kMedium || t == Sm90Tile::kPingPongMedium ? 128 : 64;
+    };
+    index_t const max_split = requested > 1 ? std::min<index_t>(requested, k_tiles) : std::min<index_t>(k_tiles, 256);
+    index_t const min_split = requested > 1 ? max_split : 1;
+    double best_cost = 0.0;
+    Sm90Tile best = Sm90Tile::kLarge;
+    int best_split = 1;
+    std::string why;
+    for (Candidate const& c : kCandidates) {
+      if (forced && tile_n(*forced) != c.n) continue;
+      index_t const tiles = ((g.m + 127) / 128) * ((g.n + c.n - 1) / c.n);
+      double cost_here = 0.0;
+      int split_here = 1;
+      for (index_t split = min_split; split <= (requested == 1 ? 1 : max_split); ++split) {
+        index_t const per_block = (tiles * split + sms - 1) / sms;
+        index_t const k_per_split = (k_tiles + split - 1) / split;
+        double cost = static_cast<double>(per_block) * c.n * (static_cast<double>(k_per_split) + 3.0) / c.efficiency;
+        if (split > 1) cost += (static_cast<double>(split + 1) * g.m * g.n * 4.0 / 3.0 + 3000.0) / 3.0;
+        if (cost_here == 0.0 || cost < cost_here * 0.999) {
+          cost_here = cost;
+          split_here = static_cast<int>(split);
+        }
+      }
+      why += status_message(why.empty() ? "" : ", ", c.name, ": ", tiles, " tiles x split ", split_here, ", cost ",
+                            static_cast<index_t>(cost_here));
+      if (best_cost == 0.0 || cost_here < best_cost * 0.999) {
+        best = c.tile;
+        best_cost = cost_here;
+        best_split = split_here;
+      }
+    }
+    plan->why_sm90_tile = why;
+    plan->sm90_split = best_split;
+    return best;
   }
 
   // dgrad's source: dy by TMA im2col as the equivalent fprop's x (dgrad_as_fprop) when the strides are 1,
@@ -621,8 +704,9 @@ class Conv2d {
 
   template <class Cfg, bool kIm2col>
   using Sm90KernelOf = std::conditional_t<
-      kDgradSm90, sm90::DgradIm2colKernel<Element, Epilogue, Cfg>,
-      std::conditional_t<kIm2col, sm90::FpropIm2colKernel<Element, Epilogue, Cfg>, sm90::FpropKernel<Element, Epilogue, Cfg>>>;
+      kWgradSm90, sm90::WgradKernel<Element, Epilogue, Cfg>,
+      std::conditional_t<kDgradSm90, sm90::DgradIm2colKernel<Element, Epilogue, Cfg>,
+      std::conditional_t<kIm2col, sm90::FpropIm2colKernel<Element, Epilogue, Cfg>, sm90::FpropKernel<Element, Epilogue, Cfg>>>>;
   // Trees with one 16-bit residual (conv + bias + residual + ReLU) load it by TMA on the cooperative
   // tiles (Sm90ConvTmaAux; the residual must be 16-byte aligned, plan_hopper checks); others, and the
   // ping-pong tiles, as configured.
@@ -692,24 +776,37 @@ class Conv2d {
 
   template <class Cfg, bool kIm2col>
   static std::string describe_sm90(Plan const& plan, GemmCoord const& g) {
-    index_t const tiles = ((g.m + Cfg::kTileM - 1) / Cfg::kTileM) * ((g.n + Cfg::kTileN - 1) / Cfg::kTileN);
+    index_t const tiles = ((g.m + Cfg::kTileM - 1) / Cfg::kTileM) * ((g.n + Cfg::kTileN - 1) / Cfg::kTileN) *
+                          (kWgradSm90 ? plan.split_k : 1);
+    std::string loads;
+    if constexpr (kWgradSm90) {
+      loads = status_message("dy by TMA in boxes of 64 channels x 64 pixels (A MN-major), x by TMA im2col in copies of "
+                             "64 pixels x 64 channels of one tap (B MN-major) (",
+                             plan.why_sm90_source, "), ",
+                             plan.split_k > 1 ? status_message("split-K ", plan.split_k,
+                                                               " (fp32 partials in the workspace, then a reduction pass "
+                                                               "that applies the epilogue), ")
+                                              : std::string("no split-K, "));
+    } else {
+      loads = status_message(
+          kIm2col ? status_message(kDgradSm90 ? "dy" : "x", " by TMA im2col (one copy of 128 pixels x ", Cfg::kTileK,
+                                   " channels per filter tap and k-tile)")
+                  : std::string("x by 16-byte cp.async gathers of the producer warpgroup"),
+          " (", plan.why_sm90_source, "), ",
+          kDgradSm90 ? "w by TMA in boxes of 64 channels x 64 filters of the flipped tap (B MN-major), " : "w by TMA, ");
+    }
     return status_message("sm90 TMA + WGMMA implicit-GEMM ", op_name(), " (GEMM ", g.m, " x ", g.n, " x ", g.k,
                           "; warp-specialized, persistent", Cfg::kSchedule == gemm::Sm90Schedule::kPingPong ? ", ping-pong" : "",
                           "), tile ", Cfg::kTileM, "x", Cfg::kTileN, "x", Cfg::kTileK,
                           " (wave model: ", plan.why_sm90_tile, "), ", Sm90Kernel<Cfg, kIm2col>::kStages, " stages, ",
-                          Sm90Kernel<Cfg, kIm2col>::kTmaAux ? "residual by TMA beside the operands, " : "",
-                          kIm2col ? status_message(kDgradSm90 ? "dy" : "x", " by TMA im2col (one copy of 128 pixels x ",
-                                                   Cfg::kTileK, " channels per filter tap and k-tile)")
-                                  : std::string("x by 16-byte cp.async gathers of the producer warpgroup"),
-                          " (", plan.why_sm90_source, "), ",
-                          kDgradSm90 ? "w by TMA in boxes of 64 channels x 64 filters of the flipped tap (B MN-major), "
-                                     : "w by TMA, ",
-                          tiles, " tiles on ",
-                          std::min<index_t>(tiles, plan.sm_count), " blocks; ",
+                          Sm90Kernel<Cfg, kIm2col>::kTmaAux ? "residual by TMA beside the operands, " : "", loads, tiles,
+                          " tiles on ", std::min<index_t>(tiles, plan.sm_count), " blocks; ",
                           kFp8 ? status_message(name_of(data_type_of<Element>), " operands, fp32 accumulation in the tensor cores; ")
                                : std::string(),
                           "chosen: sm_90 device with sm_90a code, C and K multiples of ", kChunkElements,
-                          kDgradSm90 ? ", 16-byte-aligned dy and w, no split-K" : ", 16-byte-aligned x and w, no split-K");
+                          kDgradSm90   ? ", 16-byte-aligned dy and w, no split-K"
+                          : kWgradSm90 ? ", 16-byte-aligned dy and x"
+                                       : ", 16-byte-aligned x and w, no split-K");
   }
 
   // w (K x R*S*C, row-major) as the 3D tensor map (r*s*c, k', 1), box (64, TileN, 1), 128-byte swizzle.
@@ -772,8 +869,88 @@ class Conv2d {
     return {};
   }
 
+  // wgrad's dy (N*P*Q x K, row-major) as the 3D tensor map (K, N*P*Q, 1), box (64 channels, 64 pixels, 1),
+  // 128-byte swizzle: A MN-major (sm90::WgradOperands).
+  static Status encode_dy_mn_major(Arguments const& args, arch::TmaDescriptor* out) {
+    Conv2dProblem const& p = args.problem;
+    constexpr auto kBytes = static_cast<std::uint64_t>(sizeof(Element));
+    auto const k = static_cast<std::uint64_t>(p.K);
+    auto const pixels = static_cast<std::uint64_t>(p.N * p.P() * p.Q());
+    TensorMapTiledArgs t;
+    t.data_type = tensor_map_type();
+    t.rank = 3;
+    t.global_address = const_cast<Element*>(args.dy);
+    t.global_dim[0] = static_cast<cuuint64_t>(k);
+    t.global_dim[1] = static_cast<cuuint64_t>(pixels);
+    t.global_dim[2] = 1;
+    t.global_strides[0] = static_cast<cuuint64_t>(k * kBytes);
+    t.global_strides[1] = static_cast<cuuint64_t>(k * pixels * kBytes);
+    t.box_dim[0] = 64;
+    t.box_dim[1] = 64;
+    t.box_dim[2] = 1;
+    t.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
+    t.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+    t.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+    t.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+    CUtensorMap map;
+    Status const s = make_tensor_map_tiled(t, &map);
+    if (!s.ok()) return {s.code(), status_message(op_name(), ": tensor map of dy: ", s.message())};
+    std::memcpy(out, &map, sizeof(map));
+    return {};
+  }
+
+  // The Hopper wgrad: with plan.split_k = s > 1, the kernel stores s fp32 partials ([split][K][R*S*C] in
+  // the workspace, each over its own range of pixels) and split_k_epilogue_kernel sums them and applies
+  // the tree; with s = 1 the kernel applies the tree itself.
+  template <class Cfg>
+  static Status launch_wgrad(Arguments const& args, Plan const& plan, void* workspace, cudaStream_t stream) {
+    GemmCoord const g = output_matrix(args.problem);
+    index_t const k_tiles = (g.k + 63) / 64;
+    index_t const k_per_split = ((k_tiles + plan.split_k - 1) / plan.split_k) * 64;
+    index_t const splits = (g.k + k_per_split - 1) / k_per_split;  // <= plan.split_k: no split past the pixels
+    auto const launch = [&]<class K>(auto const& epilogue, index_t batch) -> Status {
+      typename K::Params params;
+      TILEFUSE_RETURN_IF_ERROR(encode_dy_mn_major(args, &params.tma_a));
+      CUtensorMap map;
+      Status const s = make_tensor_map_im2col(im2col_args(args.problem, args.x, 64, 64), &map);
+      if (!s.ok()) return {s.code(), status_message(op_name(), ": im2col tensor map of x: ", s.message())};
+      std::memcpy(&params.tma_b, &map, sizeof(map));
+      params.geometry = ConvGeometry::of(args.problem);
+      params.k_per_split = static_cast<int>(k_per_split);
+      params.problem = GemmCoord{g.m, g.n, k_per_split, batch};
+      params.epilogue = epilogue;
+      TILEFUSE_RETURN_IF_ERROR(gemm::encode_sm90_aux<K>(op_name(), g.m, g.n, batch, &params));
+      gemm::encode_sm90_store<K>(g.m, g.n, batch, &params);
+      index_t const tiles_m = (g.m + Cfg::kTileM - 1) / Cfg::kTileM;
+      index_t const tiles_n = (g.n + Cfg::kTileN - 1) / Cfg::kTileN;
+      params.tiles_m = static_cast<int>(tiles_m);
+      params.tiles_n = static_cast<int>(tiles_n);
+      params.tiles = static_cast<int>(tiles_m * tiles_n * batch);
+      LaunchConfig config;
+      config.grid = dim3(static_cast<unsigned>(std::min<index_t>(tiles_m * tiles_n * batch, plan.sm_count)));
+      config.block = dim3(K::kThreads);
+      config.dynamic_smem_bytes = K::kSmemBytes;
+      config.stream = stream;
+      void* kernel_args[] = {&params};
+      return host_adapter().launch(config, reinterpret_cast<void const*>(&gemm::sm90::sm90_gemm_kernel<K>), kernel_args);
+    };
+    if (splits == 1) return launch.template operator()<Sm90Kernel<Cfg, true>>(plan.epilogue, 1);
+    using Partial = sm90::WgradKernel<Element, WgradPartialTree, Cfg>;
+    epilogue::EpilogueArguments<WgradPartialTree> partial_args;
+    partial_args.set("D", static_cast<float*>(workspace));
+    typename WgradPartialTree::Params partial;
+    Status const bound = partial_args.bind({g.m, g.n, splits}, &partial);
+    if (!bound.ok()) return {bound.code(), status_message(op_name(), " split-K partials: ", bound.message())};
+    TILEFUSE_RETURN_IF_ERROR(launch.template operator()<Partial>(partial, splits));
+    return gemm::detail::launch_split_k_epilogue<Epilogue>(GemmCoord{g.m, g.n, g.k, 1}, static_cast<int>(splits),
+                                                          static_cast<float const*>(workspace), plan.epilogue, stream);
+  }
+  using WgradPartialTree = epilogue::Store<"D", float, epilogue::Acc>;
+
   template <class Cfg, bool kIm2col>
-  static Status launch_sm90(Arguments const& args, Plan const& plan, cudaStream_t stream) {
+  static Status launch_sm90(Arguments const& args, Plan const& plan, void* workspace, cudaStream_t stream) {
+    if constexpr (kWgradSm90) return launch_wgrad<Cfg>(args, plan, workspace, stream);
+    (void)workspace;
     using K = Sm90Kernel<Cfg, kIm2col>;
     typename K::Params params;
     GemmCoord const g = output_matrix(args.problem);

@@ -336,4 +336,84 @@ struct DgradIm2colOperands {
 template <class Element, class Epilogue, class Config>
 using DgradIm2colKernel = gemm::sm90::GemmKernel<Element, Epilogue, Config, DgradIm2colOperands<Element, Config>>;
 
+// wgrad's operand source: dw (K x R*S*C) = dy^T (K x N*P*Q) * im2col(x) (N*P*Q x R*S*C), both operands
+// MN-major (their contiguous dimension is the output's, channels, not the reduction's, pixels):
+//   A: per k-tile of 64 output pixels, TileM / 64 tiled loads of dy as the 3D tensor map (K, N*P*Q, 1),
+//      box (64 channels, 64 pixels, 1): each 64 pixel-rows of 64 gradient channels (kAMnMajor);
+//   B: TileN / 64 im2col loads of x (the fprop's map, 64 pixels x 64 channels per copy): block j holds
+//      columns n0 + 64 j .. + 63 of r*s*c, i.e. 64 channels of one tap (C a multiple of 64), for the
+//      k-tile's 64 output pixels (kBMnMajor). Blocks past r*s*c load the last tap (their columns are
+//      never stored).
+// Parallel split-K as a batch: batch index b reduces pixels [b * k_per_split, (b + 1) * k_per_split) (the
+// kernel's problem.k is k_per_split, a multiple of 64) into its own fp32 partial; pixels past N*P*Q are
+// zeros in both operands. Any strides, padding and dilation the im2col tensor map accepts.
+template <class Element, class Config>
+struct WgradOperands {
+  static constexpr int kTileM = Config::kTileM;
+  static constexpr int kTileN = Config::kTileN;
+  static constexpr int kTileK = Config::kTileK;
+  static constexpr int kProducerThreads = 1;
+  static constexpr int kFullArrivals = 1;  // the producer's arrive.expect_tx
+  static constexpr bool kGenericProxyWrites = false;
+  static constexpr bool kAMnMajor = true;
+  static constexpr bool kBMnMajor = true;
+  static constexpr int kRowBytes = kTileK * static_cast<int>(sizeof(Element));
+  static constexpr int kABytes = kTileM * kRowBytes;
+  static constexpr int kBBytes = kTileN * kRowBytes;
+  static constexpr int kBlockBytes = kTileK * 128;  // one 64-wide block: TileK rows of 128 bytes
+  static_assert(sizeof(Element) == 2 && kRowBytes == 128 && kTileM % 64 == 0 && kTileN % 64 == 0,
+                "16-bit elements, 64 pixels per k-tile, whole 64-wide blocks of A and B");
+
+  struct Params {
+    arch::TmaDescriptor tma_a;  // dy as (K, N*P*Q, 1), box (64, 64, 1), 128-byte swizzle
+    arch::TmaDescriptor tma_b;  // x as im2col (C, W, H, N), 64 channels x 64 pixels, 128-byte swizzle
+    ConvGeometry geometry;
+    int k_per_split = 0;        // output pixels per batch entry (split), a multiple of TileK
+  };
+
+  TILEFUSE_DEVICE static void prefetch(Params const& p) {
+    arch::tma_prefetch_descriptor(&p.tma_a);
+    arch::tma_prefetch_descriptor(&p.tma_b);
+  }
+
+  struct Loader {
+    int m0, n0, first_pixel;
+
+    TILEFUSE_DEVICE Loader(Params const& p, GemmCoord const&, int /*thread*/, int m0_, int n0_, int batch)
+        : m0(m0_), n0(n0_), first_pixel(batch * p.k_per_split) {}
+
+    TILEFUSE_DEVICE void load(Params const& p, char* a, char* b, cuda::std::uint64_t* full, int k0) const {
+      ConvGeometry const& g = p.geometry;
+      int const pixel = first_pixel + k0;
+      int const pq_count = g.P * g.Q;
+      int const n = pixel / pq_count;
+      int const pq = pixel - n * pq_count;
+      int const pp = pq / g.Q;
+      int const h = pp * g.stride_h - g.pad_h;
+      int const w = (pq - pp * g.Q) * g.stride_w - g.pad_w;
+      arch::mbarrier_arrive_expect_tx(full, kABytes + kBBytes);
+#pragma unroll
+      for (int j = 0; j < kTileM / 64; ++j) arch::tma_load_3d(a + j * kBlockBytes, &p.tma_a, full, m0 + 64 * j, pixel, 0);
+      int const taps = g.R * g.S;
+#pragma unroll
+      for (int j = 0; j < kTileN / 64; ++j) {
+        int const column = n0 + 64 * j;
+        int tap = column / g.C;
+        int c0 = column - tap * g.C;
+        if (tap >= taps) tap = taps - 1, c0 = 0;
+        int const r = tap / g.S;
+        int const s = tap - r * g.S;
+        arch::tma_load_im2col_4d(b + j * kBlockBytes, &p.tma_b, full, c0, w, h, n,
+                                 static_cast<cuda::std::uint16_t>(s * g.dilation_w),
+                                 static_cast<cuda::std::uint16_t>(r * g.dilation_h));
+      }
+    }
+  };
+
+  TILEFUSE_DEVICE static void finish() {}
+};
+
+template <class Element, class Epilogue, class Config>
+using WgradKernel = gemm::sm90::GemmKernel<Element, Epilogue, Config, WgradOperands<Element, Config>>;
+
 }  // namespace tilefuse::conv::sm90

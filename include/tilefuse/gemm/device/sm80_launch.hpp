@@ -17,6 +17,26 @@
 
 namespace tilefuse::gemm::detail {
 
+// Parallel split-K's second pass: sums the split_k fp32 partials ([split][batch][m][n]) of problem p and
+// applies the epilogue (split_k_epilogue_kernel). Shared by the sm80 kernel and the Hopper conv wgrad.
+template <class Epilogue>
+Status launch_split_k_epilogue(GemmCoord const& p, int split_k, float const* partials,
+                               typename Epilogue::Params const& epilogue, cudaStream_t stream) {
+  SplitKEpilogueParams<Epilogue> reduce;
+  reduce.problem = p;
+  reduce.split_k = split_k;
+  reduce.partials = partials;
+  reduce.epilogue = epilogue;
+  index_t const vectors = p.batch * p.m * ((p.n + 7) / 8);
+  LaunchConfig reduce_config;
+  reduce_config.grid = dim3(static_cast<unsigned>(std::min<index_t>((vectors + 255) / 256, 65535)));
+  reduce_config.block = dim3(256);
+  reduce_config.stream = stream;
+  void* reduce_args[] = {&reduce};
+  return host_adapter().launch(reduce_config, reinterpret_cast<void const*>(&split_k_epilogue_kernel<Epilogue>),
+                               reduce_args);
+}
+
 // Launches `Kernel` (an sm80::TiledKernel) with `params`, whose problem, operands and epilogue are set;
 // fills in the tile grid and the split-K fields. workspace: split_k * batch * m * n floats when
 // split_k > 1.
@@ -39,20 +59,7 @@ Status launch_tiled(typename Kernel::Params params, int split_k, void* workspace
   TILEFUSE_RETURN_IF_ERROR(
       host_adapter().launch(config, reinterpret_cast<void const*>(&sm80::sm80_gemm_kernel<Kernel>), kernel_args));
   if (split_k == 1) return {};
-
-  SplitKEpilogueParams<Epilogue> reduce;
-  reduce.problem = p;
-  reduce.split_k = split_k;
-  reduce.partials = params.partials;
-  reduce.epilogue = params.epilogue;
-  index_t const vectors = p.batch * p.m * ((p.n + 7) / 8);
-  LaunchConfig reduce_config;
-  reduce_config.grid = dim3(static_cast<unsigned>(std::min<index_t>((vectors + 255) / 256, 65535)));
-  reduce_config.block = dim3(256);
-  reduce_config.stream = stream;
-  void* reduce_args[] = {&reduce};
-  return host_adapter().launch(reduce_config, reinterpret_cast<void const*>(&split_k_epilogue_kernel<Epilogue>),
-                               reduce_args);
+  return launch_split_k_epilogue<Epilogue>(p, split_k, params.partials, params.epilogue, stream);
 }
 
 // SMs of the current device (132 if it cannot be asked: the planning still works, only less well).

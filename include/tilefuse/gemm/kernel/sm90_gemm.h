@@ -155,6 +155,17 @@ TILEFUSE_HOST_DEVICE constexpr bool b_mn_major() {
   }
 }
 
+// Whether an operand source stores A MN-major (Operands::kAMnMajor): TileM / 64 blocks of 64 rows of
+// the tile, each TileK K-rows of 64 contiguous M elements, as for B above (conv wgrad's dy^T).
+template <class Operands>
+TILEFUSE_HOST_DEVICE constexpr bool a_mn_major() {
+  if constexpr (requires { Operands::kAMnMajor; }) {
+    return Operands::kAMnMajor;
+  } else {
+    return false;
+  }
+}
+
 // Whether a promoted mainloop keeps two partial sets (the next k-tile's wgmmas run while the previous
 // k-tile is promoted); Sm90PromotionInLine turns it off.
 template <class Config>
@@ -228,6 +239,9 @@ struct GemmKernel {
   static constexpr bool kBMnMajor = b_mn_major<Operands>();
   static_assert(!kBMnMajor || (!kFp8 && kRowBytes == 128 && kTileN % 64 == 0),
                 "an MN-major B is 16-bit, in 64-column blocks of 128-byte rows");
+  static constexpr bool kAMnMajor = a_mn_major<Operands>();
+  static_assert(!kAMnMajor || (!kFp8 && kRowBytes == 128 && !kPromote),
+                "an MN-major A is 16-bit, in 64-row blocks of 128-byte rows");
 
   // ---- the epilogue's shape: chunks of kEpilogueColumns, visits of kVisitWidth columns ----
   static constexpr int kEpilogueColumns = Config::kEpilogueColumns;
@@ -899,17 +913,18 @@ struct GemmKernel {
     arch::wgmma_fence();
 #pragma unroll
     for (int rb = 0; rb < kRowBlocks; ++rb) {
+      // K-major: rows of the tile are 128-byte rows; MN-major: each 64 rows are one block of TileK rows.
       char const* const a = s.a + state.stage * kABytes + (row0 + rb * 64) * kRowBytes;
-      cuda::std::uint64_t const desc_a = arch::smem_descriptor_k_major<kRowBytes>(a);
+      cuda::std::uint64_t const desc_a = kAMnMajor ? arch::smem_descriptor_mn_major_sw128(a, kTileK * 128)
+                                                   : arch::smem_descriptor_k_major<kRowBytes>(a);
 #pragma unroll
       for (int kk = 0; kk < kTileK / kMmaK; ++kk) {
         // One wgmma's K = 32 bytes further along the (swizzled) 128- or 64-byte row: +2 in the
-        // descriptor's address field (bytes >> 4).
+        // descriptor's address field (bytes >> 4). An MN-major operand steps kMmaK whole 128-byte rows.
         auto const step = static_cast<cuda::std::uint32_t>((kk * kMmaK * static_cast<int>(sizeof(Element))) >> 4);
-        // An MN-major B steps kMmaK whole 128-byte rows instead.
-        auto const step_b = kBMnMajor ? static_cast<cuda::std::uint32_t>((kk * kMmaK * 128) >> 4) : step;
-        mma(acc[rb], arch::descriptor_advanced(desc_a, step), arch::descriptor_advanced(desc_b, step_b),
-            accumulate || kk > 0 ? 1 : 0);
+        auto const step_rows = static_cast<cuda::std::uint32_t>((kk * kMmaK * 128) >> 4);
+        mma(acc[rb], arch::descriptor_advanced(desc_a, kAMnMajor ? step_rows : step),
+            arch::descriptor_advanced(desc_b, kBMnMajor ? step_rows : step), accumulate || kk > 0 ? 1 : 0);
       }
     }
     arch::wgmma_commit();
@@ -920,7 +935,7 @@ struct GemmKernel {
     if constexpr (kFp8) {
       arch::wgmma_m64k32<Element, ElementB, kTileN>(acc, desc_a, desc_b, scale_d);
     } else {
-      arch::wgmma_m64k16<Element, kTileN, kBMnMajor ? 1 : 0>(acc, desc_a, desc_b, scale_d);
+      arch::wgmma_m64k16<Element, kTileN, kBMnMajor ? 1 : 0, kAMnMajor ? 1 : 0>(acc, desc_a, desc_b, scale_d);
     }
   }
 

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# One device call for the Hopper dgrad (issue 8): build tilefuse-bench and the GPU tests, run the dgrad,
-# coordinate and selection tests (and compute-sanitizer on the small Hopper dgrad), then the conv2d
-# benchmark in dgrad and wgrad mode on both layer sets beside cuDNN. Results under $OUT.
+# One device call for the Hopper dgrad and wgrad (issue 8): build tilefuse-bench and the GPU tests, run the
+# dgrad, wgrad, coordinate and selection tests (and compute-sanitizer on the small Hopper dgrad and
+# wgrad), then the conv2d benchmark in dgrad and wgrad mode on both layer sets beside cuDNN. Results under $OUT.
 # Carry ["third_party/googletest"] (scripts/gpu/prepare_carry.sh).
-# Usage: scripts/gpu/run_dgrad.sh [gtest filter] [bench modes, default dgrad,wgrad]
+# Usage: scripts/gpu/run_backward.sh [gtest filter] [bench modes, default dgrad,wgrad]
 cd "$(dirname "$0")/../.." || exit 1
 OUT="${OUT:-gpu-out}"; mkdir -p "$OUT"
-filter="${1:-Conv2dSm90Dgrad*:Conv2dSmall.*Dgrad*:Conv2dCoordinates.*:Conv2dSm90Select*:Conv2dDgrad.*}"
+filter="${1:-Conv2dSm90Dgrad*:Conv2dSm90Wgrad*:Conv2dSmall.*grad*:Conv2dCoordinates.*:Conv2dSm90Select*:Conv2dDgrad.*:Conv2dWgrad.*}"
 modes="${2:-dgrad,wgrad}"
 set -x
 nvidia-smi -L
@@ -16,9 +16,9 @@ tail -3 $OUT/build.log
 timeout "${TILEFUSE_TEST_TIMEOUT_S:-240}" bd/tests/gpu/tilefuse_gpu_tests --gtest_filter="$filter" --gtest_output=json:$OUT/gpu-tests.json > $OUT/gpu-tests.log 2>&1; echo "tests rc $?"
 grep -E "^\[  (PASSED|FAILED) |^\[  FAILED|tests ran" $OUT/gpu-tests.log | head -30
 grep -B2 -A12 "Failure" $OUT/gpu-tests.log | head -60
-timeout 120 compute-sanitizer --tool memcheck --error-exitcode 3 bd/tests/gpu/tilefuse_gpu_tests --gtest_filter='Conv2dSmall.Bf16DgradSm90' > $OUT/memcheck.log 2>&1; echo "memcheck rc $?"
+timeout 120 compute-sanitizer --tool memcheck --error-exitcode 3 bd/tests/gpu/tilefuse_gpu_tests --gtest_filter='Conv2dSmall.Bf16DgradSm90:Conv2dSmall.Bf16WgradSm90' > $OUT/memcheck.log 2>&1; echo "memcheck rc $?"
 tail -5 $OUT/memcheck.log
 for preset in resnet50 unet; do
-  timeout "${TILEFUSE_BENCH_TIMEOUT_S:-240}" bd/bench/tilefuse-bench conv2d --preset $preset --mode "$modes" --dtype bf16 --json $OUT/bench-$preset.json > $OUT/bench-$preset.txt 2>&1; echo "bench $preset rc $?"
+  timeout "${TILEFUSE_BENCH_TIMEOUT_S:-200}" bd/bench/tilefuse-bench conv2d --preset $preset --mode "$modes" --dtype bf16 --json $OUT/bench-$preset.json > $OUT/bench-$preset.txt 2>&1; echo "bench $preset rc $?"
   grep -v "^\s*$" $OUT/bench-$preset.txt | tail -45
 done

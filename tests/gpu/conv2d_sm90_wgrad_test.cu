@@ -1,0 +1,123 @@
+// Conv2d wgrad on the Hopper kernel (conv/kernel/sm90_implicit_gemm.h, WgradOperands), reached through
+// the default config (Sm80AutoConfig): on an sm_90 device every bf16 / fp16 case with C a multiple of 64,
+// K a multiple of 8 and aligned operands runs the TMA + WGMMA kernel (dy^T and im2col(x), both MN-major),
+// with split_k = 0 (the wave model picks the splits: fp32 partials and a reduction pass), 1 (no split:
+// the kernel applies the tree) or an explicit count; the others (C = 40, C = 3, misaligned operands)
+// fall back to the sm80 path inside the same lists. Every output element is checked against the host
+// reference (conv2d_harness.hpp); the Conv2dSm90WgradTile tests force each tile and schedule. Then the
+// selection: describe() names the Hopper wgrad and its split, or the sm80 path and why.
+
+#include "conv2d_test_cases.hpp"
+#include "gemm_sm90_test_cases.hpp"
+
+namespace tilefuse::gpu_test {
+namespace {
+
+using gemm::Sm80AutoConfig;
+
+// Problems for the Hopper wgrad, every one with the given split_k: padding, strides 2 and 3 with odd
+// extents, dilation, asymmetric filters / padding / strides / dilations, taps wholly in the padding,
+// K not a multiple of the 128-row tile (partial M tiles), r*s*c not a multiple of the N tile, pixel
+// counts that are not multiples of 64 (the last k-tile and split partial); and two problems it does not
+// take (C = 40, C = 3), which run the sm80 path.
+inline std::vector<ConvCase> sm90_wgrad_cases(std::uint64_t seed, int split_k) {
+  std::vector<ConvCase> cases = {
+      conv_case(conv_problem(2, 9, 11, 64, 72, 3, 3, 1), split_k),          // K = 72: a partial M tile
+      conv_case(conv_problem(2, 12, 10, 64, 64, 3, 3, 2, 1, 2), split_k),   // dilation 2, padding 2
+      conv_case(conv_problem(3, 15, 13, 64, 64, 3, 3, 1, 2), split_k),      // stride 2, odd extents
+      conv_case(conv_problem(2, 15, 15, 128, 96, 1, 1, 0, 2), split_k),     // 1x1 stride 2
+      conv_case(conv_problem(1, 19, 17, 128, 40, 5, 5, 3, 2, 2), split_k),  // 5x5 dilation 2 stride 2 padding 3
+      conv_case(conv_problem(2, 23, 23, 64, 64, 7, 7, 3, 2), split_k),      // 7x7 stride 2 padding 3
+      conv_case(conv_problem(1, 4, 4, 64, 8, 3, 3, 3), split_k),            // padding 3: taps wholly in the padding
+      conv_case(conv_problem(5, 13, 13, 192, 256, 3, 3, 1), split_k),       // r*s*c = 1728, K = 256
+      conv_case(conv_problem(2, 14, 14, 256, 520, 1, 1, 0), split_k),      // K = 520
+      conv_case(conv_problem(4, 28, 28, 64, 64, 3, 3, 1), split_k),         // 3136 pixels: 49 k-tiles
+      conv_case(conv_problem(2, 8, 8, 40, 64, 3, 3, 1), split_k),           // C = 40: the sm80 path
+      conv_case(conv_problem(1, 9, 9, 3, 64, 3, 3, 1), split_k),            // C = 3: the sm80 path
+  };
+  // Asymmetric in everything: a 2x3 filter, padding (0, 1), stride (1, 2), dilation (2, 1).
+  Conv2dProblem a = conv_problem(2, 5, 17, 64, 24, 2, 3, 0);
+  a.pad_w = 1, a.stride_w = 2, a.dilation_h = 2;
+  cases.push_back(conv_case(a, split_k));
+  // A 3x2 filter, padding (2, 0), stride (3, 1), dilation (1, 2).
+  Conv2dProblem b = conv_problem(3, 12, 6, 128, 16, 3, 2, 0);
+  b.pad_h = 2, b.stride_h = 3, b.dilation_w = 2;
+  cases.push_back(conv_case(b, split_k));
+  return seeded(cases, seed);
+}
+
+// ResNet-50's layers at N = 2 with the operation's split choice.
+inline std::vector<ConvCase> resnet50_split_cases(std::uint64_t seed) {
+  std::vector<ConvCase> cases = resnet50_cases(2, seed);
+  for (ConvCase& c : cases) c.split_k = 0;
+  return cases;
+}
+
+// Small Hopper wgrad problems for compute-sanitizer (Conv2dSmall.*): one without a split, one split.
+inline std::vector<ConvCase> sm90_wgrad_small_cases(std::uint64_t seed) {
+  return seeded({conv_case(conv_problem(1, 6, 5, 64, 16, 3, 3, 1), 1), conv_case(conv_problem(2, 5, 6, 64, 72, 3, 3, 1), 3)},
+                seed);
+}
+
+TILEFUSE_GPU_CONV_TEST(Conv2dSm90Wgrad, Bf16CasesChosenSplit, bfloat16_t, kWgrad, conv_specs::Plain, Sm80AutoConfig, sm90_wgrad_cases(980, 0))
+TILEFUSE_GPU_CONV_TEST(Conv2dSm90Wgrad, Bf16CasesNoSplit, bfloat16_t, kWgrad, conv_specs::Plain, Sm80AutoConfig, sm90_wgrad_cases(981, 1))
+TILEFUSE_GPU_CONV_TEST(Conv2dSm90Wgrad, Fp16CasesSplit5, half_t, kWgrad, conv_specs::Plain, Sm80AutoConfig, sm90_wgrad_cases(982, 5))
+TILEFUSE_GPU_CONV_TEST(Conv2dSm90Wgrad, Bf16ResNet50ChosenSplit, bfloat16_t, kWgrad, conv_specs::Plain, Sm80AutoConfig, resnet50_split_cases(983))
+TILEFUSE_GPU_CONV_TEST(Conv2dSm90Wgrad, Bf16EdgeCases, bfloat16_t, kWgrad, conv_specs::Plain, Sm80AutoConfig, conv_edge_cases(984))
+TILEFUSE_GPU_CONV_TEST(Conv2dSm90Wgrad, Bf16CasesBiasReluResidualSplit, bfloat16_t, kWgrad, conv_specs::BiasReluResidual, Sm80AutoConfig, sm90_wgrad_cases(985, 0))
+TILEFUSE_GPU_CONV_TEST(Conv2dSm90Wgrad, Bf16CasesBiasReluResidualNoSplit, bfloat16_t, kWgrad, conv_specs::BiasReluResidual, Sm80AutoConfig, sm90_wgrad_cases(986, 1))
+TILEFUSE_GPU_CONV_TEST(Conv2dSmall, Bf16WgradSm90, bfloat16_t, kWgrad, conv_specs::Plain, Sm80AutoConfig, sm90_wgrad_small_cases(987))
+
+// Every Hopper tile and schedule on the wgrad cases.
+#define TILEFUSE_GPU_WGRAD_TILE_TEST(Name, tile, split_k)                                                        \
+  TEST(Conv2dSm90WgradTile, Name) {                                                                            \
+    ScopedEnv const forced("TILEFUSE_CONV_SM90_TILE", tile);                                                   \
+    run_conv_cases<bfloat16_t, ConvMode::kWgrad, conv_specs::Plain, Sm80AutoConfig>(sm90_wgrad_cases(990, split_k)); \
+  }
+TILEFUSE_GPU_WGRAD_TILE_TEST(Large, "large", 0)
+TILEFUSE_GPU_WGRAD_TILE_TEST(Medium, "medium", 0)
+TILEFUSE_GPU_WGRAD_TILE_TEST(Narrow, "narrow", 1)
+TILEFUSE_GPU_WGRAD_TILE_TEST(PingPongNarrow, "pingpong-narrow", 2)
+TILEFUSE_GPU_WGRAD_TILE_TEST(PingPongMedium, "pingpong-medium", 0)
+
+// ---- selection ----
+
+using SelectWgrad = conv::Conv2d<bfloat16_t, ConvMode::kWgrad, conv_specs::Plain::Tree<bfloat16_t>, Sm80AutoConfig>;
+
+// describe() and workspace_size() of a wgrad of the given problem on fresh device buffers.
+std::string describe_wgrad(Conv2dProblem p, int split_k, std::size_t* workspace = nullptr) {
+  p.mode = ConvMode::kWgrad;
+  DeviceBuffer x(static_cast<std::size_t>(p.N * p.H * p.W * p.C) * 2);
+  DeviceBuffer dy(static_cast<std::size_t>(p.N * p.P() * p.Q() * p.K) * 2);
+  DeviceBuffer dw(static_cast<std::size_t>(p.K * p.R * p.S * p.C) * 2);
+  SelectWgrad::Arguments args;
+  args.problem = p;
+  args.x = x.as<bfloat16_t const>();
+  args.dy = dy.as<bfloat16_t const>();
+  args.epilogue.set("D", dw.as<bfloat16_t>());
+  args.split_k = split_k;
+  if (workspace != nullptr) *workspace = SelectWgrad::workspace_size(args);
+  return SelectWgrad::describe(args);
+}
+
+TEST(Conv2dSm90Select, WgradRunsTheHopperKernelWithSplits) {
+  std::string const skip = sm90_skip_reason();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  // 256 x 2304 outputs reduced over 12544 pixels: too few tiles for 132 SMs without a split.
+  std::size_t workspace = 0;
+  std::string const d = describe_wgrad(conv_problem(64, 14, 14, 256, 256, 3, 3, 1), 0, &workspace);
+  EXPECT_NE(d.find("sm90 TMA + WGMMA implicit-GEMM conv2d wgrad"), std::string::npos) << d;
+  EXPECT_NE(d.find("A MN-major"), std::string::npos) << d;
+  EXPECT_NE(d.find("split-K "), std::string::npos) << d;
+  EXPECT_GT(workspace, std::size_t{0}) << "a split needs its fp32 partials\n" << d;
+  std::size_t none = 1;
+  std::string const unsplit = describe_wgrad(conv_problem(64, 14, 14, 256, 256, 3, 3, 1), 1, &none);
+  EXPECT_NE(unsplit.find("no split-K"), std::string::npos) << unsplit;
+  EXPECT_EQ(none, std::size_t{0}) << unsplit;
+  std::string const c40 = describe_wgrad(conv_problem(2, 8, 8, 40, 64, 3, 3, 1), 0);
+  EXPECT_NE(c40.find("sm80 mma.sync implicit-GEMM"), std::string::npos) << c40;
+  EXPECT_NE(c40.find("C = 40 is not a multiple of 64"), std::string::npos) << c40;
+}
+
+}  // namespace
+}  // namespace tilefuse::gpu_test
