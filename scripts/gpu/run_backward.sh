@@ -19,6 +19,6 @@ grep -B2 -A12 "Failure" $OUT/gpu-tests.log | head -60
 timeout 120 compute-sanitizer --tool memcheck --error-exitcode 3 bd/tests/gpu/tilefuse_gpu_tests --gtest_filter='Conv2dSmall.Bf16DgradSm90:Conv2dSmall.Bf16WgradSm90' > $OUT/memcheck.log 2>&1; echo "memcheck rc $?"
 tail -5 $OUT/memcheck.log
 for preset in resnet50 unet; do
-  timeout "${TILEFUSE_BENCH_TIMEOUT_S:-200}" bd/bench/tilefuse-bench conv2d --preset $preset --mode "$modes" --dtype bf16 --json $OUT/bench-$preset.json > $OUT/bench-$preset.txt 2>&1; echo "bench $preset rc $?"
+  timeout "${TILEFUSE_BENCH_TIMEOUT_S:-300}" bd/bench/tilefuse-bench conv2d --preset $preset --mode "$modes" --dtype bf16 --json $OUT/bench-$preset.json > $OUT/bench-$preset.txt 2>&1; echo "bench $preset rc $?"
   grep -v "^\s*$" $OUT/bench-$preset.txt | tail -45
 done

@@ -501,7 +501,7 @@ class Conv2d {
 
   // The wgrad tile and split count by the wave model of choose_sm90_tile, with K split into s parts:
   //   ceil(tiles * s / SMs) x TileN x (k-tiles / s + 3) / efficiency
-  // plus, for s > 1, the reduction pass (s fp32 partials read and D written at ~3 bytes/ns, and ~3 us
+  // plus, for s > 1, the reduction pass (s fp32 partials read and D written at ~3000 bytes/ns, and ~3 us
   // for the launch and its tail) in the same units (one unit ~ 3 ns: a 128 x 1 x 64 slice of a k-tile at
   // the H200's wgmma rate). requested > 1 fixes s (capped at the k-tiles); forced fixes the tile. Fills
   // plan->sm90_split and plan->why_sm90_tile.
@@ -536,7 +536,7 @@ class Conv2d {
         index_t const per_block = (tiles * split + sms - 1) / sms;
         index_t const k_per_split = (k_tiles + split - 1) / split;
         double cost = static_cast<double>(per_block) * c.n * (static_cast<double>(k_per_split) + 3.0) / c.efficiency;
-        if (split > 1) cost += (static_cast<double>(split + 1) * g.m * g.n * 4.0 / 3.0 + 3000.0) / 3.0;
+        if (split > 1) cost += (static_cast<double>(split + 1) * g.m * g.n * 4.0 / 3000.0 + 3000.0) / 3.0;
         if (cost_here == 0.0 || cost < cost_here * 0.999) {
           cost_here = cost;
           split_here = static_cast<int>(split);
