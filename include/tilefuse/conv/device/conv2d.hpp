@@ -11,7 +11,10 @@
 //   the gather (tests and benchmarks compare the two); TILEFUSE_CONV_SM90_TILE forces the Hopper tile
 //   and schedule (forced_sm90_tile). dgrad with bf16 or fp16, both strides 1 and K a multiple of 64
 //   also runs on the Hopper kernel (sm90::DgradIm2colOperands: an fprop of dy over the flipped,
-//   transposed filter, dy by TMA im2col, w read MN-major) when its im2col tensor map is valid.
+//   transposed filter, dy by TMA im2col, w read MN-major) when its im2col tensor map is valid; wgrad
+//   with bf16 or fp16, C a multiple of 64 and a valid im2col map of x too (sm90::WgradOperands: dy^T
+//   and im2col(x) MN-major, split-K as the kernel's batch of fp32 partials plus a reduction pass that
+//   applies the tree; split_k = 0 lets the wave model choose, choose_wgrad_tile).
 //   Everything else, and every explicit Sm80 config, runs the sm80 path. describe() says which ran
 //   and why.
 // FP8 fprop (Element float_e4m3_t or float_e5m2_t; x and w of that type, the output and the epilogue's
@@ -35,6 +38,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -809,32 +813,41 @@ class Conv2d {
                                        : ", 16-byte-aligned x and w, no split-K");
   }
 
-  // w (K x R*S*C, row-major) as the 3D tensor map (r*s*c, k', 1), box (64, TileN, 1), 128-byte swizzle.
+  // w (K x R*S*C, row-major) as the 3D tensor map (r*s*c, k', 1), box (TileK, TileN, 1), TileK's swizzle.
   template <class Cfg>
   static Status encode_filter(Arguments const& args, arch::TmaDescriptor* out) {
-    static_assert(sizeof(CUtensorMap) == sizeof(arch::TmaDescriptor), "a tensor map is 128 bytes");
     Conv2dProblem const& p = args.problem;
-    constexpr auto kBytes = static_cast<std::uint64_t>(sizeof(Element));
     auto const rsc = static_cast<std::uint64_t>(p.R * p.S * p.C);
+    auto const k = static_cast<std::uint64_t>(p.K);
+    return encode_tiled("w", args.w, {rsc, k, 1}, {rsc, rsc * k},
+                        {static_cast<cuuint32_t>(Cfg::kTileK), static_cast<cuuint32_t>(Cfg::kTileN), 1},
+                        swizzle_of(Cfg::kTileK), out);
+  }
+
+  // One 3D tiled tensor map of `data` through the host adapter: extents and the strides of dims 1 and 2 in
+  // elements, innermost first; L2 promotion 256 B, zero fill. `name` is the operand's, for messages.
+  static Status encode_tiled(char const* name, Element const* data, std::array<std::uint64_t, 3> extent,
+                             std::array<std::uint64_t, 2> stride, std::array<cuuint32_t, 3> box,
+                             CUtensorMapSwizzle swizzle, arch::TmaDescriptor* out) {
+    static_assert(sizeof(CUtensorMap) == sizeof(arch::TmaDescriptor), "a tensor map is 128 bytes");
+    constexpr auto kBytes = static_cast<std::uint64_t>(sizeof(Element));
     TensorMapTiledArgs t;
     t.data_type = tensor_map_type();
     t.rank = 3;
-    t.global_address = const_cast<Element*>(args.w);
-    t.global_dim[0] = static_cast<cuuint64_t>(rsc);
-    t.global_dim[1] = static_cast<cuuint64_t>(p.K);
-    t.global_dim[2] = 1;
-    t.global_strides[0] = static_cast<cuuint64_t>(rsc * kBytes);
-    t.global_strides[1] = static_cast<cuuint64_t>(rsc * static_cast<std::uint64_t>(p.K) * kBytes);
-    t.box_dim[0] = static_cast<cuuint32_t>(Cfg::kTileK);
-    t.box_dim[1] = static_cast<cuuint32_t>(Cfg::kTileN);
-    t.box_dim[2] = 1;
+    t.global_address = const_cast<Element*>(data);
+    for (int d = 0; d < 3; ++d) {
+      t.global_dim[d] = static_cast<cuuint64_t>(extent[d]);
+      t.box_dim[d] = box[d];
+    }
+    t.global_strides[0] = static_cast<cuuint64_t>(stride[0] * kBytes);
+    t.global_strides[1] = static_cast<cuuint64_t>(stride[1] * kBytes);
     t.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
-    t.swizzle = swizzle_of(Cfg::kTileK);
+    t.swizzle = swizzle;
     t.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
     t.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
     CUtensorMap map;
     Status const s = make_tensor_map_tiled(t, &map);
-    if (!s.ok()) return {s.code(), status_message(op_name(), ": tensor map of w: ", s.message())};
+    if (!s.ok()) return {s.code(), status_message(op_name(), ": tensor map of ", name, ": ", s.message())};
     std::memcpy(out, &map, sizeof(map));
     return {};
   }
@@ -843,60 +856,19 @@ class Conv2d {
   // swizzle: B MN-major, TileN / 64 boxes per k-tile (sm90::DgradIm2colOperands).
   static Status encode_filter_mn_major(Arguments const& args, arch::TmaDescriptor* out) {
     Conv2dProblem const& p = args.problem;
-    constexpr auto kBytes = static_cast<std::uint64_t>(sizeof(Element));
     auto const c = static_cast<std::uint64_t>(p.C);
     auto const rs = static_cast<std::uint64_t>(p.R * p.S);
-    TensorMapTiledArgs t;
-    t.data_type = tensor_map_type();
-    t.rank = 3;
-    t.global_address = const_cast<Element*>(args.w);
-    t.global_dim[0] = static_cast<cuuint64_t>(c);
-    t.global_dim[1] = static_cast<cuuint64_t>(rs);
-    t.global_dim[2] = static_cast<cuuint64_t>(p.K);
-    t.global_strides[0] = static_cast<cuuint64_t>(c * kBytes);
-    t.global_strides[1] = static_cast<cuuint64_t>(rs * c * kBytes);
-    t.box_dim[0] = 64;
-    t.box_dim[1] = 1;
-    t.box_dim[2] = 64;
-    t.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
-    t.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
-    t.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
-    t.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
-    CUtensorMap map;
-    Status const s = make_tensor_map_tiled(t, &map);
-    if (!s.ok()) return {s.code(), status_message(op_name(), ": tensor map of w: ", s.message())};
-    std::memcpy(out, &map, sizeof(map));
-    return {};
+    return encode_tiled("w", args.w, {c, rs, static_cast<std::uint64_t>(p.K)}, {c, rs * c}, {64, 1, 64},
+                        CU_TENSOR_MAP_SWIZZLE_128B, out);
   }
 
   // wgrad's dy (N*P*Q x K, row-major) as the 3D tensor map (K, N*P*Q, 1), box (64 channels, 64 pixels, 1),
   // 128-byte swizzle: A MN-major (sm90::WgradOperands).
   static Status encode_dy_mn_major(Arguments const& args, arch::TmaDescriptor* out) {
     Conv2dProblem const& p = args.problem;
-    constexpr auto kBytes = static_cast<std::uint64_t>(sizeof(Element));
     auto const k = static_cast<std::uint64_t>(p.K);
     auto const pixels = static_cast<std::uint64_t>(p.N * p.P() * p.Q());
-    TensorMapTiledArgs t;
-    t.data_type = tensor_map_type();
-    t.rank = 3;
-    t.global_address = const_cast<Element*>(args.dy);
-    t.global_dim[0] = static_cast<cuuint64_t>(k);
-    t.global_dim[1] = static_cast<cuuint64_t>(pixels);
-    t.global_dim[2] = 1;
-    t.global_strides[0] = static_cast<cuuint64_t>(k * kBytes);
-    t.global_strides[1] = static_cast<cuuint64_t>(k * pixels * kBytes);
-    t.box_dim[0] = 64;
-    t.box_dim[1] = 64;
-    t.box_dim[2] = 1;
-    t.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
-    t.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
-    t.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
-    t.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
-    CUtensorMap map;
-    Status const s = make_tensor_map_tiled(t, &map);
-    if (!s.ok()) return {s.code(), status_message(op_name(), ": tensor map of dy: ", s.message())};
-    std::memcpy(out, &map, sizeof(map));
-    return {};
+    return encode_tiled("dy", args.dy, {k, pixels, 1}, {k, k * pixels}, {64, 64, 1}, CU_TENSOR_MAP_SWIZZLE_128B, out);
   }
 
   // The Hopper wgrad: with plan.split_k = s > 1, the kernel stores s fp32 partials ([split][K][R*S*C] in
