@@ -200,6 +200,17 @@ class Conv2d {
   // 128x256, 128x128, 128x64 cooperative; 128x64 and 128x128 per warpgroup ping-pong (im2col source;
   // with the gather source they run as their cooperative tile).
   enum class Sm90Tile { kLarge, kMedium, kNarrow, kPingPongNarrow, kPingPongMedium };
+  // The cooperative tiles the wave models (choose_sm90_tile, choose_wgrad_tile) weigh: TileN and the
+  // relative mainloop efficiency measured on the H200.
+  struct Sm90TileCandidate {
+    Sm90Tile tile;
+    int n;
+    double efficiency;
+    char const* name;
+  };
+  static constexpr std::array<Sm90TileCandidate, 3> kSm90TileCandidates{{{Sm90Tile::kLarge, 256, 1.0, "128x256"},
+                                                                        {Sm90Tile::kMedium, 128, 0.92, "128x128"},
+                                                                        {Sm90Tile::kNarrow, 64, 0.75, "128x64"}}};
 
   template <class Cfg, class Plan>
   static std::string describe_with(Arguments const& args, Plan const& plan, GemmCoord const& g) {
@@ -513,15 +524,6 @@ class Conv2d {
     int const sms = std::max(1, sm_count());
     plan->sm_count = sms;
     index_t const k_tiles = std::max<index_t>(1, (g.k + 63) / 64);
-    struct Candidate {
-      Sm90Tile tile;
-      int n;
-      double efficiency;
-      char const* name;
-    };
-    constexpr Candidate kCandidates[] = {{Sm90Tile::kLarge, 256, 1.0, "128x256"},
-                                         {Sm90Tile::kMedium, 128, 0.92, "128x128"},
-                                         {Sm90Tile::kNarrow, 64, 0.75, "128x64"}};
     auto const tile_n = [&](Sm90Tile t) {
       return t == Sm90Tile::kLarge ? 256 : t == Sm90Tile::kMedium || t == Sm90Tile::kPingPongMedium ? 128 : 64;
     };
@@ -531,7 +533,7 @@ class Conv2d {
     Sm90Tile best = Sm90Tile::kLarge;
     int best_split = 1;
     std::string why;
-    for (Candidate const& c : kCandidates) {
+    for (Sm90TileCandidate const& c : kSm90TileCandidates) {
       if (forced && tile_n(*forced) != c.n) continue;
       index_t const tiles = ((g.m + 127) / 128) * ((g.n + c.n - 1) / c.n);
       double cost_here = 0.0;
@@ -640,19 +642,10 @@ class Conv2d {
     int const sms = std::max(1, sm_count());
     plan->sm_count = sms;
     index_t const k_tiles = (g.k + kSm90TileK - 1) / kSm90TileK;
-    struct Candidate {
-      Sm90Tile tile;
-      int n;
-      double efficiency;
-      char const* name;
-    };
-    constexpr Candidate kCandidates[] = {{Sm90Tile::kLarge, 256, 1.0, "128x256"},
-                                         {Sm90Tile::kMedium, 128, 0.92, "128x128"},
-                                         {Sm90Tile::kNarrow, 64, 0.75, "128x64"}};
     Sm90Tile best = Sm90Tile::kLarge;
     double best_cost = 0.0;
     std::string why;
-    for (Candidate const& c : kCandidates) {
+    for (Sm90TileCandidate const& c : kSm90TileCandidates) {
       index_t const tiles = ((g.m + 127) / 128) * ((g.n + c.n - 1) / c.n);
       index_t const per_block = (tiles + sms - 1) / sms;
       double const cost = static_cast<double>(per_block) * c.n * (static_cast<double>(k_tiles) + 3.0) / c.efficiency;
