@@ -55,6 +55,15 @@ _LAYOUT_FIELDS = ("version", "family", "size", "threads", "smem_bytes", "geometr
                   "reduce_split_k", "reduce_partials", "reduce_epilogue")
 
 
+def split_k_lanes(vectors, split_k):
+    """Threads that share one output vector in the split-K pass: gemm::split_k_lanes
+    (gemm/kernel/split_k_epilogue.h), which the kernel derives itself; the grid is sized by it."""
+    lanes = 1
+    while lanes < 32 and lanes < split_k and vectors * lanes < (1 << 17):
+        lanes *= 2
+    return lanes
+
+
 def _ceil(a, b):
     return -(-a // b)
 
@@ -467,7 +476,9 @@ class Conv2d:
             for field, value in (("reduce_m", m), ("reduce_n", n), ("reduce_k", k), ("reduce_batch", 1)):
                 struct.pack_into("<q", reduce, layout[field], value)
             struct.pack_into("<i", reduce, layout["reduce_split_k"], plan.split_k)
-            second = Launch(split_kernel.kernel, min(_ceil(m * _ceil(n, 8), 256), 65535), 256, 0)
+            vectors = m * _ceil(n, 8)
+            second = Launch(split_kernel.kernel, min(_ceil(vectors * split_k_lanes(vectors, plan.split_k), 256), 65535),
+                            256, 0)
             second.pointers.append((layout["reduce_partials"], "partials"))
             pack_epilogue(reduce, layout["reduce_nodes"], matrices, views, device, 1, record=second)
             second.template = bytes(reduce)

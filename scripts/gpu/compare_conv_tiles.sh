@@ -4,7 +4,7 @@
 # schedules can be compared in one run. Each tile's JSON goes to $OUT/tiles-<preset>-<epilogue>.json
 # (merged). Usage (device machine, after building <build>/bench/tilefuse-bench):
 #   scripts/gpu/compare_conv_tiles.sh <build dir> <preset> <epilogue> <tile>...   (tile: auto, large, medium,
-#   narrow, pingpong-narrow, pingpong-medium)
+#   narrow, pingpong-narrow, pingpong-medium). MODE=dgrad|wgrad (default fprop) times that mode instead.
 set -euo pipefail
 build=$1 preset=$2 epilogue=$3
 shift 3
@@ -14,7 +14,7 @@ n=0
 for tile in "$@"; do
   if [[ $tile == auto ]]; then unset TILEFUSE_CONV_SM90_TILE; else export TILEFUSE_CONV_SM90_TILE=$tile; fi
   # Numbered, so that a tile named twice (A B A, for drift) keeps both runs.
-  "$build/bench/tilefuse-bench" conv2d --preset "$preset" --dtype bf16 --epilogue "$epilogue" --json "$tmp/$n.json" >/dev/null
+  "$build/bench/tilefuse-bench" conv2d --preset "$preset" --mode "${MODE:-fprop}" --dtype bf16 --epilogue "$epilogue" --json "$tmp/$n.json" >/dev/null
   n=$((n + 1))
 done
 unset TILEFUSE_CONV_SM90_TILE

@@ -62,6 +62,9 @@ inline std::vector<ConvCase> sm90_wgrad_small_cases(std::uint64_t seed) {
 TILEFUSE_GPU_CONV_TEST(Conv2dSm90Wgrad, Bf16CasesChosenSplit, bfloat16_t, kWgrad, conv_specs::Plain, Sm80AutoConfig, sm90_wgrad_cases(980, 0))
 TILEFUSE_GPU_CONV_TEST(Conv2dSm90Wgrad, Bf16CasesNoSplit, bfloat16_t, kWgrad, conv_specs::Plain, Sm80AutoConfig, sm90_wgrad_cases(981, 1))
 TILEFUSE_GPU_CONV_TEST(Conv2dSm90Wgrad, Fp16CasesSplit5, half_t, kWgrad, conv_specs::Plain, Sm80AutoConfig, sm90_wgrad_cases(982, 5))
+// 37 splits (or as many as a case has k-tiles): the split-K pass shares each output vector among up to
+// 32 lanes, some of them with one split more than others.
+TILEFUSE_GPU_CONV_TEST(Conv2dSm90Wgrad, Bf16CasesSplit37, bfloat16_t, kWgrad, conv_specs::Plain, Sm80AutoConfig, sm90_wgrad_cases(988, 37))
 TILEFUSE_GPU_CONV_TEST(Conv2dSm90Wgrad, Bf16ResNet50ChosenSplit, bfloat16_t, kWgrad, conv_specs::Plain, Sm80AutoConfig, resnet50_split_cases(983))
 TILEFUSE_GPU_CONV_TEST(Conv2dSm90Wgrad, Bf16EdgeCases, bfloat16_t, kWgrad, conv_specs::Plain, Sm80AutoConfig, conv_edge_cases(984))
 TILEFUSE_GPU_CONV_TEST(Conv2dSm90Wgrad, Bf16CasesBiasReluResidualSplit, bfloat16_t, kWgrad, conv_specs::BiasReluResidual, Sm80AutoConfig, sm90_wgrad_cases(985, 0))

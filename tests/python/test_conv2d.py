@@ -155,3 +155,14 @@ def test_problem_checks_name_the_inconsistent_sizes():
     assert wgrad._problem((2, 24, 9, 9), (2, 16, 9, 9), None).gemm("wgrad") == (24, 144, 162)
     with pytest.raises(TensorArgumentError, match="kernel_size"):
         tilefuse.Conv2d("wgrad")._problem((2, 24, 9, 9), (2, 16, 9, 9), None)
+
+
+def test_split_k_lanes_matches_the_kernel_rule():
+    # gemm::split_k_lanes: powers of two up to one warp, no more than the splits need, and no more
+    # than it takes to reach 2^17 threads. The kernel derives the same count; the launch sizes its grid by it.
+    from tilefuse.conv2d import split_k_lanes
+    assert split_k_lanes(512, 131) == 32      # wgrad 64 x 64 outputs, 131 splits: a warp per vector
+    assert split_k_lanes(8192, 33) == 16      # 512 x 128 outputs: 2^17 threads reached at 16
+    assert split_k_lanes(8192, 3) == 4        # 3 splits: 4 lanes, one of them idle
+    assert split_k_lanes(300000, 4) == 1      # enough vectors to fill the GPU one thread each
+    assert split_k_lanes(10, 1) == 1

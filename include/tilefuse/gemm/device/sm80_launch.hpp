@@ -28,9 +28,11 @@ Status launch_split_k_epilogue(GemmCoord const& p, int split_k, float const* par
   reduce.partials = partials;
   reduce.epilogue = epilogue;
   index_t const vectors = p.batch * p.m * ((p.n + 7) / 8);
+  index_t const threads = vectors * split_k_lanes(vectors, split_k);
   LaunchConfig reduce_config;
-  reduce_config.grid = dim3(static_cast<unsigned>(std::min<index_t>((vectors + 255) / 256, 65535)));
-  reduce_config.block = dim3(256);
+  reduce_config.grid = dim3(static_cast<unsigned>(
+      std::min<index_t>((threads + kSplitKEpilogueThreads - 1) / kSplitKEpilogueThreads, 65535)));
+  reduce_config.block = dim3(kSplitKEpilogueThreads);
   reduce_config.stream = stream;
   void* reduce_args[] = {&reduce};
   return host_adapter().launch(reduce_config, reinterpret_cast<void const*>(&split_k_epilogue_kernel<Epilogue>),
