@@ -4,6 +4,8 @@
 # ResNet-50 wgrad under forced tiles, and Nsight Compute on one layer. Results under $OUT.
 # Carry ["third_party/googletest"] (scripts/gpu/prepare_carry.sh).
 # Usage: scripts/gpu/run_wgrad.sh [gtest filter] [forced tiles, default "large medium"] [ncu layer args]
+#   (an empty string skips the tiles or the profile); MODES (default wgrad) and PRESETS (default
+#   "resnet50 unet") choose the benchmark rows.
 cd "$(dirname "$0")/../.." || exit 1
 OUT="${OUT:-gpu-out}"; mkdir -p "$OUT"
 filter="${1:-*Wgrad*:Conv2dAuto.*:Conv2dSmall.*:*CanImplement*:GemmSelect.*:Conv2dSm90Select*}"
@@ -17,8 +19,8 @@ tail -3 $OUT/build.log
 timeout "${TILEFUSE_TEST_TIMEOUT_S:-150}" bd/tests/gpu/tilefuse_gpu_tests --gtest_filter="$filter" --gtest_output=json:$OUT/gpu-tests.json > $OUT/gpu-tests.log 2>&1; echo "tests rc $?"
 grep -E "^\[  (PASSED|FAILED) |^\[  FAILED|tests ran" $OUT/gpu-tests.log | head -30
 grep -B2 -A12 "Failure" $OUT/gpu-tests.log | head -60
-for preset in resnet50 unet; do
-  timeout "${TILEFUSE_BENCH_TIMEOUT_S:-120}" bd/bench/tilefuse-bench conv2d --preset $preset --mode wgrad --dtype bf16 --json $OUT/bench-$preset.json > $OUT/bench-$preset.txt 2>&1; echo "bench $preset rc $?"
+for preset in ${PRESETS:-resnet50 unet}; do
+  timeout "${TILEFUSE_BENCH_TIMEOUT_S:-120}" bd/bench/tilefuse-bench conv2d --preset $preset --mode "${MODES:-wgrad}" --dtype bf16 --json $OUT/bench-$preset.json > $OUT/bench-$preset.txt 2>&1; echo "bench $preset rc $?"
 done
 python3 scripts/gpu/summarize_bench_json.py $OUT
 if [[ -n $tiles ]]; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Where a wgrad layer's time goes: for each layer and each (forced tile, split) variant, the benchmark's
-# median beside cuDNN, then Nsight Compute's duration, L2 and DRAM bytes and L2 / tensor-pipe
+# median beside cuDNN, then Nsight Compute's duration, L2 and DRAM bytes and L2 / SM
 # utilisation of each tilefuse kernel it launches (the GEMM and the split-K pass). Prints one table;
 # with DETAIL=1 also the full Nsight Compute detail of the first variant's GEMM kernel per layer.
 # Usage (device machine, after building <build>/bench/tilefuse-bench):
@@ -11,38 +11,17 @@ build=$1 variants=$2
 shift 2
 OUT="${OUT:-.}"
 tmp=$(mktemp -d)
-metrics=gpu__time_duration.sum,lts__t_bytes.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed
-i=0
-for layer in "$@"; do
-  for v in $variants; do
-    tile=${v%%:*} split=${v##*:}
-    if [[ $tile == auto ]]; then unset TILEFUSE_CONV_SM90_TILE; else export TILEFUSE_CONV_SM90_TILE=$tile; fi
-    # shellcheck disable=SC2086
-    timeout 60 "$build/bench/tilefuse-bench" conv2d $layer --dtype bf16 --split-k "$split" --json "$tmp/b$i.json" > "$tmp/b$i.txt" 2>&1
-    # shellcheck disable=SC2086
-    timeout 60 ncu --clock-control none --csv -k "regex:sm90_gemm_kernel|split_k_epilogue" --launch-skip 2 --launch-count 2 --metrics $metrics \
-      "$build/bench/tilefuse-bench" conv2d $layer --dtype bf16 --split-k "$split" --reps 3 --warmup-calls 1 --warmup-ms 1 > "$tmp/n$i.csv" 2> "$tmp/n$i.err"
-    echo "$i|$layer|$v" >> "$tmp/index"
-    i=$((i + 1))
-  done
-  if [[ ${DETAIL:-0} == 1 ]]; then
-    v=${variants%% *}; tile=${v%%:*} split=${v##*:}
-    if [[ $tile == auto ]]; then unset TILEFUSE_CONV_SM90_TILE; else export TILEFUSE_CONV_SM90_TILE=$tile; fi
-    # shellcheck disable=SC2206
-    bench=("$build/bench/tilefuse-bench" conv2d $layer --dtype bf16 --split-k "$split" --reps 3 --warmup-calls 1 --warmup-ms 1)
-    ncu=(ncu --clock-control none)
-    source "$(dirname "$0")/ncu_detail.sh"
-    detail "layer$i" sm90_gemm_kernel > "$OUT/ncu-detail-$i.txt" 2>&1
-  fi
-done
-unset TILEFUSE_CONV_SM90_TILE
-python3 - "$tmp" <<'PY'
+metrics=gpu__time_duration.sum,lts__t_bytes.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed
+cat > "$tmp/row.py" <<'PY'
 import csv, json, re, sys, io
-tmp = sys.argv[1]
-print("| layer | variant | tilefuse ms | cuDNN ms | chosen | kernel | us | L2 MB | DRAM rd MB | DRAM wr MB | L2 % | tensor % |")
-print("|---|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|")
+tmp, only = sys.argv[1], sys.argv[2]
+if only == "header":
+    print("| layer | variant | tilefuse ms | cuDNN ms | chosen | kernel | us | L2 MB | DRAM rd MB | DRAM wr MB | L2 % | SM % |")
+    print("|---|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|")
+    sys.exit()
 for line in open(f"{tmp}/index"):
     i, layer, v = line.rstrip("\n").split("|")
+    if i != only: continue
     try:
         b = json.load(open(f"{tmp}/b{i}.json"))["rows"][0]
         ours, peer = b["tilefuse"].get("median_ms", float("nan")), b["peers"][0].get("median_ms", float("nan"))
@@ -63,14 +42,43 @@ for line in open(f"{tmp}/index"):
     for (rid, name), m in per.items():
         def val(metric, scale=1.0):
             value, unit = m.get(metric, ("nan", ""))
-            x = float(value)
+            try:
+                x = float(value)
+            except ValueError:
+                return float("nan")
             mult = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "nsecond": 1e-3, "usecond": 1, "msecond": 1e3}.get(unit, 1)
             return x * mult * scale
         print(f"| {layer if first else ''} | {v if first else ''} | {ours if first else '':{'.4f' if first else ''}} | {peer if first else '':{'.4f' if first else ''}} | {chosen if first else ''} | {name} | "
               f"{val('gpu__time_duration.sum'):.1f} | {val('lts__t_bytes.sum', 1e-6):.1f} | {val('dram__bytes_read.sum', 1e-6):.1f} | {val('dram__bytes_write.sum', 1e-6):.1f} | "
-              f"{val('lts__throughput.avg.pct_of_peak_sustained_elapsed'):.0f} | {val('sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed'):.0f} |")
+              f"{val('lts__throughput.avg.pct_of_peak_sustained_elapsed'):.0f} | {val('sm__throughput.avg.pct_of_peak_sustained_elapsed'):.0f} |")
         first = False
     if first:
         print(f"| {layer} | {v} | {ours:.4f} | {peer:.4f} | {chosen} | no ncu rows: {open(f'{tmp}/n{i}.err').read()[-150:]!r} |")
 PY
+python3 "$tmp/row.py" "$tmp" header
+i=0
+for layer in "$@"; do
+  for v in $variants; do
+    tile=${v%%:*} split=${v##*:}
+    if [[ $tile == auto ]]; then unset TILEFUSE_CONV_SM90_TILE; else export TILEFUSE_CONV_SM90_TILE=$tile; fi
+    # shellcheck disable=SC2086
+    timeout 60 "$build/bench/tilefuse-bench" conv2d $layer --dtype bf16 --split-k "$split" --json "$tmp/b$i.json" > "$tmp/b$i.txt" 2>&1
+    # shellcheck disable=SC2086
+    timeout 60 ncu --clock-control none --csv -k "regex:sm90_gemm_kernel|split_k_epilogue" --launch-skip 2 --launch-count 2 --metrics $metrics \
+      "$build/bench/tilefuse-bench" conv2d $layer --dtype bf16 --split-k "$split" --reps 3 --warmup-calls 1 --warmup-ms 1 > "$tmp/n$i.csv" 2> "$tmp/n$i.err"
+    echo "$i|$layer|$v" >> "$tmp/index"
+    python3 "$tmp/row.py" "$tmp" "$i"
+    i=$((i + 1))
+  done
+  if [[ ${DETAIL:-0} == 1 ]]; then
+    v=${variants%% *}; tile=${v%%:*} split=${v##*:}
+    if [[ $tile == auto ]]; then unset TILEFUSE_CONV_SM90_TILE; else export TILEFUSE_CONV_SM90_TILE=$tile; fi
+    # shellcheck disable=SC2206
+    bench=("$build/bench/tilefuse-bench" conv2d $layer --dtype bf16 --split-k "$split" --reps 3 --warmup-calls 1 --warmup-ms 1)
+    ncu=(ncu --clock-control none)
+    source "$(dirname "$0")/ncu_detail.sh"
+    detail "layer$i" sm90_gemm_kernel > "$OUT/ncu-detail-$i.txt" 2>&1
+  fi
+done
+unset TILEFUSE_CONV_SM90_TILE
 rm -rf "$tmp"

@@ -31,6 +31,7 @@ inline std::vector<ConvCase> sm90_dgrad_cases(std::uint64_t seed) {
       conv_case(conv_problem(4, 20, 20, 64, 64, 3, 3, 1)),        // C = 64: the 128x64 tile
       conv_case(conv_problem(3, 28, 28, 128, 128, 3, 3, 1)),      // C = 128: the 128x128 tile
       conv_case(conv_problem(2, 14, 14, 520, 256, 1, 1, 0)),      // 1x1, C = 520: a partial wide tile
+      conv_case(conv_problem(3, 7, 9, 128, 64, 1, 1, 0, 1, 2)),   // 1x1 (dilation 2 changes nothing): tiled TMA, 189 pixels
       conv_case(conv_problem(2, 14, 14, 256, 1024, 1, 1, 0)),     // 1x1, long K = 1024
       conv_case(conv_problem(3, 15, 13, 64, 64, 3, 3, 1, 2)),     // stride 2: the sm80 path
       conv_case(conv_problem(2, 8, 8, 64, 40, 3, 3, 1)),          // K = 40: the sm80 path
@@ -98,6 +99,8 @@ TEST(Conv2dSm90Select, StrideOneDgradRunsTheHopperKernel) {
   EXPECT_NE(d.find("sm90 TMA + WGMMA implicit-GEMM conv2d dgrad"), std::string::npos) << d;
   EXPECT_NE(d.find("dy by TMA im2col"), std::string::npos) << d;
   EXPECT_NE(d.find("MN-major"), std::string::npos) << d;
+  std::string const pointwise = describe_dgrad(conv_problem(64, 14, 14, 1024, 256, 1, 1, 0));
+  EXPECT_NE(pointwise.find("dy by tiled TMA"), std::string::npos) << "1x1, stride 1, no padding: dy is its im2col matrix\n" << pointwise;
   std::string const strided = describe_dgrad(conv_problem(2, 15, 15, 64, 64, 3, 3, 1, 2));
   EXPECT_NE(strided.find("sm80 mma.sync implicit-GEMM"), std::string::npos) << strided;
   EXPECT_NE(strided.find("the strides are 2x2"), std::string::npos) << strided;

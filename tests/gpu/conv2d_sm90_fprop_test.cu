@@ -48,6 +48,7 @@ inline std::vector<ConvCase> sm90_im2col_cases(std::uint64_t seed) {
       conv_case(conv_problem(4, 20, 20, 64, 64, 3, 3, 1)),        // K = 64: the 128x64 tile
       conv_case(conv_problem(3, 28, 28, 128, 128, 3, 3, 1)),      // K = 128: the 128x128 tile
       conv_case(conv_problem(2, 14, 14, 256, 520, 1, 1, 0)),      // 1x1, n = 520: a partial wide tile
+      conv_case(conv_problem(3, 7, 9, 128, 64, 1, 1, 0, 1, 2)),   // 1x1 (dilation 2 changes nothing): tiled TMA, 189 pixels
   };
   // Asymmetric in everything: a 2x3 filter, padding (0, 1), stride (1, 2), dilation (2, 1).
   Conv2dProblem a = conv_problem(2, 5, 17, 64, 24, 2, 3, 0);
@@ -141,6 +142,7 @@ TEST(Conv2dSm90Select, AlignedFpropRunsTheHopperKernel) {
   std::string const wide = describe_fprop<Sm80AutoConfig>(conv_problem(64, 14, 14, 256, 1024, 1, 1, 0));
   EXPECT_NE(wide.find("tile 128x256x64"), std::string::npos) << wide;
   EXPECT_EQ(wide.find("ping-pong"), std::string::npos) << "128x256 stays cooperative\n" << wide;
+  EXPECT_NE(wide.find("x by tiled TMA"), std::string::npos) << "1x1, stride 1, no padding: x is its im2col matrix\n" << wide;
   std::string const few = describe_fprop<Sm80AutoConfig>(conv_problem(64, 7, 7, 512, 512, 3, 3, 1));
   EXPECT_NE(few.find("tile 128x128x64"), std::string::npos) << "50 tiles of 128x256 leave most SMs idle\n" << few;
   EXPECT_NE(few.find("ping-pong"), std::string::npos) << "a plain 128x128 epilogue runs ping-pong\n" << few;

@@ -30,7 +30,8 @@ inline std::vector<ConvCase> sm90_wgrad_cases(std::uint64_t seed, int split_k) {
       conv_case(conv_problem(2, 23, 23, 64, 64, 7, 7, 3, 2), split_k),      // 7x7 stride 2 padding 3
       conv_case(conv_problem(1, 4, 4, 64, 8, 3, 3, 3), split_k),            // padding 3: taps wholly in the padding
       conv_case(conv_problem(5, 13, 13, 192, 256, 3, 3, 1), split_k),       // r*s*c = 1728, K = 256
-      conv_case(conv_problem(2, 14, 14, 256, 520, 1, 1, 0), split_k),      // K = 520
+      conv_case(conv_problem(2, 14, 14, 256, 520, 1, 1, 0), split_k),      // K = 520; 1x1: x by tiled TMA
+      conv_case(conv_problem(3, 7, 9, 128, 64, 1, 1, 0), split_k),          // 1x1, 189 pixels: a partial k-tile of x tiled
       conv_case(conv_problem(4, 28, 28, 64, 64, 3, 3, 1), split_k),         // 3136 pixels: 49 k-tiles
       conv_case(conv_problem(2, 8, 8, 40, 64, 3, 3, 1), split_k),           // C = 40: the sm80 path
       conv_case(conv_problem(1, 9, 9, 3, 64, 3, 3, 1), split_k),            // C = 3: the sm80 path
@@ -120,6 +121,12 @@ TEST(Conv2dSm90Select, WgradRunsTheHopperKernelWithSplits) {
   std::string const c40 = describe_wgrad(conv_problem(2, 8, 8, 40, 64, 3, 3, 1), 0);
   EXPECT_NE(c40.find("sm80 mma.sync implicit-GEMM"), std::string::npos) << c40;
   EXPECT_NE(c40.find("C = 40 is not a multiple of 64"), std::string::npos) << c40;
+  // x by im2col for a 3x3 filter, by a tiled map for 1x1 with stride 1 and no padding (im2col(x) = x).
+  EXPECT_NE(d.find("x by TMA im2col"), std::string::npos) << d;
+  std::string const pointwise = describe_wgrad(conv_problem(64, 14, 14, 1024, 512, 1, 1, 0), 0);
+  EXPECT_NE(pointwise.find("x by TMA in boxes of 64 channels x 64 pixels"), std::string::npos) << pointwise;
+  std::string const strided = describe_wgrad(conv_problem(64, 14, 14, 1024, 512, 1, 1, 0, 2), 0);
+  EXPECT_NE(strided.find("x by TMA im2col"), std::string::npos) << strided;
 }
 
 }  // namespace

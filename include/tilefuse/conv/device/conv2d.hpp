@@ -250,6 +250,9 @@ class Conv2d {
     bool sm90_im2col = false;
     bool sm90_half_k = false;  // FP8 im2col with k-tiles of 64 channels (C a multiple of 64, not of 128)
     int sm90_split = 1;        // wgrad: the K splits (fp32 partials per split, then a reduction pass)
+    // 1x1 filter, stride 1, no padding: the activation operand (fprop's x, dgrad's dy, wgrad's x) is its
+    // own im2col matrix, so it loads by a tiled tensor map in place of the im2col one (same boxes).
+    bool sm90_pointwise = false;
     std::string why_sm90_source;
   };
 
@@ -469,6 +472,12 @@ class Conv2d {
   // strides at most 8, ...: validate() runs the host adapter's checks without encoding), unless
   // TILEFUSE_CONV_SM90_SOURCE=gather; else the cp.async gather. Fills plan->why_sm90_source.
   static bool choose_sm90_source(Arguments const& args, Plan* plan) {
+    bool const im2col = choose_sm90_im2col(args, plan);
+    plan->sm90_pointwise = im2col && is_pointwise(args.problem);
+    if (plan->sm90_pointwise) plan->why_sm90_source += "; 1x1, stride 1, no padding: its im2col matrix is the tensor, loaded by a tiled map";
+    return im2col;
+  }
+  static bool choose_sm90_im2col(Arguments const& args, Plan* plan) {
     if constexpr (kDgradSm90) return choose_dgrad_source(args, plan);
     if constexpr (kWgradSm90) return choose_wgrad_source(args, plan);
     Conv2dProblem const& p = args.problem;
@@ -512,6 +521,11 @@ class Conv2d {
     }
     plan->why_sm90_source = "C a multiple of 64, padding, strides and dilated filter within the im2col tensor map's limits";
     return true;
+  }
+
+  // A 1x1 filter with stride 1 and no padding: im2col(activation) is the activation (any dilation).
+  static bool is_pointwise(Conv2dProblem const& p) {
+    return p.R == 1 && p.S == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_h == 0 && p.pad_w == 0;
   }
 
   // The wgrad tile and split count by the wave model of choose_sm90_tile, with K split into s parts:
@@ -777,8 +791,10 @@ class Conv2d {
                           (kWgradSm90 ? plan.split_k : 1);
     std::string loads;
     if constexpr (kWgradSm90) {
-      loads = status_message("dy by TMA in boxes of 64 channels x 64 pixels (A MN-major), x by TMA im2col in copies of "
-                             "64 pixels x 64 channels of one tap (B MN-major) (",
+      loads = status_message("dy by TMA in boxes of 64 channels x 64 pixels (A MN-major), x by ",
+                             plan.sm90_pointwise ? "TMA in boxes of 64 channels x 64 pixels"
+                                               : "TMA im2col in copies of 64 pixels x 64 channels of one tap",
+                             " (B MN-major) (",
                              plan.why_sm90_source, "), ",
                              plan.split_k > 1 ? status_message("split-K ", plan.split_k,
                                                                " (fp32 partials in the workspace, then a reduction pass "
@@ -786,8 +802,9 @@ class Conv2d {
                                               : std::string("no split-K, "));
     } else {
       loads = status_message(
-          kIm2col ? status_message(kDgradSm90 ? "dy" : "x", " by TMA im2col (one copy of 128 pixels x ", Cfg::kTileK,
-                                   " channels per filter tap and k-tile)")
+          kIm2col ? status_message(kDgradSm90 ? "dy" : "x",
+                                   plan.sm90_pointwise ? " by tiled TMA (one box of 128 pixels x " : " by TMA im2col (one copy of 128 pixels x ",
+                                   Cfg::kTileK, " channels per filter tap and k-tile)")
                   : std::string("x by 16-byte cp.async gathers of the producer warpgroup"),
           " (", plan.why_sm90_source, "), ",
           kDgradSm90 ? "w by TMA in boxes of 64 channels x 64 filters of the flipped tap (B MN-major), " : "w by TMA, ");
@@ -864,6 +881,18 @@ class Conv2d {
     return encode_tiled("dy", args.dy, {k, pixels, 1}, {k, k * pixels}, {64, 64, 1}, CU_TENSOR_MAP_SWIZZLE_128B, out);
   }
 
+  // A pointwise problem's activation (fprop's x, dgrad's dy, wgrad's x: N*H*W pixels of `channels`,
+  // row-major; stride 1 so the output has as many pixels) as the 3D tensor map (channels, N*H*W, 1), box
+  // (the k-tile's channels, `pixels`, 1): what the im2col copy of the same box would load (plan.sm90_pointwise).
+  static Status encode_pointwise(Arguments const& args, char const* name, Element const* data, index_t channels,
+                                 int pixels, arch::TmaDescriptor* out, int box_channels = 64) {
+    Conv2dProblem const& p = args.problem;
+    auto const c = static_cast<std::uint64_t>(channels);
+    auto const count = static_cast<std::uint64_t>(p.N * p.H * p.W);
+    return encode_tiled(name, data, {c, count, 1}, {c, c * count},
+                        {static_cast<cuuint32_t>(box_channels), static_cast<cuuint32_t>(pixels), 1}, swizzle_of(box_channels), out);
+  }
+
   // The Hopper wgrad: with plan.split_k = s > 1, the kernel stores s fp32 partials ([split][K][R*S*C] in
   // the workspace, each over its own range of pixels) and split_k_epilogue_kernel sums them and applies
   // the tree; with s = 1 the kernel applies the tree itself.
@@ -876,10 +905,15 @@ class Conv2d {
     auto const launch = [&]<class K>(auto const& epilogue, index_t batch) -> Status {
       typename K::Params params;
       TILEFUSE_RETURN_IF_ERROR(encode_dy_mn_major(args, &params.tma_a));
-      CUtensorMap map;
-      Status const s = make_tensor_map_im2col(im2col_args(args.problem, args.x, 64, 64), &map);
-      if (!s.ok()) return {s.code(), status_message(op_name(), ": im2col tensor map of x: ", s.message())};
-      std::memcpy(&params.tma_b, &map, sizeof(map));
+      if (plan.sm90_pointwise) {
+        TILEFUSE_RETURN_IF_ERROR(encode_pointwise(args, "x", args.x, args.problem.C, 64, &params.tma_b));
+        params.x_tiled = 1;
+      } else {
+        CUtensorMap map;
+        Status const s = make_tensor_map_im2col(im2col_args(args.problem, args.x, 64, 64), &map);
+        if (!s.ok()) return {s.code(), status_message(op_name(), ": im2col tensor map of x: ", s.message())};
+        std::memcpy(&params.tma_b, &map, sizeof(map));
+      }
       params.geometry = ConvGeometry::of(args.problem);
       params.k_per_split = static_cast<int>(k_per_split);
       params.problem = GemmCoord{g.m, g.n, k_per_split, batch};
@@ -923,17 +957,29 @@ class Conv2d {
       TILEFUSE_RETURN_IF_ERROR(encode_filter_mn_major(args, &params.tma_b));
       Conv2dProblem const f = dgrad_as_fprop(args.problem);
       params.geometry = ConvGeometry::of(f);
-      CUtensorMap map;
-      Status const s = make_tensor_map_im2col(im2col_args(f, args.dy, Cfg::kTileM, Cfg::kTileK), &map);
-      if (!s.ok()) return {s.code(), status_message(op_name(), ": im2col tensor map of dy: ", s.message())};
-      std::memcpy(&params.tma_a, &map, sizeof(map));
+      if (plan.sm90_pointwise) {
+        TILEFUSE_RETURN_IF_ERROR(encode_pointwise(args, "dy", args.dy, args.problem.K, Cfg::kTileM, &params.tma_a, Cfg::kTileK));
+        params.a_tiled = 1;
+      } else {
+        CUtensorMap map;
+        Status const s = make_tensor_map_im2col(im2col_args(f, args.dy, Cfg::kTileM, Cfg::kTileK), &map);
+        if (!s.ok()) return {s.code(), status_message(op_name(), ": im2col tensor map of dy: ", s.message())};
+        std::memcpy(&params.tma_a, &map, sizeof(map));
+      }
+    } else if constexpr (kWgradSm90) {
+      // launch_wgrad above (this branch keeps the fprop-only fields out of the wgrad instantiation)
     } else if constexpr (kIm2col) {
       TILEFUSE_RETURN_IF_ERROR(encode_filter<Cfg>(args, &params.tma_b));
       params.geometry = ConvGeometry::of(args.problem);
-      CUtensorMap map;
-      Status const s = make_tensor_map_im2col(im2col_args(args.problem, args.x, Cfg::kTileM, Cfg::kTileK), &map);
-      if (!s.ok()) return {s.code(), status_message(op_name(), ": im2col tensor map of x: ", s.message())};
-      std::memcpy(&params.tma_a, &map, sizeof(map));
+      if (plan.sm90_pointwise) {
+        TILEFUSE_RETURN_IF_ERROR(encode_pointwise(args, "x", args.x, args.problem.C, Cfg::kTileM, &params.tma_a, Cfg::kTileK));
+        params.a_tiled = 1;
+      } else {
+        CUtensorMap map;
+        Status const s = make_tensor_map_im2col(im2col_args(args.problem, args.x, Cfg::kTileM, Cfg::kTileK), &map);
+        if (!s.ok()) return {s.code(), status_message(op_name(), ": im2col tensor map of x: ", s.message())};
+        std::memcpy(&params.tma_a, &map, sizeof(map));
+      }
     } else {
       TILEFUSE_RETURN_IF_ERROR(encode_filter<Cfg>(args, &params.tma_b));
       params.geometry = ConvGeometry::of(args.problem);

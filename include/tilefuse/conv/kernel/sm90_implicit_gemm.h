@@ -222,6 +222,7 @@ struct FpropIm2colOperands {
     arch::TmaDescriptor tma_a;  // x as im2col (C, W, H, N), TileK channels x TileM pixels, 128-byte swizzle
     arch::TmaDescriptor tma_b;  // w as (r*s*c, k', 1), box (64, TileN, 1), 128-byte swizzle
     ConvGeometry geometry;
+    int a_tiled = 0;            // 1 (1x1, stride 1, no padding): tma_a is x as the tiled map (C, N*H*W, 1)
   };
 
   TILEFUSE_DEVICE static void prefetch(Params const& p) {
@@ -230,11 +231,11 @@ struct FpropIm2colOperands {
   }
 
   struct Loader {
-    int n0;
+    int m0, n0;
     int w, h, n;  // the origin of tile row 0's filter window, and its image
 
-    TILEFUSE_DEVICE Loader(Params const& p, GemmCoord const&, int /*thread*/, int m0, int n0_, int /*batch*/)
-        : n0(n0_) {
+    TILEFUSE_DEVICE Loader(Params const& p, GemmCoord const&, int /*thread*/, int m0_, int n0_, int /*batch*/)
+        : m0(m0_), n0(n0_) {
       ConvGeometry const& g = p.geometry;
       int const pq_count = g.P * g.Q;
       n = m0 / pq_count;
@@ -251,8 +252,12 @@ struct FpropIm2colOperands {
       int const r = tap / g.S;
       int const s = tap - r * g.S;
       arch::mbarrier_arrive_expect_tx(full, kABytes + kBBytes);
-      arch::tma_load_im2col_4d(a, &p.tma_a, full, c0, w, h, n, static_cast<cuda::std::uint16_t>(s * g.dilation_w),
-                               static_cast<cuda::std::uint16_t>(r * g.dilation_h));
+      if (p.a_tiled) {
+        arch::tma_load_3d(a, &p.tma_a, full, c0, m0, 0);
+      } else {
+        arch::tma_load_im2col_4d(a, &p.tma_a, full, c0, w, h, n, static_cast<cuda::std::uint16_t>(s * g.dilation_w),
+                                 static_cast<cuda::std::uint16_t>(r * g.dilation_h));
+      }
       arch::tma_load_3d(b, &p.tma_b, full, k0, n0, 0);
     }
   };
@@ -293,6 +298,7 @@ struct DgradIm2colOperands {
     arch::TmaDescriptor tma_a;  // dy as im2col (K, Q, P, N), 64 channels x TileM pixels, 128-byte swizzle
     arch::TmaDescriptor tma_b;  // w as (C, R*S, K), box (64, 1, 64), 128-byte swizzle
     ConvGeometry geometry;      // the equivalent fprop's (see above)
+    int a_tiled = 0;            // 1 (1x1, stride 1, no padding): tma_a is dy as the tiled map (K, N*P*Q, 1)
   };
 
   TILEFUSE_DEVICE static void prefetch(Params const& p) {
@@ -301,11 +307,11 @@ struct DgradIm2colOperands {
   }
 
   struct Loader {
-    int n0;
+    int m0, n0;
     int w, h, n;  // the origin of tile row 0's window in dy, and its image
 
-    TILEFUSE_DEVICE Loader(Params const& p, GemmCoord const&, int /*thread*/, int m0, int n0_, int /*batch*/)
-        : n0(n0_) {
+    TILEFUSE_DEVICE Loader(Params const& p, GemmCoord const&, int /*thread*/, int m0_, int n0_, int /*batch*/)
+        : m0(m0_), n0(n0_) {
       ConvGeometry const& g = p.geometry;
       int const pq_count = g.P * g.Q;
       n = m0 / pq_count;
@@ -323,8 +329,12 @@ struct DgradIm2colOperands {
       int const s = tap - r * g.S;
       int const w_tap = (g.R - 1 - r) * g.S + (g.S - 1 - s);
       arch::mbarrier_arrive_expect_tx(full, kABytes + kBBytes);
-      arch::tma_load_im2col_4d(a, &p.tma_a, full, k, w, h, n, static_cast<cuda::std::uint16_t>(s * g.dilation_w),
-                               static_cast<cuda::std::uint16_t>(r * g.dilation_h));
+      if (p.a_tiled) {
+        arch::tma_load_3d(a, &p.tma_a, full, k, m0, 0);
+      } else {
+        arch::tma_load_im2col_4d(a, &p.tma_a, full, k, w, h, n, static_cast<cuda::std::uint16_t>(s * g.dilation_w),
+                                 static_cast<cuda::std::uint16_t>(r * g.dilation_h));
+      }
 #pragma unroll
       for (int j = 0; j < kTileN / 64; ++j) arch::tma_load_3d(b + j * kBBlockBytes, &p.tma_b, full, n0 + 64 * j, w_tap, k);
     }
@@ -343,7 +353,9 @@ using DgradIm2colKernel = gemm::sm90::GemmKernel<Element, Epilogue, Config, Dgra
 //   B: TileN / 64 im2col loads of x (the fprop's map, 64 pixels x 64 channels per copy): block j holds
 //      columns n0 + 64 j .. + 63 of r*s*c, i.e. 64 channels of one tap (C a multiple of 64), for the
 //      k-tile's 64 output pixels (kBMnMajor). Blocks past r*s*c load the last tap (their columns are
-//      never stored).
+//      never stored). A 1x1 filter with stride 1 and no padding (x_tiled) has im2col(x) = x, so x
+//      loads by a tiled map (C, N*H*W, 1), box (64, 64, 1), like dy: the im2col copies run at a
+//      fraction of the tiled rate on small images (v126).
 // Parallel split-K as a batch: batch index b reduces pixels [b * k_per_split, (b + 1) * k_per_split) (the
 // kernel's problem.k is k_per_split, a multiple of 64) into its own fp32 partial; pixels past N*P*Q are
 // zeros in both operands. Any strides, padding and dilation the im2col tensor map accepts.
@@ -369,6 +381,7 @@ struct WgradOperands {
     arch::TmaDescriptor tma_b;  // x as im2col (C, W, H, N), 64 channels x 64 pixels, 128-byte swizzle
     ConvGeometry geometry;
     int k_per_split = 0;        // output pixels per batch entry (split), a multiple of TileK
+    int x_tiled = 0;            // 1: tma_b is x as the tiled map (C, N*H*W, 1), box (64, 64, 1)
   };
 
   TILEFUSE_DEVICE static void prefetch(Params const& p) {
@@ -394,6 +407,11 @@ struct WgradOperands {
       arch::mbarrier_arrive_expect_tx(full, kABytes + kBBytes);
 #pragma unroll
       for (int j = 0; j < kTileM / 64; ++j) arch::tma_load_3d(a + j * kBlockBytes, &p.tma_a, full, m0 + 64 * j, pixel, 0);
+      if (p.x_tiled) {
+#pragma unroll
+        for (int j = 0; j < kTileN / 64; ++j) arch::tma_load_3d(b + j * kBlockBytes, &p.tma_b, full, n0 + 64 * j, pixel, 0);
+        return;
+      }
       int const taps = g.R * g.S;
 #pragma unroll
       for (int j = 0; j < kTileN / 64; ++j) {
