@@ -87,32 +87,6 @@ TILEFUSE_DEVICE inline void tma_load_im2col_4d(void* smem, TmaDescriptor const* 
 #endif
 }
 
-// Asks L2 to fetch the box at (c0, c1, c2) of a tiled map (no shared memory, no barrier): the data then
-// waits in L2 for the loads of several k-tiles later. Out-of-tensor parts are skipped.
-TILEFUSE_DEVICE inline void tma_prefetch_l2_3d(TmaDescriptor const* desc, int c0, int c1, int c2) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];\n" ::"l"(
-                   reinterpret_cast<cuda::std::uint64_t>(desc)),
-               "r"(c0), "r"(c1), "r"(c2)
-               : "memory");
-#else
-  (void)desc, (void)c0, (void)c1, (void)c2;
-#endif
-}
-
-// tma_prefetch_l2_3d for an im2col map: the pixels tma_load_im2col_4d would copy with the same arguments.
-TILEFUSE_DEVICE inline void tma_prefetch_l2_im2col_4d(TmaDescriptor const* desc, int c, int w, int h, int n,
-                                                      cuda::std::uint16_t offset_w, cuda::std::uint16_t offset_h) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.im2col [%0, {%1, %2, %3, %4}], {%5, %6};\n" ::"l"(
-                   reinterpret_cast<cuda::std::uint64_t>(desc)),
-               "r"(c), "r"(w), "r"(h), "r"(n), "h"(offset_w), "h"(offset_h)
-               : "memory");
-#else
-  (void)desc, (void)c, (void)w, (void)h, (void)n, (void)offset_w, (void)offset_h;
-#endif
-}
-
 // Copies the box at coordinates (c0, c1, c2) (innermost first, in elements) from shared memory at
 // `smem` to the tensor, as part of this thread's current bulk async-group (elements of the box outside
 // the tensor are not written). The writes to `smem` must be fenced (fence_proxy_async_shared) first.

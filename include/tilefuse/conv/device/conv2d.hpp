@@ -893,15 +893,6 @@ class Conv2d {
                         {static_cast<cuuint32_t>(box_channels), static_cast<cuuint32_t>(pixels), 1}, swizzle_of(box_channels), out);
   }
 
-  // How far ahead (in k-tiles) the wgrad producer asks L2 for its boxes: TILEFUSE_CONV_SM90_PREFETCH
-  // (0 turns it off; for measurements), else kWgradPrefetchTiles.
-  static constexpr int kWgradPrefetchTiles = 16;
-  static int wgrad_prefetch_tiles() {
-    char const* value = std::getenv("TILEFUSE_CONV_SM90_PREFETCH");
-    if (value == nullptr || *value == '\0') return kWgradPrefetchTiles;
-    return std::clamp(std::atoi(value), 0, 1024);
-  }
-
   // The Hopper wgrad: with plan.split_k = s > 1, the kernel stores s fp32 partials ([split][K][R*S*C] in
   // the workspace, each over its own range of pixels) and split_k_epilogue_kernel sums them and applies
   // the tree; with s = 1 the kernel applies the tree itself.
@@ -925,7 +916,6 @@ class Conv2d {
       }
       params.geometry = ConvGeometry::of(args.problem);
       params.k_per_split = static_cast<int>(k_per_split);
-      params.prefetch_tiles = wgrad_prefetch_tiles();
       params.problem = GemmCoord{g.m, g.n, k_per_split, batch};
       params.epilogue = epilogue;
       TILEFUSE_RETURN_IF_ERROR(gemm::encode_sm90_aux<K>(op_name(), g.m, g.n, batch, &params));

@@ -382,7 +382,6 @@ struct WgradOperands {
     ConvGeometry geometry;
     int k_per_split = 0;        // output pixels per batch entry (split), a multiple of TileK
     int x_tiled = 0;            // 1: tma_b is x as the tiled map (C, N*H*W, 1), box (64, 64, 1)
-    int prefetch_tiles = 0;     // > 0: L2 prefetch of the boxes this many k-tiles ahead (see Loader::load)
   };
 
   TILEFUSE_DEVICE static void prefetch(Params const& p) {
@@ -397,47 +396,22 @@ struct WgradOperands {
         : m0(m0_), n0(n0_), first_pixel(batch * p.k_per_split) {}
 
     TILEFUSE_DEVICE void load(Params const& p, char* a, char* b, cuda::std::uint64_t* full, int k0) const {
-      arch::mbarrier_arrive_expect_tx(full, kABytes + kBBytes);
-      boxes<false>(p, a, b, full, first_pixel + k0);
-      // Every k-tile's boxes are read by all the blocks of its tile row (A) or column (B) at about the
-      // same time, so without this each of them waits on the first one's DRAM miss. One block per row
-      // (n0 = 0) and per column (m0 = 0) asks L2 for them prefetch_tiles k-tiles ahead instead.
-      int const ahead = k0 + p.prefetch_tiles * kTileK;
-      if (p.prefetch_tiles > 0 && ahead < p.k_per_split) boxes<true>(p, nullptr, nullptr, nullptr, first_pixel + ahead);
-    }
-
-    // Loads (kPrefetch false) or prefetches into L2 (true) the boxes of the k-tile at output pixel `pixel`.
-    template <bool kPrefetch>
-    TILEFUSE_DEVICE void boxes(Params const& p, char* a, char* b, cuda::std::uint64_t* full, int pixel) const {
       ConvGeometry const& g = p.geometry;
-      if (!kPrefetch || n0 == 0) {
-#pragma unroll
-        for (int j = 0; j < kTileM / 64; ++j) {
-          if constexpr (kPrefetch) {
-            arch::tma_prefetch_l2_3d(&p.tma_a, m0 + 64 * j, pixel, 0);
-          } else {
-            arch::tma_load_3d(a + j * kBlockBytes, &p.tma_a, full, m0 + 64 * j, pixel, 0);
-          }
-        }
-      }
-      if (kPrefetch && m0 != 0) return;
-      if (p.x_tiled) {
-#pragma unroll
-        for (int j = 0; j < kTileN / 64; ++j) {
-          if constexpr (kPrefetch) {
-            arch::tma_prefetch_l2_3d(&p.tma_b, n0 + 64 * j, pixel, 0);
-          } else {
-            arch::tma_load_3d(b + j * kBlockBytes, &p.tma_b, full, n0 + 64 * j, pixel, 0);
-          }
-        }
-        return;
-      }
+      int const pixel = first_pixel + k0;
       int const pq_count = g.P * g.Q;
       int const n = pixel / pq_count;
       int const pq = pixel - n * pq_count;
       int const pp = pq / g.Q;
       int const h = pp * g.stride_h - g.pad_h;
       int const w = (pq - pp * g.Q) * g.stride_w - g.pad_w;
+      arch::mbarrier_arrive_expect_tx(full, kABytes + kBBytes);
+#pragma unroll
+      for (int j = 0; j < kTileM / 64; ++j) arch::tma_load_3d(a + j * kBlockBytes, &p.tma_a, full, m0 + 64 * j, pixel, 0);
+      if (p.x_tiled) {
+#pragma unroll
+        for (int j = 0; j < kTileN / 64; ++j) arch::tma_load_3d(b + j * kBlockBytes, &p.tma_b, full, n0 + 64 * j, pixel, 0);
+        return;
+      }
       int const taps = g.R * g.S;
 #pragma unroll
       for (int j = 0; j < kTileN / 64; ++j) {
@@ -447,13 +421,9 @@ struct WgradOperands {
         if (tap >= taps) tap = taps - 1, c0 = 0;
         int const r = tap / g.S;
         int const s = tap - r * g.S;
-        auto const offset_w = static_cast<cuda::std::uint16_t>(s * g.dilation_w);
-        auto const offset_h = static_cast<cuda::std::uint16_t>(r * g.dilation_h);
-        if constexpr (kPrefetch) {
-          arch::tma_prefetch_l2_im2col_4d(&p.tma_b, c0, w, h, n, offset_w, offset_h);
-        } else {
-          arch::tma_load_im2col_4d(b + j * kBlockBytes, &p.tma_b, full, c0, w, h, n, offset_w, offset_h);
-        }
+        arch::tma_load_im2col_4d(b + j * kBlockBytes, &p.tma_b, full, c0, w, h, n,
+                                 static_cast<cuda::std::uint16_t>(s * g.dilation_w),
+                                 static_cast<cuda::std::uint16_t>(r * g.dilation_h));
       }
     }
   };
