@@ -390,40 +390,49 @@ struct WgradOperands {
   }
 
   struct Loader {
+    static constexpr int kBlocksN = kTileN / 64;
     int m0, n0, first_pixel;
+    // Per B block (fixed for the tile): its first channel and its tap's (s * dilation_w, r * dilation_h),
+    // worked out once here so that the producer's k-tile loop does no division per block.
+    int c0[kBlocksN];
+    cuda::std::uint16_t offset_w[kBlocksN], offset_h[kBlocksN];
 
     TILEFUSE_DEVICE Loader(Params const& p, GemmCoord const&, int /*thread*/, int m0_, int n0_, int batch)
-        : m0(m0_), n0(n0_), first_pixel(batch * p.k_per_split) {}
+        : m0(m0_), n0(n0_), first_pixel(batch * p.k_per_split) {
+      ConvGeometry const& g = p.geometry;
+      int const taps = g.R * g.S;
+#pragma unroll
+      for (int j = 0; j < kBlocksN; ++j) {
+        int const column = n0 + 64 * j;
+        int tap = column / g.C;
+        c0[j] = column - tap * g.C;
+        if (tap >= taps) tap = taps - 1, c0[j] = 0;
+        int const r = tap / g.S;
+        offset_w[j] = static_cast<cuda::std::uint16_t>((tap - r * g.S) * g.dilation_w);
+        offset_h[j] = static_cast<cuda::std::uint16_t>(r * g.dilation_h);
+      }
+    }
 
     TILEFUSE_DEVICE void load(Params const& p, char* a, char* b, cuda::std::uint64_t* full, int k0) const {
-      ConvGeometry const& g = p.geometry;
       int const pixel = first_pixel + k0;
+      arch::mbarrier_arrive_expect_tx(full, kABytes + kBBytes);
+#pragma unroll
+      for (int j = 0; j < kTileM / 64; ++j) arch::tma_load_3d(a + j * kBlockBytes, &p.tma_a, full, m0 + 64 * j, pixel, 0);
+      if (p.x_tiled) {
+#pragma unroll
+        for (int j = 0; j < kBlocksN; ++j) arch::tma_load_3d(b + j * kBlockBytes, &p.tma_b, full, n0 + 64 * j, pixel, 0);
+        return;
+      }
+      ConvGeometry const& g = p.geometry;
       int const pq_count = g.P * g.Q;
       int const n = pixel / pq_count;
       int const pq = pixel - n * pq_count;
       int const pp = pq / g.Q;
       int const h = pp * g.stride_h - g.pad_h;
       int const w = (pq - pp * g.Q) * g.stride_w - g.pad_w;
-      arch::mbarrier_arrive_expect_tx(full, kABytes + kBBytes);
 #pragma unroll
-      for (int j = 0; j < kTileM / 64; ++j) arch::tma_load_3d(a + j * kBlockBytes, &p.tma_a, full, m0 + 64 * j, pixel, 0);
-      if (p.x_tiled) {
-#pragma unroll
-        for (int j = 0; j < kTileN / 64; ++j) arch::tma_load_3d(b + j * kBlockBytes, &p.tma_b, full, n0 + 64 * j, pixel, 0);
-        return;
-      }
-      int const taps = g.R * g.S;
-#pragma unroll
-      for (int j = 0; j < kTileN / 64; ++j) {
-        int const column = n0 + 64 * j;
-        int tap = column / g.C;
-        int c0 = column - tap * g.C;
-        if (tap >= taps) tap = taps - 1, c0 = 0;
-        int const r = tap / g.S;
-        int const s = tap - r * g.S;
-        arch::tma_load_im2col_4d(b + j * kBlockBytes, &p.tma_b, full, c0, w, h, n,
-                                 static_cast<cuda::std::uint16_t>(s * g.dilation_w),
-                                 static_cast<cuda::std::uint16_t>(r * g.dilation_h));
+      for (int j = 0; j < kBlocksN; ++j) {
+        arch::tma_load_im2col_4d(b + j * kBlockBytes, &p.tma_b, full, c0[j], w, h, n, offset_w[j], offset_h[j]);
       }
     }
   };
