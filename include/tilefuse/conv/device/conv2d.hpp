@@ -916,8 +916,6 @@ class Conv2d {
       }
       params.geometry = ConvGeometry::of(args.problem);
       params.k_per_split = static_cast<int>(k_per_split);
-      params.pixels_per_image = FastDivmod::of(static_cast<int>(args.problem.P() * args.problem.Q()));
-      params.output_width = FastDivmod::of(static_cast<int>(args.problem.Q()));
       params.problem = GemmCoord{g.m, g.n, k_per_split, batch};
       params.epilogue = epilogue;
       TILEFUSE_RETURN_IF_ERROR(gemm::encode_sm90_aux<K>(op_name(), g.m, g.n, batch, &params));

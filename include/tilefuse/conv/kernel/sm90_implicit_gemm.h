@@ -43,7 +43,6 @@
 #include <tilefuse/arch/tma.h>
 #include <tilefuse/conv/implicit_gemm.h>
 #include <tilefuse/core/coord.h>
-#include <tilefuse/core/fast_divmod.h>
 #include <tilefuse/core/platform.h>
 #include <tilefuse/gemm/gemm_config.h>
 #include <tilefuse/gemm/kernel/sm90_gemm.h>
@@ -383,8 +382,6 @@ struct WgradOperands {
     ConvGeometry geometry;
     int k_per_split = 0;        // output pixels per batch entry (split), a multiple of TileK
     int x_tiled = 0;            // 1: tma_b is x as the tiled map (C, N*H*W, 1), box (64, 64, 1)
-    FastDivmod pixels_per_image;  // P * Q
-    FastDivmod output_width;      // Q
   };
 
   TILEFUSE_DEVICE static void prefetch(Params const& p) {
@@ -396,8 +393,7 @@ struct WgradOperands {
     static constexpr int kBlocksN = kTileN / 64;
     int m0, n0, first_pixel;
     // Per B block (fixed for the tile): its first channel and its tap's (s * dilation_w, r * dilation_h),
-    // worked out once here, so that the one producer thread's k-tile loop divides only the pixel index,
-    // by multiply-high (FastDivmod): its divisions were this kernel's bottleneck (v126).
+    // worked out once here so that the producer's k-tile loop does no division per block.
     int c0[kBlocksN];
     cuda::std::uint16_t offset_w[kBlocksN], offset_h[kBlocksN];
 
@@ -428,11 +424,12 @@ struct WgradOperands {
         return;
       }
       ConvGeometry const& g = p.geometry;
-      int pq = 0, q = 0;
-      int const n = p.pixels_per_image.divmod(pixel, &pq);
-      int const pp = p.output_width.divmod(pq, &q);
+      int const pq_count = g.P * g.Q;
+      int const n = pixel / pq_count;
+      int const pq = pixel - n * pq_count;
+      int const pp = pq / g.Q;
       int const h = pp * g.stride_h - g.pad_h;
-      int const w = q * g.stride_w - g.pad_w;
+      int const w = (pq - pp * g.Q) * g.stride_w - g.pad_w;
 #pragma unroll
       for (int j = 0; j < kBlocksN; ++j) {
         arch::tma_load_im2col_4d(b + j * kBlockBytes, &p.tma_b, full, c0[j], w, h, n, offset_w[j], offset_h[j]);
