@@ -470,7 +470,8 @@ class Conv2d {
   // k-tiles of 64 channels, plan->sm90_half_k) and x's
   // im2col tensor map is valid (corners -pad and pad - (filter - 1) * dilation within [-128, 127],
   // strides at most 8, ...: validate() runs the host adapter's checks without encoding), unless
-  // TILEFUSE_CONV_SM90_SOURCE=gather; else the cp.async gather. Fills plan->why_sm90_source.
+  // TILEFUSE_CONV_SM90_SOURCE=gather; else the cp.async gather. Fills plan->why_sm90_source, and
+  // plan->sm90_pointwise for a 1x1 problem with stride 1 and no padding (tiled map, same boxes).
   static bool choose_sm90_source(Arguments const& args, Plan* plan) {
     bool const im2col = choose_sm90_im2col(args, plan);
     plan->sm90_pointwise = im2col && is_pointwise(args.problem);
