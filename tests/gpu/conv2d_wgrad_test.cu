@@ -37,6 +37,11 @@ TEST(Conv2dCanImplement, RunRefusesSplitKWithoutWorkspace) {
   Status const ran = PlainWgrad::run(args, nullptr, stream.get());
   EXPECT_FALSE(ran.ok()) << "split-K ran without its workspace";
   EXPECT_NE(ran.message().find("workspace"), std::string::npos) << ran.to_string();
+  // A workspace that is not 16-byte aligned (an offset into an allocation) is refused before any launch.
+  DeviceBuffer workspace(PlainWgrad::workspace_size(args) + 16);
+  Status const offset = PlainWgrad::run(args, static_cast<char*>(workspace.get()) + 4, stream.get());
+  EXPECT_FALSE(offset.ok()) << "split-K ran with a misaligned workspace";
+  EXPECT_NE(offset.message().find("16-byte-aligned workspace"), std::string::npos) << offset.to_string();
   stream.synchronize();
 }
 

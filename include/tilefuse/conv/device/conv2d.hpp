@@ -127,6 +127,7 @@ class Conv2d {
       return invalid_argument(op_name(), ": split_k = ", plan.split_k, " needs a workspace of workspace_size() = ",
                               workspace_size(args), " bytes, but workspace is null");
     }
+    TILEFUSE_RETURN_IF_ERROR(gemm::detail::check_split_k_workspace_alignment(op_name(), plan.split_k, workspace));
     GemmCoord const gemm = output_matrix(args.problem);
     TILEFUSE_RETURN_IF_ERROR(gemm::detail::initialize_reductions<Epilogue>(plan.epilogue, gemm, stream));
     if constexpr (kHopperCapable) {

@@ -201,6 +201,7 @@ class Gemm {
                               " needs a workspace of workspace_size() = ", workspace_size(args),
                               " bytes, but workspace is null");
     }
+    TILEFUSE_RETURN_IF_ERROR(detail::check_split_k_workspace_alignment("gemm", plan.split_k, workspace));
     TILEFUSE_RETURN_IF_ERROR(detail::initialize_reductions<Epilogue>(plan.epilogue, args.problem, stream));
     if constexpr (kTmaCandidate) {
       if (plan.tma) return launch_tma(args, plan, workspace, stream);

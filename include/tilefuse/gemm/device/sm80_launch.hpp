@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include <tilefuse/core/coord.h>
 #include <tilefuse/core/status.hpp>
@@ -16,6 +17,16 @@
 #include <tilefuse/runtime/host_adapter.hpp>
 
 namespace tilefuse::gemm::detail {
+
+// The split-K partials are written and read as 16-byte vectors: a workspace that is not 16-byte aligned
+// (cudaMalloc's and PyTorch's are 256-byte aligned; an offset into one may not be) is refused, not faulted on.
+inline Status check_split_k_workspace_alignment(char const* op, int split_k, void const* workspace) {
+  if (split_k > 1 && reinterpret_cast<std::uintptr_t>(workspace) % 16 != 0) {
+    return misaligned(op, ": split_k = ", split_k, " needs a 16-byte-aligned workspace, but workspace = ",
+                            workspace, " is not (pass cudaMalloc's pointer, or an offset into it that is a multiple of 16)");
+  }
+  return {};
+}
 
 // Parallel split-K's second pass: sums the split_k fp32 partials ([split][batch][m][n]) of problem p and
 // applies the epilogue (split_k_epilogue_kernel). Shared by the sm80 kernel and the Hopper conv wgrad.

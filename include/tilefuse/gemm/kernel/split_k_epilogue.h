@@ -43,8 +43,10 @@ __global__ void split_k_epilogue_kernel(__grid_constant__ SplitKEpilogueParams<E
   // The lanes of this thread's group within its warp (lanes divides 32).
   unsigned const group_mask =
       lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1u) << ((threadIdx.x % 32) / lanes * lanes);
-  // Two float4 loads per split when every row starts 16-byte aligned (partials are 256-byte aligned).
-  bool const rows_aligned = p.problem.n % 4 == 0;
+  // Two float4 loads per split when every row starts 16-byte aligned (the device operations refuse a
+  // workspace that is not; checked here too, so that a misaligned one is slow, never a fault).
+  bool const rows_aligned =
+      p.problem.n % 4 == 0 && reinterpret_cast<unsigned long long>(p.partials) % 16 == 0;
   index_t const stride = index_t{gridDim.x} * blockDim.x / lanes;
   for (index_t v = (index_t{blockIdx.x} * blockDim.x + threadIdx.x) / lanes; v < total; v += stride) {
     epilogue::Fragment<8> f;
