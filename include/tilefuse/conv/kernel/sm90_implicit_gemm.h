@@ -43,9 +43,17 @@
 #include <tilefuse/arch/tma.h>
 #include <tilefuse/conv/implicit_gemm.h>
 #include <tilefuse/core/coord.h>
+#include <tilefuse/core/fast_divmod.h>
 #include <tilefuse/core/platform.h>
 #include <tilefuse/gemm/gemm_config.h>
 #include <tilefuse/gemm/kernel/sm90_gemm.h>
+
+// TILEFUSE_SM90_CONV_FAST_DIVMOD=1 builds the dgrad and wgrad producers with multiply-high divisions
+// (FastDivmod, constants from the host) for their per-k-tile coordinates, in place of the hardware's
+// division; 0 (the default until a same-run A/B measures it: scripts/gpu/ab_bench.sh) divides as before.
+#ifndef TILEFUSE_SM90_CONV_FAST_DIVMOD
+#define TILEFUSE_SM90_CONV_FAST_DIVMOD 0
+#endif
 
 namespace tilefuse::conv::sm90 {
 
@@ -299,6 +307,8 @@ struct DgradIm2colOperands {
     arch::TmaDescriptor tma_b;  // w as (C, R*S, K), box (64, 1, 64), 128-byte swizzle
     ConvGeometry geometry;      // the equivalent fprop's (see above)
     int a_tiled = 0;            // 1 (1x1, stride 1, no padding): tma_a is dy as the tiled map (K, N*P*Q, 1)
+    FastDivmod channels;        // geometry.C (the problem's K), for TILEFUSE_SM90_CONV_FAST_DIVMOD
+    FastDivmod filter_width;    // geometry.S
   };
 
   TILEFUSE_DEVICE static void prefetch(Params const& p) {
@@ -323,10 +333,16 @@ struct DgradIm2colOperands {
 
     TILEFUSE_DEVICE void load(Params const& p, char* a, char* b, cuda::std::uint64_t* full, int k0) const {
       ConvGeometry const& g = p.geometry;
+#if TILEFUSE_SM90_CONV_FAST_DIVMOD
+      int k = 0, s = 0;
+      int const tap = p.channels.divmod(k0, &k);
+      int const r = p.filter_width.divmod(tap, &s);
+#else
       int const tap = k0 / g.C;  // g.C: the problem's K
       int const k = k0 - tap * g.C;
       int const r = tap / g.S;
       int const s = tap - r * g.S;
+#endif
       int const w_tap = (g.R - 1 - r) * g.S + (g.S - 1 - s);
       arch::mbarrier_arrive_expect_tx(full, kABytes + kBBytes);
       if (p.a_tiled) {
@@ -382,6 +398,8 @@ struct WgradOperands {
     ConvGeometry geometry;
     int k_per_split = 0;        // output pixels per batch entry (split), a multiple of TileK
     int x_tiled = 0;            // 1: tma_b is x as the tiled map (C, N*H*W, 1), box (64, 64, 1)
+    FastDivmod pixels_per_image;  // P * Q, for TILEFUSE_SM90_CONV_FAST_DIVMOD
+    FastDivmod output_width;      // Q
   };
 
   TILEFUSE_DEVICE static void prefetch(Params const& p) {
@@ -425,12 +443,19 @@ struct WgradOperands {
         return;
       }
       ConvGeometry const& g = p.geometry;
+#if TILEFUSE_SM90_CONV_FAST_DIVMOD
+      int pq = 0, q = 0;
+      int const n = p.pixels_per_image.divmod(pixel, &pq);
+      int const pp = p.output_width.divmod(pq, &q);
+#else
       int const pq_count = g.P * g.Q;
       int const n = pixel / pq_count;
       int const pq = pixel - n * pq_count;
       int const pp = pq / g.Q;
+      int const q = pq - pp * g.Q;
+#endif
       int const h = pp * g.stride_h - g.pad_h;
-      int const w = (pq - pp * g.Q) * g.stride_w - g.pad_w;
+      int const w = q * g.stride_w - g.pad_w;
 #pragma unroll
       for (int j = 0; j < kBlocksN; ++j) {
         arch::tma_load_im2col_4d(b + j * kBlockBytes, &p.tma_b, full, c0[j], w, h, n, offset_w[j], offset_h[j]);
