@@ -133,7 +133,11 @@ class Conv2d {
     if constexpr (kHopperCapable) {
       if (plan.hopper) {
         return dispatch_sm90(plan.sm90_tile, plan.sm90_im2col, plan.sm90_half_k, [&]<class Cfg, bool kIm2col>() {
-          return launch_sm90<Cfg, kIm2col>(args, plan, workspace, stream);
+          if constexpr (kWgradSm90) {
+            return launch_wgrad<Cfg>(args, plan, workspace, stream);
+          } else {
+            return launch_sm90<Cfg, kIm2col>(args, plan, workspace, stream);
+          }
         });
       }
     }
@@ -883,6 +887,16 @@ class Conv2d {
     return encode_tiled("dy", args.dy, {k, pixels, 1}, {k, k * pixels}, {64, 64, 1}, CU_TENSOR_MAP_SWIZZLE_128B, out);
   }
 
+  // The im2col tensor map of `data` (named `name` in messages) for `problem`: boxes of `pixels` x `channels`.
+  static Status encode_im2col(char const* name, Conv2dProblem const& problem, Element const* data, int pixels,
+                              int channels, arch::TmaDescriptor* out) {
+    CUtensorMap map;
+    Status const s = make_tensor_map_im2col(im2col_args(problem, data, pixels, channels), &map);
+    if (!s.ok()) return {s.code(), status_message(op_name(), ": im2col tensor map of ", name, ": ", s.message())};
+    std::memcpy(out, &map, sizeof(map));
+    return {};
+  }
+
   // A pointwise problem's activation (fprop's x, dgrad's dy, wgrad's x: N*H*W pixels of `channels`,
   // row-major; stride 1 so the output has as many pixels) as the 3D tensor map (channels, N*H*W, 1), box
   // (the k-tile's channels, `pixels`, 1): what the im2col copy of the same box would load (plan.sm90_pointwise).
@@ -907,15 +921,9 @@ class Conv2d {
     auto const launch = [&]<class K>(auto const& epilogue, index_t batch) -> Status {
       typename K::Params params;
       TILEFUSE_RETURN_IF_ERROR(encode_dy_mn_major(args, &params.tma_a));
-      if (plan.sm90_pointwise) {
-        TILEFUSE_RETURN_IF_ERROR(encode_pointwise(args, "x", args.x, args.problem.C, 64, &params.tma_b));
-        params.x_tiled = 1;
-      } else {
-        CUtensorMap map;
-        Status const s = make_tensor_map_im2col(im2col_args(args.problem, args.x, 64, 64), &map);
-        if (!s.ok()) return {s.code(), status_message(op_name(), ": im2col tensor map of x: ", s.message())};
-        std::memcpy(&params.tma_b, &map, sizeof(map));
-      }
+      params.x_tiled = plan.sm90_pointwise ? 1 : 0;
+      TILEFUSE_RETURN_IF_ERROR(plan.sm90_pointwise ? encode_pointwise(args, "x", args.x, args.problem.C, 64, &params.tma_b)
+                                                   : encode_im2col("x", args.problem, args.x, 64, 64, &params.tma_b));
       params.geometry = ConvGeometry::of(args.problem);
       params.k_per_split = static_cast<int>(k_per_split);
       params.pixels_per_image = FastDivmod::of(static_cast<int>(args.problem.P() * args.problem.Q()));
@@ -952,7 +960,6 @@ class Conv2d {
 
   template <class Cfg, bool kIm2col>
   static Status launch_sm90(Arguments const& args, Plan const& plan, void* workspace, cudaStream_t stream) {
-    if constexpr (kWgradSm90) return launch_wgrad<Cfg>(args, plan, workspace, stream);
     (void)workspace;
     using K = Sm90Kernel<Cfg, kIm2col>;
     typename K::Params params;
@@ -963,29 +970,17 @@ class Conv2d {
       params.geometry = ConvGeometry::of(f);
       params.channels = FastDivmod::of(static_cast<int>(f.C));
       params.filter_width = FastDivmod::of(static_cast<int>(f.S));
-      if (plan.sm90_pointwise) {
-        TILEFUSE_RETURN_IF_ERROR(encode_pointwise(args, "dy", args.dy, args.problem.K, Cfg::kTileM, &params.tma_a, Cfg::kTileK));
-        params.a_tiled = 1;
-      } else {
-        CUtensorMap map;
-        Status const s = make_tensor_map_im2col(im2col_args(f, args.dy, Cfg::kTileM, Cfg::kTileK), &map);
-        if (!s.ok()) return {s.code(), status_message(op_name(), ": im2col tensor map of dy: ", s.message())};
-        std::memcpy(&params.tma_a, &map, sizeof(map));
-      }
-    } else if constexpr (kWgradSm90) {
-      // launch_wgrad above (this branch keeps the fprop-only fields out of the wgrad instantiation)
+      params.a_tiled = plan.sm90_pointwise ? 1 : 0;
+      TILEFUSE_RETURN_IF_ERROR(
+          plan.sm90_pointwise ? encode_pointwise(args, "dy", args.dy, args.problem.K, Cfg::kTileM, &params.tma_a, Cfg::kTileK)
+                              : encode_im2col("dy", f, args.dy, Cfg::kTileM, Cfg::kTileK, &params.tma_a));
     } else if constexpr (kIm2col) {
       TILEFUSE_RETURN_IF_ERROR(encode_filter<Cfg>(args, &params.tma_b));
       params.geometry = ConvGeometry::of(args.problem);
-      if (plan.sm90_pointwise) {
-        TILEFUSE_RETURN_IF_ERROR(encode_pointwise(args, "x", args.x, args.problem.C, Cfg::kTileM, &params.tma_a, Cfg::kTileK));
-        params.a_tiled = 1;
-      } else {
-        CUtensorMap map;
-        Status const s = make_tensor_map_im2col(im2col_args(args.problem, args.x, Cfg::kTileM, Cfg::kTileK), &map);
-        if (!s.ok()) return {s.code(), status_message(op_name(), ": im2col tensor map of x: ", s.message())};
-        std::memcpy(&params.tma_a, &map, sizeof(map));
-      }
+      params.a_tiled = plan.sm90_pointwise ? 1 : 0;
+      TILEFUSE_RETURN_IF_ERROR(
+          plan.sm90_pointwise ? encode_pointwise(args, "x", args.x, args.problem.C, Cfg::kTileM, &params.tma_a, Cfg::kTileK)
+                              : encode_im2col("x", args.problem, args.x, Cfg::kTileM, Cfg::kTileK, &params.tma_a));
     } else {
       TILEFUSE_RETURN_IF_ERROR(encode_filter<Cfg>(args, &params.tma_b));
       params.geometry = ConvGeometry::of(args.problem);

@@ -119,6 +119,43 @@ struct Sm90ConvTmaAux : Base {
 };
 
 // fprop's operand source for gemm::sm90::GemmKernel (see sm90_gemm.h for the interface).
+// The im2col copy's origin for output pixel `pixel` (an index into N*P*Q): its image n and where its
+// filter window's top-left tap lies in the activation, (h, w) = (p * stride_h - pad_h, q * stride_w -
+// pad_w), which may be negative. With `pixels_per_image` = P*Q and `width` = Q as FastDivmod constants,
+// the divisions are multiply-highs (TILEFUSE_SM90_CONV_FAST_DIVMOD).
+struct WindowOrigin {
+  int n, h, w;
+  TILEFUSE_DEVICE static WindowOrigin of(ConvGeometry const& g, int pixel) {
+    int const pq_count = g.P * g.Q;
+    int const n = pixel / pq_count;
+    int const pq = pixel - n * pq_count;
+    int const p = pq / g.Q;
+    return {n, p * g.stride_h - g.pad_h, (pq - p * g.Q) * g.stride_w - g.pad_w};
+  }
+  TILEFUSE_DEVICE static WindowOrigin of(ConvGeometry const& g, int pixel, FastDivmod const& pixels_per_image,
+                                         FastDivmod const& width) {
+    int pq = 0, q = 0;
+    int const n = pixels_per_image.divmod(pixel, &pq);
+    int const p = width.divmod(pq, &q);
+    return {n, p * g.stride_h - g.pad_h, q * g.stride_w - g.pad_w};
+  }
+};
+
+// fprop's and dgrad's A: tile rows m0 .. m0 + TileM of the activation's implicit matrix, channels c ..
+// of filter tap (r, s). A pointwise problem (`tiled`: its implicit matrix is the tensor) loads them by
+// the tiled map at (c, m0); the others by one im2col copy from tile row 0's window origin.
+TILEFUSE_DEVICE inline void load_activation(char* smem, arch::TmaDescriptor const* map, cuda::std::uint64_t* full,
+                                            bool tiled, int m0, WindowOrigin const& origin, int c, int r, int s,
+                                            ConvGeometry const& g) {
+  if (tiled) {
+    arch::tma_load_3d(smem, map, full, c, m0, 0);
+  } else {
+    arch::tma_load_im2col_4d(smem, map, full, c, origin.w, origin.h, origin.n,
+                             static_cast<cuda::std::uint16_t>(s * g.dilation_w),
+                             static_cast<cuda::std::uint16_t>(r * g.dilation_h));
+  }
+}
+
 template <class Element, class Config>
 struct FpropGatherOperands {
   static constexpr int kTileM = Config::kTileM;
@@ -240,18 +277,10 @@ struct FpropIm2colOperands {
 
   struct Loader {
     int m0, n0;
-    int w, h, n;  // the origin of tile row 0's filter window, and its image
+    WindowOrigin origin;  // tile row 0's
 
     TILEFUSE_DEVICE Loader(Params const& p, GemmCoord const&, int /*thread*/, int m0_, int n0_, int /*batch*/)
-        : m0(m0_), n0(n0_) {
-      ConvGeometry const& g = p.geometry;
-      int const pq_count = g.P * g.Q;
-      n = m0 / pq_count;
-      int const pq = m0 - n * pq_count;
-      int const pp = pq / g.Q;
-      h = pp * g.stride_h - g.pad_h;
-      w = (pq - pp * g.Q) * g.stride_w - g.pad_w;
-    }
+        : m0(m0_), n0(n0_), origin(WindowOrigin::of(p.geometry, m0_)) {}
 
     TILEFUSE_DEVICE void load(Params const& p, char* a, char* b, cuda::std::uint64_t* full, int k0) const {
       ConvGeometry const& g = p.geometry;
@@ -260,12 +289,7 @@ struct FpropIm2colOperands {
       int const r = tap / g.S;
       int const s = tap - r * g.S;
       arch::mbarrier_arrive_expect_tx(full, kABytes + kBBytes);
-      if (p.a_tiled) {
-        arch::tma_load_3d(a, &p.tma_a, full, c0, m0, 0);
-      } else {
-        arch::tma_load_im2col_4d(a, &p.tma_a, full, c0, w, h, n, static_cast<cuda::std::uint16_t>(s * g.dilation_w),
-                                 static_cast<cuda::std::uint16_t>(r * g.dilation_h));
-      }
+      load_activation(a, &p.tma_a, full, p.a_tiled != 0, m0, origin, c0, r, s, g);
       arch::tma_load_3d(b, &p.tma_b, full, k0, n0, 0);
     }
   };
@@ -318,18 +342,10 @@ struct DgradIm2colOperands {
 
   struct Loader {
     int m0, n0;
-    int w, h, n;  // the origin of tile row 0's window in dy, and its image
+    WindowOrigin origin;  // tile row 0's, in dy (the equivalent fprop's strides are 1)
 
     TILEFUSE_DEVICE Loader(Params const& p, GemmCoord const&, int /*thread*/, int m0_, int n0_, int /*batch*/)
-        : m0(m0_), n0(n0_) {
-      ConvGeometry const& g = p.geometry;
-      int const pq_count = g.P * g.Q;
-      n = m0 / pq_count;
-      int const pq = m0 - n * pq_count;
-      int const pp = pq / g.Q;
-      h = pp - g.pad_h;
-      w = (pq - pp * g.Q) - g.pad_w;
-    }
+        : m0(m0_), n0(n0_), origin(WindowOrigin::of(p.geometry, m0_)) {}
 
     TILEFUSE_DEVICE void load(Params const& p, char* a, char* b, cuda::std::uint64_t* full, int k0) const {
       ConvGeometry const& g = p.geometry;
@@ -345,12 +361,7 @@ struct DgradIm2colOperands {
 #endif
       int const w_tap = (g.R - 1 - r) * g.S + (g.S - 1 - s);
       arch::mbarrier_arrive_expect_tx(full, kABytes + kBBytes);
-      if (p.a_tiled) {
-        arch::tma_load_3d(a, &p.tma_a, full, k, m0, 0);
-      } else {
-        arch::tma_load_im2col_4d(a, &p.tma_a, full, k, w, h, n, static_cast<cuda::std::uint16_t>(s * g.dilation_w),
-                                 static_cast<cuda::std::uint16_t>(r * g.dilation_h));
-      }
+      load_activation(a, &p.tma_a, full, p.a_tiled != 0, m0, origin, k, r, s, g);
 #pragma unroll
       for (int j = 0; j < kTileN / 64; ++j) arch::tma_load_3d(b + j * kBBlockBytes, &p.tma_b, full, n0 + 64 * j, w_tap, k);
     }
@@ -442,23 +453,14 @@ struct WgradOperands {
         for (int j = 0; j < kBlocksN; ++j) arch::tma_load_3d(b + j * kBlockBytes, &p.tma_b, full, n0 + 64 * j, pixel, 0);
         return;
       }
-      ConvGeometry const& g = p.geometry;
 #if TILEFUSE_SM90_CONV_FAST_DIVMOD
-      int pq = 0, q = 0;
-      int const n = p.pixels_per_image.divmod(pixel, &pq);
-      int const pp = p.output_width.divmod(pq, &q);
+      WindowOrigin const o = WindowOrigin::of(p.geometry, pixel, p.pixels_per_image, p.output_width);
 #else
-      int const pq_count = g.P * g.Q;
-      int const n = pixel / pq_count;
-      int const pq = pixel - n * pq_count;
-      int const pp = pq / g.Q;
-      int const q = pq - pp * g.Q;
+      WindowOrigin const o = WindowOrigin::of(p.geometry, pixel);
 #endif
-      int const h = pp * g.stride_h - g.pad_h;
-      int const w = q * g.stride_w - g.pad_w;
 #pragma unroll
       for (int j = 0; j < kBlocksN; ++j) {
-        arch::tma_load_im2col_4d(b + j * kBlockBytes, &p.tma_b, full, c0[j], w, h, n, offset_w[j], offset_h[j]);
+        arch::tma_load_im2col_4d(b + j * kBlockBytes, &p.tma_b, full, c0[j], o.w, o.h, o.n, offset_w[j], offset_h[j]);
       }
     }
   };
