@@ -3,7 +3,7 @@
 # serialized ...") or injected waits, naming the kernel and the reason; then checks in the PTX that the
 # kernels and their wgmmas were there to check.
 # Arguments (-D): NVCC, SOURCE, INCLUDE_DIR, OUTPUT_DIR, EXPECTED_KERNELS (how many kernels SOURCE
-# instantiates); HOST_COMPILER optional.
+# instantiates); HOST_COMPILER and EXTRA_FLAGS (a ;-list, e.g. -DTILEFUSE_X=1 for a build switch) optional.
 cmake_minimum_required(VERSION 3.25)
 
 foreach(var NVCC SOURCE INCLUDE_DIR OUTPUT_DIR EXPECTED_KERNELS)
@@ -16,6 +16,9 @@ file(MAKE_DIRECTORY ${OUTPUT_DIR})
 set(flags -std=c++20 -arch=sm_90a -I ${INCLUDE_DIR} --expt-relaxed-constexpr -diag-suppress=2810)
 if(HOST_COMPILER)
   list(APPEND flags -ccbin ${HOST_COMPILER})
+endif()
+if(EXTRA_FLAGS)
+  list(APPEND flags ${EXTRA_FLAGS})
 endif()
 execute_process(COMMAND ${NVCC} ${flags} -cubin ${SOURCE} -o ${OUTPUT_DIR}/wgmma_pipelines.cubin
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)

@@ -41,7 +41,8 @@
 //   Params                  the kernel's Params derive from it (the GEMM's: tma_a, tma_b, batch masks);
 //   prefetch(params)        thread 0, once (descriptor prefetch);
 //   Loader(params, problem, thread, m0, n0, batch)   per tile and producer thread;
-//   loader.load(params, a_stage, b_stage, full, k0)  one k-tile into an empty stage, signalling `full`;
+//   loader.load(params, a_stage, b_stage, full, k0)  one k-tile into an empty stage, signalling `full`
+//                           (asked for k0 = 0, TileK, ... in order; it may keep state between calls);
 //   finish()                per producer thread after its last tile.
 // TmaOperands below is the GEMM's: one thread, two TMA loads per k-tile.
 //
@@ -682,7 +683,7 @@ struct GemmKernel {
     [[maybe_unused]] AuxState aux;
     for (int t = first_tile_index(); t < p.tiles; t += tile_stride()) {
       Tile const tile = tile_of(p, t);
-      typename Operands::Loader const loader(p, p.problem, thread, tile.m * kTileM, tile.n * kTileN, tile.batch);
+      typename Operands::Loader loader(p, p.problem, thread, tile.m * kTileM, tile.n * kTileN, tile.batch);
       [[maybe_unused]] ScaleSources scales = scale_sources(p, tile, thread);
       for (int kt = 0; kt < k_count; ++kt) {
         // Wait until every consumer warp released this stage (the first pass waits on the phase
