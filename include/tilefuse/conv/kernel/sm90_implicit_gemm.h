@@ -42,6 +42,7 @@
 #include <tilefuse/arch/mbarrier.h>
 #include <tilefuse/arch/tma.h>
 #include <tilefuse/conv/implicit_gemm.h>
+#include <tilefuse/conv/kernel/ktile_coordinates.h>
 #include <tilefuse/core/coord.h>
 #include <tilefuse/core/fast_divmod.h>
 #include <tilefuse/core/platform.h>
@@ -55,12 +56,11 @@
 #define TILEFUSE_SM90_CONV_FAST_DIVMOD 0
 #endif
 
-// TILEFUSE_SM90_CONV_LOOKAHEAD=1 (the default) has the TMA conv sources work out the next k-tile's
-// coordinates right after issuing this one's copies, while the producer thread would otherwise idle
-// on the next stage's empty barrier; 0 works them out after the wait, between a stage freeing and its
-// copies (the code measured up to v126). See NextKTile below.
-#ifndef TILEFUSE_SM90_CONV_LOOKAHEAD
-#define TILEFUSE_SM90_CONV_LOOKAHEAD 1
+// TILEFUSE_SM90_CONV_STEPPED_KTILES=1 (the default) has the TMA conv sources step their per-k-tile
+// coordinates from one k-tile to the next (additions and compares; KTileTap, PixelWalk below); 0 divides
+// them out of k0 for every k-tile, as measured up to v126 (kept for same-run A/Bs).
+#ifndef TILEFUSE_SM90_CONV_STEPPED_KTILES
+#define TILEFUSE_SM90_CONV_STEPPED_KTILES 1
 #endif
 
 namespace tilefuse::conv::sm90 {
@@ -127,28 +127,6 @@ struct Sm90ConvTmaAux : Base {
 };
 
 // fprop's operand source for gemm::sm90::GemmKernel (see sm90_gemm.h for the interface).
-// The im2col copy's origin for output pixel `pixel` (an index into N*P*Q): its image n and where its
-// filter window's top-left tap lies in the activation, (h, w) = (p * stride_h - pad_h, q * stride_w -
-// pad_w), which may be negative. With `pixels_per_image` = P*Q and `width` = Q as FastDivmod constants,
-// the divisions are multiply-highs (TILEFUSE_SM90_CONV_FAST_DIVMOD).
-struct WindowOrigin {
-  int n, h, w;
-  TILEFUSE_DEVICE static WindowOrigin of(ConvGeometry const& g, int pixel) {
-    int const pq_count = g.P * g.Q;
-    int const n = pixel / pq_count;
-    int const pq = pixel - n * pq_count;
-    int const p = pq / g.Q;
-    return {n, p * g.stride_h - g.pad_h, (pq - p * g.Q) * g.stride_w - g.pad_w};
-  }
-  TILEFUSE_DEVICE static WindowOrigin of(ConvGeometry const& g, int pixel, FastDivmod const& pixels_per_image,
-                                         FastDivmod const& width) {
-    int pq = 0, q = 0;
-    int const n = pixels_per_image.divmod(pixel, &pq);
-    int const p = width.divmod(pq, &q);
-    return {n, p * g.stride_h - g.pad_h, q * g.stride_w - g.pad_w};
-  }
-};
-
 // fprop's and dgrad's A: tile rows m0 .. m0 + TileM of the activation's implicit matrix, channels c ..
 // of filter tap (r, s). A pointwise problem (`tiled`: its implicit matrix is the tensor) loads them by
 // the tiled map at (c, m0); the others by one im2col copy from tile row 0's window origin.
@@ -164,52 +142,12 @@ TILEFUSE_DEVICE inline void load_activation(char* smem, arch::TmaDescriptor cons
   }
 }
 
-// k-tile k0's filter tap and first channel when a k-tile lies within one tap (`channels` = the
-// reduction's channels per tap, a multiple of the k-tile): tap = k0 / channels, (r, s) = (tap / S, tap % S).
-struct KTileTap {
-  int c0, tap, r, s;
-  TILEFUSE_DEVICE static KTileTap of(int k0, int channels, int filter_width) {
-    int const tap = k0 / channels;
-    int const r = tap / filter_width;
-    return {k0 - tap * channels, tap, r, tap - r * filter_width};
-  }
-  TILEFUSE_DEVICE static KTileTap of(int k0, FastDivmod const& channels, FastDivmod const& filter_width) {
-    int c0 = 0, s = 0;
-    int const tap = channels.divmod(k0, &c0);
-    int const r = filter_width.divmod(tap, &s);
-    return {c0, tap, r, s};
-  }
-};
-
-// The single producer thread of a TMA source issues every copy of the block. Whatever it computes
-// between a stage's empty barrier firing and that stage's copies delays the copies (v126: the wgrad's
-// per-k-tile divisions cost UNet 0.72x -> 0.95x cuDNN). So a loader keeps the coordinates of the k-tile
-// it expects next (k0 + TileK: the kernel asks for a tile's k-tiles in order), worked out after the
-// current copies are issued, i.e. while the thread waits for the next stage; an unexpected k0 is
-// worked out in place, so the order is a speed assumption, not a correctness one.
-template <class Coordinates>
-struct NextKTile {
-  static constexpr bool kEnabled = TILEFUSE_SM90_CONV_LOOKAHEAD != 0;
-  int k0 = 0;
-  Coordinates coordinates{};
-  // The coordinates of k-tile `k0_`: the prepared ones if they are for it, else `compute(k0_)`.
-  template <class Compute>
-  TILEFUSE_DEVICE Coordinates take(int k0_, Compute const& compute) const {
-    if constexpr (kEnabled) {
-      return k0_ == k0 ? coordinates : compute(k0_);
-    } else {
-      return compute(k0_);
-    }
-  }
-  // After issuing k-tile k0_'s copies: prepare k-tile k0_ + step's.
-  template <class Compute>
-  TILEFUSE_DEVICE void prepare(int next_k0, Compute const& compute) {
-    if constexpr (kEnabled) {
-      k0 = next_k0;
-      coordinates = compute(next_k0);
-    }
-  }
-};
+// The single producer thread of a TMA source issues every copy of the block, so every instruction it
+// spends per k-tile delays the copies (v126: the wgrad's per-k-tile divisions cost UNet 0.72x -> 0.95x
+// cuDNN; v127: working them out one k-tile ahead did not help, the instruction count did). The loaders
+// therefore step their coordinates from k-tile to k-tile (the kernel asks for a tile's k-tiles in order,
+// k0 = 0, TileK, ...) instead of dividing them out of k0.
+inline constexpr bool kSteppedKTiles = TILEFUSE_SM90_CONV_STEPPED_KTILES != 0;
 
 template <class Element, class Config>
 struct FpropGatherOperands {
@@ -333,24 +271,18 @@ struct FpropIm2colOperands {
   struct Loader {
     int m0, n0;
     WindowOrigin origin;  // tile row 0's
-    NextKTile<KTileTap> next;
+    KTileTap tap;         // the next k-tile's (stepped)
 
     TILEFUSE_DEVICE Loader(Params const& p, GemmCoord const&, int /*thread*/, int m0_, int n0_, int /*batch*/)
-        : m0(m0_), n0(n0_), origin(WindowOrigin::of(p.geometry, m0_)) {
-      next.prepare(0, tap_of(p));
-    }
-
-    TILEFUSE_DEVICE static auto tap_of(Params const& p) {
-      return [&p](int k0) { return KTileTap::of(k0, p.geometry.C, p.geometry.S); };
-    }
+        : m0(m0_), n0(n0_), origin(WindowOrigin::of(p.geometry, m0_)) {}
 
     TILEFUSE_DEVICE void load(Params const& p, char* a, char* b, cuda::std::uint64_t* full, int k0) {
       ConvGeometry const& g = p.geometry;
-      KTileTap const t = next.take(k0, tap_of(p));
+      KTileTap const t = kSteppedKTiles ? tap : KTileTap::of(k0, g.C, g.S);
       arch::mbarrier_arrive_expect_tx(full, kABytes + kBBytes);
       load_activation(a, &p.tma_a, full, p.a_tiled != 0, m0, origin, t.c0, t.r, t.s, g);
       arch::tma_load_3d(b, &p.tma_b, full, k0, n0, 0);
-      next.prepare(k0 + kTileK, tap_of(p));
+      if constexpr (kSteppedKTiles) tap.advance(kTileK, g.C, g.S);
     }
   };
 
@@ -404,25 +336,18 @@ struct DgradIm2colOperands {
     int m0, n0;
     WindowOrigin origin;  // tile row 0's, in dy (the equivalent fprop's strides are 1)
 
-    NextKTile<KTileTap> next;
+    KTileTap tap;         // the next k-tile's (stepped; g.C is the problem's K)
 
     TILEFUSE_DEVICE Loader(Params const& p, GemmCoord const&, int /*thread*/, int m0_, int n0_, int /*batch*/)
-        : m0(m0_), n0(n0_), origin(WindowOrigin::of(p.geometry, m0_)) {
-      next.prepare(0, tap_of(p));
-    }
-
-    // k-tile k0's tap and first gradient channel (g.C: the problem's K).
-    TILEFUSE_DEVICE static auto tap_of(Params const& p) {
-#if TILEFUSE_SM90_CONV_FAST_DIVMOD
-      return [&p](int k0) { return KTileTap::of(k0, p.channels, p.filter_width); };
-#else
-      return [&p](int k0) { return KTileTap::of(k0, p.geometry.C, p.geometry.S); };
-#endif
-    }
+        : m0(m0_), n0(n0_), origin(WindowOrigin::of(p.geometry, m0_)) {}
 
     TILEFUSE_DEVICE void load(Params const& p, char* a, char* b, cuda::std::uint64_t* full, int k0) {
       ConvGeometry const& g = p.geometry;
-      KTileTap const t = next.take(k0, tap_of(p));
+#if TILEFUSE_SM90_CONV_FAST_DIVMOD
+      KTileTap const t = kSteppedKTiles ? tap : KTileTap::of(k0, p.channels, p.filter_width);
+#else
+      KTileTap const t = kSteppedKTiles ? tap : KTileTap::of(k0, g.C, g.S);
+#endif
       int const w_tap = g.R * g.S - 1 - t.tap;  // w's tap (R-1-r, S-1-s)
       arch::mbarrier_arrive_expect_tx(full, kABytes + kBBytes);
       load_activation(a, &p.tma_a, full, p.a_tiled != 0, m0, origin, t.c0, t.r, t.s, g);
@@ -430,7 +355,7 @@ struct DgradIm2colOperands {
       for (int j = 0; j < kTileN / 64; ++j) {
         arch::tma_load_3d(b + j * kBBlockBytes, &p.tma_b, full, n0 + 64 * j, w_tap, t.c0);
       }
-      next.prepare(k0 + kTileK, tap_of(p));
+      if constexpr (kSteppedKTiles) tap.advance(kTileK, g.C, g.S);
     }
   };
 
@@ -493,7 +418,7 @@ struct WgradOperands {
     // stage freeing and the next copies were this kernel's bottleneck (v126: UNet 0.72x -> 0.95x cuDNN).
     int c0[kBlocksN];
     cuda::std::uint16_t offset_w[kBlocksN], offset_h[kBlocksN];
-    NextKTile<WindowOrigin> next;  // unused when x_tiled
+    PixelWalk walk;  // the next k-tile's first output pixel (im2col only: x_tiled loads by pixel index)
 
     TILEFUSE_DEVICE Loader(Params const& p, GemmCoord const&, int /*thread*/, int m0_, int n0_, int batch)
         : m0(m0_), n0(n0_), first_pixel(batch * p.k_per_split) {
@@ -509,18 +434,7 @@ struct WgradOperands {
         offset_w[j] = static_cast<cuda::std::uint16_t>((tap - r * g.S) * g.dilation_w);
         offset_h[j] = static_cast<cuda::std::uint16_t>(r * g.dilation_h);
       }
-      if (!p.x_tiled) next.prepare(0, origin_of(p));
-    }
-
-    // k-tile k0's first pixel's window origin (the im2col copies').
-    TILEFUSE_DEVICE auto origin_of(Params const& p) const {
-#if TILEFUSE_SM90_CONV_FAST_DIVMOD
-      return [&p, this](int k0) {
-        return WindowOrigin::of(p.geometry, first_pixel + k0, p.pixels_per_image, p.output_width);
-      };
-#else
-      return [&p, this](int k0) { return WindowOrigin::of(p.geometry, first_pixel + k0); };
-#endif
+      if (kSteppedKTiles && !p.x_tiled) walk = PixelWalk(g, first_pixel, kTileK);
     }
 
     TILEFUSE_DEVICE void load(Params const& p, char* a, char* b, cuda::std::uint64_t* full, int k0) {
@@ -533,12 +447,18 @@ struct WgradOperands {
         for (int j = 0; j < kBlocksN; ++j) arch::tma_load_3d(b + j * kBlockBytes, &p.tma_b, full, n0 + 64 * j, pixel, 0);
         return;
       }
-      WindowOrigin const o = next.take(k0, origin_of(p));
+      ConvGeometry const& g = p.geometry;
+#if TILEFUSE_SM90_CONV_FAST_DIVMOD
+      WindowOrigin const o = kSteppedKTiles ? walk.origin(g)
+                                            : WindowOrigin::of(g, pixel, p.pixels_per_image, p.output_width);
+#else
+      WindowOrigin const o = kSteppedKTiles ? walk.origin(g) : WindowOrigin::of(g, pixel);
+#endif
 #pragma unroll
       for (int j = 0; j < kBlocksN; ++j) {
         arch::tma_load_im2col_4d(b + j * kBlockBytes, &p.tma_b, full, c0[j], o.w, o.h, o.n, offset_w[j], offset_h[j]);
       }
-      next.prepare(k0 + kTileK, origin_of(p));
+      if constexpr (kSteppedKTiles) walk.advance(g);
     }
   };
 
