@@ -6,6 +6,8 @@
 # Usage (device machine, after building <build>/bench/tilefuse-bench):
 #   scripts/gpu/wgrad_kernel_times.sh <build dir> "<variant> ..." "<layer args>" ["<layer args>" ...]
 #   variant: <tile>:<split>, tile auto|large|medium|narrow|pingpong-narrow|pingpong-medium, split 0 = the model's
+# NCU_CACHE=none profiles with warm caches (as the benchmark runs: the split-K pass reads its partials from
+# L2); the default (all) flushes them before each kernel, which overstates the pass.
 set -uo pipefail
 build=$1 variants=$2
 shift 2
@@ -64,7 +66,7 @@ for layer in "$@"; do
     # shellcheck disable=SC2086
     timeout 60 "$build/bench/tilefuse-bench" conv2d $layer --dtype bf16 --split-k "$split" --json "$tmp/b$i.json" > "$tmp/b$i.txt" 2>&1
     # shellcheck disable=SC2086
-    timeout 60 ncu --clock-control none --csv -k "regex:sm90_gemm_kernel|split_k_epilogue" --launch-skip 2 --launch-count 2 --metrics $metrics \
+    timeout 60 ncu --clock-control none --cache-control "${NCU_CACHE:-all}" --csv -k "regex:sm90_gemm_kernel|split_k_epilogue" --launch-skip 2 --launch-count 2 --metrics $metrics \
       "$build/bench/tilefuse-bench" conv2d $layer --dtype bf16 --split-k "$split" --reps 3 --warmup-calls 1 --warmup-ms 1 > "$tmp/n$i.csv" 2> "$tmp/n$i.err"
     echo "$i|$layer|$v" >> "$tmp/index"
     python3 "$tmp/row.py" "$tmp" "$i"
