@@ -926,8 +926,6 @@ class Conv2d {
                                                    : encode_im2col("x", args.problem, args.x, 64, 64, &params.tma_b));
       params.geometry = ConvGeometry::of(args.problem);
       params.k_per_split = static_cast<int>(k_per_split);
-      params.pixels_per_image = FastDivmod::of(static_cast<int>(args.problem.P() * args.problem.Q()));
-      params.output_width = FastDivmod::of(static_cast<int>(args.problem.Q()));
       params.problem = GemmCoord{g.m, g.n, k_per_split, batch};
       params.epilogue = epilogue;
       TILEFUSE_RETURN_IF_ERROR(gemm::encode_sm90_aux<K>(op_name(), g.m, g.n, batch, &params));
@@ -968,8 +966,6 @@ class Conv2d {
       TILEFUSE_RETURN_IF_ERROR(encode_filter_mn_major(args, &params.tma_b));
       Conv2dProblem const f = dgrad_as_fprop(args.problem);
       params.geometry = ConvGeometry::of(f);
-      params.channels = FastDivmod::of(static_cast<int>(f.C));
-      params.filter_width = FastDivmod::of(static_cast<int>(f.S));
       params.a_tiled = plan.sm90_pointwise ? 1 : 0;
       TILEFUSE_RETURN_IF_ERROR(
           plan.sm90_pointwise ? encode_pointwise(args, "dy", args.dy, args.problem.K, Cfg::kTileM, &params.tma_a, Cfg::kTileK)

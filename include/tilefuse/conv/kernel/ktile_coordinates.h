@@ -5,15 +5,13 @@
 #pragma once
 
 #include <tilefuse/conv/implicit_gemm.h>
-#include <tilefuse/core/fast_divmod.h>
 #include <tilefuse/core/platform.h>
 
 namespace tilefuse::conv::sm90 {
 
 // The im2col copy's origin for output pixel `pixel` (an index into N*P*Q): its image n and where its
 // filter window's top-left tap lies in the activation, (h, w) = (p * stride_h - pad_h, q * stride_w -
-// pad_w), which may be negative. With `pixels_per_image` = P*Q and `width` = Q as FastDivmod constants,
-// the divisions are multiply-highs (TILEFUSE_SM90_CONV_FAST_DIVMOD).
+// pad_w), which may be negative.
 struct WindowOrigin {
   int n, h, w;
   TILEFUSE_HOST_DEVICE static WindowOrigin of(ConvGeometry const& g, int pixel) {
@@ -22,13 +20,6 @@ struct WindowOrigin {
     int const pq = pixel - n * pq_count;
     int const p = pq / g.Q;
     return {n, p * g.stride_h - g.pad_h, (pq - p * g.Q) * g.stride_w - g.pad_w};
-  }
-  TILEFUSE_HOST_DEVICE static WindowOrigin of(ConvGeometry const& g, int pixel, FastDivmod const& pixels_per_image,
-                                         FastDivmod const& width) {
-    int pq = 0, q = 0;
-    int const n = pixels_per_image.divmod(pixel, &pq);
-    int const p = width.divmod(pq, &q);
-    return {n, p * g.stride_h - g.pad_h, q * g.stride_w - g.pad_w};
   }
 };
 
@@ -73,12 +64,6 @@ struct KTileTap {
     int const tap = k0 / channels;
     int const r = tap / filter_width;
     return {k0 - tap * channels, tap, r, tap - r * filter_width};
-  }
-  TILEFUSE_HOST_DEVICE static KTileTap of(int k0, FastDivmod const& channels, FastDivmod const& filter_width) {
-    int c0 = 0, s = 0;
-    int const tap = channels.divmod(k0, &c0);
-    int const r = filter_width.divmod(tap, &s);
-    return {c0, tap, r, s};
   }
   // To the next k-tile, `step` channels on: the tap's next channels, or the next tap's first.
   TILEFUSE_HOST_DEVICE void advance(int step, int channels, int filter_width) {

@@ -44,24 +44,10 @@
 #include <tilefuse/conv/implicit_gemm.h>
 #include <tilefuse/conv/kernel/ktile_coordinates.h>
 #include <tilefuse/core/coord.h>
-#include <tilefuse/core/fast_divmod.h>
 #include <tilefuse/core/platform.h>
 #include <tilefuse/gemm/gemm_config.h>
 #include <tilefuse/gemm/kernel/sm90_gemm.h>
 
-// TILEFUSE_SM90_CONV_FAST_DIVMOD=1 builds the dgrad and wgrad producers with multiply-high divisions
-// (FastDivmod, constants from the host) for their per-k-tile coordinates, in place of the hardware's
-// division; 0 (the default until a same-run A/B measures it: scripts/gpu/ab_bench.sh) divides as before.
-#ifndef TILEFUSE_SM90_CONV_FAST_DIVMOD
-#define TILEFUSE_SM90_CONV_FAST_DIVMOD 0
-#endif
-
-// TILEFUSE_SM90_CONV_STEPPED_KTILES=1 (the default) has the TMA conv sources step their per-k-tile
-// coordinates from one k-tile to the next (additions and compares; KTileTap, PixelWalk below); 0 divides
-// them out of k0 for every k-tile, as measured up to v126 (kept for same-run A/Bs).
-#ifndef TILEFUSE_SM90_CONV_STEPPED_KTILES
-#define TILEFUSE_SM90_CONV_STEPPED_KTILES 1
-#endif
 
 namespace tilefuse::conv::sm90 {
 
@@ -145,9 +131,9 @@ TILEFUSE_DEVICE inline void load_activation(char* smem, arch::TmaDescriptor cons
 // The single producer thread of a TMA source issues every copy of the block, so every instruction it
 // spends per k-tile delays the copies (v126: the wgrad's per-k-tile divisions cost UNet 0.72x -> 0.95x
 // cuDNN; v127: working them out one k-tile ahead did not help, the instruction count did). The loaders
-// therefore step their coordinates from k-tile to k-tile (the kernel asks for a tile's k-tiles in order,
-// k0 = 0, TileK, ...) instead of dividing them out of k0.
-inline constexpr bool kSteppedKTiles = TILEFUSE_SM90_CONV_STEPPED_KTILES != 0;
+// therefore step their coordinates from k-tile to k-tile (KTileTap, PixelWalk: the kernel asks for a
+// tile's k-tiles in order, k0 = 0, TileK, ...) instead of dividing them out of k0 (v127: ResNet-50 fprop
+// 0.90x -> 0.96x cuDNN, dgrad 0.90x -> 0.96x).
 
 template <class Element, class Config>
 struct FpropGatherOperands {
@@ -278,11 +264,10 @@ struct FpropIm2colOperands {
 
     TILEFUSE_DEVICE void load(Params const& p, char* a, char* b, cuda::std::uint64_t* full, int k0) {
       ConvGeometry const& g = p.geometry;
-      KTileTap const t = kSteppedKTiles ? tap : KTileTap::of(k0, g.C, g.S);
       arch::mbarrier_arrive_expect_tx(full, kABytes + kBBytes);
-      load_activation(a, &p.tma_a, full, p.a_tiled != 0, m0, origin, t.c0, t.r, t.s, g);
+      load_activation(a, &p.tma_a, full, p.a_tiled != 0, m0, origin, tap.c0, tap.r, tap.s, g);
       arch::tma_load_3d(b, &p.tma_b, full, k0, n0, 0);
-      if constexpr (kSteppedKTiles) tap.advance(kTileK, g.C, g.S);
+      tap.advance(kTileK, g.C, g.S);
     }
   };
 
@@ -323,8 +308,6 @@ struct DgradIm2colOperands {
     arch::TmaDescriptor tma_b;  // w as (C, R*S, K), box (64, 1, 64), 128-byte swizzle
     ConvGeometry geometry;      // the equivalent fprop's (see above)
     int a_tiled = 0;            // 1 (1x1, stride 1, no padding): tma_a is dy as the tiled map (K, N*P*Q, 1)
-    FastDivmod channels;        // geometry.C (the problem's K), for TILEFUSE_SM90_CONV_FAST_DIVMOD
-    FastDivmod filter_width;    // geometry.S
   };
 
   TILEFUSE_DEVICE static void prefetch(Params const& p) {
@@ -343,19 +326,14 @@ struct DgradIm2colOperands {
 
     TILEFUSE_DEVICE void load(Params const& p, char* a, char* b, cuda::std::uint64_t* full, int k0) {
       ConvGeometry const& g = p.geometry;
-#if TILEFUSE_SM90_CONV_FAST_DIVMOD
-      KTileTap const t = kSteppedKTiles ? tap : KTileTap::of(k0, p.channels, p.filter_width);
-#else
-      KTileTap const t = kSteppedKTiles ? tap : KTileTap::of(k0, g.C, g.S);
-#endif
-      int const w_tap = g.R * g.S - 1 - t.tap;  // w's tap (R-1-r, S-1-s)
+      int const w_tap = g.R * g.S - 1 - tap.tap;  // w's tap (R-1-r, S-1-s)
       arch::mbarrier_arrive_expect_tx(full, kABytes + kBBytes);
-      load_activation(a, &p.tma_a, full, p.a_tiled != 0, m0, origin, t.c0, t.r, t.s, g);
+      load_activation(a, &p.tma_a, full, p.a_tiled != 0, m0, origin, tap.c0, tap.r, tap.s, g);
 #pragma unroll
       for (int j = 0; j < kTileN / 64; ++j) {
-        arch::tma_load_3d(b + j * kBBlockBytes, &p.tma_b, full, n0 + 64 * j, w_tap, t.c0);
+        arch::tma_load_3d(b + j * kBBlockBytes, &p.tma_b, full, n0 + 64 * j, w_tap, tap.c0);
       }
-      if constexpr (kSteppedKTiles) tap.advance(kTileK, g.C, g.S);
+      tap.advance(kTileK, g.C, g.S);
     }
   };
 
@@ -401,8 +379,6 @@ struct WgradOperands {
     ConvGeometry geometry;
     int k_per_split = 0;        // output pixels per batch entry (split), a multiple of TileK
     int x_tiled = 0;            // 1: tma_b is x as the tiled map (C, N*H*W, 1), box (64, 64, 1)
-    FastDivmod pixels_per_image;  // P * Q, for TILEFUSE_SM90_CONV_FAST_DIVMOD
-    FastDivmod output_width;      // Q
   };
 
   TILEFUSE_DEVICE static void prefetch(Params const& p) {
@@ -422,6 +398,7 @@ struct WgradOperands {
 
     TILEFUSE_DEVICE Loader(Params const& p, GemmCoord const&, int /*thread*/, int m0_, int n0_, int batch)
         : m0(m0_), n0(n0_), first_pixel(batch * p.k_per_split) {
+      if (p.x_tiled) return;  // loads x by pixel index: no taps, no window origins
       ConvGeometry const& g = p.geometry;
       int const taps = g.R * g.S;
 #pragma unroll
@@ -434,7 +411,7 @@ struct WgradOperands {
         offset_w[j] = static_cast<cuda::std::uint16_t>((tap - r * g.S) * g.dilation_w);
         offset_h[j] = static_cast<cuda::std::uint16_t>(r * g.dilation_h);
       }
-      if (kSteppedKTiles && !p.x_tiled) walk = PixelWalk(g, first_pixel, kTileK);
+      walk = PixelWalk(g, first_pixel, kTileK);
     }
 
     TILEFUSE_DEVICE void load(Params const& p, char* a, char* b, cuda::std::uint64_t* full, int k0) {
@@ -448,17 +425,12 @@ struct WgradOperands {
         return;
       }
       ConvGeometry const& g = p.geometry;
-#if TILEFUSE_SM90_CONV_FAST_DIVMOD
-      WindowOrigin const o = kSteppedKTiles ? walk.origin(g)
-                                            : WindowOrigin::of(g, pixel, p.pixels_per_image, p.output_width);
-#else
-      WindowOrigin const o = kSteppedKTiles ? walk.origin(g) : WindowOrigin::of(g, pixel);
-#endif
+      WindowOrigin const o = walk.origin(g);
 #pragma unroll
       for (int j = 0; j < kBlocksN; ++j) {
         arch::tma_load_im2col_4d(b + j * kBlockBytes, &p.tma_b, full, c0[j], o.w, o.h, o.n, offset_w[j], offset_h[j]);
       }
-      if constexpr (kSteppedKTiles) walk.advance(g);
+      walk.advance(g);
     }
   };
 
