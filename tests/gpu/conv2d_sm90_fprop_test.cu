@@ -90,6 +90,13 @@ TILEFUSE_GPU_CONV_TILE_TEST(PingPongNarrowFoldedBnSilu, "pingpong-narrow", conv_
 TILEFUSE_GPU_CONV_TILE_TEST(PingPongMediumBiasReluResidual, "pingpong-medium", conv_specs::BiasReluResidual,
                             sm90_im2col_cases(933))
 TILEFUSE_GPU_CONV_TILE_TEST(PingPongMediumTileCases, "pingpong-medium", conv_specs::Plain, sm90_tile_cases(934))
+// 128x160 (16-bit fprop by im2col, trees without the TMA residual): output channels not multiples of 160
+// (K = 64, 96, 256: a part-empty last tile), and per-channel vectors in the epilogue.
+TILEFUSE_GPU_CONV_TILE_TEST(WideCooperative, "wide", conv_specs::Plain, sm90_im2col_cases(938))
+TILEFUSE_GPU_CONV_TILE_TEST(WideTileCases, "wide", conv_specs::Plain, sm90_tile_cases(939))
+TILEFUSE_GPU_CONV_TILE_TEST(WideFoldedBnSilu, "wide", conv_specs::FoldedBnSilu, sm90_im2col_cases(940))
+TILEFUSE_GPU_CONV_ENV_TEST(Conv2dSm90FpropTile, WideFp16, half_t, "TILEFUSE_CONV_SM90_TILE", "wide", conv_specs::Plain,
+                           sm90_im2col_cases(941))
 
 TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Bf16Im2colCases, bfloat16_t, kFprop, conv_specs::Plain, Sm80AutoConfig, sm90_im2col_cases(920))
 TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Fp16Im2colCases, half_t, kFprop, conv_specs::Plain, Sm80AutoConfig, sm90_im2col_cases(921))
@@ -161,6 +168,23 @@ TEST(Conv2dSm90Select, ForcedTileIsTheOneThatRuns) {
   EXPECT_NE(d.find("tile 128x64x64"), std::string::npos) << d;
   EXPECT_EQ(d.find("ping-pong"), std::string::npos) << "forced cooperative 128x64\n" << d;
   EXPECT_NE(d.find("forced by TILEFUSE_CONV_SM90_TILE"), std::string::npos) << d;
+}
+
+TEST(Conv2dSm90Select, OutputChannelsInWholeTilesOf160TakeThe128x160Tile) {
+  std::string const skip = sm90_skip_reason();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  // UNet's C = K = 320 at 64x64 (N = 2: 64 x 2 tiles of 128x160, one per SM; 128x128 needs 192 tiles).
+  std::string const d = describe_fprop<Sm80AutoConfig>(conv_problem(2, 64, 64, 320, 320, 3, 3, 1));
+  EXPECT_NE(d.find("tile 128x160x64"), std::string::npos) << "N = 320 is two whole 160-wide tiles\n" << d;
+  EXPECT_NE(d.find("128x160: 128 tiles"), std::string::npos) << "the wave model weighs it\n" << d;
+  // Forced where it does not exist (the gather source), the request is ignored, and said so.
+  ScopedEnv const forced("TILEFUSE_CONV_SM90_TILE", "wide");
+  std::string const gathered = [] {
+    ScopedEnv const gather("TILEFUSE_CONV_SM90_SOURCE", "gather");
+    return describe_fprop<Sm80AutoConfig>(conv_problem(2, 14, 14, 64, 64, 3, 3, 1));
+  }();
+  EXPECT_NE(gathered.find("TILEFUSE_CONV_SM90_TILE=wide ignored"), std::string::npos) << gathered;
+  EXPECT_EQ(gathered.find("tile 128x160"), std::string::npos) << "the gather source has no 128x160 config\n" << gathered;
 }
 
 TEST(Conv2dSm90Select, OtherProblemsRunTheSm80PathAndSayWhy) {

@@ -349,15 +349,86 @@ TILEFUSE_DEVICE inline void wgmma_m64n256k16_f16(float (&d)[128], cuda::std::uin
 }
 
 
+// D (64 x 160, fp32, 80 registers per thread) (+)= A (64 x 16, bf16, smem) * B (16 x 160, bf16, smem):
+// the 128x160 conv tile's (N = 320 / 640 / 1280 in whole tiles).
+template <int TransA, int TransB>
+TILEFUSE_DEVICE inline void wgmma_m64n160k16_bf16(float (&d)[80], cuda::std::uint64_t desc_a,
+                                             cuda::std::uint64_t desc_b, int scale_d) {
+#if TILEFUSE_ARCH_SM90A
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %82, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n160k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79}, "
+      "%80, %81, p, 1, 1, %83, %84;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79])
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransA), "n"(TransB));
+#else
+  (void)d, (void)desc_a, (void)desc_b, (void)scale_d;
+#endif
+}
+
+// D (64 x 160, fp32, 80 registers per thread) (+)= A (64 x 16, f16, smem) * B (16 x 160, f16, smem):
+// the 128x160 conv tile's (N = 320 / 640 / 1280 in whole tiles).
+template <int TransA, int TransB>
+TILEFUSE_DEVICE inline void wgmma_m64n160k16_f16(float (&d)[80], cuda::std::uint64_t desc_a,
+                                             cuda::std::uint64_t desc_b, int scale_d) {
+#if TILEFUSE_ARCH_SM90A
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %82, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n160k16.f32.f16.f16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79}, "
+      "%80, %81, p, 1, 1, %83, %84;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79])
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransA), "n"(TransB));
+#else
+  (void)d, (void)desc_a, (void)desc_b, (void)scale_d;
+#endif
+}
+
 template <class Element, int N, int TransB = 0, int TransA = 0>
 TILEFUSE_DEVICE inline void wgmma_m64k16(float (&d)[N / 2], cuda::std::uint64_t desc_a, cuda::std::uint64_t desc_b,
                                          int scale_d) {
   constexpr bool kBf16 = cuda::std::is_same_v<Element, bfloat16_t>;
   static_assert(kBf16 || cuda::std::is_same_v<Element, half_t>, "wgmma_m64k16 takes bfloat16_t or half_t operands");
-  static_assert(N == 64 || N == 128 || N == 256, "wgmma_m64k16 is instantiated for N = 64, 128 and 256");
+  static_assert(N == 64 || N == 128 || N == 160 || N == 256, "wgmma_m64k16 is instantiated for N = 64, 128, 160 and 256");
   if constexpr (N == 256) {
     if constexpr (kBf16) wgmma_m64n256k16_bf16<TransA, TransB>(d, desc_a, desc_b, scale_d);
     else wgmma_m64n256k16_f16<TransA, TransB>(d, desc_a, desc_b, scale_d);
+  } else if constexpr (N == 160) {
+    if constexpr (kBf16) wgmma_m64n160k16_bf16<TransA, TransB>(d, desc_a, desc_b, scale_d);
+    else wgmma_m64n160k16_f16<TransA, TransB>(d, desc_a, desc_b, scale_d);
   } else if constexpr (N == 128) {
     if constexpr (kBf16) wgmma_m64n128k16_bf16<TransA, TransB>(d, desc_a, desc_b, scale_d);
     else wgmma_m64n128k16_f16<TransA, TransB>(d, desc_a, desc_b, scale_d);

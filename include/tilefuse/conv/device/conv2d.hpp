@@ -204,7 +204,7 @@ class Conv2d {
   static constexpr index_t kChunkElements = 16 / static_cast<index_t>(sizeof(Element));
   // 128x256, 128x128, 128x64 cooperative; 128x64 and 128x128 per warpgroup ping-pong (im2col source;
   // with the gather source they run as their cooperative tile).
-  enum class Sm90Tile { kLarge, kMedium, kNarrow, kPingPongNarrow, kPingPongMedium };
+  enum class Sm90Tile { kLarge, kMedium, kNarrow, kPingPongNarrow, kPingPongMedium, kWide };
   // The cooperative tiles the wave models (choose_sm90_tile, choose_wgrad_tile) weigh: TileN and the
   // relative mainloop efficiency measured on the H200.
   struct Sm90TileCandidate {
@@ -216,6 +216,9 @@ class Conv2d {
   static constexpr std::array<Sm90TileCandidate, 3> kSm90TileCandidates{{{Sm90Tile::kLarge, 256, 1.0, "128x256"},
                                                                         {Sm90Tile::kMedium, 128, 0.92, "128x128"},
                                                                         {Sm90Tile::kNarrow, 64, 0.75, "128x64"}}};
+  // 128x160 (Sm90ConvIm2colWideConfig): 16-bit fprop by im2col, trees without the TMA residual (its
+  // conditions); its efficiency between 128x128's and 128x256's, as its wgmma width is.
+  static constexpr Sm90TileCandidate kSm90WideCandidate{Sm90Tile::kWide, 160, 0.96, "128x160"};
 
   template <class Cfg, class Plan>
   static std::string describe_with(Arguments const& args, Plan const& plan, GemmCoord const& g) {
@@ -403,8 +406,12 @@ class Conv2d {
         return;
       }
     }
-    std::optional<Sm90Tile> const forced = forced_sm90_tile();
-    Sm90Tile tile = kWgradSm90 ? choose_wgrad_tile(g, args.split_k, forced, plan) : choose_sm90_tile(g, plan);
+    std::optional<Sm90Tile> forced = forced_sm90_tile();
+    if (forced == Sm90Tile::kWide && !(kWideTile && im2col)) {
+      plan->why_sm90_tile = "TILEFUSE_CONV_SM90_TILE=wide ignored: 128x160 is for 16-bit fprop by im2col whose tree loads no residual by TMA. ";
+      forced.reset();
+    }
+    Sm90Tile tile = kWgradSm90 ? choose_wgrad_tile(g, args.split_k, forced, plan) : choose_sm90_tile(g, kWideTile && im2col, plan);
     if (forced) {
       plan->why_sm90_tile += "; forced by TILEFUSE_CONV_SM90_TILE";
       tile = *forced;
@@ -467,6 +474,9 @@ class Conv2d {
       case Sm90Tile::kMedium: return f.template operator()<Of<sm90::Sm90ConvIm2colMediumConfig>, true>();
       case Sm90Tile::kPingPongNarrow: return f.template operator()<Of<sm90::Sm90ConvIm2colPingPongNarrowConfig>, true>();
       case Sm90Tile::kPingPongMedium: return f.template operator()<Of<sm90::Sm90ConvIm2colPingPongMediumConfig>, true>();
+      case Sm90Tile::kWide:
+        if constexpr (kWideTile) return f.template operator()<Of<sm90::Sm90ConvIm2colWideConfig>, true>();
+        [[fallthrough]];  // never planned where it does not exist (plan_hopper)
       default: return f.template operator()<Of<sm90::Sm90ConvIm2colLargeConfig>, true>();
     }
   }
@@ -658,14 +668,18 @@ class Conv2d {
   // throughput of the tile (1, 0.92, 0.75 for 128x256, 128x128, 128x64 on the H200: narrower wgmmas
   // read more shared memory per flop). Ties go to the wider tile, which gathers each row of x for
   // more output channels. Fills plan->sm_count.
-  static Sm90Tile choose_sm90_tile(GemmCoord const& g, Plan* plan) {
+  // With `wide`, 128x160 is a candidate too (kSm90WideCandidate).
+  static Sm90Tile choose_sm90_tile(GemmCoord const& g, bool wide, Plan* plan) {
     int const sms = std::max(1, sm_count());
     plan->sm_count = sms;
     index_t const k_tiles = (g.k + kSm90TileK - 1) / kSm90TileK;
     Sm90Tile best = Sm90Tile::kLarge;
     double best_cost = 0.0;
     std::string why;
-    for (Sm90TileCandidate const& c : kSm90TileCandidates) {
+    std::array<Sm90TileCandidate, 4> const candidates{kSm90TileCandidates[0], kSm90WideCandidate,
+                                                      kSm90TileCandidates[1], kSm90TileCandidates[2]};
+    for (Sm90TileCandidate const& c : candidates) {
+      if (c.tile == Sm90Tile::kWide && !wide) continue;
       index_t const tiles = ((g.m + 127) / 128) * ((g.n + c.n - 1) / c.n);
       index_t const per_block = (tiles + sms - 1) / sms;
       double const cost = static_cast<double>(per_block) * c.n * (static_cast<double>(k_tiles) + 3.0) / c.efficiency;
@@ -676,7 +690,7 @@ class Conv2d {
         best_cost = cost;
       }
     }
-    plan->why_sm90_tile = why;
+    plan->why_sm90_tile += why;
     return best;
   }
 
@@ -703,7 +717,7 @@ class Conv2d {
     return tile;
   }
 
-  // TILEFUSE_CONV_SM90_TILE = large | medium | narrow | pingpong-narrow | pingpong-medium forces the
+  // TILEFUSE_CONV_SM90_TILE = large | medium | narrow | pingpong-narrow | pingpong-medium | wide forces the
   // Hopper tile (for measurements and tests); unset or anything else: the model's choice.
   static std::optional<Sm90Tile> forced_sm90_tile() {
     char const* value = std::getenv("TILEFUSE_CONV_SM90_TILE");
@@ -714,6 +728,7 @@ class Conv2d {
     if (v == "narrow") return Sm90Tile::kNarrow;
     if (v == "pingpong-narrow") return Sm90Tile::kPingPongNarrow;
     if (v == "pingpong-medium") return Sm90Tile::kPingPongMedium;
+    if (v == "wide") return Sm90Tile::kWide;
     return std::nullopt;
   }
 
@@ -735,6 +750,8 @@ class Conv2d {
     }
   }
   static constexpr bool kResidualByTma = residual_by_tma();
+  // Where the 128x160 tile exists (Sm90ConvIm2colWideConfig): 16-bit fprop, no TMA residual.
+  static constexpr bool kWideTile = kHopperCapable && !kFp8 && !kTmaOnlySm90 && !kResidualByTma;
   template <class Cfg>
   using Sm90ConfigFor = std::conditional_t<kResidualByTma && Cfg::kSchedule == gemm::Sm90Schedule::kCooperative,
                                            sm90::Sm90ConvTmaAux<Cfg>, Cfg>;

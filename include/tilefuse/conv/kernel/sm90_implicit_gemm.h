@@ -80,6 +80,12 @@ using Sm90ConvNarrowConfig = Sm90ConvTileConfig<128, 64, 8, 88, 208>;
 using Sm90ConvIm2colLargeConfig = Sm90ConvTileConfig<128, 256, 4, 40, 232>;
 using Sm90ConvIm2colMediumConfig = Sm90ConvTileConfig<128, 128, 6, 40, 232>;
 using Sm90ConvIm2colNarrowConfig = Sm90ConvTileConfig<128, 64, 8, 40, 232>;
+// 128 x 160 (im2col source, 16-bit fprop): output channels in whole tiles where 128 and 256 leave a
+// part-empty last tile (UNet's N = 320: 2.5 tiles of 128, 1.25 of 256; v127: 0.65-0.72x cuDNN there).
+// Its B is K-major only (dgrad's and wgrad's MN-major B loads 64-wide blocks), and 160 columns are not
+// whole 64-column packed-epilogue chunks, so trees that want the packed epilogue (the TMA residual) keep
+// the other tiles. 5 stages of 36 KiB.
+using Sm90ConvIm2colWideConfig = Sm90ConvTileConfig<128, 160, 5, 40, 232>;
 // Ping-pong (im2col source only): each consumer warpgroup owns whole 128-row tiles and the two take
 // turns on the tensor cores, so one's epilogue runs under the other's mainloop: for short-K layers
 // (1x1 convolutions, a few k-tiles per tile), whose epilogue is most of a tile's time.
