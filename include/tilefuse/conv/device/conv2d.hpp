@@ -217,7 +217,10 @@ class Conv2d {
                                                                         {Sm90Tile::kMedium, 128, 0.92, "128x128"},
                                                                         {Sm90Tile::kNarrow, 64, 0.75, "128x64"}}};
   // 128x160 (Sm90ConvIm2colWideConfig): 16-bit fprop by im2col, trees without the TMA residual (its
-  // conditions); its efficiency between 128x128's and 128x256's, as its wgmma width is.
+  // conditions), and only where N is not a multiple of 128, i.e. where 128 and 256 leave a part-empty
+  // last tile (v127f: UNet's N = 320 layers 23% and 43% faster than 128x128; where the model also took it
+  // for N = 640, 1280, 2048 it ran 5-17% slower than 128x128 / 128x256). Its efficiency between
+  // 128x128's and 128x256's, as its wgmma width is.
   static constexpr Sm90TileCandidate kSm90WideCandidate{Sm90Tile::kWide, 160, 0.96, "128x160"};
 
   template <class Cfg, class Plan>
@@ -668,11 +671,12 @@ class Conv2d {
   // throughput of the tile (1, 0.92, 0.75 for 128x256, 128x128, 128x64 on the H200: narrower wgmmas
   // read more shared memory per flop). Ties go to the wider tile, which gathers each row of x for
   // more output channels. Fills plan->sm_count.
-  // With `wide`, 128x160 is a candidate too (kSm90WideCandidate).
+  // With `wide` and N not a multiple of 128, 128x160 is a candidate too (kSm90WideCandidate).
   static Sm90Tile choose_sm90_tile(GemmCoord const& g, bool wide, Plan* plan) {
     int const sms = std::max(1, sm_count());
     plan->sm_count = sms;
     index_t const k_tiles = (g.k + kSm90TileK - 1) / kSm90TileK;
+    wide = wide && g.n % 128 != 0;
     Sm90Tile best = Sm90Tile::kLarge;
     double best_cost = 0.0;
     std::string why;
