@@ -41,7 +41,9 @@ SM80_TILES = {
     "128x64": ("Sm80NarrowConfig", 128, 64, 32, 3, (0.45, 0.7, 0.8)),
 }
 # The Hopper fprop tiles (conv/kernel/sm90_implicit_gemm.h): C++ config, tile n, the wave model's
-# efficiency (conv/device/conv2d.hpp: choose_sm90_tile). Tile m is 128 and tile k 64 for all.
+# efficiency (conv/device/conv2d.hpp: choose_sm90_tile). Tile m is 128 and tile k 64 for all. The C++
+# operation also has 128x160 (Sm90ConvIm2colWideConfig) where N is not a multiple of 128; the JIT does
+# not offer it yet (its kernels take these three configs only).
 SM90_TILES = {
     "128x256": ("Sm90ConvLargeConfig", 256, 1.0),
     "128x128": ("Sm90ConvMediumConfig", 128, 0.92),

@@ -4,7 +4,7 @@
 # schedules can be compared in one run. Each tile's JSON goes to $OUT/tiles-<preset>-<epilogue>.json
 # (merged). Usage (device machine, after building <build>/bench/tilefuse-bench):
 #   scripts/gpu/compare_conv_tiles.sh <build dir> <preset> <epilogue> <tile>...   (tile: auto, large, medium,
-#   narrow, pingpong-narrow, pingpong-medium). MODE=dgrad|wgrad (default fprop) times that mode instead.
+#   narrow, pingpong-narrow, pingpong-medium, wide). MODE=dgrad|wgrad (default fprop) times that mode instead.
 set -euo pipefail
 build=$1 preset=$2 epilogue=$3
 shift 3
