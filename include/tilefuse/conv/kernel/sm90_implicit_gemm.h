@@ -48,7 +48,6 @@
 #include <tilefuse/gemm/gemm_config.h>
 #include <tilefuse/gemm/kernel/sm90_gemm.h>
 
-
 namespace tilefuse::conv::sm90 {
 
 // The tile configs of the conv kernel: the GEMM's, with the producer's register budget raised for the
@@ -118,7 +117,6 @@ struct Sm90ConvTmaAux : Base {
   static constexpr bool kTmaAux = true;
 };
 
-// fprop's operand source for gemm::sm90::GemmKernel (see sm90_gemm.h for the interface).
 // fprop's and dgrad's A: tile rows m0 .. m0 + TileM of the activation's implicit matrix, channels c ..
 // of filter tap (r, s). A pointwise problem (`tiled`: its implicit matrix is the tensor) loads them by
 // the tiled map at (c, m0); the others by one im2col copy from tile row 0's window origin.
@@ -141,6 +139,7 @@ TILEFUSE_DEVICE inline void load_activation(char* smem, arch::TmaDescriptor cons
 // tile's k-tiles in order, k0 = 0, TileK, ...) instead of dividing them out of k0 (v127: ResNet-50 fprop
 // 0.90x -> 0.96x cuDNN, dgrad 0.90x -> 0.96x).
 
+// fprop's operand source for gemm::sm90::GemmKernel (see sm90_gemm.h for the interface).
 template <class Element, class Config>
 struct FpropGatherOperands {
   static constexpr int kTileM = Config::kTileM;
@@ -324,7 +323,6 @@ struct DgradIm2colOperands {
   struct Loader {
     int m0, n0;
     WindowOrigin origin;  // tile row 0's, in dy (the equivalent fprop's strides are 1)
-
     KTileTap tap;         // the next k-tile's (stepped; g.C is the problem's K)
 
     TILEFUSE_DEVICE Loader(Params const& p, GemmCoord const&, int /*thread*/, int m0_, int n0_, int /*batch*/)
