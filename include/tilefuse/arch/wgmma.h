@@ -156,266 +156,111 @@ TILEFUSE_DEVICE inline void setmaxnreg_inc() {
 // (the descriptor's rows are N); 1: B is MN-major. TransA likewise for A (1: M contiguous). Transposes
 // are for bf16/fp16 only.
 
-// D (64 x 64, fp32, 32 registers per thread) (+)= A (64 x 16, bf16, smem) * B (16 x 64, bf16, smem).
-template <int TransA, int TransB>
-TILEFUSE_DEVICE inline void wgmma_m64n64k16_bf16(float (&d)[32], cuda::std::uint64_t desc_a,
-                                             cuda::std::uint64_t desc_b, int scale_d) {
-#if TILEFUSE_ARCH_SM90A
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-      "%32, %33, p, 1, 1, %35, %36;\n"
-      "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransA), "n"(TransB));
-#else
-  (void)d, (void)desc_a, (void)desc_b, (void)scale_d;
-#endif
-}
+// The accumulator operands of the wgmmas below, 16 registers per macro: the "%i" list of the
+// instruction's D vector and the matching "+f"(d[i]) constraints (a 64 x N tile holds N / 2 per thread).
+#define TILEFUSE_WGMMA_D0_REGS "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
+#define TILEFUSE_WGMMA_D1_REGS "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define TILEFUSE_WGMMA_D2_REGS "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47"
+#define TILEFUSE_WGMMA_D3_REGS "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define TILEFUSE_WGMMA_D4_REGS "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79"
+#define TILEFUSE_WGMMA_D5_REGS "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
+#define TILEFUSE_WGMMA_D6_REGS "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111"
+#define TILEFUSE_WGMMA_D7_REGS "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+#define TILEFUSE_WGMMA_D0_OPERANDS \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+  "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+#define TILEFUSE_WGMMA_D1_OPERANDS \
+  "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+  "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+#define TILEFUSE_WGMMA_D2_OPERANDS \
+  "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+  "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+#define TILEFUSE_WGMMA_D3_OPERANDS \
+  "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+  "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+#define TILEFUSE_WGMMA_D4_OPERANDS \
+  "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
+  "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79])
+#define TILEFUSE_WGMMA_D5_OPERANDS \
+  "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
+  "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+#define TILEFUSE_WGMMA_D6_OPERANDS \
+  "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
+  "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111])
+#define TILEFUSE_WGMMA_D7_OPERANDS \
+  "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
+  "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
 
-// D (64 x 64, fp32, 32 registers per thread) (+)= A (64 x 16, f16, smem) * B (16 x 64, f16, smem).
-template <int TransA, int TransB>
-TILEFUSE_DEVICE inline void wgmma_m64n64k16_f16(float (&d)[32], cuda::std::uint64_t desc_a,
-                                             cuda::std::uint64_t desc_b, int scale_d) {
+// wgmma_m64n<N>k16_<type>: D (64 x N, fp32, N / 2 registers per thread) (+)= A (64 x 16, smem) * B (16 x N,
+// smem), for bf16 or f16 operands. REGS and the trailing operands: the D chunks above; A, B, S, TA, TB:
+// the operand indices of the descriptors, scale_d and the transposes (N / 2 and on), written out.
+#define TILEFUSE_WGMMA_SS(N, TYPE, SUFFIX, REGS, A, B, S, TA, TB, ...)                                   \
+  template <int TransA, int TransB>                                                                          \
+  TILEFUSE_DEVICE inline void wgmma_m64n##N##k16_##SUFFIX(float(&d)[N / 2], cuda::std::uint64_t desc_a,      \
+                                                          cuda::std::uint64_t desc_b, int scale_d) {         \
+    TILEFUSE_WGMMA_SS_ASM(N, TYPE, REGS, A, B, S, TA, TB, __VA_ARGS__)                                       \
+  }
 #if TILEFUSE_ARCH_SM90A
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-      "%32, %33, p, 1, 1, %35, %36;\n"
-      "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransA), "n"(TransB));
+#define TILEFUSE_WGMMA_SS_ASM(N, TYPE, REGS, A, B, S, TA, TB, ...)                          \
+  asm volatile("{\n"                                                                          \
+               ".reg .pred p;\n"                                                              \
+               "setp.ne.b32 p, %" #S ", 0;\n"                                                 \
+               "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TYPE "." TYPE " "            \
+               "{" REGS "}, "                                                                 \
+               "%" #A ", %" #B ", p, 1, 1, %" #TA ", %" #TB ";\n"                              \
+               "}\n"                                                                          \
+               : __VA_ARGS__                                                                  \
+               : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransA), "n"(TransB));
 #else
-  (void)d, (void)desc_a, (void)desc_b, (void)scale_d;
+#define TILEFUSE_WGMMA_SS_ASM(N, TYPE, REGS, A, B, S, TA, TB, ...) (void)d, (void)desc_a, (void)desc_b, (void)scale_d;
 #endif
-}
 
-// D (64 x 128, fp32, 64 registers per thread) (+)= A (64 x 16, bf16, smem) * B (16 x 128, bf16, smem).
-template <int TransA, int TransB>
-TILEFUSE_DEVICE inline void wgmma_m64n128k16_bf16(float (&d)[64], cuda::std::uint64_t desc_a,
-                                             cuda::std::uint64_t desc_b, int scale_d) {
-#if TILEFUSE_ARCH_SM90A
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-      "%64, %65, p, 1, 1, %67, %68;\n"
-      "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransA), "n"(TransB));
-#else
-  (void)d, (void)desc_a, (void)desc_b, (void)scale_d;
-#endif
-}
+// The D vectors of N = 64, 128, 160, 256 (32, 64, 80, 128 registers).
+#define TILEFUSE_WGMMA_REGS_32 TILEFUSE_WGMMA_D0_REGS ", " TILEFUSE_WGMMA_D1_REGS
+#define TILEFUSE_WGMMA_REGS_64 TILEFUSE_WGMMA_REGS_32 ", " TILEFUSE_WGMMA_D2_REGS ", " TILEFUSE_WGMMA_D3_REGS
+#define TILEFUSE_WGMMA_REGS_80 TILEFUSE_WGMMA_REGS_64 ", " TILEFUSE_WGMMA_D4_REGS
+#define TILEFUSE_WGMMA_REGS_128 \
+  TILEFUSE_WGMMA_REGS_80 ", " TILEFUSE_WGMMA_D5_REGS ", " TILEFUSE_WGMMA_D6_REGS ", " TILEFUSE_WGMMA_D7_REGS
+#define TILEFUSE_WGMMA_OPERANDS_32 TILEFUSE_WGMMA_D0_OPERANDS, TILEFUSE_WGMMA_D1_OPERANDS
+#define TILEFUSE_WGMMA_OPERANDS_64 TILEFUSE_WGMMA_OPERANDS_32, TILEFUSE_WGMMA_D2_OPERANDS, TILEFUSE_WGMMA_D3_OPERANDS
+#define TILEFUSE_WGMMA_OPERANDS_80 TILEFUSE_WGMMA_OPERANDS_64, TILEFUSE_WGMMA_D4_OPERANDS
+#define TILEFUSE_WGMMA_OPERANDS_128 \
+  TILEFUSE_WGMMA_OPERANDS_80, TILEFUSE_WGMMA_D5_OPERANDS, TILEFUSE_WGMMA_D6_OPERANDS, TILEFUSE_WGMMA_D7_OPERANDS
 
-// D (64 x 128, fp32, 64 registers per thread) (+)= A (64 x 16, f16, smem) * B (16 x 128, f16, smem).
-template <int TransA, int TransB>
-TILEFUSE_DEVICE inline void wgmma_m64n128k16_f16(float (&d)[64], cuda::std::uint64_t desc_a,
-                                             cuda::std::uint64_t desc_b, int scale_d) {
-#if TILEFUSE_ARCH_SM90A
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-      "%64, %65, p, 1, 1, %67, %68;\n"
-      "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransA), "n"(TransB));
-#else
-  (void)d, (void)desc_a, (void)desc_b, (void)scale_d;
-#endif
-}
-
-// D (64 x 256, fp32, 128 registers per thread) (+)= A (64 x 16, bf16, smem) * B (16 x 256, bf16, smem).
-template <int TransA, int TransB>
-TILEFUSE_DEVICE inline void wgmma_m64n256k16_bf16(float (&d)[128], cuda::std::uint64_t desc_a,
-                                             cuda::std::uint64_t desc_b, int scale_d) {
-#if TILEFUSE_ARCH_SM90A
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %130, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
-      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,"
-      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95,"
-      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111,"
-      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
-      "%128, %129, p, 1, 1, %131, %132;\n"
-      "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransA), "n"(TransB));
-#else
-  (void)d, (void)desc_a, (void)desc_b, (void)scale_d;
-#endif
-}
-
-// D (64 x 256, fp32, 128 registers per thread) (+)= A (64 x 16, f16, smem) * B (16 x 256, f16, smem).
-template <int TransA, int TransB>
-TILEFUSE_DEVICE inline void wgmma_m64n256k16_f16(float (&d)[128], cuda::std::uint64_t desc_a,
-                                             cuda::std::uint64_t desc_b, int scale_d) {
-#if TILEFUSE_ARCH_SM90A
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %130, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
-      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,"
-      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95,"
-      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111,"
-      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
-      "%128, %129, p, 1, 1, %131, %132;\n"
-      "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransA), "n"(TransB));
-#else
-  (void)d, (void)desc_a, (void)desc_b, (void)scale_d;
-#endif
-}
-
-
-// D (64 x 160, fp32, 80 registers per thread) (+)= A (64 x 16, bf16, smem) * B (16 x 160, bf16, smem):
-// the 128x160 conv tile's (N = 320 / 640 / 1280 in whole tiles).
-template <int TransA, int TransB>
-TILEFUSE_DEVICE inline void wgmma_m64n160k16_bf16(float (&d)[80], cuda::std::uint64_t desc_a,
-                                             cuda::std::uint64_t desc_b, int scale_d) {
-#if TILEFUSE_ARCH_SM90A
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %82, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n160k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
-      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79}, "
-      "%80, %81, p, 1, 1, %83, %84;\n"
-      "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransA), "n"(TransB));
-#else
-  (void)d, (void)desc_a, (void)desc_b, (void)scale_d;
-#endif
-}
-
-// D (64 x 160, fp32, 80 registers per thread) (+)= A (64 x 16, f16, smem) * B (16 x 160, f16, smem):
-// the 128x160 conv tile's (N = 320 / 640 / 1280 in whole tiles).
-template <int TransA, int TransB>
-TILEFUSE_DEVICE inline void wgmma_m64n160k16_f16(float (&d)[80], cuda::std::uint64_t desc_a,
-                                             cuda::std::uint64_t desc_b, int scale_d) {
-#if TILEFUSE_ARCH_SM90A
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %82, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n160k16.f32.f16.f16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
-      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79}, "
-      "%80, %81, p, 1, 1, %83, %84;\n"
-      "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TransA), "n"(TransB));
-#else
-  (void)d, (void)desc_a, (void)desc_b, (void)scale_d;
-#endif
-}
+TILEFUSE_WGMMA_SS(64, "bf16", bf16, TILEFUSE_WGMMA_REGS_32, 32, 33, 34, 35, 36, TILEFUSE_WGMMA_OPERANDS_32)
+TILEFUSE_WGMMA_SS(64, "f16", f16, TILEFUSE_WGMMA_REGS_32, 32, 33, 34, 35, 36, TILEFUSE_WGMMA_OPERANDS_32)
+TILEFUSE_WGMMA_SS(128, "bf16", bf16, TILEFUSE_WGMMA_REGS_64, 64, 65, 66, 67, 68, TILEFUSE_WGMMA_OPERANDS_64)
+TILEFUSE_WGMMA_SS(128, "f16", f16, TILEFUSE_WGMMA_REGS_64, 64, 65, 66, 67, 68, TILEFUSE_WGMMA_OPERANDS_64)
+TILEFUSE_WGMMA_SS(160, "bf16", bf16, TILEFUSE_WGMMA_REGS_80, 80, 81, 82, 83, 84, TILEFUSE_WGMMA_OPERANDS_80)
+TILEFUSE_WGMMA_SS(160, "f16", f16, TILEFUSE_WGMMA_REGS_80, 80, 81, 82, 83, 84, TILEFUSE_WGMMA_OPERANDS_80)
+TILEFUSE_WGMMA_SS(256, "bf16", bf16, TILEFUSE_WGMMA_REGS_128, 128, 129, 130, 131, 132, TILEFUSE_WGMMA_OPERANDS_128)
+TILEFUSE_WGMMA_SS(256, "f16", f16, TILEFUSE_WGMMA_REGS_128, 128, 129, 130, 131, 132, TILEFUSE_WGMMA_OPERANDS_128)
+#undef TILEFUSE_WGMMA_SS
+#undef TILEFUSE_WGMMA_SS_ASM
+#undef TILEFUSE_WGMMA_REGS_32
+#undef TILEFUSE_WGMMA_OPERANDS_32
+#undef TILEFUSE_WGMMA_REGS_64
+#undef TILEFUSE_WGMMA_OPERANDS_64
+#undef TILEFUSE_WGMMA_REGS_80
+#undef TILEFUSE_WGMMA_OPERANDS_80
+#undef TILEFUSE_WGMMA_REGS_128
+#undef TILEFUSE_WGMMA_OPERANDS_128
+#undef TILEFUSE_WGMMA_D0_REGS
+#undef TILEFUSE_WGMMA_D0_OPERANDS
+#undef TILEFUSE_WGMMA_D1_REGS
+#undef TILEFUSE_WGMMA_D1_OPERANDS
+#undef TILEFUSE_WGMMA_D2_REGS
+#undef TILEFUSE_WGMMA_D2_OPERANDS
+#undef TILEFUSE_WGMMA_D3_REGS
+#undef TILEFUSE_WGMMA_D3_OPERANDS
+#undef TILEFUSE_WGMMA_D4_REGS
+#undef TILEFUSE_WGMMA_D4_OPERANDS
+#undef TILEFUSE_WGMMA_D5_REGS
+#undef TILEFUSE_WGMMA_D5_OPERANDS
+#undef TILEFUSE_WGMMA_D6_REGS
+#undef TILEFUSE_WGMMA_D6_OPERANDS
+#undef TILEFUSE_WGMMA_D7_REGS
+#undef TILEFUSE_WGMMA_D7_OPERANDS
 
 template <class Element, int N, int TransB = 0, int TransA = 0>
 TILEFUSE_DEVICE inline void wgmma_m64k16(float (&d)[N / 2], cuda::std::uint64_t desc_a, cuda::std::uint64_t desc_b,
