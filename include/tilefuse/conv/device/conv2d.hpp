@@ -922,12 +922,22 @@ class Conv2d {
   // row-major; stride 1 so the output has as many pixels) as the 3D tensor map (channels, N*H*W, 1), box
   // (the k-tile's channels, `pixels`, 1): what the im2col copy of the same box would load (plan.sm90_pointwise).
   static Status encode_pointwise(Arguments const& args, char const* name, Element const* data, index_t channels,
-                                 int pixels, arch::TmaDescriptor* out, int box_channels = 64) {
+                                 int pixels, arch::TmaDescriptor* out, int box_channels) {
     Conv2dProblem const& p = args.problem;
     auto const c = static_cast<std::uint64_t>(channels);
     auto const count = static_cast<std::uint64_t>(p.N * p.H * p.W);
     return encode_tiled(name, data, {c, count, 1}, {c, c * count},
                         {static_cast<cuuint32_t>(box_channels), static_cast<cuuint32_t>(pixels), 1}, swizzle_of(box_channels), out);
+  }
+
+  // The activation operand's tensor map (fprop's x, dgrad's dy over `problem`, the equivalent fprop,
+  // wgrad's x), boxes of `pixels` x `box_channels`: the tiled map for a pointwise problem
+  // (plan.sm90_pointwise; `channels` per pixel), else the im2col one.
+  static Status encode_activation(Arguments const& args, Plan const& plan, char const* name, Conv2dProblem const& problem,
+                                  Element const* data, index_t channels, int pixels, int box_channels,
+                                  arch::TmaDescriptor* out) {
+    return plan.sm90_pointwise ? encode_pointwise(args, name, data, channels, pixels, out, box_channels)
+                               : encode_im2col(name, problem, data, pixels, box_channels, out);
   }
 
   // The Hopper wgrad: with plan.split_k = s > 1, the kernel stores s fp32 partials ([split][K][R*S*C] in
@@ -943,8 +953,7 @@ class Conv2d {
       typename K::Params params;
       TILEFUSE_RETURN_IF_ERROR(encode_dy_mn_major(args, &params.tma_a));
       params.x_tiled = plan.sm90_pointwise ? 1 : 0;
-      TILEFUSE_RETURN_IF_ERROR(plan.sm90_pointwise ? encode_pointwise(args, "x", args.x, args.problem.C, 64, &params.tma_b)
-                                                   : encode_im2col("x", args.problem, args.x, 64, 64, &params.tma_b));
+      TILEFUSE_RETURN_IF_ERROR(encode_activation(args, plan, "x", args.problem, args.x, args.problem.C, 64, 64, &params.tma_b));
       params.geometry = ConvGeometry::of(args.problem);
       params.k_per_split = static_cast<int>(k_per_split);
       params.problem = GemmCoord{g.m, g.n, k_per_split, batch};
@@ -989,15 +998,13 @@ class Conv2d {
       params.geometry = ConvGeometry::of(f);
       params.a_tiled = plan.sm90_pointwise ? 1 : 0;
       TILEFUSE_RETURN_IF_ERROR(
-          plan.sm90_pointwise ? encode_pointwise(args, "dy", args.dy, args.problem.K, Cfg::kTileM, &params.tma_a, Cfg::kTileK)
-                              : encode_im2col("dy", f, args.dy, Cfg::kTileM, Cfg::kTileK, &params.tma_a));
+          encode_activation(args, plan, "dy", f, args.dy, args.problem.K, Cfg::kTileM, Cfg::kTileK, &params.tma_a));
     } else if constexpr (kIm2col) {
       TILEFUSE_RETURN_IF_ERROR(encode_filter<Cfg>(args, &params.tma_b));
       params.geometry = ConvGeometry::of(args.problem);
       params.a_tiled = plan.sm90_pointwise ? 1 : 0;
       TILEFUSE_RETURN_IF_ERROR(
-          plan.sm90_pointwise ? encode_pointwise(args, "x", args.x, args.problem.C, Cfg::kTileM, &params.tma_a, Cfg::kTileK)
-                              : encode_im2col("x", args.problem, args.x, Cfg::kTileM, Cfg::kTileK, &params.tma_a));
+          encode_activation(args, plan, "x", args.problem, args.x, args.problem.C, Cfg::kTileM, Cfg::kTileK, &params.tma_a));
     } else {
       TILEFUSE_RETURN_IF_ERROR(encode_filter<Cfg>(args, &params.tma_b));
       params.geometry = ConvGeometry::of(args.problem);

@@ -60,11 +60,6 @@ struct PixelWalk {
 // of the k-tile): tap = k0 / channels, (r, s) = (tap / S, tap % S), c0 = k0 % channels.
 struct KTileTap {
   int c0 = 0, tap = 0, r = 0, s = 0;  // k-tile 0's
-  TILEFUSE_HOST_DEVICE static KTileTap of(int k0, int channels, int filter_width) {
-    int const tap = k0 / channels;
-    int const r = tap / filter_width;
-    return {k0 - tap * channels, tap, r, tap - r * filter_width};
-  }
   // To the next k-tile, `step` channels on: the tap's next channels, or the next tap's first.
   TILEFUSE_HOST_DEVICE void advance(int step, int channels, int filter_width) {
     c0 += step;
