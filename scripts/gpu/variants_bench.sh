@@ -5,7 +5,10 @@
 # the first variant's. Each invocation's runs are merged into $OUT/variants-<i>.json.
 # Usage (device machine):
 #   scripts/gpu/variants_bench.sh 'A=' 'B=-DTILEFUSE_X=1' ... -- '<bench args>' ['<bench args>' ...]
-# The first variant is the baseline (usually no flags). Build directories: build-var-<name>.
+# The first variant is the baseline (usually no flags). Build directories: build-var-<name>. A variant
+# written 'B=@VAR=value ...' is no build of its own: the first variant's binary run with those
+# environment assignments (a runtime switch, e.g. 'B=@TILEFUSE_CONV_SPLIT_REDUCTION=pass').
+# BENCH_BINARY=<path>: the first variant's tilefuse-bench, already built (with its flags empty).
 set -euo pipefail
 OUT="${OUT:-.}"
 archs="${TILEFUSE_CUDA_ARCHS:-90a}"
@@ -17,10 +20,23 @@ while [[ $# -gt 0 && $1 != -- ]]; do
 done
 [[ $# -gt 0 ]] && shift  # the --
 (( ${#names[@]} >= 2 )) || { echo "usage: $0 'A=' 'B=<flags>' ... -- '<bench args>' ..." >&2; exit 2; }
-jobs=$(( $(nproc) / ${#names[@]} ))
+builds=0
+# Whether variant $1 needs a build of its own.
+builds_own() { [[ ${flags[$1]} != @* ]] && ! [[ $1 == 0 && -n ${BENCH_BINARY:-} ]]; }
+for v in "${!names[@]}"; do builds_own "$v" && builds=$((builds + 1)); done
+(( builds >= 1 )) || builds=1
+jobs=$(( $(nproc) / builds ))
 (( jobs >= 1 )) || jobs=1
 pids=()
+# The binary and the environment of variant $1.
+binary() {
+  local v=$1
+  [[ ${flags[$v]} == @* ]] && v=0
+  if [[ $v == 0 && -n ${BENCH_BINARY:-} ]]; then echo "$BENCH_BINARY"; else echo "build-var-${names[$v]}/bench/tilefuse-bench"; fi
+}
+environment() { if [[ ${flags[$1]} == @* ]]; then echo "${flags[$1]#@}"; fi; }
 for v in "${!names[@]}"; do
+  builds_own "$v" || continue
   dir="build-var-${names[$v]}"
   (cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILEFUSE_BUILD_TESTS=OFF -DTILEFUSE_BUILD_BENCH=ON \
      -DTILEFUSE_CUDA_ARCHS="$archs" -DCMAKE_CUDA_FLAGS="${flags[$v]}" >/dev/null &&
@@ -29,14 +45,16 @@ for v in "${!names[@]}"; do
 done
 for pid in "${pids[@]}"; do wait "$pid"; done
 order=()
-for v in "${!names[@]}"; do order+=("${names[$v]}:0"); done
-for (( v = ${#names[@]} - 1; v >= 0; v-- )); do order+=("${names[$v]}:1"); done
+for v in "${!names[@]}"; do order+=("$v:0"); done
+for (( v = ${#names[@]} - 1; v >= 0; v-- )); do order+=("$v:1"); done
 tmp=$(mktemp -d)
 i=0
 for args in "$@"; do
   read -r -a argv <<<"$args"
   for run in "${order[@]}"; do
-    "build-var-${run%%:*}/bench/tilefuse-bench" "${argv[@]}" --json "$tmp/$i-${run/:/-}.json" >/dev/null
+    v=${run%%:*}
+    # shellcheck disable=SC2046
+    env $(environment "$v") "$(binary "$v")" "${argv[@]}" --json "$tmp/$i-${names[$v]}-${run#*:}.json" >/dev/null
   done
   python3 - "$tmp" "$i" "$OUT/variants-$i.json" "$args" "${names[*]}" "${flags[@]}" <<'PY'
 import json, sys

@@ -203,6 +203,13 @@ using Sm90PingPongMulticastConfig = Sm90Multicast<Sm90PingPongConfig>;
 // Ping-pong 64 x 256 sharing B across a CTA pair: the 64-row tiles' L2 traffic per flop brought back to
 // Large's (without, the 64-row tiles read B twice as often per flop: gemm_sm90.md v44-v45, v66).
 using Sm90PingPongWideMulticastConfig = Sm90Multicast<Sm90PingPongWideConfig>;
+// Split-K reduced inside the kernel: the batch index is the split, each split's warps add their fp32
+// accumulators into one sum at L2 and the last to arrive runs the epilogue (sm90_gemm.h, add_split).
+// The Hopper conv wgrad's split-K (conv2d.hpp: launch_wgrad).
+template <class Base>
+struct Sm90SplitReduce : Base {
+  static constexpr bool kReduceSplits = true;
+};
 // Not a configuration but a request: GemmSm90 picks Sm90LargeConfig, Sm90MediumConfig or
 // Sm90NarrowConfig per problem (gemm/device/gemm_sm90.hpp: choose_sm90_tile).
 struct Sm90AutoConfig {};

@@ -13,8 +13,10 @@
 //   also runs on the Hopper kernel (sm90::DgradIm2colOperands: an fprop of dy over the flipped,
 //   transposed filter, dy by TMA im2col, w read MN-major) when its im2col tensor map is valid; wgrad
 //   with bf16 or fp16, C a multiple of 64 and a valid im2col map of x too (sm90::WgradOperands: dy^T
-//   and im2col(x) MN-major, split-K as the kernel's batch of fp32 partials plus a reduction pass that
-//   applies the tree; split_k = 0 lets the wave model choose, choose_wgrad_tile).
+//   and im2col(x) MN-major, split-K as the kernel's batch; split_k = 0 lets the wave model choose,
+//   choose_wgrad_tile). Its splits add their fp32 tiles into one sum at L2 and the last applies the tree
+//   (gemm::Sm90SplitReduce), or with Arguments::deterministic (or TILEFUSE_CONV_SPLIT_REDUCTION=pass)
+//   store fp32 partials that a second pass sums in a fixed order and applies the tree to.
 //   Everything else, and every explicit Sm80 config, runs the sm80 path. describe() says which ran
 //   and why.
 // FP8 fprop (Element float_e4m3_t or float_e5m2_t; x and w of that type, the output and the epilogue's
@@ -95,6 +97,9 @@ class Conv2d {
     Element const* dy = nullptr;  // dgrad, wgrad: output gradient (N, P, Q, K), packed NHWC
     EpilogueArgs epilogue;        // "D" and every named input, over output_matrix(problem)
     int split_k = 1;              // > 1: parallel split-K through workspace_size() bytes; 0: let run() choose
+    // The Hopper wgrad adds its splits' fp32 sums inside the kernel, in the order they finish (the last
+    // bits vary from run to run); true sums fixed partials in a fixed order in a second pass instead.
+    bool deterministic = false;
     // With an InputTransform: per-input-channel scale and shift (C floats each, device memory).
     InputTransformParams input_transform;
   };
@@ -114,7 +119,8 @@ class Conv2d {
     if constexpr (kHopperCapable) {
       Plan plan;
       if (make_plan(args, &plan).ok() && plan.hopper) {  // only its wgrad splits K
-        return gemm::detail::split_k_workspace_bytes(output_matrix(args.problem), plan.split_k);
+        GemmCoord const g = output_matrix(args.problem);
+        return plan.sm90_split_in_kernel ? split_sums_bytes(g) : gemm::detail::split_k_workspace_bytes(g, plan.split_k);
       }
     }
     return gemm::detail::split_k_workspace_bytes(output_matrix(args.problem), resolve(args).split_k);
@@ -260,7 +266,10 @@ class Conv2d {
     // Its source of x: TMA im2col, or the cp.async gather, and why.
     bool sm90_im2col = false;
     bool sm90_half_k = false;  // FP8 im2col with k-tiles of 64 channels (C a multiple of 64, not of 128)
-    int sm90_split = 1;        // wgrad: the K splits (fp32 partials per split, then a reduction pass)
+    int sm90_split = 1;        // wgrad: the K splits
+    // wgrad with sm90_split > 1: the splits add into one fp32 sum inside the kernel (Sm90SplitReduce),
+    // or (args.deterministic, TILEFUSE_CONV_SPLIT_REDUCTION=pass) store fp32 partials that a second pass sums.
+    bool sm90_split_in_kernel = false;
     // 1x1 filter, stride 1, no padding: the activation operand (fprop's x, dgrad's dy, wgrad's x) is its
     // own im2col matrix, so it loads by a tiled tensor map in place of the im2col one (same boxes).
     bool sm90_pointwise = false;
@@ -440,6 +449,24 @@ class Conv2d {
     plan->sm90_tile = tile;
     plan->sm90_im2col = im2col;
     plan->split_k = kWgradSm90 ? plan->sm90_split : 1;
+    plan->sm90_split_in_kernel = kWgradSm90 && plan->split_k > 1 && reduce_splits_in_kernel(args);
+  }
+
+  // Whether the Hopper wgrad's splits are summed inside the kernel: unless args.deterministic, or
+  // TILEFUSE_CONV_SPLIT_REDUCTION=pass (kernel: in the kernel even when deterministic; for measurements).
+  static bool reduce_splits_in_kernel(Arguments const& args) {
+    char const* value = std::getenv("TILEFUSE_CONV_SPLIT_REDUCTION");
+    std::string_view const v(value == nullptr ? "" : value);
+    if (v == "pass") return false;
+    if (v == "kernel") return true;
+    return !args.deterministic;
+  }
+
+  // The workspace of the in-kernel split-K: the m x n fp32 sums, then a ticket per 16-row slice of every
+  // tile (128 rows, at least 64 columns: enough for every Hopper wgrad tile).
+  static std::size_t split_sums_bytes(GemmCoord const& g) {
+    auto const tickets = static_cast<std::size_t>((g.m + 127) / 128 * 8 * ((g.n + 63) / 64));
+    return static_cast<std::size_t>(g.m * g.n) * sizeof(float) + tickets * sizeof(int);
   }
 
   // Calls f.template operator()<Cfg, kIm2col>() for the Hopper kernel of the tile and the source (the
@@ -823,10 +850,15 @@ class Conv2d {
                                                : "TMA im2col in copies of 64 pixels x 64 channels of one tap",
                              " (B MN-major) (",
                              plan.why_sm90_source, "), ",
-                             plan.split_k > 1 ? status_message("split-K ", plan.split_k,
-                                                               " (fp32 partials in the workspace, then a reduction pass "
-                                                               "that applies the epilogue), ")
-                                              : std::string("no split-K, "));
+                             plan.split_k <= 1 ? std::string("no split-K, ")
+                             : plan.sm90_split_in_kernel
+                                 ? status_message("split-K ", plan.split_k,
+                                                  " (summed in the kernel: each split adds its fp32 tile into the workspace "
+                                                  "at L2 and the last one applies the epilogue; not bitwise reproducible, "
+                                                  "deterministic = true sums in a second pass), ")
+                                 : status_message("split-K ", plan.split_k,
+                                                  " (fp32 partials in the workspace, then a reduction pass that applies the "
+                                                  "epilogue), "));
     } else {
       loads = status_message(
           kIm2col ? status_message(kDgradSm90 ? "dy" : "x",
@@ -940,16 +972,19 @@ class Conv2d {
                                : encode_im2col(name, problem, data, pixels, box_channels, out);
   }
 
-  // The Hopper wgrad: with plan.split_k = s > 1, the kernel stores s fp32 partials ([split][K][R*S*C] in
-  // the workspace, each over its own range of pixels) and split_k_epilogue_kernel sums them and applies
-  // the tree; with s = 1 the kernel applies the tree itself.
+  // The Hopper wgrad: with plan.split_k = s > 1, either the kernel adds the s splits' fp32 tiles into
+  // the workspace's sums and the last split of each tile applies the tree (plan.sm90_split_in_kernel:
+  // the workspace zeroed first), or it stores s fp32 partials ([split][K][R*S*C], each over its own
+  // range of pixels) and split_k_epilogue_kernel sums them and applies the tree; with s = 1 the kernel
+  // applies the tree itself.
   template <class Cfg>
   static Status launch_wgrad(Arguments const& args, Plan const& plan, void* workspace, cudaStream_t stream) {
     GemmCoord const g = output_matrix(args.problem);
     index_t const k_tiles = (g.k + 63) / 64;
     index_t const k_per_split = ((k_tiles + plan.split_k - 1) / plan.split_k) * 64;
     index_t const splits = (g.k + k_per_split - 1) / k_per_split;  // <= plan.split_k: no split past the pixels
-    auto const launch = [&]<class K>(auto const& epilogue, index_t batch) -> Status {
+    // K's batch is the split; D's (out_batch) is the number of outputs the epilogue writes.
+    auto const launch = [&]<class K>(auto const& epilogue, index_t batch, index_t out_batch, auto const& finish) -> Status {
       typename K::Params params;
       TILEFUSE_RETURN_IF_ERROR(encode_dy_mn_major(args, &params.tma_a));
       params.x_tiled = plan.sm90_pointwise ? 1 : 0;
@@ -958,13 +993,14 @@ class Conv2d {
       params.k_per_split = static_cast<int>(k_per_split);
       params.problem = GemmCoord{g.m, g.n, k_per_split, batch};
       params.epilogue = epilogue;
-      TILEFUSE_RETURN_IF_ERROR(gemm::encode_sm90_aux<K>(op_name(), g.m, g.n, batch, &params));
-      gemm::encode_sm90_store<K>(g.m, g.n, batch, &params);
+      TILEFUSE_RETURN_IF_ERROR(gemm::encode_sm90_aux<K>(op_name(), g.m, g.n, out_batch, &params));
+      gemm::encode_sm90_store<K>(g.m, g.n, out_batch, &params);
       index_t const tiles_m = (g.m + Cfg::kTileM - 1) / Cfg::kTileM;
       index_t const tiles_n = (g.n + Cfg::kTileN - 1) / Cfg::kTileN;
       params.tiles_m = static_cast<int>(tiles_m);
       params.tiles_n = static_cast<int>(tiles_n);
       params.tiles = static_cast<int>(tiles_m * tiles_n * batch);
+      finish(params);
       LaunchConfig config;
       config.grid = dim3(static_cast<unsigned>(std::min<index_t>(tiles_m * tiles_n * batch, plan.sm_count)));
       config.block = dim3(K::kThreads);
@@ -973,14 +1009,30 @@ class Conv2d {
       void* kernel_args[] = {&params};
       return host_adapter().launch(config, reinterpret_cast<void const*>(&gemm::sm90::sm90_gemm_kernel<K>), kernel_args);
     };
-    if (splits == 1) return launch.template operator()<Sm90Kernel<Cfg, true>>(plan.epilogue, 1);
+    auto const nothing = [](auto&) {};
+    if (splits == 1) return launch.template operator()<Sm90Kernel<Cfg, true>>(plan.epilogue, 1, 1, nothing);
+    if (plan.sm90_split_in_kernel) {
+      using Reduced = sm90::WgradKernel<Element, Epilogue, gemm::Sm90SplitReduce<Cfg>>;
+      static_assert(Reduced::split_ticket_count(1, 1) <= 8, "split_sums_bytes counts 8 tickets per 128 rows");
+      std::size_t const bytes = split_sums_bytes(g);
+      if (cudaError_t const e = cudaMemsetAsync(workspace, 0, bytes, stream); e != cudaSuccess) {
+        return {StatusCode::kCudaError, status_message(op_name(), ": zeroing the split-K sums (", bytes,
+                                                       " bytes of the workspace) failed: ", cudaGetErrorString(e))};
+      }
+      auto* const sums = static_cast<float*>(workspace);
+      auto* const tickets = reinterpret_cast<int*>(sums + g.m * g.n);
+      return launch.template operator()<Reduced>(plan.epilogue, splits, 1, [&](auto& params) {
+        params.split_sums = sums;
+        params.split_tickets = tickets;
+      });
+    }
     using Partial = sm90::WgradKernel<Element, WgradPartialTree, Cfg>;
     epilogue::EpilogueArguments<WgradPartialTree> partial_args;
     partial_args.set("D", static_cast<float*>(workspace));
     typename WgradPartialTree::Params partial;
     Status const bound = partial_args.bind({g.m, g.n, splits}, &partial);
     if (!bound.ok()) return {bound.code(), status_message(op_name(), " split-K partials: ", bound.message())};
-    TILEFUSE_RETURN_IF_ERROR(launch.template operator()<Partial>(partial, splits));
+    TILEFUSE_RETURN_IF_ERROR(launch.template operator()<Partial>(partial, splits, splits, nothing));
     return gemm::detail::launch_split_k_epilogue<Epilogue>(GemmCoord{g.m, g.n, g.k, 1}, static_cast<int>(splits),
                                                           static_cast<float const*>(workspace), plan.epilogue, stream);
   }
