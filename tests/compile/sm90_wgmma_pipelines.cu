@@ -36,8 +36,7 @@ constexpr auto wgrad_kernel =
     &sm90_gemm_kernel<conv::sm90::WgradKernel<bfloat16_t, Bf16Store, conv::sm90::Sm90ConvIm2colLargeConfig>>;
 
 // The bf16 wgrad with in-kernel split-K (its reductions read the accumulators after the mainloop), on
-// the 128x256 tile (the most accumulators), the 128x128 ping-pong one (two row blocks per warp) and the
-// 128x128 one in clusters of two (x multicast).
+// the 128x256 tile (the most accumulators) and the 128x128 ping-pong one (two row blocks per warp).
 template <class Config>
 constexpr auto wgrad_split_kernel =
     &sm90_gemm_kernel<conv::sm90::WgradKernel<bfloat16_t, Bf16Store, gemm::Sm90SplitReduce<Config>>>;
@@ -63,7 +62,6 @@ void const* const* kernels() {
       reinterpret_cast<void const*>(wide_fprop_kernel),
       reinterpret_cast<void const*>(wgrad_split_kernel<conv::sm90::Sm90ConvIm2colLargeConfig>),
       reinterpret_cast<void const*>(wgrad_split_kernel<conv::sm90::Sm90ConvIm2colPingPongMediumConfig>),
-      reinterpret_cast<void const*>(wgrad_split_kernel<gemm::Sm90Multicast<conv::sm90::Sm90ConvIm2colMediumConfig>>),
   };
   return all;
 }

@@ -95,28 +95,6 @@ TILEFUSE_GPU_WGRAD_PASS_TEST(ChosenSplit, Plain, 0)
 TILEFUSE_GPU_WGRAD_PASS_TEST(Split37, Plain, 37)
 TILEFUSE_GPU_WGRAD_PASS_TEST(BiasReluResidualSplit5, BiasReluResidual, 5)
 
-// Clusters of two tile rows sharing x (multicast), forced on every case (a lone tile row pairs with one
-// past the output) and forced off; with the in-kernel split-K sums and with the second pass.
-#define TILEFUSE_GPU_WGRAD_CLUSTER_TEST(Name, cluster, reduction, split_k)                                        \
-  TEST(Conv2dSm90WgradCluster, Name) {                                                                          \
-    ScopedEnv const forced("TILEFUSE_CONV_WGRAD_CLUSTER", cluster);                                              \
-    ScopedEnv const how("TILEFUSE_CONV_SPLIT_REDUCTION", reduction);                                             \
-    run_conv_cases<bfloat16_t, ConvMode::kWgrad, conv_specs::Plain, Sm80AutoConfig>(sm90_wgrad_cases(994, split_k)); \
-  }
-TILEFUSE_GPU_WGRAD_CLUSTER_TEST(PairsSplitInKernel, "2", "kernel", 0)
-TILEFUSE_GPU_WGRAD_CLUSTER_TEST(PairsSplitPass, "2", "pass", 3)
-TILEFUSE_GPU_WGRAD_CLUSTER_TEST(PairsNoSplit, "2", "kernel", 1)
-TILEFUSE_GPU_WGRAD_CLUSTER_TEST(SinglesSplitInKernel, "1", "kernel", 0)
-// Pairs on the 128x128 tiles, cooperative and ping-pong.
-TEST(Conv2dSm90WgradCluster, PairsMediumTiles) {
-  ScopedEnv const forced("TILEFUSE_CONV_WGRAD_CLUSTER", "2");
-  for (char const* tile : {"medium", "pingpong-medium"}) {
-    SCOPED_TRACE(tile);
-    ScopedEnv const forced_tile("TILEFUSE_CONV_SM90_TILE", tile);
-    run_conv_cases<bfloat16_t, ConvMode::kWgrad, conv_specs::Plain, Sm80AutoConfig>(sm90_wgrad_cases(995, 0));
-  }
-}
-
 // ---- selection ----
 
 using SelectWgrad = conv::Conv2d<bfloat16_t, ConvMode::kWgrad, conv_specs::Plain::Tree<bfloat16_t>, Sm80AutoConfig>;
@@ -148,7 +126,6 @@ TEST(Conv2dSm90Select, WgradRunsTheHopperKernelWithSplits) {
   EXPECT_NE(d.find("A MN-major"), std::string::npos) << d;
   EXPECT_NE(d.find("split-K "), std::string::npos) << d;
   EXPECT_NE(d.find("summed in the kernel"), std::string::npos) << d;
-  EXPECT_NE(d.find("clusters of 2 along M sharing x's blocks"), std::string::npos) << d;
   // One fp32 sum of the 256 x 2304 output, and a ticket per 16-row slice of each 128 x 64 block.
   EXPECT_EQ(workspace, std::size_t{256 * 2304 * 4 + 2 * 8 * 36 * 4}) << d;
   // deterministic = true: one fp32 partial per split, summed by a second pass.

@@ -87,26 +87,6 @@ TILEFUSE_DEVICE inline void tma_load_im2col_4d(void* smem, TmaDescriptor const* 
 #endif
 }
 
-// tma_load_im2col_4d, delivered to the same shared-memory offset of every CTA of the cluster in
-// `cta_mask` (bit r: rank r), each of which gets complete_tx of the box's bytes on its barrier at `bar`'s
-// offset.
-TILEFUSE_DEVICE inline void tma_load_im2col_4d_multicast(void* smem, TmaDescriptor const* desc, cuda::std::uint64_t* bar,
-                                                         int c, int w, int h, int n, cuda::std::uint16_t offset_w,
-                                                         cuda::std::uint16_t offset_h, cuda::std::uint16_t cta_mask) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  auto const dst = static_cast<cuda::std::uint32_t>(__cvta_generic_to_shared(smem));
-  auto const barrier = static_cast<cuda::std::uint32_t>(__cvta_generic_to_shared(bar));
-  asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster"
-      " [%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;\n" ::"r"(dst),
-      "l"(reinterpret_cast<cuda::std::uint64_t>(desc)), "r"(c), "r"(w), "r"(h), "r"(n), "r"(barrier), "h"(offset_w),
-      "h"(offset_h), "h"(cta_mask)
-      : "memory");
-#else
-  (void)smem, (void)desc, (void)bar, (void)c, (void)w, (void)h, (void)n, (void)offset_w, (void)offset_h, (void)cta_mask;
-#endif
-}
-
 // Copies the box at coordinates (c0, c1, c2) (innermost first, in elements) from shared memory at
 // `smem` to the tensor, as part of this thread's current bulk async-group (elements of the box outside
 // the tensor are not written). The writes to `smem` must be fenced (fence_proxy_async_shared) first.

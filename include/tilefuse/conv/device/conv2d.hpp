@@ -63,7 +63,6 @@
 #include <tilefuse/epilogue/tree_traits.h>
 #include <tilefuse/epilogue/tree_walk.hpp>
 #include <tilefuse/gemm/device/sm80_launch.hpp>
-#include <tilefuse/gemm/device/sm90_clusters.hpp>
 #include <tilefuse/gemm/device/sm90_operand_map.hpp>
 #include <tilefuse/gemm/gemm_config.h>
 #include <tilefuse/gemm/kernel/sm80_gemm.h>
@@ -141,9 +140,6 @@ class Conv2d {
       if (plan.hopper) {
         return dispatch_sm90(plan.sm90_tile, plan.sm90_im2col, plan.sm90_half_k, [&]<class Cfg, bool kIm2col>() {
           if constexpr (kWgradSm90) {
-            if constexpr (Cfg::kTileN % 128 == 0) {
-              if (plan.sm90_cluster == 2) return launch_wgrad<gemm::Sm90Multicast<Cfg>>(args, plan, workspace, stream);
-            }
             return launch_wgrad<Cfg>(args, plan, workspace, stream);
           } else {
             return launch_sm90<Cfg, kIm2col>(args, plan, workspace, stream);
@@ -274,8 +270,6 @@ class Conv2d {
     // wgrad with sm90_split > 1: the splits add into one fp32 sum inside the kernel (Sm90SplitReduce),
     // or (args.deterministic, TILEFUSE_CONV_SPLIT_REDUCTION=pass) store fp32 partials that a second pass sums.
     bool sm90_split_in_kernel = false;
-    // wgrad: CTAs per cluster along M (2: a pair of tile rows shares x's blocks by TMA multicast).
-    int sm90_cluster = 1;
     // 1x1 filter, stride 1, no padding: the activation operand (fprop's x, dgrad's dy, wgrad's x) is its
     // own im2col matrix, so it loads by a tiled tensor map in place of the im2col one (same boxes).
     bool sm90_pointwise = false;
@@ -456,19 +450,6 @@ class Conv2d {
     plan->sm90_im2col = im2col;
     plan->split_k = kWgradSm90 ? plan->sm90_split : 1;
     plan->sm90_split_in_kernel = kWgradSm90 && plan->split_k > 1 && reduce_splits_in_kernel(args);
-    if constexpr (kWgradSm90) plan->sm90_cluster = choose_wgrad_cluster(g, tile);
-  }
-
-  // The wgrad's cluster: pairs of tile rows sharing x's blocks (gemm::Sm90Multicast) where the tile has
-  // whole 128-column pairs of blocks and there are at least two tile rows; TILEFUSE_CONV_WGRAD_CLUSTER=1
-  // or 2 forces it (2 only where the tile allows).
-  static int choose_wgrad_cluster(GemmCoord const& g, Sm90Tile tile) {
-    bool const possible = tile != Sm90Tile::kNarrow && tile != Sm90Tile::kPingPongNarrow;
-    char const* value = std::getenv("TILEFUSE_CONV_WGRAD_CLUSTER");
-    std::string_view const v(value == nullptr ? "" : value);
-    if (v == "1") return 1;
-    if (v == "2") return possible ? 2 : 1;
-    return possible && g.m > 128 ? 2 : 1;
   }
 
   // Whether the Hopper wgrad's splits are summed inside the kernel: unless args.deterministic, or
@@ -864,8 +845,7 @@ class Conv2d {
                           (kWgradSm90 ? plan.split_k : 1);
     std::string loads;
     if constexpr (kWgradSm90) {
-      loads = status_message(plan.sm90_cluster == 2 ? "clusters of 2 along M sharing x's blocks by TMA multicast, " : "",
-                             "dy by TMA in boxes of 64 channels x 64 pixels (A MN-major), x by ",
+      loads = status_message("dy by TMA in boxes of 64 channels x 64 pixels (A MN-major), x by ",
                              plan.sm90_pointwise ? "TMA in boxes of 64 channels x 64 pixels"
                                                : "TMA im2col in copies of 64 pixels x 64 channels of one tap",
                              " (B MN-major) (",
@@ -992,8 +972,7 @@ class Conv2d {
                                : encode_im2col(name, problem, data, pixels, box_channels, out);
   }
 
-  // The Hopper wgrad (Cfg: the tile's config, or Sm90Multicast of it for plan.sm90_cluster = 2): with
-  // plan.split_k = s > 1, either the kernel adds the s splits' fp32 tiles into
+  // The Hopper wgrad: with plan.split_k = s > 1, either the kernel adds the s splits' fp32 tiles into
   // the workspace's sums and the last split of each tile applies the tree (plan.sm90_split_in_kernel:
   // the workspace zeroed first), or it stores s fp32 partials ([split][K][R*S*C], each over its own
   // range of pixels) and split_k_epilogue_kernel sums them and applies the tree; with s = 1 the kernel
@@ -1020,19 +999,10 @@ class Conv2d {
       index_t const tiles_n = (g.n + Cfg::kTileN - 1) / Cfg::kTileN;
       params.tiles_m = static_cast<int>(tiles_m);
       params.tiles_n = static_cast<int>(tiles_n);
-      // With a cluster the scheduler's unit is a pair of tile rows.
-      index_t const units = (tiles_m + Cfg::kClusterM - 1) / Cfg::kClusterM * tiles_n * batch;
-      params.tiles = static_cast<int>(units);
+      params.tiles = static_cast<int>(tiles_m * tiles_n * batch);
       finish(params);
-      index_t resident = plan.sm_count;
-      if constexpr (Cfg::kClusterM > 1) {
-        int clusters = 0;
-        TILEFUSE_RETURN_IF_ERROR(gemm::detail::max_active_clusters<K>(op_name(), &clusters));
-        resident = clusters;
-      }
       LaunchConfig config;
-      config.grid = dim3(static_cast<unsigned>(std::min<index_t>(units, resident) * Cfg::kClusterM));
-      config.cluster = dim3(Cfg::kClusterM, 1, 1);
+      config.grid = dim3(static_cast<unsigned>(std::min<index_t>(tiles_m * tiles_n * batch, plan.sm_count)));
       config.block = dim3(K::kThreads);
       config.dynamic_smem_bytes = K::kSmemBytes;
       config.stream = stream;

@@ -38,7 +38,6 @@
 #include <cuda/std/cstdint>
 #include <cuda/std/type_traits>
 
-#include <tilefuse/arch/cluster.h>
 #include <tilefuse/arch/cp_async.h>
 #include <tilefuse/arch/mbarrier.h>
 #include <tilefuse/arch/tma.h>
@@ -361,9 +360,6 @@ using DgradIm2colKernel = gemm::sm90::GemmKernel<Element, Epilogue, Config, Dgra
 // Parallel split-K as a batch: batch index b reduces pixels [b * k_per_split, (b + 1) * k_per_split) (the
 // kernel's problem.k is k_per_split, a multiple of 64) into its own fp32 partial; pixels past N*P*Q are
 // zeros in both operands. Any strides, padding and dilation the im2col tensor map accepts.
-// With a cluster of two (gemm::Sm90Multicast: adjacent tile rows, the same columns and split), each CTA
-// loads every other 64-wide block of B and multicasts it to both: B crosses L2 once per pair. wgrad's
-// k-tiles are short on math (the 1x1 layers run at the L2's bandwidth), so its L2 traffic is its time.
 template <class Element, class Config>
 struct WgradOperands {
   static constexpr int kTileM = Config::kTileM;
@@ -374,13 +370,10 @@ struct WgradOperands {
   static constexpr bool kGenericProxyWrites = false;
   static constexpr bool kAMnMajor = true;
   static constexpr bool kBMnMajor = true;
-  static constexpr bool kMulticast = true;  // supports Config::kClusterM = 2
-  static constexpr int kClusterM = Config::kClusterM;
   static constexpr int kRowBytes = kTileK * static_cast<int>(sizeof(Element));
   static constexpr int kABytes = kTileM * kRowBytes;
   static constexpr int kBBytes = kTileN * kRowBytes;
   static constexpr int kBlockBytes = kTileK * 128;  // one 64-wide block: TileK rows of 128 bytes
-  static_assert(kClusterM == 1 || (kClusterM == 2 && kTileN % 128 == 0), "a pair splits B's 64-wide blocks evenly");
   static_assert(sizeof(Element) == 2 && kRowBytes == 128 && kTileM % 64 == 0 && kTileN % 64 == 0,
                 "16-bit elements, 64 pixels per k-tile, whole 64-wide blocks of A and B");
 
@@ -425,34 +418,21 @@ struct WgradOperands {
       walk = PixelWalk(g, first_pixel, kTileK);
     }
 
-    // Every CTA receives all of A's and B's bytes for the stage (in a pair, half of B from the peer).
     TILEFUSE_DEVICE void load(Params const& p, char* a, char* b, cuda::std::uint64_t* full, int k0) {
       int const pixel = first_pixel + k0;
       arch::mbarrier_arrive_expect_tx(full, kABytes + kBBytes);
 #pragma unroll
       for (int j = 0; j < kTileM / 64; ++j) arch::tma_load_3d(a + j * kBlockBytes, &p.tma_a, full, m0 + 64 * j, pixel, 0);
-      int const rank = kClusterM == 1 ? 0 : arch::cluster_rank();
       if (p.x_tiled) {
 #pragma unroll
-        for (int j = 0; j < kBlocksN; ++j) {
-          if constexpr (kClusterM == 1) {
-            arch::tma_load_3d(b + j * kBlockBytes, &p.tma_b, full, n0 + 64 * j, pixel, 0);
-          } else if (j % 2 == rank) {
-            arch::tma_load_3d_multicast(b + j * kBlockBytes, &p.tma_b, full, n0 + 64 * j, pixel, 0, 0x3);
-          }
-        }
+        for (int j = 0; j < kBlocksN; ++j) arch::tma_load_3d(b + j * kBlockBytes, &p.tma_b, full, n0 + 64 * j, pixel, 0);
         return;
       }
       ConvGeometry const& g = p.geometry;
       WindowOrigin const o = walk.origin(g);
 #pragma unroll
       for (int j = 0; j < kBlocksN; ++j) {
-        if constexpr (kClusterM == 1) {
-          arch::tma_load_im2col_4d(b + j * kBlockBytes, &p.tma_b, full, c0[j], o.w, o.h, o.n, offset_w[j], offset_h[j]);
-        } else if (j % 2 == rank) {
-          arch::tma_load_im2col_4d_multicast(b + j * kBlockBytes, &p.tma_b, full, c0[j], o.w, o.h, o.n, offset_w[j],
-                                             offset_h[j], 0x3);
-        }
+        arch::tma_load_im2col_4d(b + j * kBlockBytes, &p.tma_b, full, c0[j], o.w, o.h, o.n, offset_w[j], offset_h[j]);
       }
       walk.advance(g);
     }

@@ -408,7 +408,8 @@ struct GemmKernel {
     }
   }
   static constexpr bool kReduceSplits = reduces_splits();
-  static_assert(!kReduceSplits || (!kTmaAux && !kPromote), "in-kernel split-K: no TMA residual ring or FP8 promotion");
+  static_assert(!kReduceSplits || (!kTmaAux && !kPromote && kClusterM == 1),
+                "in-kernel split-K: no TMA residual ring, FP8 promotion or cluster");
   // The tickets of a grid of tiles_m x tiles_n tiles: one per 16-row slice of each tile.
   TILEFUSE_HOST_DEVICE static constexpr index_t split_ticket_count(index_t tiles_m, index_t tiles_n) {
     return tiles_m * (kTileM / 16) * tiles_n;
