@@ -1,8 +1,9 @@
 // Conv2d wgrad on the Hopper kernel (conv/kernel/sm90_implicit_gemm.h, WgradOperands), reached through
 // the default config (Sm80AutoConfig): on an sm_90 device every bf16 / fp16 case with C a multiple of 64,
 // K a multiple of 8 and aligned operands runs the TMA + WGMMA kernel (dy^T and im2col(x), both MN-major),
-// with split_k = 0 (the wave model picks the splits, which the kernel sums: gemm::Sm90SplitReduce), 1
-// (no split) or an explicit count, and the splits summed by a second pass (Conv2dSm90WgradSplitPass); the others (C = 40, C = 3, misaligned operands)
+// with split_k = 0 (the wave model picks the splits), 1 (no split) or an explicit count; the splits
+// summed in the kernel (gemm::Sm90SplitReduce, from 12 splits on) or by a second pass, each forced on
+// the cases by Conv2dSm90WgradSplitReduction; the others (C = 40, C = 3, misaligned operands)
 // fall back to the sm80 path inside the same lists. Every output element is checked against the host
 // reference (conv2d_harness.hpp); the Conv2dSm90WgradTile tests force each tile and schedule. Then the
 // selection: describe() names the Hopper wgrad and its split, or the sm80 path and why.
@@ -84,16 +85,20 @@ TILEFUSE_GPU_WGRAD_TILE_TEST(Narrow, "narrow", 1)
 TILEFUSE_GPU_WGRAD_TILE_TEST(PingPongNarrow, "pingpong-narrow", 2)
 TILEFUSE_GPU_WGRAD_TILE_TEST(PingPongMedium, "pingpong-medium", 0)
 
-// The splits summed by the second pass (deterministic = true's path) instead of inside the kernel, the
-// default; the tree applied by the pass, on a split the model picks and on a fixed one.
-#define TILEFUSE_GPU_WGRAD_PASS_TEST(Name, Spec, split_k)                                                         \
-  TEST(Conv2dSm90WgradSplitPass, Name) {                                                                         \
-    ScopedEnv const forced("TILEFUSE_CONV_SPLIT_REDUCTION", "pass");                                              \
+// Each way of summing the splits forced on the cases: in the kernel (the default from 12 splits on) and
+// by the second pass (deterministic = true's path, the default below 12); the tree applied by the
+// last split's warps or by the pass, on a split the model picks and on fixed ones.
+#define TILEFUSE_GPU_WGRAD_REDUCTION_TEST(Name, reduction, Spec, split_k)                                        \
+  TEST(Conv2dSm90WgradSplitReduction, Name) {                                                                    \
+    ScopedEnv const forced("TILEFUSE_CONV_SPLIT_REDUCTION", reduction);                                           \
     run_conv_cases<bfloat16_t, ConvMode::kWgrad, conv_specs::Spec, Sm80AutoConfig>(sm90_wgrad_cases(993, split_k)); \
   }
-TILEFUSE_GPU_WGRAD_PASS_TEST(ChosenSplit, Plain, 0)
-TILEFUSE_GPU_WGRAD_PASS_TEST(Split37, Plain, 37)
-TILEFUSE_GPU_WGRAD_PASS_TEST(BiasReluResidualSplit5, BiasReluResidual, 5)
+TILEFUSE_GPU_WGRAD_REDUCTION_TEST(KernelChosenSplit, "kernel", Plain, 0)
+TILEFUSE_GPU_WGRAD_REDUCTION_TEST(KernelSplit5, "kernel", Plain, 5)
+TILEFUSE_GPU_WGRAD_REDUCTION_TEST(KernelBiasReluResidualSplit5, "kernel", BiasReluResidual, 5)
+TILEFUSE_GPU_WGRAD_REDUCTION_TEST(PassChosenSplit, "pass", Plain, 0)
+TILEFUSE_GPU_WGRAD_REDUCTION_TEST(PassSplit37, "pass", Plain, 37)
+TILEFUSE_GPU_WGRAD_REDUCTION_TEST(PassBiasReluResidualSplit5, "pass", BiasReluResidual, 5)
 
 // ---- selection ----
 
@@ -125,14 +130,19 @@ TEST(Conv2dSm90Select, WgradRunsTheHopperKernelWithSplits) {
   EXPECT_NE(d.find("sm90 TMA + WGMMA implicit-GEMM conv2d wgrad"), std::string::npos) << d;
   EXPECT_NE(d.find("A MN-major"), std::string::npos) << d;
   EXPECT_NE(d.find("split-K "), std::string::npos) << d;
-  EXPECT_NE(d.find("summed in the kernel"), std::string::npos) << d;
-  // One fp32 sum of the 256 x 2304 output, and a ticket per 16-row slice of each 128 x 64 block.
-  EXPECT_EQ(workspace, std::size_t{256 * 2304 * 4 + 2 * 8 * 36 * 4}) << d;
-  // deterministic = true: one fp32 partial per split, summed by a second pass.
+  EXPECT_NE(d.find("fp32 partials in the workspace, then a reduction pass"), std::string::npos)
+      << "fewer than 12 splits: the second pass\n" << d;
+  EXPECT_GT(workspace, std::size_t{0}) << "a split needs its fp32 partials\n" << d;
+  // 64 x 576 outputs reduced over 200704 pixels: the model splits K more than 12 ways, and the splits add
+  // into one fp32 sum (a ticket per 16-row slice of each 128 x 64 block) unless deterministic = true.
+  std::size_t sums = 0;
+  std::string const many = describe_wgrad(conv_problem(64, 56, 56, 64, 64, 3, 3, 1), 0, &sums);
+  EXPECT_NE(many.find("summed in the kernel"), std::string::npos) << many;
+  EXPECT_EQ(sums, std::size_t{64 * 576 * 4 + 8 * 9 * 4}) << many;
   std::size_t partials = 0;
-  std::string const two_pass = describe_wgrad(conv_problem(64, 14, 14, 256, 256, 3, 3, 1), 0, &partials, true);
+  std::string const two_pass = describe_wgrad(conv_problem(64, 56, 56, 64, 64, 3, 3, 1), 0, &partials, true);
   EXPECT_NE(two_pass.find("fp32 partials in the workspace, then a reduction pass"), std::string::npos) << two_pass;
-  EXPECT_GT(partials, workspace) << two_pass;
+  EXPECT_GE(partials, 12 * std::size_t{64 * 576 * 4}) << two_pass;
   std::size_t none = 1;
   std::string const unsplit = describe_wgrad(conv_problem(64, 14, 14, 256, 256, 3, 3, 1), 1, &none);
   EXPECT_NE(unsplit.find("no split-K"), std::string::npos) << unsplit;

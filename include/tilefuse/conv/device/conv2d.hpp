@@ -449,17 +449,21 @@ class Conv2d {
     plan->sm90_tile = tile;
     plan->sm90_im2col = im2col;
     plan->split_k = kWgradSm90 ? plan->sm90_split : 1;
-    plan->sm90_split_in_kernel = kWgradSm90 && plan->split_k > 1 && reduce_splits_in_kernel(args);
+    plan->sm90_split_in_kernel = kWgradSm90 && plan->split_k > 1 && reduce_splits_in_kernel(args, plan->split_k);
   }
 
-  // Whether the Hopper wgrad's splits are summed inside the kernel: unless args.deterministic, or
-  // TILEFUSE_CONV_SPLIT_REDUCTION=pass (kernel: in the kernel even when deterministic; for measurements).
-  static bool reduce_splits_in_kernel(Arguments const& args) {
+  // Whether the Hopper wgrad's splits are summed inside the kernel: with 12 or more splits, unless
+  // args.deterministic. TILEFUSE_CONV_SPLIT_REDUCTION=kernel or pass forces either (measurements, tests).
+  // NOTES: v128a (ResNet-50, same run): in the kernel 3-5% faster than the pass at 26 splits (#1), 1-3% at
+  // 14-33 (#4-#6), but 4-8% slower at 4-8 (#7-#9): a split's tail (fence, count, read-back) runs after
+  // every block's mainloop, where the pass's partial stores do not wait; few splits leave the pass little
+  // to read.
+  static bool reduce_splits_in_kernel(Arguments const& args, int splits) {
     char const* value = std::getenv("TILEFUSE_CONV_SPLIT_REDUCTION");
     std::string_view const v(value == nullptr ? "" : value);
     if (v == "pass") return false;
     if (v == "kernel") return true;
-    return !args.deterministic;
+    return !args.deterministic && splits >= 12;
   }
 
   // The workspace of the in-kernel split-K: the m x n fp32 sums, then a ticket per 16-row slice of every
