@@ -36,7 +36,8 @@ constexpr auto wgrad_kernel =
     &sm90_gemm_kernel<conv::sm90::WgradKernel<bfloat16_t, Bf16Store, conv::sm90::Sm90ConvIm2colLargeConfig>>;
 
 // The bf16 wgrad with in-kernel split-K (its reductions read the accumulators after the mainloop), on
-// the 128x256 tile (the most accumulators) and the 128x128 ping-pong one (two row blocks per warp).
+// the 128x256 tile (the most accumulators), the 128x128 ping-pong one (two row blocks per warp) and the
+// 64x64 ping-pong one (a 64-row tile per warpgroup).
 template <class Config>
 constexpr auto wgrad_split_kernel =
     &sm90_gemm_kernel<conv::sm90::WgradKernel<bfloat16_t, Bf16Store, gemm::Sm90SplitReduce<Config>>>;
@@ -62,6 +63,7 @@ void const* const* kernels() {
       reinterpret_cast<void const*>(wide_fprop_kernel),
       reinterpret_cast<void const*>(wgrad_split_kernel<conv::sm90::Sm90ConvIm2colLargeConfig>),
       reinterpret_cast<void const*>(wgrad_split_kernel<conv::sm90::Sm90ConvIm2colPingPongMediumConfig>),
+      reinterpret_cast<void const*>(wgrad_split_kernel<conv::sm90::Sm90ConvIm2colPingPongShortConfig>),
   };
   return all;
 }

@@ -84,6 +84,20 @@ TILEFUSE_GPU_WGRAD_TILE_TEST(Medium, "medium", 0)
 TILEFUSE_GPU_WGRAD_TILE_TEST(Narrow, "narrow", 1)
 TILEFUSE_GPU_WGRAD_TILE_TEST(PingPongNarrow, "pingpong-narrow", 2)
 TILEFUSE_GPU_WGRAD_TILE_TEST(PingPongMedium, "pingpong-medium", 0)
+TILEFUSE_GPU_WGRAD_TILE_TEST(Short, "64x64", 0)
+TILEFUSE_GPU_WGRAD_TILE_TEST(ShortNoSplit, "64x64", 1)
+TILEFUSE_GPU_WGRAD_TILE_TEST(ShortWide, "64x128", 3)
+// The 64-row tiles with each split-K reduction forced (the tickets count 16-row slices of 64-row tiles).
+TEST(Conv2dSm90WgradTile, ShortTilesEachReduction) {
+  for (char const* tile : {"64x64", "64x128"}) {
+    for (char const* reduction : {"kernel", "pass"}) {
+      SCOPED_TRACE(std::string(tile) + " " + reduction);
+      ScopedEnv const forced_tile("TILEFUSE_CONV_SM90_TILE", tile);
+      ScopedEnv const forced_reduction("TILEFUSE_CONV_SPLIT_REDUCTION", reduction);
+      run_conv_cases<bfloat16_t, ConvMode::kWgrad, conv_specs::BiasReluResidual, Sm80AutoConfig>(sm90_wgrad_cases(996, 0));
+    }
+  }
+}
 
 // Each way of summing the splits forced on the cases: in the kernel (the default from 12 splits on) and
 // by the second pass (deterministic = true's path, the default below 12); the tree applied by the

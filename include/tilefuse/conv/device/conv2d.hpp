@@ -71,6 +71,14 @@
 #include <tilefuse/runtime/pointer_check.hpp>
 #include <tilefuse/runtime/tensor_map.hpp>
 
+// The wgrad wave model's efficiencies of its 64-row tiles (choose_wgrad_tile; 0: not offered).
+#ifndef TILEFUSE_CONV_WGRAD_SHORT_EFFICIENCY
+#define TILEFUSE_CONV_WGRAD_SHORT_EFFICIENCY 0.7
+#endif
+#ifndef TILEFUSE_CONV_WGRAD_SHORT_WIDE_EFFICIENCY
+#define TILEFUSE_CONV_WGRAD_SHORT_WIDE_EFFICIENCY 0.85
+#endif
+
 namespace tilefuse::conv {
 
 // Config: an Sm80TileConfig, or Sm80AutoConfig to let run() pick the large or the small tile per problem.
@@ -210,7 +218,8 @@ class Conv2d {
   static constexpr index_t kChunkElements = 16 / static_cast<index_t>(sizeof(Element));
   // 128x256, 128x128, 128x64 cooperative; 128x64 and 128x128 per warpgroup ping-pong (im2col source;
   // with the gather source they run as their cooperative tile).
-  enum class Sm90Tile { kLarge, kMedium, kNarrow, kPingPongNarrow, kPingPongMedium, kWide };
+  // kShort / kShortWide: the wgrad's 64-row ping-pong tiles (64x64, 64x128).
+  enum class Sm90Tile { kLarge, kMedium, kNarrow, kPingPongNarrow, kPingPongMedium, kWide, kShort, kShortWide };
   // The cooperative tiles the wave models (choose_sm90_tile, choose_wgrad_tile) weigh: TileN and the
   // relative mainloop efficiency measured on the H200.
   struct Sm90TileCandidate {
@@ -218,6 +227,7 @@ class Conv2d {
     int n;
     double efficiency;
     char const* name;
+    int m = 128;
   };
   static constexpr std::array<Sm90TileCandidate, 3> kSm90TileCandidates{{{Sm90Tile::kLarge, 256, 1.0, "128x256"},
                                                                         {Sm90Tile::kMedium, 128, 0.92, "128x128"},
@@ -228,6 +238,11 @@ class Conv2d {
   // for N = 640, 1280, 2048 it ran 5-17% slower than 128x128 / 128x256). Its efficiency between
   // 128x128's and 128x256's, as its wgmma width is.
   static constexpr Sm90TileCandidate kSm90WideCandidate{Sm90Tile::kWide, 160, 0.96, "128x160"};
+  // The wgrad's 64-row tiles (Sm90ConvIm2colPingPongShort*Config), weighed by choose_wgrad_tile beside
+  // the 128-row ones; an efficiency of 0 leaves a tile out (unless forced), for A/B builds.
+  static constexpr std::array<Sm90TileCandidate, 2> kSm90ShortCandidates{
+      {{Sm90Tile::kShort, 64, TILEFUSE_CONV_WGRAD_SHORT_EFFICIENCY, "64x64", 64},
+       {Sm90Tile::kShortWide, 128, TILEFUSE_CONV_WGRAD_SHORT_WIDE_EFFICIENCY, "64x128", 64}}};
 
   template <class Cfg, class Plan>
   static std::string describe_with(Arguments const& args, Plan const& plan, GemmCoord const& g) {
@@ -423,6 +438,10 @@ class Conv2d {
       plan->why_sm90_tile = "TILEFUSE_CONV_SM90_TILE=wide ignored: 128x160 is for 16-bit fprop by im2col whose tree loads no residual by TMA. ";
       forced.reset();
     }
+    if ((forced == Sm90Tile::kShort || forced == Sm90Tile::kShortWide) && !kWgradSm90) {
+      plan->why_sm90_tile = "TILEFUSE_CONV_SM90_TILE=64x64 / 64x128 ignored: the 64-row tiles are wgrad's. ";
+      forced.reset();
+    }
     Sm90Tile tile = kWgradSm90 ? choose_wgrad_tile(g, args.split_k, forced, plan) : choose_sm90_tile(g, kWideTile && im2col, plan);
     if (forced) {
       plan->why_sm90_tile += "; forced by TILEFUSE_CONV_SM90_TILE";
@@ -511,6 +530,12 @@ class Conv2d {
       case Sm90Tile::kWide:
         if constexpr (kWideTile) return f.template operator()<Of<sm90::Sm90ConvIm2colWideConfig>, true>();
         [[fallthrough]];  // never planned where it does not exist (plan_hopper)
+      case Sm90Tile::kShort:
+        if constexpr (kWgradSm90) return f.template operator()<Of<sm90::Sm90ConvIm2colPingPongShortConfig>, true>();
+        [[fallthrough]];  // wgrad only (choose_wgrad_tile, forced_sm90_tile)
+      case Sm90Tile::kShortWide:
+        if constexpr (kWgradSm90) return f.template operator()<Of<sm90::Sm90ConvIm2colPingPongShortWideConfig>, true>();
+        [[fallthrough]];
       default: return f.template operator()<Of<sm90::Sm90ConvIm2colLargeConfig>, true>();
     }
   }
@@ -579,7 +604,7 @@ class Conv2d {
   }
 
   // The wgrad tile and split count by the wave model of choose_sm90_tile, with K split into s parts:
-  //   ceil(tiles * s / SMs) x TileN x (k-tiles / s + 3) / efficiency
+  //   ceil(tiles * s / SMs) x TileM / 128 x TileN x (k-tiles / s + 3) / efficiency
   // plus, for s > 1, the reduction pass (s fp32 partials read and D written at ~3000 bytes/ns, and ~3 us
   // for the launch and its tail) in the same units (one unit ~ 3 ns: a 128 x 1 x 64 slice of a k-tile at
   // the H200's wgmma rate). requested > 1 fixes s (capped at the k-tiles); forced fixes the tile. Fills
@@ -589,23 +614,29 @@ class Conv2d {
     plan->sm_count = sms;
     index_t const k_tiles = std::max<index_t>(1, (g.k + 63) / 64);
     auto const tile_n = [&](Sm90Tile t) {
-      return t == Sm90Tile::kLarge ? 256 : t == Sm90Tile::kMedium || t == Sm90Tile::kPingPongMedium ? 128 : 64;
+      return t == Sm90Tile::kLarge                                                                   ? 256
+             : t == Sm90Tile::kMedium || t == Sm90Tile::kPingPongMedium || t == Sm90Tile::kShortWide ? 128
+                                                                                                     : 64;
     };
+    auto const tile_m = [&](Sm90Tile t) { return t == Sm90Tile::kShort || t == Sm90Tile::kShortWide ? 64 : 128; };
+    std::array<Sm90TileCandidate, 5> const candidates{kSm90TileCandidates[0], kSm90TileCandidates[1], kSm90TileCandidates[2],
+                                                      kSm90ShortCandidates[0], kSm90ShortCandidates[1]};
     index_t const max_split = requested > 1 ? std::min<index_t>(requested, k_tiles) : std::min<index_t>(k_tiles, 256);
     index_t const min_split = requested > 1 ? max_split : 1;
     double best_cost = 0.0;
     Sm90Tile best = Sm90Tile::kLarge;
     int best_split = 1;
     std::string why;
-    for (Sm90TileCandidate const& c : kSm90TileCandidates) {
-      if (forced && tile_n(*forced) != c.n) continue;
-      index_t const tiles = ((g.m + 127) / 128) * ((g.n + c.n - 1) / c.n);
+    for (Sm90TileCandidate const& c : candidates) {
+      if (forced ? tile_n(*forced) != c.n || tile_m(*forced) != c.m : c.efficiency <= 0.0) continue;
+      double const efficiency = c.efficiency > 0.0 ? c.efficiency : 0.75;  // (a tile forced where not offered)
+      index_t const tiles = ((g.m + c.m - 1) / c.m) * ((g.n + c.n - 1) / c.n);
       double cost_here = 0.0;
       int split_here = 1;
       for (index_t split = min_split; split <= (requested == 1 ? 1 : max_split); ++split) {
         index_t const per_block = (tiles * split + sms - 1) / sms;
         index_t const k_per_split = (k_tiles + split - 1) / split;
-        double cost = static_cast<double>(per_block) * c.n * (static_cast<double>(k_per_split) + 3.0) / c.efficiency;
+        double cost = static_cast<double>(per_block) * c.m / 128.0 * c.n * (static_cast<double>(k_per_split) + 3.0) / efficiency;
         if (split > 1) cost += (static_cast<double>(split + 1) * g.m * g.n * 4.0 / 3000.0 + 3000.0) / 3.0;
         if (cost_here == 0.0 || cost < cost_here * 0.999) {
           cost_here = cost;
@@ -752,7 +783,8 @@ class Conv2d {
     return tile;
   }
 
-  // TILEFUSE_CONV_SM90_TILE = large | medium | narrow | pingpong-narrow | pingpong-medium | wide forces the
+  // TILEFUSE_CONV_SM90_TILE = large | medium | narrow | pingpong-narrow | pingpong-medium | wide | 64x64 |
+  // 64x128 (the last two wgrad only) forces the
   // Hopper tile (for measurements and tests); unset or anything else: the model's choice.
   static std::optional<Sm90Tile> forced_sm90_tile() {
     char const* value = std::getenv("TILEFUSE_CONV_SM90_TILE");
@@ -764,6 +796,8 @@ class Conv2d {
     if (v == "pingpong-narrow") return Sm90Tile::kPingPongNarrow;
     if (v == "pingpong-medium") return Sm90Tile::kPingPongMedium;
     if (v == "wide") return Sm90Tile::kWide;
+    if (v == "64x64") return Sm90Tile::kShort;
+    if (v == "64x128") return Sm90Tile::kShortWide;
     return std::nullopt;
   }
 

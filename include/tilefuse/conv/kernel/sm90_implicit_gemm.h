@@ -90,6 +90,12 @@ using Sm90ConvIm2colWideConfig = Sm90ConvTileConfig<128, 160, 5, 40, 232>;
 // (1x1 convolutions, a few k-tiles per tile), whose epilogue is most of a tile's time.
 using Sm90ConvIm2colPingPongNarrowConfig = Sm90ConvTileConfig<128, 64, 8, 40, 232, gemm::Sm90Schedule::kPingPong>;
 using Sm90ConvIm2colPingPongMediumConfig = Sm90ConvTileConfig<128, 128, 6, 40, 232, gemm::Sm90Schedule::kPingPong>;
+// 64-row ping-pong tiles for wgrad (im2col source): its output has K rows, and 128-row tiles compute
+// ResNet-50's K = 64 twice over; with half the rows per tile, the 1x1 layers fill the GPU with fewer
+// splits, i.e. longer k-loops per block (cuDNN's wgrad runs 64x64 tiles with 13 stages: conv_sm90.md
+// v128). 12 stages of 16 KiB and 8 of 24 KiB.
+using Sm90ConvIm2colPingPongShortConfig = Sm90ConvTileConfig<64, 64, 12, 40, 232, gemm::Sm90Schedule::kPingPong>;
+using Sm90ConvIm2colPingPongShortWideConfig = Sm90ConvTileConfig<64, 128, 8, 40, 232, gemm::Sm90Schedule::kPingPong>;
 
 // A conv config for the element type: the same tile in bytes, so FP8 (e4m3, e5m2) k-tiles are 128
 // channels (the stage sizes, and so the stage counts, stay those of the 16-bit config).
