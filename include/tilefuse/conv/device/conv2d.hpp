@@ -73,10 +73,10 @@
 
 // The wgrad wave model's efficiencies of its 64-row tiles (choose_wgrad_tile; 0: not offered).
 #ifndef TILEFUSE_CONV_WGRAD_SHORT_EFFICIENCY
-#define TILEFUSE_CONV_WGRAD_SHORT_EFFICIENCY 0.7
+#define TILEFUSE_CONV_WGRAD_SHORT_EFFICIENCY 0.44
 #endif
 #ifndef TILEFUSE_CONV_WGRAD_SHORT_WIDE_EFFICIENCY
-#define TILEFUSE_CONV_WGRAD_SHORT_WIDE_EFFICIENCY 0.85
+#define TILEFUSE_CONV_WGRAD_SHORT_WIDE_EFFICIENCY 0.84
 #endif
 
 namespace tilefuse::conv {
@@ -604,8 +604,13 @@ class Conv2d {
   }
 
   // The wgrad tile and split count by the wave model of choose_sm90_tile, with K split into s parts:
-  //   ceil(tiles * s / SMs) x TileM / 128 x TileN x (k-tiles / s + 3) / efficiency
-  // plus, for s > 1, the reduction pass (s fp32 partials read and D written at ~3000 bytes/ns, and ~3 us
+  //   ceil(tiles * s / SMs) x TileN x (k-tiles / s + 3) / efficiency
+  // for the 128-row tiles; a block runs the 64-row (ping-pong) tiles two at a time, one per consumer
+  // warpgroup, at about a 128-row tile's cost per pair, and a lone one (one tile per block) at half that:
+  //   (tiles per block = 1 ? 1/2 : ceil(tiles per block / 2)) x TileN x (k-tiles / s + 3) / efficiency
+  // (fitted to v128e: with the efficiencies 0.44 (64x64) and 0.84 (64x128) the pick is within 5% of the
+  // fastest measured tile on 11 of ResNet-50's 12 layers; #2 takes 128x64, 11% slower than 64x64); plus,
+  // for s > 1, the reduction pass (s fp32 partials read and D written at ~3000 bytes/ns, and ~3 us
   // for the launch and its tail) in the same units (one unit ~ 3 ns: a 128 x 1 x 64 slice of a k-tile at
   // the H200's wgmma rate). requested > 1 fixes s (capped at the k-tiles); forced fixes the tile. Fills
   // plan->sm90_split and plan->why_sm90_tile.
@@ -636,7 +641,8 @@ class Conv2d {
       for (index_t split = min_split; split <= (requested == 1 ? 1 : max_split); ++split) {
         index_t const per_block = (tiles * split + sms - 1) / sms;
         index_t const k_per_split = (k_tiles + split - 1) / split;
-        double cost = static_cast<double>(per_block) * c.m / 128.0 * c.n * (static_cast<double>(k_per_split) + 3.0) / efficiency;
+        double const rounds = c.m == 128 ? static_cast<double>(per_block) : per_block == 1 ? 0.5 : static_cast<double>((per_block + 1) / 2);
+        double cost = rounds * c.n * (static_cast<double>(k_per_split) + 3.0) / efficiency;
         if (split > 1) cost += (static_cast<double>(split + 1) * g.m * g.n * 4.0 / 3000.0 + 3000.0) / 3.0;
         if (cost_here == 0.0 || cost < cost_here * 0.999) {
           cost_here = cost;
