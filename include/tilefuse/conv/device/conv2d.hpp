@@ -78,6 +78,10 @@
 #ifndef TILEFUSE_CONV_WGRAD_SHORT_WIDE_EFFICIENCY
 #define TILEFUSE_CONV_WGRAD_SHORT_WIDE_EFFICIENCY 0.84
 #endif
+// The fprop wave model's efficiency of its 64x256 tile (choose_sm90_tile; 0: not offered).
+#ifndef TILEFUSE_CONV_FPROP_SHORT_EFFICIENCY
+#define TILEFUSE_CONV_FPROP_SHORT_EFFICIENCY 0
+#endif
 
 namespace tilefuse::conv {
 
@@ -218,8 +222,9 @@ class Conv2d {
   static constexpr index_t kChunkElements = 16 / static_cast<index_t>(sizeof(Element));
   // 128x256, 128x128, 128x64 cooperative; 128x64 and 128x128 per warpgroup ping-pong (im2col source;
   // with the gather source they run as their cooperative tile).
-  // kShort / kShortWide: the wgrad's 64-row ping-pong tiles (64x64, 64x128).
-  enum class Sm90Tile { kLarge, kMedium, kNarrow, kPingPongNarrow, kPingPongMedium, kWide, kShort, kShortWide };
+  // kShort / kShortWide: the wgrad's 64-row ping-pong tiles (64x64, 64x128); kShortLarge: 16-bit fprop's
+  // (64x256).
+  enum class Sm90Tile { kLarge, kMedium, kNarrow, kPingPongNarrow, kPingPongMedium, kWide, kShort, kShortWide, kShortLarge };
   // The cooperative tiles the wave models (choose_sm90_tile, choose_wgrad_tile) weigh: TileN and the
   // relative mainloop efficiency measured on the H200.
   struct Sm90TileCandidate {
@@ -243,6 +248,16 @@ class Conv2d {
   static constexpr std::array<Sm90TileCandidate, 2> kSm90ShortCandidates{
       {{Sm90Tile::kShort, 64, TILEFUSE_CONV_WGRAD_SHORT_EFFICIENCY, "64x64", 64},
        {Sm90Tile::kShortWide, 128, TILEFUSE_CONV_WGRAD_SHORT_WIDE_EFFICIENCY, "64x128", 64}}};
+  // 16-bit fprop's 64-row tile (Sm90ConvIm2colPingPongShortLargeConfig), weighed by choose_sm90_tile.
+  static constexpr Sm90TileCandidate kSm90ShortLargeCandidate{Sm90Tile::kShortLarge, 256, TILEFUSE_CONV_FPROP_SHORT_EFFICIENCY,
+                                                              "64x256", 64};
+  // How many 128-row tiles' time a block takes for `per_block` tiles of `tile_m` rows: a block runs
+  // 64-row (ping-pong) tiles two at a time, one per consumer warpgroup, at about a 128-row tile's cost
+  // per pair, and a lone one at about half that (conv_sm90.md v128e).
+  static double tile_rounds(int tile_m, index_t per_block) {
+    if (tile_m == 128) return static_cast<double>(per_block);
+    return per_block == 1 ? 0.5 : static_cast<double>((per_block + 1) / 2);
+  }
 
   template <class Cfg, class Plan>
   static std::string describe_with(Arguments const& args, Plan const& plan, GemmCoord const& g) {
@@ -439,10 +454,15 @@ class Conv2d {
       forced.reset();
     }
     if ((forced == Sm90Tile::kShort || forced == Sm90Tile::kShortWide) && !kWgradSm90) {
-      plan->why_sm90_tile = "TILEFUSE_CONV_SM90_TILE=64x64 / 64x128 ignored: the 64-row tiles are wgrad's. ";
+      plan->why_sm90_tile = "TILEFUSE_CONV_SM90_TILE=64x64 / 64x128 ignored: those 64-row tiles are wgrad's. ";
       forced.reset();
     }
-    Sm90Tile tile = kWgradSm90 ? choose_wgrad_tile(g, args.split_k, forced, plan) : choose_sm90_tile(g, kWideTile && im2col, plan);
+    if (forced == Sm90Tile::kShortLarge && !(kShortFpropTile && im2col)) {
+      plan->why_sm90_tile = "TILEFUSE_CONV_SM90_TILE=64x256 ignored: 64x256 is for 16-bit fprop by im2col. ";
+      forced.reset();
+    }
+    Sm90Tile tile = kWgradSm90 ? choose_wgrad_tile(g, args.split_k, forced, plan)
+                               : choose_sm90_tile(g, kWideTile && im2col, kShortFpropTile && im2col, plan);
     if (forced) {
       plan->why_sm90_tile += "; forced by TILEFUSE_CONV_SM90_TILE";
       tile = *forced;
@@ -536,6 +556,9 @@ class Conv2d {
       case Sm90Tile::kShortWide:
         if constexpr (kWgradSm90) return f.template operator()<Of<sm90::Sm90ConvIm2colPingPongShortWideConfig>, true>();
         [[fallthrough]];
+      case Sm90Tile::kShortLarge:
+        if constexpr (kShortFpropTile) return f.template operator()<Of<sm90::Sm90ConvIm2colPingPongShortLargeConfig>, true>();
+        [[fallthrough]];  // 16-bit fprop only (choose_sm90_tile, plan_hopper)
       default: return f.template operator()<Of<sm90::Sm90ConvIm2colLargeConfig>, true>();
     }
   }
@@ -641,8 +664,7 @@ class Conv2d {
       for (index_t split = min_split; split <= (requested == 1 ? 1 : max_split); ++split) {
         index_t const per_block = (tiles * split + sms - 1) / sms;
         index_t const k_per_split = (k_tiles + split - 1) / split;
-        double const rounds = c.m == 128 ? static_cast<double>(per_block) : per_block == 1 ? 0.5 : static_cast<double>((per_block + 1) / 2);
-        double cost = rounds * c.n * (static_cast<double>(k_per_split) + 3.0) / efficiency;
+        double cost = tile_rounds(c.m, per_block) * c.n * (static_cast<double>(k_per_split) + 3.0) / efficiency;
         if (split > 1) cost += (static_cast<double>(split + 1) * g.m * g.n * 4.0 / 3000.0 + 3000.0) / 3.0;
         if (cost_here == 0.0 || cost < cost_here * 0.999) {
           cost_here = cost;
@@ -740,7 +762,9 @@ class Conv2d {
   // read more shared memory per flop). Ties go to the wider tile, which gathers each row of x for
   // more output channels. Fills plan->sm_count.
   // With `wide` and N not a multiple of 128, 128x160 is a candidate too (kSm90WideCandidate).
-  static Sm90Tile choose_sm90_tile(GemmCoord const& g, bool wide, Plan* plan) {
+  // With `short_tile`, 64x256 too (kSm90ShortLargeCandidate, priced by tile_rounds) where its efficiency
+  // is above 0.
+  static Sm90Tile choose_sm90_tile(GemmCoord const& g, bool wide, bool short_tile, Plan* plan) {
     int const sms = std::max(1, sm_count());
     plan->sm_count = sms;
     index_t const k_tiles = (g.k + kSm90TileK - 1) / kSm90TileK;
@@ -748,13 +772,14 @@ class Conv2d {
     Sm90Tile best = Sm90Tile::kLarge;
     double best_cost = 0.0;
     std::string why;
-    std::array<Sm90TileCandidate, 4> const candidates{kSm90TileCandidates[0], kSm90WideCandidate,
-                                                      kSm90TileCandidates[1], kSm90TileCandidates[2]};
+    std::array<Sm90TileCandidate, 5> const candidates{kSm90TileCandidates[0], kSm90WideCandidate, kSm90TileCandidates[1],
+                                                      kSm90TileCandidates[2], kSm90ShortLargeCandidate};
     for (Sm90TileCandidate const& c : candidates) {
       if (c.tile == Sm90Tile::kWide && !wide) continue;
-      index_t const tiles = ((g.m + 127) / 128) * ((g.n + c.n - 1) / c.n);
+      if (c.tile == Sm90Tile::kShortLarge && !(short_tile && c.efficiency > 0.0)) continue;
+      index_t const tiles = ((g.m + c.m - 1) / c.m) * ((g.n + c.n - 1) / c.n);
       index_t const per_block = (tiles + sms - 1) / sms;
-      double const cost = static_cast<double>(per_block) * c.n * (static_cast<double>(k_tiles) + 3.0) / c.efficiency;
+      double const cost = tile_rounds(c.m, per_block) * c.n * (static_cast<double>(k_tiles) + 3.0) / c.efficiency;
       why += status_message(why.empty() ? "" : ", ", c.name, ": ", tiles, " tiles, ", per_block, " per SM, cost ",
                             static_cast<index_t>(cost));
       if (best_cost == 0.0 || cost < best_cost * 0.999) {
@@ -790,7 +815,7 @@ class Conv2d {
   }
 
   // TILEFUSE_CONV_SM90_TILE = large | medium | narrow | pingpong-narrow | pingpong-medium | wide | 64x64 |
-  // 64x128 (the last two wgrad only) forces the
+  // 64x128 (wgrad only) | 64x256 (16-bit fprop only) forces the
   // Hopper tile (for measurements and tests); unset or anything else: the model's choice.
   static std::optional<Sm90Tile> forced_sm90_tile() {
     char const* value = std::getenv("TILEFUSE_CONV_SM90_TILE");
@@ -804,6 +829,7 @@ class Conv2d {
     if (v == "wide") return Sm90Tile::kWide;
     if (v == "64x64") return Sm90Tile::kShort;
     if (v == "64x128") return Sm90Tile::kShortWide;
+    if (v == "64x256") return Sm90Tile::kShortLarge;
     return std::nullopt;
   }
 
@@ -827,6 +853,8 @@ class Conv2d {
   static constexpr bool kResidualByTma = residual_by_tma();
   // Where the 128x160 tile exists (Sm90ConvIm2colWideConfig): 16-bit fprop, no TMA residual.
   static constexpr bool kWideTile = kHopperCapable && !kFp8 && !kTmaOnlySm90 && !kResidualByTma;
+  // Where the 64x256 tile exists (Sm90ConvIm2colPingPongShortLargeConfig): 16-bit fprop.
+  static constexpr bool kShortFpropTile = kHopperCapable && !kFp8 && !kTmaOnlySm90;
   template <class Cfg>
   using Sm90ConfigFor = std::conditional_t<kResidualByTma && Cfg::kSchedule == gemm::Sm90Schedule::kCooperative,
                                            sm90::Sm90ConvTmaAux<Cfg>, Cfg>;

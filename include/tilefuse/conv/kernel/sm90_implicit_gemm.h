@@ -96,6 +96,9 @@ using Sm90ConvIm2colPingPongMediumConfig = Sm90ConvTileConfig<128, 128, 6, 40, 2
 // v128). 12 stages of 16 KiB and 8 of 24 KiB.
 using Sm90ConvIm2colPingPongShortConfig = Sm90ConvTileConfig<64, 64, 12, 40, 232, gemm::Sm90Schedule::kPingPong>;
 using Sm90ConvIm2colPingPongShortWideConfig = Sm90ConvTileConfig<64, 128, 8, 40, 232, gemm::Sm90Schedule::kPingPong>;
+// 64 x 256 ping-pong for 16-bit fprop: where 128 x 256 tiles leave the last wave half full (ResNet-50's
+// #11: 200 tiles on 132 SMs), half-height tiles even it out. 5 stages of 40 KiB.
+using Sm90ConvIm2colPingPongShortLargeConfig = Sm90ConvTileConfig<64, 256, 5, 40, 232, gemm::Sm90Schedule::kPingPong>;
 
 // A conv config for the element type: the same tile in bytes, so FP8 (e4m3, e5m2) k-tiles are 128
 // channels (the stage sizes, and so the stage counts, stay those of the 16-bit config).
