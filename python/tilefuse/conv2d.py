@@ -42,8 +42,9 @@ SM80_TILES = {
 }
 # The Hopper fprop tiles (conv/kernel/sm90_implicit_gemm.h): C++ config, tile n, the wave model's
 # efficiency (conv/device/conv2d.hpp: choose_sm90_tile). Tile m is 128 and tile k 64 for all. The C++
-# operation also has 128x160 (Sm90ConvIm2colWideConfig) where N is not a multiple of 128; the JIT does
-# not offer it yet (its kernels take these three configs only).
+# operation also has 128x160 (Sm90ConvIm2colWideConfig) where N is not a multiple of 128, and 64x256
+# (Sm90ConvIm2colPingPongShortLargeConfig) for short-K layers whose 128-row tiles leave a part-empty last
+# wave; the JIT does not offer them yet (its kernels take these three configs only).
 SM90_TILES = {
     "128x256": ("Sm90ConvLargeConfig", 256, 1.0),
     "128x128": ("Sm90ConvMediumConfig", 128, 0.92),

@@ -97,11 +97,11 @@ TILEFUSE_GPU_CONV_TILE_TEST(WideTileCases, "wide", conv_specs::Plain, sm90_tile_
 TILEFUSE_GPU_CONV_TILE_TEST(WideFoldedBnSilu, "wide", conv_specs::FoldedBnSilu, sm90_im2col_cases(940))
 TILEFUSE_GPU_CONV_ENV_TEST(Conv2dSm90FpropTile, WideFp16, half_t, "TILEFUSE_CONV_SM90_TILE", "wide", conv_specs::Plain,
                            sm90_im2col_cases(941))
-// 64x256 ping-pong (64-row tiles, two per block at a time): forced on the im2col and tile cases, bf16 and
-// fp16, plain and fused.
+// 64x256 ping-pong (64-row tiles, one per consumer warpgroup): forced on the im2col and tile cases, bf16
+// and fp16, plain and with per-channel vectors (trees with the TMA residual keep their tiles: ignored).
 TILEFUSE_GPU_CONV_TILE_TEST(ShortLarge, "64x256", conv_specs::Plain, sm90_im2col_cases(941))
 TILEFUSE_GPU_CONV_TILE_TEST(ShortLargeTileCases, "64x256", conv_specs::Plain, sm90_tile_cases(942))
-TILEFUSE_GPU_CONV_TILE_TEST(ShortLargeBiasReluResidual, "64x256", conv_specs::BiasReluResidual, sm90_im2col_cases(943))
+TILEFUSE_GPU_CONV_TILE_TEST(ShortLargeFoldedBnSilu, "64x256", conv_specs::FoldedBnSilu, sm90_im2col_cases(943))
 TILEFUSE_GPU_CONV_ENV_TEST(Conv2dSm90FpropTile, ShortLargeFp16, half_t, "TILEFUSE_CONV_SM90_TILE", "64x256", conv_specs::Plain,
                            sm90_im2col_cases(944))
 

@@ -80,7 +80,7 @@
 #endif
 // The fprop wave model's efficiency of its 64x256 tile (choose_sm90_tile; 0: not offered).
 #ifndef TILEFUSE_CONV_FPROP_SHORT_EFFICIENCY
-#define TILEFUSE_CONV_FPROP_SHORT_EFFICIENCY 0
+#define TILEFUSE_CONV_FPROP_SHORT_EFFICIENCY 0.6
 #endif
 
 namespace tilefuse::conv {
@@ -251,7 +251,7 @@ class Conv2d {
   // 16-bit fprop's 64-row tile (Sm90ConvIm2colPingPongShortLargeConfig), weighed by choose_sm90_tile.
   static constexpr Sm90TileCandidate kSm90ShortLargeCandidate{Sm90Tile::kShortLarge, 256, TILEFUSE_CONV_FPROP_SHORT_EFFICIENCY,
                                                               "64x256", 64};
-  // How many 128-row tiles' time a block takes for `per_block` tiles of `tile_m` rows: a block runs
+  // How many 128-row tiles' time a wgrad block takes for `per_block` tiles of `tile_m` rows: a block runs
   // 64-row (ping-pong) tiles two at a time, one per consumer warpgroup, at about a 128-row tile's cost
   // per pair, and a lone one at about half that (conv_sm90.md v128e).
   static double tile_rounds(int tile_m, index_t per_block) {
@@ -762,8 +762,11 @@ class Conv2d {
   // read more shared memory per flop). Ties go to the wider tile, which gathers each row of x for
   // more output channels. Fills plan->sm_count.
   // With `wide` and N not a multiple of 128, 128x160 is a candidate too (kSm90WideCandidate).
-  // With `short_tile`, 64x256 too (kSm90ShortLargeCandidate, priced by tile_rounds) where its efficiency
-  // is above 0.
+  // With `short_tile`, 64x256 too (kSm90ShortLargeCandidate) where its efficiency is above 0, at
+  //   ceil(tiles / SMs) x 64 / 128 x TileN x k-tiles / efficiency
+  // (no epilogue term: ping-pong runs one warpgroup's epilogue under the other's mainloop). Fitted to
+  // v128g with efficiency 0.6: it takes ResNet-50's short-K 1x1 layers #2, #5, #8, #11 (7-17% faster
+  // there, #2 within 1%), and none of the layers where it measured slower (3x3, N < 256, long K).
   static Sm90Tile choose_sm90_tile(GemmCoord const& g, bool wide, bool short_tile, Plan* plan) {
     int const sms = std::max(1, sm_count());
     plan->sm_count = sms;
@@ -779,7 +782,8 @@ class Conv2d {
       if (c.tile == Sm90Tile::kShortLarge && !(short_tile && c.efficiency > 0.0)) continue;
       index_t const tiles = ((g.m + c.m - 1) / c.m) * ((g.n + c.n - 1) / c.n);
       index_t const per_block = (tiles + sms - 1) / sms;
-      double const cost = tile_rounds(c.m, per_block) * c.n * (static_cast<double>(k_tiles) + 3.0) / c.efficiency;
+      double const cost = c.m == 128 ? static_cast<double>(per_block) * c.n * (static_cast<double>(k_tiles) + 3.0) / c.efficiency
+                                     : static_cast<double>(per_block) * c.m / 128.0 * c.n * static_cast<double>(k_tiles) / c.efficiency;
       why += status_message(why.empty() ? "" : ", ", c.name, ": ", tiles, " tiles, ", per_block, " per SM, cost ",
                             static_cast<index_t>(cost));
       if (best_cost == 0.0 || cost < best_cost * 0.999) {
@@ -853,8 +857,9 @@ class Conv2d {
   static constexpr bool kResidualByTma = residual_by_tma();
   // Where the 128x160 tile exists (Sm90ConvIm2colWideConfig): 16-bit fprop, no TMA residual.
   static constexpr bool kWideTile = kHopperCapable && !kFp8 && !kTmaOnlySm90 && !kResidualByTma;
-  // Where the 64x256 tile exists (Sm90ConvIm2colPingPongShortLargeConfig): 16-bit fprop.
-  static constexpr bool kShortFpropTile = kHopperCapable && !kFp8 && !kTmaOnlySm90;
+  // Where the 64x256 tile exists (Sm90ConvIm2colPingPongShortLargeConfig): 16-bit fprop whose tree loads
+  // no residual by TMA (fused trees keep the cooperative tiles with the TMA residual; not measured on it).
+  static constexpr bool kShortFpropTile = kHopperCapable && !kFp8 && !kTmaOnlySm90 && !kResidualByTma;
   template <class Cfg>
   using Sm90ConfigFor = std::conditional_t<kResidualByTma && Cfg::kSchedule == gemm::Sm90Schedule::kCooperative,
                                            sm90::Sm90ConvTmaAux<Cfg>, Cfg>;
