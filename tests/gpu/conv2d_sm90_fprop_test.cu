@@ -153,10 +153,15 @@ TEST(Conv2dSm90Select, AlignedFpropRunsTheHopperKernel) {
   EXPECT_NE(d.find("x by TMA im2col"), std::string::npos) << d;
   EXPECT_NE(d.find("tile 128x64x64"), std::string::npos) << "K = 64 fits one 64-wide tile\n" << d;
   EXPECT_NE(d.find("ping-pong"), std::string::npos) << "128x64 tiles run ping-pong with im2col\n" << d;
-  std::string const wide = describe_fprop<Sm80AutoConfig>(conv_problem(64, 14, 14, 256, 1024, 1, 1, 0));
+  std::string const wide = describe_fprop<Sm80AutoConfig>(conv_problem(64, 14, 14, 256, 256, 3, 3, 1));
   EXPECT_NE(wide.find("tile 128x256x64"), std::string::npos) << wide;
   EXPECT_EQ(wide.find("ping-pong"), std::string::npos) << "128x256 stays cooperative\n" << wide;
-  EXPECT_NE(wide.find("x by tiled TMA"), std::string::npos) << "1x1, stride 1, no padding: x is its im2col matrix\n" << wide;
+  // A short-K 1x1 layer whose 392 tiles of 128x256 make 3 per SM: 64x256 ping-pong (v128g).
+  std::string const short_k = describe_fprop<Sm80AutoConfig>(conv_problem(64, 14, 14, 256, 1024, 1, 1, 0));
+  EXPECT_NE(short_k.find("tile 64x256x64"), std::string::npos) << short_k;
+  EXPECT_NE(short_k.find("ping-pong"), std::string::npos) << short_k;
+  EXPECT_NE(short_k.find("x by tiled TMA (one box of 64 pixels"), std::string::npos)
+      << "1x1, stride 1, no padding: x is its im2col matrix\n" << short_k;
   std::string const few = describe_fprop<Sm80AutoConfig>(conv_problem(64, 7, 7, 512, 512, 3, 3, 1));
   EXPECT_NE(few.find("tile 128x128x64"), std::string::npos) << "50 tiles of 128x256 leave most SMs idle\n" << few;
   EXPECT_NE(few.find("ping-pong"), std::string::npos) << "a plain 128x128 epilogue runs ping-pong\n" << few;

@@ -939,8 +939,8 @@ class Conv2d {
     } else {
       loads = status_message(
           kIm2col ? status_message(kDgradSm90 ? "dy" : "x",
-                                   plan.sm90_pointwise ? " by tiled TMA (one box of 128 pixels x " : " by TMA im2col (one copy of 128 pixels x ",
-                                   Cfg::kTileK, " channels per filter tap and k-tile)")
+                                   plan.sm90_pointwise ? " by tiled TMA (one box of " : " by TMA im2col (one copy of ",
+                                   Cfg::kTileM, " pixels x ", Cfg::kTileK, " channels per filter tap and k-tile)")
                   : std::string("x by 16-byte cp.async gathers of the producer warpgroup"),
           " (", plan.why_sm90_source, "), ",
           kDgradSm90 ? "w by TMA in boxes of 64 channels x 64 filters of the flipped tap (B MN-major), " : "w by TMA, ");
