@@ -225,8 +225,9 @@ class Conv2d {
   // kShort / kShortWide: the wgrad's 64-row ping-pong tiles (64x64, 64x128); kShortLarge: 16-bit fprop's
   // (64x256).
   enum class Sm90Tile { kLarge, kMedium, kNarrow, kPingPongNarrow, kPingPongMedium, kWide, kShort, kShortWide, kShortLarge };
-  // The cooperative tiles the wave models (choose_sm90_tile, choose_wgrad_tile) weigh: TileN and the
-  // relative mainloop efficiency measured on the H200.
+  // The tiles the wave models (choose_sm90_tile, choose_wgrad_tile) weigh: TileN, the relative mainloop
+  // efficiency measured on the H200, a name for describe(), and TileM (128, or 64 for the ping-pong
+  // 64-row tiles).
   struct Sm90TileCandidate {
     Sm90Tile tile;
     int n;
