@@ -944,6 +944,7 @@ struct GemmKernel {
       if (lane == 0) ticket = arch::fetch_add_acq_rel(p.split_tickets + slice);
       ticket = __shfl_sync(0xffffffffu, ticket, 0);
       if (ticket != p.problem.batch - 1) return false;
+      __syncwarp();  // lane 0's acquire orders the other splits' sums before every lane's reads
       __threadfence();
       // The sums, from L2 (ld.global.cg: never a stale L1 line), into the accumulator layout.
       index_t const r = row0 + lane / 4;
