@@ -450,16 +450,8 @@ class Conv2d {
       }
     }
     std::optional<Sm90Tile> forced = forced_sm90_tile();
-    if (forced == Sm90Tile::kWide && !(kWideTile && im2col)) {
-      plan->why_sm90_tile = "TILEFUSE_CONV_SM90_TILE=wide ignored: 128x160 is for 16-bit fprop by im2col whose tree loads no residual by TMA. ";
-      forced.reset();
-    }
-    if ((forced == Sm90Tile::kShort || forced == Sm90Tile::kShortWide) && !kWgradSm90) {
-      plan->why_sm90_tile = "TILEFUSE_CONV_SM90_TILE=64x64 / 64x128 ignored: those 64-row tiles are wgrad's. ";
-      forced.reset();
-    }
-    if (forced == Sm90Tile::kShortLarge && !(kShortFpropTile && im2col)) {
-      plan->why_sm90_tile = "TILEFUSE_CONV_SM90_TILE=64x256 ignored: 64x256 is for 16-bit fprop by im2col. ";
+    if (char const* why = forced ? why_no_tile(*forced, im2col) : nullptr) {
+      plan->why_sm90_tile = status_message("TILEFUSE_CONV_SM90_TILE=", why, " ");
       forced.reset();
     }
     Sm90Tile tile = kWgradSm90 ? choose_wgrad_tile(g, args.split_k, forced, plan)
@@ -490,6 +482,19 @@ class Conv2d {
     plan->sm90_im2col = im2col;
     plan->split_k = kWgradSm90 ? plan->sm90_split : 1;
     plan->sm90_split_in_kernel = kWgradSm90 && plan->split_k > 1 && reduce_splits_in_kernel(args, plan->split_k);
+  }
+
+  // Why the tile (forced by TILEFUSE_CONV_SM90_TILE) does not exist for this operation and source, or
+  // nullptr where it does.
+  static char const* why_no_tile(Sm90Tile tile, bool im2col) {
+    if (tile == Sm90Tile::kWide && !(kWideTile && im2col)) {
+      return "wide ignored: 128x160 is for 16-bit fprop by im2col whose tree loads no residual by TMA.";
+    }
+    if ((tile == Sm90Tile::kShort || tile == Sm90Tile::kShortWide) && !kWgradSm90) {
+      return "64x64 / 64x128 ignored: those 64-row tiles are wgrad's.";
+    }
+    if (tile == Sm90Tile::kShortLarge && !(kShortFpropTile && im2col)) return "64x256 ignored: 64x256 is for 16-bit fprop by im2col.";
+    return nullptr;
   }
 
   // Whether the Hopper wgrad's splits are summed inside the kernel: with 12 or more splits, unless
@@ -642,12 +647,14 @@ class Conv2d {
     int const sms = std::max(1, sm_count());
     plan->sm_count = sms;
     index_t const k_tiles = std::max<index_t>(1, (g.k + 63) / 64);
-    auto const tile_n = [&](Sm90Tile t) {
-      return t == Sm90Tile::kLarge                                                                   ? 256
-             : t == Sm90Tile::kMedium || t == Sm90Tile::kPingPongMedium || t == Sm90Tile::kShortWide ? 128
-                                                                                                     : 64;
+    // A forced tile's candidate: the one of its shape (a ping-pong tile's is its cooperative twin's).
+    auto const same_shape = [](Sm90Tile t, Sm90TileCandidate const& c) {
+      int const n = t == Sm90Tile::kLarge                                                                   ? 256
+                    : t == Sm90Tile::kMedium || t == Sm90Tile::kPingPongMedium || t == Sm90Tile::kShortWide ? 128
+                                                                                                            : 64;
+      int const m = t == Sm90Tile::kShort || t == Sm90Tile::kShortWide ? 64 : 128;
+      return c.n == n && c.m == m;
     };
-    auto const tile_m = [&](Sm90Tile t) { return t == Sm90Tile::kShort || t == Sm90Tile::kShortWide ? 64 : 128; };
     std::array<Sm90TileCandidate, 5> const candidates{kSm90TileCandidates[0], kSm90TileCandidates[1], kSm90TileCandidates[2],
                                                       kSm90ShortCandidates[0], kSm90ShortCandidates[1]};
     index_t const max_split = requested > 1 ? std::min<index_t>(requested, k_tiles) : std::min<index_t>(k_tiles, 256);
@@ -657,7 +664,7 @@ class Conv2d {
     int best_split = 1;
     std::string why;
     for (Sm90TileCandidate const& c : candidates) {
-      if (forced ? tile_n(*forced) != c.n || tile_m(*forced) != c.m : c.efficiency <= 0.0) continue;
+      if (forced ? !same_shape(*forced, c) : c.efficiency <= 0.0) continue;
       double const efficiency = c.efficiency > 0.0 ? c.efficiency : 0.75;  // (a tile forced where not offered)
       index_t const tiles = ((g.m + c.m - 1) / c.m) * ((g.n + c.n - 1) / c.n);
       double cost_here = 0.0;
@@ -1077,10 +1084,11 @@ class Conv2d {
       index_t const tiles_n = (g.n + Cfg::kTileN - 1) / Cfg::kTileN;
       params.tiles_m = static_cast<int>(tiles_m);
       params.tiles_n = static_cast<int>(tiles_n);
-      params.tiles = static_cast<int>(tiles_m * tiles_n * batch);
+      index_t const tiles = tiles_m * tiles_n * batch;
+      params.tiles = static_cast<int>(tiles);
       finish(params);
       LaunchConfig config;
-      config.grid = dim3(static_cast<unsigned>(std::min<index_t>(tiles_m * tiles_n * batch, plan.sm_count)));
+      config.grid = dim3(static_cast<unsigned>(std::min<index_t>(tiles, plan.sm_count)));
       config.block = dim3(K::kThreads);
       config.dynamic_smem_bytes = K::kSmemBytes;
       config.stream = stream;

@@ -955,9 +955,9 @@ struct GemmKernel {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           if (r + 8 * h < m) {
-            float2 const v = __ldcg(reinterpret_cast<float2 const*>(p.split_sums + (r + 8 * h) * n + c + 8 * j));
-            acc[4 * j + 2 * h] = v.x;
-            acc[4 * j + 2 * h + 1] = v.y;
+            float2 const sum = __ldcg(reinterpret_cast<float2 const*>(p.split_sums + (r + 8 * h) * n + c + 8 * j));
+            acc[4 * j + 2 * h] = sum.x;
+            acc[4 * j + 2 * h + 1] = sum.y;
           }
         }
       }
