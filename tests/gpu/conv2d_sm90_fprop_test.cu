@@ -105,29 +105,6 @@ TILEFUSE_GPU_CONV_TILE_TEST(ShortLargeFoldedBnSilu, "64x256", conv_specs::Folded
 TILEFUSE_GPU_CONV_ENV_TEST(Conv2dSm90FpropTile, ShortLargeFp16, half_t, "TILEFUSE_CONV_SM90_TILE", "64x256", conv_specs::Plain,
                            sm90_im2col_cases(944))
 
-// Stream-K (TILEFUSE_CONV_SM90_STREAM_K=1: the 128x256 tile under stream-K wherever the tree allows): the
-// im2col and tile lists, fp16, and problems whose tiles are shared by many blocks: one tile of 9 k-tiles on
-// 9 blocks (one k-tile each: the last adds 8 stored pieces), ResNet-50's #7 (98 tiles of 36 k-tiles on the
-// SMs) and #10 (50 tiles of 72: tiles over three blocks), a partial tile row and column.
-inline std::vector<ConvCase> stream_k_cases(std::uint64_t seed) {
-  return seeded({conv_case(conv_problem(1, 8, 8, 64, 256, 3, 3, 1)),       // 1 tile x 9 k-tiles
-                 conv_case(conv_problem(64, 14, 14, 256, 256, 3, 3, 1)),   // ResNet-50 #7
-                 conv_case(conv_problem(64, 7, 7, 512, 512, 3, 3, 1)),     // ResNet-50 #10
-                 conv_case(conv_problem(3, 11, 13, 128, 320, 3, 3, 1)),    // 429 pixels, n = 320
-                 conv_case(conv_problem(2, 16, 16, 1280, 256, 1, 1, 0))},  // 1x1: tiled TMA, 20 k-tiles per tile
-                seed);
-}
-TILEFUSE_GPU_CONV_ENV_TEST(Conv2dSm90FpropTile, StreamK, bfloat16_t, "TILEFUSE_CONV_SM90_STREAM_K", "1", conv_specs::Plain,
-                           stream_k_cases(944))
-TILEFUSE_GPU_CONV_ENV_TEST(Conv2dSm90FpropTile, StreamKIm2colCases, bfloat16_t, "TILEFUSE_CONV_SM90_STREAM_K", "1",
-                           conv_specs::Plain, sm90_im2col_cases(945))
-TILEFUSE_GPU_CONV_ENV_TEST(Conv2dSm90FpropTile, StreamKFp16, half_t, "TILEFUSE_CONV_SM90_STREAM_K", "1", conv_specs::Plain,
-                           stream_k_cases(946))
-// (Folded batch-norm: per-channel vectors the packed epilogue loads after the mainloop, which stream-K takes;
-// trees that stage loads before the mainloop, such as a bias, keep the plain tiles.)
-TILEFUSE_GPU_CONV_ENV_TEST(Conv2dSm90FpropTile, StreamKFoldedBnSilu, bfloat16_t, "TILEFUSE_CONV_SM90_STREAM_K", "1",
-                           conv_specs::FoldedBnSilu, stream_k_cases(947))
-
 TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Bf16Im2colCases, bfloat16_t, kFprop, conv_specs::Plain, Sm80AutoConfig, sm90_im2col_cases(920))
 TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Fp16Im2colCases, half_t, kFprop, conv_specs::Plain, Sm80AutoConfig, sm90_im2col_cases(921))
 TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Bf16Im2colCasesBiasReluResidual, bfloat16_t, kFprop, conv_specs::BiasReluResidual, Sm80AutoConfig, sm90_im2col_cases(922))
@@ -185,16 +162,9 @@ TEST(Conv2dSm90Select, AlignedFpropRunsTheHopperKernel) {
   EXPECT_NE(short_k.find("ping-pong"), std::string::npos) << short_k;
   EXPECT_NE(short_k.find("x by tiled TMA (one box of 64 pixels"), std::string::npos)
       << "1x1, stride 1, no padding: x is its im2col matrix\n" << short_k;
-  // 50 tiles of 128x256 (72 k-tiles each) leave most SMs idle: stream-K spreads their k-tiles over all.
   std::string const few = describe_fprop<Sm80AutoConfig>(conv_problem(64, 7, 7, 512, 512, 3, 3, 1));
-  EXPECT_NE(few.find("tile 128x256x64"), std::string::npos) << few;
-  EXPECT_NE(few.find("stream-K on"), std::string::npos) << few;
-  {
-    ScopedEnv const off("TILEFUSE_CONV_SM90_STREAM_K", "0");
-    std::string const plain = describe_fprop<Sm80AutoConfig>(conv_problem(64, 7, 7, 512, 512, 3, 3, 1));
-    EXPECT_NE(plain.find("tile 128x128x64"), std::string::npos) << "without stream-K: twice the tiles\n" << plain;
-    EXPECT_NE(plain.find("ping-pong"), std::string::npos) << "a plain 128x128 epilogue runs ping-pong\n" << plain;
-  }
+  EXPECT_NE(few.find("tile 128x128x64"), std::string::npos) << "50 tiles of 128x256 leave most SMs idle\n" << few;
+  EXPECT_NE(few.find("ping-pong"), std::string::npos) << "a plain 128x128 epilogue runs ping-pong\n" << few;
   // The gather source has no ping-pong configs.
   ScopedEnv const gather("TILEFUSE_CONV_SM90_SOURCE", "gather");
   std::string const gathered = describe_fprop<Sm80AutoConfig>(conv_problem(2, 14, 14, 64, 64, 3, 3, 1));
