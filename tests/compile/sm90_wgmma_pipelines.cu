@@ -44,16 +44,13 @@ constexpr auto short_fprop_kernel =
 template <class Config>
 constexpr auto wgrad_split_kernel =
     &sm90_gemm_kernel<conv::sm90::WgradKernel<bfloat16_t, Bf16Store, gemm::Sm90SplitReduce<Config>>>;
-// The bf16 fprop's 128x256 tile under stream-K (its pieces store or add the accumulators after the mainloop).
-constexpr auto stream_k_fprop_kernel = &sm90_gemm_kernel<
-    conv::sm90::FpropIm2colKernel<bfloat16_t, Bf16Store, gemm::Sm90StreamK<conv::sm90::Sm90ConvIm2colLargeConfig>>>;
 // The bf16 fprop's 128x160 tile (wgmma N = 160).
 constexpr auto wide_fprop_kernel =
     &sm90_gemm_kernel<conv::sm90::FpropIm2colKernel<bfloat16_t, Bf16Store, conv::sm90::Sm90ConvIm2colWideConfig>>;
 
 // Taking the kernels' addresses instantiates them. First the bf16 kernel and fast FP8 accumulation
 // (wgmma_wait<1> across k-tiles), then promotion with two partial sets: per-tensor, row-wise, block-wise
-// (and block-wise with multicast), then the FP8 conv's two k-tile widths, then the bf16 dgrad and wgrad, then the 128x160 and 64x256 fprop, then the wgrad with in-kernel split-K, then the stream-K fprop. A function with external linkage keeps the list (and the kernels) in.
+// (and block-wise with multicast), then the FP8 conv's two k-tile widths, then the bf16 dgrad and wgrad, then the 128x160 and 64x256 fprop, then the wgrad with in-kernel split-K. A function with external linkage keeps the list (and the kernels) in.
 void const* const* kernels() {
   static void const* const all[] = {
       reinterpret_cast<void const*>(kernel<bfloat16_t, Bf16Store, gemm::Sm90LargeConfig>),
@@ -71,7 +68,6 @@ void const* const* kernels() {
       reinterpret_cast<void const*>(wgrad_split_kernel<conv::sm90::Sm90ConvIm2colLargeConfig>),
       reinterpret_cast<void const*>(wgrad_split_kernel<conv::sm90::Sm90ConvIm2colPingPongMediumConfig>),
       reinterpret_cast<void const*>(wgrad_split_kernel<conv::sm90::Sm90ConvIm2colPingPongShortConfig>),
-      reinterpret_cast<void const*>(stream_k_fprop_kernel),
   };
   return all;
 }

@@ -1,6 +1,5 @@
 // Reductions into global memory performed at L2 (sm_90): the Hopper kernel's in-kernel split-K adds
-// each split's fp32 accumulators into one sum with them, and counts the splits that are done; and the
-// release / acquire flags its stream-K pieces signal with.
+// each split's fp32 accumulators into one sum with them, and counts the splits that are done.
 #pragma once
 
 #include <cuda/std/cstdint>
@@ -31,27 +30,6 @@ TILEFUSE_DEVICE inline int fetch_add_acq_rel(int* counter) {
   return old;
 #else
   (void)counter;
-  return 0;
-#endif
-}
-
-// A flag between blocks (the Hopper kernel's stream-K pieces): `value` stored at GPU scope with release
-// order (this thread's earlier writes, and through a fence its warp's, are visible to whoever loads it
-// with acquire), and the acquiring load.
-TILEFUSE_DEVICE inline void store_release(unsigned long long* flag, unsigned long long value) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("st.release.gpu.global.u64 [%0], %1;\n" ::"l"(flag), "l"(value) : "memory");
-#else
-  (void)flag, (void)value;
-#endif
-}
-TILEFUSE_DEVICE inline unsigned long long load_acquire(unsigned long long const* flag) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  unsigned long long value = 0;
-  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];\n" : "=l"(value) : "l"(flag) : "memory");
-  return value;
-#else
-  (void)flag;
   return 0;
 #endif
 }

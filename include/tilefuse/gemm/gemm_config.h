@@ -210,17 +210,6 @@ template <class Base>
 struct Sm90SplitReduce : Base {
   static constexpr bool kReduceSplits = true;
 };
-// Stream-K: the tiles x k-tiles of the problem cut into one contiguous range per block, so a grid of
-// tiles that leaves the last wave part empty (98 tiles on 132 SMs) keeps every SM busy to the end; a
-// tile computed by two blocks has its first pieces' fp32 sums stored in the workspace and added by the
-// block that ends it (sm90_gemm.h, stream_k.h). Cooperative tiles only. The Hopper conv fprop's
-// (conv2d.hpp: choose_sm90_tile).
-template <class Base>
-struct Sm90StreamK : Base {
-  static constexpr bool kStreamK = true;
-  static_assert(Base::kSchedule == Sm90Schedule::kCooperative && Base::kClusterM == 1,
-                "stream-K runs cooperative tiles without a cluster");
-};
 // Not a configuration but a request: GemmSm90 picks Sm90LargeConfig, Sm90MediumConfig or
 // Sm90NarrowConfig per problem (gemm/device/gemm_sm90.hpp: choose_sm90_tile).
 struct Sm90AutoConfig {};

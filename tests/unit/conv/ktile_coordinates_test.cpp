@@ -1,7 +1,7 @@
 // The Hopper conv loaders' stepped k-tile coordinates (conv/kernel/ktile_coordinates.h) against the
 // division they replace, k-tile after k-tile: PixelWalk on images smaller and larger than a k-tile (a
 // step of whole images, rows and columns), past the last image, from split-K starting pixels; KTileTap
-// over every tap of 1x1, 3x3 and 7x7 filters with several channels per tap, and from any k-tile (KTileTap::at).
+// over every tap of 1x1, 3x3 and 7x7 filters with several channels per tap.
 #include <random>
 
 #include <gtest/gtest.h>
@@ -78,24 +78,6 @@ TEST(ConvKTileCoordinates, KTileTapMatchesDivisionOverEveryTap) {
           SCOPED_TRACE(testing::Message() << "k0 " << k0 << ", " << filter << "x" << filter << ", C " << channels);
           expect_same_tap(tap, divided_tap(k0, channels, filter));
           tap.advance(k_tile, channels, filter);
-        }
-      }
-    }
-  }
-}
-
-// A tile that starts mid-K (stream-K) sets its tap once with KTileTap::at, then steps from there.
-TEST(ConvKTileCoordinates, KTileTapAtMatchesDivisionThenSteps) {
-  for (int filter : {1, 3, 7}) {
-    for (int channels : {64, 320, 2048}) {
-      int const k_total = filter * filter * channels;
-      for (int start = 0; start < k_total; start += 64 * 5) {
-        KTileTap tap = KTileTap::at(start, channels, filter);
-        for (int k0 = start; k0 < k_total && k0 < start + 64 * 12; k0 += 64) {
-          SCOPED_TRACE(testing::Message() << "start " << start << ", k0 " << k0 << ", " << filter << "x" << filter
-                                          << ", C " << channels);
-          expect_same_tap(tap, divided_tap(k0, channels, filter));
-          tap.advance(64, channels, filter);
         }
       }
     }

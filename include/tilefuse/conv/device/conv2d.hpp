@@ -41,14 +41,12 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <optional>
-#include <random>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -79,11 +77,6 @@
 #endif
 #ifndef TILEFUSE_CONV_WGRAD_SHORT_WIDE_EFFICIENCY
 #define TILEFUSE_CONV_WGRAD_SHORT_WIDE_EFFICIENCY 0.84
-#endif
-// The fprop wave model's stream-K term: k-tiles' worth of time a block spends storing and adding the
-// partial sums of its split tiles (choose_sm90_tile; 0: stream-K not offered).
-#ifndef TILEFUSE_CONV_STREAM_K_FIXUP
-#define TILEFUSE_CONV_STREAM_K_FIXUP 2.0
 #endif
 // The fprop wave model's efficiency of its 64x256 tile (choose_sm90_tile; 0: not offered).
 #ifndef TILEFUSE_CONV_FPROP_SHORT_EFFICIENCY
@@ -116,8 +109,6 @@ class Conv2d {
     Element const* dy = nullptr;  // dgrad, wgrad: output gradient (N, P, Q, K), packed NHWC
     EpilogueArgs epilogue;        // "D" and every named input, over output_matrix(problem)
     int split_k = 1;              // > 1: parallel split-K through workspace_size() bytes; 0: let run() choose
-    // (The Hopper fprop may also run stream-K, which needs workspace_size() bytes of workspace: run() with
-    // a null workspace runs the same tile without it.)
     // The Hopper wgrad adds its splits' fp32 sums inside the kernel, in the order they finish (the last
     // bits vary from run to run); true sums fixed partials in a fixed order in a second pass instead.
     bool deterministic = false;
@@ -139,9 +130,8 @@ class Conv2d {
   static std::size_t workspace_size(Arguments const& args) {
     if constexpr (kHopperCapable) {
       Plan plan;
-      if (make_plan(args, &plan).ok() && plan.hopper) {  // its wgrad splits K, its fprop may run stream-K
+      if (make_plan(args, &plan).ok() && plan.hopper) {  // only its wgrad splits K
         GemmCoord const g = output_matrix(args.problem);
-        if (plan.sm90_stream_k) return stream_k_workspace_bytes(plan, g);
         return plan.sm90_split_in_kernel ? split_sums_bytes(g) : gemm::detail::split_k_workspace_bytes(g, plan.split_k);
       }
     }
@@ -156,11 +146,6 @@ class Conv2d {
                               workspace_size(args), " bytes, but workspace is null");
     }
     TILEFUSE_RETURN_IF_ERROR(gemm::detail::check_split_k_workspace_alignment(op_name(), plan.split_k, workspace));
-    if (plan.sm90_stream_k && workspace == nullptr) plan.sm90_stream_k = false;  // the same tile without stream-K
-    if (plan.sm90_stream_k && reinterpret_cast<std::uintptr_t>(workspace) % 16 != 0) {
-      return invalid_argument(op_name(), ": stream-K needs a 16-byte-aligned workspace (workspace_size() = ",
-                              workspace_size(args), " bytes); pass an aligned one, or none to run without stream-K");
-    }
     GemmCoord const gemm = output_matrix(args.problem);
     TILEFUSE_RETURN_IF_ERROR(gemm::detail::initialize_reductions<Epilogue>(plan.epilogue, gemm, stream));
     if constexpr (kHopperCapable) {
@@ -319,9 +304,6 @@ class Conv2d {
     // 1x1 filter, stride 1, no padding: the activation operand (fprop's x, dgrad's dy, wgrad's x) is its
     // own im2col matrix, so it loads by a tiled tensor map in place of the im2col one (same boxes).
     bool sm90_pointwise = false;
-    // 16-bit fprop on the 128x256 tile: stream-K (gemm::Sm90StreamK) over sm_count blocks, when the wave
-    // model prefers it (choose_sm90_tile) and run() has a workspace.
-    bool sm90_stream_k = false;
     std::string why_sm90_source;
   };
 
@@ -472,20 +454,13 @@ class Conv2d {
       plan->why_sm90_tile = status_message("TILEFUSE_CONV_SM90_TILE=", why, " ");
       forced.reset();
     }
-    int const stream_k_switch = forced_stream_k();  // -1: the model's choice
-    bool const stream_k = kStreamKTile && im2col && stream_k_switch != 0;
     Sm90Tile tile = kWgradSm90 ? choose_wgrad_tile(g, args.split_k, forced, plan)
-                               : choose_sm90_tile(g, kWideTile && im2col, kShortFpropTile && im2col, stream_k, plan);
+                               : choose_sm90_tile(g, kWideTile && im2col, kShortFpropTile && im2col, plan);
     if (forced) {
       plan->why_sm90_tile += "; forced by TILEFUSE_CONV_SM90_TILE";
       tile = *forced;
-      plan->sm90_stream_k = false;
     } else {
       tile = choose_sm90_schedule(tile, im2col, plan);
-    }
-    if (stream_k && stream_k_switch == 1 && tile == Sm90Tile::kLarge) {
-      plan->sm90_stream_k = true;
-      plan->why_sm90_tile += "; stream-K forced by TILEFUSE_CONV_SM90_STREAM_K=1";
     }
     bool const half_k = plan->sm90_half_k;
     Status const ready =
@@ -800,13 +775,7 @@ class Conv2d {
   // (no epilogue term: ping-pong runs one warpgroup's epilogue under the other's mainloop). Fitted to
   // v128g with efficiency 0.6: it takes ResNet-50's short-K 1x1 layers #2, #5, #8, #11 (7-17% faster
   // there, #2 within 1%), and none of the layers where it measured slower (3x3, N < 256, long K).
-  // With `stream_k`, 128x256 under stream-K (gemm::Sm90StreamK) too, where TILEFUSE_CONV_STREAM_K_FIXUP > 0, at
-  //   TileN x (ceil(tiles x k-tiles / SMs) + 3 x ceil(tiles / SMs) + fixup)
-  // (each block computes an equal share of the k-tiles, plus its tiles' epilogues, plus storing or
-  // adding the partial sums of the tiles it shares with a neighbour, ~2 k-tiles' worth): for grids whose
-  // last wave is part empty and whose tiles have many k-tiles (ResNet-50's #7: 98 tiles of 36 k-tiles on
-  // 132 SMs). Fills plan->sm90_stream_k.
-  static Sm90Tile choose_sm90_tile(GemmCoord const& g, bool wide, bool short_tile, bool stream_k, Plan* plan) {
+  static Sm90Tile choose_sm90_tile(GemmCoord const& g, bool wide, bool short_tile, Plan* plan) {
     int const sms = std::max(1, sm_count());
     plan->sm_count = sms;
     index_t const k_tiles = (g.k + kSm90TileK - 1) / kSm90TileK;
@@ -828,19 +797,6 @@ class Conv2d {
       if (best_cost == 0.0 || cost < best_cost * 0.999) {
         best = c.tile;
         best_cost = cost;
-      }
-    }
-    plan->sm90_stream_k = false;
-    if (stream_k && TILEFUSE_CONV_STREAM_K_FIXUP > 0.0) {
-      index_t const tiles = ((g.m + 127) / 128) * ((g.n + 255) / 256);
-      index_t const iterations = tiles * k_tiles;
-      double const cost = 256.0 * (static_cast<double>((iterations + sms - 1) / sms) + 3.0 * static_cast<double>((tiles + sms - 1) / sms) +
-                                   TILEFUSE_CONV_STREAM_K_FIXUP);
-      why += status_message(", 128x256 stream-K: ", iterations, " k-tiles, cost ", static_cast<index_t>(cost));
-      if (cost < best_cost * 0.999) {
-        best = Sm90Tile::kLarge;
-        best_cost = cost;
-        plan->sm90_stream_k = true;
       }
     }
     plan->why_sm90_tile += why;
@@ -889,15 +845,6 @@ class Conv2d {
     return std::nullopt;
   }
 
-  // TILEFUSE_CONV_SM90_STREAM_K = 0 (never) | 1 (whenever the tree can: the 128x256 tile under stream-K) for
-  // measurements and tests; unset or anything else: -1, the model's choice.
-  static int forced_stream_k() {
-    char const* value = std::getenv("TILEFUSE_CONV_SM90_STREAM_K");
-    if (value == nullptr) return -1;
-    std::string_view const v(value);
-    return v == "0" ? 0 : v == "1" ? 1 : -1;
-  }
-
   static int sm_count() { return current_device_sm_count(); }
 
   template <class Cfg, bool kIm2col>
@@ -926,41 +873,6 @@ class Conv2d {
                                            sm90::Sm90ConvTmaAux<Cfg>, Cfg>;
   template <class Cfg, bool kIm2col>
   using Sm90Kernel = Sm90KernelOf<Sm90ConfigFor<Cfg>, kIm2col>;
-  // Stream-K (gemm::Sm90StreamK) on the 128x256 tile: 16-bit fprop by TMA im2col, trees the stream-K kernel
-  // takes (no TMA residual, nothing staged before the mainloop; GemmKernel::kStreamKCapable).
-  static constexpr bool stream_k_tile() {
-    if constexpr (kHopperCapable && !kFp8 && !kTmaOnlySm90) {
-      return Sm90Kernel<sm90::Sm90ConvIm2colLargeConfig, true>::kStreamKCapable;
-    } else {
-      return false;
-    }
-  }
-  static constexpr bool kStreamKTile = stream_k_tile();
-  using StreamKKernel = Sm90KernelOf<gemm::Sm90StreamK<sm90::Sm90ConvIm2colLargeConfig>, true>;
-  // Its grid (one block per SM, at most one per k-tile of the problem) and workspace.
-  static index_t stream_k_blocks(Plan const& plan, GemmCoord const& g) {
-    index_t const iterations = ((g.m + 127) / 128) * ((g.n + 255) / 256) * ((g.k + kSm90TileK - 1) / kSm90TileK);
-    return std::max<index_t>(1, std::min<index_t>(plan.sm_count, iterations));
-  }
-  static std::size_t stream_k_workspace_bytes(Plan const& plan, GemmCoord const& g) {
-    if constexpr (kStreamKTile) {
-      return static_cast<std::size_t>(StreamKKernel::stream_k_workspace_bytes(stream_k_blocks(plan, g)));
-    } else {
-      (void)plan, (void)g;
-      return 0;
-    }
-  }
-  // A launch's flag value: never 0 and never repeated in the process (the flags a launch leaves behind are
-  // reset by the blocks that read them; a value no earlier launch used keeps stale ones from matching).
-  static unsigned long long next_stream_k_epoch() {
-    static std::atomic<unsigned long long> counter{[] {
-      std::random_device seed;
-      return (static_cast<unsigned long long>(seed()) << 32 | seed()) | 1ull;
-    }()};
-    unsigned long long epoch = 0;
-    while (epoch == 0) epoch = counter.fetch_add(1);
-    return epoch;
-  }
 
   template <class Cfg, bool kIm2col>
   static void const* sm90_kernel_address() {
@@ -1046,12 +958,7 @@ class Conv2d {
                           "), tile ", Cfg::kTileM, "x", Cfg::kTileN, "x", Cfg::kTileK,
                           " (wave model: ", plan.why_sm90_tile, "), ", Sm90Kernel<Cfg, kIm2col>::kStages, " stages, ",
                           Sm90Kernel<Cfg, kIm2col>::kTmaAux ? "residual by TMA beside the operands, " : "", loads, tiles,
-                          plan.sm90_stream_k
-                              ? status_message(" tiles, stream-K on ", stream_k_blocks(plan, g),
-                                               " blocks (each an equal run of the tiles' k-tiles; a tile two blocks share is "
-                                               "finished by the one that ends it, the other's fp32 sums passed through the "
-                                               "workspace); ")
-                              : status_message(" tiles on ", std::min<index_t>(tiles, plan.sm_count), " blocks; "),
+                          " tiles on ", std::min<index_t>(tiles, plan.sm_count), " blocks; ",
                           kFp8 ? status_message(name_of(data_type_of<Element>), " operands, fp32 accumulation in the tensor cores; ")
                                : std::string(),
                           "chosen: sm_90 device with sm_90a code, C and K multiples of ", kChunkElements,
@@ -1219,26 +1126,8 @@ class Conv2d {
 
   template <class Cfg, bool kIm2col>
   static Status launch_sm90(Arguments const& args, Plan const& plan, void* workspace, cudaStream_t stream) {
-    if constexpr (kStreamKTile && kIm2col && std::is_same_v<Cfg, ConfigFor<sm90::Sm90ConvIm2colLargeConfig>>) {
-      if (plan.sm90_stream_k) {
-        GemmCoord const g = output_matrix(args.problem);
-        index_t const blocks = stream_k_blocks(plan, g);
-        return launch_sm90_kernel<StreamKKernel, Cfg, kIm2col>(args, plan, blocks, stream, [&](auto& params) {
-          params.stream_k_partials = static_cast<float*>(workspace);
-          params.stream_k_flags =
-              reinterpret_cast<unsigned long long*>(static_cast<char*>(workspace) + blocks * StreamKKernel::kPartialFloats * 4);
-          params.stream_k_epoch = next_stream_k_epoch();
-        });
-      }
-    }
     (void)workspace;
-    return launch_sm90_kernel<Sm90Kernel<Cfg, kIm2col>, Cfg, kIm2col>(args, plan, plan.sm_count, stream, [](auto&) {});
-  }
-  // fprop's and dgrad's launch of kernel K (of the tile Cfg) over at most max_blocks blocks; finish(params)
-  // adds what K needs beyond the operands and the epilogue.
-  template <class K, class Cfg, bool kIm2col, class Finish>
-  static Status launch_sm90_kernel(Arguments const& args, Plan const& plan, index_t max_blocks, cudaStream_t stream,
-                                   Finish const& finish) {
+    using K = Sm90Kernel<Cfg, kIm2col>;
     typename K::Params params;
     GemmCoord const g = output_matrix(args.problem);
     if constexpr (kDgradSm90) {
@@ -1268,15 +1157,13 @@ class Conv2d {
     params.tiles_m = static_cast<int>(tiles_m);
     params.tiles_n = static_cast<int>(tiles_n);
     params.tiles = static_cast<int>(tiles_m * tiles_n);
-    finish(params);
     LaunchConfig config;
-    // (stream-K: exactly max_blocks, the blocks its workspace was laid out for)
-    config.grid = dim3(static_cast<unsigned>(K::kStreamK ? max_blocks : std::min<index_t>(tiles_m * tiles_n, max_blocks)));
+    config.grid = dim3(static_cast<unsigned>(std::min<index_t>(tiles_m * tiles_n, plan.sm_count)));
     config.block = dim3(K::kThreads);
     config.dynamic_smem_bytes = K::kSmemBytes;
     config.stream = stream;
     void* kernel_args[] = {&params};
-    return host_adapter().launch(config, reinterpret_cast<void const*>(&gemm::sm90::sm90_gemm_kernel<K>), kernel_args);
+    return host_adapter().launch(config, sm90_kernel_address<Cfg, kIm2col>(), kernel_args);
   }
 
   // Whether the tree reads the output coordinate (conv/epilogue_coordinates.h: scalars "conv_P",

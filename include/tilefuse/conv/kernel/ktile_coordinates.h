@@ -60,15 +60,6 @@ struct PixelWalk {
 // of the k-tile): tap = k0 / channels, (r, s) = (tap / S, tap % S), c0 = k0 % channels.
 struct KTileTap {
   int c0 = 0, tap = 0, r = 0, s = 0;  // k-tile 0's
-  // The k-tile starting at k0 (a tile that begins mid-K: stream-K).
-  TILEFUSE_HOST_DEVICE static KTileTap at(int k0, int channels, int filter_width) {
-    KTileTap t;
-    t.tap = k0 / channels;
-    t.c0 = k0 - t.tap * channels;
-    t.r = t.tap / filter_width;
-    t.s = t.tap - t.r * filter_width;
-    return t;
-  }
   // To the next k-tile, `step` channels on: the tap's next channels, or the next tap's first.
   TILEFUSE_HOST_DEVICE void advance(int step, int channels, int filter_width) {
     c0 += step;

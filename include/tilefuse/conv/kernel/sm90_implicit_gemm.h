@@ -208,9 +208,6 @@ struct FpropGatherOperands {
       }
     }
 
-    // Every load works its tap out of k0: a tile may start at any k-tile (stream-K).
-    TILEFUSE_DEVICE void start_at(Params const&, int /*k0*/) {}
-
     TILEFUSE_DEVICE void load(Params const& p, char* a, char* b, cuda::std::uint64_t* full, int k0) const {
       if (thread == 0) {
         arch::mbarrier_arrive_expect_tx(full, kBBytes);
@@ -278,8 +275,6 @@ struct FpropIm2colOperands {
 
     TILEFUSE_DEVICE Loader(Params const& p, GemmCoord const&, int /*thread*/, int m0_, int n0_, int /*batch*/)
         : m0(m0_), n0(n0_), origin(WindowOrigin::of(p.geometry, m0_)) {}
-    // A tile that begins at k-tile k0 (stream-K): its tap, worked out once.
-    TILEFUSE_DEVICE void start_at(Params const& p, int k0) { tap = KTileTap::at(k0, p.geometry.C, p.geometry.S); }
 
     TILEFUSE_DEVICE void load(Params const& p, char* a, char* b, cuda::std::uint64_t* full, int k0) {
       ConvGeometry const& g = p.geometry;
@@ -341,8 +336,6 @@ struct DgradIm2colOperands {
 
     TILEFUSE_DEVICE Loader(Params const& p, GemmCoord const&, int /*thread*/, int m0_, int n0_, int /*batch*/)
         : m0(m0_), n0(n0_), origin(WindowOrigin::of(p.geometry, m0_)) {}
-    // A tile that begins at k-tile k0 (stream-K): its tap, worked out once.
-    TILEFUSE_DEVICE void start_at(Params const& p, int k0) { tap = KTileTap::at(k0, p.geometry.C, p.geometry.S); }
 
     TILEFUSE_DEVICE void load(Params const& p, char* a, char* b, cuda::std::uint64_t* full, int k0) {
       ConvGeometry const& g = p.geometry;

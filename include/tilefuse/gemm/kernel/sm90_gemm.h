@@ -78,7 +78,6 @@
 #include <tilefuse/epilogue/tree_traits.h>
 #include <tilefuse/gemm/gemm_config.h>
 #include <tilefuse/gemm/kernel/sm90_epilogue_staging.h>
-#include <tilefuse/gemm/kernel/stream_k.h>
 #include <tilefuse/gemm/kernel/sm90_staged_aux.h>
 #include <tilefuse/gemm/kernel/tile_scheduler.h>
 
@@ -115,8 +114,6 @@ struct TmaOperands {
     int m0, n0, batch;
     TILEFUSE_DEVICE Loader(Params const&, GemmCoord const&, int /*thread*/, int m0_, int n0_, int batch_)
         : m0(m0_), n0(n0_), batch(batch_) {}
-    // Loads address k-tiles by k0 alone: a tile may start at any of them (stream-K).
-    TILEFUSE_DEVICE void start_at(Params const&, int /*k0*/) {}
     // Every CTA receives all of A's and B's bytes for the stage; with a cluster of two, each CTA loads
     // half of the B tile (its rank's) into both CTAs, at the same offsets.
     TILEFUSE_DEVICE void load(Params const& p, char* a, char* b, cuda::std::uint64_t* full, int k0) const {
@@ -169,14 +166,6 @@ TILEFUSE_HOST_DEVICE constexpr bool a_mn_major() {
   } else {
     return false;
   }
-}
-
-// Whether an operand source's loader can begin a tile at any k-tile (Loader::start_at(params, k0), called
-// before the first load): what stream-K needs. Sources that step their coordinates from k-tile 0 define
-// it to set them; the others cannot run stream-K.
-template <class Operands>
-TILEFUSE_HOST_DEVICE constexpr bool loader_starts_anywhere() {
-  return requires(typename Operands::Loader& loader, typename Operands::Params const& params) { loader.start_at(params, 0); };
 }
 
 // Whether a promoted mainloop keeps two partial sets (the next k-tile's wgmmas run while the previous
@@ -512,31 +501,6 @@ struct GemmKernel {
   static constexpr bool kStagedLoads = kLoadChunks > 0;
   // (Only 128-row ping-pong has two row blocks per warp, and ping-pong does not stage.)
   static_assert(!kStagedLoads || kRowBlocks == 1, "staged loads are issued for one row block per tile");
-  // Stream-K (Config::kStreamK, stream_k.h): each block computes a contiguous range of the problem's
-  // tiles x k-tiles; a piece that ends before its tile does stores its accumulators in the workspace
-  // (Params::stream_k_partials, one slot per block) and sets its flag, and the block that ends the tile
-  // adds the earlier pieces before the epilogue. Cooperative tiles whose epilogue issues nothing before
-  // the mainloop (a stored piece runs no epilogue) and sources whose loaders can start at any k-tile.
-  TILEFUSE_HOST_DEVICE static constexpr bool streams_k() {
-    if constexpr (requires { Config::kStreamK; }) {
-      return Config::kStreamK;
-    } else {
-      return false;
-    }
-  }
-  static constexpr bool kStreamK = streams_k();
-  static constexpr bool kStreamKCapable = !kPingPong && kClusterM == 1 && !kPromote && !kReduceSplits && !kTmaAux &&
-                                          !kPackedLoads && !kStagedLoads && !kStagedColumn &&
-                                          loader_starts_anywhere<Operands>();
-  static_assert(!kStreamK || kStreamKCapable,
-                "stream-K: cooperative, no cluster, promotion, split-K, TMA residual or staged epilogue loads, and a "
-                "source that starts a tile at any k-tile");
-  // One block's slot of partial sums: every consumer thread's accumulators, as float4 [warp][i / 4][lane].
-  static constexpr index_t kPartialFloats = index_t{kConsumerWarps} * 32 * kAccumulators;
-  // The workspace of a grid of `blocks`: their partial slots, then a 64-bit flag per block and consumer warp.
-  TILEFUSE_HOST_DEVICE static constexpr index_t stream_k_workspace_bytes(index_t blocks) {
-    return blocks * kPartialFloats * 4 + blocks * kConsumerWarps * 8;
-  }
   // Per consumer warp: the staged loads' slots, or the staged column vector (never both).
   static constexpr int kLoadBytesPerWarp = kLoadChunks * kLoadBytesPerChunk + kColumnBytesPerWarp;
   static constexpr int kStages = stages_beside(kLoadChunks);
@@ -589,12 +553,6 @@ struct GemmKernel {
     arch::TmaDescriptor tma_d;  // kTmaStore: D as (n, m, batch), box 64 x 16, 128-byte swizzle
     int d_by_tma = 0;           // 1 where the device API encoded tma_d (D aligned for TMA); 0: lanes store
   };
-  struct NoStreamKState {};
-  struct StreamKState {
-    float* stream_k_partials = nullptr;                 // kStreamK: gridDim.x slots of kPartialFloats (16-byte aligned)
-    unsigned long long* stream_k_flags = nullptr;       // gridDim.x * kConsumerWarps: a slot's warp part is stored
-    unsigned long long stream_k_epoch = 0;              // this launch's flag value (nonzero; readers reset flags to 0)
-  };
   struct NoSplitSums {};
   struct SplitSums {
     float* split_sums = nullptr;   // kReduceSplits: problem.m x problem.n fp32, row-major, zero at launch
@@ -602,8 +560,7 @@ struct GemmKernel {
   };
   struct Params : Operands::Params, cuda::std::conditional_t<kTmaAux, AuxMap, NoAuxMap>,
                   cuda::std::conditional_t<kTmaStore, DMap, NoDMap>,
-                  cuda::std::conditional_t<kReduceSplits, SplitSums, NoSplitSums>,
-                  cuda::std::conditional_t<kStreamK, StreamKState, NoStreamKState> {
+                  cuda::std::conditional_t<kReduceSplits, SplitSums, NoSplitSums> {
     alignas(16) GemmCoord problem;
     typename Epilogue::Params epilogue;
     int tiles_m = 0;
@@ -752,40 +709,22 @@ struct GemmKernel {
     int const k_count = k_tiles(p);
     PipelineState state;
     [[maybe_unused]] AuxState aux;
-    if constexpr (kStreamK) {
-      // The block's pieces, in the consumers' order (stream_k.h).
-      StreamKWalk walk(StreamKDivision(p.tiles, k_count, tile_stride()), first_tile_index());
-      StreamKPiece piece;
-      while (walk.next(&piece)) {
-        Tile const tile = tile_of(p, piece.tile);
-        typename Operands::Loader loader(p, p.problem, thread, tile.m * kTileM, tile.n * kTileN, tile.batch);
-        loader.start_at(p, piece.k_begin * kTileK);
-        for (int kt = piece.k_begin; kt < piece.k_end; ++kt) {
-          arch::mbarrier_wait(&s.empty[state.stage], state.phase ^ 1u);
-          if (thread < Operands::kProducerThreads) {
-            loader.load(p, s.a + state.stage * kABytes, s.b + state.stage * kBBytes, &s.full[state.stage], kt * kTileK);
-          }
-          state.advance();
+    for (int t = first_tile_index(); t < p.tiles; t += tile_stride()) {
+      Tile const tile = tile_of(p, t);
+      typename Operands::Loader loader(p, p.problem, thread, tile.m * kTileM, tile.n * kTileN, tile.batch);
+      [[maybe_unused]] ScaleSources scales = scale_sources(p, tile, thread);
+      for (int kt = 0; kt < k_count; ++kt) {
+        // Wait until every consumer warp released this stage (the first pass waits on the phase
+        // "before" the fresh barrier's first, which counts as complete).
+        arch::mbarrier_wait(&s.empty[state.stage], state.phase ^ 1u);
+        if (thread < Operands::kProducerThreads) {
+          loader.load(p, s.a + state.stage * kABytes, s.b + state.stage * kBBytes, &s.full[state.stage], kt * kTileK);
         }
+        if constexpr (kBlockScaled) copy_block_scales(p, s, scales, state.stage, thread);
+        state.advance();
       }
-    } else {
-      for (int t = first_tile_index(); t < p.tiles; t += tile_stride()) {
-        Tile const tile = tile_of(p, t);
-        typename Operands::Loader loader(p, p.problem, thread, tile.m * kTileM, tile.n * kTileN, tile.batch);
-        [[maybe_unused]] ScaleSources scales = scale_sources(p, tile, thread);
-        for (int kt = 0; kt < k_count; ++kt) {
-          // Wait until every consumer warp released this stage (the first pass waits on the phase
-          // "before" the fresh barrier's first, which counts as complete).
-          arch::mbarrier_wait(&s.empty[state.stage], state.phase ^ 1u);
-          if (thread < Operands::kProducerThreads) {
-            loader.load(p, s.a + state.stage * kABytes, s.b + state.stage * kBBytes, &s.full[state.stage], kt * kTileK);
-          }
-          if constexpr (kBlockScaled) copy_block_scales(p, s, scales, state.stage, thread);
-          state.advance();
-        }
-        if constexpr (kTmaAux) {
-          if (thread == 0) issue_aux_tile(p, s, tile, aux);
-        }
+      if constexpr (kTmaAux) {
+        if (thread == 0) issue_aux_tile(p, s, tile, aux);
       }
     }
     Operands::finish();
@@ -924,57 +863,39 @@ struct GemmKernel {
     // of the next tile's residual and bias, v46-v67): on long-K tiles the lines were evicted before use
     // and the residual crossed DRAM twice (ncu, fused 8192^3: 1.75 GB read against 1.49 plain), and
     // without it the fused ResNet-50 convs ran 6% faster, 15% on a 1x1 layer (v68 A/B, gemm_sm90.md).
-    if constexpr (kStreamK) {
-      StreamKDivision const division(p.tiles, k_count, grid);
-      StreamKWalk walk(division, first_tile);
-      StreamKPiece piece;
-      while (walk.next(&piece)) {
-        int const count = piece.k_end - piece.k_begin;
-        mainloop_issue(s, consumer_warpgroup, warp_in_group, lane, count, state, acc);
-        mainloop_drain(s, lane, count, state, acc);
-        if (division.stores_partial(piece)) {
-          store_partial(p, acc[0], warp, lane);
-          continue;
-        }
-        if (StreamKDivision::adds_partials(piece)) add_partials(p, division, acc[0], piece.tile, warp, lane);
-        Tile const tile = tile_of(p, piece.tile);
-        epilogue_tile(p, s, acc[0], staging, loads, lane, tile, warp_row0(0), aux, load_row_values(p, lane, tile, warp_row0(0)));
+    for (; t < p.tiles; t += tile_step) {
+      Tile const tile = tile_of(p, t);
+      // What the epilogue sees: with in-kernel split-K every split's tile is batch 0's.
+      Tile const out = kReduceSplits ? Tile{tile.m, tile.n, 0} : tile;
+      if constexpr (kPingPong) {
+        if (t != first_tile) wait_for_turn(consumer_warpgroup);
       }
-    } else {
-      for (; t < p.tiles; t += tile_step) {
-        Tile const tile = tile_of(p, t);
-        // What the epilogue sees: with in-kernel split-K every split's tile is batch 0's.
-        Tile const out = kReduceSplits ? Tile{tile.m, tile.n, 0} : tile;
-        if constexpr (kPingPong) {
-          if (t != first_tile) wait_for_turn(consumer_warpgroup);
-        }
-        // Packed loads: the tile's first residual chunks go out before its mainloop (a whole mainloop
-        // of lead time; the warp's slices are free, its previous epilogue done).
-        if constexpr (kPackedLoads) issue_first_loads(p, staging, loads, lane, out, warp_row0(0));
-        // Per-element vectors: the tile's per-row values and its column vector go out now, a mainloop ahead.
-        RowValues rows[kRowBlocks];
+      // Packed loads: the tile's first residual chunks go out before its mainloop (a whole mainloop
+      // of lead time; the warp's slices are free, its previous epilogue done).
+      if constexpr (kPackedLoads) issue_first_loads(p, staging, loads, lane, out, warp_row0(0));
+      // Per-element vectors: the tile's per-row values and its column vector go out now, a mainloop ahead.
+      RowValues rows[kRowBlocks];
 #pragma unroll
-        for (int b = 0; b < kRowBlocks; ++b) rows[b] = load_row_values(p, lane, out, warp_row0(b));
-        if constexpr (kStagedColumn) issue_column_copy(p, loads, lane, out);
-        mainloop_issue(s, consumer_warpgroup, warp_in_group, lane, k_count, state, acc);
-        if constexpr (kPingPong) {
-          // The other warpgroup's next tile (if the block has one) may start its mainloop.
-          if (t + grid < p.tiles) pass_turn(consumer_warpgroup);
-        }
-        // The first chunks' epilogue loads go out while the last k-tile's wgmmas run.
-        if constexpr (!kPackedLoads) issue_first_loads(p, staging, loads, lane, out, warp_row0(0));
-        mainloop_drain(s, lane, k_count, state, acc);
-        if constexpr (kPingPong) state.advance_by((kConsumerWarpgroups - 1) * k_count);
+      for (int b = 0; b < kRowBlocks; ++b) rows[b] = load_row_values(p, lane, out, warp_row0(b));
+      if constexpr (kStagedColumn) issue_column_copy(p, loads, lane, out);
+      mainloop_issue(s, consumer_warpgroup, warp_in_group, lane, k_count, state, acc);
+      if constexpr (kPingPong) {
+        // The other warpgroup's next tile (if the block has one) may start its mainloop.
+        if (t + grid < p.tiles) pass_turn(consumer_warpgroup);
+      }
+      // The first chunks' epilogue loads go out while the last k-tile's wgmmas run.
+      if constexpr (!kPackedLoads) issue_first_loads(p, staging, loads, lane, out, warp_row0(0));
+      mainloop_drain(s, lane, k_count, state, acc);
+      if constexpr (kPingPong) state.advance_by((kConsumerWarpgroups - 1) * k_count);
 #pragma unroll
-        for (int b = 0; b < kRowBlocks; ++b) {
-          if constexpr (kReduceSplits) {
-            if (!add_split(p, acc[b], lane, tile, warp_row0(b))) {
-              arch::cp_async_wait<0>();  // loads issued for an epilogue another split's warp runs
-              continue;
-            }
+      for (int b = 0; b < kRowBlocks; ++b) {
+        if constexpr (kReduceSplits) {
+          if (!add_split(p, acc[b], lane, tile, warp_row0(b))) {
+            arch::cp_async_wait<0>();  // loads issued for an epilogue another split's warp runs
+            continue;
           }
-          epilogue_tile(p, s, acc[b], staging, loads, lane, out, warp_row0(b), aux, rows[b]);
         }
+        epilogue_tile(p, s, acc[b], staging, loads, lane, out, warp_row0(b), aux, rows[b]);
       }
     }
     if (d_by_tma(p) && lane == 0) arch::bulk_wait_group<0>();  // this warp's last TMA stores are done
@@ -1044,57 +965,6 @@ struct GemmKernel {
     } else {
       (void)p, (void)acc, (void)lane, (void)tile, (void)warp_row0;
       return true;
-    }
-  }
-
-  // kStreamK: stores this warp's accumulators (a piece that ends before its tile) in the block's slot,
-  // then sets the warp's flag to this launch's epoch.
-  TILEFUSE_DEVICE static void store_partial(Params const& p, float const (&acc)[kAccumulators], int warp, int lane) {
-    if constexpr (kStreamK) {
-      auto const block = static_cast<index_t>(blockIdx.x);
-      float4* const slot = reinterpret_cast<float4*>(p.stream_k_partials + block * kPartialFloats) +
-                           index_t{warp} * (kAccumulators / 4) * 32 + lane;
-#pragma unroll
-      for (int j = 0; j < kAccumulators / 4; ++j) {
-        __stcg(slot + 32 * j, make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]));
-      }
-      // Every lane's stores are ordered before lane 0's release of the flag.
-      __threadfence();
-      __syncwarp();
-      if (lane == 0) arch::store_release(p.stream_k_flags + block * kConsumerWarps + warp, p.stream_k_epoch);
-    } else {
-      (void)p, (void)acc, (void)warp, (void)lane;
-    }
-  }
-
-  // kStreamK: adds the stored pieces of `tile` (blocks below this one whose ranges end inside it) into
-  // this warp's accumulators, each once its flag shows this launch's epoch.
-  TILEFUSE_DEVICE static void add_partials(Params const& p, StreamKDivision const& division, float (&acc)[kAccumulators],
-                                           int tile, int warp, int lane) {
-    if constexpr (kStreamK) {
-      for (int other = static_cast<int>(blockIdx.x) - 1; division.holds_earlier_piece(other, tile); --other) {
-        if (lane == 0) {
-          unsigned long long const* const flag = p.stream_k_flags + index_t{other} * kConsumerWarps + warp;
-          while (arch::load_acquire(flag) != p.stream_k_epoch) __nanosleep(64);
-        }
-        __syncwarp();  // lane 0's acquire orders the stored piece before every lane's reads
-        __threadfence();
-        float4 const* const slot = reinterpret_cast<float4 const*>(p.stream_k_partials + index_t{other} * kPartialFloats) +
-                                   index_t{warp} * (kAccumulators / 4) * 32 + lane;
-#pragma unroll
-        for (int j = 0; j < kAccumulators / 4; ++j) {
-          float4 const v = __ldcg(slot + 32 * j);
-          acc[4 * j] += v.x;
-          acc[4 * j + 1] += v.y;
-          acc[4 * j + 2] += v.z;
-          acc[4 * j + 3] += v.w;
-        }
-        // Read: the flag goes back to 0 for the next launch (a CUDA graph replays this one's epoch).
-        __syncwarp();
-        if (lane == 0) p.stream_k_flags[index_t{other} * kConsumerWarps + warp] = 0;
-      }
-    } else {
-      (void)p, (void)division, (void)acc, (void)tile, (void)warp, (void)lane;
     }
   }
 
