@@ -105,22 +105,6 @@ TILEFUSE_GPU_CONV_TILE_TEST(ShortLargeFoldedBnSilu, "64x256", conv_specs::Folded
 TILEFUSE_GPU_CONV_ENV_TEST(Conv2dSm90FpropTile, ShortLargeFp16, half_t, "TILEFUSE_CONV_SM90_TILE", "64x256", conv_specs::Plain,
                            sm90_im2col_cases(944))
 
-// Clusters of two tile rows sharing w's tile by TMA multicast (TILEFUSE_CONV_SM90_CLUSTER=2) on the two
-// tiles that take them, forced on the im2col and tile lists (odd tile-row counts leave a pair's second CTA
-// past the output), bf16 and fp16, and a tree with per-channel vectors.
-#define TILEFUSE_GPU_CONV_CLUSTER_TEST(Name, T, tile, Spec, cases)          \
-  TEST(Conv2dSm90FpropCluster, Name) {                                     \
-    ScopedEnv const pairs("TILEFUSE_CONV_SM90_CLUSTER", "2");              \
-    ScopedEnv const forced("TILEFUSE_CONV_SM90_TILE", tile);               \
-    run_conv_cases<T, ConvMode::kFprop, Spec, Sm80AutoConfig>(cases);       \
-  }
-TILEFUSE_GPU_CONV_CLUSTER_TEST(LargeIm2colCases, bfloat16_t, "large", conv_specs::Plain, sm90_im2col_cases(950))
-TILEFUSE_GPU_CONV_CLUSTER_TEST(LargeTileCases, bfloat16_t, "large", conv_specs::Plain, sm90_tile_cases(951))
-TILEFUSE_GPU_CONV_CLUSTER_TEST(PingPongMediumIm2colCases, bfloat16_t, "pingpong-medium", conv_specs::Plain, sm90_im2col_cases(952))
-TILEFUSE_GPU_CONV_CLUSTER_TEST(PingPongMediumFp16, half_t, "pingpong-medium", conv_specs::Plain, sm90_tile_cases(953))
-TILEFUSE_GPU_CONV_CLUSTER_TEST(LargeFoldedBnSilu, bfloat16_t, "large", conv_specs::FoldedBnSilu, sm90_im2col_cases(954))
-
-
 TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Bf16Im2colCases, bfloat16_t, kFprop, conv_specs::Plain, Sm80AutoConfig, sm90_im2col_cases(920))
 TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Fp16Im2colCases, half_t, kFprop, conv_specs::Plain, Sm80AutoConfig, sm90_im2col_cases(921))
 TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Bf16Im2colCasesBiasReluResidual, bfloat16_t, kFprop, conv_specs::BiasReluResidual, Sm80AutoConfig, sm90_im2col_cases(922))
@@ -159,17 +143,6 @@ std::string describe_fprop(Conv2dProblem p, int split_k = 1) {
   args.epilogue.set("D", y.as<bfloat16_t>());
   args.split_k = split_k;
   return SelectFprop<Config>::describe(args);
-}
-
-TEST(Conv2dSm90Select, ClustersAreForcedOnTheTilesThatTakeThem) {
-  std::string const skip = sm90_skip_reason();
-  if (!skip.empty()) GTEST_SKIP() << skip;
-  ScopedEnv const pairs("TILEFUSE_CONV_SM90_CLUSTER", "2");
-  std::string const wide = describe_fprop<Sm80AutoConfig>(conv_problem(64, 28, 28, 512, 256, 1, 1, 0));
-  EXPECT_NE(wide.find("tile 128x256x64"), std::string::npos) << wide;
-  EXPECT_NE(wide.find("clusters of 2 along M sharing w"), std::string::npos) << wide;
-  std::string const narrow = describe_fprop<Sm80AutoConfig>(conv_problem(2, 14, 14, 64, 64, 3, 3, 1));
-  EXPECT_EQ(narrow.find("clusters of 2"), std::string::npos) << "128x64 runs single CTAs\n" << narrow;
 }
 
 TEST(Conv2dSm90Select, AlignedFpropRunsTheHopperKernel) {

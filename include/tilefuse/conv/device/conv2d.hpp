@@ -63,7 +63,6 @@
 #include <tilefuse/epilogue/tree_traits.h>
 #include <tilefuse/epilogue/tree_walk.hpp>
 #include <tilefuse/gemm/device/sm80_launch.hpp>
-#include <tilefuse/gemm/device/sm90_clusters.hpp>
 #include <tilefuse/gemm/device/sm90_operand_map.hpp>
 #include <tilefuse/gemm/gemm_config.h>
 #include <tilefuse/gemm/kernel/sm80_gemm.h>
@@ -305,8 +304,6 @@ class Conv2d {
     // 1x1 filter, stride 1, no padding: the activation operand (fprop's x, dgrad's dy, wgrad's x) is its
     // own im2col matrix, so it loads by a tiled tensor map in place of the im2col one (same boxes).
     bool sm90_pointwise = false;
-    // fprop: CTAs per cluster along M (2: a pair of tile rows shares w's tile by TMA multicast).
-    int sm90_cluster = 1;
     std::string why_sm90_source;
   };
 
@@ -484,7 +481,6 @@ class Conv2d {
     plan->sm90_tile = tile;
     plan->sm90_im2col = im2col;
     plan->split_k = kWgradSm90 ? plan->sm90_split : 1;
-    plan->sm90_cluster = choose_fprop_cluster(tile, im2col);
     plan->sm90_split_in_kernel = kWgradSm90 && plan->split_k > 1 && reduce_splits_in_kernel(args, plan->split_k);
   }
 
@@ -961,8 +957,7 @@ class Conv2d {
                           "; warp-specialized, persistent", Cfg::kSchedule == gemm::Sm90Schedule::kPingPong ? ", ping-pong" : "",
                           "), tile ", Cfg::kTileM, "x", Cfg::kTileN, "x", Cfg::kTileK,
                           " (wave model: ", plan.why_sm90_tile, "), ", Sm90Kernel<Cfg, kIm2col>::kStages, " stages, ",
-                          Sm90Kernel<Cfg, kIm2col>::kTmaAux ? "residual by TMA beside the operands, " : "",
-                          plan.sm90_cluster == 2 ? "clusters of 2 along M sharing w by TMA multicast, " : "", loads, tiles,
+                          Sm90Kernel<Cfg, kIm2col>::kTmaAux ? "residual by TMA beside the operands, " : "", loads, tiles,
                           " tiles on ", std::min<index_t>(tiles, plan.sm_count), " blocks; ",
                           kFp8 ? status_message(name_of(data_type_of<Element>), " operands, fp32 accumulation in the tensor cores; ")
                                : std::string(),
@@ -972,15 +967,14 @@ class Conv2d {
                                        : ", 16-byte-aligned x and w, no split-K");
   }
 
-  // w (K x R*S*C, row-major) as the 3D tensor map (r*s*c, k', 1), box (TileK, TileN, 1), TileK's swizzle
-  // (TileN / 2 filters with a cluster of two: each CTA loads half of the tile and multicasts it).
+  // w (K x R*S*C, row-major) as the 3D tensor map (r*s*c, k', 1), box (TileK, TileN, 1), TileK's swizzle.
   template <class Cfg>
   static Status encode_filter(Arguments const& args, arch::TmaDescriptor* out) {
     Conv2dProblem const& p = args.problem;
     auto const rsc = static_cast<std::uint64_t>(p.R * p.S * p.C);
     auto const k = static_cast<std::uint64_t>(p.K);
     return encode_tiled("w", args.w, {rsc, k, 1}, {rsc, rsc * k},
-                        {static_cast<cuuint32_t>(Cfg::kTileK), static_cast<cuuint32_t>(Cfg::kTileN / Cfg::kClusterM), 1},
+                        {static_cast<cuuint32_t>(Cfg::kTileK), static_cast<cuuint32_t>(Cfg::kTileN), 1},
                         swizzle_of(Cfg::kTileK), out);
   }
 
@@ -1133,18 +1127,7 @@ class Conv2d {
   template <class Cfg, bool kIm2col>
   static Status launch_sm90(Arguments const& args, Plan const& plan, void* workspace, cudaStream_t stream) {
     (void)workspace;
-    if constexpr (cluster_tile<Cfg, kIm2col>()) {
-      if (plan.sm90_cluster == 2) {
-        using Pair = gemm::Sm90Multicast<Cfg>;
-        return launch_sm90_kernel<Sm90KernelOf<Pair, true>, Pair, true>(args, plan, stream);
-      }
-    }
-    return launch_sm90_kernel<Sm90Kernel<Cfg, kIm2col>, Cfg, kIm2col>(args, plan, stream);
-  }
-  // fprop's and dgrad's launch of kernel K of the tile config Cfg (with Cfg::kClusterM = 2, a persistent
-  // grid of as many CTA pairs as the device holds at once, each pair on adjacent tile rows).
-  template <class K, class Cfg, bool kIm2col>
-  static Status launch_sm90_kernel(Arguments const& args, Plan const& plan, cudaStream_t stream) {
+    using K = Sm90Kernel<Cfg, kIm2col>;
     typename K::Params params;
     GemmCoord const g = output_matrix(args.problem);
     if constexpr (kDgradSm90) {
@@ -1173,40 +1156,14 @@ class Conv2d {
     index_t const tiles_n = (g.n + Cfg::kTileN - 1) / Cfg::kTileN;
     params.tiles_m = static_cast<int>(tiles_m);
     params.tiles_n = static_cast<int>(tiles_n);
-    // With a cluster the scheduler's unit is a pair of tile rows.
-    index_t const units = (tiles_m + Cfg::kClusterM - 1) / Cfg::kClusterM * tiles_n;
-    params.tiles = static_cast<int>(units);
-    index_t resident = plan.sm_count;
-    if constexpr (Cfg::kClusterM > 1) {
-      int clusters = 0;
-      TILEFUSE_RETURN_IF_ERROR(gemm::detail::max_active_clusters<K>(op_name(), &clusters));
-      resident = clusters;
-    }
+    params.tiles = static_cast<int>(tiles_m * tiles_n);
     LaunchConfig config;
-    config.grid = dim3(static_cast<unsigned>(std::min<index_t>(units, resident) * Cfg::kClusterM));
-    config.cluster = dim3(Cfg::kClusterM, 1, 1);
+    config.grid = dim3(static_cast<unsigned>(std::min<index_t>(tiles_m * tiles_n, plan.sm_count)));
     config.block = dim3(K::kThreads);
     config.dynamic_smem_bytes = K::kSmemBytes;
     config.stream = stream;
     void* kernel_args[] = {&params};
-    return host_adapter().launch(config, reinterpret_cast<void const*>(&gemm::sm90::sm90_gemm_kernel<K>), kernel_args);
-  }
-
-  // The tiles fprop may run in clusters of two sharing w by TMA multicast (sm90::FpropIm2colOperands):
-  // 16-bit, im2col source, no TMA residual (its ring is per CTA), the 128x256 cooperative and the
-  // 128x128 ping-pong tile (ResNet-50's #6 and #9, where cuBLAS's kernels run 2 x 1 clusters).
-  template <class Cfg, bool kIm2col>
-  static constexpr bool cluster_tile() {
-    return kHopperCapable && !kFp8 && !kTmaOnlySm90 && !kResidualByTma && kIm2col &&
-           (std::is_same_v<Cfg, sm90::Sm90ConvIm2colLargeConfig> || std::is_same_v<Cfg, sm90::Sm90ConvIm2colPingPongMediumConfig>);
-  }
-  // TILEFUSE_CONV_SM90_CLUSTER=2 runs those tiles in pairs (measurements and tests); otherwise 1.
-  static int choose_fprop_cluster(Sm90Tile tile, bool im2col) {
-    char const* value = std::getenv("TILEFUSE_CONV_SM90_CLUSTER");
-    if (value == nullptr || std::string_view(value) != "2") return 1;
-    bool const possible = kHopperCapable && !kFp8 && !kTmaOnlySm90 && !kResidualByTma && im2col &&
-                          (tile == Sm90Tile::kLarge || tile == Sm90Tile::kPingPongMedium);
-    return possible ? 2 : 1;
+    return host_adapter().launch(config, sm90_kernel_address<Cfg, kIm2col>(), kernel_args);
   }
 
   // Whether the tree reads the output coordinate (conv/epilogue_coordinates.h: scalars "conv_P",

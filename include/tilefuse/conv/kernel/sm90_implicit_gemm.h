@@ -38,7 +38,6 @@
 #include <cuda/std/cstdint>
 #include <cuda/std/type_traits>
 
-#include <tilefuse/arch/cluster.h>
 #include <tilefuse/arch/cp_async.h>
 #include <tilefuse/arch/mbarrier.h>
 #include <tilefuse/arch/tma.h>
@@ -244,11 +243,6 @@ using FpropKernel = gemm::sm90::GemmKernel<Element, Epilogue, Config, FpropGathe
 // upper corner pad - (filter - 1) * dilation, walked with the convolution's strides, so the copy
 // starting at m0's origin visits m0, m0 + 1, ... across rows and images, adds the tap's offsets and
 // zero-fills what falls in the padding or past the last image (rows past N*P*Q are never stored).
-//
-// With a cluster of two (gemm::Sm90Multicast: adjacent tile rows, the same tile column), each CTA loads
-// half of the filter tile's rows (w's box is TileN / 2 filters) and multicasts it to both, as the GEMM's
-// TmaOperands does with B: w crosses L2 once per pair (cuBLAS's kernels for ResNet-50's 1x1 layers run
-// 2 x 1 clusters, v129).
 template <class Element, class Config>
 struct FpropIm2colOperands {
   static constexpr int kTileM = Config::kTileM;
@@ -257,8 +251,6 @@ struct FpropIm2colOperands {
   static constexpr int kProducerThreads = 1;
   static constexpr int kFullArrivals = 1;  // the producer's arrive.expect_tx
   static constexpr bool kGenericProxyWrites = false;
-  static constexpr bool kMulticast = true;  // supports Config::kClusterM = 2
-  static constexpr int kClusterM = Config::kClusterM;
   static constexpr int kRowBytes = kTileK * static_cast<int>(sizeof(Element));
   static constexpr int kABytes = kTileM * kRowBytes;
   static constexpr int kBBytes = kTileN * kRowBytes;
@@ -284,19 +276,11 @@ struct FpropIm2colOperands {
     TILEFUSE_DEVICE Loader(Params const& p, GemmCoord const&, int /*thread*/, int m0_, int n0_, int /*batch*/)
         : m0(m0_), n0(n0_), origin(WindowOrigin::of(p.geometry, m0_)) {}
 
-    // Every CTA receives all of A's and B's bytes for the stage (in a pair, half of B from the peer).
     TILEFUSE_DEVICE void load(Params const& p, char* a, char* b, cuda::std::uint64_t* full, int k0) {
       ConvGeometry const& g = p.geometry;
       arch::mbarrier_arrive_expect_tx(full, kABytes + kBBytes);
       load_activation(a, &p.tma_a, full, p.a_tiled != 0, m0, origin, tap.c0, tap.r, tap.s, g);
-      if constexpr (kClusterM == 1) {
-        arch::tma_load_3d(b, &p.tma_b, full, k0, n0, 0);
-      } else {
-        int const rank = arch::cluster_rank();
-        constexpr int kHalfRows = kTileN / 2;
-        arch::tma_load_3d_multicast(b + rank * kHalfRows * kRowBytes, &p.tma_b, full, k0, n0 + rank * kHalfRows, 0,
-                                    static_cast<cuda::std::uint16_t>(0x3));
-      }
+      arch::tma_load_3d(b, &p.tma_b, full, k0, n0, 0);
       tap.advance(kTileK, g.C, g.S);
     }
   };

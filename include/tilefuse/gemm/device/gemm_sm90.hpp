@@ -34,7 +34,6 @@
 #include <tilefuse/epilogue/reduction_init.h>
 #include <tilefuse/gemm/device/operand_check.hpp>
 #include <tilefuse/gemm/device/reductions.hpp>
-#include <tilefuse/gemm/device/sm90_clusters.hpp>
 #include <tilefuse/gemm/device/sm90_operand_map.hpp>
 #include <tilefuse/epilogue/tree_walk.hpp>
 #include <tilefuse/gemm/gemm_config.h>
@@ -197,7 +196,7 @@ class GemmSm90 {
     index_t resident = plan->sm_count;
     if constexpr (kClusterM > 1) {
       int clusters = 0;
-      TILEFUSE_RETURN_IF_ERROR(detail::max_active_clusters<Kernel>("gemm_sm90", &clusters));
+      TILEFUSE_RETURN_IF_ERROR(max_active_clusters(&clusters));
       resident = clusters;
     }
     plan->grid = static_cast<unsigned>(std::min<index_t>(tiles, resident) * kClusterM);
@@ -251,6 +250,44 @@ class GemmSm90 {
 
   static void const* kernel_address() { return reinterpret_cast<void const*>(&sm90::sm90_gemm_kernel<Kernel>); }
 
+  // How many clusters of this kernel the current device holds at once (cached per device).
+  static Status max_active_clusters(int* clusters) {
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return not_supported("gemm_sm90: no CUDA device is available");
+    }
+    static int cached[64] = {};
+    if (device >= 0 && device < 64 && cached[device] > 0) {
+      *clusters = cached[device];
+      return {};
+    }
+    void const* kernel = kernel_address();
+    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Kernel::kSmemBytes) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return not_supported("gemm_sm90: cannot give the kernel ", Kernel::kSmemBytes, " bytes of shared memory");
+    }
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(Config::kClusterM, 1, 1);
+    config.blockDim = dim3(Kernel::kThreads, 1, 1);
+    config.dynamicSmemBytes = Kernel::kSmemBytes;
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = Config::kClusterM;
+    attribute.val.clusterDim.y = 1;
+    attribute.val.clusterDim.z = 1;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    int count = 0;
+    if (cudaOccupancyMaxActiveClusters(&count, kernel, &config) != cudaSuccess || count < 1) {
+      (void)cudaGetLastError();
+      return not_supported("gemm_sm90: the device cannot hold a cluster of ", Config::kClusterM,
+                           " blocks of this kernel; use a config without Sm90Multicast");
+    }
+    if (device >= 0 && device < 64) cached[device] = count;
+    *clusters = count;
+    return {};
+  }
 
   // Block-wise scales go with block-scaled configs, and only with them.
   static Status bind_block_scales(Arguments const& args, typename Kernel::Params* params) {
