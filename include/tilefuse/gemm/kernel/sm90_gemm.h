@@ -278,9 +278,6 @@ struct GemmKernel {
   // residual) stay on the fp32 staging: evaluated per accumulator pair, their 4-byte loads made fused
   // ResNet-50 0.70x -> 0.43x cuDNN fused and the fused 8192^3 GEMM 8% slower (v60 A/B).
   // TILEFUSE_SM90_PACKED_EPILOGUE=0 builds without, for A/B runs.
-#ifndef TILEFUSE_SM90_EXIT_WAITS_FOR_WRITES
-#define TILEFUSE_SM90_EXIT_WAITS_FOR_WRITES 0
-#endif
 #ifndef TILEFUSE_SM90_PACKED_EPILOGUE
 #define TILEFUSE_SM90_PACKED_EPILOGUE 1
 #endif
@@ -901,16 +898,7 @@ struct GemmKernel {
         epilogue_tile(p, s, acc[b], staging, loads, lane, out, warp_row0(b), aux, rows[b]);
       }
     }
-    // Before the block exits, its last TMA stores must have read their staging slices (shared memory goes
-    // with the block); their writes complete before the grid does, so nothing waits for them here.
-    // TILEFUSE_SM90_EXIT_WAITS_FOR_WRITES=1 waits for the writes too (the kernel up to v129, for A/B runs).
-    if (d_by_tma(p) && lane == 0) {
-      if constexpr (TILEFUSE_SM90_EXIT_WAITS_FOR_WRITES != 0) {
-        arch::bulk_wait_group<0>();
-      } else {
-        arch::bulk_wait_group_read<0>();
-      }
-    }
+    if (d_by_tma(p) && lane == 0) arch::bulk_wait_group<0>();  // this warp's last TMA stores are done
   }
 
   // kReduceSplits: adds this warp's 16 rows of the tile (split tile.batch) into the sums, and returns
