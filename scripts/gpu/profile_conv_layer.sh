@@ -8,15 +8,18 @@
 #   scripts/gpu/profile_conv_layer.sh <build dir> <name> [gemm|conv2d] <tilefuse-bench arguments...>
 #   e.g. scripts/gpu/profile_conv_layer.sh build-t l0 --n 64 --h 56 --w 56 --c 64 --k 64 --r 1 --s 1 --epilogue bias_relu_residual
 #        scripts/gpu/profile_conv_layer.sh build-t fused8192 gemm --m 8192 --n 8192 --k 8192 --kernel sm90 --epilogue bias_gelu_residual
-# TILEFUSE_PROFILE_PEER=0 skips the peer's detail.
+# TILEFUSE_PROFILE_PEER=0 skips the peer's detail; TILEFUSE_NCU_REPS (default 3) sets the timed calls per row.
 set -euo pipefail
 build=$1 name=$2
 shift 2
 sub=conv2d
 if [[ ${1:-} == gemm || ${1:-} == conv2d ]]; then sub=$1; shift; fi
 OUT="${OUT:-.}"
-bench=("$build/bench/tilefuse-bench" "$sub" "$@" --reps 3 --warmup-calls 1 --warmup-ms 1)
-ncu=(ncu --clock-control none)
+# --no-floor: the floor's start-up matmuls (cuBLAS 8192^3) would otherwise be the "slowest other kernel".
+bench=("$build/bench/tilefuse-bench" "$sub" "$@" --reps "${TILEFUSE_NCU_REPS:-3}" --warmup-calls 1 --warmup-ms 1 --no-floor)
+# TILEFUSE_NCU_CACHE=none keeps the L2 as the previous launch left it (as in the timed loop) instead of
+# flushing it before every launch; TILEFUSE_NCU_TABLE_ONLY=1 stops after the kernel table.
+ncu=(ncu --clock-control none ${TILEFUSE_NCU_CACHE:+--cache-control "$TILEFUSE_NCU_CACHE"})
 
 # 1. Every kernel: name, time, DRAM traffic, grid and block.
 "${ncu[@]}" --csv --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,launch__block_size,launch__shared_mem_per_block_dynamic,launch__registers_per_thread \
@@ -28,6 +31,7 @@ ncu=(ncu --clock-control none)
 # NOTES: under ncu every launch is serialized and replayed, so cudnnFind's and the benchmark's own
 # timings of cuDNN's candidates mean nothing: in v56 the peers picked a CUDA-core algorithm. Read the
 # tensor-core candidates (nvjet_*, *_xmma_*) from the kernel table instead.
+[[ ${TILEFUSE_NCU_TABLE_ONLY:-0} == 1 ]] && { echo "wrote $OUT/ncu-$name-kernels.csv"; exit 0; }
 peer=$(python3 "$(dirname "$0")/ncu_kernel_table.py" --slowest-other "$OUT/ncu-$name-kernels.csv") || peer=""
 echo "peer kernel: ${peer:-none found}"
 
