@@ -91,6 +91,36 @@ Timing combine_halves(Timing const& first, Timing const& second) {
   return t;
 }
 
+// --interleave: every runnable candidate in one run of rounds (A B C A B C ...), so that all see the same
+// clocks. NOTES (v129g): in mirrored halves each candidate's warm-up and groups run at its own duty
+// cycle; cuDNN's ~100 us of host time per call leaves the GPU idle ~75% of its warm-up, so its timed
+// calls ran at the 1.98 GHz boost clock while a candidate with 8 us of host time held the H200 at its
+// 700 W cap (1.62-1.71 GHz). False (the caller falls back to mirrored halves) if a candidate fails.
+bool time_interleaved_candidates(std::vector<Candidate>& candidates, int num_sets, TimingOptions const& timing,
+                                 double flops, cudaStream_t stream) {
+  std::vector<std::function<void(int)> const*> ops;
+  std::vector<std::size_t> which;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (!candidates[i].op) continue;
+    ops.push_back(&candidates[i].op);
+    which.push_back(i);
+  }
+  if (ops.empty()) return true;
+  std::vector<Timing> times;
+  try {
+    times = time_interleaved(ops, num_sets, timing, stream);
+  } catch (BenchError const&) {
+    return false;
+  }
+  for (std::size_t j = 0; j < ops.size(); ++j) {
+    Candidate& c = candidates[which[j]];
+    c.measurement.timing = times[j];
+    c.measurement.tflops = flops / (times[j].median_ms * 1e-3) / 1e12;
+    c.measurement.state = MeasurementState::kOk;
+  }
+  return true;
+}
+
 }  // namespace
 
 void time_candidates(std::vector<Candidate>& candidates, int num_sets, TimingOptions const& timing, double flops,
@@ -98,6 +128,7 @@ void time_candidates(std::vector<Candidate>& candidates, int num_sets, TimingOpt
   // NOTES: mirrored order A B C C B A, half the reps each time: the H200's clocks drift by 10% and more
   // as it heats (reports v43, v84), so timing the candidates one after another favoured whichever ran
   // first. Each half warms up again.
+  if (timing.interleave && time_interleaved_candidates(candidates, num_sets, timing, flops, stream)) return;
   TimingOptions half = timing;
   half.reps = std::max(1, timing.reps / 2);
   std::vector<Timing> first(candidates.size());

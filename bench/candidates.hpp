@@ -6,6 +6,7 @@
 //           tilefuse must stay within the tolerance, or within twice the best peer's error where that is
 //           larger (peers round intermediates to the output type; cuBLAS may sum split-K partials in it);
 //   time:   the ones still runnable are timed on the rotating sets, in the mirrored order A B C C B A
+//           (--interleave: call by call in turn, A B C A B C ...)
 //           (half the reps each pass; a result is the mean of its two medians).
 #pragma once
 

@@ -19,7 +19,9 @@ std::optional<Int> parse_int(std::string_view s) {
   return value;
 }
 
-bool is_flag(std::string_view arg) { return arg == "--help" || arg == "-h" || arg == "--no-floor"; }
+bool is_flag(std::string_view arg) {
+  return arg == "--help" || arg == "-h" || arg == "--no-floor" || arg == "--interleave";
+}
 
 // tf32 runs one tilefuse instantiation (the sm80 kernel, epilogue none): refuse what it cannot run
 // rather than fill the table with "not built" rows. "" when every problem can run.
@@ -105,6 +107,10 @@ std::optional<std::string> parse_common_option(CliOption const& option, CliOptio
     o.measure_floor = false;
     return "";
   }
+  if (name == "--interleave") {
+    o.settings.timing.interleave = true;
+    return "";
+  }
   if (name == "--reps") return parse_positive_int(option, o.settings.timing.reps);
   if (name == "--warmup-calls") return parse_positive_int(option, o.settings.timing.min_warmup_calls);
   if (name == "--warmup-ms") {
@@ -174,6 +180,8 @@ measurement:
   --warmup-ms T        ... and at least T ms of GPU time before timing (default 100)
   --check-samples N    random elements checked against float64, plus edges (default 4096)
   --seed S             input seed (default fixed: runs are reproducible)
+  --interleave         time the implementations call by call in turn (A B A B ..., one warm-up for all):
+                       the same clocks for each (default: mirrored halves A B B A, each with its own warm-up)
   --no-floor           skip measuring the matmul rate and copy bandwidth (no floor columns)
   --device D           CUDA device index (default 0)
   --json FILE          also write every number to FILE (a preset defaults to tilefuse-bench-<preset>.json)

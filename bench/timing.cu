@@ -158,6 +158,14 @@ Timing time_rotating(std::function<void(int)> const& op, int num_sets, TimingOpt
   return summarize(r.ms[0], r.warmup_rounds, r.host_us_per_call);
 }
 
+std::vector<Timing> time_interleaved(std::vector<std::function<void(int)> const*> const& ops, int num_sets,
+                                     TimingOptions const& options, cudaStream_t stream) {
+  Rounds const r = time_rounds(ops, num_sets, std::max(options.reps, 1), options, stream);
+  std::vector<Timing> out;
+  for (std::size_t j = 0; j < ops.size(); ++j) out.push_back(summarize(r.ms[j], r.warmup_rounds, r.host_us_per_call));
+  return out;
+}
+
 PairedTiming time_paired(std::function<void(int)> const& op_a, std::function<void(int)> const& op_b, int num_sets,
                          TimingOptions const& options, cudaStream_t stream) {
   Rounds const r = time_rounds({&op_a, &op_b}, num_sets, std::max(options.reps, 1), options, stream);

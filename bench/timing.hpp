@@ -17,6 +17,9 @@ struct TimingOptions {
   int reps = 50;               // timed calls; the median of their times is the result
   int min_warmup_calls = 10;   // warm-up runs at least this many calls ...
   double min_warmup_ms = 100;  // ... and at least this much GPU time (clocks settle)
+  // Candidates timed call by call in turn (A B C A B C ...) instead of in mirrored halves (A B C C B A):
+  // every candidate then runs at the same clocks. (--interleave; docs/notes/conv_sm90.md v129g.)
+  bool interleave = false;
 };
 
 struct Timing {
@@ -50,6 +53,12 @@ struct PairedTiming {
 };
 PairedTiming time_paired(std::function<void(int)> const& op_a, std::function<void(int)> const& op_b, int num_sets,
                          TimingOptions const& options, cudaStream_t stream);
+
+// Several ops timed call by call in turn (each round calls every op once, in order, on the next operand
+// set), one warm-up and one delay kernel per group for all of them: the same clocks for every op, whatever
+// each one's host time. One Timing per op.
+std::vector<Timing> time_interleaved(std::vector<std::function<void(int)> const*> const& ops, int num_sets,
+                                     TimingOptions const& options, cudaStream_t stream);
 
 // Median of a sample (by value: it sorts).
 double median(std::vector<double> values);
