@@ -91,11 +91,12 @@ Timing combine_halves(Timing const& first, Timing const& second) {
   return t;
 }
 
-// --interleave: every runnable candidate in one run of rounds (A B C A B C ...), so that all see the same
-// clocks. NOTES (v129g): in mirrored halves each candidate's warm-up and groups run at its own duty
-// cycle; cuDNN's ~100 us of host time per call leaves the GPU idle ~75% of its warm-up, so its timed
-// calls ran at the 1.98 GHz boost clock while a candidate with 8 us of host time held the H200 at its
-// 700 W cap (1.62-1.71 GHz). False (the caller falls back to mirrored halves) if a candidate fails.
+// --interleave: every runnable candidate in one run of rounds (A B C, C B A, ..., each on its own operand
+// set), so that all see the same clocks. NOTES (v129f2): in mirrored halves each candidate's warm-up and
+// groups run at its own duty cycle; cuDNN's ~105 us of host time per call leaves the GPU idle ~75% of its
+// warm-up, so its timed calls ran at the 1.98 GHz boost clock while ours (8 us) held the H200 at its
+// 700 W cap (1.42-1.71 GHz). The first version (v129g) ran every candidate of a round on the same set, and
+// the second read warm inputs. False (the caller falls back to mirrored halves) if a candidate fails.
 bool time_interleaved_candidates(std::vector<Candidate>& candidates, int num_sets, TimingOptions const& timing,
                                  double flops, cudaStream_t stream) {
   std::vector<std::function<void(int)> const*> ops;

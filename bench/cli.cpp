@@ -180,8 +180,9 @@ measurement:
   --warmup-ms T        ... and at least T ms of GPU time before timing (default 100)
   --check-samples N    random elements checked against float64, plus edges (default 4096)
   --seed S             input seed (default fixed: runs are reproducible)
-  --interleave         time the implementations call by call in turn (A B A B ..., one warm-up for all):
-                       the same clocks for each (default: mirrored halves A B B A, each with its own warm-up)
+  --interleave         time the implementations call by call in turn (A B, B A, ..., each on its own operand
+                       set, one warm-up for all): the same clocks for each (default: mirrored halves A B B A,
+                       each with its own warm-up)
   --no-floor           skip measuring the matmul rate and copy bandwidth (no floor columns)
   --device D           CUDA device index (default 0)
   --json FILE          also write every number to FILE (a preset defaults to tilefuse-bench-<preset>.json)

@@ -273,7 +273,8 @@ void write_json_header(JsonWriter& j, RunHeader const& h, std::string const& sto
   j.key("method").begin_object();
   j.field("timing", "CUDA events per call after warm-up; median; rotating operand sets larger than 2 x L2; "
                     "random normal inputs; host enqueue kept out by a delay kernel per group of calls");
-  j.field("order", t.interleave ? "interleaved: every implementation call by call in turn, one warm-up for all"
+  j.field("order", t.interleave ? "interleaved: every implementation call by call in turn (each on its own "
+                                  "operand set, the order alternating), one warm-up for all"
                                 : "mirrored halves: A B C C B A, each half with its own warm-up");
   j.field("reps", t.reps).field("min_warmup_calls", t.min_warmup_calls).field("min_warmup_ms", t.min_warmup_ms);
   j.field("check_samples", h.settings.check_samples).field("seed", h.settings.seed);

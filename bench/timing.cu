@@ -1,6 +1,8 @@
 // The timing harness (see timing.hpp) and the delay kernel it uses to get ahead of the GPU.
 #include "timing.hpp"
 
+#include "round_schedule.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -68,12 +70,15 @@ struct Rounds {
   double host_us_per_call = 0;
 };
 
+// spread: each op of a round on its own operand set, the order alternating (round_schedule.hpp).
 Rounds time_rounds(std::vector<std::function<void(int)> const*> const& ops, int num_sets, int rounds,
-                   TimingOptions const& options, cudaStream_t stream) {
-  int next_set = 0;
+                   TimingOptions const& options, cudaStream_t stream, bool spread = false) {
+  int next_round = 0;
   auto round = [&](auto&& around_call) {
-    for (std::size_t j = 0; j < ops.size(); ++j) around_call(j, [&] { (*ops[j])(next_set); });
-    next_set = (next_set + 1) % num_sets;
+    for (RoundCall const& c : round_calls(next_round, ops.size(), num_sets, spread)) {
+      around_call(c.op, [&] { (*ops[c.op])(c.set); });
+    }
+    ++next_round;
   };
   auto const plain_call = [](std::size_t, auto&& call) { call(); };
 
@@ -109,12 +114,15 @@ Rounds time_rounds(std::vector<std::function<void(int)> const*> const& ops, int 
       static_cast<std::uint64_t>(2.0 * group * calls_per_round * (r.host_us_per_call + kEventRecordUs) * 1e3) + 50'000;
   EventPool events(2 * static_cast<std::size_t>(rounds) * ops.size());
   std::size_t next_event = 0;
+  std::vector<std::size_t> op_of_call;  // the op of each timed call, in call order
+  op_of_call.reserve(static_cast<std::size_t>(rounds) * ops.size());
   for (int first = 0; first < rounds; first += group) {
     int const last = std::min(first + group, rounds);
     delay_kernel<<<1, 1, 0, stream>>>(delay_ns);
     BENCH_CUDA_CHECK(cudaGetLastError());
     for (int i = first; i < last; ++i) {
-      round([&](std::size_t, auto&& call) {
+      round([&](std::size_t op, auto&& call) {
+        op_of_call.push_back(op);
         BENCH_CUDA_CHECK(cudaEventRecord(events[next_event++], stream));
         call();
         BENCH_CUDA_CHECK(cudaEventRecord(events[next_event++], stream));
@@ -124,13 +132,10 @@ Rounds time_rounds(std::vector<std::function<void(int)> const*> const& ops, int 
   BENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
 
   r.ms.assign(ops.size(), std::vector<double>(static_cast<std::size_t>(rounds)));
-  std::size_t e = 0;
-  for (int i = 0; i < rounds; ++i) {
-    for (std::size_t j = 0; j < ops.size(); ++j, e += 2) {
-      float elapsed = 0;
-      BENCH_CUDA_CHECK(cudaEventElapsedTime(&elapsed, events[e], events[e + 1]));
-      r.ms[j][static_cast<std::size_t>(i)] = elapsed;
-    }
+  for (std::size_t call = 0; call < op_of_call.size(); ++call) {
+    float elapsed = 0;
+    BENCH_CUDA_CHECK(cudaEventElapsedTime(&elapsed, events[2 * call], events[2 * call + 1]));
+    r.ms[op_of_call[call]][call / ops.size()] = elapsed;  // round call / ops.size()
   }
   return r;
 }
@@ -160,7 +165,7 @@ Timing time_rotating(std::function<void(int)> const& op, int num_sets, TimingOpt
 
 std::vector<Timing> time_interleaved(std::vector<std::function<void(int)> const*> const& ops, int num_sets,
                                      TimingOptions const& options, cudaStream_t stream) {
-  Rounds const r = time_rounds(ops, num_sets, std::max(options.reps, 1), options, stream);
+  Rounds const r = time_rounds(ops, num_sets, std::max(options.reps, 1), options, stream, /*spread=*/true);
   std::vector<Timing> out;
   for (std::size_t j = 0; j < ops.size(); ++j) out.push_back(summarize(r.ms[j], r.warmup_rounds, r.host_us_per_call));
   return out;

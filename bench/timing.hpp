@@ -17,8 +17,9 @@ struct TimingOptions {
   int reps = 50;               // timed calls; the median of their times is the result
   int min_warmup_calls = 10;   // warm-up runs at least this many calls ...
   double min_warmup_ms = 100;  // ... and at least this much GPU time (clocks settle)
-  // Candidates timed call by call in turn (A B C A B C ...) instead of in mirrored halves (A B C C B A):
-  // every candidate then runs at the same clocks. (--interleave; docs/notes/conv_sm90.md v129g.)
+  // Candidates timed call by call in turn (A B C, C B A, ... each on its own operand set) instead of in
+  // mirrored halves (A B C C B A, each with its own warm-up): every candidate then runs at the same
+  // clocks. (--interleave; docs/notes/conv_sm90.md v129.)
   bool interleave = false;
 };
 
@@ -54,9 +55,10 @@ struct PairedTiming {
 PairedTiming time_paired(std::function<void(int)> const& op_a, std::function<void(int)> const& op_b, int num_sets,
                          TimingOptions const& options, cudaStream_t stream);
 
-// Several ops timed call by call in turn (each round calls every op once, in order, on the next operand
-// set), one warm-up and one delay kernel per group for all of them: the same clocks for every op, whatever
-// each one's host time. One Timing per op.
+// Several ops timed call by call in turn, one warm-up and one delay kernel per group for all of them: the
+// same clocks for every op, whatever each one's host time. Each op of a round runs on its own operand set
+// and the order alternates (round_schedule.hpp), so none reads inputs another has just brought into L2.
+// One Timing per op.
 std::vector<Timing> time_interleaved(std::vector<std::function<void(int)> const*> const& ops, int num_sets,
                                      TimingOptions const& options, cudaStream_t stream);
 
