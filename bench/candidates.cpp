@@ -91,6 +91,13 @@ Timing combine_halves(Timing const& first, Timing const& second) {
   return t;
 }
 
+// A candidate's timed result, and its rate.
+void record_timing(Candidate& c, Timing const& t, double flops) {
+  c.measurement.timing = t;
+  c.measurement.tflops = flops / (t.median_ms * 1e-3) / 1e12;
+  c.measurement.state = MeasurementState::kOk;
+}
+
 // --interleave: every runnable candidate in one run of rounds (A B C, C B A, ..., each on its own operand
 // set), so that all see the same clocks. NOTES (v129f2): in mirrored halves each candidate's warm-up and
 // groups run at its own duty cycle; cuDNN's ~105 us of host time per call leaves the GPU idle ~75% of its
@@ -113,12 +120,7 @@ bool time_interleaved_candidates(std::vector<Candidate>& candidates, int num_set
   } catch (BenchError const&) {
     return false;
   }
-  for (std::size_t j = 0; j < ops.size(); ++j) {
-    Candidate& c = candidates[which[j]];
-    c.measurement.timing = times[j];
-    c.measurement.tflops = flops / (times[j].median_ms * 1e-3) / 1e12;
-    c.measurement.state = MeasurementState::kOk;
-  }
+  for (std::size_t j = 0; j < ops.size(); ++j) record_timing(candidates[which[j]], times[j], flops);
   return true;
 }
 
@@ -149,11 +151,7 @@ void time_candidates(std::vector<Candidate>& candidates, int num_sets, TimingOpt
   for (std::size_t i = candidates.size(); i-- > 0;) {
     Timing second;
     time_one(i, &second);
-    Candidate& c = candidates[i];
-    if (!c.op) continue;
-    c.measurement.timing = combine_halves(first[i], second);
-    c.measurement.tflops = flops / (c.measurement.timing.median_ms * 1e-3) / 1e12;
-    c.measurement.state = MeasurementState::kOk;
+    if (candidates[i].op) record_timing(candidates[i], combine_halves(first[i], second), flops);
   }
 }
 

@@ -6,8 +6,8 @@
 //           tilefuse must stay within the tolerance, or within twice the best peer's error where that is
 //           larger (peers round intermediates to the output type; cuBLAS may sum split-K partials in it);
 //   time:   the ones still runnable are timed on the rotating sets, in the mirrored order A B C C B A
-//           (--interleave: call by call in turn, A B C A B C ...)
-//           (half the reps each pass; a result is the mean of its two medians).
+//           (half the reps each pass; a result is the mean of its two medians), or with --interleave
+//           call by call in turn (A B C, C B A, ..., each call of a round on its own operand set).
 #pragma once
 
 #include <functional>
