@@ -470,14 +470,7 @@ struct GemmKernel {
                                         ? TILEFUSE_SM90_PACKED_LOAD_SLICES
                                         : kTileN / kPackedStagingColumns;
   static_assert(kAuxSlices >= 1 && kAuxSlices <= 4, "one to four staged chunks per warp");
-  // TMA stores without cp.async packed loads: TILEFUSE_SM90_STORE_SLICES slices per warp, used in turn, so
-  // that a chunk's results are staged while the previous chunk's store still reads its slice (with one,
-  // every chunk waited for the last store's read first). Only where the ring keeps its stages (below).
-#ifndef TILEFUSE_SM90_STORE_SLICES
-#define TILEFUSE_SM90_STORE_SLICES 2
-#endif
-  static constexpr bool kStoreSlicesPossible = kTmaStore && !(kPackedLoads && !kTmaAux);
-  static constexpr int kSliceBytes = kStagingFloatsPerSlice * static_cast<int>(sizeof(float));
+  static constexpr int kStagingBytesPerWarp = kAuxSlices * kStagingFloatsPerSlice * static_cast<int>(sizeof(float));
   // Swizzled TMA destinations need 1024-byte alignment; the dynamic shared memory base is aligned by
   // hand, so ask for 1024 bytes of slack.
   static constexpr int kSmemAlignment = 1024;
@@ -490,8 +483,8 @@ struct GemmKernel {
   // faster (v71 A/B; even the one-k-tile 1x1 layers): more bytes in flight is not what they lack.
   static constexpr int kMinStagedRing = 3;
   static constexpr int kMaxLoadChunks = 3;
-  TILEFUSE_HOST_DEVICE static constexpr int stages_beside(int load_chunks, int staging_slices) {
-    int const other = kConsumerWarps * (staging_slices * kSliceBytes + load_chunks * kLoadBytesPerChunk + kColumnBytesPerWarp) +
+  TILEFUSE_HOST_DEVICE static constexpr int stages_beside(int load_chunks) {
+    int const other = kConsumerWarps * (kStagingBytesPerWarp + load_chunks * kLoadBytesPerChunk + kColumnBytesPerWarp) +
                       kAuxStages * (kAuxSlotBytes + kAuxColumnBytes) + kStagingPad +
                       2 * (Config::kStages + kAuxStages) * static_cast<int>(sizeof(cuda::std::uint64_t)) + kSmemAlignment;
     int const fit = (kSmemLimit - other) / (kStageBytes + kScaleFloatsPerStage * static_cast<int>(sizeof(float)));
@@ -500,29 +493,17 @@ struct GemmKernel {
   TILEFUSE_HOST_DEVICE static constexpr int choose_load_chunks() {
     int chunks = epilogue::reads_memory<Epilogue> && !kPingPong && !kPackedEpilogue ? (kChunks < kMaxLoadChunks ? kChunks : kMaxLoadChunks) : 0;
     for (; chunks >= 2; --chunks) {
-      if (stages_beside(chunks, kAuxSlices) >= kMinStagedRing || stages_beside(chunks, kAuxSlices) == Config::kStages) return chunks;
+      if (stages_beside(chunks) >= kMinStagedRing || stages_beside(chunks) == Config::kStages) return chunks;
     }
     return 0;
   }
   static constexpr int kLoadChunks = choose_load_chunks();
-  // The staging slices per warp: kAuxSlices for cp.async packed loads; for TMA stores, two where they
-  // cost the ring no stage (kTmaStore implies the packed epilogue, so no staged loads: load_chunks 0).
-  TILEFUSE_HOST_DEVICE static constexpr int choose_staging_slices() {
-    if constexpr (kStoreSlicesPossible && TILEFUSE_SM90_STORE_SLICES > 1) {
-      return stages_beside(0, TILEFUSE_SM90_STORE_SLICES) == stages_beside(0, 1) ? TILEFUSE_SM90_STORE_SLICES : 1;
-    } else {
-      return kAuxSlices;
-    }
-  }
-  static constexpr int kStagingSlices = choose_staging_slices();
-  static_assert(kStagingSlices == kAuxSlices || kStoreSlicesPossible, "several store slices only beside TMA stores");
-  static constexpr int kStagingBytesPerWarp = kStagingSlices * kSliceBytes;
   static constexpr bool kStagedLoads = kLoadChunks > 0;
   // (Only 128-row ping-pong has two row blocks per warp, and ping-pong does not stage.)
   static_assert(!kStagedLoads || kRowBlocks == 1, "staged loads are issued for one row block per tile");
   // Per consumer warp: the staged loads' slots, or the staged column vector (never both).
   static constexpr int kLoadBytesPerWarp = kLoadChunks * kLoadBytesPerChunk + kColumnBytesPerWarp;
-  static constexpr int kStages = stages_beside(kLoadChunks, kStagingSlices);
+  static constexpr int kStages = stages_beside(kLoadChunks);
   static_assert(kStages >= 2, "the ring needs at least two stages");
   static constexpr int kOffsetA = 0;
   static constexpr int kOffsetB = kOffsetA + kStages * kABytes;
@@ -873,7 +854,6 @@ struct GemmKernel {
     int t = kPingPong ? first_tile + consumer_warpgroup * grid : first_tile;
     PipelineState state;
     [[maybe_unused]] AuxState aux;
-    int stores = 0;  // chunks this warp has staged (kStagingSlices > 1: they take the slices in turn)
     if constexpr (kPingPong) state.advance_by(consumer_warpgroup * k_count);
     // This warp's rows of a tile in row block b: 16 starting at warp_row0(b).
     auto const warp_row0 = [&](int b) {
@@ -915,7 +895,7 @@ struct GemmKernel {
             continue;
           }
         }
-        epilogue_tile(p, s, acc[b], staging, loads, lane, out, warp_row0(b), aux, rows[b], stores);
+        epilogue_tile(p, s, acc[b], staging, loads, lane, out, warp_row0(b), aux, rows[b]);
       }
     }
     if (d_by_tma(p) && lane == 0) arch::bulk_wait_group<0>();  // this warp's last TMA stores are done
@@ -1234,7 +1214,7 @@ struct GemmKernel {
   // Chunk `chunk` of the tile (for staged loads, issue_first_loads has issued chunks 0 .. kLoadChunks - 2).
   TILEFUSE_DEVICE static void epilogue_tile(Params const& p, SharedStorage const& s, float const (&acc)[kAccumulators],
                                             float* staging, char* loads, int lane, Tile const& tile, int warp_row0,
-                                            AuxState& aux, RowValues const& rows, int& stores) {
+                                            AuxState& aux, RowValues const& rows) {
     index_t const row0 = index_t{tile.m} * kTileM + warp_row0;
     index_t const n0 = index_t{tile.n} * kTileN;
     if (row0 >= p.problem.m) {  // the whole warp is below the output (uniform per warp)
@@ -1244,7 +1224,7 @@ struct GemmKernel {
       return;
     }
     if constexpr (kPackedEpilogue) {
-      epilogue_tile_packed(p, s, acc, staging, loads, lane, row0, n0, tile.batch, warp_row0, aux, rows, stores);
+      epilogue_tile_packed(p, s, acc, staging, loads, lane, row0, n0, tile.batch, warp_row0, aux, rows);
     } else {
 #pragma unroll
       for (int chunk = 0; chunk < kChunks; ++chunk) {
@@ -1270,8 +1250,7 @@ struct GemmKernel {
   // for the lane's two rows, and the rest per 8-column group.
   TILEFUSE_DEVICE static void epilogue_tile_packed(Params const& p, SharedStorage const& s, float const (&acc)[kAccumulators],
                                                    float* staging, char const* column, int lane, index_t row0, index_t n0,
-                                                   int batch, int warp_row0, AuxState& aux, RowValues const& rows,
-                                                   int& stores) {
+                                                   int batch, int warp_row0, AuxState& aux, RowValues const& rows) {
     using Input = typename PackedTraits::InputNode;
     using T = typename Epilogue::Element;
     auto const& input = cuda::std::get<0>(p.epilogue.children);
@@ -1319,10 +1298,8 @@ struct GemmKernel {
     for (int chunk = 0; chunk < kPackedChunks; ++chunk) {
       index_t const col0 = n0 + chunk * kPackedStagingColumns;
       if (col0 >= p.problem.n) break;  // uniform per warp
-      int const slice_index = kPackedLoads && !kTmaAux ? chunk % kAuxSlices : stores++ % kStagingSlices;
-      float* const slice = staging + slice_index * kStagingFloatsPerSlice;
-      // The store kStagingSlices chunks back, which used this slice, has read it (one bulk group per chunk).
-      if (by_tma && lane == 0) arch::bulk_wait_group_read<kStagingSlices - 1>();
+      float* const slice = staging + (kPackedLoads ? chunk % kAuxSlices * kStagingFloatsPerSlice : 0);
+      if (by_tma && lane == 0) arch::bulk_wait_group_read<0>();  // the previous chunk's TMA store read it
       __syncwarp();  // the previous chunk's copy-out has read its slice
       if constexpr (kTmaAux) {
         arch::mbarrier_wait(&s.aux_full[aux.stage], aux.phase);  // the sub-tile (and its column values) landed
