@@ -35,9 +35,13 @@ constexpr auto dgrad_kernel =
 constexpr auto wgrad_kernel =
     &sm90_gemm_kernel<conv::sm90::WgradKernel<bfloat16_t, Bf16Store, conv::sm90::Sm90ConvIm2colLargeConfig>>;
 
-// The bf16 fprop's 64x256 ping-pong tile (128 accumulators per consumer thread).
+// The bf16 fprop's 64x256 ping-pong tile (128 accumulators per consumer thread), bare and fused with the
+// residual by TMA (conv + bias + residual + ReLU).
 constexpr auto short_fprop_kernel =
     &sm90_gemm_kernel<conv::sm90::FpropIm2colKernel<bfloat16_t, Bf16Store, conv::sm90::Sm90ConvIm2colPingPongShortLargeConfig>>;
+using FusedConv = Store<"D", bfloat16_t, Relu<Add<Add<Acc, RowBroadcast<"bias", bfloat16_t>>, AuxLoad<"residual", bfloat16_t>>>>;
+constexpr auto short_fused_fprop_kernel = &sm90_gemm_kernel<conv::sm90::FpropIm2colKernel<
+    bfloat16_t, FusedConv, conv::sm90::Sm90ConvTmaAux<conv::sm90::Sm90ConvIm2colPingPongShortLargeConfig>>>;
 // The bf16 wgrad with in-kernel split-K (its reductions read the accumulators after the mainloop), on
 // the 128x256 tile (the most accumulators), the 128x128 ping-pong one (two row blocks per warp) and the
 // 64x64 ping-pong one (a 64-row tile per warpgroup).
@@ -50,7 +54,7 @@ constexpr auto wide_fprop_kernel =
 
 // Taking the kernels' addresses instantiates them. First the bf16 kernel and fast FP8 accumulation
 // (wgmma_wait<1> across k-tiles), then promotion with two partial sets: per-tensor, row-wise, block-wise
-// (and block-wise with multicast), then the FP8 conv's two k-tile widths, then the bf16 dgrad and wgrad, then the 128x160 and 64x256 fprop, then the wgrad with in-kernel split-K. A function with external linkage keeps the list (and the kernels) in.
+// (and block-wise with multicast), then the FP8 conv's two k-tile widths, then the bf16 dgrad and wgrad, then the 128x160 and 64x256 fprop (bare and fused), then the wgrad with in-kernel split-K. A function with external linkage keeps the list (and the kernels) in.
 void const* const* kernels() {
   static void const* const all[] = {
       reinterpret_cast<void const*>(kernel<bfloat16_t, Bf16Store, gemm::Sm90LargeConfig>),
@@ -65,6 +69,7 @@ void const* const* kernels() {
       reinterpret_cast<void const*>(wgrad_kernel),
       reinterpret_cast<void const*>(wide_fprop_kernel),
       reinterpret_cast<void const*>(short_fprop_kernel),
+      reinterpret_cast<void const*>(short_fused_fprop_kernel),
       reinterpret_cast<void const*>(wgrad_split_kernel<conv::sm90::Sm90ConvIm2colLargeConfig>),
       reinterpret_cast<void const*>(wgrad_split_kernel<conv::sm90::Sm90ConvIm2colPingPongMediumConfig>),
       reinterpret_cast<void const*>(wgrad_split_kernel<conv::sm90::Sm90ConvIm2colPingPongShortConfig>),

@@ -98,12 +98,20 @@ TILEFUSE_GPU_CONV_TILE_TEST(WideFoldedBnSilu, "wide", conv_specs::FoldedBnSilu, 
 TILEFUSE_GPU_CONV_ENV_TEST(Conv2dSm90FpropTile, WideFp16, half_t, "TILEFUSE_CONV_SM90_TILE", "wide", conv_specs::Plain,
                            sm90_im2col_cases(941))
 // 64x256 ping-pong (64-row tiles, one per consumer warpgroup): forced on the im2col and tile cases, bf16
-// and fp16, plain and with per-channel vectors (trees with the TMA residual keep their tiles: ignored).
+// and fp16, plain, with per-channel vectors, and with the residual by TMA (each tile's sub-tiles read and
+// released by the warpgroup that owns it; the other's skipped): bias + residual + ReLU on the im2col and
+// tile cases, alpha * acc + beta * residual, and fp16 with the residual after the activation.
 TILEFUSE_GPU_CONV_TILE_TEST(ShortLarge, "64x256", conv_specs::Plain, sm90_im2col_cases(941))
 TILEFUSE_GPU_CONV_TILE_TEST(ShortLargeTileCases, "64x256", conv_specs::Plain, sm90_tile_cases(942))
 TILEFUSE_GPU_CONV_TILE_TEST(ShortLargeFoldedBnSilu, "64x256", conv_specs::FoldedBnSilu, sm90_im2col_cases(943))
 TILEFUSE_GPU_CONV_ENV_TEST(Conv2dSm90FpropTile, ShortLargeFp16, half_t, "TILEFUSE_CONV_SM90_TILE", "64x256", conv_specs::Plain,
                            sm90_im2col_cases(944))
+TILEFUSE_GPU_CONV_TILE_TEST(ShortLargeBiasReluResidual, "64x256", conv_specs::BiasReluResidual, sm90_im2col_cases(945))
+TILEFUSE_GPU_CONV_TILE_TEST(ShortLargeTileCasesBiasReluResidual, "64x256", conv_specs::BiasReluResidual,
+                            sm90_tile_cases(946))
+TILEFUSE_GPU_CONV_TILE_TEST(ShortLargeAlphaBetaResidual, "64x256", conv_specs::AlphaBetaResidual, sm90_im2col_cases(947))
+TILEFUSE_GPU_CONV_ENV_TEST(Conv2dSm90FpropTile, ShortLargeFp16ResidualAfterRelu, half_t, "TILEFUSE_CONV_SM90_TILE", "64x256",
+                           conv_specs::ResidualAfterRelu, sm90_im2col_cases(948))
 
 TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Bf16Im2colCases, bfloat16_t, kFprop, conv_specs::Plain, Sm80AutoConfig, sm90_im2col_cases(920))
 TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Fp16Im2colCases, half_t, kFprop, conv_specs::Plain, Sm80AutoConfig, sm90_im2col_cases(921))
@@ -239,15 +247,22 @@ std::string describe_fused_fprop(Conv2dProblem p, int residual_offset = 0) {
   return Fused::describe(args);
 }
 
-// The fused residual tree loads its residual (and bias) by TMA on the cooperative tiles; a residual TMA
-// cannot describe (a base off 16 bytes) sends the problem to the sm80 path, which says why.
+// The fused residual tree loads its residual (and bias) by TMA on the cooperative tiles and the 64x256
+// ping-pong one; a residual TMA cannot describe (a base off 16 bytes) sends the problem to the sm80 path,
+// which says why.
 TEST(Conv2dSm90Select, FusedResidualByTmaOrSm80WhenUnaligned) {
   std::string const skip = sm90_skip_reason();
   if (!skip.empty()) GTEST_SKIP() << skip;
+  // The short-K 1x1 layer takes 64x256 ping-pong fused as it does bare.
   Conv2dProblem const p = conv_problem(64, 14, 14, 256, 1024, 1, 1, 0);
   std::string const aligned = describe_fused_fprop(p);
-  EXPECT_NE(aligned.find("tile 128x256x64"), std::string::npos) << aligned;
+  EXPECT_NE(aligned.find("tile 64x256x64"), std::string::npos) << aligned;
+  EXPECT_NE(aligned.find("ping-pong"), std::string::npos) << aligned;
   EXPECT_NE(aligned.find("residual by TMA"), std::string::npos) << aligned;
+  // A 3x3 layer keeps the cooperative 128x256 tile.
+  std::string const wide = describe_fused_fprop(conv_problem(64, 14, 14, 256, 256, 3, 3, 1));
+  EXPECT_NE(wide.find("tile 128x256x64"), std::string::npos) << wide;
+  EXPECT_NE(wide.find("residual by TMA"), std::string::npos) << wide;
   std::string const off = describe_fused_fprop(p, 1);
   EXPECT_NE(off.find("sm80 mma.sync implicit-GEMM"), std::string::npos) << off;
   EXPECT_NE(off.find("residual, loaded by TMA, needs a 16-byte-aligned base"), std::string::npos) << off;

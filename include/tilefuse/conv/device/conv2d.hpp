@@ -853,8 +853,8 @@ class Conv2d {
       std::conditional_t<kDgradSm90, sm90::DgradIm2colKernel<Element, Epilogue, Cfg>,
       std::conditional_t<kIm2col, sm90::FpropIm2colKernel<Element, Epilogue, Cfg>, sm90::FpropKernel<Element, Epilogue, Cfg>>>>;
   // Trees with one 16-bit residual (conv + bias + residual + ReLU) load it by TMA on the cooperative
-  // tiles (Sm90ConvTmaAux; the residual must be 16-byte aligned, plan_hopper checks); others, and the
-  // ping-pong tiles, as configured.
+  // tiles and fprop's 64x256 ping-pong tile (Sm90ConvTmaAux; the residual must be 16-byte aligned,
+  // plan_hopper checks); others, and the 128-row ping-pong tiles, as configured.
   static constexpr bool residual_by_tma() {
     if constexpr (kHopperCapable) {
       return Sm90KernelOf<sm90::Sm90ConvTmaAux<ConfigFor<sm90::Sm90ConvIm2colLargeConfig>>, true>::kTmaAux;
@@ -865,12 +865,14 @@ class Conv2d {
   static constexpr bool kResidualByTma = residual_by_tma();
   // Where the 128x160 tile exists (Sm90ConvIm2colWideConfig): 16-bit fprop, no TMA residual.
   static constexpr bool kWideTile = kHopperCapable && !kFp8 && !kTmaOnlySm90 && !kResidualByTma;
-  // Where the 64x256 tile exists (Sm90ConvIm2colPingPongShortLargeConfig): 16-bit fprop whose tree loads
-  // no residual by TMA (fused trees keep the cooperative tiles with the TMA residual; not measured on it).
-  static constexpr bool kShortFpropTile = kHopperCapable && !kFp8 && !kTmaOnlySm90 && !kResidualByTma;
+  // Where the 64x256 tile exists (Sm90ConvIm2colPingPongShortLargeConfig): 16-bit fprop (a residual
+  // comes by TMA there too, its sub-tiles read by the warpgroup that owns the tile).
+  static constexpr bool kShortFpropTile = kHopperCapable && !kFp8 && !kTmaOnlySm90;
   template <class Cfg>
-  using Sm90ConfigFor = std::conditional_t<kResidualByTma && Cfg::kSchedule == gemm::Sm90Schedule::kCooperative,
-                                           sm90::Sm90ConvTmaAux<Cfg>, Cfg>;
+  using Sm90ConfigFor =
+      std::conditional_t<kResidualByTma && (Cfg::kSchedule == gemm::Sm90Schedule::kCooperative ||
+                                            (kMode == ConvMode::kFprop && Cfg::kTileM == 64)),
+                         sm90::Sm90ConvTmaAux<Cfg>, Cfg>;
   template <class Cfg, bool kIm2col>
   using Sm90Kernel = Sm90KernelOf<Sm90ConfigFor<Cfg>, kIm2col>;
 

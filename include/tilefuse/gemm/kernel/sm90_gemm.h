@@ -315,8 +315,31 @@ struct GemmKernel {
       return false;
     }
   }
+  // Opt-in on top of packed loads (Config::kTmaAux, or TILEFUSE_SM90_TMA_AUX=1 for a whole build): the
+  // staged matrix input (the residual) comes by TMA from the producer, which issues each tile's
+  // 64-column sub-tiles (TileM x 64, 128-byte swizzle) into a ring of kAuxStages slots after the tile's
+  // k-tiles, as far ahead as the slots allow, instead of by each consumer lane's cp.async. The device
+  // API encodes Params::tma_aux (the residual as (n, m, batch), box 64 x TileM).
+  // NOTES: correct, not faster than the default path (gemm_sm90.md v77-v80): fused 1x1 ResNet-50 layers
+  // 1.07-1.14x its time, 3x3 layers 1.03-1.13x (three ring stages), fused 8192^3 GEMM 0.98x.
+#ifndef TILEFUSE_SM90_TMA_AUX
+#define TILEFUSE_SM90_TMA_AUX 0
+#endif
+#ifndef TILEFUSE_SM90_TMA_AUX_STAGES
+#define TILEFUSE_SM90_TMA_AUX_STAGES 4
+#endif
+  TILEFUSE_HOST_DEVICE static constexpr bool tma_aux_asked() {
+    if constexpr (requires { Config::kTmaAux; }) {
+      return Config::kTmaAux;
+    } else {
+      return TILEFUSE_SM90_TMA_AUX != 0;
+    }
+  }
+  // Ping-pong takes the TMA residual on 64-row tiles only (one row block per warp: each warp reads its
+  // 16 rows of a sub-tile once); the packed loads under it are the TMA residual's, not cp.async's.
+  static constexpr bool kPingPongTmaAux = kPingPong && kTileM == 64 && kClusterM == 1 && tma_aux_asked();
   static constexpr bool kPackableTile = TILEFUSE_SM90_PACKED_EPILOGUE && kTileN % kPackedStagingColumns == 0;
-  static constexpr bool kPackedLoads = kPackableTile && packed_loads_possible() && !kPingPong;
+  static constexpr bool kPackedLoads = kPackableTile && packed_loads_possible() && (!kPingPong || kPingPongTmaAux);
   static constexpr bool kPackedVectors = kPackableTile && TILEFUSE_SM90_PACKED_VECTORS != 0 && loads_vectors_only();
   // Whether the packed epilogue loads per element (by the staged chunk, the row and column loads).
   static constexpr bool kPackedPerElement = kPackedLoads || kPackedVectors;
@@ -359,28 +382,18 @@ struct GemmKernel {
     using type = cuda::std::array<typename Traits::InputNode::template Loaded<2>, 2>;
   };
   using RowValues = typename RowValuesOf<PackedTraits>::type;
-  // Opt-in on top of packed loads (Config::kTmaAux, or TILEFUSE_SM90_TMA_AUX=1 for a whole build): the
-  // staged matrix input (the residual) comes by TMA from the producer, which issues each tile's
-  // 64-column sub-tiles (TileM x 64, 128-byte swizzle) into a ring of kAuxStages slots after the tile's
-  // k-tiles, as far ahead as the slots allow, instead of by each consumer lane's cp.async. The device
-  // API encodes Params::tma_aux (the residual as (n, m, batch), box 64 x TileM).
-  // NOTES: correct, not faster than the default path (gemm_sm90.md v77-v80): fused 1x1 ResNet-50 layers
-  // 1.07-1.14x its time, 3x3 layers 1.03-1.13x (three ring stages), fused 8192^3 GEMM 0.98x.
-#ifndef TILEFUSE_SM90_TMA_AUX
-#define TILEFUSE_SM90_TMA_AUX 0
-#endif
-#ifndef TILEFUSE_SM90_TMA_AUX_STAGES
-#define TILEFUSE_SM90_TMA_AUX_STAGES 4
-#endif
-  TILEFUSE_HOST_DEVICE static constexpr bool tma_aux_asked() {
-    if constexpr (requires { Config::kTmaAux; }) {
-      return Config::kTmaAux;
-    } else {
-      return TILEFUSE_SM90_TMA_AUX != 0;
-    }
-  }
   static constexpr bool kTmaAux = kPackedLoads && tma_aux_asked() && kClusterM == 1;
   static constexpr int kAuxStages = kTmaAux ? TILEFUSE_SM90_TMA_AUX_STAGES : 0;
+  // The consumer warps that read (and release) each sub-tile: all of them, or the owning warpgroup's.
+  static constexpr int kAuxReaders = kPingPong ? 4 : 4 * Config::kConsumerWarpgroups;
+  // Where the operand loads leave warp 1 of the producer warpgroup free, its lane 0 issues the sub-tiles
+  // (aux_producer), so that a sub-tile waiting for a slot never holds back the next tile's k-tiles
+  // (ping-pong: tile t + 1's sub-tiles wait for tile t's epilogue, in the other warpgroup). Otherwise
+  // the producer issues them after each tile's k-tiles. TILEFUSE_SM90_AUX_WARP=0 builds without (A/B).
+#ifndef TILEFUSE_SM90_AUX_WARP
+#define TILEFUSE_SM90_AUX_WARP 1
+#endif
+  static constexpr bool kAuxWarp = kTmaAux && TILEFUSE_SM90_AUX_WARP != 0 && kProducerThreads <= 32;
   // The packed epilogue copies each warp's 16 x 64 chunk of D out by one TMA store (a tensor map of D,
   // box 64 columns x 16 rows, 128-byte swizzle; the results are stmatrix'd in that swizzle) where the
   // device API found D aligned for it (Params::d_by_tma), instead of each lane's 16-byte stores: the
@@ -673,7 +686,7 @@ struct GemmKernel {
       }
       for (int i = 0; i < kAuxStages; ++i) {
         arch::mbarrier_init(&s.aux_full[i], 1);
-        arch::mbarrier_init(&s.aux_empty[i], kConsumerWarps);
+        arch::mbarrier_init(&s.aux_empty[i], kAuxReaders);
       }
       arch::fence_barrier_init();
       Operands::prefetch(p);
@@ -687,7 +700,11 @@ struct GemmKernel {
 
     if (warpgroup == 0) {
       arch::setmaxnreg_dec<Config::kProducerRegisters>();
-      if (thread < kProducerThreads) producer(p, s, thread);
+      if (thread < kProducerThreads) {
+        producer(p, s, thread);
+      } else if constexpr (kAuxWarp) {
+        if (thread == 32) aux_producer(p, s);
+      }
     } else {
       arch::setmaxnreg_inc<Config::kConsumerRegisters>();
       consumer(p, s, warpgroup - 1);
@@ -723,7 +740,7 @@ struct GemmKernel {
         if constexpr (kBlockScaled) copy_block_scales(p, s, scales, state.stage, thread);
         state.advance();
       }
-      if constexpr (kTmaAux) {
+      if constexpr (kTmaAux && !kAuxWarp) {
         if (thread == 0) issue_aux_tile(p, s, tile, aux);
       }
     }
@@ -784,6 +801,12 @@ struct GemmKernel {
   // ---- kTmaAux: the residual's sub-tiles, in the order (tile, 64-column chunk) for producer and consumers ----
   using AuxState = RingState<kAuxStages>;
   static constexpr int kAuxChunks = kTileN / kPackedStagingColumns;
+
+  // kAuxWarp: every tile's sub-tiles, as slots free up, beside the producer's k-tiles.
+  TILEFUSE_DEVICE static void aux_producer(Params const& p, SharedStorage const& s) {
+    AuxState aux;
+    for (int t = first_tile_index(); t < p.tiles; t += tile_stride()) issue_aux_tile(p, s, tile_of(p, t), aux);
+  }
 
   // Every 64-column sub-tile of the tile, past the output too (TMA fills those with zeros, and the
   // consumers' walk stays the same for every tile).
@@ -855,6 +878,8 @@ struct GemmKernel {
     PipelineState state;
     [[maybe_unused]] AuxState aux;
     if constexpr (kPingPong) state.advance_by(consumer_warpgroup * k_count);
+    // Ping-pong with the TMA residual: the other warpgroup's tiles' sub-tiles are its own to release.
+    if constexpr (kPingPong && kTmaAux) aux.advance_by(consumer_warpgroup * kAuxChunks);
     // This warp's rows of a tile in row block b: 16 starting at warp_row0(b).
     auto const warp_row0 = [&](int b) {
       return (kPingPong ? b * 64 : consumer_warpgroup * kWarpgroupRows) + warp_in_group * 16;
@@ -897,6 +922,7 @@ struct GemmKernel {
         }
         epilogue_tile(p, s, acc[b], staging, loads, lane, out, warp_row0(b), aux, rows[b]);
       }
+      if constexpr (kPingPong && kTmaAux) aux.advance_by((kConsumerWarpgroups - 1) * kAuxChunks);
     }
     if (d_by_tma(p) && lane == 0) arch::bulk_wait_group<0>();  // this warp's last TMA stores are done
   }
