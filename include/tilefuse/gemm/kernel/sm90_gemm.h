@@ -384,12 +384,19 @@ struct GemmKernel {
   using RowValues = typename RowValuesOf<PackedTraits>::type;
   static constexpr bool kTmaAux = kPackedLoads && tma_aux_asked() && kClusterM == 1;
   static constexpr int kAuxStages = kTmaAux ? TILEFUSE_SM90_TMA_AUX_STAGES : 0;
+  // Ping-pong: one ring per consumer warpgroup (half the slots each), holding its own tiles' sub-tiles.
+  // (One shared ring would have a warpgroup skip the other's fills of a slot, and an mbarrier's parity
+  // cannot tell the fill it waits for from one two phases earlier.)
+  static constexpr int kAuxRings = kPingPong ? Config::kConsumerWarpgroups : 1;
+  static constexpr int kAuxRingSlots = kTmaAux ? kAuxStages / kAuxRings : 0;
+  static_assert(!kTmaAux || (kAuxRingSlots >= 1 && kAuxRingSlots * kAuxRings == kAuxStages),
+                "the TMA residual's slots split evenly between the rings");
   // The consumer warps that read (and release) each sub-tile: all of them, or the owning warpgroup's.
   static constexpr int kAuxReaders = kPingPong ? 4 : 4 * Config::kConsumerWarpgroups;
-  // Where the operand loads leave warp 1 of the producer warpgroup free, its lane 0 issues the sub-tiles
-  // (aux_producer), so that a sub-tile waiting for a slot never holds back the next tile's k-tiles
-  // (ping-pong: tile t + 1's sub-tiles wait for tile t's epilogue, in the other warpgroup). Otherwise
-  // the producer issues them after each tile's k-tiles. TILEFUSE_SM90_AUX_WARP=0 builds without (A/B).
+  // Where the operand loads leave warp 1 (and 2) of the producer warpgroup free, their lane 0 issues a
+  // ring's sub-tiles (aux_producer), so that a sub-tile waiting for a slot never holds back the next
+  // tile's k-tiles, nor (ping-pong) the other ring's. Otherwise the producer issues them after each
+  // tile's k-tiles. TILEFUSE_SM90_AUX_WARP=0 builds without (A/B).
 #ifndef TILEFUSE_SM90_AUX_WARP
 #define TILEFUSE_SM90_AUX_WARP 1
 #endif
@@ -703,7 +710,7 @@ struct GemmKernel {
       if (thread < kProducerThreads) {
         producer(p, s, thread);
       } else if constexpr (kAuxWarp) {
-        if (thread == 32) aux_producer(p, s);
+        if (thread % 32 == 0 && thread / 32 <= kAuxRings) aux_producer(p, aux_ring(s, thread / 32 - 1), thread / 32 - 1);
       }
     } else {
       arch::setmaxnreg_inc<Config::kConsumerRegisters>();
@@ -725,7 +732,8 @@ struct GemmKernel {
   TILEFUSE_DEVICE static void producer(Params const& p, SharedStorage const& s, int thread) {
     int const k_count = k_tiles(p);
     PipelineState state;
-    [[maybe_unused]] AuxState aux;
+    [[maybe_unused]] AuxState aux[kAuxRings];
+    [[maybe_unused]] int local_tile = 0;  // the block's tiles so far: ping-pong's ring is local_tile % 2
     for (int t = first_tile_index(); t < p.tiles; t += tile_stride()) {
       Tile const tile = tile_of(p, t);
       typename Operands::Loader loader(p, p.problem, thread, tile.m * kTileM, tile.n * kTileN, tile.batch);
@@ -741,7 +749,8 @@ struct GemmKernel {
         state.advance();
       }
       if constexpr (kTmaAux && !kAuxWarp) {
-        if (thread == 0) issue_aux_tile(p, s, tile, aux);
+        int const ring = local_tile++ % kAuxRings;
+        if (thread == 0) issue_aux_tile(p, aux_ring(s, ring), tile, aux[ring]);
       }
     }
     Operands::finish();
@@ -799,13 +808,26 @@ struct GemmKernel {
   }
 
   // ---- kTmaAux: the residual's sub-tiles, in the order (tile, 64-column chunk) for producer and consumers ----
-  using AuxState = RingState<kAuxStages>;
+  using AuxState = RingState<kAuxRingSlots>;
   static constexpr int kAuxChunks = kTileN / kPackedStagingColumns;
 
-  // kAuxWarp: every tile's sub-tiles, as slots free up, beside the producer's k-tiles.
-  TILEFUSE_DEVICE static void aux_producer(Params const& p, SharedStorage const& s) {
+  // The storage as ring `ring` sees it: its slots, their column values and barriers first.
+  TILEFUSE_DEVICE static SharedStorage aux_ring(SharedStorage s, int ring) {
+    int const first = ring * kAuxRingSlots;
+    s.aux += first * kAuxSlotBytes;
+    s.aux_columns += first * kAuxColumnBytes;
+    s.aux_full += first;
+    s.aux_empty += first;
+    return s;
+  }
+
+  // kAuxWarp: ring `ring`'s tiles' sub-tiles (ping-pong: the tiles of consumer warpgroup `ring`), as
+  // slots free up, beside the producer's k-tiles.
+  TILEFUSE_DEVICE static void aux_producer(Params const& p, SharedStorage const& s, int ring) {
     AuxState aux;
-    for (int t = first_tile_index(); t < p.tiles; t += tile_stride()) issue_aux_tile(p, s, tile_of(p, t), aux);
+    for (int t = first_tile_index() + ring * tile_stride(); t < p.tiles; t += kAuxRings * tile_stride()) {
+      issue_aux_tile(p, s, tile_of(p, t), aux);
+    }
   }
 
   // Every 64-column sub-tile of the tile, past the output too (TMA fills those with zeros, and the
@@ -877,9 +899,9 @@ struct GemmKernel {
     int t = kPingPong ? first_tile + consumer_warpgroup * grid : first_tile;
     PipelineState state;
     [[maybe_unused]] AuxState aux;
+    // The TMA residual's ring this warpgroup reads (ping-pong: its own).
+    SharedStorage const sa = kTmaAux ? aux_ring(s, kPingPong ? consumer_warpgroup : 0) : s;
     if constexpr (kPingPong) state.advance_by(consumer_warpgroup * k_count);
-    // Ping-pong with the TMA residual: the other warpgroup's tiles' sub-tiles are its own to release.
-    if constexpr (kPingPong && kTmaAux) aux.advance_by(consumer_warpgroup * kAuxChunks);
     // This warp's rows of a tile in row block b: 16 starting at warp_row0(b).
     auto const warp_row0 = [&](int b) {
       return (kPingPong ? b * 64 : consumer_warpgroup * kWarpgroupRows) + warp_in_group * 16;
@@ -920,9 +942,8 @@ struct GemmKernel {
             continue;
           }
         }
-        epilogue_tile(p, s, acc[b], staging, loads, lane, out, warp_row0(b), aux, rows[b]);
+        epilogue_tile(p, sa, acc[b], staging, loads, lane, out, warp_row0(b), aux, rows[b]);
       }
-      if constexpr (kPingPong && kTmaAux) aux.advance_by((kConsumerWarpgroups - 1) * kAuxChunks);
     }
     if (d_by_tma(p) && lane == 0) arch::bulk_wait_group<0>();  // this warp's last TMA stores are done
   }
