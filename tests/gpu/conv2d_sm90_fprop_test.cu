@@ -259,10 +259,16 @@ TEST(Conv2dSm90Select, FusedResidualByTmaOrSm80WhenUnaligned) {
   EXPECT_NE(aligned.find("tile 64x256x64"), std::string::npos) << aligned;
   EXPECT_NE(aligned.find("ping-pong"), std::string::npos) << aligned;
   EXPECT_NE(aligned.find("residual by TMA"), std::string::npos) << aligned;
-  // A 3x3 layer keeps the cooperative 128x256 tile.
+  // A 3x3 layer keeps the cooperative 128x256 tile, and so does a 1x1 layer of 2 k-tiles, whose fused
+  // epilogue is longer than the other warpgroup's mainloop (v130c).
   std::string const wide = describe_fused_fprop(conv_problem(64, 14, 14, 256, 256, 3, 3, 1));
   EXPECT_NE(wide.find("tile 128x256x64"), std::string::npos) << wide;
   EXPECT_NE(wide.find("residual by TMA"), std::string::npos) << wide;
+  std::string const two_k_tiles = describe_fused_fprop(conv_problem(64, 28, 28, 128, 512, 1, 1, 0));
+  EXPECT_NE(two_k_tiles.find("tile 128x256x64"), std::string::npos) << two_k_tiles;
+  EXPECT_NE(describe_fprop<Sm80AutoConfig>(conv_problem(64, 28, 28, 128, 512, 1, 1, 0)).find("tile 64x256x64"),
+            std::string::npos)
+      << "bare, the same layer runs 64x256";
   std::string const off = describe_fused_fprop(p, 1);
   EXPECT_NE(off.find("sm80 mma.sync implicit-GEMM"), std::string::npos) << off;
   EXPECT_NE(off.find("residual, loaded by TMA, needs a 16-byte-aligned base"), std::string::npos) << off;

@@ -775,6 +775,10 @@ class Conv2d {
   // (no epilogue term: ping-pong runs one warpgroup's epilogue under the other's mainloop). Fitted to
   // v128g with efficiency 0.6: it takes ResNet-50's short-K 1x1 layers #2, #5, #8, #11 (7-17% faster
   // there, #2 within 1%), and none of the layers where it measured slower (3x3, N < 256, long K).
+  // A tree that reads its residual by TMA has an epilogue of about kResidualEpilogueKTiles k-tiles, which
+  // the other warpgroup's mainloop hides only as far as it lasts: 64x256 then costs max(k-tiles, that).
+  // (v130c, fused: 64x256 7% and 11% faster on #8, #11 with 4 and 8 k-tiles, 1-4% slower on #2, #5 with 1, 2.)
+  static constexpr double kResidualEpilogueKTiles = 3.5;
   static Sm90Tile choose_sm90_tile(GemmCoord const& g, bool wide, bool short_tile, Plan* plan) {
     int const sms = std::max(1, sm_count());
     plan->sm_count = sms;
@@ -790,8 +794,10 @@ class Conv2d {
       if (c.tile == Sm90Tile::kShortLarge && !(short_tile && c.efficiency > 0.0)) continue;
       index_t const tiles = ((g.m + c.m - 1) / c.m) * ((g.n + c.n - 1) / c.n);
       index_t const per_block = (tiles + sms - 1) / sms;
+      double const short_k_tiles =
+          kResidualByTma ? std::max(static_cast<double>(k_tiles), kResidualEpilogueKTiles) : static_cast<double>(k_tiles);
       double const cost = c.m == 128 ? static_cast<double>(per_block) * c.n * (static_cast<double>(k_tiles) + 3.0) / c.efficiency
-                                     : static_cast<double>(per_block) * c.m / 128.0 * c.n * static_cast<double>(k_tiles) / c.efficiency;
+                                     : static_cast<double>(per_block) * c.m / 128.0 * c.n * short_k_tiles / c.efficiency;
       why += status_message(why.empty() ? "" : ", ", c.name, ": ", tiles, " tiles, ", per_block, " per SM, cost ",
                             static_cast<index_t>(cost));
       if (best_cost == 0.0 || cost < best_cost * 0.999) {

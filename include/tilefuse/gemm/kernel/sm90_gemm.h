@@ -393,14 +393,17 @@ struct GemmKernel {
                 "the TMA residual's slots split evenly between the rings");
   // The consumer warps that read (and release) each sub-tile: all of them, or the owning warpgroup's.
   static constexpr int kAuxReaders = kPingPong ? 4 : 4 * Config::kConsumerWarpgroups;
-  // Where the operand loads leave warp 1 (and 2) of the producer warpgroup free, their lane 0 issues a
-  // ring's sub-tiles (aux_producer), so that a sub-tile waiting for a slot never holds back the next
-  // tile's k-tiles, nor (ping-pong) the other ring's. Otherwise the producer issues them after each
-  // tile's k-tiles. TILEFUSE_SM90_AUX_WARP=0 builds without (A/B).
+  // Ping-pong: warps 1 and 2 of the producer warpgroup each issue one ring's sub-tiles (aux_producer), so
+  // that a sub-tile waiting for a slot (for the other warpgroup's epilogue) never holds back the next
+  // tile's k-tiles nor the other ring. Cooperative: the producer issues them after each tile's k-tiles.
+  // NOTES (v130c, fused ResNet-50, same run): without the aux warps the 64x256 ping-pong layers ran
+  // 1.06-1.55x their time; with one on the cooperative tiles, #0 (128x64, one k-tile) ran 5% slower and
+  // the rest within 1.3%. TILEFUSE_SM90_AUX_WARP=0 builds without (A/B), =2 with on every schedule.
 #ifndef TILEFUSE_SM90_AUX_WARP
 #define TILEFUSE_SM90_AUX_WARP 1
 #endif
-  static constexpr bool kAuxWarp = kTmaAux && TILEFUSE_SM90_AUX_WARP != 0 && kProducerThreads <= 32;
+  static constexpr bool kAuxWarp = kTmaAux && kProducerThreads <= 32 &&
+                                   (TILEFUSE_SM90_AUX_WARP == 2 || (TILEFUSE_SM90_AUX_WARP == 1 && kPingPong));
   // The packed epilogue copies each warp's 16 x 64 chunk of D out by one TMA store (a tensor map of D,
   // box 64 columns x 16 rows, 128-byte swizzle; the results are stmatrix'd in that swizzle) where the
   // device API found D aligned for it (Params::d_by_tma), instead of each lane's 16-byte stores: the
