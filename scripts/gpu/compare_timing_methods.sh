@@ -25,10 +25,10 @@ for s in "${sets[@]}"; do
   [[ $modes == fused ]] && { modes=fprop; extra=(--epilogue bias_relu_residual); tag=$preset-fused; }
   for method in mirrored interleaved mirrored2; do
     flag=("${extra[@]}"); [[ $method == interleaved ]] && flag+=(--interleave)
-    echo "$(date +%H:%M:%S.%N) start $preset $modes $method" >> "$R/runs.txt"
+    echo "$(date +%H:%M:%S.%N) start $tag $modes $method" >> "$R/runs.txt"
     timeout "${TILEFUSE_BENCH_TIMEOUT_S:-150}" bd/bench/tilefuse-bench conv2d --preset "$preset" --mode "$modes" \
       --dtype bf16 "${flag[@]}" --json "$R/$tag-$method.json" > "$R/$tag-$method.txt" 2>&1
-    echo "$(date +%H:%M:%S.%N) end $preset $modes $method rc $?" >> "$R/runs.txt"
+    echo "$(date +%H:%M:%S.%N) end $tag $modes $method rc $?" >> "$R/runs.txt"
   done
 done
 kill "$smi"
