@@ -113,21 +113,6 @@ TILEFUSE_GPU_CONV_TILE_TEST(ShortLargeAlphaBetaResidual, "64x256", conv_specs::A
 TILEFUSE_GPU_CONV_ENV_TEST(Conv2dSm90FpropTile, ShortLargeFp16ResidualAfterRelu, half_t, "TILEFUSE_CONV_SM90_TILE", "64x256",
                            conv_specs::ResidualAfterRelu, sm90_im2col_cases(948))
 
-// One k-tile and one tile column (1x1, C = 64, K within the tile): after the ring's first pass the
-// producer loads only x, the stages keeping their filter tile (kKeepsB). N = 48 at 56x56 gives every
-// block more tiles than the ring has stages on each tile these problems take (128x64 ping-pong, 128x256
-// cooperative, 64x256 ping-pong), so every stage is refilled without its filter.
-std::vector<ConvCase> keep_b_cases(std::uint64_t seed) {
-  return seeded({conv_case(conv_problem(48, 56, 56, 64, 64, 1, 1, 0)), conv_case(conv_problem(48, 56, 56, 64, 256, 1, 1, 0)),
-                 conv_case(conv_problem(47, 56, 55, 64, 200, 1, 1, 0))},  // a part-empty tile row and column
-                seed);
-}
-TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Bf16OneKTileKeepsB, bfloat16_t, kFprop, conv_specs::Plain, Sm80AutoConfig, keep_b_cases(949))
-TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Bf16OneKTileKeepsBBiasReluResidual, bfloat16_t, kFprop, conv_specs::BiasReluResidual,
-                       Sm80AutoConfig, keep_b_cases(950))
-TILEFUSE_GPU_CONV_TILE_TEST(ShortLargeOneKTileKeepsB, "64x256", conv_specs::Plain, keep_b_cases(951))
-TILEFUSE_GPU_CONV_TILE_TEST(ShortLargeOneKTileKeepsBBiasReluResidual, "64x256", conv_specs::BiasReluResidual, keep_b_cases(952))
-
 TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Bf16Im2colCases, bfloat16_t, kFprop, conv_specs::Plain, Sm80AutoConfig, sm90_im2col_cases(920))
 TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Fp16Im2colCases, half_t, kFprop, conv_specs::Plain, Sm80AutoConfig, sm90_im2col_cases(921))
 TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Bf16Im2colCasesBiasReluResidual, bfloat16_t, kFprop, conv_specs::BiasReluResidual, Sm80AutoConfig, sm90_im2col_cases(922))

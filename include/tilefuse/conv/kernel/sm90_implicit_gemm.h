@@ -276,16 +276,14 @@ struct FpropIm2colOperands {
     TILEFUSE_DEVICE Loader(Params const& p, GemmCoord const&, int /*thread*/, int m0_, int n0_, int /*batch*/)
         : m0(m0_), n0(n0_), origin(WindowOrigin::of(p.geometry, m0_)) {}
 
-    // load_b false: x only, the stage already holds this filter tile (the kernel's kKeepsB).
-    TILEFUSE_DEVICE void load(Params const& p, char* a, char* b, cuda::std::uint64_t* full, int k0, bool load_b = true) {
+    TILEFUSE_DEVICE void load(Params const& p, char* a, char* b, cuda::std::uint64_t* full, int k0) {
       ConvGeometry const& g = p.geometry;
-      arch::mbarrier_arrive_expect_tx(full, kABytes + (load_b ? kBBytes : 0));
+      arch::mbarrier_arrive_expect_tx(full, kABytes + kBBytes);
       load_activation(a, &p.tma_a, full, p.a_tiled != 0, m0, origin, tap.c0, tap.r, tap.s, g);
-      if (load_b) arch::tma_load_3d(b, &p.tma_b, full, k0, n0, 0);
+      arch::tma_load_3d(b, &p.tma_b, full, k0, n0, 0);
       tap.advance(kTileK, g.C, g.S);
     }
   };
-  static constexpr bool kKeepsB = true;
 
   TILEFUSE_DEVICE static void finish() {}
 };

@@ -43,8 +43,6 @@
 //   Loader(params, problem, thread, m0, n0, batch)   per tile and producer thread;
 //   loader.load(params, a_stage, b_stage, full, k0)  one k-tile into an empty stage, signalling `full`
 //                           (asked for k0 = 0, TileK, ... in order; it may keep state between calls);
-//   optionally kKeepsB and loader.load(..., k0, load_b): with load_b false, A only (the stage still
-//                           holds the B tile this call would load: see producer);
 //   finish()                per producer thread after its last tile.
 // TmaOperands below is the GEMM's: one thread, two TMA loads per k-tile.
 //
@@ -629,17 +627,6 @@ struct GemmKernel {
     return kClusterM == 1 ? static_cast<int>(gridDim.x) : arch::cluster_count_x();
   }
 
-#ifndef TILEFUSE_SM90_KEEP_B
-#define TILEFUSE_SM90_KEEP_B 1
-#endif
-  TILEFUSE_HOST_DEVICE static constexpr bool keeps_b() {
-    if constexpr (requires { Operands::kKeepsB; }) {
-      return TILEFUSE_SM90_KEEP_B != 0 && Operands::kKeepsB && kClusterM == 1;
-    } else {
-      return false;
-    }
-  }
-
   TILEFUSE_DEVICE static int k_tiles(Params const& p) {
     return static_cast<int>((p.problem.k + kTileK - 1) / kTileK);
   }
@@ -750,12 +737,6 @@ struct GemmKernel {
     PipelineState state;
     [[maybe_unused]] AuxState aux[kAuxRings];
     [[maybe_unused]] int local_tile = 0;  // the block's tiles so far: ping-pong's ring is local_tile % 2
-    // One k-tile and one tile column: every k-tile the block loads has the same B tile, so once each
-    // stage holds it (the ring's first pass) only A is loaded (sources with kKeepsB; one batch, no cluster).
-    // NOTES: the 1x1 ResNet-50 layers with C = 64 read their whole filter from L2 once per tile (#2:
-    // 100 MB of 64x256 filter tiles beside 26 MB of x). TILEFUSE_SM90_KEEP_B=0 builds without (A/B).
-    [[maybe_unused]] bool const fixed_b = keeps_b() && k_count == 1 && p.tiles_n == 1 && p.problem.batch == 1;
-    [[maybe_unused]] int fills = 0;
     for (int t = first_tile_index(); t < p.tiles; t += tile_stride()) {
       Tile const tile = tile_of(p, t);
       typename Operands::Loader loader(p, p.problem, thread, tile.m * kTileM, tile.n * kTileN, tile.batch);
@@ -765,13 +746,7 @@ struct GemmKernel {
         // "before" the fresh barrier's first, which counts as complete).
         arch::mbarrier_wait(&s.empty[state.stage], state.phase ^ 1u);
         if (thread < Operands::kProducerThreads) {
-          if constexpr (keeps_b()) {
-            loader.load(p, s.a + state.stage * kABytes, s.b + state.stage * kBBytes, &s.full[state.stage], kt * kTileK,
-                        !fixed_b || fills < kStages);
-            fills += fills < kStages ? 1 : 0;
-          } else {
-            loader.load(p, s.a + state.stage * kABytes, s.b + state.stage * kBBytes, &s.full[state.stage], kt * kTileK);
-          }
+          loader.load(p, s.a + state.stage * kABytes, s.b + state.stage * kBBytes, &s.full[state.stage], kt * kTileK);
         }
         if constexpr (kBlockScaled) copy_block_scales(p, s, scales, state.stage, thread);
         state.advance();
