@@ -98,9 +98,9 @@ TILEFUSE_GPU_CONV_TILE_TEST(WideFoldedBnSilu, "wide", conv_specs::FoldedBnSilu, 
 TILEFUSE_GPU_CONV_ENV_TEST(Conv2dSm90FpropTile, WideFp16, half_t, "TILEFUSE_CONV_SM90_TILE", "wide", conv_specs::Plain,
                            sm90_im2col_cases(941))
 // 64x256 ping-pong (64-row tiles, one per consumer warpgroup): forced on the im2col and tile cases, bf16
-// and fp16, plain, with per-channel vectors, and with the residual by TMA (each tile's sub-tiles read and
-// released by the warpgroup that owns it; the other's skipped): bias + residual + ReLU on the im2col and
-// tile cases, alpha * acc + beta * residual, and fp16 with the residual after the activation.
+// and fp16, plain, with per-channel vectors, and with the residual by TMA (each consumer warpgroup's
+// sub-tiles in a ring of its own, two slots wrapped twice per 256-wide tile): bias + residual + ReLU on the
+// im2col and tile cases, alpha * acc + beta * residual, and fp16 with the residual after the activation.
 TILEFUSE_GPU_CONV_TILE_TEST(ShortLarge, "64x256", conv_specs::Plain, sm90_im2col_cases(941))
 TILEFUSE_GPU_CONV_TILE_TEST(ShortLargeTileCases, "64x256", conv_specs::Plain, sm90_tile_cases(942))
 TILEFUSE_GPU_CONV_TILE_TEST(ShortLargeFoldedBnSilu, "64x256", conv_specs::FoldedBnSilu, sm90_im2col_cases(943))

@@ -316,12 +316,12 @@ struct GemmKernel {
     }
   }
   // Opt-in on top of packed loads (Config::kTmaAux, or TILEFUSE_SM90_TMA_AUX=1 for a whole build): the
-  // staged matrix input (the residual) comes by TMA from the producer, which issues each tile's
-  // 64-column sub-tiles (TileM x 64, 128-byte swizzle) into a ring of kAuxStages slots after the tile's
-  // k-tiles, as far ahead as the slots allow, instead of by each consumer lane's cp.async. The device
-  // API encodes Params::tma_aux (the residual as (n, m, batch), box 64 x TileM).
-  // NOTES: correct, not faster than the default path (gemm_sm90.md v77-v80): fused 1x1 ResNet-50 layers
-  // 1.07-1.14x its time, 3x3 layers 1.03-1.13x (three ring stages), fused 8192^3 GEMM 0.98x.
+  // staged matrix input (the residual) comes by TMA, each tile's 64-column sub-tiles (TileM x 64,
+  // 128-byte swizzle) into a ring of slots as far ahead as the slots allow (after the tile's k-tiles by
+  // the producer, or by aux warps: kAuxWarp below), instead of by each consumer lane's cp.async. The
+  // device API encodes Params::tma_aux (the residual as (n, m, batch), box 64 x TileM).
+  // NOTES: GemmSm90 keeps it opt-in (gemm_sm90.md v77-v80: fused 8192^3 GEMM 0.98x the default); Conv2d's
+  // fused residual trees run it (conv_sm90.md v81, with the bias beside it; v130 on 64x256 ping-pong).
 #ifndef TILEFUSE_SM90_TMA_AUX
 #define TILEFUSE_SM90_TMA_AUX 0
 #endif
