@@ -789,13 +789,14 @@ class Conv2d {
     std::string why;
     std::array<Sm90TileCandidate, 5> const candidates{kSm90TileCandidates[0], kSm90WideCandidate, kSm90TileCandidates[1],
                                                       kSm90TileCandidates[2], kSm90ShortLargeCandidate};
+    // What a 64-row ping-pong tile's time is counted in: its k-tiles, or its residual epilogue if longer.
+    double const short_k_tiles =
+        kResidualByTma ? std::max(static_cast<double>(k_tiles), kResidualEpilogueKTiles) : static_cast<double>(k_tiles);
     for (Sm90TileCandidate const& c : candidates) {
       if (c.tile == Sm90Tile::kWide && !wide) continue;
       if (c.tile == Sm90Tile::kShortLarge && !(short_tile && c.efficiency > 0.0)) continue;
       index_t const tiles = ((g.m + c.m - 1) / c.m) * ((g.n + c.n - 1) / c.n);
       index_t const per_block = (tiles + sms - 1) / sms;
-      double const short_k_tiles =
-          kResidualByTma ? std::max(static_cast<double>(k_tiles), kResidualEpilogueKTiles) : static_cast<double>(k_tiles);
       double const cost = c.m == 128 ? static_cast<double>(per_block) * c.n * (static_cast<double>(k_tiles) + 3.0) / c.efficiency
                                      : static_cast<double>(per_block) * c.m / 128.0 * c.n * short_k_tiles / c.efficiency;
       why += status_message(why.empty() ? "" : ", ", c.name, ": ", tiles, " tiles, ", per_block, " per SM, cost ",

@@ -713,7 +713,7 @@ struct GemmKernel {
       if (thread < kProducerThreads) {
         producer(p, s, thread);
       } else if constexpr (kAuxWarp) {
-        if (thread % 32 == 0 && thread / 32 <= kAuxRings) aux_producer(p, aux_ring(s, thread / 32 - 1), thread / 32 - 1);
+        if (thread % 32 == 0 && thread / 32 <= kAuxRings) aux_producer(p, s, thread / 32 - 1);
       }
     } else {
       arch::setmaxnreg_inc<Config::kConsumerRegisters>();
@@ -827,9 +827,10 @@ struct GemmKernel {
   // kAuxWarp: ring `ring`'s tiles' sub-tiles (ping-pong: the tiles of consumer warpgroup `ring`), as
   // slots free up, beside the producer's k-tiles.
   TILEFUSE_DEVICE static void aux_producer(Params const& p, SharedStorage const& s, int ring) {
+    SharedStorage const slots = aux_ring(s, ring);
     AuxState aux;
     for (int t = first_tile_index() + ring * tile_stride(); t < p.tiles; t += kAuxRings * tile_stride()) {
-      issue_aux_tile(p, s, tile_of(p, t), aux);
+      issue_aux_tile(p, slots, tile_of(p, t), aux);
     }
   }
 
