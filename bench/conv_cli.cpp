@@ -44,6 +44,10 @@ conv2d: tilefuse's implicit-GEMM Conv2d (sm_80 path, gemm::Sm80AutoConfig: the o
   --epilogue E                 none | bias_relu_residual (default none; bias_relu_residual is fprop only):
                                y = relu(conv(x, w) + bias[k] + residual), residual N x P x Q x K
   --split-k S                  tilefuse's split-k factor (default 0: the operation chooses; cuDNN chooses its own)
+  --sm90-tile T                force tilefuse's Hopper tile: large | medium | narrow | pingpong-narrow |
+                               pingpong-medium | wide | 64x64 | 64x128 | 64x256 (conv::ConvOverrides)
+  --sm90-source gather         force the Hopper fprop's cp.async gathers of x (default: TMA im2col where valid)
+  --split-reduction R          kernel | pass: how the Hopper wgrad sums its splits (default: the planner's)
   --preset NAME                resnet50 (12 ResNet-50 layers, N = 64) or unet (6 UNet 3x3 layers, N = 8)
                                in every --mode and --dtype; writes tilefuse-bench-conv2d-NAME.json unless --json
   and the measurement options above (--reps, --warmup-calls, --warmup-ms, --check-samples, --seed,
@@ -58,6 +62,7 @@ std::variant<CliOptions, std::string> parse_conv2d_cli(int argc, char const* con
   std::vector<ConvMode> modes{ConvMode::kFprop};
   ConvEpilogue epilogue = ConvEpilogue::kNone;
   int split_k = 0;  // 0: the operation chooses
+  conv::ConvOverrides overrides;
 
   std::string const error = for_each_option(argc, argv, o, [&](CliOption const& option) -> std::string {
     std::string_view const name = option.name;
@@ -112,6 +117,20 @@ std::variant<CliOptions, std::string> parse_conv2d_cli(int argc, char const* con
       return {};
     }
     if (name == "--split-k") return parse_split_k(option, split_k);
+    if (name == "--sm90-tile") {
+      overrides.sm90_tile = conv::conv_sm90_tile_named(value);
+      return overrides.sm90_tile ? std::string() : "--sm90-tile: unknown tile '" + std::string(value) + "'";
+    }
+    if (name == "--sm90-source") {
+      if (value != "gather") return "--sm90-source: only 'gather' can be forced (im2col is the default where valid)";
+      overrides.sm90_source = conv::ConvSource::kGather;
+      return {};
+    }
+    if (name == "--split-reduction") {
+      if (value != "kernel" && value != "pass") return "--split-reduction: 'kernel' or 'pass'";
+      overrides.split_reduction = value == "kernel" ? conv::SplitReduction::kInKernel : conv::SplitReduction::kPass;
+      return {};
+    }
     if (name == "--preset") {
       o.preset = std::string(value);
       return {};
@@ -134,7 +153,7 @@ std::variant<CliOptions, std::string> parse_conv2d_cli(int argc, char const* con
       return "--preset sets the layer shapes: leave out --n, --h, --w, --c, --k, --r, --s, --pad, --stride and "
              "--dilation";
     }
-    auto problems = conv_preset_problems(o.preset, ConvPresetOptions{dtypes, modes, epilogue, split_k});
+    auto problems = conv_preset_problems(o.preset, ConvPresetOptions{dtypes, modes, epilogue, split_k, overrides});
     if (!problems) return "unknown conv2d preset '" + o.preset + "' (known: " + names(conv_preset_names()) + ")";
     o.conv_problems = std::move(*problems);
     if (o.json_path.empty()) o.json_path = "tilefuse-bench-conv2d-" + o.preset + ".json";
@@ -152,6 +171,7 @@ std::variant<CliOptions, std::string> parse_conv2d_cli(int argc, char const* con
       p.dtype = dtype;
       p.epilogue = epilogue;
       p.split_k = split_k;
+      p.overrides = overrides;
       o.conv_problems.push_back(std::move(p));
     }
   }

@@ -57,6 +57,7 @@ std::optional<std::vector<ConvProblem>> conv_preset_problems(std::string_view na
         p.dtype = dtype;
         p.epilogue = options.epilogue;
         p.split_k = options.split_k;
+        p.overrides = options.overrides;
         p.layer = std::string(name) + " #" + std::to_string(i);
         problems.push_back(std::move(p));
       }

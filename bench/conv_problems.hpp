@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <tilefuse/conv/conv2d_problem.h>
+#include <tilefuse/conv/device/conv2d_plan.hpp>
 
 #include "problems.hpp"
 
@@ -28,6 +29,7 @@ struct ConvProblem {
   DType dtype = DType::kBF16;
   ConvEpilogue epilogue = ConvEpilogue::kNone;
   int split_k = 1;      // tilefuse's; cuDNN chooses its own
+  conv::ConvOverrides overrides;  // tilefuse's planner choices forced (--sm90-tile, --sm90-source, --split-reduction)
   std::string layer;    // "resnet50 #3" for a preset's layer, empty otherwise
 };
 
@@ -61,6 +63,7 @@ struct ConvPresetOptions {
   std::vector<ConvMode> modes;
   ConvEpilogue epilogue = ConvEpilogue::kNone;
   int split_k = 1;
+  conv::ConvOverrides overrides;
 };
 std::optional<std::vector<ConvProblem>> conv_preset_problems(std::string_view name, ConvPresetOptions const& options);
 std::vector<std::string> conv_preset_names();

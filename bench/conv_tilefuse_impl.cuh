@@ -51,6 +51,7 @@ class TilefuseConvOpImpl final : public TilefuseConvOp {
         a.epilogue.set("residual", static_cast<Element const*>(ops.residual));
       }
       a.split_k = p.split_k;
+      a.overrides = p.overrides;
       Status const status = Op::can_implement(a);
       if (!status.ok()) {
         args_.clear();

@@ -12,7 +12,9 @@ build_dir=$(scripts/configure.sh -DTILEFUSE_BUILD_TESTS=ON -DTILEFUSE_BUILD_EXAM
 cmake --build "$build_dir" -j "$jobs"
 ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"
 echo "== Python package: pip install . and tests/python =="
-CMAKE_BUILD_PARALLEL_LEVEL="$jobs" tests/python/run.sh "$build_dir/python"
+# The planner parity test compares with what ctest's parity.plan_parity_dump wrote.
+TILEFUSE_PLAN_PARITY_FILE="$(cd "$build_dir" && pwd)/plan_parity.json" CMAKE_BUILD_PARALLEL_LEVEL="$jobs" \
+  tests/python/run.sh "$build_dir/python"
 
 sanitize_dir=$(TILEFUSE_BUILD_DIR="${TILEFUSE_SANITIZE_BUILD_DIR:-build-sanitize}" scripts/configure.sh \
   -DTILEFUSE_BUILD_TESTS=ON -DTILEFUSE_BUILD_EXAMPLES=OFF -DTILEFUSE_SANITIZE=ON)

@@ -15,6 +15,7 @@
 namespace nb = nanobind;
 
 void bind_launch(nb::module_& m);  // launch.cpp
+void bind_plan(nb::module_& m);    // plan.cpp
 
 namespace {
 
@@ -54,4 +55,5 @@ NB_MODULE(_C, m) {
         "Number of CUDA devices; 0 (not an error) without a GPU or a usable driver.");
   m.def("element_types", &element_types, "Names of the element types of the C++ library.");
   bind_launch(m);
+  bind_plan(m);
 }

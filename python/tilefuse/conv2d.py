@@ -27,29 +27,12 @@ from .dtypes import element_type
 from .errors import TensorArgumentError
 from .kernel_params import (IDENTITY, Launch, WarmCall, allocate, call_key, call_pointers, current_raw_stream,
                             device_properties, from_dlpack, kernel_origin, loaded_on, pack_epilogue, parse_nodes,
-                            spec_key, torch_module as _torch)
+                            spec_key, torch_module as _torch, tree_facts)
 from .tensors import CONV_LAYOUT_MODES, check_conv_activation, torch_dtype
 
 MODES = ("fprop", "dgrad", "wgrad")
 KERNELS = ("auto", "sm80", "sm90")
 _ELEMENTS = ("bfloat16", "float16")
-# The sm80-path tiles (gemm_config.h): C++ config, tile m, n, k, blocks per SM, and the wave model's
-# efficiency with 1, 2, 3 blocks on an SM (gemm/device/sm80_launch.hpp: choose_sm80_tile).
-SM80_TILES = {
-    "128x256": ("Sm80LargeConfig", 128, 256, 64, 1, (1.0, 1.0, 1.0)),
-    "128x128": ("Sm80SmallConfig", 128, 128, 32, 2, (0.6, 0.85, 0.85)),
-    "128x64": ("Sm80NarrowConfig", 128, 64, 32, 3, (0.45, 0.7, 0.8)),
-}
-# The Hopper fprop tiles (conv/kernel/sm90_implicit_gemm.h): C++ config, tile n, the wave model's
-# efficiency (conv/device/conv2d.hpp: choose_sm90_tile). Tile m is 128 and tile k 64 for all. The C++
-# operation also has 128x160 (Sm90ConvIm2colWideConfig) where N is not a multiple of 128, and 64x256
-# (Sm90ConvIm2colPingPongShortLargeConfig) for short-K layers whose 128-row tiles leave a part-empty last
-# wave; the JIT does not offer them yet (its kernels take these three configs only).
-SM90_TILES = {
-    "128x256": ("Sm90ConvLargeConfig", 256, 1.0),
-    "128x128": ("Sm90ConvMediumConfig", 128, 0.92),
-    "128x64": ("Sm90ConvNarrowConfig", 64, 0.75),
-}
 _INT_MAX = 2**31 - 1
 _LAYOUT_VERSION, _LAYOUT_HEADER = 2, 32  # conv::kConvLayoutVersion, kConvLayoutHeader
 _LAYOUT_FIELDS = ("version", "family", "size", "threads", "smem_bytes", "geometry", "geometry_bytes", "m", "n", "k",
@@ -69,43 +52,6 @@ def split_k_lanes(vectors, split_k):
 
 def _ceil(a, b):
     return -(-a // b)
-
-
-def choose_sm80_tile(m, n, sm_count):
-    """The sm80-path tile the C++ wave model picks (choose_sm80_tile, no split-K): the busiest SM decides."""
-    best, best_time = None, 0.0
-    for name, (_, tm, tn, _, blocks, efficiency) in SM80_TILES.items():
-        tiles = _ceil(m, tm) * _ceil(n, tn)
-        area = tm * tn / (128.0 * 256.0)
-        full_waves, rest = divmod(tiles, sm_count * blocks)
-        time = full_waves * blocks * area / efficiency[blocks - 1]
-        if rest:
-            busiest = _ceil(rest, sm_count)
-            time += busiest * area / efficiency[busiest - 1]
-        if best is None or time < best_time:
-            best, best_time = name, time
-    return best
-
-
-def choose_sm90_tile(m, n, k, sm_count):
-    """The Hopper fprop tile the C++ wave model picks (Conv2d::choose_sm90_tile)."""
-    best, best_cost = None, 0.0
-    for name, (_, tn, efficiency) in SM90_TILES.items():
-        per_block = _ceil(_ceil(m, 128) * _ceil(n, tn), sm_count)
-        cost = per_block * tn * (_ceil(k, 64) + 3.0) / efficiency
-        if best is None or cost < best_cost * 0.999:
-            best, best_cost = name, cost
-    return best
-
-
-def choose_split_k(m, n, k, tile_m, tile_n, tile_k, sm_count):
-    """The split count gemm::detail::choose_split_k picks: split K when the output tiles leave most SMs idle
-    and every split still runs at least 8 k-tiles; aim at two blocks per SM, at most 128 splits."""
-    tiles = _ceil(m, tile_m) * _ceil(n, tile_n)
-    if tiles <= 0 or k <= 0 or 2 * tiles > sm_count:  # (an empty problem: no split)
-        return 1
-    split = min(2 * sm_count // tiles, _ceil(k, tile_k) // 8, 128)
-    return split if split >= 2 else 1
 
 
 def _pair(value, what):
@@ -143,6 +89,10 @@ class ConvProblem:
             return self.K, rs * self.C, npq
         return npq, self.K, rs * self.C
 
+    def planner_geometry(self):
+        """N, H, W, C, K, R, S, pad, stride, dilation as tilefuse._C.plan_conv2d takes them."""
+        return (self.N, self.H, self.W, self.C, self.K, self.R, self.S, *self.pad, *self.stride, *self.dilation)
+
     def geometry(self):
         """ConvGeometry's 15 ints in declaration order (conv/implicit_gemm.h)."""
         return (self.N, self.H, self.W, self.C, self.K, self.R, self.S, self.P, self.Q, *self.pad, *self.stride,
@@ -169,26 +119,24 @@ class ConvOperation:
 
     mode: str
     family: str
-    tile: str
+    config: str  # the C++ config the kernel was compiled with
+    tile: tuple  # (tile m, tile n, tile k)
     element: str
     aligned: bool
     arch: str
     cpp_tree: str
     cached: object  # tilefuse.jit CachedKernel
-    why: str
     loaded: dict = None
 
     def describe(self):
-        source = kernel_origin(self.cached)
+        tm, tn, tk = self.tile
         if self.family == "sm90":
-            config, tn, _ = SM90_TILES[self.tile]
-            kernel = (f"sm90 TMA + WGMMA implicit-GEMM conv2d fprop (warp-specialized, persistent), tile 128x{tn}x64 "
-                      f"({config}), x gathered by 16-byte cp.async of the producer warpgroup, w by TMA")
+            kernel = (f"sm90 TMA + WGMMA implicit-GEMM conv2d fprop (warp-specialized, persistent), tile {tm}x{tn}x{tk} "
+                      f"({self.config}), x gathered by 16-byte cp.async of the producer warpgroup, w by TMA")
         else:
-            config, tm, tn, tk, _, _ = SM80_TILES[self.tile]
             path = "16-byte cp.async gathers" if self.aligned else "element-wise gathers"
-            kernel = f"sm80 mma.sync implicit-GEMM conv2d {self.mode}, tile {tm}x{tn}x{tk} ({config}), {path}"
-        return (f"{kernel}, {self.element} operands, {self.arch}; {self.why}; kernel from the {source} "
+            kernel = f"sm80 mma.sync implicit-GEMM conv2d {self.mode}, tile {tm}x{tn}x{tk} ({self.config}), {path}"
+        return (f"{kernel}, {self.element} operands, {self.arch}; kernel from the {kernel_origin(self.cached)} "
                 f"({self.cached.path}); epilogue {self.cpp_tree}")
 
     def kernel_on(self, device):
@@ -199,10 +147,13 @@ class ConvOperation:
 
 @dataclass
 class ConvPlan:
-    """What run() launches for one signature: the compiled operation and how many ways K is split."""
+    """What run() launches for one signature: the compiled operation, how many ways K is split, and the
+    C++ planner's plan it came from (conv::plan_conv2d through tilefuse._C: its choices and reasons)."""
 
     operation: ConvOperation
     split_k: int = 1
+    planner: dict = None
+    why: str = ""
 
     def __getattr__(self, name):  # family, tile, aligned, ... of the operation
         return getattr(self.__dict__["operation"], name)
@@ -211,7 +162,7 @@ class ConvPlan:
         text = self.operation.describe()
         if self.split_k > 1:
             text = text.replace(";", f", split-K {self.split_k} (fp32 partials, then a pass that applies the epilogue);", 1)
-        return text
+        return text.replace(";", f"; {self.why};", 1)
 
 
 def parse_conv_layout(words):
@@ -385,52 +336,68 @@ class Conv2d:
         a, b, problem, dtype, device = self._operands(a, b, input_size)
         return self._plan(a, b, problem, dtype, device, self._epilogue_arguments(arguments, problem))
 
-    def _choose(self, a, b, problem, device):
-        """(family, tile, aligned, arch, why) for the problem on `device`."""
-        sm_count, major, minor = device_properties(device)
-        m, n, k = problem.gemm(self.mode)
-        if problem.C % 8 or problem.K % 8:
-            aligned, why_narrow = False, f"C = {problem.C} and K = {problem.K} are not both multiples of 8"
-        elif a.data_ptr() % 16 or b.data_ptr() % 16:
-            aligned, why_narrow = False, "an operand is not 16-byte aligned"
+    def _plan_input(self, a, b, problem, dtype, device, tree):
+        """The C++ planner's plan (a dict; conv::plan_conv2d) for this call, and the launcher's reach: this
+        package launches the Hopper fprop kernel with the gathering source and the sm80 kernel of every mode,
+        so it asks the planner with those as overrides (conv::ConvOverrides) and says so."""
+        from . import _C
+
+        major, minor = device_properties(device)[1:]
+        reach = None
+        if self.kernel == "sm80":
+            family = "sm80"
+        elif self.mode != "fprop":
+            family, reach = "sm80", f"the Python path launches the Hopper {self.mode} kernel not yet"
         else:
-            aligned, why_narrow = True, ""
-        why_not_sm90 = ("it runs fprop only" if self.mode != "fprop" else
-                        f"the device is sm_{major}{minor}, not sm_90" if major != 9 else
-                        f"its gathers need 16-byte chunks: {why_narrow}" if not aligned else
-                        f"N*P*Q = {m} is too close to 2^31" if m > _INT_MAX - 256 else "")
-        if self.kernel == "sm90" and why_not_sm90:
-            raise TensorArgumentError(f"conv2d {self.mode}: kernel=\"sm90\" cannot run this problem: {why_not_sm90}")
-        if self.kernel != "sm80" and not why_not_sm90:
-            why = (f"Hopper kernel: sm_90 device, fprop, C and K multiples of 8, aligned tensors; tile by the wave model "
-                   f"on {sm_count} SMs" if self.kernel == "auto" else "Hopper kernel asked for (kernel=\"sm90\")")
-            return "sm90", choose_sm90_tile(m, n, k, sm_count), True, "sm_90a", why
-        arch = f"sm_{major}{minor}" + ("a" if major == 9 else "")
-        why = ("sm80 kernel asked for (kernel=\"sm80\")" if self.kernel == "sm80" else
-               f"sm80 kernel: the Hopper kernel is not used ({why_not_sm90})")
-        why += f"; tile by the wave model on {sm_count} SMs" + (f"; element-wise path: {why_narrow}" if why_narrow else "")
-        return "sm80", choose_sm80_tile(m, n, sm_count), aligned, arch, why
+            family = None
+        facts = tree_facts(tree)
+        plan = _C.plan_conv2d(self.mode, problem.planner_geometry(), dtype, facts["reads_memory"],
+                              facts["residual_by_tma"], (major, minor, device_properties(device)[0]),
+                              a.data_ptr() % 16 == 0 and b.data_ptr() % 16 == 0,
+                              0 if self.split_k == "auto" else self.split_k, family=family,
+                              sm90_source=None if family else "gather")
+        plan["reach"] = reach
+        return plan
+
+    def _why(self, plan):
+        """describe()'s reasons, all in the planner's words."""
+        if plan["family"] == "sm90":
+            why = ("Hopper kernel (" + ("asked for: kernel=\"sm90\"; " if self.kernel == "sm90" else "")
+                   + f"tile by the wave model: {plan['why_tile']}; source: {plan['why_source']})")
+        else:
+            why = ("sm80 kernel asked for (kernel=\"sm80\")" if self.kernel == "sm80" else
+                   f"sm80 kernel: the Hopper kernel is not used ({plan['reach'] or plan['why_not_hopper']})")
+            if not plan["aligned"]:
+                why += f"; element-wise path: {plan['why_narrow']}"
+        return why
 
     def _plan(self, a, b, problem, dtype, device, arguments):
         from .epilogue import to_cpp, trace
 
-        family, tile, aligned, arch, why = self._choose(a, b, problem, device)
         out = dtype if self.out_dtype is None else element_type(self.out_dtype, what="out_dtype").name
+        m, n, k = problem.gemm(self.mode)
+        aligned_bases = a.data_ptr() % 16 == 0 and b.data_ptr() % 16 == 0
         # The device is in the key: two GPUs of one arch may differ in SMs, and so in tile and split choices.
-        key = (dtype, out, problem, family, tile, aligned, arch, device,
+        key = (dtype, out, problem, aligned_bases, device,
                tuple(sorted((name, spec_key(value)) for name, value in arguments.items())))
         plan = self._operations.get(key)
         if plan is None:
-            m, n, k = problem.gemm(self.mode)
             graph = trace(self.epilogue, acc=(m, n), **arguments)
             tree = to_cpp(graph, element=out)
-            operation = _compiled(str(tree), self.mode, family, tile, dtype, aligned, arch, why, graph, tree)
-            split_k = 1
-            if family == "sm80":
-                _, tm, tn, tk, _, _ = SM80_TILES[tile]
-                split_k = (choose_split_k(m, n, k, tm, tn, tk, device_properties(device)[0])
-                           if self.split_k == "auto" else self.split_k)
-            plan = self._operations[key] = ConvPlan(operation, split_k)
+            planned = self._plan_input(a, b, problem, dtype, device, tree)
+            hopper = planned["family"] == "sm90"
+            if self.kernel == "sm90" and not hopper:
+                raise TensorArgumentError(f"conv2d {self.mode}: kernel=\"sm90\" cannot run this problem: "
+                                          f"{planned['reach'] or planned['why_not_hopper']}")
+            major, minor = device_properties(device)[1:]
+            arch = "sm_90a" if hopper else f"sm_{major}{minor}" + ("a" if major == 9 else "")
+            if hopper:
+                config, shape = planned["sm90_config"], (*planned["sm90_tile_shape"], 128 // 2)
+            else:
+                config, shape = planned["sm80_config"], planned["sm80_tile"]
+            operation = _compiled(str(tree), self.mode, planned["family"], config, shape, dtype, planned["aligned"],
+                                  arch, graph, tree)
+            plan = self._operations[key] = ConvPlan(operation, planned["split_k"], planned, self._why(planned))
         return plan
 
     # ---- running ----
@@ -507,18 +474,17 @@ class Conv2d:
         struct.pack_into("<15i", params, layout["geometry"], *problem.geometry())
         for field, value in (("m", m), ("n", n), ("k", k), ("batch", 1)):
             struct.pack_into("<q", params, layout[field], value)
+        tm, tn, tk = operation.tile
         if operation.family == "sm90":
-            config, tn, _ = SM90_TILES[operation.tile]
-            tiles_m, tiles_n = _ceil(m, 128), _ceil(n, tn)
+            tiles_m, tiles_n = _ceil(m, tm), _ceil(n, tn)
             struct.pack_into("<i", params, layout["tiles"], tiles_m * tiles_n)
             launch = Launch(kernel.kernel, min(tiles_m * tiles_n, device_properties(device)[0]),  # persistent
                             layout["threads"], layout["smem_bytes"])
             launch.pointers.append((layout["x"], "a"))
             element = operation.element
             launch.maps.append((layout["tma_b"], "b",
-                                lambda w: _C.encode_sm90_operand("w", element, w, k, n, 1, k, 0, 64, tn)))
+                                lambda w: _C.encode_sm90_operand("w", element, w, k, n, 1, k, 0, tk, tn)))
         else:
-            _, tm, tn, tk, _, _ = SM80_TILES[operation.tile]
             struct.pack_into("<i", params, layout["split_k"], split_k)
             struct.pack_into("<q", params, layout["k_per_split"], _ceil(_ceil(k, tk), split_k) * tk)
             tiles_m, tiles_n = _ceil(m, tm), _ceil(n, tn)
@@ -540,17 +506,16 @@ def _call_key(a, b, input_size, arguments):
     return None if key is None else (key, None if input_size is None else tuple(input_size))
 
 
-_COMPILED = {}  # (tree, mode, family, tile, element, aligned, arch) -> ConvOperation, shared by the process
+_COMPILED = {}  # (tree, mode, family, config, element, aligned, arch) -> ConvOperation, shared by the process
 
 
-def _compiled(tree_text, mode, family, tile, element, aligned, arch, why, graph, tree):
+def _compiled(tree_text, mode, family, config, tile, element, aligned, arch, graph, tree):
     from .jit import conv_kernel
 
-    key = (tree_text, mode, family, tile, element, aligned, arch)
+    key = (tree_text, mode, family, config, element, aligned, arch)
     if key not in _COMPILED:
-        config = SM90_TILES[tile][0] if family == "sm90" else SM80_TILES[tile][0]
         cached = conv_kernel(tree, element, mode, config, aligned, arch=arch)
-        operation = ConvOperation(mode, family, tile, element, aligned, arch, tree_text, cached, why)
+        operation = ConvOperation(mode, family, config, tuple(tile), element, aligned, arch, tree_text, cached)
         operation.graph, operation.tree = graph, tree
         _COMPILED[key] = operation
     return _COMPILED[key]

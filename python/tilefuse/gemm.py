@@ -21,35 +21,14 @@ from .kernel_params import (IDENTITY, Launch, WarmCall, allocate, call_key, call
 from .dtypes import element_type
 from .tensors import COLUMN_MAJOR, ROW_MAJOR, check_gemm_operands, torch_dtype
 
-# sm90 configs of include/tilefuse/gemm/gemm_config.h: (C++ name, tile m, tile n, tile k).
-SM90_TILES = {
-    "128x256": ("Sm90LargeConfig", 128, 256, 64),
-    "128x128": ("Sm90MediumConfig", 128, 128, 64),
-    "128x64": ("Sm90NarrowConfig", 128, 64, 64),
-}
 _ELEMENTS = ("bfloat16", "float16")
-# Sm90TileModel (gemm_sm90.hpp): the epilogue in units of k, and each tile's relative mainloop rate.
-_EPILOGUE_K, _EFFICIENCY, _NARROW_MIN_K = 192.0, {"128x256": 1.0, "128x128": 0.92, "128x64": 0.61}, 4096
 
 
-
-def choose_tile(m, n, k, batch, sm_count, tiles=None):
-    """The tile gemm::Sm90AutoConfig picks (choose_sm90_tile): fewest waves x tile work / efficiency.
-    tiles: the table to pick from (default SM90_TILES; the FP8 op passes its own, same names)."""
-    tiles = tiles or SM90_TILES
-
-    def cost(tile):
-        _, tm, tn, _ = tiles[tile]
-        work = -(-m // tm) * -(-n // tn) * batch
-        return -(-work // max(sm_count, 1)) * tm * tn * (-(-k // 64) * 64 + _EPILOGUE_K) / _EFFICIENCY[tile]
-
-    best = "128x256"
-    for tile in ("128x128", "128x64"):
-        if tile == "128x64" and k < _NARROW_MIN_K:
-            continue
-        if cost(tile) < cost(best):
-            best = tile
-    return best
+def plan_gemm(m, n, k, batch, device, tile=None):
+    """The C++ planner's Hopper GEMM plan (gemm::plan_gemm_sm90 through tilefuse._C): a dict of config,
+    tile, tile_shape (m, n, k) and why. device: (major, minor, SMs); tile: None (the wave model) or a name."""
+    from . import _C
+    return _C.plan_gemm_sm90(m, n, k, batch, device, tile)
 
 
 def _identity(acc):
@@ -109,12 +88,16 @@ class Gemm:
         d = gemm.run(a, w.t(), bias=b)          # a: (m, k), w: (n, k), b: (n,)
 
     run() returns D, or a dict of every output when the epilogue returns a dict. out_dtype: D's dtype
-    (default: the operands'). tile: "auto" (gemm::Sm90AutoConfig's wave model) or one of SM90_TILES.
+    (default: the operands'). tile: "auto" (the C++ planner's wave model, gemm::choose_sm90_tile) or "128x256",
+    "128x128", "128x64".
     """
 
     def __init__(self, epilogue=None, *, out_dtype=None, tile="auto"):
-        if tile != "auto" and tile not in SM90_TILES:
-            raise ValueError(f"tile={tile!r}: use 'auto' or one of {', '.join(SM90_TILES)}")
+        if tile != "auto":
+            try:
+                plan_gemm(1, 1, 1, 1, (9, 0, 132), tile)  # the planner knows its tiles
+            except ValueError as e:
+                raise ValueError(str(e).removeprefix("tilefuse: ")) from None
         self.epilogue = epilogue or _identity
         self.out_dtype = out_dtype
         self.tile = tile
@@ -136,12 +119,10 @@ class Gemm:
     def _check(self, a, b):
         return check_gemm_operands(a, b, allowed_dtypes=self._OPERAND_DTYPES, mixed_fp8=self._MIXED_FP8)
 
-    def _choose(self, ops, sm_count):
-        """(tile name, (C++ config, tile m, n, k), why) for the problem."""
-        tile = self.tile if self.tile != "auto" else choose_tile(ops.m, ops.n, ops.k, ops.batch, sm_count)
-        why = ("tile chosen by the wave model (gemm::Sm90AutoConfig) for this problem on "
-               f"{sm_count} SMs" if self.tile == "auto" else "tile fixed by the caller")
-        return tile, SM90_TILES[tile], why
+    def _choose(self, ops, device):
+        """(tile name, (C++ config, tile m, n, k), why) for the problem: the C++ planner's plan."""
+        plan = plan_gemm(ops.m, ops.n, ops.k, ops.batch, device, None if self.tile == "auto" else self.tile)
+        return plan["tile"], (plan["config"], *plan["tile_shape"]), plan["why"]
 
     def _plan(self, ops, arguments):
         from .epilogue import to_cpp, trace
@@ -153,8 +134,8 @@ class Gemm:
                 "a.contiguous() and b.t().contiguous().t()")
         out = self._out_dtype(ops.dtype)
         acc_shape = (ops.batch, ops.m, ops.n) if ops.batch > 1 else (ops.m, ops.n)
-        sm_count = device_properties(ops.device_index or 0)[0]
-        tile, config, why = self._choose(ops, sm_count)
+        sm_count, major, minor = device_properties(ops.device_index or 0)
+        tile, config, why = self._choose(ops, (major, minor, sm_count))
         element_b = ops.b.dtype if ops.b.dtype != ops.dtype else None
         # The plan key holds every shape, so a call with new shapes is traced (and its arguments' shapes
         # checked) again; the kernel itself is shared by every plan with the same tree and tile.

@@ -27,6 +27,23 @@ def device_properties(device):
     return tuple(_C.device_properties(device))
 
 
+_16BIT = ("bfloat16", "float16")
+
+
+def tree_facts(tree):
+    """What the C++ planners need of an epilogue tree (conv::TreeFacts), read off its C++ type (a lowered
+    CppEpilogue) as the C++ traits read it: whether it reads tensors (epilogue::reads_memory), and whether the
+    Hopper kernel loads its residual by TMA: one 16-bit Store of an elementwise tree holding exactly one 16-bit
+    AuxLoad (epilogue::Stores16BitOfElementwise and has_stageable_aux). A parity test compares both sides."""
+    text = str(tree)
+    outputs = [a for a in tree.arguments if a.is_output]
+    aux = [a for a in tree.arguments if a.kind == "aux_load"]
+    residual = (len(outputs) == 1 and outputs[0].kind == "store" and outputs[0].dtype in _16BIT
+                and text.count("AuxLoad<") == 1 and aux[0].dtype in _16BIT)
+    return {"reads_memory": any(k in text for k in ("AuxLoad<", "RowBroadcast<", "ColBroadcast<")),
+            "residual_by_tma": residual}
+
+
 def torch_module():
     import torch
     return torch

@@ -22,21 +22,9 @@ them beside each k-tile's operands.
 import struct
 
 from .errors import TensorArgumentError
-from .gemm import Gemm, choose_tile
+from .gemm import Gemm
 from .kernel_params import signature
 
-# Fast accumulation: the FP8 tiles of gemm_config.h by the names of the wave model's table.
-FP8_TILES = {
-    "128x256": ("Sm90Fp8LargeConfig", 128, 256, 128),
-    "128x128": ("Sm90Fp8MediumConfig", 128, 128, 128),
-    "128x64": ("Sm90Fp8NarrowConfig", 128, 64, 128),
-}
-FP8_PROMOTED = ("Sm90Fp8PromotedConfig", 128, 128, 128)
-FP8_BLOCK_SCALED = ("Sm90Fp8BlockScaledConfig", 128, 128, 128)
-# Row-wise fast accumulation with K of at most 8 k-tiles runs ping-pong, as gemm::ScaledGemm does: the
-# epilogue's scale-vector loads run under the other warpgroup's mainloop (docs/notes/gemm_fp8.md v113-v114).
-FP8_PING_PONG = ("Sm90Fp8PingPongConfig", 128, 128, 128)
-ROW_WISE_PING_PONG_MAX_K_TILES = 8
 _FP8 = ("float8_e4m3", "float8_e5m2")
 
 
@@ -80,18 +68,12 @@ class ScaledGemm(Gemm):
         if block_wise:
             self._MAINLOOP_ARGUMENTS = ("scale_a", "scale_b")
 
-    def _choose(self, ops, sm_count):
-        if self.mode == "block-wise":
-            return "128x128", FP8_BLOCK_SCALED, ("block-wise scales: every k-tile's sum (128 of K) promoted into fp32 "
-                                                 "registers times its scales")
-        if not self.fast_accum:
-            return "128x128", FP8_PROMOTED, ("use_fast_accum=False: every k-tile's sum (128 of K) promoted into fp32 "
-                                             "registers, as torch's default accumulation")
-        if self.mode == "row-wise" and -(-ops.k // 128) <= ROW_WISE_PING_PONG_MAX_K_TILES:
-            return "128x128 ping-pong", FP8_PING_PONG, ("fast accumulation, row-wise scales with short K: ping-pong "
-                                                        "(gemm::ScaledGemm's picks_ping_pong)")
-        tile = choose_tile(ops.m, ops.n, ops.k, ops.batch, sm_count, FP8_TILES)
-        return tile, FP8_TILES[tile], f"fast accumulation, tile by the wave model on {sm_count} SMs"
+    def _choose(self, ops, device):
+        """The C++ planner's plan (gemm::plan_scaled_gemm, as gemm::ScaledGemm picks it)."""
+        from . import _C
+
+        plan = _C.plan_scaled_gemm(ops.m, ops.n, ops.k, ops.batch, device, self.mode, self.fast_accum)
+        return plan["tile"], (plan["config"], *plan["tile_shape"]), plan["why"]
 
     def _pack(self, operation, kernel, layout, ops, arguments, outputs, sm_count):
         """Gemm's packing, plus (block-wise) the scales' pointers and strides for the mainloop."""

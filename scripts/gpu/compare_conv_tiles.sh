@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Times one conv preset under each forced Hopper tile (TILEFUSE_CONV_SM90_TILE) and prints, per
+# Times one conv preset under each forced Hopper tile (tilefuse-bench --sm90-tile) and prints, per
 # layer, tilefuse's median ms per tile beside the first peer's, so that the tile model and the
 # schedules can be compared in one run. Each tile's JSON goes to $OUT/tiles-<preset>-<epilogue>.json
 # (merged). Usage (device machine, after building <build>/bench/tilefuse-bench):
@@ -12,12 +12,11 @@ OUT="${OUT:-.}"
 tmp=$(mktemp -d)
 n=0
 for tile in "$@"; do
-  if [[ $tile == auto ]]; then unset TILEFUSE_CONV_SM90_TILE; else export TILEFUSE_CONV_SM90_TILE=$tile; fi
+  tile_flag=(); [[ $tile == auto ]] || tile_flag=(--sm90-tile "$tile")
   # Numbered, so that a tile named twice (A B A, for drift) keeps both runs.
-  "$build/bench/tilefuse-bench" conv2d --preset "$preset" --mode "${MODE:-fprop}" --dtype bf16 --epilogue "$epilogue" --json "$tmp/$n.json" >/dev/null
+  "$build/bench/tilefuse-bench" conv2d "${tile_flag[@]}" --preset "$preset" --mode "${MODE:-fprop}" --dtype bf16 --epilogue "$epilogue" --json "$tmp/$n.json" >/dev/null
   n=$((n + 1))
 done
-unset TILEFUSE_CONV_SM90_TILE
 python3 - "$tmp" "$OUT/tiles-$preset-$epilogue.json" "$@" <<'PY'
 import json, sys
 tmp, out, tiles = sys.argv[1], sys.argv[2], sys.argv[3:]

@@ -7,7 +7,7 @@
 #   scripts/gpu/variants_bench.sh 'A=' 'B=-DTILEFUSE_X=1' ... -- '<bench args>' ['<bench args>' ...]
 # The first variant is the baseline (usually no flags). Build directories: build-var-<name>. A variant
 # written 'B=@VAR=value ...' is no build of its own: the first variant's binary run with those
-# environment assignments (a runtime switch, e.g. 'B=@TILEFUSE_CONV_SPLIT_REDUCTION=pass').
+# environment assignments (a runtime switch).
 # BENCH_BINARY=<path>: the first variant's tilefuse-bench, already built (with its flags empty).
 set -euo pipefail
 OUT="${OUT:-.}"

@@ -62,25 +62,24 @@ i=0
 for layer in "$@"; do
   for v in $variants; do
     tile=${v%%:*} split=${v##*:}
-    if [[ $tile == auto ]]; then unset TILEFUSE_CONV_SM90_TILE; else export TILEFUSE_CONV_SM90_TILE=$tile; fi
+    tile_flag=(); [[ $tile == auto ]] || tile_flag=(--sm90-tile "$tile")
     # shellcheck disable=SC2086
-    timeout 60 "$build/bench/tilefuse-bench" conv2d $layer --dtype bf16 --split-k "$split" --json "$tmp/b$i.json" > "$tmp/b$i.txt" 2>&1
+    timeout 60 "$build/bench/tilefuse-bench" conv2d "${tile_flag[@]}" $layer --dtype bf16 --split-k "$split" --json "$tmp/b$i.json" > "$tmp/b$i.txt" 2>&1
     # shellcheck disable=SC2086
     timeout 60 ncu --clock-control none --cache-control "${NCU_CACHE:-all}" --csv -k "regex:sm90_gemm_kernel|split_k_epilogue" --launch-skip 2 --launch-count 2 --metrics $metrics \
-      "$build/bench/tilefuse-bench" conv2d $layer --dtype bf16 --split-k "$split" --reps 3 --warmup-calls 1 --warmup-ms 1 > "$tmp/n$i.csv" 2> "$tmp/n$i.err"
+      "$build/bench/tilefuse-bench" conv2d "${tile_flag[@]}" $layer --dtype bf16 --split-k "$split" --reps 3 --warmup-calls 1 --warmup-ms 1 > "$tmp/n$i.csv" 2> "$tmp/n$i.err"
     echo "$i|$layer|$v" >> "$tmp/index"
     python3 "$tmp/row.py" "$tmp" "$i"
     i=$((i + 1))
   done
   if [[ ${DETAIL:-0} == 1 ]]; then
     v=${variants%% *}; tile=${v%%:*} split=${v##*:}
-    if [[ $tile == auto ]]; then unset TILEFUSE_CONV_SM90_TILE; else export TILEFUSE_CONV_SM90_TILE=$tile; fi
+    tile_flag=(); [[ $tile == auto ]] || tile_flag=(--sm90-tile "$tile")
     # shellcheck disable=SC2206
-    bench=("$build/bench/tilefuse-bench" conv2d $layer --dtype bf16 --split-k "$split" --reps 3 --warmup-calls 1 --warmup-ms 1)
+    bench=("$build/bench/tilefuse-bench" conv2d "${tile_flag[@]}" $layer --dtype bf16 --split-k "$split" --reps 3 --warmup-calls 1 --warmup-ms 1)
     ncu=(ncu --clock-control none)
     source "$(dirname "$0")/ncu_detail.sh"
     detail "layer$i" sm90_gemm_kernel > "$OUT/ncu-detail-$i.txt" 2>&1
   fi
 done
-unset TILEFUSE_CONV_SM90_TILE
 rm -rf "$tmp"

@@ -47,6 +47,7 @@ struct Buffers {
 
 FusedFprop::Arguments valid_fprop(Buffers const& b) {
   FusedFprop::Arguments args;
+  args.overrides = test_conv_overrides();
   args.problem = kProblem;
   args.problem.mode = ConvMode::kFprop;
   args.x = b.x.as<T const>();
@@ -57,6 +58,7 @@ FusedFprop::Arguments valid_fprop(Buffers const& b) {
 
 PlainDgrad::Arguments valid_dgrad(Buffers const& b) {
   PlainDgrad::Arguments args;
+  args.overrides = test_conv_overrides();
   args.problem = kProblem;
   args.problem.mode = ConvMode::kDgrad;
   args.dy = b.dy.as<T const>();
@@ -67,6 +69,7 @@ PlainDgrad::Arguments valid_dgrad(Buffers const& b) {
 
 PlainWgrad::Arguments valid_wgrad(Buffers const& b) {
   PlainWgrad::Arguments args;
+  args.overrides = test_conv_overrides();
   args.problem = kProblem;
   args.problem.mode = ConvMode::kWgrad;
   args.x = b.x.as<T const>();

@@ -34,6 +34,7 @@ void check_coordinates(Conv2dProblem p) {
   x.fill_bytes(0, stream.get()), w.fill_bytes(0, stream.get()), dy.fill_bytes(0, stream.get());
   d.fill_bytes(0xff, stream.get());
   typename Op::Arguments args;
+  args.overrides = test_conv_overrides();
   args.problem = p;
   args.x = x.as<half_t>(), args.w = w.as<half_t>(), args.dy = dy.as<half_t>();
   args.epilogue.set("D", d.as<float>());

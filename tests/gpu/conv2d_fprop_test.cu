@@ -24,6 +24,7 @@ TEST(Conv2dCanImplement, RunRefusesWhatCanImplementRefusesAndWritesNothing) {
   DeviceBuffer y(static_cast<std::size_t>(p.N * p.P() * p.Q() * p.K) * 2);
   y.fill_bytes(kPoisonByte, stream.get());
   PlainFprop::Arguments args;
+  args.overrides = test_conv_overrides();
   args.problem = p;
   args.problem.mode = ConvMode::kDgrad;
   args.x = x.as<bfloat16_t const>();

@@ -211,6 +211,8 @@ bool run_conv_case(ConvCase const& c, Stream const& stream, CaseTally& tally) {
   for (auto const& t : tensors) t->device.upload(t->initial.data(), stream.get());
 
   typename Op::Arguments args;
+
+  args.overrides = test_conv_overrides();
   args.problem = p;
   if (x) args.x = x->template device_data<T>();
   if (w) args.w = w->template device_data<T>();

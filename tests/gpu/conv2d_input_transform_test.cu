@@ -62,6 +62,8 @@ void run_case(Conv2dProblem p, unsigned seed) {
   dd.fill_bytes(0xff, stream.get());  // NaN: an element the kernel skips stays NaN
 
   typename Op::Arguments args;
+
+  args.overrides = test_conv_overrides();
   args.problem = p;
   args.x = dx.as<Element>();
   args.w = dw.as<Element>();

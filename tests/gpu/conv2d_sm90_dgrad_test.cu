@@ -4,7 +4,7 @@
 // runs the TMA + WGMMA kernel (dy by TMA im2col over the flipped filter, w read MN-major); the others
 // (stride 2, K = 40, C = 3, misaligned operands) fall back to the sm80 path inside the same lists.
 // Every output element is checked against the host reference (conv2d_harness.hpp); the
-// Conv2dSm90DgradTile tests force each tile and schedule (TILEFUSE_CONV_SM90_TILE). Then the
+// Conv2dSm90DgradTile tests force each tile and schedule (ConvOverrides::sm90_tile). Then the
 // selection: describe() names the Hopper dgrad for such problems and the sm80 path, with why, otherwise.
 
 #include "conv2d_test_cases.hpp"
@@ -64,7 +64,7 @@ TILEFUSE_GPU_CONV_TEST(Conv2dSmall, Bf16DgradSm90, bfloat16_t, kDgrad, conv_spec
 // Every Hopper tile and schedule on the dgrad cases.
 #define TILEFUSE_GPU_DGRAD_TILE_TEST(Name, tile, Spec, cases)                          \
   TEST(Conv2dSm90DgradTile, Name) {                                                    \
-    ScopedEnv const forced("TILEFUSE_CONV_SM90_TILE", tile);                           \
+    ScopedConvOverride const forced(ConvOverride::kTile, tile);                           \
     run_conv_cases<bfloat16_t, ConvMode::kDgrad, Spec, Sm80AutoConfig>(cases);         \
   }
 TILEFUSE_GPU_DGRAD_TILE_TEST(Large, "large", conv_specs::Plain, sm90_dgrad_cases(970))
@@ -85,6 +85,7 @@ std::string describe_dgrad(Conv2dProblem p) {
   DeviceBuffer w(static_cast<std::size_t>(p.K * p.R * p.S * p.C) * 2);
   DeviceBuffer dx(static_cast<std::size_t>(p.N * p.H * p.W * p.C) * 2);
   SelectDgrad::Arguments args;
+  args.overrides = test_conv_overrides();
   args.problem = p;
   args.dy = dy.as<bfloat16_t const>();
   args.w = w.as<bfloat16_t const>();

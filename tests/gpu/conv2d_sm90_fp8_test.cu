@@ -1,6 +1,6 @@
 // FP8 Conv2d fprop (e4m3 / e5m2 x and w, bf16 output) on the Hopper kernel, reached through the default
 // config: x by TMA im2col where C is a multiple of 128 (the FP8 k-tile), else by the cp.async gathering
-// producer (C a multiple of 16); every tile and schedule forced once (TILEFUSE_CONV_SM90_TILE). Each
+// producer (C a multiple of 16); every tile and schedule forced once (ConvOverrides::sm90_tile). Each
 // output element is checked against the float64 reference of the same tree (conv2d_harness.hpp): x and
 // w hold integers in [-2, 2] (exact in both FP8 types), the per-tensor scales are powers of two, and the
 // bound adds 2^-8 of sum |x w| for the tensor cores' FP8 accumulation (it keeps fewer bits than fp32).
@@ -108,21 +108,21 @@ TEST(Conv2dSm90Fp8, E4m3ResNet50BiasReluResidual) {
 
 // Every Hopper tile and schedule, and the gather source on the im2col problems.
 template <class Spec>
-void run_fp8_forced(char const* variable, char const* value, std::uint64_t seed) {
-  ScopedEnv const forced(variable, value);
+void run_fp8_forced(ConvOverride variable, char const* value, std::uint64_t seed) {
+  ScopedConvOverride const forced(variable, value);
   run_fp8_cases<float_e4m3_t, Spec>(fp8_cases(seed));
 }
-TEST(Conv2dSm90Fp8Tile, Large) { run_fp8_forced<fp8_specs::Scaled>("TILEFUSE_CONV_SM90_TILE", "large", 970); }
-TEST(Conv2dSm90Fp8Tile, Medium) { run_fp8_forced<fp8_specs::Scaled>("TILEFUSE_CONV_SM90_TILE", "medium", 971); }
-TEST(Conv2dSm90Fp8Tile, Narrow) { run_fp8_forced<fp8_specs::Scaled>("TILEFUSE_CONV_SM90_TILE", "narrow", 972); }
+TEST(Conv2dSm90Fp8Tile, Large) { run_fp8_forced<fp8_specs::Scaled>(ConvOverride::kTile, "large", 970); }
+TEST(Conv2dSm90Fp8Tile, Medium) { run_fp8_forced<fp8_specs::Scaled>(ConvOverride::kTile, "medium", 971); }
+TEST(Conv2dSm90Fp8Tile, Narrow) { run_fp8_forced<fp8_specs::Scaled>(ConvOverride::kTile, "narrow", 972); }
 TEST(Conv2dSm90Fp8Tile, PingPongNarrowBiasReluResidual) {
-  run_fp8_forced<fp8_specs::ScaledBiasReluResidual>("TILEFUSE_CONV_SM90_TILE", "pingpong-narrow", 973);
+  run_fp8_forced<fp8_specs::ScaledBiasReluResidual>(ConvOverride::kTile, "pingpong-narrow", 973);
 }
 TEST(Conv2dSm90Fp8Tile, PingPongMedium) {
-  run_fp8_forced<fp8_specs::Scaled>("TILEFUSE_CONV_SM90_TILE", "pingpong-medium", 974);
+  run_fp8_forced<fp8_specs::Scaled>(ConvOverride::kTile, "pingpong-medium", 974);
 }
 TEST(Conv2dSm90Fp8Tile, GatherBiasReluResidual) {
-  run_fp8_forced<fp8_specs::ScaledBiasReluResidual>("TILEFUSE_CONV_SM90_SOURCE", "gather", 975);
+  run_fp8_forced<fp8_specs::ScaledBiasReluResidual>(ConvOverride::kSource, "gather", 975);
 }
 // The compute-sanitizer subset (Conv2dSmall.*).
 TEST(Conv2dSmall, E4m3FpropSm90) {
@@ -142,6 +142,7 @@ Status fp8_can_implement(Conv2dProblem p, int split_k = 1, std::size_t offset = 
   DeviceBuffer w(static_cast<std::size_t>(p.K * p.R * p.S * p.C) + 16);
   DeviceBuffer y(static_cast<std::size_t>(p.N * p.P() * p.Q() * p.K) * 2);
   Fp8Op::Arguments args;
+  args.overrides = test_conv_overrides();
   args.problem = p;
   args.x = reinterpret_cast<float_e4m3_t const*>(x.as<std::uint8_t>() + offset);
   args.w = reinterpret_cast<float_e4m3_t const*>(w.as<std::uint8_t>() + offset);

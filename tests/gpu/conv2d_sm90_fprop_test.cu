@@ -3,8 +3,8 @@
 // and aligned operands runs the TMA + WGMMA kernel, its x by TMA im2col where C is a multiple of 64
 // (and the geometry fits an im2col tensor map), else by the cp.async gathering producer; the others
 // (C = 3, odd channels, misaligned operands) fall back to the sm80 path inside the same lists. The
-// *Gather tests rerun lists with TILEFUSE_CONV_SM90_SOURCE=gather, so both sources see the same
-// problems; the Conv2dSm90FpropTile tests force each tile and schedule (TILEFUSE_CONV_SM90_TILE). Every
+// *Gather tests rerun lists with the gather source forced (ConvOverrides::sm90_source), so both sources see the same
+// problems; the Conv2dSm90FpropTile tests force each tile and schedule (ConvOverrides::sm90_tile). Every
 // output element is checked against the host reference (conv2d_harness.hpp). Then the
 // selection itself: describe() names the Hopper kernel and its source for an aligned fprop, and the
 // sm80 path, with the reason, otherwise.
@@ -61,19 +61,19 @@ inline std::vector<ConvCase> sm90_im2col_cases(std::uint64_t seed) {
   return seeded(cases, seed);
 }
 
-// A bf16 / fp16 fprop case list run with one environment variable set: TILEFUSE_CONV_SM90_SOURCE=gather
-// (both sources see the same problems) or TILEFUSE_CONV_SM90_TILE=<tile> (every Hopper tile and
+// A bf16 / fp16 fprop case list run with one planner override set: the gather source forced (ConvOverrides::sm90_source)
+// (both sources see the same problems) or the tile forced (ConvOverrides::sm90_tile) (every Hopper tile and
 // schedule on the im2col cases: the model reaches the cooperative 128x64 and 128x128 tiles only with
 // the gather source, and ping-pong 128x128 only for epilogues that read no memory).
 #define TILEFUSE_GPU_CONV_ENV_TEST(Suite, Name, T, variable, value, Spec, cases) \
   TEST(Suite, Name) {                                                            \
-    ScopedEnv const forced(variable, value);                                     \
+    ScopedConvOverride const forced(variable, value);                                     \
     run_conv_cases<T, ConvMode::kFprop, Spec, Sm80AutoConfig>(cases);            \
   }
 #define TILEFUSE_GPU_CONV_GATHER_TEST(Suite, Name, T, Spec, cases) \
-  TILEFUSE_GPU_CONV_ENV_TEST(Suite, Name, T, "TILEFUSE_CONV_SM90_SOURCE", "gather", Spec, cases)
+  TILEFUSE_GPU_CONV_ENV_TEST(Suite, Name, T, ConvOverride::kSource, "gather", Spec, cases)
 #define TILEFUSE_GPU_CONV_TILE_TEST(Name, tile, Spec, cases) \
-  TILEFUSE_GPU_CONV_ENV_TEST(Conv2dSm90FpropTile, Name, bfloat16_t, "TILEFUSE_CONV_SM90_TILE", tile, Spec, cases)
+  TILEFUSE_GPU_CONV_ENV_TEST(Conv2dSm90FpropTile, Name, bfloat16_t, ConvOverride::kTile, tile, Spec, cases)
 
 TILEFUSE_GPU_CONV_TILE_TEST(NarrowCooperative, "narrow", conv_specs::Plain, sm90_im2col_cases(930))
 TILEFUSE_GPU_CONV_TILE_TEST(MediumCooperative, "medium", conv_specs::Plain, sm90_im2col_cases(931))
@@ -95,7 +95,7 @@ TILEFUSE_GPU_CONV_TILE_TEST(PingPongMediumTileCases, "pingpong-medium", conv_spe
 TILEFUSE_GPU_CONV_TILE_TEST(WideCooperative, "wide", conv_specs::Plain, sm90_im2col_cases(938))
 TILEFUSE_GPU_CONV_TILE_TEST(WideTileCases, "wide", conv_specs::Plain, sm90_tile_cases(939))
 TILEFUSE_GPU_CONV_TILE_TEST(WideFoldedBnSilu, "wide", conv_specs::FoldedBnSilu, sm90_im2col_cases(940))
-TILEFUSE_GPU_CONV_ENV_TEST(Conv2dSm90FpropTile, WideFp16, half_t, "TILEFUSE_CONV_SM90_TILE", "wide", conv_specs::Plain,
+TILEFUSE_GPU_CONV_ENV_TEST(Conv2dSm90FpropTile, WideFp16, half_t, ConvOverride::kTile, "wide", conv_specs::Plain,
                            sm90_im2col_cases(941))
 // 64x256 ping-pong (64-row tiles, one per consumer warpgroup): forced on the im2col and tile cases, bf16
 // and fp16, plain, with per-channel vectors, and with the residual by TMA (each consumer warpgroup's
@@ -104,13 +104,13 @@ TILEFUSE_GPU_CONV_ENV_TEST(Conv2dSm90FpropTile, WideFp16, half_t, "TILEFUSE_CONV
 TILEFUSE_GPU_CONV_TILE_TEST(ShortLarge, "64x256", conv_specs::Plain, sm90_im2col_cases(941))
 TILEFUSE_GPU_CONV_TILE_TEST(ShortLargeTileCases, "64x256", conv_specs::Plain, sm90_tile_cases(942))
 TILEFUSE_GPU_CONV_TILE_TEST(ShortLargeFoldedBnSilu, "64x256", conv_specs::FoldedBnSilu, sm90_im2col_cases(943))
-TILEFUSE_GPU_CONV_ENV_TEST(Conv2dSm90FpropTile, ShortLargeFp16, half_t, "TILEFUSE_CONV_SM90_TILE", "64x256", conv_specs::Plain,
+TILEFUSE_GPU_CONV_ENV_TEST(Conv2dSm90FpropTile, ShortLargeFp16, half_t, ConvOverride::kTile, "64x256", conv_specs::Plain,
                            sm90_im2col_cases(944))
 TILEFUSE_GPU_CONV_TILE_TEST(ShortLargeBiasReluResidual, "64x256", conv_specs::BiasReluResidual, sm90_im2col_cases(945))
 TILEFUSE_GPU_CONV_TILE_TEST(ShortLargeTileCasesBiasReluResidual, "64x256", conv_specs::BiasReluResidual,
                             sm90_tile_cases(946))
 TILEFUSE_GPU_CONV_TILE_TEST(ShortLargeAlphaBetaResidual, "64x256", conv_specs::AlphaBetaResidual, sm90_im2col_cases(947))
-TILEFUSE_GPU_CONV_ENV_TEST(Conv2dSm90FpropTile, ShortLargeFp16ResidualAfterRelu, half_t, "TILEFUSE_CONV_SM90_TILE", "64x256",
+TILEFUSE_GPU_CONV_ENV_TEST(Conv2dSm90FpropTile, ShortLargeFp16ResidualAfterRelu, half_t, ConvOverride::kTile, "64x256",
                            conv_specs::ResidualAfterRelu, sm90_im2col_cases(948))
 
 TILEFUSE_GPU_CONV_TEST(Conv2dSm90Fprop, Bf16Im2colCases, bfloat16_t, kFprop, conv_specs::Plain, Sm80AutoConfig, sm90_im2col_cases(920))
@@ -145,6 +145,7 @@ std::string describe_fprop(Conv2dProblem p, int split_k = 1) {
   DeviceBuffer w(static_cast<std::size_t>(p.K * p.R * p.S * p.C) * 2);
   DeviceBuffer y(static_cast<std::size_t>(p.N * p.P() * p.Q() * p.K) * 2);
   typename SelectFprop<Config>::Arguments args;
+  args.overrides = test_conv_overrides();
   args.problem = p;
   args.x = x.as<bfloat16_t const>();
   args.w = w.as<bfloat16_t const>();
@@ -174,7 +175,7 @@ TEST(Conv2dSm90Select, AlignedFpropRunsTheHopperKernel) {
   EXPECT_NE(few.find("tile 128x128x64"), std::string::npos) << "50 tiles of 128x256 leave most SMs idle\n" << few;
   EXPECT_NE(few.find("ping-pong"), std::string::npos) << "a plain 128x128 epilogue runs ping-pong\n" << few;
   // The gather source has no ping-pong configs.
-  ScopedEnv const gather("TILEFUSE_CONV_SM90_SOURCE", "gather");
+  ScopedConvOverride const gather(ConvOverride::kSource, "gather");
   std::string const gathered = describe_fprop<Sm80AutoConfig>(conv_problem(2, 14, 14, 64, 64, 3, 3, 1));
   EXPECT_NE(gathered.find("tile 128x64x64"), std::string::npos) << gathered;
   EXPECT_EQ(gathered.find("ping-pong"), std::string::npos) << gathered;
@@ -183,11 +184,11 @@ TEST(Conv2dSm90Select, AlignedFpropRunsTheHopperKernel) {
 TEST(Conv2dSm90Select, ForcedTileIsTheOneThatRuns) {
   std::string const skip = sm90_skip_reason();
   if (!skip.empty()) GTEST_SKIP() << skip;
-  ScopedEnv const forced("TILEFUSE_CONV_SM90_TILE", "narrow");
+  ScopedConvOverride const forced(ConvOverride::kTile, "narrow");
   std::string const d = describe_fprop<Sm80AutoConfig>(conv_problem(2, 14, 14, 64, 64, 3, 3, 1));
   EXPECT_NE(d.find("tile 128x64x64"), std::string::npos) << d;
   EXPECT_EQ(d.find("ping-pong"), std::string::npos) << "forced cooperative 128x64\n" << d;
-  EXPECT_NE(d.find("forced by TILEFUSE_CONV_SM90_TILE"), std::string::npos) << d;
+  EXPECT_NE(d.find("forced (ConvOverrides::sm90_tile)"), std::string::npos) << d;
 }
 
 TEST(Conv2dSm90Select, OutputChannelsInWholeTilesOf160TakeThe128x160Tile) {
@@ -198,12 +199,12 @@ TEST(Conv2dSm90Select, OutputChannelsInWholeTilesOf160TakeThe128x160Tile) {
   EXPECT_NE(d.find("tile 128x160x64"), std::string::npos) << "N = 320 is two whole 160-wide tiles\n" << d;
   EXPECT_NE(d.find("128x160: 128 tiles"), std::string::npos) << "the wave model weighs it\n" << d;
   // Forced where it does not exist (the gather source), the request is ignored, and said so.
-  ScopedEnv const forced("TILEFUSE_CONV_SM90_TILE", "wide");
+  ScopedConvOverride const forced(ConvOverride::kTile, "wide");
   std::string const gathered = [] {
-    ScopedEnv const gather("TILEFUSE_CONV_SM90_SOURCE", "gather");
+    ScopedConvOverride const gather(ConvOverride::kSource, "gather");
     return describe_fprop<Sm80AutoConfig>(conv_problem(2, 14, 14, 64, 64, 3, 3, 1));
   }();
-  EXPECT_NE(gathered.find("TILEFUSE_CONV_SM90_TILE=wide ignored"), std::string::npos) << gathered;
+  EXPECT_NE(gathered.find("ConvOverrides::sm90_tile = wide ignored"), std::string::npos) << gathered;
   EXPECT_EQ(gathered.find("tile 128x160"), std::string::npos) << "the gather source has no 128x160 config\n" << gathered;
 }
 
@@ -237,6 +238,7 @@ std::string describe_fused_fprop(Conv2dProblem p, int residual_offset = 0) {
   DeviceBuffer residual(outputs * 2 + 16);
   DeviceBuffer bias(static_cast<std::size_t>(p.K) * 2);
   Fused::Arguments args;
+  args.overrides = test_conv_overrides();
   args.problem = p;
   args.x = x.as<bfloat16_t const>();
   args.w = w.as<bfloat16_t const>();
@@ -297,6 +299,7 @@ TEST(Conv2dSm90Select, HopperRunsNeedNoWorkspace) {
   DeviceBuffer w(static_cast<std::size_t>(p.K * p.R * p.S * p.C) * 2);
   DeviceBuffer y(static_cast<std::size_t>(p.N * p.P() * p.Q() * p.K) * 2);
   SelectFprop<Sm80AutoConfig>::Arguments args;
+  args.overrides = test_conv_overrides();
   args.problem = p;
   args.x = x.as<bfloat16_t const>();
   args.w = w.as<bfloat16_t const>();
@@ -329,10 +332,10 @@ TEST(Conv2dSm90Select, TheSourceOfXIsIm2colWhereItAppliesElseTheGather) {
   std::string const stride9 = describe_fprop<Sm80AutoConfig>(conv_problem(1, 40, 40, 64, 64, 3, 3, 1, 9));
   EXPECT_NE(stride9.find("16-byte cp.async gathers"), std::string::npos) << stride9;
   // The environment forces the gather.
-  ScopedEnv const gather("TILEFUSE_CONV_SM90_SOURCE", "gather");
+  ScopedConvOverride const gather(ConvOverride::kSource, "gather");
   std::string const forced = describe_fprop<Sm80AutoConfig>(conv_problem(2, 14, 14, 64, 64, 3, 3, 1));
   EXPECT_NE(forced.find("16-byte cp.async gathers"), std::string::npos) << forced;
-  EXPECT_NE(forced.find("TILEFUSE_CONV_SM90_SOURCE=gather"), std::string::npos) << forced;
+  EXPECT_NE(forced.find("the gather source forced"), std::string::npos) << forced;
 }
 
 }  // namespace

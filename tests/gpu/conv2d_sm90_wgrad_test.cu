@@ -76,7 +76,7 @@ TILEFUSE_GPU_CONV_TEST(Conv2dSmall, Bf16WgradSm90, bfloat16_t, kWgrad, conv_spec
 // Every Hopper tile and schedule on the wgrad cases.
 #define TILEFUSE_GPU_WGRAD_TILE_TEST(Name, tile, split_k)                                                        \
   TEST(Conv2dSm90WgradTile, Name) {                                                                            \
-    ScopedEnv const forced("TILEFUSE_CONV_SM90_TILE", tile);                                                   \
+    ScopedConvOverride const forced(ConvOverride::kTile, tile);                                                   \
     run_conv_cases<bfloat16_t, ConvMode::kWgrad, conv_specs::Plain, Sm80AutoConfig>(sm90_wgrad_cases(990, split_k)); \
   }
 TILEFUSE_GPU_WGRAD_TILE_TEST(Large, "large", 0)
@@ -92,8 +92,8 @@ TEST(Conv2dSm90WgradTile, ShortTilesEachReduction) {
   for (char const* tile : {"64x64", "64x128"}) {
     for (char const* reduction : {"kernel", "pass"}) {
       SCOPED_TRACE(std::string(tile) + " " + reduction);
-      ScopedEnv const forced_tile("TILEFUSE_CONV_SM90_TILE", tile);
-      ScopedEnv const forced_reduction("TILEFUSE_CONV_SPLIT_REDUCTION", reduction);
+      ScopedConvOverride const forced_tile(ConvOverride::kTile, tile);
+      ScopedConvOverride const forced_reduction(ConvOverride::kReduction, reduction);
       run_conv_cases<bfloat16_t, ConvMode::kWgrad, conv_specs::BiasReluResidual, Sm80AutoConfig>(sm90_wgrad_cases(996, 0));
     }
   }
@@ -104,7 +104,7 @@ TEST(Conv2dSm90WgradTile, ShortTilesEachReduction) {
 // last split's warps or by the pass, on a split the model picks and on fixed ones.
 #define TILEFUSE_GPU_WGRAD_REDUCTION_TEST(Name, reduction, Spec, split_k)                                        \
   TEST(Conv2dSm90WgradSplitReduction, Name) {                                                                    \
-    ScopedEnv const forced("TILEFUSE_CONV_SPLIT_REDUCTION", reduction);                                           \
+    ScopedConvOverride const forced(ConvOverride::kReduction, reduction);                                           \
     run_conv_cases<bfloat16_t, ConvMode::kWgrad, conv_specs::Spec, Sm80AutoConfig>(sm90_wgrad_cases(993, split_k)); \
   }
 TILEFUSE_GPU_WGRAD_REDUCTION_TEST(KernelChosenSplit, "kernel", Plain, 0)
@@ -125,6 +125,7 @@ std::string describe_wgrad(Conv2dProblem p, int split_k, std::size_t* workspace 
   DeviceBuffer dy(static_cast<std::size_t>(p.N * p.P() * p.Q() * p.K) * 2);
   DeviceBuffer dw(static_cast<std::size_t>(p.K * p.R * p.S * p.C) * 2);
   SelectWgrad::Arguments args;
+  args.overrides = test_conv_overrides();
   args.problem = p;
   args.x = x.as<bfloat16_t const>();
   args.dy = dy.as<bfloat16_t const>();

@@ -26,6 +26,7 @@ TEST(Conv2dCanImplement, RunRefusesSplitKWithoutWorkspace) {
   DeviceBuffer dy(static_cast<std::size_t>(p.N * p.P() * p.Q() * p.K) * 2);
   DeviceBuffer dw(static_cast<std::size_t>(p.K * p.R * p.S * p.C) * 2);
   PlainWgrad::Arguments args;
+  args.overrides = test_conv_overrides();
   args.problem = p;
   args.x = x.as<bfloat16_t const>();
   args.dy = dy.as<bfloat16_t const>();

@@ -5,6 +5,11 @@
 // host compiler as well as with nvcc; no test source launches a kernel of its own.
 #pragma once
 
+#include <stdexcept>
+#include <string_view>
+
+#include <tilefuse/conv/device/conv2d_plan.hpp>
+
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -106,27 +111,34 @@ class Stream {
   cudaStream_t stream_ = nullptr;
 };
 
-// Sets an environment variable for its lifetime (restoring the old value): forces the Hopper conv's
-// source of x or its tile (TILEFUSE_CONV_SM90_SOURCE, TILEFUSE_CONV_SM90_TILE).
-class ScopedEnv {
+// The conv planner's overrides the tests force (tile, source, split reduction), set for a scope and
+// copied into every conv::Conv2d Arguments the tests build (test_conv_overrides()).
+enum class ConvOverride { kTile, kSource, kReduction };
+inline conv::ConvOverrides& test_conv_overrides() {
+  static conv::ConvOverrides overrides;
+  return overrides;
+}
+class ScopedConvOverride {
  public:
-  ScopedEnv(char const* name, char const* value) : name_(name) {
-    if (char const* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
+  // value: a tile name of conv::name_of(ConvSm90Tile), "gather", or "kernel" / "pass".
+  ScopedConvOverride(ConvOverride field, char const* value) : old_(test_conv_overrides()) {
+    conv::ConvOverrides& o = test_conv_overrides();
+    std::string_view const v(value);
+    switch (field) {
+      case ConvOverride::kTile: o.sm90_tile = conv::conv_sm90_tile_named(v); break;
+      case ConvOverride::kSource: o.sm90_source = conv::ConvSource::kGather; break;
+      case ConvOverride::kReduction:
+        o.split_reduction = v == "kernel" ? conv::SplitReduction::kInKernel : conv::SplitReduction::kPass;
+        break;
     }
+    if (field == ConvOverride::kTile && !o.sm90_tile) throw std::invalid_argument(std::string("no tile ") + value);
   }
-  ScopedEnv(ScopedEnv const&) = delete;
-  ScopedEnv& operator=(ScopedEnv const&) = delete;
+  ~ScopedConvOverride() { test_conv_overrides() = old_; }
+  ScopedConvOverride(ScopedConvOverride const&) = delete;
+  ScopedConvOverride& operator=(ScopedConvOverride const&) = delete;
 
  private:
-  char const* name_;
-  std::optional<std::string> old_;
+  conv::ConvOverrides old_;
 };
 
 }  // namespace tilefuse::gpu_test

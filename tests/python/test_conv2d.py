@@ -1,11 +1,12 @@
-"""tilefuse.Conv2d on a machine without a GPU: the problem arithmetic, the tile models, the layout parser,
+"""tilefuse.Conv2d on a machine without a GPU: the problem arithmetic, the C++ planner's tile models as Python
+reaches them (tilefuse._C.plan_conv2d), the layout parser,
 the generated conv sources (and one NVRTC compile of each kernel family), and the refusals that come before
 any kernel work."""
 import pytest
 
 import tilefuse
-from tilefuse.conv2d import (ConvProblem, choose_sm80_tile, choose_sm90_tile, choose_split_k, output_extent,
-                              parse_conv_layout)
+from tilefuse import _C
+from tilefuse.conv2d import ConvProblem, output_extent, parse_conv_layout
 from tilefuse.epilogue import relu, to_cpp, trace
 from tilefuse.jit import NvrtcNotFoundError, conv_kernel, conv_source, nvrtc
 
@@ -26,19 +27,34 @@ def test_implicit_gemm_extents_of_each_mode():
     assert p.output_size("wgrad") == (24, 16, 3, 3) and p.output_size("dgrad") == (2, 16, 9, 8)
 
 
-def test_sm80_tile_model_matches_the_cpp_one():
-    # What gemm::detail::choose_sm80_tile returned for these on 132 SMs (a host program, this session).
-    assert choose_sm80_tile(64 * 56 * 56, 256, 132) == "128x256"
-    assert choose_sm80_tile(64 * 7 * 7, 512, 132) == "128x64"
-    assert choose_sm80_tile(64 * 14 * 14, 256, 132) == "128x64"
-    assert choose_sm80_tile(1000, 64, 132) == "128x64"
+def _plan(mode, n, h, w, c, k, r, device=(9, 0, 132), **overrides):
+    """The C++ planner's plan of a bf16 problem with r x r filters, padding r // 2, stride 1, aligned operands."""
+    return _C.plan_conv2d(mode, (n, h, w, c, k, r, r, r // 2, r // 2, 1, 1, 1, 1), "bfloat16", False, False, device,
+                          True, 0, **overrides)
 
 
-def test_sm90_tile_model_matches_the_cpp_one():
-    assert choose_sm90_tile(64 * 56 * 56, 256, 576, 132) == "128x256"
+def test_sm80_tile_model_through_the_planner():
+    sm80 = (8, 0, 132)
+    assert _plan("fprop", 64, 56, 56, 64, 256, 1, sm80)["sm80_config"] == "Sm80LargeConfig"
+    assert _plan("fprop", 64, 7, 7, 512, 512, 1, sm80)["sm80_config"] == "Sm80NarrowConfig"
+    assert _plan("fprop", 64, 14, 14, 256, 256, 1, sm80)["sm80_config"] == "Sm80NarrowConfig"
+    plan = _plan("fprop", 10, 10, 10, 64, 64, 1, sm80)
+    assert plan["family"] == "sm80" and plan["sm80_tile"] == (128, 64, 32)
+    assert "sm_80" in plan["why_not_hopper"]
+
+
+def test_sm90_tile_model_through_the_planner():
+    def tile(*problem):
+        plan = _plan("fprop", *problem, sm90_source="gather")
+        assert plan["family"] == "sm90" and not plan["im2col"], plan
+        return plan["sm90_tile"]
+    assert tile(64, 56, 56, 64, 256, 3) == "large"
     # 50 large tiles (one per SM, 256 wide) cost more than 100 medium ones (one per SM, 128 wide)
-    assert choose_sm90_tile(64 * 7 * 7, 512, 4608, 132) == "128x128"
-    assert choose_sm90_tile(2 * 14 * 14, 64, 576, 132) == "128x64"
+    assert tile(64, 7, 7, 512, 512, 3) == "medium"
+    assert tile(2, 14, 14, 64, 64, 3) == "narrow"
+    # With im2col (the default where it is valid) the planner picks the ping-pong schedule for 128x64.
+    plan = _plan("fprop", 2, 14, 14, 64, 64, 3)
+    assert plan["im2col"] and plan["sm90_config"] == "Sm90ConvIm2colPingPongNarrowConfig", plan
 
 
 def _words(family, fields, nodes=()):
@@ -68,16 +84,26 @@ def test_layout_parser_reads_header_and_nodes():
         parse_conv_layout(_words(80, {"geometry_bytes": 64}))
 
 
-def test_split_k_model_matches_the_cpp_one():
-    # What gemm::detail::choose_split_k returned on 132 SMs (a host program, this session): wgrad of
-    # ResNet-50's first layers has one or nine output tiles and a reduction over N*P*Q = 200704.
-    assert choose_split_k(64, 64, 200704, 128, 64, 32, 132) == 128
-    assert choose_split_k(64, 576, 200704, 128, 64, 32, 132) == 29
-    assert choose_split_k(512, 4608, 3136, 128, 64, 32, 132) == 1
-    assert choose_split_k(4096, 4096, 4096, 128, 256, 64, 132) == 1
-    # An empty output or K asks for no split (the C++ choice guards the same division).
-    assert choose_split_k(0, 64, 4096, 128, 64, 32, 132) == 1
-    assert choose_split_k(64, 64, 0, 128, 64, 32, 132) == 1
+def test_split_k_model_through_the_planner():
+    # wgrad of ResNet-50's first layers on the sm80 kernel: one or nine output tiles and a reduction over
+    # N*P*Q = 200704.
+    sm80 = (8, 0, 132)
+    assert _plan("wgrad", 64, 56, 56, 64, 64, 1, sm80)["split_k"] == 128
+    assert _plan("wgrad", 64, 56, 56, 64, 64, 3, sm80)["split_k"] == 29
+    assert _plan("wgrad", 64, 7, 7, 512, 512, 3, sm80)["split_k"] == 1
+    # The Hopper wgrad picks its own split by its wave model, and sums 12 or more in the kernel.
+    plan = _plan("wgrad", 64, 56, 56, 64, 64, 1)
+    assert plan["family"] == "sm90" and plan["split_k"] >= 12 and plan["split_in_kernel"], plan
+    assert not _plan("wgrad", 64, 56, 56, 64, 64, 1, split_reduction="pass")["split_in_kernel"]
+
+
+def test_planner_refuses_bad_values_with_a_sentence():
+    with pytest.raises(ValueError, match="no Hopper conv tile named"):
+        _plan("fprop", 1, 8, 8, 64, 64, 3, sm90_tile="huge")
+    with pytest.raises(ValueError, match="not fprop, dgrad or wgrad"):
+        _plan("forward", 1, 8, 8, 64, 64, 3)
+    with pytest.raises(ValueError, match="C"):
+        _plan("fprop", 1, 8, 8, 0, 64, 3)
 
 
 def test_sources_name_the_kernel_of_each_family():

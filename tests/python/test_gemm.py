@@ -7,15 +7,20 @@ import pytest
 
 import tilefuse
 from tilefuse.errors import TensorArgumentError
-from tilefuse.gemm import choose_tile, parse_layout
+from tilefuse.gemm import parse_layout, plan_gemm
 
 
-def test_tile_model_matches_the_cpp_auto_config():
-    # The cases docs/notes/gemm_sm90.md gives for choose_sm90_tile on 132 SMs.
-    assert choose_tile(8192, 8192, 8192, 1, 132) == "128x256"
-    assert choose_tile(1000, 1000, 1000, 1, 132) == "128x128"
-    assert choose_tile(128, 8192, 8192, 1, 132) == "128x64"
-    assert choose_tile(128, 8192, 1024, 1, 132) == "128x128"  # 128x64 only from k = 4096
+def test_tile_model_is_the_cpp_planners():
+    # The cases docs/notes/gemm_sm90.md gives for choose_sm90_tile on 132 SMs, through tilefuse._C.
+    def tile(m, n, k):
+        return plan_gemm(m, n, k, 1, (9, 0, 132))["tile"]
+    assert tile(8192, 8192, 8192) == "128x256"
+    assert tile(1000, 1000, 1000) == "128x128"
+    assert tile(128, 8192, 8192) == "128x64"
+    assert tile(128, 8192, 1024) == "128x128"  # 128x64 only from k = 4096
+    assert plan_gemm(128, 8192, 1024, 1, (9, 0, 132), "128x64")["config"] == "Sm90NarrowConfig"
+    with pytest.raises(ValueError, match="tile='96x96'"):
+        tilefuse.Gemm(tile="96x96")
 
 
 def test_cpu_tensors_are_refused_before_any_kernel_work():

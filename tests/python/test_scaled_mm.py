@@ -4,13 +4,13 @@ import pytest
 
 from tilefuse.epilogue import tensor, to_cpp, trace
 from tilefuse.jit import gemm_sm90_source
-from tilefuse.scaled_mm import FP8_PROMOTED, _epilogue
+from tilefuse.scaled_mm import _epilogue
 
 
 def test_mixed_fp8_source_names_both_operand_types():
     tree = to_cpp(trace(_epilogue(True, False), acc=(64, 64), scale_a=1.0, scale_b=1.0, bias=tensor((64,), "bfloat16")),
                   "bfloat16")
-    source = gemm_sm90_source(tree, "float8_e4m3", FP8_PROMOTED[0], element_b="float8_e5m2")
+    source = gemm_sm90_source(tree, "float8_e4m3", "Sm90Fp8PromotedConfig", element_b="float8_e5m2")
     assert ("GemmKernel<tilefuse::float_e4m3_t, Epilogue, tilefuse::gemm::Sm90Fp8PromotedConfig, "
             "tilefuse::gemm::sm90::TmaOperands<tilefuse::float_e4m3_t, tilefuse::gemm::Sm90Fp8PromotedConfig>, "
             "tilefuse::float_e5m2_t>") in source.source

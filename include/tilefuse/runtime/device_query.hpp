@@ -3,6 +3,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <tilefuse/runtime/device_facts.hpp>
+
 namespace tilefuse {
 
 // SMs of the current device; 0 when there is no usable device (callers choose their fallback).
@@ -24,6 +26,29 @@ inline int current_device_sm_count() {
     cached_sms = sms;
   }
   return cached_sms;
+}
+
+// The planners' facts of the current device ({0, 0, 0} when there is no usable device).
+inline DeviceFacts current_device_facts() {
+  thread_local int cached_device = -1;
+  thread_local DeviceFacts cached;
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return {};
+  }
+  if (device != cached_device) {
+    DeviceFacts facts;
+    if (cudaDeviceGetAttribute(&facts.major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&facts.minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&facts.sm_count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return {};
+    }
+    cached_device = device;
+    cached = facts;
+  }
+  return cached;
 }
 
 }  // namespace tilefuse

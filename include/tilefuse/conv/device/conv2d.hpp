@@ -1,5 +1,6 @@
 // Conv2d: the device-level implicit-GEMM convolution. One class per mode (fprop, dgrad, wgrad); NHWC
-// activations, KRSC filters. Two kernels:
+// activations, KRSC filters. Every choice below is made by the planner, plan_conv2d (conv2d_plan.hpp),
+// which the Python package calls too; this class checks the arguments, binds, launches. Two kernels:
 //   the sm80 path (mma.sync, conv/kernel/implicit_gemm_operands.h; runs on sm_80, sm_89 and sm_90), and
 //   the Hopper kernel (TMA + WGMMA, conv/kernel/sm90_implicit_gemm.h: gemm/kernel/sm90_gemm.h with a
 //   conv operand source), which the default config (Sm80AutoConfig) picks for fprop when the device
@@ -7,15 +8,15 @@
 //   multiples of 8, x and w are 16-byte aligned and split_k is 0 or 1. Its source of x is TMA im2col
 //   (FpropIm2colOperands) when C is a multiple of 64 (the k-tile) and the padding, strides and dilated filter fit
 //   an im2col tensor map (validate(TensorMapIm2colArgs)), else the cp.async gathering producer
-//   warpgroup (FpropGatherOperands). The environment variable TILEFUSE_CONV_SM90_SOURCE=gather forces
-//   the gather (tests and benchmarks compare the two); TILEFUSE_CONV_SM90_TILE forces the Hopper tile
-//   and schedule (forced_sm90_tile). dgrad with bf16 or fp16, both strides 1 and K a multiple of 64
+//   warpgroup (FpropGatherOperands). Arguments::overrides (ConvOverrides) may force the gather
+//   source, the Hopper tile and schedule, the family or the split reduction (tests, the bench).
+//   dgrad with bf16 or fp16, both strides 1 and K a multiple of 64
 //   also runs on the Hopper kernel (sm90::DgradIm2colOperands: an fprop of dy over the flipped,
 //   transposed filter, dy by TMA im2col, w read MN-major) when its im2col tensor map is valid; wgrad
 //   with bf16 or fp16, C a multiple of 64 and a valid im2col map of x too (sm90::WgradOperands: dy^T
 //   and im2col(x) MN-major, split-K as the kernel's batch; split_k = 0 lets the wave model choose,
 //   choose_wgrad_tile). Its splits add their fp32 tiles into one sum at L2 and the last applies the tree
-//   (gemm::Sm90SplitReduce), or with Arguments::deterministic (or TILEFUSE_CONV_SPLIT_REDUCTION=pass)
+//   (gemm::Sm90SplitReduce), or with Arguments::deterministic (or ConvOverrides::split_reduction)
 //   store fp32 partials that a second pass sums in a fixed order and applies the tree to.
 //   Everything else, and every explicit Sm80 config, runs the sm80 path. describe() says which ran
 //   and why.
@@ -53,6 +54,7 @@
 
 #include <tilefuse/conv/conv2d_problem.h>
 #include <tilefuse/conv/conv2d_problem_check.hpp>
+#include <tilefuse/conv/device/conv2d_plan.hpp>
 #include <tilefuse/conv/input_transform.h>
 #include <tilefuse/conv/kernel/implicit_gemm_operands.h>
 #include <tilefuse/conv/kernel/sm90_implicit_gemm.h>
@@ -70,18 +72,6 @@
 #include <tilefuse/runtime/device_query.hpp>
 #include <tilefuse/runtime/pointer_check.hpp>
 #include <tilefuse/runtime/tensor_map.hpp>
-
-// The wgrad wave model's efficiencies of its 64-row tiles (choose_wgrad_tile; 0: not offered).
-#ifndef TILEFUSE_CONV_WGRAD_SHORT_EFFICIENCY
-#define TILEFUSE_CONV_WGRAD_SHORT_EFFICIENCY 0.44
-#endif
-#ifndef TILEFUSE_CONV_WGRAD_SHORT_WIDE_EFFICIENCY
-#define TILEFUSE_CONV_WGRAD_SHORT_WIDE_EFFICIENCY 0.84
-#endif
-// The fprop wave model's efficiency of its 64x256 tile (choose_sm90_tile; 0: not offered).
-#ifndef TILEFUSE_CONV_FPROP_SHORT_EFFICIENCY
-#define TILEFUSE_CONV_FPROP_SHORT_EFFICIENCY 0.6
-#endif
 
 namespace tilefuse::conv {
 
@@ -114,6 +104,9 @@ class Conv2d {
     bool deterministic = false;
     // With an InputTransform: per-input-channel scale and shift (C floats each, device memory).
     InputTransformParams input_transform;
+    // Choices fixed instead of the planner's models (tests, the bench): family, Hopper tile and source,
+    // split reduction (conv2d_plan.hpp).
+    ConvOverrides overrides;
   };
 
   // The output matrix the epilogue sees: (rows, cols, batch = 1); see the table above.
@@ -130,12 +123,13 @@ class Conv2d {
   static std::size_t workspace_size(Arguments const& args) {
     if constexpr (kHopperCapable) {
       Plan plan;
-      if (make_plan(args, &plan).ok() && plan.hopper) {  // only its wgrad splits K
+      if (make_plan(args, &plan).ok() && plan.hopper()) {  // only its wgrad splits K
         GemmCoord const g = output_matrix(args.problem);
-        return plan.sm90_split_in_kernel ? split_sums_bytes(g) : gemm::detail::split_k_workspace_bytes(g, plan.split_k);
+        return plan.split_in_kernel ? split_sums_bytes(g) : gemm::detail::split_k_workspace_bytes(g, plan.split_k);
       }
     }
-    return gemm::detail::split_k_workspace_bytes(output_matrix(args.problem), resolve(args).split_k);
+    return gemm::detail::split_k_workspace_bytes(output_matrix(args.problem),
+                                                     plan_conv2d(plan_input(args)).sm80_split_k);
   }
 
   static Status run(Arguments const& args, void* workspace, cudaStream_t stream) {
@@ -149,8 +143,8 @@ class Conv2d {
     GemmCoord const gemm = output_matrix(args.problem);
     TILEFUSE_RETURN_IF_ERROR(gemm::detail::initialize_reductions<Epilogue>(plan.epilogue, gemm, stream));
     if constexpr (kHopperCapable) {
-      if (plan.hopper) {
-        return dispatch_sm90(plan.sm90_tile, plan.sm90_im2col, plan.sm90_half_k, [&]<class Cfg, bool kIm2col>() {
+      if (plan.hopper()) {
+        return dispatch_sm90(plan.sm90_tile, plan.im2col, plan.half_k, [&]<class Cfg, bool kIm2col>() {
           if constexpr (kWgradSm90) {
             return launch_wgrad<Cfg>(args, plan, workspace, stream);
           } else {
@@ -173,8 +167,8 @@ class Conv2d {
     if (!s.ok()) return "cannot run: " + s.message();
     GemmCoord const g = output_matrix(args.problem);
     if constexpr (kHopperCapable) {
-      if (plan.hopper) {
-        return dispatch_sm90(plan.sm90_tile, plan.sm90_im2col, plan.sm90_half_k, [&]<class Cfg, bool kIm2col>() {
+      if (plan.hopper()) {
+        return dispatch_sm90(plan.sm90_tile, plan.im2col, plan.half_k, [&]<class Cfg, bool kIm2col>() {
           return describe_sm90<Cfg, kIm2col>(plan, g);
         });
       }
@@ -182,20 +176,37 @@ class Conv2d {
     if constexpr (kFp8) {
       return "cannot run: FP8 planned off the Hopper kernel";
     } else {
-      switch (plan.tile) {
-        case gemm::detail::Sm80Tile::kSmall: return describe_with<SmallConfig>(args, plan, g);
-        case gemm::detail::Sm80Tile::kNarrow: return describe_with<NarrowConfig>(args, plan, g);
+      switch (plan.sm80_tile) {
+        case gemm::Sm80Tile::kSmall: return describe_with<SmallConfig>(args, plan, g);
+        case gemm::Sm80Tile::kNarrow: return describe_with<NarrowConfig>(args, plan, g);
         default: return describe_with<LargeConfig>(args, plan, g);
       }
     }
   }
 
+  // What the planner is told of a call: the problem, the element type, the tree's facts, the current
+  // device (the parity test passes made-up ones), whether the operands are 16-byte aligned, and the caller's requests and overrides.
+  static ConvPlanInput plan_input(Arguments const& args, DeviceFacts const& device = current_device_facts()) {
+    auto const aligned_16 = [](void const* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; };
+    ConvPlanInput in;
+    in.problem = args.problem;
+    in.element = kElement;
+    in.tree = {epilogue::reads_memory<Epilogue>, kResidualByTma};
+    in.device = device;
+    in.auto_config = std::is_same_v<Config, gemm::Sm80AutoConfig> && !InputTransform::kEnabled;
+    in.operands_aligned = aligned_16(operand_a(args).data) && aligned_16(operand_b(args).data);
+    in.split_k = args.split_k;
+    in.deterministic = args.deterministic;
+    in.overrides = args.overrides;
+    return in;
+  }
+
  private:
   template <class Plan>
   static Status run_sm80(Arguments const& args, Plan const& plan, void* workspace, cudaStream_t stream) {
-    switch (plan.tile) {
-      case gemm::detail::Sm80Tile::kSmall: return launch_with<SmallConfig>(args, plan, workspace, stream);
-      case gemm::detail::Sm80Tile::kNarrow: return launch_with<NarrowConfig>(args, plan, workspace, stream);
+    switch (plan.sm80_tile) {
+      case gemm::Sm80Tile::kSmall: return launch_with<SmallConfig>(args, plan, workspace, stream);
+      case gemm::Sm80Tile::kNarrow: return launch_with<NarrowConfig>(args, plan, workspace, stream);
       default: return launch_with<LargeConfig>(args, plan, workspace, stream);
     }
   }
@@ -220,45 +231,12 @@ class Conv2d {
   // The Hopper kernel's k-tile (one 128-byte row of channels) and its 16-byte chunk, in elements.
   static constexpr index_t kSm90TileK = 128 / static_cast<index_t>(sizeof(Element));
   static constexpr index_t kChunkElements = 16 / static_cast<index_t>(sizeof(Element));
-  // 128x256, 128x128, 128x64 cooperative; 128x64 and 128x128 per warpgroup ping-pong (im2col source;
-  // with the gather source they run as their cooperative tile).
-  // kShort / kShortWide: the wgrad's 64-row ping-pong tiles (64x64, 64x128); kShortLarge: 16-bit fprop's
-  // (64x256).
-  enum class Sm90Tile { kLarge, kMedium, kNarrow, kPingPongNarrow, kPingPongMedium, kWide, kShort, kShortWide, kShortLarge };
-  // The tiles the wave models (choose_sm90_tile, choose_wgrad_tile) weigh: TileN, the relative mainloop
-  // efficiency measured on the H200, a name for describe(), and TileM (128, or 64 for the ping-pong
-  // 64-row tiles).
-  struct Sm90TileCandidate {
-    Sm90Tile tile;
-    int n;
-    double efficiency;
-    char const* name;
-    int m = 128;
-  };
-  static constexpr std::array<Sm90TileCandidate, 3> kSm90TileCandidates{{{Sm90Tile::kLarge, 256, 1.0, "128x256"},
-                                                                        {Sm90Tile::kMedium, 128, 0.92, "128x128"},
-                                                                        {Sm90Tile::kNarrow, 64, 0.75, "128x64"}}};
-  // 128x160 (Sm90ConvIm2colWideConfig): 16-bit fprop by im2col, trees without the TMA residual (its
-  // conditions), and only where N is not a multiple of 128, i.e. where 128 and 256 leave a part-empty
-  // last tile (v127f: UNet's N = 320 layers 23% and 43% faster than 128x128; where the model also took it
-  // for N = 640, 1280, 2048 it ran 5-17% slower than 128x128 / 128x256). Its efficiency between
-  // 128x128's and 128x256's, as its wgmma width is.
-  static constexpr Sm90TileCandidate kSm90WideCandidate{Sm90Tile::kWide, 160, 0.96, "128x160"};
-  // The wgrad's 64-row tiles (Sm90ConvIm2colPingPongShort*Config), weighed by choose_wgrad_tile beside
-  // the 128-row ones; an efficiency of 0 leaves a tile out (unless forced), for A/B builds.
-  static constexpr std::array<Sm90TileCandidate, 2> kSm90ShortCandidates{
-      {{Sm90Tile::kShort, 64, TILEFUSE_CONV_WGRAD_SHORT_EFFICIENCY, "64x64", 64},
-       {Sm90Tile::kShortWide, 128, TILEFUSE_CONV_WGRAD_SHORT_WIDE_EFFICIENCY, "64x128", 64}}};
-  // 16-bit fprop's 64-row tile (Sm90ConvIm2colPingPongShortLargeConfig), weighed by choose_sm90_tile.
-  static constexpr Sm90TileCandidate kSm90ShortLargeCandidate{Sm90Tile::kShortLarge, 256, TILEFUSE_CONV_FPROP_SHORT_EFFICIENCY,
-                                                              "64x256", 64};
-  // How many 128-row tiles' time a wgrad block takes for `per_block` tiles of `tile_m` rows: a block runs
-  // 64-row (ping-pong) tiles two at a time, one per consumer warpgroup, at about a 128-row tile's cost
-  // per pair, and a lone one at about half that (conv_sm90.md v128e).
-  static double tile_rounds(int tile_m, index_t per_block) {
-    if (tile_m == 128) return static_cast<double>(per_block);
-    return per_block == 1 ? 0.5 : static_cast<double>((per_block + 1) / 2);
-  }
+  using Sm90Tile = ConvSm90Tile;
+  static constexpr ConvElement kElement = std::is_same_v<Element, bfloat16_t>     ? ConvElement::kBfloat16
+                                          : std::is_same_v<Element, half_t>       ? ConvElement::kFloat16
+                                          : std::is_same_v<Element, float_e4m3_t> ? ConvElement::kE4m3
+                                          : std::is_same_v<Element, float_e5m2_t> ? ConvElement::kE5m2
+                                                                                  : ConvElement::kFloat32;
 
   template <class Cfg, class Plan>
   static std::string describe_with(Arguments const& args, Plan const& plan, GemmCoord const& g) {
@@ -282,29 +260,10 @@ class Conv2d {
   using Kernel =
       gemm::sm80::TiledKernel<Element, sm80::ImplicitGemmOperands<Element, kMode, kAligned, InputTransform>, Epilogue, Cfg>;
 
-  struct Plan {
-    bool aligned = false;
-    gemm::detail::Sm80Tile tile = gemm::detail::Sm80Tile::kLarge;  // which config runs (Sm80AutoConfig only)
-    int split_k = 1;          // resolved: args.split_k, or the choice for 0
-    std::string why_narrow;
+  // The planner's choices (conv2d_plan.hpp) and the epilogue bound for them.
+  struct Plan : ConvPlan {
     typename Epilogue::Params epilogue;
-    // The Hopper kernel (kHopperCapable only): whether it runs, its tile and why, or why not.
-    bool hopper = false;
-    Sm90Tile sm90_tile = Sm90Tile::kLarge;
-    std::string why_sm90_tile;
-    std::string why_not_hopper;
-    int sm_count = 0;
-    // Its source of x: TMA im2col, or the cp.async gather, and why.
-    bool sm90_im2col = false;
-    bool sm90_half_k = false;  // FP8 im2col with k-tiles of 64 channels (C a multiple of 64, not of 128)
-    int sm90_split = 1;        // wgrad: the K splits
-    // wgrad with sm90_split > 1: the splits add into one fp32 sum inside the kernel (Sm90SplitReduce),
-    // or (args.deterministic, TILEFUSE_CONV_SPLIT_REDUCTION=pass) store fp32 partials that a second pass sums.
-    bool sm90_split_in_kernel = false;
-    // 1x1 filter, stride 1, no padding: the activation operand (fprop's x, dgrad's dy, wgrad's x) is its
-    // own im2col matrix, so it loads by a tiled tensor map in place of the im2col one (same boxes).
-    bool sm90_pointwise = false;
-    std::string why_sm90_source;
+    bool hopper() const { return family == ConvFamily::kSm90; }
   };
 
   static constexpr char const* op_name() {
@@ -321,29 +280,6 @@ class Conv2d {
   }
   static Operand operand_b(Arguments const& args) {
     return kMode == ConvMode::kWgrad ? Operand{"x", args.x} : Operand{"w", args.w};
-  }
-
-  // The tile and the split count for the problem: the wave model picks the tile (Sm80AutoConfig),
-  // then split_k = 0 picks the splits for that tile.
-  struct Resolved {
-    gemm::detail::Sm80Tile tile = gemm::detail::Sm80Tile::kLarge;
-    int split_k = 1;
-  };
-  template <class Cfg>
-  static int choose_split(GemmCoord const& g) {
-    return gemm::detail::choose_split_k(g, Cfg::kTileM, Cfg::kTileN, Cfg::kTileK);
-  }
-  static Resolved resolve(Arguments const& args) {
-    GemmCoord const g = output_matrix(args.problem);
-    Resolved r;
-    if constexpr (kAuto) r.tile = gemm::detail::choose_sm80_tile(g, args.split_k > 0 ? args.split_k : 1);
-    r.split_k = args.split_k;
-    if (args.split_k == 0) {
-      r.split_k = r.tile == gemm::detail::Sm80Tile::kSmall    ? choose_split<SmallConfig>(g)
-                  : r.tile == gemm::detail::Sm80Tile::kNarrow ? choose_split<NarrowConfig>(g)
-                                                              : choose_split<LargeConfig>(g);
-    }
-    return r;
   }
 
   static Status make_plan(Arguments const& args, Plan* plan) {
@@ -374,9 +310,7 @@ class Conv2d {
     if (args.split_k < 0) {
       return invalid_argument(op_name(), ": split_k = ", args.split_k, " must be at least 0 (0: choose, 1: no split)");
     }
-    Resolved const r = resolve(args);
-    plan->tile = r.tile;
-    plan->split_k = r.split_k;
+    static_cast<ConvPlan&>(*plan) = plan_conv2d(plan_input(args));
     index_t const tiles = ((g.m + NarrowConfig::kTileM - 1) / NarrowConfig::kTileM) *
                           ((g.n + NarrowConfig::kTileN - 1) / NarrowConfig::kTileN);
     if (tiles > kIntMax || plan->split_k > 65535) {
@@ -398,19 +332,13 @@ class Conv2d {
                              ? with_coordinate_extents(args).bind({g.m, g.n, 1}, &plan->epilogue)
                              : args.epilogue.bind({g.m, g.n, 1}, &plan->epilogue);
     if (!bound.ok()) return {bound.code(), std::string(op_name()) + " epilogue: " + bound.message()};
-
-    // 16-byte chunks along channels need whole chunks of C and K and aligned tensors (8 channels of
-    // 16 bits, 16 of FP8).
-    auto misaligned_16 = [](void const* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0; };
-    if (p.C % kChunkElements != 0 || p.K % kChunkElements != 0) {
-      plan->why_narrow = status_message("C = ", p.C, " and K = ", p.K, " are not both multiples of ", kChunkElements);
-    } else if (misaligned_16(a.data) || misaligned_16(b.data)) {
-      plan->why_narrow = status_message(a.name, " or ", b.name, " is not 16-byte aligned");
+    if constexpr (kHopperCapable) {
+      if (plan->hopper()) verify_hopper(plan);
+    } else if (plan->hopper()) {
+      fall_back_to_sm80(plan, "no Hopper kernel is instantiated for this operation");
     }
-    plan->aligned = plan->why_narrow.empty();
-    if constexpr (kHopperCapable) plan_hopper(args, plan);
     if constexpr (kFp8) {
-      if (!plan->hopper) {
+      if (!plan->hopper()) {
         return not_supported(op_name(), ": ", name_of(data_type_of<Element>),
                              " operands run on the Hopper kernel only (the sm80 kernel has no FP8 path), which cannot "
                              "take this problem: ",
@@ -422,93 +350,18 @@ class Conv2d {
 
   // ---- the Hopper kernel ----
 
-  // Decides whether the Hopper kernel runs the (valid, bound) problem, and its tile; fills
-  // plan->why_not_hopper otherwise.
-  static void plan_hopper(Arguments const& args, Plan* plan) {
-    Conv2dProblem const& p = args.problem;
-    GemmCoord const g = output_matrix(p);
-    if (!plan->aligned) {
-      plan->why_not_hopper = status_message("its gathers need C and K multiples of ", kChunkElements,
-                                            " and 16-byte-aligned x and w (", plan->why_narrow, ")");
-      return;
-    }
-    if (args.split_k > 1 && !kWgradSm90) {
-      plan->why_not_hopper = status_message("split_k = ", args.split_k, " was asked for, and the Hopper kernel splits K for wgrad only");
-      return;
-    }
-    if (g.m > std::numeric_limits<int>::max() - 256) {
-      plan->why_not_hopper = status_message(kDgradSm90 ? "N*H*W = " : "N*P*Q = ", g.m,
-                                            " is too close to 2^31 for its 32-bit pixel indices");
-      return;
-    }
-    bool const im2col = choose_sm90_source(args, plan);
-    if constexpr (kTmaOnlySm90) {
-      if (!im2col) {  // dgrad and wgrad have no gathering source
-        plan->why_not_hopper = status_message("its ", kDgradSm90 ? "dgrad loads dy" : "wgrad loads x",
-                                              " by TMA im2col only, and ", plan->why_sm90_source);
-        return;
-      }
-    }
-    std::optional<Sm90Tile> forced = forced_sm90_tile();
-    if (char const* why = forced ? why_no_tile(*forced, im2col) : nullptr) {
-      plan->why_sm90_tile = status_message("TILEFUSE_CONV_SM90_TILE=", why, " ");
-      forced.reset();
-    }
-    Sm90Tile tile = kWgradSm90 ? choose_wgrad_tile(g, args.split_k, forced, plan)
-                               : choose_sm90_tile(g, kWideTile && im2col, kShortFpropTile && im2col, plan);
-    if (forced) {
-      plan->why_sm90_tile += "; forced by TILEFUSE_CONV_SM90_TILE";
-      tile = *forced;
-    } else {
-      tile = choose_sm90_schedule(tile, im2col, plan);
-    }
-    bool const half_k = plan->sm90_half_k;
-    Status const ready =
-        dispatch_sm90(tile, im2col, half_k, [&]<class Cfg, bool kIm2col>() { return sm90_ready<Cfg, kIm2col>(); });
-    if (!ready.ok()) {
-      plan->why_not_hopper = ready.message();
-      return;
-    }
+  // What the planner cannot know: whether this binary holds the chosen kernel's sm_90a code (and its
+  // shared memory fits), and whether a residual read by TMA is aligned for it. Falls back to the sm80
+  // kernel with the reason otherwise.
+  static void verify_hopper(Plan* plan) {
+    Status const ready = dispatch_sm90(plan->sm90_tile, plan->im2col, plan->half_k,
+                                       [&]<class Cfg, bool kIm2col>() { return sm90_ready<Cfg, kIm2col>(); });
+    if (!ready.ok()) return fall_back_to_sm80(plan, ready.message());
     // A residual loaded by TMA needs a 16-byte-aligned base and a leading dimension of whole 16 bytes.
-    std::string const residual = dispatch_sm90(tile, im2col, half_k, [&]<class Cfg, bool kIm2col>() {
+    std::string residual = dispatch_sm90(plan->sm90_tile, plan->im2col, plan->half_k, [&]<class Cfg, bool kIm2col>() {
       return gemm::sm90_aux_unaligned<Sm90Kernel<Cfg, kIm2col>>(plan->epilogue, 1);
     });
-    if (!residual.empty()) {
-      plan->why_not_hopper = residual;
-      return;
-    }
-    plan->hopper = true;
-    plan->sm90_tile = tile;
-    plan->sm90_im2col = im2col;
-    plan->split_k = kWgradSm90 ? plan->sm90_split : 1;
-    plan->sm90_split_in_kernel = kWgradSm90 && plan->split_k > 1 && reduce_splits_in_kernel(args, plan->split_k);
-  }
-
-  // Why the tile (forced by TILEFUSE_CONV_SM90_TILE) does not exist for this operation and source, or
-  // nullptr where it does.
-  static char const* why_no_tile(Sm90Tile tile, bool im2col) {
-    if (tile == Sm90Tile::kWide && !(kWideTile && im2col)) {
-      return "wide ignored: 128x160 is for 16-bit fprop by im2col whose tree loads no residual by TMA.";
-    }
-    if ((tile == Sm90Tile::kShort || tile == Sm90Tile::kShortWide) && !kWgradSm90) {
-      return "64x64 / 64x128 ignored: those 64-row tiles are wgrad's.";
-    }
-    if (tile == Sm90Tile::kShortLarge && !(kShortFpropTile && im2col)) return "64x256 ignored: 64x256 is for 16-bit fprop by im2col.";
-    return nullptr;
-  }
-
-  // Whether the Hopper wgrad's splits are summed inside the kernel: with 12 or more splits, unless
-  // args.deterministic. TILEFUSE_CONV_SPLIT_REDUCTION=kernel or pass forces either (measurements, tests).
-  // NOTES: v128a (ResNet-50, same run): in the kernel 3-5% faster than the pass at 26 splits (#1), 1-3% at
-  // 14-33 (#4-#6), but 4-8% slower at 4-8 (#7-#9): a split's tail (fence, count, read-back) runs after
-  // every block's mainloop, where the pass's partial stores do not wait; few splits leave the pass little
-  // to read.
-  static bool reduce_splits_in_kernel(Arguments const& args, int splits) {
-    char const* value = std::getenv("TILEFUSE_CONV_SPLIT_REDUCTION");
-    std::string_view const v(value == nullptr ? "" : value);
-    if (v == "pass") return false;
-    if (v == "kernel") return true;
-    return !args.deterministic && splits >= 12;
+    if (!residual.empty()) fall_back_to_sm80(plan, std::move(residual));
   }
 
   // The workspace of the in-kernel split-K: the m x n fp32 sums, then a ticket per 16-row slice of every
@@ -569,188 +422,6 @@ class Conv2d {
     }
   }
 
-  // The source of x: TMA im2col when C is a multiple of the k-tile (64 channels; FP8: 128, or 64 with
-  // k-tiles of 64 channels, plan->sm90_half_k) and x's
-  // im2col tensor map is valid (corners -pad and pad - (filter - 1) * dilation within [-128, 127],
-  // strides at most 8, ...: validate() runs the host adapter's checks without encoding), unless
-  // TILEFUSE_CONV_SM90_SOURCE=gather; else the cp.async gather. Fills plan->why_sm90_source, and
-  // plan->sm90_pointwise for a 1x1 problem with stride 1 and no padding (tiled map, same boxes).
-  static bool choose_sm90_source(Arguments const& args, Plan* plan) {
-    bool const im2col = choose_sm90_im2col(args, plan);
-    plan->sm90_pointwise = im2col && is_pointwise(args.problem);
-    if (plan->sm90_pointwise) plan->why_sm90_source += "; 1x1, stride 1, no padding: its im2col matrix is the tensor, loaded by a tiled map";
-    return im2col;
-  }
-  static bool choose_sm90_im2col(Arguments const& args, Plan* plan) {
-    if constexpr (kDgradSm90) return choose_dgrad_source(args, plan);
-    if constexpr (kWgradSm90) return choose_wgrad_source(args, plan);
-    Conv2dProblem const& p = args.problem;
-    char const* const forced = std::getenv("TILEFUSE_CONV_SM90_SOURCE");
-    if (forced != nullptr && std::strcmp(forced, "gather") == 0) {
-      plan->why_sm90_source = "TILEFUSE_CONV_SM90_SOURCE=gather";
-      return false;
-    }
-    plan->sm90_half_k = kFp8 && p.C % kSm90TileK != 0 && p.C % 64 == 0;
-    if (p.C % kSm90TileK != 0 && !plan->sm90_half_k) {
-      plan->why_sm90_source = status_message("C = ", p.C, " is not a multiple of ", kSm90TileK, kFp8 ? " or of 64" : "",
-                                             ", so a k-tile spans two filter taps");
-      return false;
-    }
-    // Any box width gives the same verdict on the geometry (the tile's pixel count is checked too).
-    Status const valid = validate(im2col_args(p, args.x, 128, 64));
-    if (!valid.ok()) {
-      plan->sm90_half_k = false;
-      plan->why_sm90_source = "x's im2col tensor map is refused: " + valid.message();
-      return false;
-    }
-    plan->why_sm90_source = status_message(
-        "C a multiple of ", plan->sm90_half_k ? 64 : kSm90TileK,
-        plan->sm90_half_k ? " (not of 128: FP8 k-tiles of 64 channels in 64-byte swizzled rows, twice the stages)" : "",
-        ", padding, strides and dilated filter within the im2col tensor map's limits");
-    return true;
-  }
-
-  // wgrad's sources: x by TMA im2col in blocks of 64 channels of one tap (C a multiple of 64) when x's
-  // im2col tensor map of 64 pixels is valid; dy by tiled TMA.
-  static bool choose_wgrad_source(Arguments const& args, Plan* plan) {
-    Conv2dProblem const& p = args.problem;
-    if (p.C % 64 != 0) {
-      plan->why_sm90_source = status_message("C = ", p.C, " is not a multiple of 64, so a 64-column block of r*s*c spans two filter taps");
-      return false;
-    }
-    Status const valid = validate(im2col_args(p, args.x, 64, 64));
-    if (!valid.ok()) {
-      plan->why_sm90_source = "x's im2col tensor map is refused: " + valid.message();
-      return false;
-    }
-    plan->why_sm90_source = "C a multiple of 64, padding, strides and dilated filter within the im2col tensor map's limits";
-    return true;
-  }
-
-  // A 1x1 filter with stride 1 and no padding: im2col(activation) is the activation (any dilation).
-  static bool is_pointwise(Conv2dProblem const& p) {
-    return p.R == 1 && p.S == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_h == 0 && p.pad_w == 0;
-  }
-
-  // The wgrad tile and split count by the wave model of choose_sm90_tile, with K split into s parts:
-  //   ceil(tiles * s / SMs) x TileN x (k-tiles / s + 3) / efficiency
-  // for the 128-row tiles; a block runs the 64-row (ping-pong) tiles two at a time, one per consumer
-  // warpgroup, at about a 128-row tile's cost per pair, and a lone one (one tile per block) at half that:
-  //   (tiles per block = 1 ? 1/2 : ceil(tiles per block / 2)) x TileN x (k-tiles / s + 3) / efficiency
-  // (fitted to v128e: with the efficiencies 0.44 (64x64) and 0.84 (64x128) the pick is within 5% of the
-  // fastest measured tile on 11 of ResNet-50's 12 layers; #2 takes 128x64, 11% slower than 64x64); plus,
-  // for s > 1, the reduction pass (s fp32 partials read and D written at ~3000 bytes/ns, and ~3 us
-  // for the launch and its tail) in the same units (one unit ~ 3 ns: a 128 x 1 x 64 slice of a k-tile at
-  // the H200's wgmma rate). requested > 1 fixes s (capped at the k-tiles); forced fixes the tile. Fills
-  // plan->sm90_split and plan->why_sm90_tile.
-  static Sm90Tile choose_wgrad_tile(GemmCoord const& g, int requested, std::optional<Sm90Tile> forced, Plan* plan) {
-    int const sms = std::max(1, sm_count());
-    plan->sm_count = sms;
-    index_t const k_tiles = std::max<index_t>(1, (g.k + 63) / 64);
-    // A forced tile's candidate: the one of its shape (a ping-pong tile's is its cooperative twin's).
-    auto const same_shape = [](Sm90Tile t, Sm90TileCandidate const& c) {
-      int const n = t == Sm90Tile::kLarge                                                                   ? 256
-                    : t == Sm90Tile::kMedium || t == Sm90Tile::kPingPongMedium || t == Sm90Tile::kShortWide ? 128
-                                                                                                            : 64;
-      int const m = t == Sm90Tile::kShort || t == Sm90Tile::kShortWide ? 64 : 128;
-      return c.n == n && c.m == m;
-    };
-    std::array<Sm90TileCandidate, 5> const candidates{kSm90TileCandidates[0], kSm90TileCandidates[1], kSm90TileCandidates[2],
-                                                      kSm90ShortCandidates[0], kSm90ShortCandidates[1]};
-    index_t const max_split = requested > 1 ? std::min<index_t>(requested, k_tiles) : std::min<index_t>(k_tiles, 256);
-    index_t const min_split = requested > 1 ? max_split : 1;
-    double best_cost = 0.0;
-    Sm90Tile best = Sm90Tile::kLarge;
-    int best_split = 1;
-    std::string why;
-    for (Sm90TileCandidate const& c : candidates) {
-      if (forced ? !same_shape(*forced, c) : c.efficiency <= 0.0) continue;
-      double const efficiency = c.efficiency > 0.0 ? c.efficiency : 0.75;  // (a tile forced where not offered)
-      index_t const tiles = ((g.m + c.m - 1) / c.m) * ((g.n + c.n - 1) / c.n);
-      double cost_here = 0.0;
-      int split_here = 1;
-      for (index_t split = min_split; split <= (requested == 1 ? 1 : max_split); ++split) {
-        index_t const per_block = (tiles * split + sms - 1) / sms;
-        index_t const k_per_split = (k_tiles + split - 1) / split;
-        double cost = tile_rounds(c.m, per_block) * c.n * (static_cast<double>(k_per_split) + 3.0) / efficiency;
-        if (split > 1) cost += (static_cast<double>(split + 1) * g.m * g.n * 4.0 / 3000.0 + 3000.0) / 3.0;
-        if (cost_here == 0.0 || cost < cost_here * 0.999) {
-          cost_here = cost;
-          split_here = static_cast<int>(split);
-        }
-      }
-      why += status_message(why.empty() ? "" : ", ", c.name, ": ", tiles, " tiles x split ", split_here, ", cost ",
-                            static_cast<index_t>(cost_here));
-      if (best_cost == 0.0 || cost_here < best_cost * 0.999) {
-        best = c.tile;
-        best_cost = cost_here;
-        best_split = split_here;
-      }
-    }
-    plan->why_sm90_tile = why;
-    plan->sm90_split = best_split;
-    return best;
-  }
-
-  // dgrad's source: dy by TMA im2col as the equivalent fprop's x (dgrad_as_fprop) when the strides are 1,
-  // K (dy's channels) is a multiple of 64 and that im2col tensor map is valid; there is no gather.
-  static bool choose_dgrad_source(Arguments const& args, Plan* plan) {
-    Conv2dProblem const& p = args.problem;
-    if (p.stride_h != 1 || p.stride_w != 1) {
-      plan->why_sm90_source = status_message("the strides are ", p.stride_h, "x", p.stride_w,
-                                             " (the Hopper dgrad runs stride 1: an fprop of dy over the flipped filter)");
-      return false;
-    }
-    if (p.K % 64 != 0) {
-      plan->why_sm90_source = status_message("K = ", p.K, " is not a multiple of 64, so a k-tile of dy spans two filter taps");
-      return false;
-    }
-    Status const valid = validate(im2col_args(dgrad_as_fprop(p), args.dy, 128, 64));
-    if (!valid.ok()) {
-      plan->why_sm90_source = "dy's im2col tensor map is refused: " + valid.message();
-      return false;
-    }
-    plan->why_sm90_source = "stride 1, K a multiple of 64, padding and dilated filter within the im2col tensor map's limits";
-    return true;
-  }
-
-  // x (N, H, W, C) of fprop problem p as the 4D im2col tensor map {C, W, H, N}: k-tile channels x
-  // `pixels` pixels per copy, 128-byte swizzle, the pixel box of filter-window origins (see
-  // FpropIm2colOperands), walked with the convolution's strides. (dgrad: p = dgrad_as_fprop, x = dy.)
-  static TensorMapIm2colArgs im2col_args(Conv2dProblem const& p, Element const* x, int pixels, int channels) {
-    constexpr auto kBytes = static_cast<std::uint64_t>(sizeof(Element));
-    TensorMapIm2colArgs t;
-    t.data_type = tensor_map_type();
-    t.rank = 4;
-    t.global_address = const_cast<Element*>(x);
-    t.global_dim[0] = static_cast<cuuint64_t>(p.C);
-    t.global_dim[1] = static_cast<cuuint64_t>(p.W);
-    t.global_dim[2] = static_cast<cuuint64_t>(p.H);
-    t.global_dim[3] = static_cast<cuuint64_t>(p.N);
-    t.global_strides[0] = static_cast<cuuint64_t>(static_cast<std::uint64_t>(p.C) * kBytes);
-    t.global_strides[1] = static_cast<cuuint64_t>(static_cast<std::uint64_t>(p.W * p.C) * kBytes);
-    t.global_strides[2] = static_cast<cuuint64_t>(static_cast<std::uint64_t>(p.H * p.W * p.C) * kBytes);
-    // Entry 0 is W, entry 1 is H (the order of global_dim[1 ..]).
-    auto const clamp_int = [](index_t v) {
-      return static_cast<int>(std::clamp<index_t>(v, std::numeric_limits<int>::min() / 2, std::numeric_limits<int>::max() / 2));
-    };
-    t.pixel_box_lower_corner[0] = clamp_int(-p.pad_w);
-    t.pixel_box_lower_corner[1] = clamp_int(-p.pad_h);
-    t.pixel_box_upper_corner[0] = clamp_int(p.pad_w - (p.S - 1) * p.dilation_w);
-    t.pixel_box_upper_corner[1] = clamp_int(p.pad_h - (p.R - 1) * p.dilation_h);
-    t.channels_per_pixel = static_cast<cuuint32_t>(channels);
-    t.pixels_per_column = static_cast<cuuint32_t>(pixels);
-    t.element_strides[0] = 1;
-    t.element_strides[1] = static_cast<cuuint32_t>(std::clamp<index_t>(p.stride_w, 0, 1 << 20));
-    t.element_strides[2] = static_cast<cuuint32_t>(std::clamp<index_t>(p.stride_h, 0, 1 << 20));
-    t.element_strides[3] = 1;
-    t.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
-    t.swizzle = swizzle_of(channels);
-    t.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
-    t.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
-    return t;
-  }
-
   // The swizzle of a k-tile row of `channels` elements: what the kernel's wgmma descriptors read.
   static CUtensorMapSwizzle swizzle_of(int channels) {
     return channels * static_cast<int>(sizeof(Element)) == 64 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B;
@@ -761,98 +432,6 @@ class Conv2d {
            : std::is_same_v<Element, half_t>   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                                : CU_TENSOR_MAP_DATA_TYPE_UINT8;  // FP8: TMA moves bytes
   }
-
-  // The tile by a wave model of the persistent kernel (the GEMM's, docs/notes/gemm_sm90.md): the SM
-  // with the most tiles finishes last, so a tile config costs
-  //   ceil(tiles / SMs) x TileN x (k-tiles + 3) / efficiency
-  // where 3 k-tiles is about what a tile's epilogue costs, and the efficiency the relative mainloop
-  // throughput of the tile (1, 0.92, 0.75 for 128x256, 128x128, 128x64 on the H200: narrower wgmmas
-  // read more shared memory per flop). Ties go to the wider tile, which gathers each row of x for
-  // more output channels. Fills plan->sm_count.
-  // With `wide` and N not a multiple of 128, 128x160 is a candidate too (kSm90WideCandidate).
-  // With `short_tile`, 64x256 too (kSm90ShortLargeCandidate) where its efficiency is above 0, at
-  //   ceil(tiles / SMs) x 64 / 128 x TileN x k-tiles / efficiency
-  // (no epilogue term: ping-pong runs one warpgroup's epilogue under the other's mainloop). Fitted to
-  // v128g with efficiency 0.6: it takes ResNet-50's short-K 1x1 layers #2, #5, #8, #11 (7-17% faster
-  // there, #2 within 1%), and none of the layers where it measured slower (3x3, N < 256, long K).
-  // A tree that reads its residual by TMA has an epilogue of about kResidualEpilogueKTiles k-tiles, which
-  // the other warpgroup's mainloop hides only as far as it lasts: 64x256 then costs max(k-tiles, that).
-  // (v130c, fused: 64x256 7% and 11% faster on #8, #11 with 4 and 8 k-tiles, 1-4% slower on #2, #5 with 1, 2.)
-  static constexpr double kResidualEpilogueKTiles = 3.5;
-  static Sm90Tile choose_sm90_tile(GemmCoord const& g, bool wide, bool short_tile, Plan* plan) {
-    int const sms = std::max(1, sm_count());
-    plan->sm_count = sms;
-    index_t const k_tiles = (g.k + kSm90TileK - 1) / kSm90TileK;
-    wide = wide && g.n % 128 != 0;
-    Sm90Tile best = Sm90Tile::kLarge;
-    double best_cost = 0.0;
-    std::string why;
-    std::array<Sm90TileCandidate, 5> const candidates{kSm90TileCandidates[0], kSm90WideCandidate, kSm90TileCandidates[1],
-                                                      kSm90TileCandidates[2], kSm90ShortLargeCandidate};
-    // What a 64-row ping-pong tile's time is counted in: its k-tiles, or its residual epilogue if longer.
-    double const short_k_tiles =
-        kResidualByTma ? std::max(static_cast<double>(k_tiles), kResidualEpilogueKTiles) : static_cast<double>(k_tiles);
-    for (Sm90TileCandidate const& c : candidates) {
-      if (c.tile == Sm90Tile::kWide && !wide) continue;
-      if (c.tile == Sm90Tile::kShortLarge && !(short_tile && c.efficiency > 0.0)) continue;
-      index_t const tiles = ((g.m + c.m - 1) / c.m) * ((g.n + c.n - 1) / c.n);
-      index_t const per_block = (tiles + sms - 1) / sms;
-      double const cost = c.m == 128 ? static_cast<double>(per_block) * c.n * (static_cast<double>(k_tiles) + 3.0) / c.efficiency
-                                     : static_cast<double>(per_block) * c.m / 128.0 * c.n * short_k_tiles / c.efficiency;
-      why += status_message(why.empty() ? "" : ", ", c.name, ": ", tiles, " tiles, ", per_block, " per SM, cost ",
-                            static_cast<index_t>(cost));
-      if (best_cost == 0.0 || cost < best_cost * 0.999) {
-        best = c.tile;
-        best_cost = cost;
-      }
-    }
-    plan->why_sm90_tile += why;
-    return best;
-  }
-
-  // Ping-pong consumers where they measured faster (docs/notes/conv_sm90.md, v52), with the im2col
-  // source: the 128x64 tile unless the residual comes by TMA (ResNet-50 layers 0-1: 8-15% bare; fused,
-  // the cooperative tile with the TMA residual is faster, v90: layer 0 0.0464 -> 0.0297 ms, layer 1
-  // 0.0638 -> 0.0618); the 128x128 tile when the epilogue reads no memory (bare: 0-5% on ResNet-50 and
-  // UNet; with a residual the cooperative kernel's staged epilogue loads, which ping-pong has not, win:
-  // layer 3 15% slower).
-  static Sm90Tile choose_sm90_schedule(Sm90Tile tile, bool im2col, Plan* plan) {
-    if (!im2col) return tile;
-    if (tile == Sm90Tile::kNarrow && kResidualByTma) {
-      plan->why_sm90_tile += "; cooperative consumers (the residual by TMA)";
-      return tile;
-    }
-    if (tile == Sm90Tile::kNarrow) {
-      plan->why_sm90_tile += "; ping-pong consumers (128x64 tiles)";
-      return Sm90Tile::kPingPongNarrow;
-    }
-    if (tile == Sm90Tile::kMedium && !epilogue::reads_memory<Epilogue>) {
-      plan->why_sm90_tile += "; ping-pong consumers (128x128 tiles, an epilogue that reads no memory)";
-      return Sm90Tile::kPingPongMedium;
-    }
-    return tile;
-  }
-
-  // TILEFUSE_CONV_SM90_TILE = large | medium | narrow | pingpong-narrow | pingpong-medium | wide | 64x64 |
-  // 64x128 (wgrad only) | 64x256 (16-bit fprop only) forces the
-  // Hopper tile (for measurements and tests); unset or anything else: the model's choice.
-  static std::optional<Sm90Tile> forced_sm90_tile() {
-    char const* value = std::getenv("TILEFUSE_CONV_SM90_TILE");
-    if (value == nullptr) return std::nullopt;
-    std::string_view const v(value);
-    if (v == "large") return Sm90Tile::kLarge;
-    if (v == "medium") return Sm90Tile::kMedium;
-    if (v == "narrow") return Sm90Tile::kNarrow;
-    if (v == "pingpong-narrow") return Sm90Tile::kPingPongNarrow;
-    if (v == "pingpong-medium") return Sm90Tile::kPingPongMedium;
-    if (v == "wide") return Sm90Tile::kWide;
-    if (v == "64x64") return Sm90Tile::kShort;
-    if (v == "64x128") return Sm90Tile::kShortWide;
-    if (v == "64x256") return Sm90Tile::kShortLarge;
-    return std::nullopt;
-  }
-
-  static int sm_count() { return current_device_sm_count(); }
 
   template <class Cfg, bool kIm2col>
   using Sm90KernelOf = std::conditional_t<
@@ -940,12 +519,12 @@ class Conv2d {
     std::string loads;
     if constexpr (kWgradSm90) {
       loads = status_message("dy by TMA in boxes of 64 channels x 64 pixels (A MN-major), x by ",
-                             plan.sm90_pointwise ? "TMA in boxes of 64 channels x 64 pixels"
+                             plan.pointwise ? "TMA in boxes of 64 channels x 64 pixels"
                                                : "TMA im2col in copies of 64 pixels x 64 channels of one tap",
                              " (B MN-major) (",
-                             plan.why_sm90_source, "), ",
+                             plan.why_source, "), ",
                              plan.split_k <= 1 ? std::string("no split-K, ")
-                             : plan.sm90_split_in_kernel
+                             : plan.split_in_kernel
                                  ? status_message("split-K ", plan.split_k,
                                                   " (summed in the kernel: each split adds its fp32 tile into the workspace "
                                                   "at L2 and the last one applies the epilogue; not bitwise reproducible, "
@@ -956,16 +535,16 @@ class Conv2d {
     } else {
       loads = status_message(
           kIm2col ? status_message(kDgradSm90 ? "dy" : "x",
-                                   plan.sm90_pointwise ? " by tiled TMA (one box of " : " by TMA im2col (one copy of ",
+                                   plan.pointwise ? " by tiled TMA (one box of " : " by TMA im2col (one copy of ",
                                    Cfg::kTileM, " pixels x ", Cfg::kTileK, " channels per filter tap and k-tile)")
                   : std::string("x by 16-byte cp.async gathers of the producer warpgroup"),
-          " (", plan.why_sm90_source, "), ",
+          " (", plan.why_source, "), ",
           kDgradSm90 ? "w by TMA in boxes of 64 channels x 64 filters of the flipped tap (B MN-major), " : "w by TMA, ");
     }
     return status_message("sm90 TMA + WGMMA implicit-GEMM ", op_name(), " (GEMM ", g.m, " x ", g.n, " x ", g.k,
                           "; warp-specialized, persistent", Cfg::kSchedule == gemm::Sm90Schedule::kPingPong ? ", ping-pong" : "",
                           "), tile ", Cfg::kTileM, "x", Cfg::kTileN, "x", Cfg::kTileK,
-                          " (wave model: ", plan.why_sm90_tile, "), ", Sm90Kernel<Cfg, kIm2col>::kStages, " stages, ",
+                          " (wave model: ", plan.why_tile, "), ", Sm90Kernel<Cfg, kIm2col>::kStages, " stages, ",
                           Sm90Kernel<Cfg, kIm2col>::kTmaAux ? "residual by TMA beside the operands, " : "", loads, tiles,
                           " tiles on ", std::min<index_t>(tiles, plan.sm_count), " blocks; ",
                           kFp8 ? status_message(name_of(data_type_of<Element>), " operands, fp32 accumulation in the tensor cores; ")
@@ -1038,7 +617,7 @@ class Conv2d {
   static Status encode_im2col(char const* name, Conv2dProblem const& problem, Element const* data, int pixels,
                               int channels, arch::TmaDescriptor* out) {
     CUtensorMap map;
-    Status const s = make_tensor_map_im2col(im2col_args(problem, data, pixels, channels), &map);
+    Status const s = make_tensor_map_im2col(conv_im2col_args(problem, kElement, data, pixels, channels), &map);
     if (!s.ok()) return {s.code(), status_message(op_name(), ": im2col tensor map of ", name, ": ", s.message())};
     std::memcpy(out, &map, sizeof(map));
     return {};
@@ -1046,7 +625,7 @@ class Conv2d {
 
   // A pointwise problem's activation (fprop's x, dgrad's dy, wgrad's x: N*H*W pixels of `channels`,
   // row-major; stride 1 so the output has as many pixels) as the 3D tensor map (channels, N*H*W, 1), box
-  // (the k-tile's channels, `pixels`, 1): what the im2col copy of the same box would load (plan.sm90_pointwise).
+  // (the k-tile's channels, `pixels`, 1): what the im2col copy of the same box would load (plan.pointwise).
   static Status encode_pointwise(Arguments const& args, char const* name, Element const* data, index_t channels,
                                  int pixels, arch::TmaDescriptor* out, int box_channels) {
     Conv2dProblem const& p = args.problem;
@@ -1058,16 +637,16 @@ class Conv2d {
 
   // The activation operand's tensor map (fprop's x, dgrad's dy over `problem`, the equivalent fprop,
   // wgrad's x), boxes of `pixels` x `box_channels`: the tiled map for a pointwise problem
-  // (plan.sm90_pointwise; `channels` per pixel), else the im2col one.
+  // (plan.pointwise; `channels` per pixel), else the im2col one.
   static Status encode_activation(Arguments const& args, Plan const& plan, char const* name, Conv2dProblem const& problem,
                                   Element const* data, index_t channels, int pixels, int box_channels,
                                   arch::TmaDescriptor* out) {
-    return plan.sm90_pointwise ? encode_pointwise(args, name, data, channels, pixels, out, box_channels)
+    return plan.pointwise ? encode_pointwise(args, name, data, channels, pixels, out, box_channels)
                                : encode_im2col(name, problem, data, pixels, box_channels, out);
   }
 
   // The Hopper wgrad: with plan.split_k = s > 1, either the kernel adds the s splits' fp32 tiles into
-  // the workspace's sums and the last split of each tile applies the tree (plan.sm90_split_in_kernel:
+  // the workspace's sums and the last split of each tile applies the tree (plan.split_in_kernel:
   // the workspace zeroed first), or it stores s fp32 partials ([split][K][R*S*C], each over its own
   // range of pixels) and split_k_epilogue_kernel sums them and applies the tree; with s = 1 the kernel
   // applies the tree itself.
@@ -1081,7 +660,7 @@ class Conv2d {
     auto const launch = [&]<class K>(auto const& epilogue, index_t batch, index_t out_batch, auto const& finish) -> Status {
       typename K::Params params;
       TILEFUSE_RETURN_IF_ERROR(encode_dy_mn_major(args, &params.tma_a));
-      params.x_tiled = plan.sm90_pointwise ? 1 : 0;
+      params.x_tiled = plan.pointwise ? 1 : 0;
       TILEFUSE_RETURN_IF_ERROR(encode_activation(args, plan, "x", args.problem, args.x, args.problem.C, 64, 64, &params.tma_b));
       params.geometry = ConvGeometry::of(args.problem);
       params.k_per_split = static_cast<int>(k_per_split);
@@ -1106,7 +685,7 @@ class Conv2d {
     };
     auto const nothing = [](auto&) {};
     if (splits == 1) return launch.template operator()<Sm90Kernel<Cfg, true>>(plan.epilogue, 1, 1, nothing);
-    if (plan.sm90_split_in_kernel) {
+    if (plan.split_in_kernel) {
       using Reduced = sm90::WgradKernel<Element, Epilogue, gemm::Sm90SplitReduce<Cfg>>;
       static_assert(Reduced::split_ticket_count(1, 1) <= 8, "split_sums_bytes counts 8 tickets per 128 rows");
       std::size_t const bytes = split_sums_bytes(g);
@@ -1143,13 +722,13 @@ class Conv2d {
       TILEFUSE_RETURN_IF_ERROR(encode_filter_mn_major(args, &params.tma_b));
       Conv2dProblem const f = dgrad_as_fprop(args.problem);
       params.geometry = ConvGeometry::of(f);
-      params.a_tiled = plan.sm90_pointwise ? 1 : 0;
+      params.a_tiled = plan.pointwise ? 1 : 0;
       TILEFUSE_RETURN_IF_ERROR(
           encode_activation(args, plan, "dy", f, args.dy, args.problem.K, Cfg::kTileM, Cfg::kTileK, &params.tma_a));
     } else if constexpr (kIm2col) {
       TILEFUSE_RETURN_IF_ERROR(encode_filter<Cfg>(args, &params.tma_b));
       params.geometry = ConvGeometry::of(args.problem);
-      params.a_tiled = plan.sm90_pointwise ? 1 : 0;
+      params.a_tiled = plan.pointwise ? 1 : 0;
       TILEFUSE_RETURN_IF_ERROR(
           encode_activation(args, plan, "x", args.problem, args.x, args.problem.C, Cfg::kTileM, Cfg::kTileK, &params.tma_a));
     } else {

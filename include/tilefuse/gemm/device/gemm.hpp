@@ -158,7 +158,7 @@ class Gemm {
     EpilogueArgs epilogue;  // "D" and every named input of the tree, set by name (device pointers)
     // > 1: parallel split-K through an fp32 workspace of workspace_size() bytes. 0: let the operation
     // choose: the Hopper kernel where it runs (it does not split K), otherwise the sm_80 kernel splits
-    // when its output tiles leave most SMs idle and K is long (detail::choose_split_k, as Conv2d does);
+    // when its output tiles leave most SMs idle and K is long (choose_split_k, as Conv2d does);
     // ask workspace_size() after setting it.
     int split_k = 1;
   };
@@ -336,7 +336,8 @@ class Gemm {
   // which make_plan refuses).
   static int sm80_split_k(Arguments const& args) {
     if (args.split_k != 0) return args.split_k < 1 ? 1 : args.split_k;
-    return detail::choose_split_k(args.problem, Sm80Config::kTileM, Sm80Config::kTileN, Sm80Config::kTileK);
+    return choose_split_k(args.problem, Sm80Config::kTileM, Sm80Config::kTileN, Sm80Config::kTileK,
+                          detail::current_sm_count());
   }
 
   // Resolves packed defaults and checks one operand: rows x cols in `Layout`, stored with ld and

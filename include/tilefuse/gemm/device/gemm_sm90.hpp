@@ -35,6 +35,7 @@
 #include <tilefuse/gemm/device/operand_check.hpp>
 #include <tilefuse/gemm/device/reductions.hpp>
 #include <tilefuse/gemm/device/sm90_operand_map.hpp>
+#include <tilefuse/gemm/device/tile_models.hpp>
 #include <tilefuse/epilogue/tree_walk.hpp>
 #include <tilefuse/gemm/gemm_config.h>
 #include <tilefuse/gemm/kernel/sm90_gemm.h>
@@ -68,54 +69,7 @@ struct GemmSm90Arguments {
   index_t block_scale_b_strides[2] = {0, 0};
 };
 
-// ---- the tile per problem (Sm90AutoConfig) ----
-
-enum class Sm90Tile { kLarge, kMedium, kNarrow };  // Sm90LargeConfig, Sm90MediumConfig, Sm90NarrowConfig
-
-inline char const* name_of(Sm90Tile tile) {
-  switch (tile) {
-    case Sm90Tile::kLarge: return "128x256";
-    case Sm90Tile::kMedium: return "128x128";
-    case Sm90Tile::kNarrow: return "128x64";
-  }
-  return "?";
-}
-
-// A wave model of the persistent kernel: the SM with the most tiles finishes last, so a config costs
-//   ceil(tiles / SMs) x TileM x TileN x (k rounded up to 64 + kEpilogueK) / efficiency
-// where kEpilogueK is the epilogue of one tile in units of k and the efficiency is the relative
-// throughput of the tile's mainloop at full occupancy (narrower wgmmas read more shared memory per
-// flop): measured on an H200 at 8192^3, 128x128 ran at 0.92 and 128x64 at 0.61 of 128x256's rate.
-// The 128x64 tile is a candidate only for k >= kNarrowMinK: with a short mainloop its per-k-tile
-// latency dominates (1000^3: one tile per SM, 128x64 took 10% longer than 128x128). H200 measurements
-// and the fit: docs/notes/gemm_sm90.md ("v1 - tile per problem").
-struct Sm90TileModel {
-  static constexpr double kEpilogueK = 192.0;
-  static constexpr double kEfficiency[3] = {1.0, 0.92, 0.61};  // Large, Medium, Narrow
-  static constexpr int kTileN[3] = {256, 128, 64};
-  static constexpr index_t kNarrowMinK = 4096;
-};
-
-inline double sm90_tile_cost(Sm90Tile tile, GemmCoord const& p, int sm_count) {
-  int const i = static_cast<int>(tile);
-  index_t const tile_n = Sm90TileModel::kTileN[i];
-  index_t const tiles = ((p.m + 127) / 128) * ((p.n + tile_n - 1) / tile_n) * p.batch;
-  index_t const sms = sm_count > 0 ? sm_count : 1;
-  double const per_sm = static_cast<double>((tiles + sms - 1) / sms);
-  double const k = static_cast<double>((p.k + 63) / 64 * 64);
-  return per_sm * 128.0 * static_cast<double>(tile_n) * (k + Sm90TileModel::kEpilogueK) /
-         Sm90TileModel::kEfficiency[i];
-}
-
-// The cheapest tile by the model; a tie goes to the larger tile.
-inline Sm90Tile choose_sm90_tile(GemmCoord const& p, int sm_count) {
-  Sm90Tile best = Sm90Tile::kLarge;
-  for (Sm90Tile t : {Sm90Tile::kMedium, Sm90Tile::kNarrow}) {
-    if (t == Sm90Tile::kNarrow && p.k < Sm90TileModel::kNarrowMinK) continue;
-    if (sm90_tile_cost(t, p, sm_count) < sm90_tile_cost(best, p, sm_count)) best = t;
-  }
-  return best;
-}
+// The tile per problem (Sm90AutoConfig): choose_sm90_tile in tile_models.hpp.
 
 template <class ElementAB, class LayoutA, class LayoutB, class Epilogue, class Config = Sm90LargeConfig,
           class ElementB = ElementAB>

@@ -37,6 +37,7 @@
 #include <tilefuse/epilogue/evt.h>
 #include <tilefuse/epilogue/reduction_init.h>
 #include <tilefuse/epilogue/sinks.h>
+#include <tilefuse/gemm/device/gemm_plan.hpp>
 #include <tilefuse/gemm/device/gemm_sm90.hpp>
 #include <tilefuse/gemm/scaled_gemm_problem.hpp>
 #include <tilefuse/runtime/pointer_check.hpp>
@@ -118,7 +119,6 @@ class ScaledGemm {
   // Row-wise fast accumulation on the default config: short K runs ping-pong (picks_ping_pong).
   static constexpr bool kMayPingPong =
       Mode == ScalingMode::kRowWise && Accumulation == Fp8Accumulation::kFast && std::is_void_v<ConfigOverride>;
-  static constexpr index_t kRowWisePingPongMaxKTiles = 8;
   using PingPongOperation = GemmSm90<ElementAB, RowMajor, ColumnMajor, Tree, Sm90Fp8PingPongConfig, ElementB>;
   static constexpr bool kFp8Out = sizeof(ElementOut) == 1;
 
@@ -192,9 +192,9 @@ class ScaledGemm {
   }
 
   // Whether the default config's row-wise fast accumulation runs the ping-pong kernel: K of at most
-  // kRowWisePingPongMaxKTiles k-tiles of 128.
+  // kRowWisePingPongMaxKTiles k-tiles of 128 (gemm_plan.hpp, which the Python package asks too).
   static bool picks_ping_pong(Arguments const& args) {
-    return kMayPingPong && (args.k + 127) / 128 <= kRowWisePingPongMaxKTiles;
+    return kMayPingPong && scaled_gemm_picks_ping_pong(Fp8Scaling::kRowWise, true, args.k);
   }
 
   static std::string describe(Arguments const& args) {

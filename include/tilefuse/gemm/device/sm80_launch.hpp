@@ -11,6 +11,7 @@
 #include <tilefuse/core/coord.h>
 #include <tilefuse/core/status.hpp>
 #include <tilefuse/gemm/device/reductions.hpp>
+#include <tilefuse/gemm/device/tile_models.hpp>
 #include <tilefuse/runtime/device_query.hpp>
 #include <tilefuse/gemm/kernel/sm80_gemm.h>
 #include <tilefuse/gemm/kernel/split_k_epilogue.h>
@@ -79,63 +80,6 @@ Status launch_tiled(typename Kernel::Params params, int split_k, void* workspace
 inline int current_sm_count() {
   int const sms = current_device_sm_count();
   return sms > 0 ? sms : 132;
-}
-
-// split_k = 0 asks the operation to choose: split K when the output tiles leave most SMs idle and K is
-// long enough that every split still runs at least 8 k-tiles; aim at two blocks per SM, at most 128
-// splits (the fp32 partials are written and read once each: cheap while the output is small).
-// NOTES: capped at 16 (v1), wgrad's long reductions (K = N*P*Q = 200704 on ResNet-50's first layers,
-// one 64x64 output tile) ran on 16 blocks: 0.05x cuDNN (report v13).
-inline int choose_split_k(GemmCoord const& problem, int tile_m, int tile_n, int tile_k) {
-  int const sms = current_sm_count();
-  index_t const tiles = ((problem.m + tile_m - 1) / tile_m) * ((problem.n + tile_n - 1) / tile_n) * problem.batch;
-  index_t const k_tiles = (problem.k + tile_k - 1) / tile_k;
-  if (tiles <= 0 || k_tiles <= 0) return 1;  // an empty or invalid problem (workspace_size asks before checks)
-  if (2 * tiles > sms) return 1;
-  index_t split = std::min<index_t>({2 * index_t{sms} / tiles, k_tiles / 8, 128});
-  return split < 2 ? 1 : static_cast<int>(split);
-}
-
-// The tiles Sm80AutoConfig chooses from, in this order.
-enum class Sm80Tile { kLarge, kSmall, kNarrow };
-
-// A first model of how long a tile shape takes for `problem` on the current device: the busiest SM
-// decides. Each tile's work is its padded area TileM x TileN (the mma runs on padding too) over the
-// shape's efficiency when b of its blocks share an SM (more warps hide more latency; the large tile's
-// 8 warps alone are the unit).
-// NOTES: the efficiencies are estimates, to be replaced by measured ones (docs/notes/conv_sm80.md, v1:
-// layers 9 and 10 of ResNet-50 show the 128x64 tile chosen where it loses).
-inline Sm80Tile choose_sm80_tile(GemmCoord const& problem, int split_k) {
-  struct Shape {
-    Sm80Tile tile;
-    int m, n, blocks_per_sm;
-    double efficiency[3];  // with 1, 2, 3 blocks on the SM
-  };
-  constexpr Shape kShapes[] = {
-      {Sm80Tile::kLarge, 128, 256, 1, {1.0, 1.0, 1.0}},
-      {Sm80Tile::kSmall, 128, 128, 2, {0.6, 0.85, 0.85}},
-      {Sm80Tile::kNarrow, 128, 64, 3, {0.45, 0.7, 0.8}},
-  };
-  int const sms = current_sm_count();
-  Sm80Tile best = Sm80Tile::kLarge;
-  double best_time = 0.0;
-  for (Shape const& s : kShapes) {
-    index_t const tiles = ((problem.m + s.m - 1) / s.m) * ((problem.n + s.n - 1) / s.n) * problem.batch * split_k;
-    index_t const slots = index_t{sms} * s.blocks_per_sm;
-    double const area = static_cast<double>(s.m) * s.n / (128.0 * 256.0);
-    index_t const full_waves = tiles / slots;
-    index_t const rest = tiles % slots;
-    double time = full_waves * s.blocks_per_sm * area / s.efficiency[s.blocks_per_sm - 1];
-    if (rest > 0) {
-      int const busiest = static_cast<int>((rest + sms - 1) / sms);
-      time += busiest * area / s.efficiency[busiest - 1];
-    }
-    if (s.tile == Sm80Tile::kLarge || time < best_time) {
-      best = s.tile;
-      best_time = time;
-    }
-  }
-  return best;
 }
 
 // Bytes of the split-K workspace (fp32 partials), 0 without split-K.

@@ -1,0 +1,531 @@
+// The convolution planner: which kernel family, source, tile, split count and split reduction a problem
+// gets, as a plain function of values (the problem, the element type, facts about the epilogue tree
+// and the device, explicit overrides). conv::Conv2d calls it, and so does the Python package (through
+// tilefuse._C), so both make every choice in this one place; describe() texts come from the plan.
+// What the planner cannot know (whether a binary holds a kernel's code, whether a residual's pointer
+// suits TMA) the caller checks after it, falling back to the sm80 kernel with the reason.
+// Host code, no CUDA runtime calls.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <tilefuse/conv/conv2d_problem.h>
+#include <tilefuse/core/status.hpp>
+#include <tilefuse/gemm/device/tile_models.hpp>
+#include <tilefuse/runtime/tensor_map.hpp>
+
+namespace tilefuse::conv {
+
+enum class ConvFamily { kSm80, kSm90 };
+// The Hopper kernel's source of the activation: TMA im2col (or a tiled map for 1x1 problems), or the
+// producer warpgroup's cp.async gathers (fprop only).
+enum class ConvSource { kIm2col, kGather };
+// 128x256, 128x128, 128x64 cooperative; 128x64 and 128x128 ping-pong (im2col source; with the gather
+// source they run as their cooperative tile); 128x160 (16-bit fprop by im2col); the 64-row ping-pong
+// tiles 64x64, 64x128 (wgrad) and 64x256 (16-bit fprop).
+enum class ConvSm90Tile { kLarge, kMedium, kNarrow, kPingPongNarrow, kPingPongMedium, kWide, kShort, kShortWide, kShortLarge };
+// How the Hopper wgrad sums its splits: inside the kernel (at L2, in arrival order) or by a second pass.
+enum class SplitReduction { kInKernel, kPass };
+enum class ConvElement { kBfloat16, kFloat16, kFloat32, kE4m3, kE5m2 };
+
+inline constexpr int element_bytes(ConvElement e) {
+  return e == ConvElement::kFloat32 ? 4 : e == ConvElement::kE4m3 || e == ConvElement::kE5m2 ? 1 : 2;
+}
+inline constexpr bool is_16bit(ConvElement e) { return e == ConvElement::kBfloat16 || e == ConvElement::kFloat16; }
+inline constexpr bool is_fp8(ConvElement e) { return e == ConvElement::kE4m3 || e == ConvElement::kE5m2; }
+
+// Choices a caller (a test, the bench, a user) fixes instead of the models.
+struct ConvOverrides {
+  std::optional<ConvFamily> family;      // kSm90 where it cannot run is refused by the caller
+  std::optional<ConvSm90Tile> sm90_tile;  // ignored (with a note) where the tile does not exist
+  std::optional<ConvSource> sm90_source;  // kGather: fprop's cp.async gathers even where im2col is valid
+  std::optional<SplitReduction> split_reduction;
+};
+
+// What the planner needs of the epilogue tree (conv::Conv2d derives them from its type, Python from the
+// traced graph; a parity test checks that both agree).
+struct TreeFacts {
+  bool reads_memory = false;     // an AuxLoad, RowBroadcast or ColBroadcast
+  bool residual_by_tma = false;  // the Hopper kernel loads its one 16-bit residual by TMA (Sm90ConvTmaAux)
+};
+
+struct ConvPlanInput {
+  Conv2dProblem problem;  // problem.mode is the mode
+  ConvElement element = ConvElement::kBfloat16;
+  TreeFacts tree;
+  DeviceFacts device;
+  bool auto_config = true;        // the default config (an explicit Sm80 config or an input transform: false)
+  bool operands_aligned = true;   // both operands' base pointers are 16-byte aligned
+  int split_k = 1;                // requested: 0 lets the planner choose, > 1 fixes it
+  bool deterministic = false;     // the Hopper wgrad's splits summed in a fixed order
+  ConvOverrides overrides;
+};
+
+struct ConvPlan {
+  ConvFamily family = ConvFamily::kSm80;
+  int split_k = 1;       // of the family that runs
+  int sm80_split_k = 1;  // the sm80 kernel's (a fallback's)
+  // The sm80 kernel: its tile, and whether it gathers 16-byte chunks (else element by element) and why not.
+  gemm::Sm80Tile sm80_tile = gemm::Sm80Tile::kLarge;
+  bool aligned = false;
+  std::string why_narrow;
+  // The Hopper kernel: why not (family kSm80), or its tile, source and split reduction and why.
+  std::string why_not_hopper;
+  ConvSm90Tile sm90_tile = ConvSm90Tile::kLarge;
+  bool im2col = false;
+  bool half_k = false;     // FP8 im2col with k-tiles of 64 channels (C a multiple of 64, not of 128)
+  bool pointwise = false;  // 1x1, stride 1, no padding: the activation loads by a tiled map
+  bool split_in_kernel = false;
+  int sm_count = 0;
+  std::string why_source;
+  std::string why_tile;
+};
+
+// The Hopper conv kernel's k-tile in elements: one 128-byte row of channels.
+inline constexpr index_t sm90_conv_tile_k(ConvElement e) { return 128 / element_bytes(e); }
+
+inline char const* name_of(ConvSm90Tile tile) {
+  switch (tile) {
+    case ConvSm90Tile::kLarge: return "large";
+    case ConvSm90Tile::kMedium: return "medium";
+    case ConvSm90Tile::kNarrow: return "narrow";
+    case ConvSm90Tile::kPingPongNarrow: return "pingpong-narrow";
+    case ConvSm90Tile::kPingPongMedium: return "pingpong-medium";
+    case ConvSm90Tile::kWide: return "wide";
+    case ConvSm90Tile::kShort: return "64x64";
+    case ConvSm90Tile::kShortWide: return "64x128";
+    case ConvSm90Tile::kShortLarge: return "64x256";
+  }
+  return "?";
+}
+
+// The tile of a name of name_of (the bench's --sm90-tile, the tests); nullopt for anything else.
+inline std::optional<ConvSm90Tile> conv_sm90_tile_named(std::string_view name) {
+  for (int i = 0; i <= static_cast<int>(ConvSm90Tile::kShortLarge); ++i) {
+    auto const tile = static_cast<ConvSm90Tile>(i);
+    if (name == name_of(tile)) return tile;
+  }
+  return std::nullopt;
+}
+
+// The C++ config of a Hopper conv tile and source (conv/kernel/sm90_implicit_gemm.h; before the
+// element's ConfigFor and the residual's Sm90ConvTmaAux, which the kernel's instantiation applies).
+inline char const* config_name_of(ConvSm90Tile tile, bool im2col) {
+  if (!im2col) {
+    switch (tile) {
+      case ConvSm90Tile::kNarrow:
+      case ConvSm90Tile::kPingPongNarrow: return "Sm90ConvNarrowConfig";
+      case ConvSm90Tile::kMedium:
+      case ConvSm90Tile::kPingPongMedium: return "Sm90ConvMediumConfig";
+      default: return "Sm90ConvLargeConfig";
+    }
+  }
+  switch (tile) {
+    case ConvSm90Tile::kNarrow: return "Sm90ConvIm2colNarrowConfig";
+    case ConvSm90Tile::kMedium: return "Sm90ConvIm2colMediumConfig";
+    case ConvSm90Tile::kPingPongNarrow: return "Sm90ConvIm2colPingPongNarrowConfig";
+    case ConvSm90Tile::kPingPongMedium: return "Sm90ConvIm2colPingPongMediumConfig";
+    case ConvSm90Tile::kWide: return "Sm90ConvIm2colWideConfig";
+    case ConvSm90Tile::kShort: return "Sm90ConvIm2colPingPongShortConfig";
+    case ConvSm90Tile::kShortWide: return "Sm90ConvIm2colPingPongShortWideConfig";
+    case ConvSm90Tile::kShortLarge: return "Sm90ConvIm2colPingPongShortLargeConfig";
+    default: return "Sm90ConvIm2colLargeConfig";
+  }
+}
+
+// (TileM, TileN) of a Hopper conv tile.
+inline std::array<int, 2> tile_shape_of(ConvSm90Tile tile) {
+  switch (tile) {
+    case ConvSm90Tile::kMedium:
+    case ConvSm90Tile::kPingPongMedium: return {128, 128};
+    case ConvSm90Tile::kNarrow:
+    case ConvSm90Tile::kPingPongNarrow: return {128, 64};
+    case ConvSm90Tile::kWide: return {128, 160};
+    case ConvSm90Tile::kShort: return {64, 64};
+    case ConvSm90Tile::kShortWide: return {64, 128};
+    case ConvSm90Tile::kShortLarge: return {64, 256};
+    default: return {128, 256};
+  }
+}
+
+// The implicit GEMM of the mode: (rows, cols, k, batch 1).
+inline GemmCoord conv_output_matrix(Conv2dProblem const& problem) {
+  GemmCoord const g = problem.gemm_extent(problem.mode);
+  return GemmCoord{g.m, g.n, g.k, 1};
+}
+
+// x (N, H, W, C) of fprop problem p as the 4D im2col tensor map {C, W, H, N}: `channels` x `pixels` per
+// copy, 128-byte swizzle (64-byte for 64-byte rows), the pixel box of filter-window origins, walked with
+// the convolution's strides. (dgrad: p = dgrad_as_fprop, x = dy.)
+inline TensorMapIm2colArgs conv_im2col_args(Conv2dProblem const& p, ConvElement element, void const* x, int pixels,
+                                            int channels) {
+  auto const bytes = static_cast<std::uint64_t>(element_bytes(element));
+  TensorMapIm2colArgs t;
+  t.data_type = element == ConvElement::kBfloat16  ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                : element == ConvElement::kFloat16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                : element == ConvElement::kFloat32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                                   : CU_TENSOR_MAP_DATA_TYPE_UINT8;  // FP8: TMA moves bytes
+  t.rank = 4;
+  t.global_address = const_cast<void*>(x);
+  t.global_dim[0] = static_cast<cuuint64_t>(p.C);
+  t.global_dim[1] = static_cast<cuuint64_t>(p.W);
+  t.global_dim[2] = static_cast<cuuint64_t>(p.H);
+  t.global_dim[3] = static_cast<cuuint64_t>(p.N);
+  t.global_strides[0] = static_cast<cuuint64_t>(static_cast<std::uint64_t>(p.C) * bytes);
+  t.global_strides[1] = static_cast<cuuint64_t>(static_cast<std::uint64_t>(p.W * p.C) * bytes);
+  t.global_strides[2] = static_cast<cuuint64_t>(static_cast<std::uint64_t>(p.H * p.W * p.C) * bytes);
+  // Entry 0 is W, entry 1 is H (the order of global_dim[1 ..]).
+  auto const clamp_int = [](index_t v) {
+    return static_cast<int>(std::clamp<index_t>(v, std::numeric_limits<int>::min() / 2, std::numeric_limits<int>::max() / 2));
+  };
+  t.pixel_box_lower_corner[0] = clamp_int(-p.pad_w);
+  t.pixel_box_lower_corner[1] = clamp_int(-p.pad_h);
+  t.pixel_box_upper_corner[0] = clamp_int(p.pad_w - (p.S - 1) * p.dilation_w);
+  t.pixel_box_upper_corner[1] = clamp_int(p.pad_h - (p.R - 1) * p.dilation_h);
+  t.channels_per_pixel = static_cast<cuuint32_t>(channels);
+  t.pixels_per_column = static_cast<cuuint32_t>(pixels);
+  t.element_strides[0] = 1;
+  t.element_strides[1] = static_cast<cuuint32_t>(std::clamp<index_t>(p.stride_w, 0, 1 << 20));
+  t.element_strides[2] = static_cast<cuuint32_t>(std::clamp<index_t>(p.stride_h, 0, 1 << 20));
+  t.element_strides[3] = 1;
+  t.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
+  t.swizzle = channels * element_bytes(element) == 64 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B;
+  t.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+  t.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+  return t;
+}
+
+namespace plan_detail {
+
+// The tiles the wave models weigh: TileN, the relative mainloop efficiency measured on the H200, a
+// name for describe(), and TileM (128, or 64 for the ping-pong 64-row tiles).
+struct TileCandidate {
+  ConvSm90Tile tile;
+  int n;
+  double efficiency;
+  char const* name;
+  int m = 128;
+};
+inline constexpr std::array<TileCandidate, 3> kCooperative{{{ConvSm90Tile::kLarge, 256, 1.0, "128x256"},
+                                                            {ConvSm90Tile::kMedium, 128, 0.92, "128x128"},
+                                                            {ConvSm90Tile::kNarrow, 64, 0.75, "128x64"}}};
+// 128x160: 16-bit fprop by im2col, trees without the TMA residual, and only where N is not a multiple of
+// 128 (conv_sm90.md: UNet's N = 320 layers 23% and 43% faster than 128x128; slower elsewhere).
+inline constexpr TileCandidate kWide{ConvSm90Tile::kWide, 160, 0.96, "128x160"};
+// wgrad's 64-row tiles; efficiencies fitted to ResNet-50's layers (conv_sm90.md, "wgrad 64-row tiles").
+inline constexpr std::array<TileCandidate, 2> kWgradShort{{{ConvSm90Tile::kShort, 64, 0.44, "64x64", 64},
+                                                          {ConvSm90Tile::kShortWide, 128, 0.84, "64x128", 64}}};
+// 16-bit fprop's 64x256 tile; efficiency fitted to ResNet-50's short-K 1x1 layers (conv_sm90.md, "64x256").
+inline constexpr TileCandidate kFpropShort{ConvSm90Tile::kShortLarge, 256, 0.6, "64x256", 64};
+// A TMA-residual epilogue's length in k-tiles, which the other ping-pong warpgroup's mainloop hides
+// only as far as it lasts (conv_sm90.md, "TMA residual on 64x256").
+inline constexpr double kResidualEpilogueKTiles = 3.5;
+
+// How many 128-row tiles' time a block takes for `per_block` tiles of `tile_m` rows: 64-row (ping-pong)
+// tiles run two at a time at about a 128-row tile's cost per pair, a lone one at about half that.
+inline double tile_rounds(int tile_m, index_t per_block) {
+  if (tile_m == 128) return static_cast<double>(per_block);
+  return per_block == 1 ? 0.5 : static_cast<double>((per_block + 1) / 2);
+}
+
+inline bool is_pointwise(Conv2dProblem const& p) {
+  return p.R == 1 && p.S == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_h == 0 && p.pad_w == 0;
+}
+
+// The im2col map's verdict on the geometry alone (the caller checks the address when it encodes).
+inline Status im2col_geometry(Conv2dProblem const& p, ConvElement element, int pixels, int channels) {
+  void const* const aligned_placeholder = reinterpret_cast<void const*>(std::uintptr_t{256});
+  return validate(conv_im2col_args(p, element, aligned_placeholder, pixels, channels));
+}
+
+// The Hopper source: fills plan->im2col, half_k, pointwise and why_source; false when there is no source.
+inline bool choose_source(ConvPlanInput const& in, ConvPlan* plan) {
+  Conv2dProblem const& p = in.problem;
+  ConvMode const mode = p.mode;
+  if (mode == ConvMode::kDgrad) {
+    if (p.stride_h != 1 || p.stride_w != 1) {
+      plan->why_source = status_message("the strides are ", p.stride_h, "x", p.stride_w,
+                                        " (the Hopper dgrad runs stride 1: an fprop of dy over the flipped filter)");
+    } else if (p.K % 64 != 0) {
+      plan->why_source = status_message("K = ", p.K, " is not a multiple of 64, so a k-tile of dy spans two filter taps");
+    } else if (Status const v = im2col_geometry(dgrad_as_fprop(p), in.element, 128, 64); !v.ok()) {
+      plan->why_source = "dy's im2col tensor map is refused: " + v.message();
+    } else {
+      plan->why_source = "stride 1, K a multiple of 64, padding and dilated filter within the im2col tensor map's limits";
+      plan->im2col = true;
+    }
+  } else if (mode == ConvMode::kWgrad) {
+    if (p.C % 64 != 0) {
+      plan->why_source = status_message("C = ", p.C, " is not a multiple of 64, so a 64-column block of r*s*c spans two filter taps");
+    } else if (Status const v = im2col_geometry(p, in.element, 64, 64); !v.ok()) {
+      plan->why_source = "x's im2col tensor map is refused: " + v.message();
+    } else {
+      plan->why_source = "C a multiple of 64, padding, strides and dilated filter within the im2col tensor map's limits";
+      plan->im2col = true;
+    }
+  } else if (in.overrides.sm90_source == ConvSource::kGather) {
+    plan->why_source = "the gather source forced (ConvOverrides::sm90_source)";
+  } else {
+    index_t const tile_k = sm90_conv_tile_k(in.element);
+    bool const fp8 = is_fp8(in.element);
+    bool const half_k = fp8 && p.C % tile_k != 0 && p.C % 64 == 0;
+    if (p.C % tile_k != 0 && !half_k) {
+      plan->why_source = status_message("C = ", p.C, " is not a multiple of ", tile_k, fp8 ? " or of 64" : "",
+                                        ", so a k-tile spans two filter taps");
+    } else if (Status const v = im2col_geometry(p, in.element, 128, 64); !v.ok()) {
+      plan->why_source = "x's im2col tensor map is refused: " + v.message();
+    } else {
+      plan->half_k = half_k;
+      plan->im2col = true;
+      plan->why_source = status_message(
+          "C a multiple of ", half_k ? 64 : tile_k,
+          half_k ? " (not of 128: FP8 k-tiles of 64 channels in 64-byte swizzled rows, twice the stages)" : "",
+          ", padding, strides and dilated filter within the im2col tensor map's limits");
+    }
+  }
+  plan->pointwise = plan->im2col && is_pointwise(p);
+  if (plan->pointwise) plan->why_source += "; 1x1, stride 1, no padding: its im2col matrix is the tensor, loaded by a tiled map";
+  return plan->im2col || mode == ConvMode::kFprop;  // dgrad and wgrad have no gathering source
+}
+
+// The fprop (and dgrad) tile by a wave model of the persistent kernel (docs/notes/gemm_sm90.md): the SM
+// with the most tiles finishes last, so a tile config costs
+//   ceil(tiles / SMs) x TileN x (k-tiles + 3) / efficiency
+// where 3 k-tiles is about a tile's epilogue. Ties go to the wider tile. 128x160 and 64x256 are
+// candidates where they exist (wide, short); 64x256 costs ceil(tiles / SMs) x 64 / 128 x TileN x
+// k-tiles / efficiency (its epilogue runs under the other warpgroup's mainloop), or with a TMA residual
+// max(k-tiles, kResidualEpilogueKTiles).
+inline ConvSm90Tile choose_tile(GemmCoord const& g, index_t tile_k, bool wide, bool short_tile, bool residual_by_tma,
+                                int sms, std::string* why) {
+  index_t const k_tiles = (g.k + tile_k - 1) / tile_k;
+  wide = wide && g.n % 128 != 0;
+  ConvSm90Tile best = ConvSm90Tile::kLarge;
+  double best_cost = 0.0;
+  std::array<TileCandidate, 5> const candidates{kCooperative[0], kWide, kCooperative[1], kCooperative[2], kFpropShort};
+  double const short_k_tiles =
+      residual_by_tma ? std::max(static_cast<double>(k_tiles), kResidualEpilogueKTiles) : static_cast<double>(k_tiles);
+  for (TileCandidate const& c : candidates) {
+    if (c.tile == ConvSm90Tile::kWide && !wide) continue;
+    if (c.tile == ConvSm90Tile::kShortLarge && !short_tile) continue;
+    index_t const tiles = ((g.m + c.m - 1) / c.m) * ((g.n + c.n - 1) / c.n);
+    index_t const per_block = (tiles + sms - 1) / sms;
+    double const cost = c.m == 128 ? static_cast<double>(per_block) * c.n * (static_cast<double>(k_tiles) + 3.0) / c.efficiency
+                                   : static_cast<double>(per_block) * c.m / 128.0 * c.n * short_k_tiles / c.efficiency;
+    *why += status_message(why->empty() ? "" : ", ", c.name, ": ", tiles, " tiles, ", per_block, " per SM, cost ",
+                           static_cast<index_t>(cost));
+    if (best_cost == 0.0 || cost < best_cost * 0.999) {
+      best = c.tile;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
+// The wgrad tile and split count: the model above with K split into s parts,
+//   tile_rounds(TileM, ceil(tiles * s / SMs)) x TileN x (k-tiles / s + 3) / efficiency
+// plus, for s > 1, the reduction (s fp32 partials read and D written at ~3000 bytes/ns, ~3 us of launch
+// and tail) in the same units (one unit ~ 3 ns: a 128 x 1 x 64 slice of a k-tile at the H200's rate).
+// requested > 1 fixes s (capped at the k-tiles); forced fixes the tile's shape.
+inline ConvSm90Tile choose_wgrad_tile(GemmCoord const& g, int requested, std::optional<ConvSm90Tile> forced, int sms,
+                                      int* split, std::string* why) {
+  index_t const k_tiles = std::max<index_t>(1, (g.k + 63) / 64);
+  // A forced tile's candidate: the one of its shape (a ping-pong tile's is its cooperative twin's).
+  auto const same_shape = [](ConvSm90Tile t, TileCandidate const& c) {
+    std::array<int, 2> const shape = tile_shape_of(t);
+    return c.m == shape[0] && c.n == shape[1];
+  };
+  std::array<TileCandidate, 5> const candidates{kCooperative[0], kCooperative[1], kCooperative[2], kWgradShort[0],
+                                                kWgradShort[1]};
+  index_t const max_split = requested > 1 ? std::min<index_t>(requested, k_tiles) : std::min<index_t>(k_tiles, 256);
+  index_t const min_split = requested > 1 ? max_split : 1;
+  double best_cost = 0.0;
+  ConvSm90Tile best = ConvSm90Tile::kLarge;
+  int best_split = 1;
+  for (TileCandidate const& c : candidates) {
+    if (forced && !same_shape(*forced, c)) continue;
+    index_t const tiles = ((g.m + c.m - 1) / c.m) * ((g.n + c.n - 1) / c.n);
+    double cost_here = 0.0;
+    int split_here = 1;
+    for (index_t s = min_split; s <= (requested == 1 ? 1 : max_split); ++s) {
+      index_t const per_block = (tiles * s + sms - 1) / sms;
+      index_t const k_per_split = (k_tiles + s - 1) / s;
+      double cost = tile_rounds(c.m, per_block) * c.n * (static_cast<double>(k_per_split) + 3.0) / c.efficiency;
+      if (s > 1) cost += (static_cast<double>(s + 1) * g.m * g.n * 4.0 / 3000.0 + 3000.0) / 3.0;
+      if (cost_here == 0.0 || cost < cost_here * 0.999) {
+        cost_here = cost;
+        split_here = static_cast<int>(s);
+      }
+    }
+    *why += status_message(why->empty() ? "" : ", ", c.name, ": ", tiles, " tiles x split ", split_here, ", cost ",
+                           static_cast<index_t>(cost_here));
+    if (best_cost == 0.0 || cost_here < best_cost * 0.999) {
+      best = c.tile;
+      best_cost = cost_here;
+      best_split = split_here;
+    }
+  }
+  *split = best_split;
+  return best;
+}
+
+// Ping-pong consumers where they measured faster with the im2col source (conv_sm90.md, "ping-pong"):
+// the 128x64 tile unless the residual comes by TMA, the 128x128 tile when the epilogue reads no memory.
+inline ConvSm90Tile choose_schedule(ConvSm90Tile tile, TreeFacts const& tree, std::string* why) {
+  if (tile == ConvSm90Tile::kNarrow && tree.residual_by_tma) {
+    *why += "; cooperative consumers (the residual by TMA)";
+    return tile;
+  }
+  if (tile == ConvSm90Tile::kNarrow) {
+    *why += "; ping-pong consumers (128x64 tiles)";
+    return ConvSm90Tile::kPingPongNarrow;
+  }
+  if (tile == ConvSm90Tile::kMedium && !tree.reads_memory) {
+    *why += "; ping-pong consumers (128x128 tiles, an epilogue that reads no memory)";
+    return ConvSm90Tile::kPingPongMedium;
+  }
+  return tile;
+}
+
+// Why a forced tile does not exist for this operation and source, or nullptr where it does.
+inline char const* why_no_tile(ConvSm90Tile tile, ConvMode mode, bool wide_exists, bool short_large_exists) {
+  if (tile == ConvSm90Tile::kWide && !wide_exists) {
+    return "wide ignored: 128x160 is for 16-bit fprop by im2col whose tree loads no residual by TMA.";
+  }
+  if ((tile == ConvSm90Tile::kShort || tile == ConvSm90Tile::kShortWide) && mode != ConvMode::kWgrad) {
+    return "64x64 / 64x128 ignored: those 64-row tiles are wgrad's.";
+  }
+  if (tile == ConvSm90Tile::kShortLarge && !short_large_exists) return "64x256 ignored: 64x256 is for 16-bit fprop by im2col.";
+  return nullptr;
+}
+
+// The Hopper kernel's part of the plan; false (with plan->why_not_hopper) where it cannot run.
+inline bool plan_sm90(ConvPlanInput const& in, ConvPlan* plan) {
+  Conv2dProblem const& p = in.problem;
+  ConvMode const mode = p.mode;
+  GemmCoord const g = conv_output_matrix(p);
+  bool const fp8 = is_fp8(in.element);
+  index_t const chunk = 16 / element_bytes(in.element);
+  if (!in.auto_config) {
+    plan->why_not_hopper = "an explicit sm80 config or an input transform was asked for";
+    return false;
+  }
+  if (!(is_16bit(in.element) || (fp8 && mode == ConvMode::kFprop))) {
+    plan->why_not_hopper = "it takes bf16 or fp16 operands (FP8 for fprop)";
+    return false;
+  }
+  if (in.overrides.family == ConvFamily::kSm80) {
+    plan->why_not_hopper = "the sm80 kernel forced (ConvOverrides::family)";
+    return false;
+  }
+  if (in.device.major == 0) {
+    plan->why_not_hopper = "no CUDA device is available";
+    return false;
+  }
+  if (!in.device.is_sm90()) {
+    plan->why_not_hopper = status_message("the device is sm_", in.device.major, in.device.minor,
+                                          ", and the Hopper kernel runs on sm_90 only");
+    return false;
+  }
+  if (!plan->aligned) {
+    plan->why_not_hopper = status_message("its gathers need C and K multiples of ", chunk,
+                                          " and 16-byte-aligned operands (", plan->why_narrow, ")");
+    return false;
+  }
+  if (in.split_k > 1 && mode != ConvMode::kWgrad) {
+    plan->why_not_hopper = status_message("split_k = ", in.split_k, " was asked for, and the Hopper kernel splits K for wgrad only");
+    return false;
+  }
+  if (g.m > std::numeric_limits<int>::max() - 256) {
+    plan->why_not_hopper = status_message(mode == ConvMode::kDgrad ? "N*H*W = " : "N*P*Q = ", g.m,
+                                          " is too close to 2^31 for its 32-bit pixel indices");
+    return false;
+  }
+  if (!choose_source(in, plan)) {
+    plan->why_not_hopper = status_message("its ", mode == ConvMode::kDgrad ? "dgrad loads dy" : "wgrad loads x",
+                                          " by TMA im2col only, and ", plan->why_source);
+    return false;
+  }
+  bool const fprop16 = mode == ConvMode::kFprop && !fp8;
+  bool const wide_exists = fprop16 && plan->im2col && !in.tree.residual_by_tma;
+  bool const short_large_exists = fprop16 && plan->im2col;
+  std::optional<ConvSm90Tile> forced = in.overrides.sm90_tile;
+  if (char const* why = forced ? why_no_tile(*forced, mode, wide_exists, short_large_exists) : nullptr) {
+    plan->why_tile = status_message("ConvOverrides::sm90_tile = ", why, " ");
+    forced.reset();
+  }
+  plan->sm_count = in.device.sms();
+  ConvSm90Tile tile = ConvSm90Tile::kLarge;
+  if (mode == ConvMode::kWgrad) {
+    tile = choose_wgrad_tile(g, in.split_k, forced, plan->sm_count, &plan->split_k, &plan->why_tile);
+  } else {
+    tile = choose_tile(g, plan->half_k ? 64 : sm90_conv_tile_k(in.element), wide_exists, short_large_exists,
+                       in.tree.residual_by_tma, plan->sm_count, &plan->why_tile);
+  }
+  if (forced) {
+    plan->why_tile += "; forced (ConvOverrides::sm90_tile)";
+    tile = *forced;
+  } else if (plan->im2col) {
+    tile = choose_schedule(tile, in.tree, &plan->why_tile);
+  }
+  plan->sm90_tile = tile;
+  if (mode != ConvMode::kWgrad) plan->split_k = 1;
+  // With 12 or more splits the kernel sums them (at 4-8 splits a split's tail after every mainloop costs
+  // more than the pass's reads: conv_sm90.md, "in-kernel split-K"), unless deterministic sums are asked for.
+  if (plan->split_k > 1) {
+    plan->split_in_kernel = in.overrides.split_reduction ? *in.overrides.split_reduction == SplitReduction::kInKernel
+                                                         : !in.deterministic && plan->split_k >= 12;
+  }
+  return true;
+}
+
+}  // namespace plan_detail
+
+// The plan of a valid problem (conv::check(problem) passed; groups == 1).
+inline ConvPlan plan_conv2d(ConvPlanInput const& in) {
+  Conv2dProblem const& p = in.problem;
+  GemmCoord const g = conv_output_matrix(p);
+  ConvPlan plan;
+  // 16-byte chunks along channels need whole chunks of C and K and aligned tensors.
+  index_t const chunk = 16 / element_bytes(in.element);
+  if (p.C % chunk != 0 || p.K % chunk != 0) {
+    plan.why_narrow = status_message("C = ", p.C, " and K = ", p.K, " are not both multiples of ", chunk);
+  } else if (!in.operands_aligned) {
+    plan.why_narrow = p.mode == ConvMode::kFprop   ? "x or w is not 16-byte aligned"
+                      : p.mode == ConvMode::kDgrad ? "dy or w is not 16-byte aligned"
+                                                   : "dy or x is not 16-byte aligned";
+  }
+  plan.aligned = plan.why_narrow.empty();
+  // The sm80 kernel's tile by its wave model, then split_k = 0 picks the splits for that tile.
+  int const sms = in.device.sms();
+  plan.sm80_tile = gemm::choose_sm80_tile(g, in.split_k > 0 ? in.split_k : 1, sms);
+  plan.split_k = in.split_k;
+  if (in.split_k == 0) {
+    std::array<int, 3> const tile = gemm::sm80_tile_shape(plan.sm80_tile);
+    plan.split_k = gemm::choose_split_k(g, tile[0], tile[1], tile[2], sms);
+  }
+  plan.sm80_split_k = plan.split_k;
+  if (plan_detail::plan_sm90(in, &plan)) {
+    plan.family = ConvFamily::kSm90;
+  } else {
+    plan.split_k = plan.sm80_split_k;
+  }
+  return plan;
+}
+
+// Where the Hopper kernel cannot run a plan it was given (the binary lacks its code, a residual is not
+// aligned for TMA): the sm80 kernel, with the reason.
+inline void fall_back_to_sm80(ConvPlan* plan, std::string why) {
+  plan->family = ConvFamily::kSm80;
+  plan->why_not_hopper = std::move(why);
+  plan->split_k = plan->sm80_split_k;
+  plan->split_in_kernel = false;
+}
+
+}  // namespace tilefuse::conv

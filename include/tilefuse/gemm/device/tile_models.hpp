@@ -1,0 +1,144 @@
+// The wave models that pick tiles and split counts: plain functions of the problem and the device's SM
+// count, with no CUDA call, so that the C++ device operations and the Python package (through
+// tilefuse._C) ask the same code. The planners (gemm_plan.hpp, conv/device/conv2d_plan.hpp) call them.
+#pragma once
+
+#include <algorithm>
+#include <array>
+
+#include <tilefuse/core/coord.h>
+#include <tilefuse/runtime/device_facts.hpp>
+
+namespace tilefuse::gemm {
+
+// ---- the sm80 kernel ----
+
+// The tiles Sm80AutoConfig chooses from, in this order (Sm80LargeConfig, Sm80SmallConfig, Sm80NarrowConfig).
+enum class Sm80Tile { kLarge, kSmall, kNarrow };
+
+inline char const* config_name_of(Sm80Tile tile) {
+  switch (tile) {
+    case Sm80Tile::kSmall: return "Sm80SmallConfig";
+    case Sm80Tile::kNarrow: return "Sm80NarrowConfig";
+    default: return "Sm80LargeConfig";
+  }
+}
+
+// (TileM, TileN, TileK) of the 16-bit configs (gemm_config.h).
+inline std::array<int, 3> sm80_tile_shape(Sm80Tile tile) {
+  switch (tile) {
+    case Sm80Tile::kSmall: return {128, 128, 32};
+    case Sm80Tile::kNarrow: return {128, 64, 32};
+    default: return {128, 256, 64};
+  }
+}
+
+// split_k = 0 asks the operation to choose: split K when the output tiles leave most SMs idle and K is
+// long enough that every split still runs at least 8 k-tiles; aim at two blocks per SM, at most 128
+// splits (the fp32 partials are written and read once each: cheap while the output is small).
+// NOTES: capped at 16 once, wgrad's long reductions ran on 16 blocks at 0.05x cuDNN (conv_sm80.md).
+inline int choose_split_k(GemmCoord const& problem, int tile_m, int tile_n, int tile_k, int sms) {
+  sms = sms > 0 ? sms : 132;
+  index_t const tiles = ((problem.m + tile_m - 1) / tile_m) * ((problem.n + tile_n - 1) / tile_n) * problem.batch;
+  index_t const k_tiles = (problem.k + tile_k - 1) / tile_k;
+  if (tiles <= 0 || k_tiles <= 0) return 1;  // an empty or invalid problem (workspace_size asks before checks)
+  if (2 * tiles > sms) return 1;
+  index_t split = std::min<index_t>({2 * index_t{sms} / tiles, k_tiles / 8, 128});
+  return split < 2 ? 1 : static_cast<int>(split);
+}
+
+// A first model of how long a tile shape takes for `problem`: the busiest SM decides. Each tile's work
+// is its padded area TileM x TileN over the shape's efficiency when b of its blocks share an SM (more
+// warps hide more latency; the large tile's 8 warps alone are the unit).
+// NOTES: the efficiencies are estimates (docs/notes/conv_sm80.md).
+inline Sm80Tile choose_sm80_tile(GemmCoord const& problem, int split_k, int sms) {
+  struct Shape {
+    Sm80Tile tile;
+    int m, n, blocks_per_sm;
+    double efficiency[3];  // with 1, 2, 3 blocks on the SM
+  };
+  constexpr Shape kShapes[] = {
+      {Sm80Tile::kLarge, 128, 256, 1, {1.0, 1.0, 1.0}},
+      {Sm80Tile::kSmall, 128, 128, 2, {0.6, 0.85, 0.85}},
+      {Sm80Tile::kNarrow, 128, 64, 3, {0.45, 0.7, 0.8}},
+  };
+  sms = sms > 0 ? sms : 132;
+  Sm80Tile best = Sm80Tile::kLarge;
+  double best_time = 0.0;
+  for (Shape const& s : kShapes) {
+    index_t const tiles = ((problem.m + s.m - 1) / s.m) * ((problem.n + s.n - 1) / s.n) * problem.batch * split_k;
+    index_t const slots = index_t{sms} * s.blocks_per_sm;
+    double const area = static_cast<double>(s.m) * s.n / (128.0 * 256.0);
+    index_t const full_waves = tiles / slots;
+    index_t const rest = tiles % slots;
+    double time = static_cast<double>(full_waves) * s.blocks_per_sm * area / s.efficiency[s.blocks_per_sm - 1];
+    if (rest > 0) {
+      int const busiest = static_cast<int>((rest + sms - 1) / sms);
+      time += busiest * area / s.efficiency[busiest - 1];
+    }
+    if (s.tile == Sm80Tile::kLarge || time < best_time) {
+      best = s.tile;
+      best_time = time;
+    }
+  }
+  return best;
+}
+
+// ---- the Hopper GEMM ----
+
+enum class Sm90Tile { kLarge, kMedium, kNarrow };  // Sm90LargeConfig, Sm90MediumConfig, Sm90NarrowConfig
+
+inline char const* name_of(Sm90Tile tile) {
+  switch (tile) {
+    case Sm90Tile::kLarge: return "128x256";
+    case Sm90Tile::kMedium: return "128x128";
+    case Sm90Tile::kNarrow: return "128x64";
+  }
+  return "?";
+}
+
+// The C++ config of a tile (FP8: the Sm90Fp8* config of the same shape in bytes).
+inline char const* config_name_of(Sm90Tile tile, bool fp8) {
+  switch (tile) {
+    case Sm90Tile::kMedium: return fp8 ? "Sm90Fp8MediumConfig" : "Sm90MediumConfig";
+    case Sm90Tile::kNarrow: return fp8 ? "Sm90Fp8NarrowConfig" : "Sm90NarrowConfig";
+    default: return fp8 ? "Sm90Fp8LargeConfig" : "Sm90LargeConfig";
+  }
+}
+
+// A wave model of the persistent kernel: the SM with the most tiles finishes last, so a config costs
+//   ceil(tiles / SMs) x TileM x TileN x (k rounded up to 64 + kEpilogueK) / efficiency
+// where kEpilogueK is the epilogue of one tile in units of k and the efficiency is the relative
+// throughput of the tile's mainloop at full occupancy (narrower wgmmas read more shared memory per
+// flop): measured on an H200 at 8192^3, 128x128 ran at 0.92 and 128x64 at 0.61 of 128x256's rate.
+// The 128x64 tile is a candidate only for k >= kNarrowMinK: with a short mainloop its per-k-tile
+// latency dominates. Measurements and the fit: docs/notes/gemm_sm90.md ("tile per problem").
+struct Sm90TileModel {
+  static constexpr double kEpilogueK = 192.0;
+  static constexpr double kEfficiency[3] = {1.0, 0.92, 0.61};  // Large, Medium, Narrow
+  static constexpr int kTileN[3] = {256, 128, 64};
+  static constexpr index_t kNarrowMinK = 4096;
+};
+
+inline double sm90_tile_cost(Sm90Tile tile, GemmCoord const& p, int sm_count) {
+  int const i = static_cast<int>(tile);
+  index_t const tile_n = Sm90TileModel::kTileN[i];
+  index_t const tiles = ((p.m + 127) / 128) * ((p.n + tile_n - 1) / tile_n) * p.batch;
+  index_t const sms = sm_count > 0 ? sm_count : 1;
+  double const per_sm = static_cast<double>((tiles + sms - 1) / sms);
+  double const k = static_cast<double>((p.k + 63) / 64 * 64);
+  return per_sm * 128.0 * static_cast<double>(tile_n) * (k + Sm90TileModel::kEpilogueK) /
+         Sm90TileModel::kEfficiency[i];
+}
+
+// The cheapest tile by the model; a tie goes to the larger tile.
+inline Sm90Tile choose_sm90_tile(GemmCoord const& p, int sm_count) {
+  Sm90Tile best = Sm90Tile::kLarge;
+  for (Sm90Tile t : {Sm90Tile::kMedium, Sm90Tile::kNarrow}) {
+    if (t == Sm90Tile::kNarrow && p.k < Sm90TileModel::kNarrowMinK) continue;
+    if (sm90_tile_cost(t, p, sm_count) < sm90_tile_cost(best, p, sm_count)) best = t;
+  }
+  return best;
+}
+
+}  // namespace tilefuse::gemm

@@ -1,0 +1,157 @@
+// tilefuse._C's planner half: the C++ planners (conv/device/conv2d_plan.hpp, gemm/device/gemm_plan.hpp)
+// bound for Python, so that tilefuse.Conv2d, Gemm and scaled_mm make every choice through the same code
+// as conv::Conv2d, gemm::Gemm and gemm::ScaledGemm. Plans come back as dicts of plain values.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+
+#include <tilefuse/conv/conv2d_problem_check.hpp>
+#include <tilefuse/conv/device/conv2d_plan.hpp>
+#include <tilefuse/gemm/device/gemm_plan.hpp>
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace {
+
+using tilefuse::DeviceFacts;
+using tilefuse::conv::ConvElement;
+
+// (major, minor, sm_count)
+using DeviceTuple = std::tuple<int, int, int>;
+DeviceFacts device_of(DeviceTuple const& d) { return {std::get<0>(d), std::get<1>(d), std::get<2>(d)}; }
+
+ConvElement conv_element(std::string const& name) {
+  if (name == "bfloat16") return ConvElement::kBfloat16;
+  if (name == "float16") return ConvElement::kFloat16;
+  if (name == "float8_e4m3") return ConvElement::kE4m3;
+  if (name == "float8_e5m2") return ConvElement::kE5m2;
+  if (name == "float32") return ConvElement::kFloat32;
+  throw std::invalid_argument("tilefuse: the conv planner has no element type '" + name + "'");
+}
+
+tilefuse::ConvMode conv_mode(std::string const& name) {
+  if (name == "fprop") return tilefuse::ConvMode::kFprop;
+  if (name == "dgrad") return tilefuse::ConvMode::kDgrad;
+  if (name == "wgrad") return tilefuse::ConvMode::kWgrad;
+  throw std::invalid_argument("tilefuse: mode '" + name + "' is not fprop, dgrad or wgrad");
+}
+
+// geometry: N, H, W, C, K, R, S, pad_h, pad_w, stride_h, stride_w, dilation_h, dilation_w.
+using Geometry = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+                            std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+                            std::int64_t>;
+
+nb::dict plan_conv2d(std::string const& mode, Geometry const& g, std::string const& element, bool reads_memory,
+                     bool residual_by_tma, DeviceTuple const& device, bool operands_aligned, int split_k,
+                     bool deterministic, std::optional<std::string> const& family,
+                     std::optional<std::string> const& sm90_tile, std::optional<std::string> const& sm90_source,
+                     std::optional<std::string> const& split_reduction) {
+  using namespace tilefuse::conv;
+  ConvPlanInput in;
+  auto& p = in.problem;
+  std::tie(p.N, p.H, p.W, p.C, p.K, p.R, p.S, p.pad_h, p.pad_w, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w) = g;
+  p.mode = conv_mode(mode);
+  if (tilefuse::Status const s = tilefuse::check(p); !s.ok()) throw std::invalid_argument("tilefuse: " + s.message());
+  in.element = conv_element(element);
+  in.tree = {reads_memory, residual_by_tma};
+  in.device = device_of(device);
+  in.operands_aligned = operands_aligned;
+  in.split_k = split_k;
+  in.deterministic = deterministic;
+  if (family) {
+    if (*family != "sm80" && *family != "sm90") throw std::invalid_argument("tilefuse: family must be sm80 or sm90");
+    in.overrides.family = *family == "sm80" ? ConvFamily::kSm80 : ConvFamily::kSm90;
+  }
+  if (sm90_tile) {
+    in.overrides.sm90_tile = conv_sm90_tile_named(*sm90_tile);
+    if (!in.overrides.sm90_tile) throw std::invalid_argument("tilefuse: no Hopper conv tile named '" + *sm90_tile + "'");
+  }
+  if (sm90_source) {
+    if (*sm90_source != "gather") throw std::invalid_argument("tilefuse: only the gather source can be forced");
+    in.overrides.sm90_source = ConvSource::kGather;
+  }
+  if (split_reduction) {
+    if (*split_reduction != "kernel" && *split_reduction != "pass") {
+      throw std::invalid_argument("tilefuse: split_reduction must be kernel or pass");
+    }
+    in.overrides.split_reduction = *split_reduction == "kernel" ? SplitReduction::kInKernel : SplitReduction::kPass;
+  }
+  ConvPlan const plan = plan_conv2d(in);
+  std::array<int, 3> const sm80 = tilefuse::gemm::sm80_tile_shape(plan.sm80_tile);
+  std::array<int, 2> const sm90 = tile_shape_of(plan.sm90_tile);
+  bool const hopper = plan.family == ConvFamily::kSm90;
+  nb::dict d;
+  d["family"] = hopper ? "sm90" : "sm80";
+  d["split_k"] = plan.split_k;
+  d["sm80_split_k"] = plan.sm80_split_k;
+  d["sm80_config"] = tilefuse::gemm::config_name_of(plan.sm80_tile);
+  d["sm80_tile"] = nb::make_tuple(sm80[0], sm80[1], sm80[2]);
+  d["aligned"] = plan.aligned;
+  d["why_narrow"] = plan.why_narrow;
+  d["why_not_hopper"] = plan.why_not_hopper;
+  d["sm90_tile"] = name_of(plan.sm90_tile);
+  d["sm90_config"] = config_name_of(plan.sm90_tile, plan.im2col);
+  d["sm90_tile_shape"] = nb::make_tuple(sm90[0], sm90[1]);
+  d["im2col"] = plan.im2col;
+  d["half_k"] = plan.half_k;
+  d["pointwise"] = plan.pointwise;
+  d["split_in_kernel"] = plan.split_in_kernel;
+  d["sm_count"] = plan.sm_count;
+  d["why_source"] = plan.why_source;
+  d["why_tile"] = plan.why_tile;
+  return d;
+}
+
+nb::dict gemm_plan_dict(tilefuse::gemm::Sm90GemmPlan const& plan) {
+  nb::dict d;
+  d["config"] = plan.config;
+  d["tile"] = plan.tile;
+  d["tile_shape"] = nb::make_tuple(plan.tile_m, plan.tile_n, plan.tile_k);
+  d["why"] = plan.why;
+  return d;
+}
+
+std::optional<tilefuse::gemm::Sm90Tile> gemm_tile_named(std::optional<std::string> const& name) {
+  using tilefuse::gemm::Sm90Tile;
+  if (!name) return std::nullopt;
+  for (Sm90Tile t : {Sm90Tile::kLarge, Sm90Tile::kMedium, Sm90Tile::kNarrow}) {
+    if (*name == tilefuse::gemm::name_of(t)) return t;
+  }
+  throw std::invalid_argument("tilefuse: tile='" + *name + "': use 'auto' or one of 128x256, 128x128, 128x64");
+}
+
+nb::dict plan_gemm_sm90(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, DeviceTuple const& device,
+                        std::optional<std::string> const& tile) {
+  return gemm_plan_dict(tilefuse::gemm::plan_gemm_sm90({m, n, k, batch}, device_of(device), false, gemm_tile_named(tile)));
+}
+
+nb::dict plan_scaled_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, DeviceTuple const& device,
+                          std::string const& scaling, bool fast_accum) {
+  using tilefuse::gemm::Fp8Scaling;
+  Fp8Scaling const s = scaling == "per-tensor" ? Fp8Scaling::kPerTensor
+                       : scaling == "row-wise" ? Fp8Scaling::kRowWise
+                       : scaling == "block-wise"
+                           ? Fp8Scaling::kBlockWise
+                           : throw std::invalid_argument("tilefuse: scaling '" + scaling + "' is not per-tensor, row-wise or block-wise");
+  return gemm_plan_dict(tilefuse::gemm::plan_scaled_gemm({m, n, k, batch}, device_of(device), s, fast_accum));
+}
+
+}  // namespace
+
+void bind_plan(nb::module_& m) {
+  m.def("plan_conv2d", &plan_conv2d, "mode"_a, "geometry"_a, "element"_a, "reads_memory"_a, "residual_by_tma"_a,
+        "device"_a, "operands_aligned"_a, "split_k"_a, "deterministic"_a = false, "family"_a = nb::none(),
+        "sm90_tile"_a = nb::none(), "sm90_source"_a = nb::none(), "split_reduction"_a = nb::none(),
+        "conv::plan_conv2d: the kernel family, source, tile and split of a convolution, as conv::Conv2d picks them.");
+  m.def("plan_gemm_sm90", &plan_gemm_sm90, "m"_a, "n"_a, "k"_a, "batch"_a, "device"_a, "tile"_a = nb::none(),
+        "gemm::plan_gemm_sm90: the Hopper GEMM's config for a problem (gemm::GemmSm90 with Sm90AutoConfig).");
+  m.def("plan_scaled_gemm", &plan_scaled_gemm, "m"_a, "n"_a, "k"_a, "batch"_a, "device"_a, "scaling"_a,
+        "fast_accum"_a, "gemm::plan_scaled_gemm: the FP8 scaled GEMM's config, as gemm::ScaledGemm picks it.");
+}

@@ -1,0 +1,104 @@
+"""The plan Python gets equals the plan C++ chooses. plan_parity_dump (tests/parity, run by ctest) wrote the C++
+planners' plans for random problems, made from conv::Conv2d's own plan input: the tree facts of its C++ type,
+its element type and alignment check, on made-up sm_80 and sm_90 device facts. Here each problem is planned as
+tilefuse.Conv2d plans it: the Python epilogue of the same kind traced and lowered, its facts read by
+kernel_params.tree_facts, the planner asked through tilefuse._C. Every field of every plan must agree."""
+import json
+import os
+
+import pytest
+
+from tilefuse import _C
+from tilefuse.conv2d import ConvProblem
+from tilefuse.epilogue import gelu, relu, tensor, to_cpp, trace
+from tilefuse.gemm import plan_gemm
+from tilefuse.kernel_params import tree_facts
+
+
+def _epilogues():
+    """The epilogue kinds of plan_parity_dump.cu, by name: (function, D's dtype or None for the element's)."""
+    def bias_residual_relu(acc, bias, residual):
+        return relu(acc + bias + residual)
+
+    def residual_after_relu(acc, bias, residual):
+        return relu(acc + bias) + residual
+
+    def residual_twice(acc, residual):
+        return relu(acc + residual) + residual
+
+    return {
+        "none": (lambda acc: acc, None),
+        "bias": (lambda acc, bias: acc + bias, None),
+        "bias_relu": (lambda acc, bias: relu(acc + bias), None),
+        "bias_gelu": (lambda acc, bias: gelu(acc + bias), None),
+        "bias_residual_relu": (bias_residual_relu, None),
+        "residual_after_relu": (residual_after_relu, None),
+        "residual_twice": (residual_twice, None),
+        "scaled": (lambda acc, alpha: acc * alpha, None),
+        "fp32_residual": (lambda acc, residual: acc + residual, "float32"),
+        "row_scale": (lambda acc, scale: acc * scale, None),
+    }
+
+
+def _cases():
+    path = os.environ.get("TILEFUSE_PLAN_PARITY_FILE")
+    if not path:
+        pytest.skip("TILEFUSE_PLAN_PARITY_FILE is not set: scripts/test.sh sets it to the file ctest's "
+                    "parity.plan_parity_dump writes (build/plan_parity.json)")
+    assert os.path.exists(path), f"{path} is missing: run ctest -R parity.plan_parity_dump first"
+    with open(path) as f:
+        return json.load(f)
+
+
+def _conv_facts(case):
+    n, h, w, c, k, r, s, ph, pw, sh, sw, dh, dw = case["geometry"]
+    p_out = (h + 2 * ph - dh * (r - 1) - 1) // sh + 1
+    q_out = (w + 2 * pw - dw * (s - 1) - 1) // sw + 1
+    problem = ConvProblem(n, h, w, c, k, r, s, p_out, q_out, (ph, pw), (sh, sw), (dh, dw))
+    m, cols, _ = problem.gemm(case["mode"])
+    function, out = _epilogues()[case["tree"]]
+    element = case["element"]
+    specs = {"bias": (cols,), "residual": tensor((m, cols), element), "scale": tensor((m, 1), "float32"), "alpha": 1.0}
+    names = function.__code__.co_varnames[1:function.__code__.co_argcount]
+    graph = trace(function, acc=(m, cols), **{name: specs[name] for name in names})
+    return tree_facts(to_cpp(graph, element=out or element))
+
+
+def test_at_least_500_conv_plans_and_every_kind_are_compared():
+    cases = [c for c in _cases() if c["kind"] == "conv"]
+    assert len(cases) >= 500
+    assert {c["mode"] for c in cases} == {"fprop", "dgrad", "wgrad"}
+    assert {c["tree"] for c in cases} == set(_epilogues())
+    assert {tuple(c["device"][:2]) for c in cases} >= {(8, 0), (9, 0)}
+    assert {c["plan"]["family"] for c in cases} == {"sm80", "sm90"}
+    assert {c["aligned"] for c in cases} == {True, False}
+    assert any(c["facts"]["residual_by_tma"] for c in cases)
+
+
+def test_python_conv_plans_equal_the_cpp_plans():
+    mismatches = []
+    for case in (c for c in _cases() if c["kind"] == "conv"):
+        facts = _conv_facts(case)
+        if facts != case["facts"]:
+            mismatches.append(f"{case['tree']} {case['mode']} {case['element']}: facts {facts} != C++ {case['facts']}")
+            continue
+        plan = _C.plan_conv2d(case["mode"], tuple(case["geometry"]), case["element"], facts["reads_memory"],
+                              facts["residual_by_tma"], tuple(case["device"]), case["aligned"], case["split_k"],
+                              case["deterministic"], **case["overrides"])
+        for key, expected in case["plan"].items():
+            if plan[key] != expected:
+                mismatches.append(f"{case['tree']} {case['mode']} {case['geometry']}: {key} {plan[key]!r} != C++ "
+                                  f"{expected!r}")
+    assert not mismatches, f"{len(mismatches)} differences, first: " + "\n".join(mismatches[:5])
+
+
+def test_python_gemm_plans_equal_the_cpp_plans():
+    cases = [c for c in _cases() if c["kind"] == "gemm"]
+    assert len(cases) >= 100
+    for case in cases:
+        m, n, k, batch = case["problem"]
+        device = tuple(case["device"])
+        plain = plan_gemm(m, n, k, batch, device)
+        assert (plain["config"], plain["tile"]) == (case["plain"]["config"], case["plain"]["tile"]), case
+        scaled = _C.plan_scaled_gemm(m, n, k, batch, device, case["scaling"], case["fast_accum"])
+        assert (scaled["config"], scaled["tile"]) == (case["scaled"]["config"], case["scaled"]["tile"]), case
