@@ -98,7 +98,7 @@ nb::dict plan_conv2d(std::string const& mode, Geometry const& g, std::string con
   d["why_not_hopper"] = plan.why_not_hopper;
   d["sm90_tile"] = name_of(plan.sm90_tile);
   d["sm90_config"] = config_name_of(plan.sm90_tile, plan.im2col);
-  d["sm90_tile_shape"] = nb::make_tuple(sm90[0], sm90[1]);
+  d["sm90_tile_shape"] = nb::make_tuple(sm90[0], sm90[1], plan.half_k ? 64 : static_cast<int>(sm90_conv_tile_k(in.element)));
   d["im2col"] = plan.im2col;
   d["half_k"] = plan.half_k;
   d["pointwise"] = plan.pointwise;

@@ -392,7 +392,7 @@ class Conv2d:
             major, minor = device_properties(device)[1:]
             arch = "sm_90a" if hopper else f"sm_{major}{minor}" + ("a" if major == 9 else "")
             if hopper:
-                config, shape = planned["sm90_config"], (*planned["sm90_tile_shape"], 128 // 2)
+                config, shape = planned["sm90_config"], planned["sm90_tile_shape"]
             else:
                 config, shape = planned["sm80_config"], planned["sm80_tile"]
             operation = _compiled(str(tree), self.mode, planned["family"], config, shape, dtype, planned["aligned"],
