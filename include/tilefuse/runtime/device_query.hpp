@@ -7,27 +7,6 @@
 
 namespace tilefuse {
 
-// SMs of the current device; 0 when there is no usable device (callers choose their fallback).
-inline int current_device_sm_count() {
-  thread_local int cached_device = -1;
-  thread_local int cached_sms = 0;
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
-  }
-  if (device != cached_device) {
-    int sms = 0;
-    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms < 1) {
-      (void)cudaGetLastError();
-      return 0;
-    }
-    cached_device = device;
-    cached_sms = sms;
-  }
-  return cached_sms;
-}
-
 // The planners' facts of the current device ({0, 0, 0} when there is no usable device).
 inline DeviceFacts current_device_facts() {
   thread_local int cached_device = -1;
@@ -50,5 +29,8 @@ inline DeviceFacts current_device_facts() {
   }
   return cached;
 }
+
+// SMs of the current device; 0 when there is no usable device (callers choose their fallback).
+inline int current_device_sm_count() { return current_device_facts().sm_count; }
 
 }  // namespace tilefuse

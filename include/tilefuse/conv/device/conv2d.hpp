@@ -228,8 +228,7 @@ class Conv2d {
   static constexpr bool kTmaOnlySm90 = kDgradSm90 || kWgradSm90;  // no gathering source
   static constexpr bool kHopperCapable = std::is_same_v<Config, gemm::Sm80AutoConfig> && !InputTransform::kEnabled &&
                                          ((kMode == ConvMode::kFprop && (k16Bit || kFp8)) || kTmaOnlySm90);
-  // The Hopper kernel's k-tile (one 128-byte row of channels) and its 16-byte chunk, in elements.
-  static constexpr index_t kSm90TileK = 128 / static_cast<index_t>(sizeof(Element));
+  // A 16-byte chunk, in elements.
   static constexpr index_t kChunkElements = 16 / static_cast<index_t>(sizeof(Element));
   using Sm90Tile = ConvSm90Tile;
   static constexpr ConvElement kElement = std::is_same_v<Element, bfloat16_t>     ? ConvElement::kBfloat16
