@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out="${1:-${TILEFUSE_BUILD_DIR:-build}/python}"
 shift $(( $# > 0 ? 1 : 0 ))
-python="${PYTHON:-python3}"
+python=$(scripts/python_env.sh)
 export PATH="/usr/local/cuda/bin:${PATH}"
 export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
 
@@ -15,4 +15,5 @@ export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
 "$python" -m pip install --no-build-isolation --no-deps --upgrade --quiet --disable-pip-version-check \
   --root-user-action=ignore -C build-dir="$out/cmake" --target "$out/site" .
 # -p no:cacheprovider: no .pytest_cache in the checkout.
-PYTHONPATH="$out/site${PYTHONPATH:+:$PYTHONPATH}" "$python" -m pytest tests/python -q -p no:cacheprovider "$@"
+# -rs: every skipped test says why (no torch, no GPU, ...).
+PYTHONPATH="$out/site${PYTHONPATH:+:$PYTHONPATH}" "$python" -m pytest tests/python -q -rs -p no:cacheprovider "$@"
