@@ -1,21 +1,7 @@
-# Helpers shared by every CMakeLists of the project.
+# Helpers shared by every CMakeLists of the project (tilefuse_set_cuda_archs: cmake/tilefuse_cuda.cmake).
 
-# CUDA 13 keeps CCCL (cuda::std, cuda::ptx, cub, thrust) in include/cccl; nvcc finds it on its own,
-# but host compilers and NVRTC need the path.
-find_path(TILEFUSE_CCCL_INCLUDE_DIR cuda/std/type_traits
-  HINTS ${CUDAToolkit_INCLUDE_DIRS} PATH_SUFFIXES cccl NO_DEFAULT_PATH)
-if(NOT TILEFUSE_CCCL_INCLUDE_DIR)
-  message(FATAL_ERROR "CCCL headers (cuda/std/type_traits) not found under ${CUDAToolkit_INCLUDE_DIRS}")
-endif()
-
-# tilefuse_set_cuda_archs(<target>): compile the target's CUDA sources for every arch in
-# TILEFUSE_CUDA_ARCHS, as SASS (code=sm_XX) so that nothing is JIT-compiled at load time.
-function(tilefuse_set_cuda_archs target)
-  foreach(arch IN LISTS TILEFUSE_CUDA_ARCHS)
-    target_compile_options(${target} PRIVATE
-      $<$<COMPILE_LANGUAGE:CUDA>:-gencode=arch=compute_${arch},code=sm_${arch}>)
-  endforeach()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/tilefuse_cuda.cmake)
+tilefuse_find_cccl()
 
 # GoogleTest: the system package when there is one (Debian's libgtest-dev), else sources carried in
 # third_party/googletest or Debian's /usr/src/googletest (the GPU machine has no package).
