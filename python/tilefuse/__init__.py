@@ -14,7 +14,7 @@ except ImportError:
         raise
     _C = None
 from .dtypes import ELEMENT_TYPES, element_type
-from .errors import EpilogueTraceError
+from .errors import EpilogueTraceError, MissingPackageError, TensorArgumentError
 from . import epilogue
 from .gemm import Gemm
 from .conv2d import Conv2d
@@ -37,4 +37,4 @@ def cuda_device_count() -> int:
     return _C.cuda_device_count()
 
 
-__all__ = ["Conv2d", "EpilogueTraceError", "Gemm", "scaled_mm", "ELEMENT_TYPES", "cuda_device_count", "element_type", "epilogue", "__version__"]
+__all__ = ["Conv2d", "EpilogueTraceError", "Gemm", "MissingPackageError", "TensorArgumentError", "scaled_mm", "ELEMENT_TYPES", "cuda_device_count", "element_type", "epilogue", "__version__"]

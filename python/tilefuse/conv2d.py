@@ -27,7 +27,8 @@ from .dtypes import element_type
 from .errors import TensorArgumentError
 from .kernel_params import (IDENTITY, Launch, WarmCall, allocate, call_key, call_pointers, current_raw_stream,
                             device_properties, from_dlpack, kernel_origin, loaded_on, pack_epilogue, parse_nodes,
-                            spec_key, torch_module as _torch, tree_facts)
+                            spec_key, torch_module as _torch, tree_facts, check_epilogue_arguments,
+                            check_epilogue_function, check_out_dtype)
 from .tensors import CONV_LAYOUT_MODES, check_conv_activation, torch_dtype
 
 MODES = ("fprop", "dgrad", "wgrad")
@@ -215,6 +216,8 @@ class Conv2d:
         if min(self.stride) < 1 or min(self.dilation) < 1 or min(self.padding) < 0:
             raise ValueError(f"stride={stride!r}, dilation={dilation!r} must be >= 1 and padding={padding!r} >= 0")
         self.kernel_size = None if kernel_size is None else _pair(kernel_size, "kernel_size")
+        check_epilogue_function(epilogue, "tilefuse.Conv2d")
+        check_out_dtype(out_dtype, "tilefuse.Conv2d")
         self.epilogue = epilogue or _identity
         self.out_dtype = out_dtype
         self.layout = layout
@@ -333,6 +336,7 @@ class Conv2d:
     def plan(self, a, b, *, input_size=None, **arguments):
         """The ConvPlan that run(a, b, **arguments) launches: the compiled kernel (the JIT's cache or NVRTC)
         and the split of K."""
+        check_epilogue_arguments(self.epilogue, arguments, "tilefuse.Conv2d")
         a, b, problem, dtype, device = self._operands(a, b, input_size)
         return self._plan(a, b, problem, dtype, device, self._epilogue_arguments(arguments, problem))
 
@@ -420,6 +424,7 @@ class Conv2d:
 
     def _first_call(self, a, b, input_size, arguments, key):
         """Checks, plans, packs and launches; remembers the call for later ones with the same signature."""
+        check_epilogue_arguments(self.epilogue, arguments, "tilefuse.Conv2d")
         torch = _torch()
         a_in, b_in = a, b
         a, b, problem, dtype, device = self._operands(a, b, input_size)

@@ -21,3 +21,28 @@ class TensorArgumentError(ValueError):
     Raised by :mod:`tilefuse.tensors` before any kernel runs; the message names the argument, the offending
     values and what to do instead.
     """
+
+
+class MissingPackageError(ImportError):
+    """A tilefuse entry point needs a package that is not installed (PyTorch, numpy); the message names the
+    entry point and the pip command."""
+
+
+def require_torch(what):
+    """The torch module, or a MissingPackageError saying that `what` needs it and how to install it."""
+    try:
+        import torch
+    except ImportError:
+        raise MissingPackageError(f"{what} needs PyTorch (it allocates outputs and launches on torch's current "
+                                  "stream): pip install torch (2.11 tested). Tracing, code generation and the "
+                                  "JIT work without it") from None
+    return torch
+
+
+def require_numpy(what):
+    """The numpy module, or a MissingPackageError saying that `what` needs it."""
+    try:
+        import numpy
+    except ImportError:
+        raise MissingPackageError(f"{what} needs numpy: pip install numpy (or pip install tilefuse[numpy])") from None
+    return numpy

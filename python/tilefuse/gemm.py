@@ -15,9 +15,10 @@ import struct
 from dataclasses import dataclass
 
 from .errors import TensorArgumentError
-from .kernel_params import (IDENTITY, Launch, WarmCall, allocate, call_key, call_pointers, current_raw_stream,
-                            device_properties, from_dlpack, kernel_origin, loaded_on, pack_epilogue, parse_nodes,
-                            spec_key, torch_module as _torch, trace_value)
+from .kernel_params import (IDENTITY, Launch, WarmCall, allocate, call_key, call_pointers, check_epilogue_arguments,
+                            check_epilogue_function, check_out_dtype, current_raw_stream, device_properties,
+                            from_dlpack, kernel_origin, loaded_on, pack_epilogue, parse_nodes, spec_key,
+                            torch_module as _torch, trace_value)
 from .dtypes import element_type
 from .tensors import COLUMN_MAJOR, ROW_MAJOR, check_gemm_operands, torch_dtype
 
@@ -93,6 +94,8 @@ class Gemm:
     """
 
     def __init__(self, epilogue=None, *, out_dtype=None, tile="auto"):
+        check_epilogue_function(epilogue, f"tilefuse.{type(self).__name__}")
+        check_out_dtype(out_dtype, f"tilefuse.{type(self).__name__}")
         if tile != "auto":
             try:
                 plan_gemm(1, 1, 1, 1, (9, 0, 132), tile)  # the planner knows its tiles
@@ -108,6 +111,7 @@ class Gemm:
 
     def plan(self, a, b, **arguments):
         """The Operation that run(a, b, **arguments) launches (compiled or taken from the cache)."""
+        check_epilogue_arguments(self.epilogue, arguments, "tilefuse.Gemm", ignore=self._MAINLOOP_ARGUMENTS)
         return self._plan(self._check(a, b), arguments)
 
     # What the op takes and how it picks its kernel (tilefuse.scaled_mm's FP8 op changes these).
@@ -177,8 +181,13 @@ class Gemm:
 
     def _first_call(self, a, b, arguments, key):
         """Checks, plans, packs and launches; remembers the call for later ones with the same signature."""
+        check_epilogue_arguments(self.epilogue, arguments, "tilefuse.Gemm", ignore=self._MAINLOOP_ARGUMENTS)
         ops = self._check(a, b)
         if ops.device_index is None:
+            if str(ops.a.device).startswith("cuda"):  # __cuda_array_interface__ does not say which device
+                raise TensorArgumentError("tilefuse.Gemm: a and b expose __cuda_array_interface__, which does not "
+                                          "say which device holds them; pass torch tensors "
+                                          "(torch.as_tensor(x, device='cuda')) or objects with __dlpack__")
             raise TensorArgumentError("tilefuse.Gemm runs on a CUDA device: a and b are on "
                                       f"{ops.a.device}; move them with .cuda()")
         sm_count, major, _ = device_properties(ops.device_index)

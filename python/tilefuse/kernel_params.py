@@ -9,7 +9,7 @@ import struct
 import sys
 from dataclasses import dataclass, field
 
-from .errors import TensorArgumentError
+from .errors import TensorArgumentError, require_torch
 
 # Where each reduction starts (reduce::Sum / Max / AbsMax::identity() in epilogue/sinks.h), by graph.REDUCTIONS key.
 IDENTITY = {"sum": 0.0, "max": float("-inf"), "absmax": 0.0}
@@ -45,8 +45,8 @@ def tree_facts(tree):
 
 
 def torch_module():
-    import torch
-    return torch
+    """torch, or a MissingPackageError naming what needs it (tilefuse.Gemm.run, tilefuse.Conv2d.run)."""
+    return require_torch("running a tilefuse.Gemm, Conv2d or scaled_mm")
 
 
 def kernel_origin(cached):
@@ -95,6 +95,49 @@ def parse_nodes(words, start, count):
         nodes.append({"kind": _KIND.get(slot[0], str(slot[0])), "data": slot[1], "ld": slot[2],
                       "batch_stride": slot[3], "value": slot[4], "name": raw.split(b"\0")[0].decode()})
     return nodes
+
+
+def check_epilogue_arguments(epilogue, arguments, op, ignore=()):
+    """Every parameter of the epilogue function (but acc and those with defaults) has a run() argument, and
+    every run() argument is a parameter: a TensorArgumentError in run()'s words otherwise."""
+    import inspect
+
+    try:
+        params = inspect.signature(epilogue).parameters
+    except (TypeError, ValueError):
+        return  # trace() explains what it cannot read
+    needed = [n for n, p in params.items() if n != "acc" and p.default is inspect.Parameter.empty
+              and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    missing = [n for n in needed if n not in arguments]
+    if missing:
+        given = ", ".join(f"{n}=..." for n in missing)
+        raise TensorArgumentError(f"{op}.run: the epilogue takes {', '.join(repr(n) for n in missing)}, which "
+                                  f"{'was' if len(missing) == 1 else 'were'} not passed; call run(a, b, {given})")
+    unknown = [n for n in arguments if n not in params and n not in ignore]
+    if unknown:
+        raise TensorArgumentError(f"{op}.run: {', '.join(repr(n) for n in unknown)} "
+                                  f"{'is not a parameter' if len(unknown) == 1 else 'are not parameters'} of the "
+                                  f"epilogue {getattr(epilogue, '__name__', '')}({', '.join(params)})")
+
+
+def check_out_dtype(out_dtype, op):
+    """The name of an output element type a Store can write (bf16, fp16, fp32, fp8), or a ValueError."""
+    from .dtypes import element_type
+
+    if out_dtype is None:
+        return None
+    name = element_type(out_dtype, what="out_dtype").name
+    if name not in ("bfloat16", "float16", "float32", "float8_e4m3", "float8_e5m2"):
+        raise ValueError(f"{op}(out_dtype={out_dtype!r}): the kernels store bfloat16, float16, float32, "
+                         "float8_e4m3 or float8_e5m2")
+    return name
+
+
+def check_epilogue_function(epilogue, op):
+    """None or a callable, else a TypeError at construction."""
+    if epilogue is not None and not callable(epilogue):
+        raise TypeError(f"{op}(epilogue={epilogue!r}): pass a Python function of the accumulator, e.g. "
+                        "lambda acc, bias: relu(acc + bias), or None for D = acc")
 
 
 def spec_key(value):

@@ -7,10 +7,11 @@
 
 Needs PyTorch; Linear's kernels need bf16 / fp16 on an sm_90 GPU (H100 / H200), Conv2d's on sm_80 or newer.
 """
-import torch
+from .errors import require_torch
 
-from . import ops  # registers the tilefuse:: custom ops
-from .ops import activation_name
+torch = require_torch("tilefuse.nn")
+from . import ops  # noqa: E402 - registers the tilefuse:: custom ops
+from .ops import activation_name  # noqa: E402
 
 
 class Linear(torch.nn.Linear):

@@ -33,8 +33,10 @@ try:
     import torch
     from torch import Tensor
 except ImportError as error:  # pragma: no cover - exercised only without torch
-    raise ImportError("tilefuse.ops and tilefuse.nn need PyTorch (pip install torch); the rest of tilefuse "
-                      "(tilefuse.Gemm's planning, tilefuse.epilogue, tilefuse.jit) works without it") from error
+    from .errors import MissingPackageError
+    raise MissingPackageError("tilefuse.ops and tilefuse.nn need PyTorch (pip install torch, 2.11 tested); the rest "
+                              "of tilefuse (tilefuse.Gemm's planning, tilefuse.epilogue, tilefuse.jit) works "
+                              "without it") from error
 
 from .errors import TensorArgumentError
 from .gemm import Gemm

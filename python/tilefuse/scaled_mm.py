@@ -22,6 +22,7 @@ them beside each k-tile's operands.
 import struct
 
 from .errors import TensorArgumentError
+from .errors import require_torch
 from .gemm import Gemm
 from .kernel_params import signature
 
@@ -103,8 +104,7 @@ _OPS = {}  # (bias?, scale_result?, out dtype, fast?, mode) -> ScaledGemm
 
 
 def _torch():
-    import torch
-    return torch
+    return require_torch("tilefuse.scaled_mm")
 
 
 def check_scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=None, scale_result=None):

@@ -10,7 +10,9 @@ def evaluate(graph, acc, **arguments):
     """{output name: numpy array}. acc: (m, n) or (b, m, n). Tensor arguments are numpy arrays of their
     spec's shape (a bias (n,), a per-row vector (m, 1), a matrix (m, n), each optionally batched);
     scalars are numbers. Reductions come back as (n,) / (m,) (or (b, n) / (b, m))."""
-    import numpy as np
+    from ..errors import require_numpy
+
+    np = require_numpy("tilefuse.epilogue.evaluate")
 
     if not isinstance(graph, Graph):
         raise TypeError(f"evaluate(graph, ...): graph must come from trace(), got {type(graph).__name__}")
