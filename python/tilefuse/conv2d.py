@@ -346,7 +346,7 @@ class Conv2d:
         so it asks the planner with those as overrides (conv::ConvOverrides) and says so."""
         from . import _C
 
-        major, minor = device_properties(device)[1:]
+        sm_count, major, minor = device_properties(device)
         reach = None
         if self.kernel == "sm80":
             family = "sm80"
@@ -356,7 +356,7 @@ class Conv2d:
             family = None
         facts = tree_facts(tree)
         plan = _C.plan_conv2d(self.mode, problem.planner_geometry(), dtype, facts["reads_memory"],
-                              facts["residual_by_tma"], (major, minor, device_properties(device)[0]),
+                              facts["residual_by_tma"], (major, minor, sm_count),
                               a.data_ptr() % 16 == 0 and b.data_ptr() % 16 == 0,
                               0 if self.split_k == "auto" else self.split_k, family=family,
                               sm90_source=None if family else "gather")

@@ -421,17 +421,6 @@ class Conv2d {
     }
   }
 
-  // The swizzle of a k-tile row of `channels` elements: what the kernel's wgmma descriptors read.
-  static CUtensorMapSwizzle swizzle_of(int channels) {
-    return channels * static_cast<int>(sizeof(Element)) == 64 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B;
-  }
-
-  static CUtensorMapDataType tensor_map_type() {
-    return std::is_same_v<Element, bfloat16_t> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-           : std::is_same_v<Element, half_t>   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
-                                               : CU_TENSOR_MAP_DATA_TYPE_UINT8;  // FP8: TMA moves bytes
-  }
-
   template <class Cfg, bool kIm2col>
   using Sm90KernelOf = std::conditional_t<
       kWgradSm90, sm90::WgradKernel<Element, Epilogue, Cfg>,
@@ -562,7 +551,7 @@ class Conv2d {
     auto const k = static_cast<std::uint64_t>(p.K);
     return encode_tiled("w", args.w, {rsc, k, 1}, {rsc, rsc * k},
                         {static_cast<cuuint32_t>(Cfg::kTileK), static_cast<cuuint32_t>(Cfg::kTileN), 1},
-                        swizzle_of(Cfg::kTileK), out);
+                        conv_swizzle_of(kElement, Cfg::kTileK), out);
   }
 
   // One 3D tiled tensor map of `data` through the host adapter: extents and the strides of dims 1 and 2 in
@@ -573,7 +562,7 @@ class Conv2d {
     static_assert(sizeof(CUtensorMap) == sizeof(arch::TmaDescriptor), "a tensor map is 128 bytes");
     constexpr auto kBytes = static_cast<std::uint64_t>(sizeof(Element));
     TensorMapTiledArgs t;
-    t.data_type = tensor_map_type();
+    t.data_type = conv_tensor_map_type(kElement);
     t.rank = 3;
     t.global_address = const_cast<Element*>(data);
     for (int d = 0; d < 3; ++d) {
@@ -631,7 +620,7 @@ class Conv2d {
     auto const c = static_cast<std::uint64_t>(channels);
     auto const count = static_cast<std::uint64_t>(p.N * p.H * p.W);
     return encode_tiled(name, data, {c, count, 1}, {c, c * count},
-                        {static_cast<cuuint32_t>(box_channels), static_cast<cuuint32_t>(pixels), 1}, swizzle_of(box_channels), out);
+                        {static_cast<cuuint32_t>(box_channels), static_cast<cuuint32_t>(pixels), 1}, conv_swizzle_of(kElement, box_channels), out);
   }
 
   // The activation operand's tensor map (fprop's x, dgrad's dy over `problem`, the equivalent fprop,

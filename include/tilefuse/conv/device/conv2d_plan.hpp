@@ -161,6 +161,19 @@ inline GemmCoord conv_output_matrix(Conv2dProblem const& problem) {
   return GemmCoord{g.m, g.n, g.k, 1};
 }
 
+// The tensor map type of an element (FP8 travels as bytes: TMA only moves them).
+inline CUtensorMapDataType conv_tensor_map_type(ConvElement e) {
+  return e == ConvElement::kBfloat16  ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+         : e == ConvElement::kFloat16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+         : e == ConvElement::kFloat32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                      : CU_TENSOR_MAP_DATA_TYPE_UINT8;
+}
+
+// The swizzle of a k-tile row of `channels` elements: what the kernel's wgmma descriptors read.
+inline CUtensorMapSwizzle conv_swizzle_of(ConvElement e, int channels) {
+  return channels * element_bytes(e) == 64 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B;
+}
+
 // x (N, H, W, C) of fprop problem p as the 4D im2col tensor map {C, W, H, N}: `channels` x `pixels` per
 // copy, 128-byte swizzle (64-byte for 64-byte rows), the pixel box of filter-window origins, walked with
 // the convolution's strides. (dgrad: p = dgrad_as_fprop, x = dy.)
@@ -168,10 +181,7 @@ inline TensorMapIm2colArgs conv_im2col_args(Conv2dProblem const& p, ConvElement 
                                             int channels) {
   auto const bytes = static_cast<std::uint64_t>(element_bytes(element));
   TensorMapIm2colArgs t;
-  t.data_type = element == ConvElement::kBfloat16  ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                : element == ConvElement::kFloat16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
-                : element == ConvElement::kFloat32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
-                                                   : CU_TENSOR_MAP_DATA_TYPE_UINT8;  // FP8: TMA moves bytes
+  t.data_type = conv_tensor_map_type(element);
   t.rank = 4;
   t.global_address = const_cast<void*>(x);
   t.global_dim[0] = static_cast<cuuint64_t>(p.C);
@@ -196,7 +206,7 @@ inline TensorMapIm2colArgs conv_im2col_args(Conv2dProblem const& p, ConvElement 
   t.element_strides[2] = static_cast<cuuint32_t>(std::clamp<index_t>(p.stride_h, 0, 1 << 20));
   t.element_strides[3] = 1;
   t.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
-  t.swizzle = channels * element_bytes(element) == 64 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B;
+  t.swizzle = conv_swizzle_of(element, channels);
   t.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
   t.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
   return t;
