@@ -5,6 +5,7 @@
 // with the runtime's own error name; nothing here runs at import.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <cuda_runtime_api.h>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include <tilefuse/conv/device/conv2d_sm90_launch.hpp>
 #include <tilefuse/gemm/device/sm90_operand_map.hpp>
 #include <tilefuse/runtime/host_adapter.hpp>
 
@@ -55,6 +57,48 @@ nb::bytes encode_sm90_operand(std::string const& name, std::string const& elemen
   raise_status(tilefuse::gemm::encode_sm90_operand(name.c_str(), type, bytes, reinterpret_cast<void const*>(data), k,
                                                    rows, batch, ld, batch_stride, box_k, box_rows, &map));
   return nb::bytes(reinterpret_cast<char const*>(&map), sizeof(map));
+}
+
+// The tensor maps of the planned Hopper conv kernel's operands (conv2d_sm90_launch.hpp, as conv::Conv2d
+// encodes them): (tma_a, or empty bytes for the gathering fprop; tma_b; the activation-tiled flag).
+// geometry: N, H, W, C, K, R, S, pad_h, pad_w, stride_h, stride_w, dilation_h, dilation_w.
+nb::tuple encode_conv_sm90_operands(std::string const& mode, std::vector<std::int64_t> const& geometry,
+                                    std::string const& element, std::string const& tile, bool im2col, bool half_k,
+                                    bool pointwise, std::uintptr_t a, std::uintptr_t b) {
+  using namespace tilefuse::conv;
+  if (geometry.size() != 13) throw std::invalid_argument("tilefuse: a conv geometry has 13 integers");
+  tilefuse::Conv2dProblem p;
+  p.mode = mode == "fprop" ? tilefuse::ConvMode::kFprop : mode == "dgrad" ? tilefuse::ConvMode::kDgrad : tilefuse::ConvMode::kWgrad;
+  p.N = geometry[0], p.H = geometry[1], p.W = geometry[2], p.C = geometry[3], p.K = geometry[4], p.R = geometry[5];
+  p.S = geometry[6], p.pad_h = geometry[7], p.pad_w = geometry[8], p.stride_h = geometry[9], p.stride_w = geometry[10];
+  p.dilation_h = geometry[11], p.dilation_w = geometry[12];
+  ConvPlan plan;
+  std::optional<ConvSm90Tile> const t = conv_sm90_tile_named(tile);
+  if (!t) throw std::invalid_argument("tilefuse: no Hopper conv tile named '" + tile + "'");
+  plan.sm90_tile = *t;
+  plan.im2col = im2col, plan.half_k = half_k, plan.pointwise = pointwise;
+  ConvElement const e = element == "bfloat16" ? ConvElement::kBfloat16
+                        : element == "float16" ? ConvElement::kFloat16
+                        : throw std::invalid_argument("tilefuse: the Hopper conv from Python takes bfloat16 or float16");
+  alignas(64) tilefuse::arch::TmaDescriptor map_a{}, map_b{};
+  int tiled = 0;
+  bool const has_a = im2col || p.mode != tilefuse::ConvMode::kFprop;
+  raise_status(encode_conv_sm90_operands(p, e, plan, reinterpret_cast<void const*>(a), reinterpret_cast<void const*>(b),
+                                         has_a ? &map_a : nullptr, &map_b, &tiled));
+  return nb::make_tuple(has_a ? nb::bytes(reinterpret_cast<char const*>(&map_a), sizeof(map_a)) : nb::bytes("", 0),
+                        nb::bytes(reinterpret_cast<char const*>(&map_b), sizeof(map_b)), tiled);
+}
+
+// The ConvGeometry (15 ints: N, H, W, C, K, R, S, P, Q, pads, strides, dilations) the Hopper kernel of
+// `mode` reads: dgrad's is that of its equivalent fprop (dgrad_as_fprop), the others the problem's own.
+std::vector<std::int64_t> conv_sm90_geometry(std::string const& mode, std::vector<std::int64_t> const& g) {
+  if (g.size() != 13) throw std::invalid_argument("tilefuse: a conv geometry has 13 integers");
+  tilefuse::Conv2dProblem p;
+  p.mode = tilefuse::ConvMode::kDgrad;
+  p.N = g[0], p.H = g[1], p.W = g[2], p.C = g[3], p.K = g[4], p.R = g[5], p.S = g[6], p.pad_h = g[7], p.pad_w = g[8];
+  p.stride_h = g[9], p.stride_w = g[10], p.dilation_h = g[11], p.dilation_w = g[12];
+  tilefuse::Conv2dProblem const f = mode == "dgrad" ? tilefuse::dgrad_as_fprop(p) : p;
+  return {f.N, f.H, f.W, f.C, f.K, f.R, f.S, f.P(), f.Q(), f.pad_h, f.pad_w, f.stride_h, f.stride_w, f.dilation_h, f.dilation_w};
 }
 
 // Launches `kernel` (a cudaKernel_t as an integer) on `device` with one by-value parameter, the bytes
@@ -111,6 +155,26 @@ void bind_launch(nb::module_& m) {
         nb::arg("k"), nb::arg("rows"), nb::arg("batch"), nb::arg("ld"), nb::arg("batch_stride"), nb::arg("box_k"),
         nb::arg("box_rows"),
         "The 128-byte TMA tensor map of a K-major operand of the Hopper GEMM, through the host adapter.");
+  m.def("encode_conv_sm90_operands", &encode_conv_sm90_operands, nb::arg("mode"), nb::arg("geometry"),
+        nb::arg("element"), nb::arg("tile"), nb::arg("im2col"), nb::arg("half_k"), nb::arg("pointwise"), nb::arg("a"),
+        nb::arg("b"), "The Hopper conv kernel's operand tensor maps, as conv::Conv2d encodes them.");
+  m.def("conv_sm90_geometry", &conv_sm90_geometry, nb::arg("mode"), nb::arg("geometry"),
+        "The ConvGeometry the Hopper conv kernel of a mode reads (dgrad: its equivalent fprop's).");
+  m.def("tma_rows_aligned", [](std::uintptr_t data, std::int64_t ld, std::int64_t batch, std::int64_t batch_stride) {
+          return tilefuse::gemm::tma_rows_aligned(reinterpret_cast<void const*>(data), ld, batch, batch_stride);
+        }, nb::arg("data"), nb::arg("ld"), nb::arg("batch"), nb::arg("batch_stride"),
+        "Whether TMA can read a 16-bit matrix so (the Hopper kernel's residual by TMA).");
+  m.def("d_storable_by_tma", [](std::uintptr_t data, std::int64_t n, std::int64_t ld, std::int64_t batch,
+                                std::int64_t batch_stride) {
+          return tilefuse::gemm::d_storable_by_tma(reinterpret_cast<void const*>(data), n, ld, batch, batch_stride);
+        }, nb::arg("data"), nb::arg("n"), nb::arg("ld"), nb::arg("batch"), nb::arg("batch_stride"),
+        "Whether TMA stores write exactly a 16-bit D so (the Hopper kernel's packed epilogue).");
+  m.def("column_copyable_by_tma", [](std::uintptr_t data, int element_bytes, std::int64_t n, std::int64_t batch,
+                                     std::int64_t batch_stride) {
+          return tilefuse::gemm::column_copyable_by_tma(reinterpret_cast<void const*>(data), element_bytes, n, batch,
+                                                        batch_stride);
+        }, nb::arg("data"), nb::arg("element_bytes"), nb::arg("n"), nb::arg("batch"), nb::arg("batch_stride"),
+        "Whether the Hopper kernel's TMA residual path can copy the column vector (bias) beside it.");
   m.def("launch", &launch, nb::arg("kernel"), nb::arg("device"), nb::arg("grid"), nb::arg("block"),
         nb::arg("cluster"), nb::arg("smem_bytes"), nb::arg("stream"), nb::arg("params"), nb::arg("grid_z") = 1u,
         "Launches a loaded kernel with its packed Params bytes.");

@@ -13,6 +13,7 @@
 
 #include <tilefuse/conv/conv2d_problem_check.hpp>
 #include <tilefuse/conv/device/conv2d_plan.hpp>
+#include <tilefuse/conv/device/conv2d_sm90_launch.hpp>
 #include <tilefuse/gemm/device/gemm_plan.hpp>
 
 namespace nb = nanobind;
@@ -106,6 +107,25 @@ nb::dict plan_conv2d(std::string const& mode, Geometry const& g, std::string con
   d["sm_count"] = plan.sm_count;
   d["why_source"] = plan.why_source;
   d["why_tile"] = plan.why_tile;
+  // How the Hopper kernel runs (conv2d_sm90_launch.hpp): the wgrad's splits and the kernel's C++ type,
+  // its tree spelled tilefuse_jit::Epilogue (the JIT's alias).
+  ConvSm90Splits const splits = p.mode == tilefuse::ConvMode::kWgrad ? conv_sm90_splits(conv_output_matrix(p), plan)
+                                                                     : ConvSm90Splits{};
+  char const* const reductions[] = {"none", "kernel", "pass"};
+  d["sm90_split"] = reductions[static_cast<int>(splits.reduction)];
+  d["sm90_splits"] = splits.splits;
+  d["sm90_k_per_split"] = splits.k_per_split;
+  d["sm90_kernel"] = hopper ? conv_sm90_kernel_type(p.mode, in.element, plan, in.tree, splits.reduction, "tilefuse_jit::Epilogue")
+                            : std::string();
+  d["sm90_kernel_tree"] = splits.reduction == ConvSm90Split::kPass ? conv_sm90_partial_tree() : "tilefuse_jit::Epilogue";
+  d["sm90_residual_by_tma"] = hopper && conv_sm90_loads_residual_by_tma(p.mode, plan, in.tree, splits.reduction);
+  tilefuse::GemmCoord const out = conv_output_matrix(p);
+  // The workspace: the in-kernel split's zeroed sums and tickets, or the pass's fp32 partials.
+  d["sm90_workspace_bytes"] = splits.reduction == ConvSm90Split::kInKernel ? conv_sm90_split_sums_bytes(out)
+                              : splits.reduction == ConvSm90Split::kPass
+                                  ? static_cast<std::size_t>(splits.splits * out.m * out.n) * sizeof(float)
+                                  : std::size_t{0};
+  d["sm90_tickets_offset"] = conv_sm90_split_tickets_offset(out);
   return d;
 }
 

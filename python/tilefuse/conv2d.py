@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from .dtypes import element_type
 from .errors import TensorArgumentError
-from .kernel_params import (IDENTITY, Launch, WarmCall, allocate, call_key, call_pointers, current_raw_stream,
+from .kernel_params import (IDENTITY, NODE_WORDS, Launch, WarmCall, allocate, workspace, call_key, call_pointers, current_raw_stream,
                             device_properties, from_dlpack, kernel_origin, loaded_on, pack_epilogue, parse_nodes,
                             spec_key, torch_module as _torch, tree_facts, check_epilogue_arguments,
                             check_epilogue_function, check_out_dtype)
@@ -35,11 +35,13 @@ MODES = ("fprop", "dgrad", "wgrad")
 KERNELS = ("auto", "sm80", "sm90")
 _ELEMENTS = ("bfloat16", "float16")
 _INT_MAX = 2**31 - 1
-_LAYOUT_VERSION, _LAYOUT_HEADER = 2, 32  # conv::kConvLayoutVersion, kConvLayoutHeader
+_LAYOUT_VERSION, _LAYOUT_HEADER, _LAYOUT_NODES = 3, 48, 64  # conv::kConvLayoutVersion, Header, MaxNodes
 _LAYOUT_FIELDS = ("version", "family", "size", "threads", "smem_bytes", "geometry", "geometry_bytes", "m", "n", "k",
                   "batch", "split_k", "k_per_split", "partials", "tiles_m", "tiles_n", "tiles", "a", "b", "x", "tma_a",
                   "tma_b", "epilogue", "node_count", "reduce_size", "reduce_m", "reduce_n", "reduce_k", "reduce_batch",
-                  "reduce_split_k", "reduce_partials", "reduce_epilogue")
+                  "reduce_split_k", "reduce_partials", "reduce_epilogue", "a_tiled", "x_tiled", "sm90_k_per_split",
+                  "tma_aux", "batch_mask_aux", "column_by_tma", "tma_d", "d_by_tma", "split_sums", "split_tickets",
+                  "flags", "spare", "staged_aux", "staged_column", "spare2", "reduce_node_count")
 
 
 def split_k_lanes(vectors, split_k):
@@ -120,7 +122,7 @@ class ConvOperation:
 
     mode: str
     family: str
-    config: str  # the C++ config the kernel was compiled with
+    config: str  # the C++ config (sm80) or the whole kernel type the C++ planner spelled (sm90)
     tile: tuple  # (tile m, tile n, tile k)
     element: str
     aligned: bool
@@ -128,12 +130,13 @@ class ConvOperation:
     cpp_tree: str
     cached: object  # tilefuse.jit CachedKernel
     loaded: dict = None
+    source: str = ""  # the Hopper kernel's operand source, in words
 
     def describe(self):
         tm, tn, tk = self.tile
         if self.family == "sm90":
-            kernel = (f"sm90 TMA + WGMMA implicit-GEMM conv2d fprop (warp-specialized, persistent), tile {tm}x{tn}x{tk} "
-                      f"({self.config}), x gathered by 16-byte cp.async of the producer warpgroup, w by TMA")
+            kernel = (f"sm90 TMA + WGMMA implicit-GEMM conv2d {self.mode} (warp-specialized, persistent), tile "
+                      f"{tm}x{tn}x{tk}, {self.source} ({self.config.split('<', 1)[0].rsplit('::', 1)[-1]})")
         else:
             path = "16-byte cp.async gathers" if self.aligned else "element-wise gathers"
             kernel = f"sm80 mma.sync implicit-GEMM conv2d {self.mode}, tile {tm}x{tn}x{tk} ({self.config}), {path}"
@@ -142,7 +145,8 @@ class ConvOperation:
 
     def kernel_on(self, device):
         """(kernel, split-K pass or None, layout dict) on `device`, loading the CUBIN there the first time."""
-        kernel, others, layout = loaded_on(self, device, _LAYOUT_HEADER, parse_conv_layout)
+        kernel, others, layout = loaded_on(self, device, _LAYOUT_HEADER + 2 * NODE_WORDS * _LAYOUT_NODES,
+                                           parse_conv_layout)
         return kernel, others.get("split_k"), layout
 
 
@@ -162,7 +166,10 @@ class ConvPlan:
     def describe(self):
         text = self.operation.describe()
         if self.split_k > 1:
-            text = text.replace(";", f", split-K {self.split_k} (fp32 partials, then a pass that applies the epilogue);", 1)
+            how = ("fp32 tiles summed in the kernel at L2, the last split applies the epilogue"
+                   if self.planner.get("sm90_split") == "kernel" and self.family == "sm90"
+                   else "fp32 partials, then a pass that applies the epilogue")
+            text = text.replace(";", f", split-K {self.split_k} ({how});", 1)
         return text.replace(";", f"; {self.why};", 1)
 
 
@@ -175,10 +182,12 @@ def parse_conv_layout(words):
     if layout["geometry_bytes"] != 60:
         raise RuntimeError(f"tilefuse: ConvGeometry is {layout['geometry_bytes']} bytes, this package packs 15 ints")
     layout["nodes"] = parse_nodes(words, _LAYOUT_HEADER, layout["node_count"])
-    if layout["reduce_size"] > 0:  # the same nodes inside the split-K pass's SplitKEpilogueParams
-        shift = layout["reduce_epilogue"] - layout["epilogue"]
-        layout["reduce_nodes"] = [{key: (value + shift if key in ("data", "ld", "batch_stride", "value") and value >= 0
-                                         else value) for key, value in node.items()} for node in layout["nodes"]]
+    if layout["reduce_size"] > 0:  # the tree's nodes inside the split-K pass's SplitKEpilogueParams
+        layout["reduce_nodes"] = parse_nodes(words, _LAYOUT_HEADER + NODE_WORDS * _LAYOUT_NODES,
+                                             layout["reduce_node_count"])
+    flags = max(layout["flags"], 0)
+    layout["tma_aux_kernel"], layout["tma_column_kernel"], layout["tma_store_kernel"] = (
+        bool(flags & 1), bool(flags & 2), bool(flags & 4))
     return layout
 
 
@@ -340,28 +349,36 @@ class Conv2d:
         a, b, problem, dtype, device = self._operands(a, b, input_size)
         return self._plan(a, b, problem, dtype, device, self._epilogue_arguments(arguments, problem))
 
-    def _plan_input(self, a, b, problem, dtype, device, tree):
-        """The C++ planner's plan (a dict; conv::plan_conv2d) for this call, and the launcher's reach: this
-        package launches the Hopper fprop kernel with the gathering source and the sm80 kernel of every mode,
-        so it asks the planner with those as overrides (conv::ConvOverrides) and says so."""
+    def _plan_input(self, a, b, problem, dtype, device, tree, family=None, reach=None):
+        """The C++ planner's plan (a dict; conv::plan_conv2d) for this call. family="sm80" (kernel="sm80", or
+        a Hopper plan the kernel cannot take after all: `reach` says why) is the planner's family override."""
         from . import _C
 
         sm_count, major, minor = device_properties(device)
-        reach = None
         if self.kernel == "sm80":
             family = "sm80"
-        elif self.mode != "fprop":
-            family, reach = "sm80", f"the Python path launches the Hopper {self.mode} kernel not yet"
-        else:
-            family = None
         facts = tree_facts(tree)
         plan = _C.plan_conv2d(self.mode, problem.planner_geometry(), dtype, facts["reads_memory"],
                               facts["residual_by_tma"], (major, minor, sm_count),
                               a.data_ptr() % 16 == 0 and b.data_ptr() % 16 == 0,
-                              0 if self.split_k == "auto" else self.split_k, family=family,
-                              sm90_source=None if family else "gather")
+                              0 if self.split_k == "auto" else self.split_k, family=family)
         plan["reach"] = reach
         return plan
+
+    def _residual_unaligned(self, planned, tree, arguments):
+        """Why the planned Hopper kernel cannot load the tree's residual by TMA (conv::Conv2d's verify_hopper),
+        or None: a 16-byte-aligned base and a leading dimension of whole 16 bytes are needed."""
+        from . import _C
+
+        if planned["family"] != "sm90" or not planned["sm90_residual_by_tma"]:
+            return None
+        name = next(arg.name for arg in tree.arguments if arg.kind == "aux_load")
+        residual = arguments[name]
+        ld = residual.stride(0) if residual.dim() == 2 else residual.shape[-1]
+        if _C.tma_rows_aligned(residual.data_ptr(), ld, 1, 0):
+            return None
+        return ("the residual, loaded by TMA, needs a 16-byte-aligned base and a leading dimension (and batch "
+                f"stride) that are multiples of 8 elements (ld = {ld})")
 
     def _why(self, plan):
         """describe()'s reasons, all in the planner's words."""
@@ -381,26 +398,31 @@ class Conv2d:
         out = dtype if self.out_dtype is None else element_type(self.out_dtype, what="out_dtype").name
         m, n, k = problem.gemm(self.mode)
         aligned_bases = a.data_ptr() % 16 == 0 and b.data_ptr() % 16 == 0
-        # The device is in the key: two GPUs of one arch may differ in SMs, and so in tile and split choices.
+        # The device is in the key: two GPUs of one arch may differ in SMs, and so in tile and split choices;
+        # so is each tensor argument's alignment (a residual TMA cannot read sends the call to the sm80 kernel).
         key = (dtype, out, problem, aligned_bases, device,
-               tuple(sorted((name, spec_key(value)) for name, value in arguments.items())))
+               tuple(sorted((name, spec_key(value), _alignment(value)) for name, value in arguments.items())))
         plan = self._operations.get(key)
         if plan is None:
             graph = trace(self.epilogue, acc=(m, n), **arguments)
             tree = to_cpp(graph, element=out)
             planned = self._plan_input(a, b, problem, dtype, device, tree)
+            unaligned = self._residual_unaligned(planned, tree, arguments)
+            if unaligned is not None:
+                if self.kernel == "sm90":
+                    raise TensorArgumentError(f"conv2d {self.mode}: kernel=\"sm90\" cannot run this problem: {unaligned}")
+                planned = self._plan_input(a, b, problem, dtype, device, tree, family="sm80", reach=unaligned)
             hopper = planned["family"] == "sm90"
             if self.kernel == "sm90" and not hopper:
                 raise TensorArgumentError(f"conv2d {self.mode}: kernel=\"sm90\" cannot run this problem: "
                                           f"{planned['reach'] or planned['why_not_hopper']}")
             major, minor = device_properties(device)[1:]
-            arch = "sm_90a" if hopper else f"sm_{major}{minor}" + ("a" if major == 9 else "")
             if hopper:
-                config, shape = planned["sm90_config"], planned["sm90_tile_shape"]
+                operation = _compiled_sm90(str(tree), self.mode, planned, dtype, graph, tree)
             else:
-                config, shape = planned["sm80_config"], planned["sm80_tile"]
-            operation = _compiled(str(tree), self.mode, planned["family"], config, shape, dtype, planned["aligned"],
-                                  arch, graph, tree)
+                arch = f"sm_{major}{minor}" + ("a" if major == 9 else "")
+                operation = _compiled(str(tree), self.mode, planned["family"], planned["sm80_config"],
+                                      planned["sm80_tile"], dtype, planned["aligned"], arch, graph, tree)
             plan = self._operations[key] = ConvPlan(operation, planned["split_k"], planned, self._why(planned))
         return plan
 
@@ -443,23 +465,34 @@ class Conv2d:
                 outputs.append((name, "reduce", (m if out.kind == "row_reduce" else n,), IDENTITY[out.reduction], False))
         results = allocate(outputs, cuda)
         views = {name: (self._as_matrix(t) if t.dim() == 4 else t) for name, t in results.items()}
-        partials = torch.empty(plan.split_k * m * n, dtype=torch.float32, device=cuda) if plan.split_k > 1 else None
-        main = self._pack(operation, kernel, layout, problem, a, b, matrices, views, device, plan.split_k, partials)
+        # The workspace: the sm80 kernel's split-K partials, or the Hopper wgrad's (the pass's partials, or the
+        # in-kernel split's zeroed sums and tickets), sized by the planner.
+        planner = plan.planner
+        hopper = operation.family == "sm90"
+        split = planner["sm90_split"] if hopper else ("pass" if plan.split_k > 1 else "none")
+        splits = planner["sm90_splits"] if hopper else plan.split_k
+        numel = (-(-planner["sm90_workspace_bytes"] // 4) if hopper else (splits * m * n if split == "pass" else 0))
+        zeroed, tickets_offset = split == "kernel", planner["sm90_tickets_offset"]
+        partials = workspace(numel, zeroed, cuda)
+        if hopper:
+            main = self._pack_sm90(operation, kernel, layout, problem, matrices, views, device, planner)
+        else:
+            main = self._pack(operation, kernel, layout, problem, matrices, views, device, plan.split_k, partials)
         launches = [main]
-        if partials is not None:  # the second pass: sum the partials, apply the epilogue
+        if split == "pass":  # the second pass: sum the partials, apply the epilogue
             reduce = bytearray(layout["reduce_size"])
             for field, value in (("reduce_m", m), ("reduce_n", n), ("reduce_k", k), ("reduce_batch", 1)):
                 struct.pack_into("<q", reduce, layout[field], value)
-            struct.pack_into("<i", reduce, layout["reduce_split_k"], plan.split_k)
+            struct.pack_into("<i", reduce, layout["reduce_split_k"], splits)
             vectors = m * _ceil(n, 8)
-            second = Launch(split_kernel.kernel, min(_ceil(vectors * split_k_lanes(vectors, plan.split_k), 256), 65535),
+            second = Launch(split_kernel.kernel, min(_ceil(vectors * split_k_lanes(vectors, splits), 256), 65535),
                             256, 0)
             second.pointers.append((layout["reduce_partials"], "partials"))
             pack_epilogue(reduce, layout["reduce_nodes"], matrices, views, device, 1, record=second)
             second.template = bytes(reduce)
             launches.append(second)
-        warm = WarmCall(device, launches, outputs, plan.split_k * m * n if partials is not None else 0)
-        pointers = call_pointers(a, b, matrices, results, partials)
+        warm = WarmCall(device, launches, outputs, numel, zeroed, tickets_offset)
+        pointers = call_pointers(a, b, matrices, results, partials, tickets_offset)
         stream = current_raw_stream(device)
         for launch in launches:
             launch.run(device, stream, pointers, arguments)
@@ -469,39 +502,117 @@ class Conv2d:
             self._warm[key] = warm
         return results["D"] if set(results) == {"D"} else results
 
-    def _pack(self, operation, kernel, layout, problem, a, b, arguments, outputs, device, split_k, partials):
-        """The main kernel's Launch: its Params packed (the pointers of this call included) and where each
-        pointer, scalar and tensor map goes."""
-        from . import _C
-
+    def _pack(self, operation, kernel, layout, problem, arguments, outputs, device, split_k, partials):
+        """The sm80 kernel's Launch: its Params packed (the pointers of this call included) and where each
+        pointer and scalar goes."""
         params = bytearray(layout["size"])
         m, n, k = problem.gemm(self.mode)
         struct.pack_into("<15i", params, layout["geometry"], *problem.geometry())
         for field, value in (("m", m), ("n", n), ("k", k), ("batch", 1)):
             struct.pack_into("<q", params, layout[field], value)
         tm, tn, tk = operation.tile
-        if operation.family == "sm90":
-            tiles_m, tiles_n = _ceil(m, tm), _ceil(n, tn)
-            struct.pack_into("<i", params, layout["tiles"], tiles_m * tiles_n)
-            launch = Launch(kernel.kernel, min(tiles_m * tiles_n, device_properties(device)[0]),  # persistent
-                            layout["threads"], layout["smem_bytes"])
-            launch.pointers.append((layout["x"], "a"))
-            element = operation.element
-            launch.maps.append((layout["tma_b"], "b",
-                                lambda w: _C.encode_sm90_operand("w", element, w, k, n, 1, k, 0, tk, tn)))
-        else:
-            struct.pack_into("<i", params, layout["split_k"], split_k)
-            struct.pack_into("<q", params, layout["k_per_split"], _ceil(_ceil(k, tk), split_k) * tk)
-            tiles_m, tiles_n = _ceil(m, tm), _ceil(n, tn)
-            launch = Launch(kernel.kernel, tiles_m * tiles_n, layout["threads"], layout["smem_bytes"], split_k)
-            launch.pointers += [(layout["a"], "a"), (layout["b"], "b")]
-            if partials is not None:
-                launch.pointers.append((layout["partials"], "partials"))
+        struct.pack_into("<i", params, layout["split_k"], split_k)
+        struct.pack_into("<q", params, layout["k_per_split"], _ceil(_ceil(k, tk), split_k) * tk)
+        tiles_m, tiles_n = _ceil(m, tm), _ceil(n, tn)
+        launch = Launch(kernel.kernel, tiles_m * tiles_n, layout["threads"], layout["smem_bytes"], split_k)
+        launch.pointers += [(layout["a"], "a"), (layout["b"], "b")]
+        if partials is not None:
+            launch.pointers.append((layout["partials"], "partials"))
         struct.pack_into("<i", params, layout["tiles_m"], tiles_m)
         struct.pack_into("<i", params, layout["tiles_n"], tiles_n)
         pack_epilogue(params, layout["nodes"], arguments, outputs, device, 1, record=launch)
         launch.template = bytes(params)
         return launch
+
+    def _pack_sm90(self, operation, kernel, layout, problem, arguments, outputs, device, planner):
+        """The Hopper kernel's Launch, filled as conv::Conv2d fills it (launch_sm90, launch_wgrad): the
+        operands' tensor maps (conv2d_sm90_launch.hpp, through tilefuse._C), the problem (the wgrad's K in
+        splits of k_per_split pixels, the split as the batch), the residual's and D's tensor maps where the
+        kernel reads or writes them by TMA, the split-K workspace, and the epilogue."""
+        from . import _C
+
+        params = bytearray(layout["size"])
+        m, n, k = problem.gemm(self.mode)
+        tm, tn, _ = operation.tile
+        split = planner["sm90_split"]
+        batch = planner["sm90_splits"] if split != "none" else 1  # the kernel's batch: the splits
+        mode, element, geometry13 = self.mode, operation.element, problem.planner_geometry()
+        # dgrad runs as an fprop of dy over the flipped filter: the kernel's geometry is that fprop's
+        struct.pack_into("<15i", params, layout["geometry"], *_C.conv_sm90_geometry(mode, geometry13))
+        if self.mode == "wgrad":
+            k = planner["sm90_k_per_split"]
+            struct.pack_into("<i", params, layout["sm90_k_per_split"], k)
+        for field, value in (("m", m), ("n", n), ("k", k), ("batch", batch)):
+            struct.pack_into("<q", params, layout[field], value)
+        tiles_m, tiles_n = _ceil(m, tm), _ceil(n, tn)
+        struct.pack_into("<i", params, layout["tiles_m"], tiles_m)
+        struct.pack_into("<i", params, layout["tiles_n"], tiles_n)
+        struct.pack_into("<i", params, layout["tiles"], tiles_m * tiles_n * batch)
+        launch = Launch(kernel.kernel, min(tiles_m * tiles_n * batch, planner["sm_count"]), layout["threads"],
+                        layout["smem_bytes"])
+        tile, im2col, half_k, pointwise = (planner["sm90_tile"], planner["im2col"], planner["half_k"],
+                                           planner["pointwise"])
+
+        def operand_maps(a, b):
+            map_a, map_b, _ = _C.encode_conv_sm90_operands(mode, geometry13, element, tile, im2col, half_k, pointwise, a, b)
+            return (map_a, map_b) if map_a else (map_b,)
+
+        tiled = 1 if pointwise else 0
+        tiled_field = layout["x_tiled"] if self.mode == "wgrad" else layout["a_tiled"]
+        if tiled_field >= 0:
+            struct.pack_into("<i", params, tiled_field, tiled)
+        if layout["tma_a"] >= 0 and layout["x"] < 0:
+            launch.add_maps((layout["tma_a"], layout["tma_b"]), ("a", "b"), operand_maps)
+        else:  # the gathering fprop reads x by pointer
+            launch.add_maps((layout["tma_b"],), ("a", "b"), operand_maps)
+            launch.pointers.append((layout["x"], "a"))
+        if split == "kernel":
+            launch.pointers += [(layout["split_sums"], "partials"), (layout["split_tickets"], "tickets")]
+        if split == "pass":  # the kernel stores fp32 partials, one m x n matrix per split
+            (node,) = layout["nodes"]
+            launch.pointers.append((node["data"], "partials"))
+            struct.pack_into("<q", params, node["ld"], n)
+            struct.pack_into("<q", params, node["batch_stride"], m * n)
+        else:
+            pack_epilogue(params, layout["nodes"], arguments, outputs, device, 1, record=launch)
+            self._pack_epilogue_maps(launch, params, layout, arguments, outputs, m, n, tm)
+        launch.template = bytes(params)
+        return launch
+
+    @staticmethod
+    def _pack_epilogue_maps(launch, params, layout, arguments, outputs, m, n, tile_m):
+        """The residual's tensor map (and whether its column vector rides beside it) where the kernel loads it by
+        TMA, and D's where TMA can store it (gemm::encode_sm90_aux / encode_sm90_store's rules, through _C)."""
+        from . import _C
+
+        by_offset = {node["data"]: node for node in layout["nodes"]}
+        if layout["tma_aux_kernel"]:
+            node = by_offset[layout["staged_aux"]]
+            residual = arguments[node["name"]]
+            dtype = element_type(residual.dtype, what=node["name"]).name
+            ld = residual.stride(0)
+            launch.add_map(layout["tma_aux"], "arg:" + node["name"], lambda pointer: _C.encode_sm90_operand(
+                "residual", dtype, pointer, n, m, 1, ld, 0, 64, tile_m))
+            struct.pack_into("<i", params, layout["batch_mask_aux"], 0)
+            if layout["tma_column_kernel"]:
+                column = arguments[by_offset[layout["staged_column"]]["name"]]
+                copyable = _C.column_copyable_by_tma(column.data_ptr(), column.element_size(), n, 1, 0)
+                struct.pack_into("<i", params, layout["column_by_tma"], 1 if copyable else 0)
+        if layout["tma_store_kernel"]:
+            node = next(node for node in layout["nodes"] if node["kind"] == "store")
+            d = outputs[node["name"]]
+            dtype = element_type(d.dtype, what=node["name"]).name
+            ld = d.stride(0)
+            storable = _C.d_storable_by_tma(d.data_ptr(), n, ld, 1, 0)
+            struct.pack_into("<i", params, layout["d_by_tma"], 1 if storable else 0)
+            if storable:
+                launch.add_map(layout["tma_d"], "out:" + node["name"], lambda pointer: _C.encode_sm90_operand(
+                    "D", dtype, pointer, n, m, 1, ld, 0, 64, 16))
+
+
+def _alignment(value):
+    """A tensor argument's base modulo 16 bytes (whether TMA can read it), None for a number."""
+    return value.data_ptr() % 16 if hasattr(value, "data_ptr") else None
 
 
 def _call_key(a, b, input_size, arguments):
@@ -524,3 +635,30 @@ def _compiled(tree_text, mode, family, config, tile, element, aligned, arch, gra
         operation.graph, operation.tree = graph, tree
         _COMPILED[key] = operation
     return _COMPILED[key]
+
+
+def _compiled_sm90(tree_text, mode, planned, element, graph, tree):
+    """The Hopper kernel the C++ planner chose and spelled (planned["sm90_kernel"]), compiled once per process."""
+    from .jit import conv_sm90_kernel
+
+    kernel_type = planned["sm90_kernel"]
+    key = (tree_text, kernel_type, planned["sm90_split"])
+    if key not in _COMPILED:
+        cached = conv_sm90_kernel(tree, kernel_type, planned["sm90_kernel_tree"], planned["sm90_split"])
+        operation = ConvOperation(mode, "sm90", kernel_type, tuple(planned["sm90_tile_shape"]), element, True, "sm_90a",
+                                  tree_text, cached, source=_source_words(mode, planned))
+        operation.graph, operation.tree = graph, tree
+        _COMPILED[key] = operation
+    return _COMPILED[key]
+
+
+def _source_words(mode, planned):
+    """How the Hopper kernel loads its operands, for describe()."""
+    act = "tiled TMA" if planned["pointwise"] else "TMA im2col"
+    if mode == "wgrad":
+        return f"dy by TMA (A MN-major), x by {act} (B MN-major)"
+    if mode == "dgrad":
+        return f"dy by {act} over the equivalent fprop, w by TMA (B MN-major, flipped taps)"
+    if not planned["im2col"]:
+        return "x gathered by 16-byte cp.async of the producer warpgroup, w by TMA"
+    return f"x by {act}, w by TMA"

@@ -248,11 +248,11 @@ class Gemm:
         launch = Launch(kernel.kernel, min(tiles, sm_count), layout["threads"], layout["smem_bytes"])
         dtype, m, n, k, batch = ops.dtype, ops.m, ops.n, ops.k, ops.batch
         lda, ldb, stride_a, stride_b = ops.lda, ops.ldb, ops.batch_stride_a, ops.batch_stride_b
-        launch.maps.append((layout["tma_a"], "a", lambda pointer: _C.encode_sm90_operand(
-            "a", dtype, pointer, k, m, batch, lda, stride_a, tk, tm)))
+        launch.add_map(layout["tma_a"], "a", lambda pointer: _C.encode_sm90_operand(
+            "a", dtype, pointer, k, m, batch, lda, stride_a, tk, tm))
         dtype_b = operation.element_b or dtype
-        launch.maps.append((layout["tma_b"], "b", lambda pointer: _C.encode_sm90_operand(
-            "b", dtype_b, pointer, k, n, batch, ldb, stride_b, tk, tn)))
+        launch.add_map(layout["tma_b"], "b", lambda pointer: _C.encode_sm90_operand(
+            "b", dtype_b, pointer, k, n, batch, ldb, stride_b, tk, tn))
         pack_epilogue(params, layout["nodes"], arguments, outputs, ops.device_index, ops.batch, record=launch)
         launch.template = bytes(params)
         return launch

@@ -296,9 +296,9 @@ def allocate(outputs, device):
     return results
 
 
-def call_pointers(a, b, arguments, results, partials=None):
+def call_pointers(a, b, arguments, results, partials=None, tickets_offset=0):
     """The pointer of every tensor of a call, by the keys Launch records: "a", "b", "arg:<name>",
-    "out:<name>", "partials"."""
+    "out:<name>", "partials" (the workspace) and "tickets" (tickets_offset bytes into it)."""
     torch = torch_module()
     pointers = {"a": a.data_ptr(), "b": b.data_ptr()}
     for name, value in arguments.items():
@@ -308,7 +308,16 @@ def call_pointers(a, b, arguments, results, partials=None):
         pointers["out:" + name] = value.data_ptr()
     if partials is not None:
         pointers["partials"] = partials.data_ptr()
+        pointers["tickets"] = partials.data_ptr() + tickets_offset
     return pointers
+
+
+def workspace(numel, zeroed, device):
+    """A float32 workspace of numel elements (None for 0), zeroed where the kernel needs it so."""
+    if not numel:
+        return None
+    torch = torch_module()
+    return (torch.zeros if zeroed else torch.empty)(numel, dtype=torch.float32, device=device)
 
 
 def current_raw_stream(device):
@@ -333,7 +342,7 @@ class Launch:
     template: bytes = b""
     pointers: list = field(default_factory=list)  # (offset, key)
     scalars: list = field(default_factory=list)   # (offset, argument name)
-    maps: list = field(default_factory=list)      # (offset, key, encode: pointer -> 128 bytes)
+    maps: list = field(default_factory=list)      # (offsets, keys, encode: pointers -> 128 bytes per offset)
     _last_maps: dict = field(default_factory=dict)
 
     def __post_init__(self):
@@ -341,18 +350,27 @@ class Launch:
 
         self._launch = _C.launch  # looked up once, not per call
 
+    def add_map(self, offset, key, encode):
+        """A tensor map at `offset`, encode(pointer of key) -> 128 bytes, re-encoded when the pointer changes."""
+        self.maps.append(((offset,), (key,), lambda pointer: (encode(pointer),)))
+
+    def add_maps(self, offsets, keys, encode):
+        """Tensor maps at `offsets` encoded together: encode(*pointers of keys) -> one 128-byte map per offset."""
+        self.maps.append((tuple(offsets), tuple(keys), encode))
+
     def run(self, device, stream, pointers, arguments):
         params = bytearray(self.template)
         for offset, key in self.pointers:
             struct.pack_into("<Q", params, offset, pointers[key])
         for offset, name in self.scalars:
             struct.pack_into("<f", params, offset, float(arguments[name]))
-        for offset, key, encode in self.maps:
-            pointer = pointers[key]
-            cached = self._last_maps.get(offset)
-            if cached is None or cached[0] != pointer:
-                cached = self._last_maps[offset] = (pointer, encode(pointer))
-            params[offset:offset + 128] = cached[1]
+        for offsets, keys, encode in self.maps:
+            bound = tuple(pointers[key] for key in keys)
+            cached = self._last_maps.get(offsets)
+            if cached is None or cached[0] != bound:
+                cached = self._last_maps[offsets] = (bound, encode(*bound))
+            for offset, blob in zip(offsets, cached[1]):
+                params[offset:offset + 128] = blob
         self._launch(self.kernel, device, self.grid, self.threads, 1, self.smem_bytes, stream, bytes(params),
                      self.grid_z)
 
@@ -365,7 +383,9 @@ class WarmCall:
     device: int
     launches: list
     outputs: list  # specs for allocate()
-    partials_numel: int = 0
+    partials_numel: int = 0  # float32 elements of the workspace
+    zeroed: bool = False     # the workspace starts at zero (the in-kernel split-K's sums and tickets)
+    tickets_offset: int = 0
 
     def __post_init__(self):
         self._cuda = torch_module().device("cuda", self.device)  # made once, not per call
@@ -373,9 +393,8 @@ class WarmCall:
     def call(self, a, b, arguments):
         torch = torch_module()
         results = allocate(self.outputs, self._cuda)
-        partials = (torch.empty(self.partials_numel, dtype=torch.float32, device=self._cuda) if self.partials_numel
-                    else None)
-        pointers = call_pointers(a, b, arguments, results, partials)
+        partials = workspace(self.partials_numel, self.zeroed, self._cuda)
+        pointers = call_pointers(a, b, arguments, results, partials, self.tickets_offset)
         stream = current_raw_stream(self.device)
         for launch in self.launches:
             launch.run(self.device, stream, pointers, arguments)

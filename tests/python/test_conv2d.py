@@ -6,9 +6,9 @@ import pytest
 
 import tilefuse
 from tilefuse import _C
-from tilefuse.conv2d import ConvProblem, output_extent, parse_conv_layout
+from tilefuse.conv2d import _LAYOUT_FIELDS, ConvProblem, output_extent, parse_conv_layout
 from tilefuse.epilogue import relu, to_cpp, trace
-from tilefuse.jit import NvrtcNotFoundError, conv_kernel, conv_source, nvrtc
+from tilefuse.jit import NvrtcNotFoundError, conv_kernel, conv_sm90_kernel, conv_sm90_source, conv_source, nvrtc
 
 
 def test_output_extent_is_torchs_formula():
@@ -57,31 +57,65 @@ def test_sm90_tile_model_through_the_planner():
     assert plan["im2col"] and plan["sm90_config"] == "Sm90ConvIm2colPingPongNarrowConfig", plan
 
 
-def _words(family, fields, nodes=()):
-    header = {"version": 2, "family": family, "size": 512, "threads": 256, "smem_bytes": 1000, "geometry": 8,
-              "geometry_bytes": 60, **fields, "node_count": len(nodes)}
-    names = ("version", "family", "size", "threads", "smem_bytes", "geometry", "geometry_bytes", "m", "n", "k",
-             "batch", "split_k", "k_per_split", "partials", "tiles_m", "tiles_n", "tiles", "a", "b", "x", "tma_a",
-             "tma_b", "epilogue", "node_count", "reduce_size", "reduce_m", "reduce_n", "reduce_k", "reduce_batch",
-             "reduce_split_k", "reduce_partials", "reduce_epilogue")
-    return [header.get(n, -1) for n in names] + [w for node in nodes for w in node]
+def _words(family, fields, nodes=(), reduce_nodes=()):
+    header = {"version": 3, "family": family, "size": 512, "threads": 256, "smem_bytes": 1000, "geometry": 8,
+              "geometry_bytes": 60, **fields, "node_count": len(nodes), "reduce_node_count": len(reduce_nodes)}
+    words = [header.get(n, -1) for n in _LAYOUT_FIELDS]
+    words += [w for node in nodes for w in node] + [0] * (9 * (64 - len(nodes)))
+    return words + [w for node in reduce_nodes for w in node]
 
 
 def test_layout_parser_reads_header_and_nodes():
     name = int.from_bytes(b"bias".ljust(8, b"\0"), "little")
-    fields = {"m": 72, "a": 100, "epilogue": 160, "reduce_size": 120, "reduce_epilogue": 40}
-    layout = parse_conv_layout(_words(80, fields, [(3, 200, -1, 208, -1, name, 0, 0, 0)]))
+    fields = {"m": 72, "a": 100, "epilogue": 160, "reduce_size": 120, "reduce_epilogue": 40, "flags": 5,
+              "staged_aux": 300}
+    layout = parse_conv_layout(_words(80, fields, [(3, 200, -1, 208, -1, name, 0, 0, 0)],
+                                      [(3, 80, -1, 88, -1, name, 0, 0, 0)]))
     assert layout["family"] == 80 and layout["m"] == 72 and layout["a"] == 100 and layout["tma_b"] == -1
     assert layout["nodes"] == [{"kind": "row_broadcast", "data": 200, "ld": -1, "batch_stride": 208, "value": -1,
                                 "name": "bias"}]
-    # the split-K pass's parameters hold the same epilogue at another offset (here 120 bytes earlier)
+    # the split-K pass's parameters hold the epilogue's nodes at their own offsets
     assert layout["reduce_nodes"] == [{"kind": "row_broadcast", "data": 80, "ld": -1, "batch_stride": 88,
                                        "value": -1, "name": "bias"}]
+    assert layout["tma_aux_kernel"] and not layout["tma_column_kernel"] and layout["tma_store_kernel"]
+    assert layout["staged_aux"] == 300
     assert "reduce_nodes" not in parse_conv_layout(_words(90, {"epilogue": 160}))
     with pytest.raises(RuntimeError, match="version"):
-        parse_conv_layout([1] + [0] * 40)
+        parse_conv_layout([1] + [0] * 60)
     with pytest.raises(RuntimeError, match="15 ints"):
         parse_conv_layout(_words(80, {"geometry_bytes": 64}))
+
+
+def test_the_planner_spells_the_hopper_kernel_of_every_mode():
+    fused = dict(reads_memory=True, residual_by_tma=True)
+
+    def plan(mode, *problem, tree=None, **overrides):
+        tree = tree or dict(reads_memory=False, residual_by_tma=False)
+        n, h, w, c, k, r = problem
+        return _C.plan_conv2d(mode, (n, h, w, c, k, r, r, r // 2, r // 2, 1, 1, 1, 1), "bfloat16", tree["reads_memory"],
+                              tree["residual_by_tma"], (9, 0, 132), True, 0, **overrides)
+
+    # ResNet-50's fused block conv: the im2col source, its residual by TMA on a cooperative tile
+    p = plan("fprop", 64, 56, 56, 64, 256, 1, tree=fused, sm90_tile="large")
+    assert p["family"] == "sm90" and p["sm90_residual_by_tma"], p
+    assert p["sm90_kernel"] == ("tilefuse::conv::sm90::FpropIm2colKernel<tilefuse::bfloat16_t, tilefuse_jit::Epilogue, "
+                                "tilefuse::conv::sm90::Sm90ConvTmaAux<tilefuse::conv::sm90::Sm90ConvConfigFor<"
+                                "tilefuse::bfloat16_t, tilefuse::conv::sm90::Sm90ConvIm2colLargeConfig>>>")
+    assert plan("fprop", 64, 56, 56, 64, 256, 3, sm90_source="gather")["sm90_kernel"].startswith(
+        "tilefuse::conv::sm90::FpropKernel<")
+    assert "DgradIm2colKernel<" in plan("dgrad", 64, 56, 56, 64, 64, 3)["sm90_kernel"]
+    # wgrad: many splits summed in the kernel (a zeroed workspace of sums and tickets), few by a pass
+    p = plan("wgrad", 64, 56, 56, 64, 64, 1)
+    assert p["sm90_split"] == "kernel" and "gemm::Sm90SplitReduce<" in p["sm90_kernel"], p
+    assert p["sm90_workspace_bytes"] > 64 * 64 * 4 and p["sm90_tickets_offset"] == 64 * 64 * 4
+    p = plan("wgrad", 64, 14, 14, 256, 256, 3)
+    assert p["sm90_split"] == "pass" and p["sm90_splits"] == p["split_k"] > 1, p
+    assert p["sm90_kernel_tree"] == 'tilefuse::epilogue::Store<"D", float, tilefuse::epilogue::Acc>'
+    assert p["sm90_kernel"].count("tilefuse_jit::Epilogue") == 0 and p["sm90_k_per_split"] % 64 == 0
+    assert p["sm90_workspace_bytes"] == p["sm90_splits"] * 256 * 2304 * 4
+    assert plan("wgrad", 64, 7, 7, 512, 512, 3, split_reduction="pass")["sm90_kernel_tree"] in (
+        "tilefuse_jit::Epilogue", 'tilefuse::epilogue::Store<"D", float, tilefuse::epilogue::Acc>')
+    assert plan("fprop", 2, 8, 8, 4, 4, 3)["sm90_kernel"] == ""  # C = 4: the sm80 kernel
 
 
 def test_split_k_model_through_the_planner():
@@ -111,7 +145,7 @@ def test_sources_name_the_kernel_of_each_family():
     sm80 = conv_source(tree, "bfloat16", "dgrad", "Sm80SmallConfig", aligned=False)
     assert "ImplicitGemmOperands<tilefuse::bfloat16_t, tilefuse::ConvMode::kDgrad, false>" in sm80.source
     assert sm80.name_expression == "&tilefuse::gemm::sm80::sm80_gemm_kernel<tilefuse_jit::Kernel>"
-    assert sm80.layout_expression.endswith("tilefuse_jit::Epilogue, 80>")
+    assert sm80.layout_expression.endswith("tilefuse_jit::Epilogue, 80, tilefuse_jit::Epilogue>")
     sm90 = conv_source(tree, "float16", "fprop", "Sm90ConvMediumConfig")
     assert "conv::sm90::FpropKernel<tilefuse::half_t, Epilogue, tilefuse::conv::sm90::Sm90ConvMediumConfig>" in sm90.source
     assert sm90.layout_expression.endswith(", 90>")
@@ -139,6 +173,34 @@ def test_conv_kernels_compile_with_nvrtc(tmp_path, mode, config, aligned, arch):
     assert ("split_k_epilogue_kernel" in kernel.info["lowered_names"].get("split_k", "")) == config.startswith("Sm80")
     again = conv_kernel(tree, "bfloat16", mode, config, aligned, arch=arch, cache_dir=tmp_path)
     assert again.hit and again.cubin == kernel.cubin
+
+
+@pytest.mark.parametrize("mode,problem,tree_kind", [("fprop", (64, 56, 56, 64, 256, 1), "residual"),
+                                                     ("wgrad", (64, 14, 14, 256, 256, 3), "bias")])
+def test_hopper_conv_kernels_compile_with_nvrtc(tmp_path, mode, problem, tree_kind):
+    """The kernels the planner spells compile: fprop's im2col + TMA residual, wgrad's pass-reduced split."""
+    try:
+        nvrtc.version()
+    except NvrtcNotFoundError as error:
+        pytest.skip(f"NVRTC is not available here: {error}")
+    n, h, w, c, k, r = problem
+    m_, n_ = (n * h * w, k) if mode == "fprop" else (k, r * r * c)
+    if tree_kind == "residual":
+        tree = to_cpp(trace(lambda acc, bias, residual: relu(acc + bias + residual), acc=(m_, n_), bias=(n_,),
+                            residual=(m_, n_)), "bfloat16")
+    else:
+        tree = to_cpp(trace(lambda acc, bias: acc + bias, acc=(m_, n_), bias=(n_,)), "bfloat16")
+    from tilefuse.kernel_params import tree_facts
+    facts = tree_facts(tree)
+    plan = _C.plan_conv2d(mode, (n, h, w, c, k, r, r, r // 2, r // 2, 1, 1, 1, 1), "bfloat16", facts["reads_memory"],
+                          facts["residual_by_tma"], (9, 0, 132), True, 0)
+    assert plan["family"] == "sm90", plan
+    kernel = conv_sm90_kernel(tree, plan["sm90_kernel"], plan["sm90_kernel_tree"], plan["sm90_split"],
+                              cache_dir=tmp_path)
+    assert kernel.cubin[:4] == b"\x7fELF" and "conv_params_layout_kernel" in kernel.info["lowered_names"]["layout"]
+    assert ("split_k" in kernel.info["lowered_names"]) == (plan["sm90_split"] == "pass")
+    source = conv_sm90_source(tree, plan["sm90_kernel"], plan["sm90_kernel_tree"], plan["sm90_split"])
+    assert source.kernel_type.startswith("tilefuse::conv::sm90::") and "tilefuse_jit" not in source.kernel_type
 
 
 def test_settings_are_checked_when_the_operation_is_made():

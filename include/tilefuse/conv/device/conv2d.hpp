@@ -55,6 +55,7 @@
 #include <tilefuse/conv/conv2d_problem.h>
 #include <tilefuse/conv/conv2d_problem_check.hpp>
 #include <tilefuse/conv/device/conv2d_plan.hpp>
+#include <tilefuse/conv/device/conv2d_sm90_launch.hpp>
 #include <tilefuse/conv/input_transform.h>
 #include <tilefuse/conv/kernel/implicit_gemm_operands.h>
 #include <tilefuse/conv/kernel/sm90_implicit_gemm.h>
@@ -74,6 +75,29 @@
 #include <tilefuse/runtime/tensor_map.hpp>
 
 namespace tilefuse::conv {
+
+namespace detail {
+// The launch tables (conv2d_sm90_launch.hpp, conv2d_plan.hpp), which spell the kernel for the Python JIT,
+// agree with the configs dispatch_sm90 instantiates: tile shape and schedule of each tile and source.
+template <class Cfg>
+constexpr bool config_is(ConvSm90Tile tile, bool im2col) {
+  return tile_shape_of(tile)[0] == Cfg::kTileM && tile_shape_of(tile)[1] == Cfg::kTileN &&
+         conv_sm90_cooperative(tile, im2col) == (Cfg::kSchedule == gemm::Sm90Schedule::kCooperative);
+}
+static_assert(config_is<sm90::Sm90ConvLargeConfig>(ConvSm90Tile::kLarge, false) &&
+              config_is<sm90::Sm90ConvMediumConfig>(ConvSm90Tile::kPingPongMedium, false) &&
+              config_is<sm90::Sm90ConvNarrowConfig>(ConvSm90Tile::kPingPongNarrow, false) &&
+              config_is<sm90::Sm90ConvIm2colLargeConfig>(ConvSm90Tile::kLarge, true) &&
+              config_is<sm90::Sm90ConvIm2colMediumConfig>(ConvSm90Tile::kMedium, true) &&
+              config_is<sm90::Sm90ConvIm2colNarrowConfig>(ConvSm90Tile::kNarrow, true) &&
+              config_is<sm90::Sm90ConvIm2colPingPongNarrowConfig>(ConvSm90Tile::kPingPongNarrow, true) &&
+              config_is<sm90::Sm90ConvIm2colPingPongMediumConfig>(ConvSm90Tile::kPingPongMedium, true) &&
+              config_is<sm90::Sm90ConvIm2colWideConfig>(ConvSm90Tile::kWide, true) &&
+              config_is<sm90::Sm90ConvIm2colPingPongShortConfig>(ConvSm90Tile::kShort, true) &&
+              config_is<sm90::Sm90ConvIm2colPingPongShortWideConfig>(ConvSm90Tile::kShortWide, true) &&
+              config_is<sm90::Sm90ConvIm2colPingPongShortLargeConfig>(ConvSm90Tile::kShortLarge, true),
+              "conv2d_plan.hpp's tile shapes or conv2d_sm90_launch.hpp's schedules differ from the configs");
+}  // namespace detail
 
 // Config: an Sm80TileConfig, or Sm80AutoConfig to let run() pick the large or the small tile per problem.
 // InputTransform (fprop only): NoInputTransform, or ScaleShiftActivation<Act> for mainloop fusion
@@ -125,7 +149,7 @@ class Conv2d {
       Plan plan;
       if (make_plan(args, &plan).ok() && plan.hopper()) {  // only its wgrad splits K
         GemmCoord const g = output_matrix(args.problem);
-        return plan.split_in_kernel ? split_sums_bytes(g) : gemm::detail::split_k_workspace_bytes(g, plan.split_k);
+        return plan.split_in_kernel ? conv_sm90_split_sums_bytes(g) : gemm::detail::split_k_workspace_bytes(g, plan.split_k);
       }
     }
     return gemm::detail::split_k_workspace_bytes(output_matrix(args.problem),
@@ -363,13 +387,6 @@ class Conv2d {
     if (!residual.empty()) fall_back_to_sm80(plan, std::move(residual));
   }
 
-  // The workspace of the in-kernel split-K: the m x n fp32 sums, then a ticket per 16-row slice of every
-  // tile (128 rows, at least 64 columns: enough for every Hopper wgrad tile).
-  static std::size_t split_sums_bytes(GemmCoord const& g) {
-    auto const tickets = static_cast<std::size_t>((g.m + 127) / 128 * 8 * ((g.n + 63) / 64));
-    return static_cast<std::size_t>(g.m * g.n) * sizeof(float) + tickets * sizeof(int);
-  }
-
   // Calls f.template operator()<Cfg, kIm2col>() for the Hopper kernel of the tile and the source (the
   // config for Element: FP8 k-tiles are 128 channels, or 64 with half_k).
   template <class Cfg>
@@ -444,8 +461,8 @@ class Conv2d {
   static constexpr bool kShortFpropTile = kHopperCapable && !kFp8 && !kTmaOnlySm90;
   template <class Cfg>
   using Sm90ConfigFor =
-      std::conditional_t<kResidualByTma && (Cfg::kSchedule == gemm::Sm90Schedule::kCooperative ||
-                                            (kMode == ConvMode::kFprop && Cfg::kTileM == 64)),
+      std::conditional_t<kResidualByTma && conv_sm90_residual_config(kMode, Cfg::kSchedule == gemm::Sm90Schedule::kCooperative,
+                                                                     Cfg::kTileM),
                          sm90::Sm90ConvTmaAux<Cfg>, Cfg>;
   template <class Cfg, bool kIm2col>
   using Sm90Kernel = Sm90KernelOf<Sm90ConfigFor<Cfg>, kIm2col>;
@@ -543,96 +560,6 @@ class Conv2d {
                                        : ", 16-byte-aligned x and w, no split-K");
   }
 
-  // w (K x R*S*C, row-major) as the 3D tensor map (r*s*c, k', 1), box (TileK, TileN, 1), TileK's swizzle.
-  template <class Cfg>
-  static Status encode_filter(Arguments const& args, arch::TmaDescriptor* out) {
-    Conv2dProblem const& p = args.problem;
-    auto const rsc = static_cast<std::uint64_t>(p.R * p.S * p.C);
-    auto const k = static_cast<std::uint64_t>(p.K);
-    return encode_tiled("w", args.w, {rsc, k, 1}, {rsc, rsc * k},
-                        {static_cast<cuuint32_t>(Cfg::kTileK), static_cast<cuuint32_t>(Cfg::kTileN), 1},
-                        conv_swizzle_of(kElement, Cfg::kTileK), out);
-  }
-
-  // One 3D tiled tensor map of `data` through the host adapter: extents and the strides of dims 1 and 2 in
-  // elements, innermost first; L2 promotion 256 B, zero fill. `name` is the operand's, for messages.
-  static Status encode_tiled(char const* name, Element const* data, std::array<std::uint64_t, 3> extent,
-                             std::array<std::uint64_t, 2> stride, std::array<cuuint32_t, 3> box,
-                             CUtensorMapSwizzle swizzle, arch::TmaDescriptor* out) {
-    static_assert(sizeof(CUtensorMap) == sizeof(arch::TmaDescriptor), "a tensor map is 128 bytes");
-    constexpr auto kBytes = static_cast<std::uint64_t>(sizeof(Element));
-    TensorMapTiledArgs t;
-    t.data_type = conv_tensor_map_type(kElement);
-    t.rank = 3;
-    t.global_address = const_cast<Element*>(data);
-    for (int d = 0; d < 3; ++d) {
-      t.global_dim[d] = static_cast<cuuint64_t>(extent[d]);
-      t.box_dim[d] = box[d];
-    }
-    t.global_strides[0] = static_cast<cuuint64_t>(stride[0] * kBytes);
-    t.global_strides[1] = static_cast<cuuint64_t>(stride[1] * kBytes);
-    t.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
-    t.swizzle = swizzle;
-    t.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
-    t.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
-    CUtensorMap map;
-    Status const s = make_tensor_map_tiled(t, &map);
-    if (!s.ok()) return {s.code(), status_message(op_name(), ": tensor map of ", name, ": ", s.message())};
-    std::memcpy(out, &map, sizeof(map));
-    return {};
-  }
-
-  // dgrad's w (K, R, S, C) as the 3D tensor map (C, R*S, K), box (64 channels, 1 tap, 64 filters), 128-byte
-  // swizzle: B MN-major, TileN / 64 boxes per k-tile (sm90::DgradIm2colOperands).
-  static Status encode_filter_mn_major(Arguments const& args, arch::TmaDescriptor* out) {
-    Conv2dProblem const& p = args.problem;
-    auto const c = static_cast<std::uint64_t>(p.C);
-    auto const rs = static_cast<std::uint64_t>(p.R * p.S);
-    return encode_tiled("w", args.w, {c, rs, static_cast<std::uint64_t>(p.K)}, {c, rs * c}, {64, 1, 64},
-                        CU_TENSOR_MAP_SWIZZLE_128B, out);
-  }
-
-  // wgrad's dy (N*P*Q x K, row-major) as the 3D tensor map (K, N*P*Q, 1), box (64 channels, 64 pixels, 1),
-  // 128-byte swizzle: A MN-major (sm90::WgradOperands).
-  static Status encode_dy_mn_major(Arguments const& args, arch::TmaDescriptor* out) {
-    Conv2dProblem const& p = args.problem;
-    auto const k = static_cast<std::uint64_t>(p.K);
-    auto const pixels = static_cast<std::uint64_t>(p.N * p.P() * p.Q());
-    return encode_tiled("dy", args.dy, {k, pixels, 1}, {k, k * pixels}, {64, 64, 1}, CU_TENSOR_MAP_SWIZZLE_128B, out);
-  }
-
-  // The im2col tensor map of `data` (named `name` in messages) for `problem`: boxes of `pixels` x `channels`.
-  static Status encode_im2col(char const* name, Conv2dProblem const& problem, Element const* data, int pixels,
-                              int channels, arch::TmaDescriptor* out) {
-    CUtensorMap map;
-    Status const s = make_tensor_map_im2col(conv_im2col_args(problem, kElement, data, pixels, channels), &map);
-    if (!s.ok()) return {s.code(), status_message(op_name(), ": im2col tensor map of ", name, ": ", s.message())};
-    std::memcpy(out, &map, sizeof(map));
-    return {};
-  }
-
-  // A pointwise problem's activation (fprop's x, dgrad's dy, wgrad's x: N*H*W pixels of `channels`,
-  // row-major; stride 1 so the output has as many pixels) as the 3D tensor map (channels, N*H*W, 1), box
-  // (the k-tile's channels, `pixels`, 1): what the im2col copy of the same box would load (plan.pointwise).
-  static Status encode_pointwise(Arguments const& args, char const* name, Element const* data, index_t channels,
-                                 int pixels, arch::TmaDescriptor* out, int box_channels) {
-    Conv2dProblem const& p = args.problem;
-    auto const c = static_cast<std::uint64_t>(channels);
-    auto const count = static_cast<std::uint64_t>(p.N * p.H * p.W);
-    return encode_tiled(name, data, {c, count, 1}, {c, c * count},
-                        {static_cast<cuuint32_t>(box_channels), static_cast<cuuint32_t>(pixels), 1}, conv_swizzle_of(kElement, box_channels), out);
-  }
-
-  // The activation operand's tensor map (fprop's x, dgrad's dy over `problem`, the equivalent fprop,
-  // wgrad's x), boxes of `pixels` x `box_channels`: the tiled map for a pointwise problem
-  // (plan.pointwise; `channels` per pixel), else the im2col one.
-  static Status encode_activation(Arguments const& args, Plan const& plan, char const* name, Conv2dProblem const& problem,
-                                  Element const* data, index_t channels, int pixels, int box_channels,
-                                  arch::TmaDescriptor* out) {
-    return plan.pointwise ? encode_pointwise(args, name, data, channels, pixels, out, box_channels)
-                               : encode_im2col(name, problem, data, pixels, box_channels, out);
-  }
-
   // The Hopper wgrad: with plan.split_k = s > 1, either the kernel adds the s splits' fp32 tiles into
   // the workspace's sums and the last split of each tile applies the tree (plan.split_in_kernel:
   // the workspace zeroed first), or it stores s fp32 partials ([split][K][R*S*C], each over its own
@@ -641,15 +568,14 @@ class Conv2d {
   template <class Cfg>
   static Status launch_wgrad(Arguments const& args, Plan const& plan, void* workspace, cudaStream_t stream) {
     GemmCoord const g = output_matrix(args.problem);
-    index_t const k_tiles = (g.k + 63) / 64;
-    index_t const k_per_split = ((k_tiles + plan.split_k - 1) / plan.split_k) * 64;
-    index_t const splits = (g.k + k_per_split - 1) / k_per_split;  // <= plan.split_k: no split past the pixels
+    ConvSm90Splits const split = conv_sm90_splits(g, plan);
+    index_t const k_per_split = split.k_per_split;
+    index_t const splits = split.splits;
     // K's batch is the split; D's (out_batch) is the number of outputs the epilogue writes.
     auto const launch = [&]<class K>(auto const& epilogue, index_t batch, index_t out_batch, auto const& finish) -> Status {
       typename K::Params params;
-      TILEFUSE_RETURN_IF_ERROR(encode_dy_mn_major(args, &params.tma_a));
-      params.x_tiled = plan.pointwise ? 1 : 0;
-      TILEFUSE_RETURN_IF_ERROR(encode_activation(args, plan, "x", args.problem, args.x, args.problem.C, 64, 64, &params.tma_b));
+      TILEFUSE_RETURN_IF_ERROR(
+          encode_conv_sm90_operands(args.problem, kElement, plan, args.dy, args.x, &params.tma_a, &params.tma_b, &params.x_tiled));
       params.geometry = ConvGeometry::of(args.problem);
       params.k_per_split = static_cast<int>(k_per_split);
       params.problem = GemmCoord{g.m, g.n, k_per_split, batch};
@@ -676,7 +602,7 @@ class Conv2d {
     if (plan.split_in_kernel) {
       using Reduced = sm90::WgradKernel<Element, Epilogue, gemm::Sm90SplitReduce<Cfg>>;
       static_assert(Reduced::split_ticket_count(1, 1) <= 8, "split_sums_bytes counts 8 tickets per 128 rows");
-      std::size_t const bytes = split_sums_bytes(g);
+      std::size_t const bytes = conv_sm90_split_sums_bytes(g);
       if (cudaError_t const e = cudaMemsetAsync(workspace, 0, bytes, stream); e != cudaSuccess) {
         return {StatusCode::kCudaError, status_message(op_name(), ": zeroing the split-K sums (", bytes,
                                                        " bytes of the workspace) failed: ", cudaGetErrorString(e))};
@@ -706,24 +632,17 @@ class Conv2d {
     using K = Sm90Kernel<Cfg, kIm2col>;
     typename K::Params params;
     GemmCoord const g = output_matrix(args.problem);
-    if constexpr (kDgradSm90) {
-      TILEFUSE_RETURN_IF_ERROR(encode_filter_mn_major(args, &params.tma_b));
-      Conv2dProblem const f = dgrad_as_fprop(args.problem);
-      params.geometry = ConvGeometry::of(f);
-      params.a_tiled = plan.pointwise ? 1 : 0;
+    Operand const a = operand_a(args);
+    Operand const b = operand_b(args);
+    if constexpr (kIm2col || kDgradSm90) {
       TILEFUSE_RETURN_IF_ERROR(
-          encode_activation(args, plan, "dy", f, args.dy, args.problem.K, Cfg::kTileM, Cfg::kTileK, &params.tma_a));
-    } else if constexpr (kIm2col) {
-      TILEFUSE_RETURN_IF_ERROR(encode_filter<Cfg>(args, &params.tma_b));
-      params.geometry = ConvGeometry::of(args.problem);
-      params.a_tiled = plan.pointwise ? 1 : 0;
-      TILEFUSE_RETURN_IF_ERROR(
-          encode_activation(args, plan, "x", args.problem, args.x, args.problem.C, Cfg::kTileM, Cfg::kTileK, &params.tma_a));
+          encode_conv_sm90_operands(args.problem, kElement, plan, a.data, b.data, &params.tma_a, &params.tma_b, &params.a_tiled));
     } else {
-      TILEFUSE_RETURN_IF_ERROR(encode_filter<Cfg>(args, &params.tma_b));
-      params.geometry = ConvGeometry::of(args.problem);
+      int unused = 0;
+      TILEFUSE_RETURN_IF_ERROR(encode_conv_sm90_operands(args.problem, kElement, plan, a.data, b.data, nullptr, &params.tma_b, &unused));
       params.x = args.x;
     }
+    params.geometry = ConvGeometry::of(kDgradSm90 ? dgrad_as_fprop(args.problem) : args.problem);
     params.problem = g;
     params.epilogue = plan.epilogue;
     TILEFUSE_RETURN_IF_ERROR(gemm::encode_sm90_aux<K>(op_name(), g.m, g.n, 1, &params));

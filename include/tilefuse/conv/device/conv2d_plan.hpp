@@ -141,7 +141,7 @@ inline char const* config_name_of(ConvSm90Tile tile, bool im2col) {
 }
 
 // (TileM, TileN) of a Hopper conv tile.
-inline std::array<int, 2> tile_shape_of(ConvSm90Tile tile) {
+inline constexpr std::array<int, 2> tile_shape_of(ConvSm90Tile tile) {
   switch (tile) {
     case ConvSm90Tile::kMedium:
     case ConvSm90Tile::kPingPongMedium: return {128, 128};

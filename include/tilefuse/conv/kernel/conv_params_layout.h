@@ -10,11 +10,18 @@
 //             (index_t), partials (float*), tiles_m, tiles_n, tiles (int), the operand pointers a, b
 //             (sm80) and x (Hopper gather), the tensor maps tma_a (Hopper im2col) and tma_b (Hopper),
 //             the offset of epilogue, and the number of named epilogue nodes;
-// out[24..31] the split-K pass's gemm::SplitKEpilogueParams<Epilogue> (sm80 family; -1 otherwise):
-//             its sizeof, problem.m, .n, .k, .batch, split_k, partials and the offset of its epilogue
-//             (a node's offset there = its offset in Params - out[22] + out[31]);
-// out[32 + 9 i ...]  named node i of the epilogue tree in Params (epilogue/params_layout.h).
+// out[24..31] the split-K pass's gemm::SplitKEpilogueParams<ReduceEpilogue>: its sizeof, problem.m, .n,
+//             .k, .batch, split_k, partials and the offset of its epilogue (-1 without a pass);
+// out[32..47] the Hopper kernel's further fields (int unless said): a_tiled, x_tiled, the wgrad's
+//             k_per_split, tma_aux, batch_mask_aux, column_by_tma, tma_d, d_by_tma, split_sums and
+//             split_tickets (pointers), the flags kTmaAux | kTmaColumn << 1 | kTmaStore << 2, the offsets
+//             of the staged residual's and column vector's data pointers (which named nodes they are),
+//             and the number of the pass's named nodes;
+// out[48 + 9 i ...]       named node i of the kernel's epilogue tree in Params (epilogue/params_layout.h);
+// out[48 + 9 (64 + i) ...] named node i of ReduceEpilogue in the pass's params.
 #pragma once
+
+#include <cuda/std/type_traits>
 
 #include <tilefuse/conv/implicit_gemm.h>
 #include <tilefuse/core/platform.h>
@@ -23,8 +30,9 @@
 
 namespace tilefuse::conv {
 
-inline constexpr long long kConvLayoutVersion = 2;
-inline constexpr int kConvLayoutHeader = 32;
+inline constexpr long long kConvLayoutVersion = 3;
+inline constexpr int kConvLayoutHeader = 48;
+inline constexpr int kConvLayoutMaxNodes = 64;
 
 namespace layout_detail {
 
@@ -44,7 +52,8 @@ TILEFUSE_DEVICE void write_operands(P const& p, void const* base, long long* out
 
 }  // namespace layout_detail
 
-template <class Kernel, class Epilogue, int kFamily>
+// ReduceEpilogue: the tree of the split-K pass (split_k_epilogue_kernel) beside the kernel, void for none.
+template <class Kernel, class Epilogue, int kFamily, class ReduceEpilogue = void>
 __global__ void conv_params_layout_kernel(long long* out) {
   if (threadIdx.x != 0 || blockIdx.x != 0) return;
   using layout_detail::offset;
@@ -75,8 +84,8 @@ __global__ void conv_params_layout_kernel(long long* out) {
   out[15] = offset(&p.tiles_n, base);
   if constexpr (requires { p.tiles; }) out[16] = offset(&p.tiles, base);
   out[22] = offset(&p.epilogue, base);
-  if constexpr (requires { p.split_k; }) {
-    gemm::SplitKEpilogueParams<Epilogue> const r{};
+  if constexpr (!cuda::std::is_void_v<ReduceEpilogue>) {
+    gemm::SplitKEpilogueParams<ReduceEpilogue> const r{};
     void const* r_base = &r;
     out[24] = static_cast<long long>(sizeof(r));
     out[25] = offset(&r.problem.m, r_base);
@@ -86,6 +95,29 @@ __global__ void conv_params_layout_kernel(long long* out) {
     out[29] = offset(&r.split_k, r_base);
     out[30] = offset(&r.partials, r_base);
     out[31] = offset(&r.epilogue, r_base);
+    out[47] = epilogue::write_node_layouts<ReduceEpilogue>(
+        r.epilogue, r_base, out + kConvLayoutHeader + epilogue::kNodeLayoutWords * kConvLayoutMaxNodes);
+  }
+  if constexpr (requires { p.a_tiled; }) out[32] = offset(&p.a_tiled, base);
+  if constexpr (requires { p.x_tiled; }) out[33] = offset(&p.x_tiled, base);
+  if constexpr (kFamily == 90 && requires { p.k_per_split; }) out[34] = offset(&p.k_per_split, base);
+  if constexpr (requires { Kernel::kTmaAux; }) {
+    if constexpr (Kernel::kTmaAux) {
+      out[35] = offset(&p.tma_aux, base);
+      out[36] = offset(&p.batch_mask_aux, base);
+      out[37] = offset(&p.column_by_tma, base);
+      out[44] = offset(&Kernel::staged_aux(p.epilogue)->data, base);
+      if constexpr (Kernel::kTmaColumn) out[45] = offset(&Kernel::staged_column(p.epilogue)->data, base);
+    }
+    if constexpr (Kernel::kTmaStore) {
+      out[38] = offset(&p.tma_d, base);
+      out[39] = offset(&p.d_by_tma, base);
+    }
+    if constexpr (Kernel::kReduceSplits) {
+      out[40] = offset(&p.split_sums, base);
+      out[41] = offset(&p.split_tickets, base);
+    }
+    out[42] = (Kernel::kTmaAux ? 1 : 0) | (Kernel::kTmaColumn ? 2 : 0) | (Kernel::kTmaStore ? 4 : 0);
   }
   out[23] = epilogue::write_node_layouts<Epilogue>(p.epilogue, base, out + kConvLayoutHeader);
 }

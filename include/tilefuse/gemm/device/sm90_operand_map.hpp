@@ -98,6 +98,14 @@ std::string sm90_aux_unaligned(EpilogueParams const& epilogue, index_t batch) {
   return {};
 }
 
+// Whether the column vector (bias) of n values per batch entry can ride along by bulk copies of whole
+// 16-byte pieces: its base, batch stride and n keep every chunk's piece 16-byte aligned and inside it.
+inline bool column_copyable_by_tma(void const* data, int element_bytes, index_t n, index_t batch, index_t batch_stride) {
+  index_t const per_piece = 16 / element_bytes;
+  return reinterpret_cast<std::uintptr_t>(data) % 16 == 0 && n % per_piece == 0 &&
+         (batch == 1 || batch_stride % per_piece == 0);
+}
+
 template <class Kernel>
 Status encode_sm90_aux(char const* who, index_t m, index_t n, index_t batch, typename Kernel::Params* params) {
   if constexpr (Kernel::kTmaAux) {
@@ -112,9 +120,7 @@ Status encode_sm90_aux(char const* who, index_t m, index_t n, index_t batch, typ
       // The column vector (bias) rides along by bulk copies of whole 16-byte pieces: its base, batch
       // stride and n must keep every chunk's piece 16-byte aligned and inside the vector.
       auto const* c = Kernel::staged_column(params->epilogue);
-      constexpr index_t kPerPiece = 16 / static_cast<index_t>(sizeof(*c->data));
-      params->column_by_tma = reinterpret_cast<std::uintptr_t>(c->data) % 16 == 0 && n % kPerPiece == 0 &&
-                              (batch == 1 || c->batch_stride % kPerPiece == 0);
+      params->column_by_tma = column_copyable_by_tma(c->data, static_cast<int>(sizeof(*c->data)), n, batch, c->batch_stride);
     }
   } else {
     (void)who, (void)m, (void)n, (void)batch, (void)params;
