@@ -1,0 +1,196 @@
+"""The Python path's speed, layer by layer, beside tilefuse-bench (the C++ device API) and PyTorch (cuDNN).
+
+Reads the JSON that `tilefuse-bench conv2d ... --json FILE` wrote in the same job on the same GPU, and times
+every one of its problems again from Python with the documented API (tilefuse.Conv2d(...).run), and the same
+problem through torch (F.conv2d, torch.nn.grad.conv2d_input / conv2d_weight; the fused rows as torch's
+conv + bias + residual + relu, unfused). tilefuse-bench's method: random-normal inputs, operand sets rotating
+over more than 2 x L2, warm-up, medians. GPU time comes from CUDA-graph replay (a graph of calls over the
+rotating sets, timed by CUDA events, median of the replays); the eager time is the wall time of back-to-back
+calls synchronized at the end; the host time is the wall time of enqueueing calls (no synchronization),
+which is what a call costs the CPU.
+
+    python bench/python/conv_layers.py --cpp-json bench.json --json python.json --markdown python.md
+"""
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+import tilefuse
+from tilefuse.epilogue import relu
+
+CL = torch.channels_last
+
+
+def residual_block(acc, bias, residual):
+    """tilefuse-bench's bias_relu_residual: y = relu(conv(x, w) + bias[k] + residual)."""
+    return relu(acc + bias + residual)
+
+
+def problem_of(row):
+    p = row["problem"]
+    return dict(mode=p["mode"], epilogue=p["epilogue"], dtype={"bf16": torch.bfloat16, "fp16": torch.float16}[p["dtype"]],
+                N=p["n"], H=p["h"], W=p["w"], C=p["c"], K=p["k"], R=p["r"], S=p["s"],
+                padding=(p["pad_h"], p["pad_w"]), stride=(p["stride_h"], p["stride_w"]),
+                dilation=(p["dilation_h"], p["dilation_w"]), P=p["p"], Q=p["q"], layer=p["layer"])
+
+
+def operand_set(p, generator):
+    """One set of operands of a problem: (tilefuse call, torch call) closures over fresh random tensors."""
+    dt = p["dtype"]
+
+    def randn(*shape):
+        return torch.randn(*shape, device="cuda", generator=generator).to(dt).contiguous(memory_format=CL)
+
+    x = randn(p["N"], p["C"], p["H"], p["W"])
+    w = randn(p["K"], p["C"], p["R"], p["S"])
+    dy = randn(p["N"], p["K"], p["P"], p["Q"])
+    geo = dict(padding=p["padding"], stride=p["stride"], dilation=p["dilation"])
+    mode = p["mode"]
+    if mode == "fprop" and p["epilogue"] != "none":
+        bias = torch.randn(p["K"], device="cuda", generator=generator).to(dt)
+        residual = randn(p["N"], p["K"], p["P"], p["Q"])
+        ours = tilefuse.Conv2d("fprop", epilogue=residual_block, **geo)
+        return ((lambda: ours.run(x, w, bias=bias, residual=residual)),
+                (lambda: torch.relu(F.conv2d(x, w, **geo) + bias.view(1, -1, 1, 1) + residual)), ours,
+                (x, w), dict(bias=bias, residual=residual))
+    if mode == "fprop":
+        ours = tilefuse.Conv2d("fprop", **geo)
+        return (lambda: ours.run(x, w)), (lambda: F.conv2d(x, w, **geo)), ours, (x, w), {}
+    if mode == "dgrad":
+        ours = tilefuse.Conv2d("dgrad", **geo)
+        size = tuple(x.shape)
+        return ((lambda: ours.run(dy, w, input_size=size)),
+                (lambda: torch.nn.grad.conv2d_input(size, w, dy, **geo)), ours, (dy, w), dict(input_size=size))
+    ours = tilefuse.Conv2d("wgrad", kernel_size=(p["R"], p["S"]), **geo)
+    return ((lambda: ours.run(dy, x)), (lambda: torch.nn.grad.conv2d_weight(x, tuple(w.shape), dy, **geo)), ours,
+            (dy, x), {})
+
+
+def set_bytes(p):
+    e = 2
+    return e * (p["N"] * p["H"] * p["W"] * p["C"] + p["K"] * p["R"] * p["S"] * p["C"] + 2 * p["N"] * p["P"] * p["Q"] * p["K"])
+
+
+def graph_ms(calls, reps, per_graph):
+    """Median GPU time of one call, from replays of a CUDA graph of per_graph calls cycling over `calls`."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for call in calls:  # warm: plans, JIT, the warm path
+            call()
+            call()
+    torch.cuda.current_stream().wait_stream(stream)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for i in range(per_graph):
+            calls[i % len(calls)]()
+    for _ in range(3):
+        graph.replay()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        graph.replay()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / per_graph)
+    del graph
+    return statistics.median(times)
+
+
+def eager_ms(calls, count):
+    """Wall time per call of `count` back-to-back calls, synchronized at the end, and host time per call
+    (the enqueue alone)."""
+    for call in calls:
+        call()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for i in range(count):
+        calls[i % len(calls)]()
+    t1 = time.perf_counter()
+    torch.cuda.synchronize()
+    t2 = time.perf_counter()
+    return (t2 - t0) * 1e3 / count, (t1 - t0) * 1e6 / count
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cpp-json", required=True, help="tilefuse-bench conv2d --json output of the same job")
+    parser.add_argument("--json", help="write the rows here")
+    parser.add_argument("--markdown", help="write the table here")
+    parser.add_argument("--reps", type=int, default=30)
+    parser.add_argument("--per-graph", type=int, default=20)
+    parser.add_argument("--budget-s", type=float, default=400.0, help="stop starting new rows after this")
+    args = parser.parse_args()
+    cpp = json.load(open(args.cpp_json))
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    generator = torch.Generator(device="cuda").manual_seed(1)
+    rows, started = [], time.time()
+    for row in cpp["rows"]:
+        if time.time() - started > args.budget_s:
+            print(f"budget reached: {len(rows)} of {len(cpp['rows'])} rows", file=sys.stderr)
+            break
+        p = problem_of(row)
+        sets = max(2, math.ceil(2 * l2 / set_bytes(p)) + 1)
+        made = [operand_set(p, generator) for _ in range(sets)]
+        ours_calls, torch_calls = [m[0] for m in made], [m[1] for m in made]
+        conv, operands, extra = made[0][2], made[0][3], made[0][4]
+        describe = conv.plan(*operands, **extra).describe()
+        ours = graph_ms(ours_calls, args.reps, args.per_graph)
+        peer = graph_ms(torch_calls, args.reps, args.per_graph)
+        eager, host_us = eager_ms(ours_calls, 200)
+        peer_eager, peer_host_us = eager_ms(torch_calls, 200)
+        cpp_ms = row["tilefuse"]["median_ms"] if row["tilefuse"].get("state") == "ok" else float("nan")
+        cudnn_ms = next((q["median_ms"] for q in row["peers"] if q.get("state") == "ok"), float("nan"))
+        out = dict(layer=p["layer"], mode=p["mode"], epilogue=p["epilogue"], python_graph_ms=ours, cpp_bench_ms=cpp_ms,
+                   python_over_cpp=ours / cpp_ms, torch_graph_ms=peer, speedup_vs_torch=peer / ours,
+                   cpp_bench_cudnn_ms=cudnn_ms, python_eager_ms=eager, python_host_us=host_us,
+                   torch_eager_ms=peer_eager, torch_host_us=peer_host_us, describe=describe,
+                   cpp_describe=row.get("tilefuse_describe", ""))
+        rows.append(out)
+        print(f"{p['layer']:>14} {p['mode']:5} {p['epilogue']:18} python {ours:.4f} ms  C++ {cpp_ms:.4f} ms "
+              f"({ours / cpp_ms:.3f}x)  torch {peer:.4f} ms ({peer / ours:.3f}x)  host {host_us:.1f} us", flush=True)
+        del made, ours_calls, torch_calls
+        torch.cuda.empty_cache()
+    if args.json:
+        json.dump(dict(device=torch.cuda.get_device_name(), torch=torch.__version__, rows=rows), open(args.json, "w"),
+                  indent=1)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(markdown(rows))
+
+
+def geomean(values):
+    values = [v for v in values if v == v and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def markdown(rows):
+    lines = ["| layer | mode | epilogue | Python (graph) ms | C++ bench ms | Python / C++ | torch (graph) ms | "
+             "vs torch | Python eager ms | host us/call | torch host us/call |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['layer']} | {r['mode']} | {r['epilogue']} | {r['python_graph_ms']:.4f} | "
+                     f"{r['cpp_bench_ms']:.4f} | {r['python_over_cpp']:.3f} | {r['torch_graph_ms']:.4f} | "
+                     f"{r['speedup_vs_torch']:.3f} | {r['python_eager_ms']:.4f} | {r['python_host_us']:.1f} | "
+                     f"{r['torch_host_us']:.1f} |")
+    lines.append("")
+    for key in sorted({(r["mode"], r["epilogue"]) for r in rows}):
+        sel = [r for r in rows if (r["mode"], r["epilogue"]) == key]
+        lines.append(f"- {key[0]} {key[1]}: Python / C++ geomean {geomean([r['python_over_cpp'] for r in sel]):.3f} "
+                     f"(worst {max(r['python_over_cpp'] for r in sel):.3f}), vs torch geomean "
+                     f"{geomean([r['speedup_vs_torch'] for r in sel]):.3f}, host "
+                     f"{statistics.median(r['python_host_us'] for r in sel):.1f} us/call (median), {len(sel)} rows")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+"""tilefuse.Conv2d on a Hopper GPU runs the Hopper kernel the C++ planner picks, in every mode: fprop by TMA
+im2col, by the tiled map of a 1x1 problem and by the gathering source, with the residual and D by TMA; dgrad;
+wgrad without a split, with its splits summed in the kernel and by a pass. Each output is compared with a
+float64 reference within a small multiple of PyTorch's own error in the same dtype, written over NaN."""
+import pytest
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
+    pytest.skip("needs an sm_90 GPU (H100 / H200) for torch", allow_module_level=True)
+
+import torch.nn.functional as F  # noqa: E402
+
+import tilefuse  # noqa: E402
+from tilefuse.epilogue import relu  # noqa: E402
+from torch_checks import check, poison  # noqa: E402
+
+CL = torch.channels_last
+
+
+def tensors(case, dtype=torch.bfloat16, seed=0):
+    N, C, H, W, K, R, pad, stride = case
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    x = torch.randn(N, C, H, W, device="cuda", generator=g).to(dtype).contiguous(memory_format=CL)
+    w = torch.randn(K, C, R, R, device="cuda", generator=g).to(dtype).contiguous(memory_format=CL)
+    return x, w, dict(padding=pad, stride=stride)
+
+
+# (N, C, H, W, K, R, padding, stride): C and K multiples of 64, where the Hopper kernels take every mode.
+FPROP = [
+    (2, 64, 14, 14, 64, 3, 1, 1),      # im2col, a small grid (ping-pong tiles)
+    (8, 64, 28, 28, 256, 1, 0, 1),     # 1x1: the tiled map
+    (4, 128, 15, 17, 192, 3, 1, 2),    # strided, odd sizes
+    (16, 64, 56, 56, 256, 3, 1, 1),    # large: the 128x256 cooperative tile
+]
+DGRAD = [(2, 64, 14, 14, 64, 3, 1, 1), (8, 256, 14, 14, 64, 1, 0, 1), (4, 128, 9, 11, 192, 3, 1, 1)]
+WGRAD = [
+    (2, 64, 7, 7, 128, 3, 1, 1),       # little K: no split
+    (8, 64, 56, 56, 64, 1, 0, 1),      # a 64 x 64 output over 25088 pixels: many splits, summed in the kernel
+    (8, 256, 14, 14, 256, 3, 1, 1),    # a few splits, summed by a pass
+    (4, 128, 15, 17, 64, 3, 1, 2),     # strided
+]
+
+
+def residual_block(acc, bias, residual):
+    return relu(acc + bias + residual)
+
+
+@pytest.mark.parametrize("fused", [False, True])
+@pytest.mark.parametrize("case", FPROP)
+def test_fprop_runs_the_planned_hopper_kernel(case, fused):
+    x, w, geo = tensors(case, seed=sum(case))
+    K = case[4]
+    conv = tilefuse.Conv2d("fprop", epilogue=residual_block if fused else None, **geo)
+    args = {}
+    if fused:
+        args = dict(bias=torch.randn(K, device="cuda").to(torch.bfloat16),
+                    residual=torch.randn_like(F.conv2d(x, w, **geo)).contiguous(memory_format=CL))
+    plan = conv.plan(x, w, **args)
+    assert plan.family == "sm90", plan.describe()
+    assert ("tiled TMA" in plan.describe()) == (case[5] == 1 and case[7] == 1)
+    for _ in range(2):  # the first call, then the warm path
+        poison()
+        y = conv.run(x, w, **args)
+        if fused:
+            b4 = args["bias"].view(1, K, 1, 1)
+            ref = torch.relu(F.conv2d(x.double(), w.double(), **geo) + b4.double() + args["residual"].double())
+            same = torch.relu(F.conv2d(x, w, **geo) + b4 + args["residual"])
+        else:
+            ref, same = F.conv2d(x.double(), w.double(), **geo), F.conv2d(x, w, **geo)
+        check(y, ref, same, f"fprop {case} fused={fused}: {plan.describe()}")
+
+
+@pytest.mark.parametrize("case", DGRAD)
+def test_dgrad_runs_the_hopper_kernel(case):
+    x, w, geo = tensors(case, seed=3 * sum(case))
+    dy = torch.randn_like(F.conv2d(x, w, **geo)).contiguous(memory_format=CL)
+    conv = tilefuse.Conv2d("dgrad", **geo)
+    plan = conv.plan(dy, w, input_size=tuple(x.shape))
+    assert plan.family == "sm90", plan.describe()
+    for _ in range(2):
+        poison()
+        dx = conv.run(dy, w, input_size=tuple(x.shape))
+        check(dx, torch.nn.grad.conv2d_input(x.shape, w.double(), dy.double(), **geo),
+              torch.nn.grad.conv2d_input(x.shape, w, dy, **geo), f"dgrad {case}: {plan.describe()}")
+
+
+@pytest.mark.parametrize("case", WGRAD)
+def test_wgrad_runs_the_hopper_kernel_and_its_splits(case):
+    x, w, geo = tensors(case, seed=5 * sum(case))
+    dy = torch.randn_like(F.conv2d(x, w, **geo)).contiguous(memory_format=CL)
+    bias = torch.randn(w[0].numel(), device="cuda").to(torch.bfloat16)
+    conv = tilefuse.Conv2d("wgrad", kernel_size=tuple(w.shape[2:]), epilogue=lambda acc, bias: acc + bias, **geo)
+    plan = conv.plan(dy, x, bias=bias)
+    assert plan.family == "sm90", plan.describe()
+    for _ in range(2):
+        poison()
+        dw = conv.run(dy, x, bias=bias)
+        # the bias over the (K, R*S*C) matrix: one value per (r, s, c), broadcast over the filters
+        b = bias.view(1, *w.shape[2:], w.shape[1]).permute(0, 3, 1, 2)
+        ref = torch.nn.grad.conv2d_weight(x.double(), w.shape, dy.double(), **geo) + b.double()
+        same = torch.nn.grad.conv2d_weight(x, w.shape, dy, **geo) + b
+        check(dw, ref, same, f"wgrad {case}: {plan.describe()}")
+
+
+def test_wgrad_cases_cover_every_split():
+    splits = set()
+    for case in WGRAD:
+        x, w, geo = tensors(case)
+        dy = torch.empty_like(F.conv2d(x, w, **geo)).contiguous(memory_format=CL)
+        splits.add(tilefuse.Conv2d("wgrad", kernel_size=tuple(w.shape[2:]), **geo).plan(dy, x).planner["sm90_split"])
+    assert splits == {"none", "kernel", "pass"}
