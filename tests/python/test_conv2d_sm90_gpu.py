@@ -36,7 +36,7 @@ DGRAD = [(2, 64, 14, 14, 64, 3, 1, 1), (8, 256, 14, 14, 64, 1, 0, 1), (4, 128, 9
 WGRAD = [
     (2, 64, 7, 7, 128, 3, 1, 1),       # little K: no split
     (8, 64, 56, 56, 64, 1, 0, 1),      # a 64 x 64 output over 25088 pixels: many splits, summed in the kernel
-    (8, 256, 14, 14, 256, 3, 1, 1),    # a few splits, summed by a pass
+    (8, 128, 28, 28, 128, 3, 1, 1),    # a few splits (7), summed by a pass
     (4, 128, 15, 17, 64, 3, 1, 2),     # strided
 ]
 
