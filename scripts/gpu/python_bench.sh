@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The Python path's speed on the device machine, in one job: tilefuse-bench (the C++ device API beside cuDNN)
+# on the ResNet-50 layers, then the same problems from Python (bench/python/conv_layers.py) and the ResNet-50
+# training step (bench/python/resnet50_train.py), all on this GPU in this run. Results in $OUT.
+# Usage: OUT=... scripts/gpu/python_bench.sh [preset, default resnet50]
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+OUT="${OUT:-gpu-out}"
+mkdir -p "$OUT"
+OUT="$(cd "$OUT" && pwd)"
+preset="${1:-resnet50}"
+export PATH="/usr/local/cuda/bin:${PATH}"
+export CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)"
+t0=$(date +%s)
+stamp() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
+nvidia-smi -L
+git rev-parse HEAD 2>/dev/null || echo "commit: ${GIT_COMMIT:-unknown}"
+(python3 -m pip install --no-build-isolation --no-deps --upgrade --quiet --disable-pip-version-check \
+  --root-user-action=ignore -C build-dir=build/python/cmake --target build/python/site . > "$OUT/pip.log" 2>&1;
+ echo "pip rc $?" >> "$OUT/pip.log") &
+pip_pid=$!
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILEFUSE_BUILD_BENCH=ON -DTILEFUSE_CUDA_ARCHS=90a \
+  > "$OUT/configure.log" 2>&1 && ninja -C build bench/tilefuse-bench > "$OUT/build-bench.log" 2>&1
+stamp "tilefuse-bench built (rc $?)"
+build/bench/tilefuse-bench conv2d --preset "$preset" --mode all --json "$OUT/cpp-$preset-all.json" > "$OUT/cpp-all.log" 2>&1
+build/bench/tilefuse-bench conv2d --preset "$preset" --epilogue bias_relu_residual --json "$OUT/cpp-$preset-fused.json" \
+  > "$OUT/cpp-fused.log" 2>&1
+stamp "tilefuse-bench done"
+wait "$pip_pid"
+tail -1 "$OUT/pip.log"
+export PYTHONPATH="$PWD/build/python/site"
+for kind in all fused; do
+  python3 bench/python/conv_layers.py --cpp-json "$OUT/cpp-$preset-$kind.json" --json "$OUT/py-$preset-$kind.json" \
+    --markdown "$OUT/py-$preset-$kind.md" > "$OUT/py-$kind.log" 2>&1
+  stamp "python $kind (rc $?)"
+  tail -6 "$OUT/py-$preset-$kind.md"
+done
+if [[ "$preset" == resnet50 ]]; then
+  python3 bench/python/resnet50_train.py --json "$OUT/resnet50-train.json" --markdown "$OUT/resnet50-train.md" \
+    ${TILEFUSE_TRAIN_ARGS:-} > "$OUT/train.log" 2>&1
+  stamp "training step (rc $?)"
+  tail -4 "$OUT/train.log"
+fi
