@@ -15,11 +15,12 @@ from typing import List, Optional
 
 import torch
 from torch import Tensor
+from torch.autograd.function import once_differentiable
 
 from .conv2d import Conv2d
 from .errors import TensorArgumentError
 from .epilogue.common import fused
-from .ops import _DTYPES, _dtype_name, activation_name, grad_epilogue
+from .ops import _DTYPES, _dtype_name, activation_name, eager_path, grad_epilogue
 
 CL = torch.channels_last
 _CONVS = {}  # key -> tilefuse.Conv2d (each caches its plans per shape; kernels are shared process-wide)
@@ -96,9 +97,7 @@ def check_conv2d(x, weight, bias, residual, stride, padding, dilation, activatio
     return out
 
 
-@torch.library.custom_op("tilefuse::conv2d", mutates_args=())
-def _conv2d(x: Tensor, weight: Tensor, bias: Optional[Tensor], residual: Optional[Tensor], stride: List[int],
-            padding: List[int], dilation: List[int], activation: str = "none", layout: str = "require") -> Tensor:
+def _forward_impl(x, weight, bias, residual, stride, padding, dilation, activation="none", layout="require"):
     check_conv2d(x, weight, bias, residual, stride, padding, dilation, activation, layout)
     if x.device.type != "cuda":
         raise TensorArgumentError(f"tilefuse.ops.conv2d: the tensors are on {x.device}; tilefuse's kernels run on a "
@@ -110,6 +109,12 @@ def _conv2d(x: Tensor, weight: Tensor, bias: Optional[Tensor], residual: Optiona
         arguments["residual"] = residual
     conv = _conv("forward", stride, padding, dilation, layout, activation, bias is not None, residual is not None)
     return conv.run(x, weight, **arguments)
+
+
+@torch.library.custom_op("tilefuse::conv2d", mutates_args=())
+def _conv2d(x: Tensor, weight: Tensor, bias: Optional[Tensor], residual: Optional[Tensor], stride: List[int],
+            padding: List[int], dilation: List[int], activation: str = "none", layout: str = "require") -> Tensor:
+    return _forward_impl(x, weight, bias, residual, stride, padding, dilation, activation, layout)
 
 
 @_conv2d.register_fake
@@ -129,6 +134,13 @@ def _setup_context(ctx, inputs, output):
 
 
 def _backward(ctx, grad_y):
+    return _grads(ctx, grad_y, (torch.ops.tilefuse.conv2d_grad_preact, torch.ops.tilefuse.conv2d_dgrad,
+                                torch.ops.tilefuse.conv2d_wgrad))
+
+
+def _grads(ctx, grad_y, kernels):
+    """The gradients of conv2d's inputs, by the three backward kernels (the custom ops, or their bodies)."""
+    grad_preact, dgrad, wgrad = kernels
     x, weight, bias, y = ctx.saved_tensors
     stride, padding, dilation = ctx.geometry
     needs = tuple(ctx.needs_input_grad) + (False,) * 9
@@ -140,13 +152,12 @@ def _backward(ctx, grad_y):
         grad_z = torch.where(y > 0, grad, torch.zeros((), dtype=grad.dtype, device=grad.device))
         grad_z = grad_z.contiguous(memory_format=CL)
     else:
-        grad_z = torch.ops.tilefuse.conv2d_grad_preact(grad, x_cl, w_cl, bias, stride, padding, dilation,
-                                                       ctx.activation)
+        grad_z = grad_preact(grad, x_cl, w_cl, bias, stride, padding, dilation, ctx.activation)
     grad_x = grad_w = grad_b = grad_r = None
     if needs[0]:
-        grad_x = torch.ops.tilefuse.conv2d_dgrad(grad_z, w_cl, list(x.shape), stride, padding, dilation)
+        grad_x = dgrad(grad_z, w_cl, list(x.shape), stride, padding, dilation)
     if needs[1]:
-        grad_w = torch.ops.tilefuse.conv2d_wgrad(grad_z, x_cl, list(weight.shape), stride, padding, dilation)
+        grad_w = wgrad(grad_z, x_cl, list(weight.shape), stride, padding, dilation)
     if needs[2]:
         grad_b = grad_z.sum((0, 2, 3))
     if needs[3]:
@@ -160,6 +171,10 @@ _conv2d.register_autograd(_backward, setup_context=_setup_context)
 @torch.library.custom_op("tilefuse::conv2d_grad_preact", mutates_args=())
 def _conv2d_grad_preact(grad_y: Tensor, x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: List[int],
                         padding: List[int], dilation: List[int], activation: str) -> Tensor:
+    return _grad_preact_impl(grad_y, x, weight, bias, stride, padding, dilation, activation)
+
+
+def _grad_preact_impl(grad_y, x, weight, bias, stride, padding, dilation, activation):
     check_conv2d(x, weight, bias, grad_y, stride, padding, dilation, activation, "require")
     conv = _conv("grad", stride, padding, dilation, "require", activation, bias is not None)
     arguments = {"grad": grad_y}
@@ -177,6 +192,10 @@ def _conv2d_grad_preact_fake(grad_y, x, weight, bias, stride, padding, dilation,
 @torch.library.custom_op("tilefuse::conv2d_dgrad", mutates_args=())
 def _conv2d_dgrad(grad_y: Tensor, weight: Tensor, input_size: List[int], stride: List[int], padding: List[int],
                   dilation: List[int]) -> Tensor:
+    return _dgrad_impl(grad_y, weight, input_size, stride, padding, dilation)
+
+
+def _dgrad_impl(grad_y, weight, input_size, stride, padding, dilation):
     return _conv("dgrad", stride, padding, dilation, "require").run(grad_y, weight, input_size=tuple(input_size))
 
 
@@ -188,6 +207,10 @@ def _conv2d_dgrad_fake(grad_y, weight, input_size, stride, padding, dilation):
 @torch.library.custom_op("tilefuse::conv2d_wgrad", mutates_args=())
 def _conv2d_wgrad(grad_y: Tensor, x: Tensor, weight_size: List[int], stride: List[int], padding: List[int],
                   dilation: List[int]) -> Tensor:
+    return _wgrad_impl(grad_y, x, weight_size, stride, padding, dilation)
+
+
+def _wgrad_impl(grad_y, x, weight_size, stride, padding, dilation):
     conv = _conv("wgrad", stride, padding, dilation, "require", kernel_size=tuple(weight_size[2:]))
     return conv.run(grad_y, x)
 
@@ -195,6 +218,23 @@ def _conv2d_wgrad(grad_y: Tensor, x: Tensor, weight_size: List[int], stride: Lis
 @_conv2d_wgrad.register_fake
 def _conv2d_wgrad_fake(grad_y, x, weight_size, stride, padding, dilation):
     return torch.empty(tuple(weight_size), dtype=grad_y.dtype, device=grad_y.device, memory_format=CL)
+
+
+class _EagerConv2d(torch.autograd.Function):
+    """The same op without the custom-op dispatcher, for eager calls: the dispatcher costs about 180 us of host
+    time a call on an H100's host (bench/python), several times the kernel; torch.compile and other tracers
+    take the custom op (conv2d: eager_path)."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, residual, stride, padding, dilation, activation, layout):
+        y = _forward_impl(x, weight, bias, residual, stride, padding, dilation, activation, layout)
+        _setup_context(ctx, (x, weight, bias, residual, stride, padding, dilation, activation, layout), y)
+        return y
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_y):
+        return _grads(ctx, grad_y, (_grad_preact_impl, _dgrad_impl, _wgrad_impl))
 
 
 def conv2d(x, weight, bias=None, residual=None, stride=1, padding=0, dilation=1, activation=None, layout="require"):
@@ -207,5 +247,6 @@ def conv2d(x, weight, bias=None, residual=None, stride=1, padding=0, dilation=1,
     def pair(v):
         return [v, v] if isinstance(v, int) else list(v)
 
-    return torch.ops.tilefuse.conv2d(*autocast(x, weight, bias, residual), pair(stride), pair(padding),
-                                     pair(dilation), activation_name(activation), layout)
+    tensors = autocast(x, weight, bias, residual)
+    op = _EagerConv2d.apply if eager_path(tensors) else torch.ops.tilefuse.conv2d
+    return op(*tensors, pair(stride), pair(padding), pair(dilation), activation_name(activation), layout)

@@ -31,6 +31,7 @@ from typing import Optional
 
 try:
     import torch
+    import torch.utils._python_dispatch
     from torch import Tensor
 except ImportError as error:  # pragma: no cover - exercised only without torch
     from .errors import MissingPackageError
@@ -45,6 +46,19 @@ from .epilogue.common import ACT, ACTIVATIONS, fused
 
 _DTYPES = (torch.bfloat16, torch.float16)
 _ALIGN = 8  # elements: 16 bytes of bf16 / fp16, what TMA needs of every leading dimension and pointer
+
+
+def eager_path(tensors):
+    """Whether a call may skip the custom-op dispatcher (plain eager tensors, nothing tracing or transforming
+    them): torch.compile, export, fake tensors, dispatch modes and torch.func transforms see the custom op."""
+    if torch.compiler.is_compiling() or torch._C._are_functorch_transforms_active():
+        return False
+    if torch.utils._python_dispatch._get_current_dispatch_mode() is not None:
+        return False
+    return all(t is None or type(t) in _PLAIN for t in tensors)
+
+
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
 
 
 def activation_name(activation) -> str:

@@ -368,3 +368,10 @@ def test_gemm_op_decomposes_into_linear():
         assert tuple(y.shape) == (3, 40, 96) and y.dtype == BF16
         with pytest.raises(TensorArgumentError, match="2-D"):
             torch.ops.tilefuse.gemm(a, torch.empty(2, 64, 96, dtype=BF16, device="cuda"))
+
+
+def test_eager_calls_skip_the_dispatcher_only_where_nothing_traces():
+    t = torch.ones(2)
+    assert ops.eager_path((t, torch.nn.Parameter(t), None))
+    with FakeTensorMode() as mode:
+        assert not ops.eager_path((mode.from_tensor(t),))
