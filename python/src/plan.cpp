@@ -5,6 +5,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
 
 #include <optional>
 #include <stdexcept>
@@ -129,6 +130,23 @@ nb::dict plan_conv2d(std::string const& mode, Geometry const& g, std::string con
   return d;
 }
 
+// Every Hopper kernel the planner can pick for a 16-bit mode and tree facts, as (kernel, kernel tree, split)
+// with the tree spelled tilefuse_jit::Epilogue: what tilefuse.jit.prebuilt compiles.
+std::vector<std::tuple<std::string, std::string, std::string>> conv_sm90_kernel_choices(std::string const& mode,
+                                                                                       std::string const& element,
+                                                                                       bool reads_memory,
+                                                                                       bool residual_by_tma) {
+  using namespace tilefuse::conv;
+  char const* const reductions[] = {"none", "kernel", "pass"};
+  std::vector<std::tuple<std::string, std::string, std::string>> out;
+  for (ConvSm90KernelChoice const& c :
+       tilefuse::conv::conv_sm90_kernel_choices(conv_mode(mode), conv_element(element), {reads_memory, residual_by_tma},
+                                                "tilefuse_jit::Epilogue")) {
+    out.emplace_back(c.kernel, c.kernel_tree, reductions[static_cast<int>(c.split)]);
+  }
+  return out;
+}
+
 nb::dict gemm_plan_dict(tilefuse::gemm::Sm90GemmPlan const& plan) {
   nb::dict d;
   d["config"] = plan.config;
@@ -170,6 +188,8 @@ void bind_plan(nb::module_& m) {
         "device"_a, "operands_aligned"_a, "split_k"_a, "deterministic"_a = false, "family"_a = nb::none(),
         "sm90_tile"_a = nb::none(), "sm90_source"_a = nb::none(), "split_reduction"_a = nb::none(),
         "conv::plan_conv2d: the kernel family, source, tile and split of a convolution, as conv::Conv2d picks them.");
+  m.def("conv_sm90_kernel_choices", &conv_sm90_kernel_choices, "mode"_a, "element"_a, "reads_memory"_a,
+        "residual_by_tma"_a, "Every Hopper conv kernel the planner can pick for a mode and tree: (kernel, tree, split).");
   m.def("plan_gemm_sm90", &plan_gemm_sm90, "m"_a, "n"_a, "k"_a, "batch"_a, "device"_a, "tile"_a = nb::none(),
         "gemm::plan_gemm_sm90: the Hopper GEMM's config for a problem (gemm::GemmSm90 with Sm90AutoConfig).");
   m.def("plan_scaled_gemm", &plan_scaled_gemm, "m"_a, "n"_a, "k"_a, "batch"_a, "device"_a, "scaling"_a,

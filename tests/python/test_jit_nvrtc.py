@@ -98,8 +98,26 @@ def test_common_epilogues_come_prebuilt_with_the_installed_package(nvrtc_version
     if not os.path.isdir(prebuilt_dir()):
         pytest.skip("this install has no prebuilt kernels (a source checkout, or TILEFUSE_PREBUILT=OFF)")
     kinds = {kind for kind, *_ in common_kernels()}
-    assert kinds == {"gemm", "conv"} and len(common_kernels()) == 66
+    assert kinds == {"gemm", "conv90", "conv80"}
     tree = to_cpp(trace(lambda acc, bias: relu(acc + bias), acc=(128, 256), bias=(256,)), "float16")
     kernel = gemm_kernel(tree, "float16", "Sm90MediumConfig", cache_dir=tmp_path, require_cached=True)
     assert kernel.hit and kernel.path.startswith(prebuilt_dir())
     assert not os.path.exists(os.path.join(tmp_path, "kernels")), "a prebuilt hit must not write the user cache"
+    # the conv kernels the planner picks for a ResNet-50 block, fused forward and both backward modes
+    from tilefuse import _C
+    from tilefuse.jit import conv_sm90_kernel
+    from tilefuse.kernel_params import tree_facts
+
+    block = to_cpp(trace(lambda acc, bias, residual: relu(acc + bias + residual), acc=(128, 256), bias=(256,),
+                         residual=(128, 256)), "bfloat16")
+    plain = to_cpp(trace(lambda acc: acc, acc=(128, 256)), "bfloat16")
+    for mode, tree, layer in (("fprop", block, (64, 56, 56, 64, 256, 1, 1, 0, 0, 1, 1, 1, 1)),
+                              ("dgrad", plain, (64, 14, 14, 256, 256, 3, 3, 1, 1, 1, 1, 1, 1)),
+                              ("wgrad", plain, (64, 56, 56, 64, 64, 1, 1, 0, 0, 1, 1, 1, 1)),
+                              ("wgrad", plain, (64, 14, 14, 256, 256, 3, 3, 1, 1, 1, 1, 1, 1))):
+        facts = tree_facts(tree)
+        plan = _C.plan_conv2d(mode, layer, "bfloat16", facts["reads_memory"], facts["residual_by_tma"], (9, 0, 132),
+                              True, 0)
+        kernel = conv_sm90_kernel(tree, plan["sm90_kernel"], plan["sm90_kernel_tree"], plan["sm90_split"],
+                                  cache_dir=tmp_path, require_cached=True)
+        assert kernel.hit and kernel.path.startswith(prebuilt_dir()), (mode, plan["sm90_kernel"])

@@ -3,9 +3,15 @@
 `pip install .` runs `python -m tilefuse.jit.prebuilt --out <build>/prebuilt` (python/CMakeLists.txt; switch
 it off with -C cmake.define.TILEFUSE_PREBUILT=OFF) and installs the result as tilefuse/prebuilt: entries in
 the disk cache's own format and keys, which KernelCache reads (read-only) when its own folder misses. The
-set (`common_kernels`): the Hopper GEMM and the Hopper conv fprop, bf16 and fp16, every tile of the wave
-models, with the epilogues of tilefuse.ops / tilefuse.nn (tilefuse.epilogue.common.fused): none, bias,
-bias + relu / gelu / silu, bias + residual, bias + relu + residual.
+set (`common_kernels`), bf16 and fp16, for sm_90a:
+  - the Hopper GEMM, every tile of its wave model, with the epilogues of tilefuse.ops / tilefuse.nn
+    (tilefuse.epilogue.common.fused): none, bias, bias + relu / gelu / silu, bias + residual, bias + relu +
+    residual;
+  - the Hopper conv: every kernel the C++ planner can pick (tilefuse._C.conv_sm90_kernel_choices: each
+    tile of each source, each wgrad split reduction) for fprop with none, bias, bias + relu, relu(acc + bias)
+    + residual and relu(acc + bias + residual) (the ResNet block's order), and for dgrad and wgrad;
+  - the sm80 conv kernels (every tile, aligned or not, each mode) that the planner falls back to on Hopper
+    where no Hopper kernel takes the problem (C = 3 stems, strided dgrad), with no epilogue.
 
 A prebuilt entry is found only when everything in the key agrees: the generated source (so the trees the
 ops trace), the headers, the arch (sm_90a), NVRTC's version and tilefuse's. Anything else compiles on first
@@ -22,8 +28,9 @@ COMMON_EPILOGUES = (("none", False, False), ("none", True, False), ("relu", True
                     ("silu", True, False), ("none", True, True), ("relu", True, True))
 ELEMENTS = ("bfloat16", "float16")
 GEMM_CONFIGS = ("Sm90LargeConfig", "Sm90MediumConfig", "Sm90NarrowConfig")
-CONV_CONFIGS = ("Sm90ConvLargeConfig", "Sm90ConvMediumConfig", "Sm90ConvNarrowConfig")
-CONV_EPILOGUES = (("none", False, False), ("none", True, False), ("relu", True, False), ("relu", True, True))
+CONV_EPILOGUES = (("none", False, False), ("none", True, False), ("relu", True, False), ("relu", True, True),
+                  "relu(acc + bias + residual)")
+SM80_CONV_CONFIGS = ("Sm80LargeConfig", "Sm80SmallConfig", "Sm80NarrowConfig")
 
 
 def prebuilt_dir():
@@ -31,7 +38,8 @@ def prebuilt_dir():
     return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "prebuilt")
 
 
-def _tree(activation, bias, residual, element):
+def _cpp_tree(activation, bias, residual, element):
+    """The lowered tree of fused(activation, bias, residual) as tilefuse.ops traces it."""
     from ..epilogue import to_cpp, trace
     from ..epilogue.common import fused
 
@@ -41,31 +49,61 @@ def _tree(activation, bias, residual, element):
         specs["bias"] = (n,)
     if residual:
         specs["residual"] = (m, n)
-    return str(to_cpp(trace(fused(activation, bias, residual), acc=(m, n), **specs), element=element))
+    return to_cpp(trace(fused(activation, bias, residual), acc=(m, n), **specs), element=element)
+
+
+def _residual_block_tree(element):
+    """relu(acc + bias + residual): a ResNet block's conv + BN (folded into the bias) + shortcut + ReLU."""
+    from ..epilogue import relu, to_cpp, trace
+
+    return to_cpp(trace(lambda acc, bias, residual: relu(acc + bias + residual), acc=(256, 256), bias=(256,),
+                        residual=(256, 256)), element=element)
+
+
+def _tree(activation, bias, residual, element):
+    return str(_cpp_tree(activation, bias, residual, element))
 
 
 def common_kernels():
-    """(kind, tree, element, config) of every prebuilt kernel; kind "gemm" or "conv" (fprop, aligned)."""
+    """The jobs of every prebuilt kernel: ("gemm", tree, element, config), ("conv90", tree, kernel, kernel tree,
+    split) or ("conv80", tree, element, mode, config, aligned)."""
+    from .. import _C
+    from ..kernel_params import tree_facts
+
     kernels = []
     for element in ELEMENTS:
         for epilogue in COMMON_EPILOGUES:
             tree = _tree(*epilogue, element)
             kernels += [("gemm", tree, element, config) for config in GEMM_CONFIGS]
-        for epilogue in CONV_EPILOGUES:
-            tree = _tree(*epilogue, element)
-            kernels += [("conv", tree, element, config) for config in CONV_CONFIGS]
+        trees = {"fprop": [_residual_block_tree(element) if isinstance(e, str) else _cpp_tree(*e, element)
+                           for e in CONV_EPILOGUES],
+                 "dgrad": [_cpp_tree("none", False, False, element)], "wgrad": [_cpp_tree("none", False, False, element)]}
+        for mode, mode_trees in trees.items():
+            for tree in mode_trees:
+                facts = tree_facts(tree)
+                for kernel, kernel_tree, split in _C.conv_sm90_kernel_choices(mode, element, facts["reads_memory"],
+                                                                              facts["residual_by_tma"]):
+                    kernels.append(("conv90", str(tree), kernel, kernel_tree, split))
+        identity = str(_cpp_tree("none", False, False, element))
+        kernels += [("conv80", identity, element, mode, config, aligned) for mode in ("fprop", "dgrad", "wgrad")
+                    for config in SM80_CONV_CONFIGS for aligned in (True, False)]
     return kernels
 
 
 def _build_one(job):
-    kind, tree, element, config, out = job
-    from .conv import conv_kernel
+    kind, out = job[0], job[-1]
+    from .conv import conv_kernel, conv_sm90_kernel
     from .gemm import gemm_kernel
 
     if kind == "gemm":
+        _, tree, element, config, _ = job
         kernel = gemm_kernel(tree, element, config, cache_dir=out, require_cached=False)
+    elif kind == "conv90":
+        _, tree, kernel_type, kernel_tree, split, _ = job
+        kernel = conv_sm90_kernel(tree, kernel_type, kernel_tree, split, cache_dir=out, require_cached=False)
     else:
-        kernel = conv_kernel(tree, element, "fprop", config, True, cache_dir=out, require_cached=False)
+        _, tree, element, mode, config, aligned, _ = job
+        kernel = conv_kernel(tree, element, mode, config, aligned, arch="sm_90a", cache_dir=out, require_cached=False)
     return kernel.hit
 
 

@@ -4,8 +4,10 @@
 // instantiation and the maps are made in one place. Host code; the maps go through the host adapter.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include <tilefuse/arch/tma.h>
 #include <tilefuse/conv/device/conv2d_plan.hpp>
@@ -76,6 +78,15 @@ inline char const* cpp_name_of(ConvElement e) {
     default: return "float";
   }
 }
+
+// One Hopper kernel the planner can pick: its type (conv_sm90_kernel_type), the tree it stores by, its split.
+struct ConvSm90KernelChoice {
+  std::string kernel;
+  std::string kernel_tree;
+  ConvSm90Split split = ConvSm90Split::kNone;
+};
+std::vector<ConvSm90KernelChoice> conv_sm90_kernel_choices(ConvMode mode, ConvElement element, TreeFacts const& tree,
+                                                           std::string const& epilogue);
 
 // The tree of the pass-reduced wgrad's main kernel: fp32 partials, one matrix per split (batch).
 inline char const* conv_sm90_partial_tree() { return "tilefuse::epilogue::Store<\"D\", float, tilefuse::epilogue::Acc>"; }
@@ -187,6 +198,35 @@ inline Status encode_conv_sm90_operands(Conv2dProblem const& p, ConvElement elem
                                              conv_swizzle_of(element, tile_k), tma_b));
   if (!plan.im2col) return {};  // the gathering source reads x by pointer
   return encode_conv_activation(who, "x", element, plan.pointwise, p, a, p.C, tile[0], tile_k, tma_a);
+}
+
+// Every Hopper kernel the planner can pick for a 16-bit `mode` and a tree with these facts, whatever the
+// problem: each tile of each source the mode has (plan_detail::why_no_tile), each split reduction of
+// wgrad. What the Python package prebuilds, so that no problem compiles at run time.
+inline std::vector<ConvSm90KernelChoice> conv_sm90_kernel_choices(ConvMode mode, ConvElement element, TreeFacts const& tree,
+                                                                  std::string const& epilogue) {
+  std::vector<ConvSm90KernelChoice> out;
+  bool const fprop16 = mode == ConvMode::kFprop && is_16bit(element);
+  for (bool const im2col : {true, false}) {
+    if (!im2col && mode != ConvMode::kFprop) continue;  // dgrad and wgrad load by TMA only
+    for (int t = 0; t <= static_cast<int>(ConvSm90Tile::kShortLarge); ++t) {
+      auto const tile = static_cast<ConvSm90Tile>(t);
+      bool const wide_exists = fprop16 && im2col && !tree.residual_by_tma;
+      bool const short_large_exists = fprop16 && im2col;
+      if (plan_detail::why_no_tile(tile, mode, wide_exists, short_large_exists) != nullptr) continue;
+      ConvPlan plan;
+      plan.sm90_tile = tile;
+      plan.im2col = im2col;
+      for (ConvSm90Split const split : {ConvSm90Split::kNone, ConvSm90Split::kInKernel, ConvSm90Split::kPass}) {
+        if (split != ConvSm90Split::kNone && mode != ConvMode::kWgrad) continue;
+        ConvSm90KernelChoice c{conv_sm90_kernel_type(mode, element, plan, tree, split, epilogue),
+                               split == ConvSm90Split::kPass ? conv_sm90_partial_tree() : epilogue, split};
+        bool const seen = std::any_of(out.begin(), out.end(), [&](ConvSm90KernelChoice const& o) { return o.kernel == c.kernel; });
+        if (!seen) out.push_back(std::move(c));
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace tilefuse::conv
