@@ -6,7 +6,8 @@ The layers a call goes down (docs/python.md):
   -> ConvOperation (plan(): cached per signature)   the kernel and tile, from the JIT's disk cache, loaded
                                               once per device, and its parameter layout
   -> tilefuse._C.launch                       the packed Params, launched on the current torch stream
-  -> sm90_gemm_kernel<conv::sm90::FpropKernel<...>>        Hopper fprop (sm_90, aligned)
+  -> sm90_gemm_kernel<conv::sm90::{FpropIm2col,Fprop,DgradIm2col,Wgrad}Kernel<...>>   Hopper (sm_90, aligned),
+                                              the type the C++ planner spells (conv2d_sm90_launch.hpp)
      sm80_gemm_kernel<TiledKernel<..., ImplicitGemmOperands<...>>>   every mode, sm_80 and newer
 
 Operands are torch tensors in torch's shape convention, stored channels-last (NHWC; a filter (K, C, R, S)
@@ -203,10 +204,11 @@ class Conv2d:
 
     mode: "fprop", "dgrad" or "wgrad" (operands: the module docstring). kernel_size: (R, S), needed by wgrad
     (dgrad and fprop read it from w). layout: "require" refuses tensors that are not channels-last,
-    "convert" copies them. kernel: "auto" (the Hopper kernel for fprop on sm_90 when it can take the
-    problem, else the sm80 kernel), "sm80" or "sm90" (an error when it cannot run the problem).
-    split_k: "auto" splits the reduction of the sm80 kernel over blocks when the output has too few tiles to
-    fill the GPU (wgrad's long N*P*Q sums; fp32 partials, then a second pass applies the epilogue), or an int.
+    "convert" copies them. kernel: "auto" (the C++ planner's choice: the Hopper kernel of the mode on sm_90
+    where it can take the problem, else the sm80 kernel), "sm80" or "sm90" (an error when it cannot run the
+    problem). split_k: "auto" lets the planner split the reduction when the output has too few tiles to fill
+    the GPU (wgrad's long N*P*Q sums: summed in the kernel or by a second pass that applies the epilogue), or
+    an int (the sm80 kernel's split; the Hopper kernel takes a forced split for wgrad only).
     run() returns the output (channels-last), or a dict of every output when the epilogue returns a dict.
     """
 
