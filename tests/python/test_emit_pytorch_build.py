@@ -58,7 +58,7 @@ def ext(tmp_path_factory):
     cxx.chmod(cxx.stat().st_mode | stat.S_IXUSR)
     spec = OpSpec("conv2d_fprop", "bfloat16", bias_relu_residual, {"bias": (64,), "residual": (8, 64)},
                   stride=(1, 1), padding=(1, 1), dilation=(1, 1))
-    emitted = pytorch(spec, NAME, str(out / "src"), archs=["80"], source_root=REPO)
+    emitted = pytorch(spec, NAME, str(out / "src"), archs=["80"])  # from the installed package, as a user would
     loader = importlib.util.spec_from_file_location(f"{NAME}_setup", os.path.join(emitted.out_dir, "setup.py"))
     setup = importlib.util.module_from_spec(loader)
     loader.loader.exec_module(setup)

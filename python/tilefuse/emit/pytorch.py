@@ -6,6 +6,7 @@ Written into out_dir:
                         outputs (conv: channels-last) and launch on the current CUDA stream
   <name>_binding.cpp    PYBIND11_MODULE: the module <name> with run(...), describe(...) and `outputs`
   tilefuse_runtime/     copies of tilefuse's runtime sources (src/: Status, the host adapter, tensor maps)
+  tilefuse_include/     a copy of tilefuse's C++ headers: the folder builds anywhere, without tilefuse
   setup.py              torch.utils.cpp_extension.CUDAExtension (python setup.py build_ext --inplace), and
                         load() for torch.utils.cpp_extension.load
   README.txt            how to build and call it
@@ -34,6 +35,7 @@ DEFAULT_ARCHS = ("90a", "80")
 RUNTIME_SOURCES = ("core/status.cpp", "runtime/host_adapter.cpp", "runtime/default_host_adapter.cpp",
                    "runtime/tensor_map.cpp")
 _HEADER = os.path.join("tilefuse", "gemm", "device", "gemm.hpp")
+INCLUDE_COPY = "tilefuse_include"  # the headers' copy in an emitted folder
 
 
 @dataclass(frozen=True)
@@ -62,8 +64,9 @@ def pytorch(spec, name, out_dir, *, archs=DEFAULT_ARCHS, source_root=None, eleme
 
     archs: the GPU architectures compiled (-gencode arch=compute_X,code=sm_X each): "90a" runs the Hopper
     kernels, "80" the sm_80 path (also on sm_89 and sm_90). source_root: a tilefuse checkout (its include/
-    and src/); by default the headers installed with the package or this checkout's, and this checkout's
-    src/ (or $TILEFUSE_SOURCE_DIR's).
+    and src/); by default the headers and runtime sources installed with the package (or this checkout's,
+    or $TILEFUSE_SOURCE_DIR's). Both are copied into out_dir, so the folder builds on any machine with torch
+    and nvcc, tilefuse installed or not.
     """
     if not isinstance(spec, OpSpec):
         spec = spec_of(spec, element, epilogue_specs)
@@ -88,7 +91,7 @@ def pytorch(spec, name, out_dir, *, archs=DEFAULT_ARCHS, source_root=None, eleme
     for a in tree.arguments:
         _check_argument(spec, a)
 
-    op = _Emitter(spec, element, name, tree, inputs, outputs, archs, include)
+    op = _Emitter(spec, element, name, tree, inputs, outputs, archs)
     os.makedirs(os.path.join(out_dir, "tilefuse_runtime"), exist_ok=True)
     files = {f"{name}.cu": op.cu(), f"{name}_binding.cpp": op.binding(), "setup.py": op.setup(),
              "README.txt": op.readme()}
@@ -100,6 +103,11 @@ def pytorch(spec, name, out_dir, *, archs=DEFAULT_ARCHS, source_root=None, eleme
         target = os.path.join("tilefuse_runtime", os.path.basename(source))
         shutil.copyfile(os.path.join(runtime, source), os.path.join(out_dir, target))
         copied.append(target)
+    headers = os.path.join(out_dir, INCLUDE_COPY, "tilefuse")
+    shutil.rmtree(headers, ignore_errors=True)
+    shutil.copytree(os.path.join(include, "tilefuse"), headers,
+                    ignore=lambda folder, names: [n for n in names if not os.path.isdir(os.path.join(folder, n))
+                                                  and not n.endswith((".h", ".hpp"))])
     return EmittedExtension(os.path.abspath(out_dir), name, (*files, *copied), tuple(op.parameters),
                             tuple(a.name for a in outputs), str(tree))
 
@@ -163,9 +171,9 @@ def _cpp_string(text):
 
 
 class _Emitter:
-    def __init__(self, spec, element, name, tree, inputs, outputs, archs, include):
+    def __init__(self, spec, element, name, tree, inputs, outputs, archs):
         self.spec, self.element, self.name, self.tree = spec, element, name, tree
-        self.inputs, self.outputs, self.archs, self.include = inputs, outputs, archs, include
+        self.inputs, self.outputs, self.archs = inputs, outputs, archs
         self.conv = spec.kind == "conv2d_fprop"
         self.operands = OPERANDS[spec.kind]
         self.parameters = [*self.operands, *(a.name for a in inputs)]
@@ -431,7 +439,7 @@ class _Emitter:
     def setup(self):
         sources = [f"{self.name}.cu", f"{self.name}_binding.cpp",
                    *(f"tilefuse_runtime/{os.path.basename(s)}" for s in RUNTIME_SOURCES)]
-        return _SETUP.format(name=self.name, include=repr(self.include), archs=repr(list(self.archs)),
+        return _SETUP.format(name=self.name, archs=repr(list(self.archs)),
                              sources="".join(f"\n    {s!r}," for s in sources))
 
     # ---- README.txt ----
@@ -531,9 +539,9 @@ import subprocess
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NAME = "{name}"
-# The folder holding tilefuse/ (the C++ headers), found when the extension was emitted;
+# The folder holding tilefuse/ (the C++ headers): the copy beside this file, which the emitter wrote;
 # the environment variable TILEFUSE_INCLUDE_DIR overrides it.
-TILEFUSE_INCLUDE = os.environ.get("TILEFUSE_INCLUDE_DIR", {include})
+TILEFUSE_INCLUDE = os.environ.get("TILEFUSE_INCLUDE_DIR", os.path.join(HERE, "tilefuse_include"))
 # GPU architectures, one -gencode each: 90a runs the Hopper (TMA + WGMMA) kernels, 80 the sm_80 path.
 ARCHS = {archs}
 SOURCES = [{sources}
