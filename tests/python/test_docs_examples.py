@@ -1,7 +1,7 @@
 """The fenced Python and C++ examples of README.md and docs/python.md: each is labelled (an HTML comment on the
 line before it) `example: cpu`, which runs here as written (C++: built with the host compiler and run; it must
-exit 0), or `example: gpu`, which needs a GPU and its inputs and is compiled here (Python; so a syntax error
-in the docs fails CI). An unlabelled example fails too."""
+exit 0), or `example: gpu`, which makes its own inputs and runs as written where torch has an sm_90 GPU, and
+is compiled elsewhere (so a syntax error in the docs fails CI). An unlabelled example fails too."""
 import pathlib
 import re
 import subprocess
@@ -25,11 +25,21 @@ def examples(language="python"):
     return found
 
 
+def hopper_gpu():
+    """Whether the gpu examples can run here: torch with an sm_90 GPU (the Hopper GEMM's)."""
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
+
+
 @pytest.mark.parametrize("where, label, code", examples(), ids=[e[0] for e in examples()])
-def test_example(where, label, code):
+def test_example(where, label, code, tmp_path, monkeypatch):
     assert label is not None, f"{where}: label the example with <!-- example: cpu --> or <!-- example: gpu -->"
     compiled = compile(code, where, "exec")
-    if label == "cpu":
+    if label == "cpu" or hopper_gpu():
+        monkeypatch.chdir(tmp_path)  # examples that write files write them here
         exec(compiled, {"__name__": "docs_example"})
 
 
