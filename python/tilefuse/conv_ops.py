@@ -28,13 +28,16 @@ _CONVS = {}  # key -> tilefuse.Conv2d (each caches its plans per shape; kernels 
 
 def _conv(kind, stride, padding, dilation, layout, activation="none", has_bias=False, has_residual=False,
           kernel_size=None):
+    """The tilefuse.Conv2d of a kind: "forward" (act(conv + bias) + residual), "add_act" (act(conv + bias +
+    residual)), "grad" (grad_y * act'(conv + bias)), "dgrad", "wgrad"."""
     key = (kind, tuple(stride), tuple(padding), tuple(dilation), layout, activation, has_bias, has_residual,
            kernel_size)
     conv = _CONVS.get(key)
     if conv is None:
         geometry = dict(stride=tuple(stride), padding=tuple(padding), dilation=tuple(dilation), layout=layout)
-        if kind == "forward":
-            conv = Conv2d("fprop", epilogue=fused(activation, has_bias, has_residual), **geometry)
+        if kind in ("forward", "add_act"):
+            epilogue = fused(activation, has_bias, has_residual, residual_first=kind == "add_act")
+            conv = Conv2d("fprop", epilogue=epilogue, **geometry)
         elif kind == "grad":
             conv = Conv2d("fprop", epilogue=grad_epilogue(activation, has_bias), **geometry)
         else:  # "dgrad" / "wgrad"
@@ -218,6 +221,68 @@ def _wgrad_impl(grad_y, x, weight_size, stride, padding, dilation):
 @_conv2d_wgrad.register_fake
 def _conv2d_wgrad_fake(grad_y, x, weight_size, stride, padding, dilation):
     return torch.empty(tuple(weight_size), dtype=grad_y.dtype, device=grad_y.device, memory_format=CL)
+
+
+@torch.library.custom_op("tilefuse::conv2d_add_act", mutates_args=())
+def _conv2d_add_act(x: Tensor, weight: Tensor, bias: Optional[Tensor], residual: Tensor, stride: List[int],
+                    padding: List[int], dilation: List[int], activation: str = "none") -> Tensor:
+    """act(conv2d(x, weight) + bias + residual) in one kernel: a ResNet block's last conv with its shortcut
+    (the residual before the activation; tilefuse::conv2d adds it after)."""
+    check_conv2d(x, weight, bias, residual, stride, padding, dilation, activation, "require")
+    if residual is None:
+        raise TensorArgumentError("tilefuse.ops.conv2d_add_act: residual is required (act(conv + bias + residual))")
+    if x.device.type != "cuda":
+        raise TensorArgumentError(f"tilefuse.ops.conv2d_add_act: the tensors are on {x.device}; tilefuse's kernels "
+                                  "run on a CUDA device")
+    arguments = {"residual": residual}
+    if bias is not None:
+        arguments["bias"] = bias.contiguous()
+    conv = _conv("add_act", stride, padding, dilation, "require", activation, bias is not None, True)
+    return conv.run(x, weight, **arguments)
+
+
+@_conv2d_add_act.register_fake
+def _conv2d_add_act_fake(x, weight, bias, residual, stride, padding, dilation, activation="none"):
+    out = check_conv2d(x, weight, bias, residual, stride, padding, dilation, activation, "require")
+    return torch.empty(out, dtype=x.dtype, device=x.device, memory_format=CL)
+
+
+def _add_act_setup_context(ctx, inputs, output):
+    x, weight, bias, residual, stride, padding, dilation, activation = (list(inputs) + [None] * 8)[:8]
+    ctx.geometry = (list(stride), list(padding), list(dilation))
+    ctx.activation = activation or "none"
+    ctx.save_for_backward(x, weight, output)
+
+
+def _add_act_backward(ctx, grad_y):
+    """grad_pre = grad_y * act'(conv + bias + residual), exact from the output for none and relu; then
+    dgrad, wgrad, the bias's sum, and grad_residual = grad_pre."""
+    x, weight, y = ctx.saved_tensors
+    stride, padding, dilation = ctx.geometry
+    needs = tuple(ctx.needs_input_grad) + (False,) * 8
+    grad = grad_y.contiguous(memory_format=CL)
+    if ctx.activation == "relu":
+        grad = torch.where(y > 0, grad, torch.zeros((), dtype=grad.dtype, device=grad.device))
+        grad = grad.contiguous(memory_format=CL)
+    elif ctx.activation != "none":
+        raise NotImplementedError(f"tilefuse::conv2d_add_act: backward through activation={ctx.activation!r} is "
+                                  "not implemented (none and relu are); use tilefuse::conv2d with the residual "
+                                  "after the activation, or torch's ops, for training")
+    grad_x = grad_w = grad_b = grad_r = None
+    if needs[0]:
+        grad_x = torch.ops.tilefuse.conv2d_dgrad(grad, weight.contiguous(memory_format=CL), list(x.shape), stride,
+                                                 padding, dilation)
+    if needs[1]:
+        grad_w = torch.ops.tilefuse.conv2d_wgrad(grad, x.contiguous(memory_format=CL), list(weight.shape), stride,
+                                                 padding, dilation)
+    if needs[2]:
+        grad_b = grad.sum((0, 2, 3))
+    if needs[3]:
+        grad_r = grad
+    return grad_x, grad_w, grad_b, grad_r, None, None, None, None
+
+
+_conv2d_add_act.register_autograd(_add_act_backward, setup_context=_add_act_setup_context)
 
 
 class _EagerConv2d(torch.autograd.Function):

@@ -2,6 +2,7 @@
 give the same C++ trees, so the kernels tilefuse.jit.prebuilt builds at install are the ones those ops ask for.
 
     fused(activation, has_bias, has_residual)   act(acc + bias) + residual
+    fused(..., residual_first=True)             act(acc + bias + residual)   (a ResNet block's last conv)
 """
 from .functions import gelu, gelu_tanh, relu, silu
 
@@ -9,10 +10,19 @@ ACTIVATIONS = ("none", "relu", "gelu", "gelu_tanh", "silu")
 ACT = {"none": lambda z: z, "relu": relu, "gelu": gelu, "gelu_tanh": gelu_tanh, "silu": silu}
 
 
-def fused(activation="none", has_bias=False, has_residual=False):
+def fused(activation="none", has_bias=False, has_residual=False, residual_first=False):
     """The epilogue act(acc + bias) + residual (bias and residual optional; the residual after the
-    activation) as a function of acc and the arguments it takes, named bias and residual."""
+    activation, or before it with residual_first: act(acc + bias + residual)) as a function of acc and the
+    arguments it takes, named bias and residual."""
     act = ACT[activation]
+    if residual_first and has_residual:
+        if has_bias:
+            def fused_epilogue(acc, bias, residual):
+                return act(acc + bias + residual)
+        else:
+            def fused_epilogue(acc, residual):
+                return act(acc + residual)
+        return fused_epilogue
     if has_bias and has_residual:
         def fused_epilogue(acc, bias, residual):
             return act(acc + bias) + residual

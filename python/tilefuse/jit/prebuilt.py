@@ -53,10 +53,12 @@ def _cpp_tree(activation, bias, residual, element):
 
 
 def _residual_block_tree(element):
-    """relu(acc + bias + residual): a ResNet block's conv + BN (folded into the bias) + shortcut + ReLU."""
-    from ..epilogue import relu, to_cpp, trace
+    """relu(acc + bias + residual): a ResNet block's conv + BN (folded into the bias) + shortcut + ReLU, as
+    tilefuse::conv2d_add_act and the torch.compile backend trace it."""
+    from ..epilogue import to_cpp, trace
+    from ..epilogue.common import fused
 
-    return to_cpp(trace(lambda acc, bias, residual: relu(acc + bias + residual), acc=(256, 256), bias=(256,),
+    return to_cpp(trace(fused("relu", True, True, residual_first=True), acc=(256, 256), bias=(256,),
                         residual=(256, 256)), element=element)
 
 

@@ -1,0 +1,230 @@
+"""torch.compile(model, backend="tilefuse"): conv chains fused into one tilefuse kernel each, the rest Inductor's.
+
+    model = torch.compile(model, backend="tilefuse")      # registered by the package (an entry point)
+    model = tilefuse.backend.optimize(model)              # the same
+
+The backend rewrites the FX graph that TorchDynamo captured, then hands it to Inductor (compile_fx), which
+compiles everything tilefuse did not take. An FX pass ahead of Inductor, not Inductor's pattern matcher:
+the graph still holds torch-level calls (torch.conv2d, F.batch_norm, relu, +) with the module parameters as
+inputs whose values Dynamo passes, which is what folding BatchNorm needs, and the rewrite needs no Inductor
+internals. The chains taken, on CUDA bf16 / fp16 channels-last tensors:
+
+    conv2d -> [BatchNorm, eval, folded] -> [act] -> [+ residual]    tilefuse::conv2d       act(conv + b) + r
+    conv2d -> [BatchNorm, eval, folded] -> + residual -> act        tilefuse::conv2d_add_act act(conv + b + r)
+
+act: relu, gelu (erf or tanh), silu. BatchNorm folds (in float32, then cast) only in inference: grad mode off
+when the model is compiled, BatchNorm in eval; its parameters are read once, as Inductor's freezing does.
+Left to Inductor, and said why at INFO on the logger "tilefuse.backend": groups != 1, string padding, a dtype
+or device without a kernel, tensors that are not channels-last, training-mode BatchNorm, an intermediate used
+twice, and a bare conv (nothing to fuse: cuDNN's call is as good).
+"""
+import logging
+import operator
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from . import ops  # noqa: F401 - registers tilefuse::conv2d and tilefuse::conv2d_add_act
+
+log = logging.getLogger("tilefuse.backend")
+
+_CONVS = (torch.conv2d, F.conv2d)
+_BATCH_NORMS = (F.batch_norm, torch.batch_norm)
+_ADDS = (operator.add, operator.iadd, torch.add)
+_DTYPES = (torch.bfloat16, torch.float16)
+
+
+@dataclass
+class Decision:
+    """What the pass did with one conv: the chain it saw, whether tilefuse took it, and why."""
+
+    conv: str
+    chain: str
+    fused: bool
+    why: str
+
+    def __str__(self):
+        return f"{self.conv}: {self.chain}: {'tilefuse' if self.fused else 'Inductor'} ({self.why})"
+
+
+def optimize(model, **compile_kwargs):
+    """torch.compile(model, backend="tilefuse", **compile_kwargs)."""
+    return torch.compile(model, backend="tilefuse", **compile_kwargs)
+
+
+def backend(gm, example_inputs, **kwargs):
+    """The torch.compile backend: fuse(), then Inductor's compile_fx on the rewritten graph."""
+    from torch._inductor.compile_fx import compile_fx
+
+    decisions = fuse(gm, example_inputs)
+    if decisions and log.isEnabledFor(logging.INFO):
+        taken = sum(d.fused for d in decisions)
+        log.info("tilefuse.backend: %d of %d convs fused into tilefuse kernels\n  %s", taken, len(decisions),
+                 "\n  ".join(str(d) for d in decisions))
+    return compile_fx(gm, example_inputs, **kwargs)
+
+
+def fuse(gm, example_inputs, *, require_cuda=True):
+    """Rewrites gm's conv chains into tilefuse ops in place; returns a Decision per conv. require_cuda=False
+    lets tests rewrite CPU graphs (whose tilefuse ops then need a CPU kernel registered)."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    values = {n: v for n, v in zip(placeholders, example_inputs)}
+    frozen = not torch.is_grad_enabled()
+    decisions = []
+    for node in list(gm.graph.nodes):
+        if node.op == "call_function" and node.target in _CONVS and node.graph is gm.graph:
+            decisions.append(_fuse_conv(gm, node, values, frozen, require_cuda, len(decisions)))
+    gm.graph.lint()
+    gm.recompile()
+    return decisions
+
+
+def _value(node):
+    """The example value (a fake tensor) Dynamo recorded for a node's output, or None."""
+    return node.meta.get("example_value", node.meta.get("val")) if isinstance(node, torch.fx.Node) else None
+
+
+def _conv_args(node):
+    """(x, w, b, stride, padding, dilation, groups) of a torch.conv2d / F.conv2d call."""
+    names = ("input", "weight", "bias", "stride", "padding", "dilation", "groups")
+    defaults = (None, None, None, 1, 0, 1, 1)
+    args = list(node.args) + [node.kwargs.get(n, d) for n, d in zip(names[len(node.args):], defaults[len(node.args):])]
+    return args
+
+
+def _pair(v):
+    return [v, v] if isinstance(v, int) else list(v)
+
+
+def _single_user(node):
+    users = list(node.users)
+    return users[0] if len(users) == 1 else None
+
+
+def _activation(node):
+    """The tilefuse activation name of an activation call, or None."""
+    if node.op == "call_function":
+        if node.target in (torch.relu, F.relu, torch.relu_):
+            return "relu"
+        if node.target is F.silu:
+            return "silu"
+        if node.target is F.gelu:
+            return "gelu_tanh" if node.kwargs.get("approximate", "none") == "tanh" else "gelu"
+    if node.op == "call_method" and node.target in ("relu", "relu_"):
+        return "relu"
+    return None
+
+
+def _channels_last(value):
+    return value is not None and value.dim() == 4 and value.is_contiguous(memory_format=torch.channels_last)
+
+
+def _fuse_conv(gm, conv, values, frozen, require_cuda, index):
+    x, w, b, stride, padding, dilation, groups = _conv_args(conv)
+    name = conv.name
+    out = _value(conv)
+    x_value = _value(x)
+    w_value = values.get(w) if w in values else _value(w)
+
+    def keep(chain, why):
+        return Decision(name, chain, False, why)
+
+    if groups != 1:
+        return keep("conv", f"groups = {groups}: tilefuse's convolution runs groups = 1")
+    if isinstance(padding, str):
+        return keep("conv", f"padding={padding!r}: tilefuse takes numeric padding")
+    if out is None or x_value is None or w_value is None:
+        return keep("conv", "no example values for the conv's tensors")
+    if require_cuda and out.device.type != "cuda":
+        return keep("conv", f"tensors on {out.device}: tilefuse's kernels run on CUDA")
+    if out.dtype not in _DTYPES:
+        return keep("conv", f"dtype {out.dtype}: tilefuse's convolution takes bfloat16 or float16")
+    if not _channels_last(x_value):
+        return keep("conv", "x is not channels-last (a copy would cost more than the fusion saves)")
+
+    # Walk the chain: [BatchNorm] -> [act] -> [+ residual] -> [act].
+    chain, nodes, last = ["conv"], [conv], conv
+    bn = act_before = residual = act_after = None
+    nxt = _single_user(last)
+    if nxt is not None and nxt.op == "call_function" and nxt.target in _BATCH_NORMS:
+        training = nxt.args[5] if len(nxt.args) > 5 else nxt.kwargs.get("training", False)
+        if training or not frozen:
+            return keep("conv -> BatchNorm", "BatchNorm in training, or grad mode on: folding needs frozen "
+                        "parameters (compile under torch.no_grad() with model.eval())")
+        bn = nxt
+        chain.append("BatchNorm")
+        nodes.append(bn)
+        last, nxt = bn, _single_user(bn)
+    if nxt is not None and _activation(nxt) is not None:
+        act_before = _activation(nxt)
+        chain.append(act_before)
+        nodes.append(nxt)
+        last, nxt = nxt, _single_user(nxt)
+    if nxt is not None and nxt.op == "call_function" and nxt.target in _ADDS and len(nxt.args) == 2 \
+            and not nxt.kwargs:
+        other = nxt.args[1] if nxt.args[0] is last else nxt.args[0]
+        other_value = _value(other)
+        if other_value is not None and tuple(other_value.shape) == tuple(_value(last).shape) and \
+                other_value.dtype == out.dtype and _channels_last(other_value):
+            residual = other
+            chain.append("+ residual")
+            nodes.append(nxt)
+            last, nxt = nxt, _single_user(nxt)
+            if act_before is None and nxt is not None and _activation(nxt) is not None:
+                act_after = _activation(nxt)
+                chain.append(act_after)
+                nodes.append(nxt)
+                last = nxt
+    if len(nodes) == 1 and b is None:
+        return keep("conv", "a bare conv: nothing to fuse, cuDNN's call is as good")
+    if any(len(n.users) > 1 for n in nodes[:-1]):
+        return keep(" -> ".join(chain), "an intermediate is used twice")
+    if bn is not None and (w not in values or (b is not None and b not in values) or
+                           any(a not in values for a in bn.args[1:5] if a is not None)):
+        return keep(" -> ".join(chain), "BatchNorm's or the conv's parameters are not graph inputs with values")
+
+    graph = gm.graph
+    with graph.inserting_before(last):
+        if bn is not None:
+            weight, bias = _fold(conv, bn, values, w, b)
+            w_node = _constant(gm, f"_tilefuse_w{index}", weight)
+            b_node = _constant(gm, f"_tilefuse_b{index}", bias)
+        else:
+            if not _channels_last(w_value):
+                return keep(" -> ".join(chain), "the weight is not channels-last (model.to(memory_format="
+                            "torch.channels_last))")
+            w_node, b_node = w, b
+        args = (x, w_node, b_node, residual, _pair(stride), _pair(padding), _pair(dilation))
+        if act_after is not None:
+            fused = graph.call_function(torch.ops.tilefuse.conv2d_add_act.default, args + (act_after,))
+        else:
+            fused = graph.call_function(torch.ops.tilefuse.conv2d.default, args + (act_before or "none", "require"))
+    fused.meta.update({k: v for k, v in last.meta.items() if k in ("example_value", "val", "stack_trace")})
+    last.replace_all_uses_with(fused)
+    for node in reversed(nodes):
+        if not node.users:
+            graph.erase_node(node)
+    return Decision(name, " -> ".join(chain), True, "one kernel" + (", BatchNorm folded" if bn is not None else ""))
+
+
+def _fold(conv, bn, values, w, b):
+    """The conv's weight and bias with eval BatchNorm folded in, computed in float32 and cast back:
+    w' = w * gamma / sqrt(var + eps), b' = (b - mean) * gamma / sqrt(var + eps) + beta."""
+    mean, var, gamma, beta = (values[a] if a is not None else None for a in bn.args[1:5])
+    eps = bn.args[7] if len(bn.args) > 7 else bn.kwargs.get("eps", 1e-5)
+    weight = values[w]
+    with torch.no_grad():
+        scale = torch.rsqrt(var.float() + eps) * (gamma.float() if gamma is not None else 1.0)
+        folded_w = weight.float() * scale.view(-1, 1, 1, 1)
+        bias = values[b].float() if b is not None else torch.zeros_like(mean, dtype=torch.float32)
+        folded_b = (bias - mean.float()) * scale + (beta.float() if beta is not None else 0.0)
+    return (folded_w.to(weight.dtype).contiguous(memory_format=torch.channels_last),
+            folded_b.to(weight.dtype).contiguous())
+
+
+def _constant(gm, name, tensor):
+    gm.register_buffer(name, tensor)
+    node = gm.graph.get_attr(name)
+    node.meta["example_value"] = tensor
+    return node

@@ -1,0 +1,121 @@
+"""tilefuse.backend (torch.compile(backend="tilefuse")) on a machine without a GPU: the backend is found by
+name, and its graph pass rewrites conv chains (BatchNorm folded, activation, residual before or after it)
+into tilefuse ops and leaves what it cannot take, saying why. The rewritten graph runs here on CPU kernels
+registered for the tilefuse ops for the test only (torch's conv and the same epilogue), against the model."""
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import tilefuse.backend as tb  # noqa: E402
+
+CL = torch.channels_last
+ACT = {"none": lambda z: z, "relu": torch.relu, "silu": F.silu, "gelu": F.gelu,
+       "gelu_tanh": lambda z: F.gelu(z, approximate="tanh")}
+
+
+class Block(nn.Module):
+    """A ResNet bottleneck's shape: conv-BN-ReLU, conv-BN + shortcut -> ReLU, a grouped conv, a bare conv."""
+
+    def __init__(self, c=16):
+        super().__init__()
+        self.c1, self.b1 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+        self.c2, self.b2 = nn.Conv2d(c, c, 1, bias=False), nn.BatchNorm2d(c)
+        self.c3 = nn.Conv2d(c, c, 3, padding=1, groups=4)
+        self.c4 = nn.Conv2d(c, c, 1, bias=False)
+        self.c5 = nn.Conv2d(c, c, 1)
+
+    def forward(self, x):
+        y = torch.relu(self.b1(self.c1(x)))
+        y = torch.relu(self.b2(self.c2(y)) + x)
+        y = self.c3(y)
+        y = self.c4(y)
+        return F.gelu(self.c5(y)) + x
+
+
+def capture(model, x):
+    """The Dynamo graph and example inputs the backend would get, captured on CPU."""
+    seen = {}
+
+    def grab(gm, example_inputs):
+        seen["gm"], seen["inputs"] = gm, example_inputs
+        return gm.forward
+
+    torch._dynamo.reset()
+    torch.compile(model, backend=grab)(x)
+    return seen["gm"], seen["inputs"]
+
+
+@pytest.fixture
+def cpu_kernels():
+    """CPU kernels for the tilefuse conv ops, this test only: torch's conv and the same epilogue."""
+    def conv2d(x, w, b, r, stride, padding, dilation, activation="none", layout="require"):
+        y = ACT[activation](F.conv2d(x, w, b, stride, padding, dilation))
+        return (y + r if r is not None else y).contiguous(memory_format=CL)
+
+    def add_act(x, w, b, r, stride, padding, dilation, activation="none"):
+        return ACT[activation](F.conv2d(x, w, b, stride, padding, dilation) + r).contiguous(memory_format=CL)
+
+    with torch.library._scoped_library("tilefuse", "IMPL") as lib:
+        lib.impl("conv2d", conv2d, "CPU")
+        lib.impl("conv2d_add_act", add_act, "CPU")
+        yield
+
+
+def test_the_backend_is_found_by_name():
+    assert torch._dynamo.lookup_backend("tilefuse") is tb.backend
+
+
+def test_inference_chains_fold_batch_norm_and_fuse(cpu_kernels):
+    torch.manual_seed(0)
+    model = Block().eval()
+    for bn in (model.b1, model.b2):  # BatchNorm statistics that are not the identity
+        bn.running_mean.uniform_(-0.5, 0.5), bn.running_var.uniform_(0.5, 2.0)
+        bn.weight.data.uniform_(0.5, 1.5), bn.bias.data.uniform_(-0.5, 0.5)
+    model = model.to(torch.bfloat16).to(memory_format=CL)
+    x = torch.randn(2, 16, 9, 9).to(torch.bfloat16).contiguous(memory_format=CL)
+    with torch.no_grad():
+        gm, inputs = capture(model, x)
+        decisions = tb.fuse(gm, inputs, require_cuda=False)
+        by_chain = {d.chain: d for d in decisions}
+        assert by_chain["conv -> BatchNorm -> relu"].fused
+        assert by_chain["conv -> BatchNorm -> + residual -> relu"].fused
+        assert "BatchNorm folded" in by_chain["conv -> BatchNorm -> + residual -> relu"].why
+        assert by_chain["conv -> gelu -> + residual"].fused
+        kept = [d for d in decisions if not d.fused]
+        assert {d.why.split(":")[0] for d in kept} == {"groups = 4", "a bare conv"}, [str(d) for d in decisions]
+        targets = [n.target for n in gm.graph.nodes if n.op == "call_function"]
+        assert targets.count(torch.ops.tilefuse.conv2d.default) == 2
+        assert targets.count(torch.ops.tilefuse.conv2d_add_act.default) == 1
+        assert F.batch_norm not in targets
+        got = gm(*inputs)[0]
+        want = model(x)
+    # bf16: the folded weights round differently from BatchNorm applied after the conv
+    assert torch.allclose(got.float(), want.float(), rtol=5e-2, atol=5e-2), (got - want).abs().max()
+
+
+def test_training_graphs_keep_batch_norm(cpu_kernels):
+    model = Block().to(torch.bfloat16).to(memory_format=CL)  # train mode, grad on
+    x = torch.randn(2, 16, 9, 9).to(torch.bfloat16).contiguous(memory_format=CL)
+    gm, inputs = capture(model, x)
+    decisions = tb.fuse(gm, inputs, require_cuda=False)
+    bn_chains = [d for d in decisions if "BatchNorm" in d.chain]
+    assert bn_chains and not any(d.fused for d in bn_chains)
+    assert "frozen parameters" in bn_chains[0].why
+    assert any(d.fused for d in decisions if d.chain == "conv -> gelu -> + residual")
+
+
+def test_cpu_and_non_channels_last_graphs_go_to_inductor_untouched():
+    model = Block().eval().to(torch.bfloat16)
+    x = torch.randn(2, 16, 9, 9).to(torch.bfloat16)
+    with torch.no_grad():
+        gm, inputs = capture(model, x)
+        before = str(gm.graph)
+        decisions = tb.fuse(gm, inputs)  # CPU tensors: no kernel
+        assert not any(d.fused for d in decisions) and "CUDA" in decisions[0].why
+        decisions = tb.fuse(gm, inputs, require_cuda=False)  # NCHW
+        assert not any(d.fused for d in decisions) and all(
+            "channels-last" in d.why or "groups" in d.why for d in decisions)
+        assert str(gm.graph) == before
