@@ -52,13 +52,28 @@ def test_inference_block_matches_eager(caplog):
     assert torch.allclose(got.float(), want.float(), rtol=5e-2, atol=5e-2), (got - want).abs().max()
 
 
-def test_training_step_through_the_backend():
-    model, x = model_and_input(1)
-    reference = Bottleneck().cuda().to(torch.bfloat16).to(memory_format=CL)
+class TrainBlock(nn.Module):
+    """No BatchNorm (training-mode BatchNorm stays torch's): conv + bias + ReLU, conv + bias + shortcut + ReLU."""
+
+    def __init__(self, c=64):
+        super().__init__()
+        self.c1, self.c2 = nn.Conv2d(c, c, 3, padding=1), nn.Conv2d(c, c, 3, padding=1)
+
+    def forward(self, x):
+        return torch.relu(self.c2(torch.relu(self.c1(x))) + x)
+
+
+def test_training_step_through_the_backend(caplog):
+    torch.manual_seed(1)
+    model = TrainBlock().cuda().to(torch.bfloat16).to(memory_format=CL)
+    reference = TrainBlock().cuda().to(torch.bfloat16).to(memory_format=CL)
     reference.load_state_dict(model.state_dict())
+    x = torch.randn(4, 64, 28, 28, device="cuda").to(torch.bfloat16).contiguous(memory_format=CL)
     torch._dynamo.reset()
-    compiled = torch.compile(model, backend="tilefuse")
-    compiled(x).float().square().mean().backward()
+    with caplog.at_level(logging.INFO, logger="tilefuse.backend"):
+        compiled = torch.compile(model, backend="tilefuse")
+        compiled(x).float().square().mean().backward()
+    assert "2 of 2 convs fused" in caplog.text, caplog.text
     reference(x).float().square().mean().backward()
     for (name, p), q in zip(model.named_parameters(), reference.parameters()):
         assert torch.allclose(p.grad.float(), q.grad.float(), rtol=1e-1, atol=1e-2), name
