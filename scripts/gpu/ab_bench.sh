@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Same-run A/B of a build switch: builds the benchmark twice (A: as is; B: with extra CUDA flags, e.g.
-# -DTILEFUSE_SM90_PACKED_EPILOGUE=0), then runs each tilefuse-bench invocation A B A B and prints, per
+# Same-run A/B of compiler flags: builds the benchmark twice (A: as is; B: with extra CUDA flags, e.g.
+# -Xptxas -O2; the library itself has no build switches, its choices are Config members), then runs each tilefuse-bench invocation A B A B and prints, per
 # row, tilefuse's median ms under each run beside the first peer's. Each invocation's four JSON files
 # are merged into $OUT/ab-<i>.json; the table goes to stdout. Usage (device machine):
 #   scripts/gpu/ab_bench.sh '<CUDA flags for B>' '<bench args>' ['<bench args>' ...]

@@ -6,7 +6,9 @@
 # goes into one archive, $OUT/ab-pairs.tgz (the device returns only a few files).
 # Usage (device machine, after run_all.sh has built <build>):
 #   scripts/gpu/ab_pairs.sh '<CUDA flags for off>' '<binary> <args>' ['<binary> <args>' ...]
-#   e.g. scripts/gpu/ab_pairs.sh '-DTILEFUSE_SM90_STAGED_COLUMN=0' 'tilefuse-fp8-bench --m 8192 --n 8192 --k 8192'
+#   e.g. scripts/gpu/ab_pairs.sh '-O2' 'tilefuse-fp8-bench --m 8192 --n 8192 --k 8192'
+# (The library has no build switches: its choices are Config members. To A/B a code change, build the
+# older commit in a git worktree and compare the two builds' binaries.)
 set -euo pipefail
 flags_off=$1
 shift

@@ -23,13 +23,11 @@ constexpr bool fits() {
 using LargePlain = GemmKernel<bfloat16_t, Plain, gemm::Sm90LargeConfig>;
 static_assert(!LargePlain::kStagedLoads && LargePlain::kStages == gemm::Sm90LargeConfig::kStages && fits<LargePlain>());
 
-#if TILEFUSE_SM90_PACKED_EPILOGUE
 // A plain 16-bit store takes the packed epilogue, and so does a scaled one (scalars are loaded once
 // per tile); a tree with a matrix input (the residual) does not, unless packed loads are asked for.
 static_assert(LargePlain::kPackedEpilogue);
 static_assert(GemmKernel<bfloat16_t, Store<"D", bfloat16_t, Mul<Mul<Acc, Scalar<"a">>, Scalar<"b">>>, gemm::Sm90LargeConfig>::kPackedEpilogue);
 static_assert(!GemmKernel<bfloat16_t, Fused, gemm::Sm90LargeConfig>::kPackedEpilogue);
-#if TILEFUSE_SM90_PACKED_VECTORS
 // Trees whose only per-element loads are vectors (a bias, FP8's row-wise scales) take it too, on
 // cooperative and ping-pong tiles, and stage nothing.
 using BiasGelu = Store<"D", bfloat16_t, GeluTanh<Add<Acc, RowBroadcast<"bias", bfloat16_t>>>>;
@@ -37,15 +35,11 @@ static_assert(GemmKernel<bfloat16_t, BiasGelu, gemm::Sm90LargeConfig>::kPackedVe
 static_assert(GemmKernel<bfloat16_t, BiasGelu, gemm::Sm90PingPongWideConfig>::kPackedEpilogue);
 static_assert(GemmKernel<float_e4m3_t, RowWise, gemm::Sm90Fp8LargeConfig>::kPackedEpilogue);
 static_assert(!GemmKernel<float_e4m3_t, RowWise, gemm::Sm90Fp8LargeConfig>::kStagedLoads);
-#if TILEFUSE_SM90_STAGED_COLUMN
 // With one column vector, each consumer warp stages the tile's values (TileN floats) in its own buffer.
 static_assert(GemmKernel<float_e4m3_t, RowWise, gemm::Sm90Fp8LargeConfig>::kStagedColumn);
 static_assert(GemmKernel<float_e4m3_t, RowWise, gemm::Sm90Fp8LargeConfig>::kLoadBytesPerWarp == 256 * 4);
 static_assert(GemmKernel<float_e4m3_t, RowWise, gemm::Sm90Fp8PingPongConfig>::kStagedColumn);
-#endif
 static_assert(!GemmKernel<bfloat16_t, Fused, gemm::Sm90LargeConfig>::kPackedVectors);
-#endif
-#endif
 
 // A fused tree stages 3 chunks and gives the 128x256 ring one stage (4 -> 3), never below 3.
 using LargeFused = GemmKernel<bfloat16_t, Fused, gemm::Sm90LargeConfig>;

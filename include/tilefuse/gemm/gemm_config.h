@@ -90,11 +90,9 @@ namespace tilefuse::gemm {
 // epilogue runs under the other's mainloop (sm90_gemm.h says how the turns are kept).
 enum class Sm90Schedule { kCooperative, kPingPong };
 
-// The default group height; TILEFUSE_SM90_GROUP_ROWS overrides it for a whole build (A/B runs).
-#ifndef TILEFUSE_SM90_GROUP_ROWS
-#define TILEFUSE_SM90_GROUP_ROWS 16
-#endif
-template <int TileM_, int TileN_, int TileK_, int Stages_, int GroupRows_ = TILEFUSE_SM90_GROUP_ROWS, int EpilogueColumns_ = 32,
+// The default group height (tile rows a block walks before the next column group).
+inline constexpr int kSm90GroupRows = 16;
+template <int TileM_, int TileN_, int TileK_, int Stages_, int GroupRows_ = kSm90GroupRows, int EpilogueColumns_ = 32,
           Sm90Schedule Schedule_ = Sm90Schedule::kCooperative>
 struct Sm90TileConfig {
   static constexpr int kTileM = TileM_;
@@ -141,16 +139,16 @@ using Sm90MediumConfig = Sm90TileConfig<128, 128, 64, 6>;
 using Sm90NarrowConfig = Sm90TileConfig<128, 64, 64, 8>;
 // Ping-pong, 128 x 128 per warpgroup, 6 stages (192 KiB): the epilogue of one tile overlaps the
 // mainloop of the next.
-using Sm90PingPongConfig = Sm90TileConfig<128, 128, 64, 6, TILEFUSE_SM90_GROUP_ROWS, 32, Sm90Schedule::kPingPong>;
+using Sm90PingPongConfig = Sm90TileConfig<128, 128, 64, 6, kSm90GroupRows, 32, Sm90Schedule::kPingPong>;
 // Ping-pong, 64 x 256 per warpgroup, 5 stages (200 KiB): one wgmma.m64n256 per k-step like Large.
-using Sm90PingPongWideConfig = Sm90TileConfig<64, 256, 64, 5, TILEFUSE_SM90_GROUP_ROWS, 32, Sm90Schedule::kPingPong>;
+using Sm90PingPongWideConfig = Sm90TileConfig<64, 256, 64, 5, kSm90GroupRows, 32, Sm90Schedule::kPingPong>;
 // FP8 operands (e4m3 / e5m2): the same tiles in bytes, so TileK is 128 elements (one 128-byte row).
 using Sm90Fp8LargeConfig = Sm90TileConfig<128, 256, 128, 4>;
 using Sm90Fp8MediumConfig = Sm90TileConfig<128, 128, 128, 6>;
 using Sm90Fp8NarrowConfig = Sm90TileConfig<128, 64, 128, 8>;
 // FP8 ping-pong, 128 x 128 per warpgroup: FP8 moves half the bytes of bf16 per flop, so the 128-row
 // tile's extra L2 traffic (what held the bf16 ping-pong back, gemm_sm90.md v19) matters less.
-using Sm90Fp8PingPongConfig = Sm90TileConfig<128, 128, 128, 6, TILEFUSE_SM90_GROUP_ROWS, 32, Sm90Schedule::kPingPong>;
+using Sm90Fp8PingPongConfig = Sm90TileConfig<128, 128, 128, 6, kSm90GroupRows, 32, Sm90Schedule::kPingPong>;
 // An FP8 config whose k-tiles (128 of K) are each accumulated by the tensor cores from zero and then
 // added into fp32 accumulators: the tensor cores' FP8 accumulation keeps fewer bits than fp32, which
 // over long K loses precision (torch._scaled_mm's use_fast_accum = false asks for this). Twice the

@@ -59,7 +59,7 @@ namespace tilefuse::conv::sm90 {
 // way; Sm90ConvConfigFor below).
 template <int TileM, int TileN, int Stages, int ProducerRegisters, int ConsumerRegisters,
           gemm::Sm90Schedule Schedule = gemm::Sm90Schedule::kCooperative, int TileK = 64>
-struct Sm90ConvTileConfig : gemm::Sm90TileConfig<TileM, TileN, TileK, Stages, TILEFUSE_SM90_GROUP_ROWS, 32, Schedule> {
+struct Sm90ConvTileConfig : gemm::Sm90TileConfig<TileM, TileN, TileK, Stages, gemm::kSm90GroupRows, 32, Schedule> {
   static constexpr int kProducerRegisters = ProducerRegisters;
   static constexpr int kConsumerRegisters = ConsumerRegisters;
   static constexpr int kLaunchRegisters = (65536 / (128 * 3)) / 8 * 8;  // 168 per thread

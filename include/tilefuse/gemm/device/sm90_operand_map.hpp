@@ -79,7 +79,7 @@ inline bool tma_rows_aligned(void const* data, index_t ld, index_t batch, index_
   return reinterpret_cast<std::uintptr_t>(data) % 16 == 0 && ld % 8 == 0 && (one_matrix || batch_stride % 8 == 0);
 }
 
-// Kernels built with TILEFUSE_SM90_TMA_AUX (Kernel::kTmaAux): the tensor map of the epilogue's staged
+// Kernels whose config asks for the TMA residual (Kernel::kTmaAux): the tensor map of the epilogue's staged
 // residual, an m x n row-major 16-bit matrix (per batch) read in boxes of 64 columns x TileM rows, into
 // params->tma_aux. Other kernels: nothing to do. `who` names the operation in messages.
 // Why Kernel cannot load the residual bound in `epilogue` (its tree's Params) by TMA (empty: it can, or

@@ -10,23 +10,18 @@
 //   reads:  8 lanes read 8-column vectors 8 floats apart in one row: as two float4 each, lanes 0-3 of
 //           the phase read their lower half first and lanes 4-7 their upper half, so each phase's
 //           eight float4 cover all 32 banks once (in the same order they take two wavefronts).
-// tests/unit/gemm/sm80_epilogue_staging_test.cpp counts the phases' bank conflicts.
-// TILEFUSE_SM80_CONFLICT_FREE_STAGING=0 builds the old layout (padding 4, both halves in order), for
-// A/B runs.
+// tests/unit/gemm/sm80_epilogue_staging_test.cpp counts the phases' bank conflicts (gemm_sm80.md: the old
+// layout, padding 4 and both halves in order, against this one).
 #pragma once
 
 #include <tilefuse/core/platform.h>
 
-#ifndef TILEFUSE_SM80_CONFLICT_FREE_STAGING
-#define TILEFUSE_SM80_CONFLICT_FREE_STAGING 1
-#endif
-
 namespace tilefuse::gemm::sm80 {
 
 // Floats between staged rows: the tile's columns and a padding that keeps rows 16-byte aligned.
-TILEFUSE_HOST_DEVICE constexpr int staging_ld(int tile_n) { return tile_n + (TILEFUSE_SM80_CONFLICT_FREE_STAGING ? 8 : 4); }
+TILEFUSE_HOST_DEVICE constexpr int staging_ld(int tile_n) { return tile_n + 8; }
 
 // Which half (0: columns 0-3, 4: columns 4-7) of its 8-column vector lane `lane` reads first.
-TILEFUSE_HOST_DEVICE constexpr int first_half_read(int lane) { return TILEFUSE_SM80_CONFLICT_FREE_STAGING ? lane / 4 % 2 * 4 : 0; }
+TILEFUSE_HOST_DEVICE constexpr int first_half_read(int lane) { return lane / 4 % 2 * 4; }
 
 }  // namespace tilefuse::gemm::sm80

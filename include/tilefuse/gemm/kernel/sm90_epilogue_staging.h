@@ -34,7 +34,7 @@ inline constexpr int kPackedStagingColumns = 64;  // 16-bit values: one 128-byte
 TILEFUSE_HOST_DEVICE constexpr int packed_group_offset(int row, int group) { return staging_offset(row, 4 * group); }
 
 // The same 16-byte group in a sub-tile written by TMA with the 128-byte swizzle (rows of 128 bytes, the
-// group XOR row % 8): the residual's sub-tiles under TILEFUSE_SM90_TMA_AUX. Also free of bank
+// group XOR row % 8): the residual's sub-tiles under Config::kTmaAux. Also free of bank
 // conflicts for 8 lanes reading the 8 groups of one row, or one group of 8 consecutive rows.
 TILEFUSE_HOST_DEVICE constexpr int tma_swizzled_group_offset(int row, int group) {
   return row * kStagingColumns + 4 * (group ^ (row & 7));

@@ -277,22 +277,15 @@ struct GemmKernel {
   // 0.889x cuDNN (its 1x1 layers up to 36% faster). Trees whose loads depend on the element (a bias, a
   // residual) stay on the fp32 staging: evaluated per accumulator pair, their 4-byte loads made fused
   // ResNet-50 0.70x -> 0.43x cuDNN fused and the fused 8192^3 GEMM 8% slower (v60 A/B).
-  // TILEFUSE_SM90_PACKED_EPILOGUE=0 builds without, for A/B runs.
-#ifndef TILEFUSE_SM90_PACKED_EPILOGUE
-#define TILEFUSE_SM90_PACKED_EPILOGUE 1
-#endif
   using PackedTraits = epilogue::Stores16BitOfElementwise<Epilogue>;
   // Opt-in (gemm_sm90.md v64-v67: correct, not faster than the default path): trees with per-element
   // loads whose one matrix input is a 16-bit row-major AuxLoad (relu(acc + bias) + residual) take the
   // packed epilogue too, the AuxLoad staged by cp.async into the staging layout (kAuxSlices slices per
   // warp, the first issued before the tile's mainloop, each chunk's results written over its own
-  // inputs), bias and scalars loaded once per 8-column group. Asked for by Config::kPackedLoads = true,
-  // or for a whole build by TILEFUSE_SM90_PACKED_LOADS=1; cooperative only.
-#ifndef TILEFUSE_SM90_PACKED_LOADS
-#define TILEFUSE_SM90_PACKED_LOADS 0
-#endif
+  // inputs), bias and scalars loaded once per 8-column group. Asked for by Config::kPackedLoads = true
+  // (cooperative only); the TMA residual (kTmaAux below) builds on it.
   TILEFUSE_HOST_DEVICE static constexpr bool packed_loads_possible() {
-    bool asked = TILEFUSE_SM90_PACKED_LOADS != 0;
+    bool asked = false;
     if constexpr (requires { Config::kPackedLoads; }) asked = Config::kPackedLoads;
     if constexpr (PackedTraits::value) {
       return asked && PackedTraits::kLoadsPerElement && has_stageable_aux<typename PackedTraits::InputNode>();
@@ -304,10 +297,7 @@ struct GemmKernel {
   // take the packed epilogue too: each lane loads its two rows' values once per tile (RowLoad) and
   // each chunk's column values once per 8-column group (ColumnLoad), the one column vector from the
   // warp's staged copy (kStagedColumn below), others from global memory. NOTES: v82-v83: FP8 row-wise
-  // 0.85-0.92x -> 0.85-0.99x cuBLASLt. TILEFUSE_SM90_PACKED_VECTORS=0 builds without, for A/B runs.
-#ifndef TILEFUSE_SM90_PACKED_VECTORS
-#define TILEFUSE_SM90_PACKED_VECTORS 1
-#endif
+  // 0.85-0.92x -> 0.85-0.99x cuBLASLt.
   TILEFUSE_HOST_DEVICE static constexpr bool loads_vectors_only() {
     if constexpr (PackedTraits::value) {
       return PackedTraits::kLoadsPerElement && StagedAux<typename PackedTraits::InputNode>::kCount == 0;
@@ -315,32 +305,33 @@ struct GemmKernel {
       return false;
     }
   }
-  // Opt-in on top of packed loads (Config::kTmaAux, or TILEFUSE_SM90_TMA_AUX=1 for a whole build): the
+  // Opt-in on top of packed loads (Config::kTmaAux, with Config::kAuxStages slots, default 4): the
   // staged matrix input (the residual) comes by TMA, each tile's 64-column sub-tiles (TileM x 64,
   // 128-byte swizzle) into a ring of slots as far ahead as the slots allow (after the tile's k-tiles by
   // the producer, or by aux warps: kAuxWarp below), instead of by each consumer lane's cp.async. The
   // device API encodes Params::tma_aux (the residual as (n, m, batch), box 64 x TileM).
   // NOTES: GemmSm90 keeps it opt-in (gemm_sm90.md v77-v80: fused 8192^3 GEMM 0.98x the default); Conv2d's
   // fused residual trees run it (conv_sm90.md v81, with the bias beside it; v130 on 64x256 ping-pong).
-#ifndef TILEFUSE_SM90_TMA_AUX
-#define TILEFUSE_SM90_TMA_AUX 0
-#endif
-#ifndef TILEFUSE_SM90_TMA_AUX_STAGES
-#define TILEFUSE_SM90_TMA_AUX_STAGES 4
-#endif
   TILEFUSE_HOST_DEVICE static constexpr bool tma_aux_asked() {
     if constexpr (requires { Config::kTmaAux; }) {
       return Config::kTmaAux;
     } else {
-      return TILEFUSE_SM90_TMA_AUX != 0;
+      return false;
+    }
+  }
+  TILEFUSE_HOST_DEVICE static constexpr int tma_aux_stages() {
+    if constexpr (requires { Config::kAuxStages; }) {
+      return Config::kAuxStages;
+    } else {
+      return 4;
     }
   }
   // Ping-pong takes the TMA residual on 64-row tiles only (one row block per warp: each warp reads its
   // 16 rows of a sub-tile once); the packed loads under it are the TMA residual's, not cp.async's.
   static constexpr bool kPingPongTmaAux = kPingPong && kTileM == 64 && kClusterM == 1 && tma_aux_asked();
-  static constexpr bool kPackableTile = TILEFUSE_SM90_PACKED_EPILOGUE && kTileN % kPackedStagingColumns == 0;
+  static constexpr bool kPackableTile = kTileN % kPackedStagingColumns == 0;
   static constexpr bool kPackedLoads = kPackableTile && packed_loads_possible() && (!kPingPong || kPingPongTmaAux);
-  static constexpr bool kPackedVectors = kPackableTile && TILEFUSE_SM90_PACKED_VECTORS != 0 && loads_vectors_only();
+  static constexpr bool kPackedVectors = kPackableTile && loads_vectors_only();
   // Whether the packed epilogue loads per element (by the staged chunk, the row and column loads).
   static constexpr bool kPackedPerElement = kPackedLoads || kPackedVectors;
   static constexpr bool kPackedEpilogue = kPackableTile && PackedTraits::value &&
@@ -348,14 +339,10 @@ struct GemmKernel {
   // Packed vectors with one column vector (FP8 row-wise's scale_b, or a bias): each consumer warp
   // copies the tile's TileN values into its own shared-memory buffer by cp.async before the tile's
   // mainloop, so the epilogue reads them from shared memory instead of waiting on global loads at each
-  // chunk; the per-row values go into registers at the same point. TILEFUSE_SM90_STAGED_COLUMN=0 builds
-  // without (A/B).
-#ifndef TILEFUSE_SM90_STAGED_COLUMN
-#define TILEFUSE_SM90_STAGED_COLUMN 1
-#endif
+  // chunk; the per-row values go into registers at the same point.
   TILEFUSE_HOST_DEVICE static constexpr bool staged_column_possible() {
     if constexpr (kPackedVectors) {
-      return TILEFUSE_SM90_STAGED_COLUMN != 0 && has_stageable_column<typename PackedTraits::InputNode>();
+      return has_stageable_column<typename PackedTraits::InputNode>();
     } else {
       return false;
     }
@@ -383,7 +370,7 @@ struct GemmKernel {
   };
   using RowValues = typename RowValuesOf<PackedTraits>::type;
   static constexpr bool kTmaAux = kPackedLoads && tma_aux_asked() && kClusterM == 1;
-  static constexpr int kAuxStages = kTmaAux ? TILEFUSE_SM90_TMA_AUX_STAGES : 0;
+  static constexpr int kAuxStages = kTmaAux ? tma_aux_stages() : 0;
   // Ping-pong: one ring per consumer warpgroup (half the slots each), holding its own tiles' sub-tiles.
   // (One shared ring would have a warpgroup skip the other's fills of a slot, and an mbarrier's parity
   // cannot tell the fill it waits for from one two phases earlier.)
@@ -398,23 +385,15 @@ struct GemmKernel {
   // tile's k-tiles nor the other ring. Cooperative: the producer issues them after each tile's k-tiles.
   // NOTES (v130c, fused ResNet-50, same run): without the aux warps the 64x256 ping-pong layers ran
   // 1.06-1.55x their time; with one on the cooperative tiles, #0 (128x64, one k-tile) ran 5% slower and
-  // the rest within 1.3%. TILEFUSE_SM90_AUX_WARP=0 builds without (A/B), =2 with on every schedule.
-#ifndef TILEFUSE_SM90_AUX_WARP
-#define TILEFUSE_SM90_AUX_WARP 1
-#endif
-  static constexpr bool kAuxWarp = kTmaAux && kProducerThreads <= 32 &&
-                                   (TILEFUSE_SM90_AUX_WARP == 2 || (TILEFUSE_SM90_AUX_WARP == 1 && kPingPong));
+  // the rest within 1.3%. So ping-pong only.
+  static constexpr bool kAuxWarp = kTmaAux && kProducerThreads <= 32 && kPingPong;
   // The packed epilogue copies each warp's 16 x 64 chunk of D out by one TMA store (a tensor map of D,
   // box 64 columns x 16 rows, 128-byte swizzle; the results are stmatrix'd in that swizzle) where the
   // device API found D aligned for it (Params::d_by_tma), instead of each lane's 16-byte stores: the
   // copy-out then runs beside the next chunk's math and the next tile's mainloop. Not with packed loads
   // by cp.async (their slices hold the residual in the packed layout). NOTES: v87-v89: FP8 8192^3 -2.3%,
-  // 16384x8192x1024 -5.3%, fused ResNet-50 0.816x -> 0.844x cuDNN fused. TILEFUSE_SM90_TMA_STORE=0
-  // builds without (A/B).
-#ifndef TILEFUSE_SM90_TMA_STORE
-#define TILEFUSE_SM90_TMA_STORE 1
-#endif
-  static constexpr bool kTmaStore = TILEFUSE_SM90_TMA_STORE != 0 && kPackedEpilogue && (!kPackedLoads || kTmaAux);
+  // 16384x8192x1024 -5.3%, fused ResNet-50 0.816x -> 0.844x cuDNN fused.
+  static constexpr bool kTmaStore = kPackedEpilogue && (!kPackedLoads || kTmaAux);
   static constexpr int kAuxSlotBytes = kTileM * kPackedStagingColumns * 2;  // TileM rows of 128 bytes
   // Split-K reduced in the kernel (Config::kReduceSplits, Sm90SplitReduce): batch index b is split b of
   // one output (the operand source reads its part of K), and each consumer warp adds its 16 rows of the
@@ -439,13 +418,10 @@ struct GemmKernel {
   }
   // With it, a tree with one column vector (the bias) gets each chunk's 64 values by a bulk copy beside
   // the sub-tile, where the device API found the vector aligned (Params::column_by_tma); otherwise the
-  // ColumnLoads read global memory. TILEFUSE_SM90_TMA_COLUMN=0 turns it off (A/B).
-#ifndef TILEFUSE_SM90_TMA_COLUMN
-#define TILEFUSE_SM90_TMA_COLUMN 1
-#endif
+  // ColumnLoads read global memory.
   TILEFUSE_HOST_DEVICE static constexpr bool tma_column_possible() {
     if constexpr (kTmaAux) {
-      return TILEFUSE_SM90_TMA_COLUMN != 0 && has_stageable_column<typename PackedTraits::InputNode>();
+      return has_stageable_column<typename PackedTraits::InputNode>();
     } else {
       return false;
     }
@@ -484,13 +460,18 @@ struct GemmKernel {
   static constexpr int kStagingFloatsPerSlice = 16 * kStagingLd;
   // Packed loads: kAuxSlices slices per warp, each one 64-column chunk's staged input (then its results).
   // 2 keep the 128x256 ring at 4 stages (chunks 2 and 3 load while 0 and 1 are visited); 4 hold a
-  // whole 128x256 tile's residual, all issued before the mainloop, at the cost of a stage (an A/B knob).
-#ifndef TILEFUSE_SM90_PACKED_LOAD_SLICES
-#define TILEFUSE_SM90_PACKED_LOAD_SLICES 2
-#endif
+  // whole 128x256 tile's residual, all issued before the mainloop, at the cost of a stage
+  // (Config::kPackedLoadSlices, default 2).
+  TILEFUSE_HOST_DEVICE static constexpr int packed_load_slices() {
+    if constexpr (requires { Config::kPackedLoadSlices; }) {
+      return Config::kPackedLoadSlices;
+    } else {
+      return 2;
+    }
+  }
   static constexpr int kAuxSlices = !kPackedLoads || kTmaAux ? 1
-                                    : TILEFUSE_SM90_PACKED_LOAD_SLICES < kTileN / kPackedStagingColumns
-                                        ? TILEFUSE_SM90_PACKED_LOAD_SLICES
+                                    : packed_load_slices() < kTileN / kPackedStagingColumns
+                                        ? packed_load_slices()
                                         : kTileN / kPackedStagingColumns;
   static_assert(kAuxSlices >= 1 && kAuxSlices <= 4, "one to four staged chunks per warp");
   static constexpr int kStagingBytesPerWarp = kAuxSlices * kStagingFloatsPerSlice * static_cast<int>(sizeof(float));

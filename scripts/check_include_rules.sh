@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The library's rule "a choice is a Config member or a typed override": under include/, no build switch
+# (#ifndef / #ifdef / #if defined of a TILEFUSE_ macro, other than the TILEFUSE_ARCH_* and
+# TILEFUSE_IS_DEVICE_CODE facts the compiler sets) and no getenv. Run by ctest (repo.include_rules).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bad=0
+switches=$(grep -rnE '^\s*#\s*(ifndef|ifdef|if\s+!?\s*defined\s*\(?)\s*TILEFUSE_' include/ | grep -vE 'TILEFUSE_(ARCH_|IS_DEVICE_CODE)' || true)
+if [[ -n "$switches" ]]; then
+  echo "include/ has build switches; make each a Config member (or delete it):"
+  echo "$switches"
+  bad=1
+fi
+env_reads=$(grep -rnE '\b(std::)?(secure_)?getenv\s*\(' include/ || true)
+if [[ -n "$env_reads" ]]; then
+  echo "include/ reads the environment; make it an Arguments / Overrides field:"
+  echo "$env_reads"
+  bad=1
+fi
+if [[ $bad == 0 ]]; then echo "include/: no build switches, no getenv"; fi
+exit $bad
