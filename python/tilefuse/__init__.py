@@ -20,7 +20,9 @@ from .gemm import Gemm
 from .conv2d import Conv2d
 from .scaled_mm import scaled_mm
 
-__version__ = _C.__version__ if _C is not None else _os.environ["TILEFUSE_VERSION"]
+from ._version import version as _version
+
+__version__ = _version()
 
 
 def __getattr__(name):

@@ -20,7 +20,7 @@ from torch.autograd.function import once_differentiable
 from .conv2d import Conv2d
 from .errors import TensorArgumentError
 from .epilogue.common import fused
-from .ops import _DTYPES, _dtype_name, activation_name, eager_path, grad_epilogue
+from .op_common import _DTYPES, _dtype_name, activation_name, autocast, eager_path, grad_epilogue
 
 CL = torch.channels_last
 _CONVS = {}  # key -> tilefuse.Conv2d (each caches its plans per shape; kernels are shared process-wide)
@@ -307,8 +307,6 @@ def conv2d(x, weight, bias=None, residual=None, stride=1, padding=0, dilation=1,
     torch.nn.functional.conv2d with a fused activation and residual; y is channels-last. x (N, C, H, W) and
     weight (K, C, R, S) channels-last (layout="convert" copies them otherwise); bias (K,); residual y's shape.
     bf16 / fp16 on an sm_80+ GPU (float32 under torch.autocast("cuda") is cast to its dtype)."""
-    from .ops import autocast
-
     def pair(v):
         return [v, v] if isinstance(v, int) else list(v)
 

@@ -11,7 +11,7 @@ from .errors import require_torch
 
 torch = require_torch("tilefuse.nn")
 from . import ops  # noqa: E402 - registers the tilefuse:: custom ops
-from .ops import activation_name  # noqa: E402
+from .op_common import activation_name  # noqa: E402
 
 
 class Linear(torch.nn.Linear):

@@ -31,7 +31,6 @@ from typing import Optional
 
 try:
     import torch
-    import torch.utils._python_dispatch
     from torch import Tensor
 except ImportError as error:  # pragma: no cover - exercised only without torch
     from .errors import MissingPackageError
@@ -41,82 +40,13 @@ except ImportError as error:  # pragma: no cover - exercised only without torch
 
 from .errors import TensorArgumentError
 from .gemm import Gemm
-from .epilogue import gelu, sigmoid, tanh, exp, where
-from .epilogue.common import ACT, ACTIVATIONS, fused
-
-_DTYPES = (torch.bfloat16, torch.float16)
+from .epilogue.common import ACTIVATIONS
+from .op_common import (_DTYPES, _dtype_name, activation_name, autocast, eager_path, forward_epilogue,  # noqa: F401
+                        grad_epilogue)
 _ALIGN = 8  # elements: 16 bytes of bf16 / fp16, what TMA needs of every leading dimension and pointer
 
 
-def eager_path(tensors):
-    """Whether a call may skip the custom-op dispatcher (plain eager tensors, nothing tracing or transforming
-    them): torch.compile, export, fake tensors, dispatch modes and torch.func transforms see the custom op."""
-    if torch.compiler.is_compiling() or torch._C._are_functorch_transforms_active():
-        return False
-    if torch.utils._python_dispatch._get_current_dispatch_mode() is not None:
-        return False
-    return all(t is None or type(t) in _PLAIN for t in tensors)
-
-
-_PLAIN = (torch.Tensor, torch.nn.Parameter)
-
-
-def activation_name(activation) -> str:
-    """The op's spelling of an activation: None -> "none"; anything else must be one of ACTIVATIONS."""
-    if activation is None:
-        return "none"
-    if not isinstance(activation, str) or activation not in ACTIVATIONS:
-        raise ValueError(f"activation={activation!r}: use None or one of {', '.join(repr(a) for a in ACTIVATIONS)} "
-                         "(gelu is the exact erf form, gelu_tanh torch's approximate='tanh')")
-    return activation
-
-
 # ---------------------------------------------------------------------------------------------- epilogues
-
-_ACT = ACT
-
-_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-_KAPPA = 0.044715
-
-
-def _dact(activation, z, grad):
-    """grad * act'(z), in the epilogue language (torch's own backward formulas)."""
-    if activation == "none":
-        return grad
-    if activation == "relu":
-        return where(z > 0.0, grad, 0.0)  # threshold_backward: 0 where z <= 0
-    if activation == "silu":
-        s = sigmoid(z)
-        return grad * (s * (1.0 + z * (1.0 - s)))
-    if activation == "gelu":
-        # Phi(z) + z * phi(z); Phi(z) = gelu(z) / z (no erf among the epilogue functions), 0.5 at z = 0.
-        cdf = where(z == 0.0, 0.5, gelu(z) / z)
-        return grad * (cdf + z * (exp(-0.5 * z * z) * _INV_SQRT_2PI))
-    if activation == "gelu_tanh":
-        t = tanh(_SQRT_2_OVER_PI * (z + _KAPPA * z * z * z))
-        left = 0.5 * (1.0 + t)
-        right = 0.5 * z * (1.0 - t * t) * (_SQRT_2_OVER_PI * (1.0 + 3.0 * _KAPPA * z * z))
-        return grad * (left + right)
-    raise ValueError(f"activation={activation!r}")  # activation_name() let it through: a bug here
-
-
-def forward_epilogue(activation, has_bias, has_residual):
-    """The epilogue of linear: act(acc + bias) + residual (tilefuse.epilogue.common.fused, which the
-    install-time prebuilt kernels use too)."""
-    return fused(activation, has_bias, has_residual)
-
-
-def grad_epilogue(activation, has_bias):
-    """The epilogue of linear_grad_preact: grad * act'(acc + bias)."""
-    if has_bias:
-        def linear_grad_epilogue(acc, bias, grad):
-            return _dact(activation, acc + bias, grad)
-    else:
-        def linear_grad_epilogue(acc, grad):
-            return _dact(activation, acc, grad)
-    return linear_grad_epilogue
-
 
 _GEMMS = {}  # key -> tilefuse.Gemm (each caches its plans per shape; kernels are shared process-wide)
 
@@ -136,10 +66,6 @@ def _gemm(kind, activation="none", has_bias=False, has_residual=False):
 
 
 # ---------------------------------------------------------------------------------------------- checks
-
-def _dtype_name(dtype):
-    return str(dtype).replace("torch.", "")
-
 
 def check_linear(x, weight, bias, residual, activation):
     """Validates linear's arguments (shapes, dtypes, devices); used by the real and the fake kernel."""
@@ -392,16 +318,6 @@ def _scaled_mm_fake(a, b, scale_a, scale_b, bias=None, out_dtype=None, scale_res
 
 
 # ---------------------------------------------------------------------------------------------- Python API
-
-def autocast(*tensors):
-    """The tensors cast to the CUDA autocast dtype when torch.autocast("cuda") is on (float CUDA tensors only),
-    as torch casts nn.Linear's inputs; unchanged otherwise. The custom ops do not cast by themselves."""
-    if not torch.is_autocast_enabled("cuda"):
-        return tensors
-    dtype = torch.get_autocast_dtype("cuda")
-    return tuple(t.to(dtype) if t is not None and t.is_floating_point() and t.device.type == "cuda" else t
-                 for t in tensors)
-
 
 def linear(x, weight, bias=None, residual=None, activation=None):
     """y = act(x @ weight.t() + bias) + residual on tilefuse's Hopper GEMM (torch.ops.tilefuse.linear), as

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from . import nvrtc
 from .errors import CacheMissError, JitError
+from .._version import version
 from .headers import headers_hash
 
 LAYOUT = 1  # bump when the entry format changes, so old entries are never misread
@@ -38,6 +39,12 @@ def cache_dir(directory=None):
     return os.path.join(base, "tilefuse")
 
 
+def prebuilt_dir():
+    """tilefuse/prebuilt in the installed package (absent in a source checkout or with TILEFUSE_PREBUILT=OFF):
+    kernels compiled at install time (tilefuse.jit.prebuilt), read only."""
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "prebuilt")
+
+
 def require_cached_from_env():
     """Whether TILEFUSE_JIT_REQUIRE_CACHED asks that a cache miss be an error."""
     raw = os.environ.get("TILEFUSE_JIT_REQUIRE_CACHED", "")
@@ -50,8 +57,6 @@ def require_cached_from_env():
 
 def key_inputs(source, name_expression, flags, arch):
     """Everything the compiled kernel depends on, as a dict (the key is its sha256)."""
-    import tilefuse  # here, not at import: tilefuse imports nothing of the JIT
-
     return {
         "layout": LAYOUT,
         "source": source,
@@ -60,7 +65,7 @@ def key_inputs(source, name_expression, flags, arch):
         "flags": list(flags),
         "arch": arch,
         "nvrtc": "%d.%d" % nvrtc.version(),
-        "tilefuse": tilefuse.__version__,
+        "tilefuse": version(),
     }
 
 
@@ -155,8 +160,6 @@ class KernelCache:
     def _prebuilt(self, key):
         """The entry for `key` among the kernels built when the package was installed (tilefuse/prebuilt,
         read only; tilefuse.jit.prebuilt), or None."""
-        from .prebuilt import prebuilt_dir
-
         folder = prebuilt_dir()
         if folder == self.directory or not os.path.isdir(folder):
             return None

@@ -23,6 +23,8 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
+from .cache import prebuilt_dir  # noqa: F401 - where the built set is installed (tests and users ask here)
+
 # (activation, bias, residual): the epilogues of tilefuse.ops / tilefuse.nn worth having without a compile.
 COMMON_EPILOGUES = (("none", False, False), ("none", True, False), ("relu", True, False), ("gelu", True, False),
                     ("silu", True, False), ("none", True, True), ("relu", True, True))
@@ -31,11 +33,6 @@ GEMM_CONFIGS = ("Sm90LargeConfig", "Sm90MediumConfig", "Sm90NarrowConfig")
 CONV_EPILOGUES = (("none", False, False), ("none", True, False), ("relu", True, False), ("relu", True, True),
                   "relu(acc + bias + residual)")
 SM80_CONV_CONFIGS = ("Sm80LargeConfig", "Sm80SmallConfig", "Sm80NarrowConfig")
-
-
-def prebuilt_dir():
-    """tilefuse/prebuilt in the installed package (absent in a source checkout or with TILEFUSE_PREBUILT=OFF)."""
-    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "prebuilt")
 
 
 def _cpp_tree(activation, bias, residual, element):

@@ -1,0 +1,95 @@
+"""What tilefuse's PyTorch ops share (tilefuse.ops, its GEMM ops, and tilefuse.conv_ops): dtypes, activation
+names, the fused and derivative epilogues, autocast, and whether a call may skip the custom-op dispatcher.
+A leaf of the op modules: both import it, it imports neither."""
+import math
+
+from .errors import require_torch
+
+torch = require_torch("tilefuse's PyTorch ops (tilefuse.ops, tilefuse.nn)")
+import torch.utils._python_dispatch  # noqa: E402
+
+from .epilogue import exp, gelu, sigmoid, tanh, where  # noqa: E402
+from .epilogue.common import ACTIVATIONS, fused  # noqa: E402
+
+_DTYPES = (torch.bfloat16, torch.float16)
+
+
+def eager_path(tensors):
+    """Whether a call may skip the custom-op dispatcher (plain eager tensors, nothing tracing or transforming
+    them): torch.compile, export, fake tensors, dispatch modes and torch.func transforms see the custom op."""
+    if torch.compiler.is_compiling() or torch._C._are_functorch_transforms_active():
+        return False
+    if torch.utils._python_dispatch._get_current_dispatch_mode() is not None:
+        return False
+    return all(t is None or type(t) in _PLAIN for t in tensors)
+
+
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
+
+
+def activation_name(activation) -> str:
+    """The op's spelling of an activation: None -> "none"; anything else must be one of ACTIVATIONS."""
+    if activation is None:
+        return "none"
+    if not isinstance(activation, str) or activation not in ACTIVATIONS:
+        raise ValueError(f"activation={activation!r}: use None or one of {', '.join(repr(a) for a in ACTIVATIONS)} "
+                         "(gelu is the exact erf form, gelu_tanh torch's approximate='tanh')")
+    return activation
+
+
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_KAPPA = 0.044715
+
+
+def _dact(activation, z, grad):
+    """grad * act'(z), in the epilogue language (torch's own backward formulas)."""
+    if activation == "none":
+        return grad
+    if activation == "relu":
+        return where(z > 0.0, grad, 0.0)  # threshold_backward: 0 where z <= 0
+    if activation == "silu":
+        s = sigmoid(z)
+        return grad * (s * (1.0 + z * (1.0 - s)))
+    if activation == "gelu":
+        # Phi(z) + z * phi(z); Phi(z) = gelu(z) / z (no erf among the epilogue functions), 0.5 at z = 0.
+        cdf = where(z == 0.0, 0.5, gelu(z) / z)
+        return grad * (cdf + z * (exp(-0.5 * z * z) * _INV_SQRT_2PI))
+    if activation == "gelu_tanh":
+        t = tanh(_SQRT_2_OVER_PI * (z + _KAPPA * z * z * z))
+        left = 0.5 * (1.0 + t)
+        right = 0.5 * z * (1.0 - t * t) * (_SQRT_2_OVER_PI * (1.0 + 3.0 * _KAPPA * z * z))
+        return grad * (left + right)
+    raise ValueError(f"activation={activation!r}")  # activation_name() let it through: a bug here
+
+
+def forward_epilogue(activation, has_bias, has_residual):
+    """The epilogue of linear: act(acc + bias) + residual (tilefuse.epilogue.common.fused, which the
+    install-time prebuilt kernels use too)."""
+    return fused(activation, has_bias, has_residual)
+
+
+def grad_epilogue(activation, has_bias):
+    """The epilogue of linear_grad_preact: grad * act'(acc + bias)."""
+    if has_bias:
+        def linear_grad_epilogue(acc, bias, grad):
+            return _dact(activation, acc + bias, grad)
+    else:
+        def linear_grad_epilogue(acc, grad):
+            return _dact(activation, acc, grad)
+    return linear_grad_epilogue
+
+
+def _dtype_name(dtype):
+    return str(dtype).replace("torch.", "")
+
+
+def autocast(*tensors):
+    """The tensors cast to the CUDA autocast dtype when torch.autocast("cuda") is on (float CUDA tensors only),
+    as torch casts nn.Linear's inputs; unchanged otherwise. The custom ops do not cast by themselves."""
+    if not torch.is_autocast_enabled("cuda"):
+        return tensors
+    dtype = torch.get_autocast_dtype("cuda")
+    return tuple(t.to(dtype) if t is not None and t.is_floating_point() and t.device.type == "cuda" else t
+                 for t in tensors)
