@@ -1,0 +1,159 @@
+"""Whole models in inference: torch eager, torch.compile (Inductor, freezing on) and torch.compile(backend=
+"tilefuse"), one process, one GPU. bf16, channels-last, eval, no grad; median of CUDA-event timings of whole
+forward passes after warm-up (host time included: what a user's loop sees), and the same replayed from a
+CUDA graph where the compiled model can be captured. Outputs are compared with eager's.
+
+Models: torchvision ResNet-50 and ViT-B/16, and UNet (below: BatchNorm + ReLU conv blocks, skip
+connections by concatenation and by addition).
+
+    python bench/python/models.py --batch 1 64 --json models.json --markdown models.md
+"""
+import argparse
+import json
+import statistics
+import time
+
+import torch
+import torch.nn as nn
+
+CL = torch.channels_last
+
+
+class ConvBlock(nn.Module):
+    def __init__(self, cin, cout):
+        super().__init__()
+        self.c1, self.b1 = nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout)
+        self.c2, self.b2 = nn.Conv2d(cout, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout)
+        self.skip = nn.Conv2d(cin, cout, 1, bias=False) if cin != cout else nn.Identity()
+
+    def forward(self, x):
+        y = torch.relu(self.b1(self.c1(x)))
+        return torch.relu(self.b2(self.c2(y)) + self.skip(x))
+
+
+class UNet(nn.Module):
+    """A small UNet: four levels of residual conv blocks, max-pool down, transposed-conv up, skips by
+    concatenation."""
+
+    def __init__(self, channels=(64, 128, 256, 512), cin=3, cout=8):
+        super().__init__()
+        self.stem = nn.Conv2d(cin, channels[0], 3, padding=1)
+        self.down = nn.ModuleList(ConvBlock(a, b) for a, b in zip(channels[:1] + channels[:-1], channels))
+        self.up = nn.ModuleList(nn.ConvTranspose2d(b, a, 2, stride=2) for a, b in zip(channels[:-1], channels[1:]))
+        self.merge = nn.ModuleList(ConvBlock(2 * a, a) for a in channels[:-1])
+        self.head = nn.Conv2d(channels[0], cout, 1)
+
+    def forward(self, x):
+        x = self.stem(x)
+        skips = []
+        for i, block in enumerate(self.down):
+            x = block(x)
+            if i < len(self.down) - 1:
+                skips.append(x)
+                x = torch.nn.functional.max_pool2d(x, 2)
+        for up, merge in zip(reversed(self.up), reversed(self.merge)):
+            x = merge(torch.cat([up(x), skips.pop()], dim=1))
+        return self.head(x)
+
+
+def build(name):
+    import torchvision
+
+    if name == "resnet50":
+        return torchvision.models.resnet50(), (3, 224, 224)
+    if name == "vit_b_16":
+        return torchvision.models.vit_b_16(), (3, 224, 224)
+    return UNet(), (3, 256, 256)
+
+
+def time_forward(fn, x, iters, warmup=5):
+    for _ in range(warmup):
+        fn(x)
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(iters):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn(x)
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def graph_ms(fn, x, iters):
+    """Median ms of a CUDA-graph replay of one forward, or None when it cannot be captured."""
+    try:
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            for _ in range(3):
+                fn(x)
+        torch.cuda.current_stream().wait_stream(stream)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            fn(x)
+    except Exception as error:  # noqa: BLE001 - report, do not stop the benchmark
+        print(f"  (no CUDA graph: {type(error).__name__}: {str(error)[:120]})")
+        return None
+    return time_forward(lambda _: graph.replay(), x, iters, warmup=3)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", nargs="+", default=["resnet50", "vit_b_16", "unet"])
+    parser.add_argument("--batch", nargs="+", type=int, default=[1, 64])
+    parser.add_argument("--iters", type=int, default=30)
+    parser.add_argument("--json")
+    parser.add_argument("--markdown")
+    args = parser.parse_args()
+    import torch._inductor.config as inductor_config
+
+    import tilefuse.backend  # noqa: F401 - the backend's logger; the backend itself is found by name
+
+    torch.backends.cudnn.benchmark = True
+    rows = []
+    for name in args.models:
+        for batch in args.batch:
+            torch.manual_seed(0)
+            model, shape = build(name)
+            model = model.cuda().eval().to(torch.bfloat16).to(memory_format=CL)
+            x = torch.randn(batch, *shape, device="cuda").to(torch.bfloat16).contiguous(memory_format=CL)
+            row = {"model": name, "batch": batch}
+            with torch.no_grad():
+                reference = model(x).float()
+                variants = {"eager": model}
+                torch._dynamo.reset()
+                inductor_config.freezing = True
+                variants["inductor"] = torch.compile(model)
+                variants["tilefuse"] = torch.compile(model, backend="tilefuse")
+                for variant, fn in variants.items():
+                    t0 = time.perf_counter()
+                    out = fn(x).float()
+                    row[f"{variant}_first_s"] = time.perf_counter() - t0
+                    row[f"{variant}_max_rel_err"] = ((out - reference).abs().max() / reference.abs().max()).item()
+                    row[f"{variant}_ms"] = time_forward(fn, x, args.iters)
+                    row[f"{variant}_graph_ms"] = graph_ms(fn, x, args.iters)
+                inductor_config.freezing = False
+            row["tilefuse_vs_inductor"] = row["inductor_ms"] / row["tilefuse_ms"]
+            row["tilefuse_vs_eager"] = row["eager_ms"] / row["tilefuse_ms"]
+            rows.append(row)
+            print({k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
+    if args.json:
+        json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": rows},
+                  open(args.json, "w"), indent=1)
+    if args.markdown:
+        lines = ["| model | batch | eager ms | Inductor ms | tilefuse ms | tilefuse vs Inductor | tilefuse vs eager | "
+                 "graph: eager / Inductor / tilefuse ms | max rel err (Inductor, tilefuse) |",
+                 "|---|---|---:|---:|---:|---:|---:|---|---|"]
+        for r in rows:
+            graphs = " / ".join("-" if r[f"{v}_graph_ms"] is None else f"{r[f'{v}_graph_ms']:.3f}"
+                                for v in ("eager", "inductor", "tilefuse"))
+            lines.append(f"| {r['model']} | {r['batch']} | {r['eager_ms']:.3f} | {r['inductor_ms']:.3f} | "
+                         f"{r['tilefuse_ms']:.3f} | {r['tilefuse_vs_inductor']:.3f} | {r['tilefuse_vs_eager']:.3f} | "
+                         f"{graphs} | {r['inductor_max_rel_err']:.3g}, {r['tilefuse_max_rel_err']:.3g} |")
+        open(args.markdown, "w").write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
