@@ -18,8 +18,13 @@ Left to Inductor, and said why at INFO on the logger "tilefuse.backend": groups 
 or device without a kernel, tensors that are not channels-last, training-mode BatchNorm, an intermediate used
 twice, and a bare conv (nothing to fuse: cuDNN's call is as good).
 """
+import functools
+import hashlib
+import json
 import logging
 import operator
+import os
+import statistics
 from dataclasses import dataclass
 
 import torch
@@ -48,16 +53,19 @@ class Decision:
         return f"{self.conv}: {self.chain}: {'tilefuse' if self.fused else 'Inductor'} ({self.why})"
 
 
-def optimize(model, **compile_kwargs):
-    """torch.compile(model, backend="tilefuse", **compile_kwargs)."""
-    return torch.compile(model, backend="tilefuse", **compile_kwargs)
+def optimize(model, *, measure=True, **compile_kwargs):
+    """torch.compile(model, backend="tilefuse", **compile_kwargs); measure=False takes every chain tilefuse
+    can run without timing it against torch's own ops (see Chooser)."""
+    if measure:
+        return torch.compile(model, backend="tilefuse", **compile_kwargs)
+    return torch.compile(model, backend=functools.partial(backend, measure=False), **compile_kwargs)
 
 
-def backend(gm, example_inputs, **kwargs):
+def backend(gm, example_inputs, measure=True, **kwargs):
     """The torch.compile backend: fuse(), then Inductor's compile_fx on the rewritten graph."""
     from torch._inductor.compile_fx import compile_fx
 
-    decisions = fuse(gm, example_inputs)
+    decisions = fuse(gm, example_inputs, chooser=Chooser() if measure else None)
     if decisions and log.isEnabledFor(logging.INFO):
         taken = sum(d.fused for d in decisions)
         log.info("tilefuse.backend: %d of %d convs fused into tilefuse kernels\n  %s", taken, len(decisions),
@@ -65,16 +73,67 @@ def backend(gm, example_inputs, **kwargs):
     return compile_fx(gm, example_inputs, **kwargs)
 
 
-def fuse(gm, example_inputs, *, require_cuda=True):
+class Chooser:
+    """Whether tilefuse's kernel beats torch's own ops on one chain on this device: both timed once on random
+    tensors of the chain's shapes (CUDA events, median), the answer kept on disk beside the JIT cache
+    (<cache>/backend_choices.json, keyed by device, chain and shapes), so each shape is measured once per
+    machine. torch's side runs the chain's ops with the BatchNorm already folded (cuDNN's conv, then the
+    elementwise ops), which is what Inductor lowers it to before fusing the elementwise part."""
+
+    def __init__(self, path=None, timer=None):
+        from .jit.cache import cache_dir
+
+        self.path = path or os.path.join(cache_dir(), "backend_choices.json")
+        self.timer = timer or _median_ms
+        try:
+            with open(self.path) as f:
+                self.known = json.load(f)
+        except (OSError, ValueError):
+            self.known = {}
+
+    def tilefuse_wins(self, signature, ours, theirs):
+        """(whether ours is faster, its ms, theirs ms), measured or remembered for `signature`."""
+        key = hashlib.sha256(json.dumps(signature, sort_keys=True, default=str).encode()).hexdigest()
+        if key not in self.known:
+            self.known[key] = {"signature": signature, "tilefuse_ms": self.timer(ours), "torch_ms": self.timer(theirs)}
+            self._save()
+        entry = self.known[key]
+        return entry["tilefuse_ms"] <= entry["torch_ms"], entry["tilefuse_ms"], entry["torch_ms"]
+
+    def _save(self):
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        temporary = f"{self.path}.{os.getpid()}.tmp"
+        with open(temporary, "w") as f:
+            json.dump(self.known, f, indent=1)
+        os.replace(temporary, self.path)  # readers see a whole file
+
+
+def _median_ms(fn, reps=20):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def fuse(gm, example_inputs, *, require_cuda=True, chooser=None):
     """Rewrites gm's conv chains into tilefuse ops in place; returns a Decision per conv. require_cuda=False
-    lets tests rewrite CPU graphs (whose tilefuse ops then need a CPU kernel registered)."""
+    lets tests rewrite CPU graphs (whose tilefuse ops then need a CPU kernel registered). chooser: a Chooser
+    (or None: take every chain tilefuse can run)."""
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     values = {n: v for n, v in zip(placeholders, example_inputs)}
     frozen = not torch.is_grad_enabled()
     decisions = []
     for node in list(gm.graph.nodes):
         if node.op == "call_function" and node.target in _CONVS and node.graph is gm.graph:
-            decisions.append(_fuse_conv(gm, node, values, frozen, require_cuda, len(decisions)))
+            decisions.append(_fuse_conv(gm, node, values, frozen, require_cuda, len(decisions), chooser))
     gm.graph.lint()
     gm.recompile()
     return decisions
@@ -120,7 +179,7 @@ def _channels_last(value):
     return value is not None and value.dim() == 4 and value.is_contiguous(memory_format=torch.channels_last)
 
 
-def _fuse_conv(gm, conv, values, frozen, require_cuda, index):
+def _fuse_conv(gm, conv, values, frozen, require_cuda, index, chooser=None):
     x, w, b, stride, padding, dilation, groups = _conv_args(conv)
     name = conv.name
     out = _value(conv)
@@ -184,6 +243,25 @@ def _fuse_conv(gm, conv, values, frozen, require_cuda, index):
                            any(a not in values for a in bn.args[1:5] if a is not None)):
         return keep(" -> ".join(chain), "BatchNorm's or the conv's parameters are not graph inputs with values")
 
+    chain_text = " -> ".join(chain)
+    if bn is None and not _channels_last(w_value):
+        return keep(chain_text, "the weight is not channels-last (model.to(memory_format=torch.channels_last))")
+    activation = act_after or act_before or "none"
+    residual_first = act_after is not None
+    measured = ""
+    static = all(isinstance(d, int) for v in (x_value, w_value, out) for d in v.shape)
+    if chooser is not None and static:
+        ours, theirs = _race(x_value, w_value, b is not None or bn is not None, _value(residual) if residual else None,
+                             (_pair(stride), _pair(padding), _pair(dilation)), activation, residual_first)
+        device = torch.cuda.get_device_name(out.device) if out.device.type == "cuda" else str(out.device)
+        signature = {"device": device, "chain": chain_text, "x": _spec(x_value),
+                     "w": _spec(w_value), "stride": _pair(stride), "padding": _pair(padding),
+                     "dilation": _pair(dilation), "activation": activation, "residual_first": residual_first}
+        wins, ours_ms, theirs_ms = chooser.tilefuse_wins(signature, ours, theirs)
+        measured = f"; tilefuse {ours_ms:.4f} ms, torch {theirs_ms:.4f} ms"
+        if not wins:
+            return keep(chain_text, "torch's ops measured faster here" + measured)
+
     graph = gm.graph
     with graph.inserting_before(last):
         if bn is not None:
@@ -191,9 +269,6 @@ def _fuse_conv(gm, conv, values, frozen, require_cuda, index):
             w_node = _constant(gm, f"_tilefuse_w{index}", weight)
             b_node = _constant(gm, f"_tilefuse_b{index}", bias)
         else:
-            if not _channels_last(w_value):
-                return keep(" -> ".join(chain), "the weight is not channels-last (model.to(memory_format="
-                            "torch.channels_last))")
             w_node, b_node = w, b
         args = (x, w_node, b_node, residual, _pair(stride), _pair(padding), _pair(dilation))
         if act_after is not None:
@@ -205,7 +280,41 @@ def _fuse_conv(gm, conv, values, frozen, require_cuda, index):
     for node in reversed(nodes):
         if not node.users:
             graph.erase_node(node)
-    return Decision(name, " -> ".join(chain), True, "one kernel" + (", BatchNorm folded" if bn is not None else ""))
+    return Decision(name, chain_text, True, "one kernel" + (", BatchNorm folded" if bn is not None else "") + measured)
+
+
+def _spec(value):
+    return [list(value.shape), str(value.dtype), list(value.stride())]
+
+
+def _race(x_value, w_value, has_bias, residual_value, geometry, activation, residual_first):
+    """(tilefuse's call, torch's calls) of one chain on random tensors of its shapes, for Chooser."""
+    from .op_common import ACT_TORCH
+
+    stride, padding, dilation = geometry
+
+    def like(value):
+        shape = [int(d) for d in value.shape]  # static shapes only (the caller checked)
+        return torch.randn(shape, dtype=value.dtype, device=value.device).contiguous(memory_format=torch.channels_last)
+
+    x, w = like(x_value), like(w_value)
+    b = torch.randn(w.shape[0], dtype=w.dtype, device=w.device) if has_bias else None
+    r = like(residual_value) if residual_value is not None else None
+    act = ACT_TORCH[activation]
+    if residual_first:
+        def ours():
+            return torch.ops.tilefuse.conv2d_add_act(x, w, b, r, stride, padding, dilation, activation)
+
+        def theirs():
+            return act(F.conv2d(x, w, b, stride, padding, dilation) + r)
+    else:
+        def ours():
+            return torch.ops.tilefuse.conv2d(x, w, b, r, stride, padding, dilation, activation, "require")
+
+        def theirs():
+            y = act(F.conv2d(x, w, b, stride, padding, dilation))
+            return y + r if r is not None else y
+    return ours, theirs
 
 
 def _fold(conv, bn, values, w, b):

@@ -12,6 +12,10 @@ from .epilogue import exp, gelu, sigmoid, tanh, where  # noqa: E402
 from .epilogue.common import ACTIVATIONS, fused  # noqa: E402
 
 _DTYPES = (torch.bfloat16, torch.float16)
+# The activations of ACTIVATIONS as torch computes them (references, and torch's side of a measurement).
+ACT_TORCH = {"none": lambda z: z, "relu": torch.relu, "silu": torch.nn.functional.silu,
+             "gelu": torch.nn.functional.gelu,
+             "gelu_tanh": lambda z: torch.nn.functional.gelu(z, approximate="tanh")}
 
 
 def eager_path(tensors):
