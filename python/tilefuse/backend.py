@@ -11,6 +11,7 @@ internals. The chains taken, on CUDA bf16 / fp16 channels-last tensors:
 
     conv2d -> [BatchNorm, eval, folded] -> [act] -> [+ residual]    tilefuse::conv2d       act(conv + b) + r
     conv2d -> [BatchNorm, eval, folded] -> + residual -> act        tilefuse::conv2d_add_act act(conv + b + r)
+    linear -> [act] -> [+ residual]                                 tilefuse::linear       act(x w^T + b) + r
 
 act: relu, gelu (erf or tanh), silu. BatchNorm folds (in float32, then cast) only in inference: grad mode off
 when the model is compiled, BatchNorm in eval; its parameters are read once, as Inductor's freezing does.
@@ -35,6 +36,7 @@ from . import ops  # noqa: F401 - registers tilefuse::conv2d and tilefuse::conv2
 log = logging.getLogger("tilefuse.backend")
 
 _CONVS = (torch.conv2d, F.conv2d)
+_LINEARS = (F.linear, torch._C._nn.linear)
 _BATCH_NORMS = (F.batch_norm, torch.batch_norm)
 _ADDS = (operator.add, operator.iadd, torch.add)
 _DTYPES = (torch.bfloat16, torch.float16)
@@ -134,6 +136,8 @@ def fuse(gm, example_inputs, *, require_cuda=True, chooser=None):
     for node in list(gm.graph.nodes):
         if node.op == "call_function" and node.target in _CONVS and node.graph is gm.graph:
             decisions.append(_fuse_conv(gm, node, values, frozen, require_cuda, len(decisions), chooser))
+        elif node.op == "call_function" and node.target in _LINEARS and node.graph is gm.graph:
+            decisions.append(_fuse_linear(gm, node, require_cuda, chooser))
     gm.graph.lint()
     gm.recompile()
     return decisions
@@ -281,6 +285,85 @@ def _fuse_conv(gm, conv, values, frozen, require_cuda, index, chooser=None):
         if not node.users:
             graph.erase_node(node)
     return Decision(name, chain_text, True, "one kernel" + (", BatchNorm folded" if bn is not None else "") + measured)
+
+
+def _fuse_linear(gm, linear, require_cuda, chooser):
+    """linear -> [act] -> [+ residual] as one tilefuse::linear (act(x @ w.t() + b) + residual; Hopper GEMM)."""
+    args = list(linear.args) + [linear.kwargs.get("bias")] * (3 - len(linear.args))
+    x, w, b = args[:3]
+    out, w_value = _value(linear), _value(w)
+
+    def keep(chain, why):
+        return Decision(linear.name, chain, False, why)
+
+    if out is None or w_value is None or _value(x) is None:
+        return keep("linear", "no example values for the linear's tensors")
+    if require_cuda and (out.device.type != "cuda" or torch.cuda.get_device_capability(out.device) != (9, 0)):
+        return keep("linear", f"tensors on {out.device}: tilefuse's GEMM runs on sm_90 (H100 / H200)")
+    if out.dtype not in _DTYPES:
+        return keep("linear", f"dtype {out.dtype}: tilefuse's GEMM takes bfloat16 or float16")
+    chain, nodes, last = ["linear"], [linear], linear
+    activation, residual = "none", None
+    nxt = _single_user(last)
+    if nxt is not None and _activation(nxt) is not None:
+        activation = _activation(nxt)
+        chain.append(activation)
+        nodes.append(nxt)
+        last, nxt = nxt, _single_user(nxt)
+    if nxt is not None and nxt.op == "call_function" and nxt.target in _ADDS and len(nxt.args) == 2 and not nxt.kwargs:
+        other = nxt.args[1] if nxt.args[0] is last else nxt.args[0]
+        other_value = _value(other)
+        if other_value is not None and tuple(other_value.shape) == tuple(out.shape) and other_value.dtype == out.dtype:
+            residual = other
+            chain.append("+ residual")
+            nodes.append(nxt)
+            last = nxt
+    chain_text = " -> ".join(chain)
+    if len(nodes) == 1:
+        return keep(chain_text, "nothing to fuse: cuBLASLt's bias epilogue is as good")
+    if any(len(n.users) > 1 for n in nodes[:-1]):
+        return keep(chain_text, "an intermediate is used twice")
+    measured = ""
+    static = all(isinstance(d, int) for v in (_value(x), w_value, out) for d in v.shape)
+    if chooser is not None and static:
+        ours, theirs = _race_linear(_value(x), w_value, b is not None, _value(residual) if residual else None, activation)
+        device = torch.cuda.get_device_name(out.device) if out.device.type == "cuda" else str(out.device)
+        signature = {"device": device, "chain": chain_text, "x": _spec(_value(x)), "w": _spec(w_value),
+                     "activation": activation}
+        wins, ours_ms, theirs_ms = chooser.tilefuse_wins(signature, ours, theirs)
+        measured = f"; tilefuse {ours_ms:.4f} ms, torch {theirs_ms:.4f} ms"
+        if not wins:
+            return keep(chain_text, "torch's ops measured faster here" + measured)
+    graph = gm.graph
+    with graph.inserting_before(last):
+        fused = graph.call_function(torch.ops.tilefuse.linear.default, (x, w, b, residual, activation))
+    fused.meta.update({k: v for k, v in last.meta.items() if k in ("example_value", "val", "stack_trace")})
+    last.replace_all_uses_with(fused)
+    for node in reversed(nodes):
+        if not node.users:
+            graph.erase_node(node)
+    return Decision(linear.name, chain_text, True, "one kernel" + measured)
+
+
+def _race_linear(x_value, w_value, has_bias, residual_value, activation):
+    """(tilefuse's call, torch's calls) of one linear chain on random tensors of its shapes, for Chooser."""
+    from .op_common import ACT_TORCH
+
+    def like(value):
+        return torch.randn([int(d) for d in value.shape], dtype=value.dtype, device=value.device)
+
+    x, w = like(x_value), like(w_value)
+    b = torch.randn(w.shape[0], dtype=w.dtype, device=w.device) if has_bias else None
+    r = like(residual_value) if residual_value is not None else None
+    act = ACT_TORCH[activation]
+
+    def ours():
+        return torch.ops.tilefuse.linear(x, w, b, r, activation)
+
+    def theirs():
+        y = act(F.linear(x, w, b))
+        return y + r if r is not None else y
+    return ours, theirs
 
 
 def _spec(value):

@@ -58,9 +58,14 @@ def cpu_kernels():
     def add_act(x, w, b, r, stride, padding, dilation, activation="none"):
         return ACT[activation](F.conv2d(x, w, b, stride, padding, dilation) + r).contiguous(memory_format=CL)
 
+    def linear(x, w, b, r, activation="none"):
+        y = ACT[activation](F.linear(x, w, b))
+        return y + r if r is not None else y
+
     with torch.library._scoped_library("tilefuse", "IMPL") as lib:
         lib.impl("conv2d", conv2d, "CPU")
         lib.impl("conv2d_add_act", add_act, "CPU")
+        lib.impl("linear", linear, "CPU")
         yield
 
 
@@ -157,3 +162,29 @@ def test_each_chain_goes_to_whichever_measures_faster_and_is_remembered(cpu_kern
         lost = tb.fuse(gm, inputs, require_cuda=False, chooser=tb.Chooser(str(tmp_path / "other.json"), slower))
     assert not any(d.fused for d in lost)
     assert any("torch's ops measured faster" in d.why for d in lost)
+
+
+class Mlp(nn.Module):
+    def __init__(self, d=32):
+        super().__init__()
+        self.up, self.down, self.out = nn.Linear(d, 4 * d), nn.Linear(4 * d, d), nn.Linear(d, d)
+
+    def forward(self, x):
+        y = self.down(F.gelu(self.up(x))) + x  # linear -> gelu, then linear -> + residual
+        return self.out(y)                     # a bare linear: left to Inductor
+
+
+def test_linear_chains_fuse(cpu_kernels):
+    torch.manual_seed(0)
+    model = Mlp().eval().to(torch.bfloat16)
+    x = torch.randn(4, 8, 32).to(torch.bfloat16)
+    with torch.no_grad():
+        gm, inputs = capture(model, x)
+        decisions = tb.fuse(gm, inputs, require_cuda=False)
+        by_chain = {d.chain: d for d in decisions}
+        assert by_chain["linear -> gelu"].fused and by_chain["linear -> + residual"].fused
+        assert not by_chain["linear"].fused and "nothing to fuse" in by_chain["linear"].why
+        targets = [n.target for n in gm.graph.nodes if n.op == "call_function"]
+        assert targets.count(torch.ops.tilefuse.linear.default) == 2
+        got, want = gm(*inputs)[0], model(x)
+    assert torch.allclose(got.float(), want.float(), rtol=2e-2, atol=2e-2), (got - want).abs().max()
