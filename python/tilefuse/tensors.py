@@ -476,6 +476,21 @@ def _expected_strides(shape, order) -> tuple:
     return tuple(strides)
 
 
+def _nhwc_view(info):
+    """Whether an (N, C, H, W) tensor is laid out NHWC in memory, gaps allowed: channels innermost with unit
+    stride, then W, H and N, each stepping past the one inside it (a view of channels-last storage)."""
+    dims = [(size, stride) for axis in (1, 3, 2, 0)  # C, W, H, N: innermost first
+            for size, stride in [(info.shape[axis], info.strides[axis])] if size > 1]
+    if info.shape[1] > 1 and info.strides[1] != 1:
+        return False
+    reach = 1
+    for size, stride in dims:
+        if stride < reach:
+            return False
+        reach = stride * size
+    return True
+
+
 def check_conv_activation(x, name: str = "x", *, layout: str = "require", shape_order: str = "NCHW"):
     """Return `x` as an NHWC tensor for a convolution: `x` itself when it already is one, a channels-last
     copy when `layout="convert"` (torch tensors only), else a TensorArgumentError naming the expected
@@ -500,6 +515,10 @@ def check_conv_activation(x, name: str = "x", *, layout: str = "require", shape_
         ok = is_channels_last(info, shape_order)
     if ok:
         return x
+    if torch is not None and shape_order == "NCHW" and _nhwc_view(info):
+        # A strided or sliced view of channels-last storage (x[:, :, 1:], a crop, every other image): NHWC
+        # in memory order, not packed. torch's own conv copies such a view; so does this, into packed NHWC.
+        return x.contiguous(memory_format=torch.channels_last)
     order = _CHANNELS_LAST_ORDER if shape_order == "NCHW" else _ROW_MAJOR_ORDER
     want = _expected_strides(info.shape, order)
     if layout == "require":

@@ -242,3 +242,26 @@ def test_dlpack_operands():
     x, w, geo = tensors((2, 16, 8, 8, 32, 3, 3, 1, 1, 1), torch.bfloat16, seed=8)
     y = tilefuse.Conv2d(padding=1).run(DLPackOnly(x), DLPackOnly(w))
     check(y, F.conv2d(x.double(), w.double(), **geo), F.conv2d(x, w, **geo), "DLPack operands")
+
+
+@pytest.mark.parametrize("mode", ["fprop", "dgrad", "wgrad"])
+def test_views_of_channels_last_tensors_run(mode):
+    """A crop and a batch stride of channels-last tensors run, as torch's conv runs them (copied packed)."""
+    big_x, w, geo = tensors((4, 64, 18, 18, 64, 3, 3, 1, 1, 1), torch.bfloat16, seed=7)
+    x = big_x[::2, :, 1:17, 1:17]  # not packed: every other image, a 16 x 16 crop
+    out = F.conv2d(x, w, **geo)
+    dy = torch.randn(out.shape[0] * 2, *out.shape[1:], device="cuda").to(torch.bfloat16)
+    dy = dy.contiguous(memory_format=CL)[::2]
+    poison()
+    if mode == "fprop":
+        got = tilefuse.Conv2d("fprop", **geo).run(x, w)
+        ref, same = F.conv2d(x.double(), w.double(), **geo), out
+    elif mode == "dgrad":
+        got = tilefuse.Conv2d("dgrad", **geo).run(dy, w, input_size=tuple(x.shape))
+        ref = torch.nn.grad.conv2d_input(x.shape, w.double(), dy.double(), **geo)
+        same = torch.nn.grad.conv2d_input(x.shape, w, dy, **geo)
+    else:
+        got = tilefuse.Conv2d("wgrad", kernel_size=(3, 3), **geo).run(dy, x)
+        ref = torch.nn.grad.conv2d_weight(x.double(), w.shape, dy.double(), **geo)
+        same = torch.nn.grad.conv2d_weight(x, w.shape, dy, **geo)
+    check(got, ref, same, f"{mode} on views")

@@ -612,3 +612,18 @@ def test_torch_gemm_on_two_gpus():
     error(check_gemm_operands, a, b, allowed_dtypes=HALF, needles=("a on cuda:0, b on cuda:1", "b.to('cuda:0')"))
     plan = check_gemm_operands(a.to("cuda:1"), b, allowed_dtypes=HALF)
     assert plan.device_index == 1
+
+
+def test_views_of_channels_last_storage_are_copied_packed_not_refused():
+    """A crop, a batch stride or a channel slice of a channels-last tensor is NHWC in memory order with
+    gaps: torch's conv takes it (copying), so does check_conv_activation; other orders stay refused."""
+    torch = pytest.importorskip("torch")
+    cl = torch.channels_last
+    x = torch.randn(4, 8, 10, 12).contiguous(memory_format=cl)
+    for view in (x[:, :, 1:, 2:], x[::2], x[:, 2:6], x[1:3, :, ::2]):
+        y = check_conv_activation(view, "x")
+        assert y is not view and y.is_contiguous(memory_format=cl) and torch.equal(y, view)
+    assert check_conv_activation(x, "x") is x  # packed: no copy
+    for other in (torch.randn(4, 8, 10, 12), x.transpose(2, 3)):
+        with pytest.raises(TensorArgumentError, match="NHWC in memory"):
+            check_conv_activation(other, "x")
