@@ -13,7 +13,8 @@ internals. The chains taken, on CUDA bf16 / fp16 channels-last tensors:
     conv2d -> [BatchNorm, eval, folded] -> + residual -> act        tilefuse::conv2d_add_act act(conv + b + r)
     linear -> [act] -> [+ residual]                                 tilefuse::linear       act(x w^T + b) + r
 
-act: relu, gelu (erf or tanh), silu. BatchNorm folds (in float32, then cast) only in inference: grad mode off
+act: relu, gelu (erf or tanh), silu, sigmoid, hardswish, relu6 (or F.hardtanh / clamp to [0, 6]).
+BatchNorm folds (in float32, then cast) only in inference: grad mode off
 when the model is compiled, BatchNorm in eval; its parameters are read once, as Inductor's freezing does.
 Left to Inductor, and said why at INFO on the logger "tilefuse.backend": groups != 1, string padding, a dtype
 or device without a kernel, tensors that are not channels-last, training-mode BatchNorm, an intermediate used
@@ -172,11 +173,33 @@ def _activation(node):
             return "relu"
         if node.target is F.silu:
             return "silu"
+        if node.target in (torch.sigmoid, F.sigmoid):
+            return "sigmoid"
+        if node.target is F.hardswish:
+            return "hardswish"
+        if node.target is F.relu6:
+            return "relu6"
+        if node.target in (F.hardtanh, torch.clamp) and _bounds(node) == (0.0, 6.0):
+            return "relu6"
         if node.target is F.gelu:
             return "gelu_tanh" if node.kwargs.get("approximate", "none") == "tanh" else "gelu"
     if node.op == "call_method" and node.target in ("relu", "relu_"):
         return "relu"
+    if node.op == "call_method" and node.target == "sigmoid":
+        return "sigmoid"
     return None
+
+
+def _bounds(node):
+    """(min, max) of an F.hardtanh / torch.clamp call, as floats (None where missing or not a number)."""
+    names = ("min_val", "max_val") if node.target is F.hardtanh else ("min", "max")
+    defaults = (-1.0, 1.0) if node.target is F.hardtanh else (None, None)
+    values = list(node.args[1:3]) + [node.kwargs.get(n, d) for n, d in zip(names[len(node.args) - 1:],
+                                                                            defaults[len(node.args) - 1:])]
+    try:
+        return tuple(float(v) for v in values[:2])
+    except (TypeError, ValueError):
+        return None
 
 
 def _channels_last(value):

@@ -20,7 +20,8 @@ class Linear(torch.nn.Linear):
         y = act(x @ weight.t() + bias) + residual        (torch.ops.tilefuse.linear; differentiable)
 
     Parameters and initialisation are torch.nn.Linear's (it is a subclass, so state dicts load both ways and
-    isinstance(m, torch.nn.Linear) holds). activation: None, "relu", "gelu" (erf), "gelu_tanh" or "silu".
+    isinstance(m, torch.nn.Linear) holds). activation: None or one of tilefuse.ops.ACTIVATIONS ("relu", "gelu"
+    (erf), "gelu_tanh", "silu", "sigmoid", "hardswish", "relu6").
     residual, when given, must have the output's shape and is added after the activation. Run it in bf16 or
     fp16 on an H100 / H200 (module.to("cuda", torch.bfloat16)), or in float32 under torch.autocast("cuda")
     (inputs and parameters cast to the autocast dtype, as torch.nn.Linear's); float32 otherwise is refused

@@ -15,7 +15,8 @@ _DTYPES = (torch.bfloat16, torch.float16)
 # The activations of ACTIVATIONS as torch computes them (references, and torch's side of a measurement).
 ACT_TORCH = {"none": lambda z: z, "relu": torch.relu, "silu": torch.nn.functional.silu,
              "gelu": torch.nn.functional.gelu,
-             "gelu_tanh": lambda z: torch.nn.functional.gelu(z, approximate="tanh")}
+             "gelu_tanh": lambda z: torch.nn.functional.gelu(z, approximate="tanh"), "sigmoid": torch.sigmoid,
+             "hardswish": torch.nn.functional.hardswish, "relu6": torch.nn.functional.relu6}
 
 
 def eager_path(tensors):
@@ -60,6 +61,13 @@ def _dact(activation, z, grad):
         # Phi(z) + z * phi(z); Phi(z) = gelu(z) / z (no erf among the epilogue functions), 0.5 at z = 0.
         cdf = where(z == 0.0, 0.5, gelu(z) / z)
         return grad * (cdf + z * (exp(-0.5 * z * z) * _INV_SQRT_2PI))
+    if activation == "sigmoid":
+        s = sigmoid(z)
+        return grad * (s * (1.0 - s))
+    if activation == "hardswish":  # torch's hardswish_backward: 0 below -3, z / 3 + 1 / 2 up to 3, 1 above
+        return grad * where(z < -3.0, 0.0, where(z <= 3.0, z * (1.0 / 3.0) + 0.5, 1.0))
+    if activation == "relu6":  # hardtanh_backward: the gradient where 0 < z < 6, 0 elsewhere
+        return where(z <= 0.0, 0.0, where(z >= 6.0, 0.0, grad))
     if activation == "gelu_tanh":
         t = tanh(_SQRT_2_OVER_PI * (z + _KAPPA * z * z * z))
         left = 0.5 * (1.0 + t)

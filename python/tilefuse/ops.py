@@ -323,7 +323,7 @@ def linear(x, weight, bias=None, residual=None, activation=None):
     """y = act(x @ weight.t() + bias) + residual on tilefuse's Hopper GEMM (torch.ops.tilefuse.linear), as
     torch.nn.functional.linear with a fused activation and residual. x: (..., in_features); weight:
     (out_features, in_features); bias: (out_features,) or None; residual: y's shape or None; activation: None,
-    "relu", "gelu", "gelu_tanh" or "silu". bf16 / fp16 on an sm_90 GPU (or float32 under
+    "relu", "gelu", "gelu_tanh", "silu", "sigmoid", "hardswish" or "relu6". bf16 / fp16 on an sm_90 GPU (or float32 under
     torch.autocast("cuda"), cast to its dtype); differentiable."""
     return torch.ops.tilefuse.linear(*autocast(x, weight, bias, residual), activation_name(activation))
 

@@ -26,7 +26,8 @@ from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
 BF16 = torch.bfloat16
 F = torch.nn.functional
 TORCH_ACT = {"none": lambda z: z, "relu": torch.relu, "gelu": F.gelu, "silu": F.silu,
-             "gelu_tanh": lambda z: F.gelu(z, approximate="tanh")}
+             "gelu_tanh": lambda z: F.gelu(z, approximate="tanh"), "sigmoid": torch.sigmoid,
+             "hardswish": F.hardswish, "relu6": F.relu6}
 
 # ------------------------------------------------------------------------------------- CPU reference kernels
 

@@ -4,10 +4,23 @@ give the same C++ trees, so the kernels tilefuse.jit.prebuilt builds at install 
     fused(activation, has_bias, has_residual)   act(acc + bias) + residual
     fused(..., residual_first=True)             act(acc + bias + residual)   (a ResNet block's last conv)
 """
-from .functions import gelu, gelu_tanh, relu, silu
+from .functions import clamp, gelu, gelu_tanh, relu, sigmoid, silu
 
-ACTIVATIONS = ("none", "relu", "gelu", "gelu_tanh", "silu")
-ACT = {"none": lambda z: z, "relu": relu, "gelu": gelu, "gelu_tanh": gelu_tanh, "silu": silu}
+ACTIVATIONS = ("none", "relu", "gelu", "gelu_tanh", "silu", "sigmoid", "hardswish", "relu6")
+
+
+def _hardswish(z):
+    """z * relu6(z + 3) / 6 (torch.nn.functional.hardswish)."""
+    return z * clamp(z + 3.0, 0.0, 6.0) * (1.0 / 6.0)
+
+
+def _relu6(z):
+    """min(max(z, 0), 6) (torch.nn.functional.relu6, nn.ReLU6)."""
+    return clamp(z, 0.0, 6.0)
+
+
+ACT = {"none": lambda z: z, "relu": relu, "gelu": gelu, "gelu_tanh": gelu_tanh, "silu": silu, "sigmoid": sigmoid,
+       "hardswish": _hardswish, "relu6": _relu6}
 
 
 def fused(activation="none", has_bias=False, has_residual=False, residual_first=False):
