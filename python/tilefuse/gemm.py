@@ -112,11 +112,15 @@ class Gemm:
     def plan(self, a, b, **arguments):
         """The Operation that run(a, b, **arguments) launches (compiled or taken from the cache)."""
         check_epilogue_arguments(self.epilogue, arguments, "tilefuse.Gemm", ignore=self._MAINLOOP_ARGUMENTS)
-        return self._plan(self._check(a, b), arguments)
+        ops = self._check(a, b)
+        if self._CONVERTS and (not ops.aligned or ops.layout_a != ROW_MAJOR or ops.layout_b != COLUMN_MAJOR):
+            ops = self._check(*hopper_operands(a, b))  # as run() copies them
+        return self._plan(ops, arguments)
 
     # What the op takes and how it picks its kernel (tilefuse.scaled_mm's FP8 op changes these).
     _OPERAND_DTYPES = _ELEMENTS
     _MIXED_FP8 = False
+    _CONVERTS = True  # operands of other layouts or unaligned k are copied (not for FP8: its scales index k)
     # Arguments the mainloop reads (block-wise FP8 scales), not inputs of the epilogue function.
     _MAINLOOP_ARGUMENTS = ()
 
@@ -195,9 +199,17 @@ class Gemm:
             raise TensorArgumentError(f"tilefuse.Gemm's Python path runs the Hopper kernel (sm_90: H100 / H200); "
                                       f"cuda:{ops.device_index} is sm_{major}x. The sm_80 kernel is reachable from "
                                       "C++ (gemm::Gemm) and from tilefuse.emit.pytorch extensions")
-        if not ops.aligned:
-            raise TensorArgumentError("the Hopper GEMM needs 16-byte-aligned operands: " + "; ".join(ops.alignment_notes)
-                                      + ". Pad k to a multiple of 8 elements or copy the tensors")
+        converted = False
+        if not ops.aligned or ops.layout_a != ROW_MAJOR or ops.layout_b != COLUMN_MAJOR:
+            if not self._CONVERTS:
+                raise TensorArgumentError("the Hopper GEMM needs 16-byte-aligned operands: "
+                                          + "; ".join(ops.alignment_notes) + ". Pad k to a multiple of 8 elements or "
+                                          "copy the tensors")
+            # Any layout and any k run, as torch.matmul's do: the operands are copied into the kernel's
+            # layouts, k zero-padded to whole 16-byte pieces (the sum is unchanged).
+            a, b = hopper_operands(a, b)
+            ops = self._check(a, b)
+            converted = True
         torch = _torch()
         operation = self._plan(ops, arguments)
         kernel, layout = operation.kernel_on(ops.device_index)
@@ -207,7 +219,7 @@ class Gemm:
         launch = self._pack(operation, kernel, layout, ops, arguments, outputs, sm_count)
         launch.run(ops.device_index, current_raw_stream(ops.device_index), call_pointers(a, b, arguments, outputs),
                    arguments)
-        if key is not None:
+        if key is not None and not converted:
             self._warm[key] = WarmCall(ops.device_index, [launch], specs)
         if set(outputs) == {"D"}:
             return outputs["D"]
@@ -256,6 +268,31 @@ class Gemm:
         pack_epilogue(params, layout["nodes"], arguments, outputs, ops.device_index, ops.batch, record=launch)
         launch.template = bytes(params)
         return launch
+
+
+def hopper_operands(a, b):
+    """(a, b) in the Hopper GEMM's layouts, copied only where needed: a (..., m, k) row-major and b (..., k, n)
+    K-major (b.transpose(-1, -2) row-major), both with k zero-padded to a multiple of 8 elements and 16-byte
+    aligned leading dimensions and bases. Torch tensors (a copy needs torch)."""
+    if not (hasattr(a, "new_zeros") and hasattr(b, "new_zeros")):
+        raise TensorArgumentError("tilefuse.Gemm: these operands are not in the Hopper GEMM's layouts (a row-major, b "
+                                  "K-major, k a multiple of 8), and copying them needs torch tensors")
+    k = a.shape[-1]
+    kp = -(-k // 8) * 8
+
+    def fits(t):  # (..., rows, k) with unit stride along k, rows 16 bytes apart, an aligned base
+        rows_apart = t.stride(-2) if t.shape[-2] > 1 else kp
+        batch_ok = t.dim() == 2 or t.shape[0] == 1 or t.stride(0) % 8 == 0
+        return t.shape[-1] == kp and t.stride(-1) == 1 and rows_apart % 8 == 0 and batch_ok and t.data_ptr() % 16 == 0
+
+    def copied(t):  # t: (..., rows, k) -> packed (..., rows, kp), zeros beyond k
+        if fits(t):
+            return t
+        out = t.new_zeros((*t.shape[:-1], kp)) if kp != k else t.new_empty((*t.shape[:-1], kp))
+        out[..., :k] = t
+        return out
+
+    return copied(a), copied(b.transpose(-1, -2)).transpose(-1, -2)
 
 
 _COMPILED = {}  # (tree, element, element_b, config) -> Operation, shared by every Gemm of this process

@@ -97,3 +97,30 @@ def test_epilogue_tensor_layouts_are_checked_against_the_problem():
         layout_of("s", "col_broadcast", (64, 1), (0, 1), 1)  # an expanded vector
     with pytest.raises(TensorArgumentError, match="batch dimension of 2"):
         layout_of("s", "col_broadcast", (2, 64, 1), (64, 1, 1), 4)
+
+
+def test_operands_of_any_layout_and_k_are_copied_into_the_hopper_layouts():
+    """hopper_operands: a row-major, b K-major, k zero-padded to a multiple of 8, copies only where needed;
+    the product is unchanged."""
+    torch = pytest.importorskip("torch")
+    from tilefuse.gemm import hopper_operands
+
+    def product(a, b):
+        return a.double() @ b.double()
+
+    cases = {
+        "aligned, kernel layouts": (torch.randn(6, 16), torch.randn(5, 16).t()),
+        "odd k": (torch.randn(6, 13), torch.randn(5, 13).t()),
+        "row-major b": (torch.randn(6, 16), torch.randn(16, 5)),
+        "transposed a": (torch.randn(16, 6).t(), torch.randn(5, 16).t()),
+        "batched, odd k, strided": (torch.randn(3, 6, 26)[:, :, ::2], torch.randn(3, 13, 5)),
+        "shared b (batch stride 0)": (torch.randn(3, 6, 16), torch.randn(1, 5, 16).transpose(-1, -2).expand(3, 16, 5)),
+    }
+    for name, (a, b) in cases.items():
+        a2, b2 = hopper_operands(a, b)
+        k2 = a2.shape[-1]
+        assert k2 % 8 == 0 and b2.shape[-2] == k2, name
+        assert a2.stride(-1) == 1 and b2.stride(-2) == 1, name  # a row-major, b K-major
+        assert torch.allclose(product(a2, b2), product(a, b)), name
+        if name == "aligned, kernel layouts":
+            assert a2 is a and b2.data_ptr() == b.data_ptr()  # nothing copied
