@@ -113,7 +113,7 @@ class Gemm:
         """The Operation that run(a, b, **arguments) launches (compiled or taken from the cache)."""
         check_epilogue_arguments(self.epilogue, arguments, "tilefuse.Gemm", ignore=self._MAINLOOP_ARGUMENTS)
         ops = self._check(a, b)
-        if self._CONVERTS and (not ops.aligned or ops.layout_a != ROW_MAJOR or ops.layout_b != COLUMN_MAJOR):
+        if self._CONVERTS and (not ops.aligned or ops.layout_a != ROW_MAJOR or ops.layout_b != COLUMN_MAJOR or ops.k == 0):
             ops = self._check(*hopper_operands(a, b))  # as run() copies them
         return self._plan(ops, arguments)
 
@@ -125,7 +125,8 @@ class Gemm:
     _MAINLOOP_ARGUMENTS = ()
 
     def _check(self, a, b):
-        return check_gemm_operands(a, b, allowed_dtypes=self._OPERAND_DTYPES, mixed_fp8=self._MIXED_FP8)
+        return check_gemm_operands(a, b, allowed_dtypes=self._OPERAND_DTYPES, mixed_fp8=self._MIXED_FP8,
+                                   empty_k=self._CONVERTS)
 
     def _choose(self, ops, device):
         """(tile name, (C++ config, tile m, n, k), why) for the problem: the C++ planner's plan."""
@@ -200,7 +201,7 @@ class Gemm:
                                       f"cuda:{ops.device_index} is sm_{major}x. The sm_80 kernel is reachable from "
                                       "C++ (gemm::Gemm) and from tilefuse.emit.pytorch extensions")
         converted = False
-        if not ops.aligned or ops.layout_a != ROW_MAJOR or ops.layout_b != COLUMN_MAJOR:
+        if not ops.aligned or ops.layout_a != ROW_MAJOR or ops.layout_b != COLUMN_MAJOR or ops.k == 0:
             if not self._CONVERTS:
                 raise TensorArgumentError("the Hopper GEMM needs 16-byte-aligned operands: "
                                           + "; ".join(ops.alignment_notes) + ". Pad k to a multiple of 8 elements or "
@@ -272,13 +273,13 @@ class Gemm:
 
 def hopper_operands(a, b):
     """(a, b) in the Hopper GEMM's layouts, copied only where needed: a (..., m, k) row-major and b (..., k, n)
-    K-major (b.transpose(-1, -2) row-major), both with k zero-padded to a multiple of 8 elements and 16-byte
-    aligned leading dimensions and bases. Torch tensors (a copy needs torch)."""
+    K-major (b.transpose(-1, -2) row-major), both with k zero-padded to a multiple of 8 elements (at least 8:
+    k = 0 becomes zeros) and 16-byte aligned leading dimensions and bases. Torch tensors (a copy needs torch)."""
     if not (hasattr(a, "new_zeros") and hasattr(b, "new_zeros")):
         raise TensorArgumentError("tilefuse.Gemm: these operands are not in the Hopper GEMM's layouts (a row-major, b "
                                   "K-major, k a multiple of 8), and copying them needs torch tensors")
     k = a.shape[-1]
-    kp = -(-k // 8) * 8
+    kp = max(-(-k // 8) * 8, 8)  # k = 0 pads to 8 zeros: the kernel then gives acc = 0, as torch's a @ b
 
     def fits(t):  # (..., rows, k) with unit stride along k, rows 16 bytes apart, an aligned base
         rows_apart = t.stride(-2) if t.shape[-2] > 1 else kp

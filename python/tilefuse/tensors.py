@@ -372,10 +372,12 @@ def _dtype_set(allowed_dtypes) -> tuple:
     return tuple(dict.fromkeys(element_type(d, what="allowed_dtypes entry").name for d in allowed_dtypes))
 
 
-def check_gemm_operands(a, b, d=None, *, allowed_dtypes, out_dtypes=None, mixed_fp8=False) -> GemmOperands:
+def check_gemm_operands(a, b, d=None, *, allowed_dtypes, out_dtypes=None, mixed_fp8=False,
+                        empty_k=False) -> GemmOperands:
     """Check a GEMM's operands D = A @ B: A (m, k), B (k, n), D (m, n), each optionally with a batch size in
     front (a rank-2 operand, or a batch size of 1, is shared by the batch). `allowed_dtypes`: the element
-    types the operation takes for a and b (names or torch / numpy dtypes); `out_dtypes`: the same for d
+    types the operation takes for a and b (names or torch / numpy dtypes); `out_dtypes`: the same for d;
+    empty_k: k = 0 is allowed (the caller pads k, so that the epilogue sees acc = 0, as torch's a @ b is 0)
     (None: any). Raises TensorArgumentError for what the kernels cannot take; misalignment is reported in
     the result (`aligned`, `alignment_notes`), not refused. mixed_fp8: a and b may be different FP8 types
     (e4m3 x e5m2, as torch._scaled_mm allows); the result's dtype is a's, b's is b.dtype."""
@@ -397,7 +399,7 @@ def check_gemm_operands(a, b, d=None, *, allowed_dtypes, out_dtypes=None, mixed_
                                   "to share one matrix)")
     batch = batches.pop() if batches else 1
     batched = ia.rank == 3 or ib.rank == 3
-    if min(m, n, k, batch) < 1:
+    if min(m, n, batch) < 1 or (k < 1 and not empty_k):
         raise TensorArgumentError(f"a has shape {ia.shape} and b has shape {ib.shape}: the problem (m, n, k, batch)"
                                   f" = ({m}, {n}, {k}, {batch}) is empty; tilefuse needs every size >= 1 (skip the "
                                   "call, or fill d yourself when k = 0)")

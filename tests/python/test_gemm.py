@@ -115,6 +115,7 @@ def test_operands_of_any_layout_and_k_are_copied_into_the_hopper_layouts():
         "transposed a": (torch.randn(16, 6).t(), torch.randn(5, 16).t()),
         "batched, odd k, strided": (torch.randn(3, 6, 26)[:, :, ::2], torch.randn(3, 13, 5)),
         "shared b (batch stride 0)": (torch.randn(3, 6, 16), torch.randn(1, 5, 16).transpose(-1, -2).expand(3, 16, 5)),
+        "k = 0": (torch.randn(6, 0), torch.randn(0, 5)),
     }
     for name, (a, b) in cases.items():
         a2, b2 = hopper_operands(a, b)

@@ -134,7 +134,7 @@ def test_describe():
     assert "sm90 TMA + WGMMA" in op.describe() and "tile" in op.describe()
 
 
-@pytest.mark.parametrize("m,n,k", [(4095, 4097, 4093), (127, 255, 8191), (33, 17, 5), (1, 64, 100)])
+@pytest.mark.parametrize("m,n,k", [(4095, 4097, 4093), (127, 255, 8191), (33, 17, 5), (1, 64, 100), (40, 24, 0)])
 def test_any_layout_and_odd_k_run(m, n, k):
     """Operands TMA cannot describe as given (odd k, a row-major b, a transposed a, 2-byte offsets) run, as
     torch.matmul's do: copied into the kernel's layouts with k zero-padded, with the epilogue applied."""
