@@ -20,6 +20,8 @@
 #include <tilefuse/gemm/device/sm90_operand_map.hpp>
 #include <tilefuse/runtime/host_adapter.hpp>
 
+#include "conv_values.hpp"
+
 namespace nb = nanobind;
 
 namespace {
@@ -66,20 +68,14 @@ nb::tuple encode_conv_sm90_operands(std::string const& mode, std::vector<std::in
                                     std::string const& element, std::string const& tile, bool im2col, bool half_k,
                                     bool pointwise, std::uintptr_t a, std::uintptr_t b) {
   using namespace tilefuse::conv;
-  if (geometry.size() != 13) throw std::invalid_argument("tilefuse: a conv geometry has 13 integers");
-  tilefuse::Conv2dProblem p;
-  p.mode = mode == "fprop" ? tilefuse::ConvMode::kFprop : mode == "dgrad" ? tilefuse::ConvMode::kDgrad : tilefuse::ConvMode::kWgrad;
-  p.N = geometry[0], p.H = geometry[1], p.W = geometry[2], p.C = geometry[3], p.K = geometry[4], p.R = geometry[5];
-  p.S = geometry[6], p.pad_h = geometry[7], p.pad_w = geometry[8], p.stride_h = geometry[9], p.stride_w = geometry[10];
-  p.dilation_h = geometry[11], p.dilation_w = geometry[12];
+  tilefuse::Conv2dProblem const p = tilefuse_python::conv_problem(mode, geometry);
   ConvPlan plan;
   std::optional<ConvSm90Tile> const t = conv_sm90_tile_named(tile);
   if (!t) throw std::invalid_argument("tilefuse: no Hopper conv tile named '" + tile + "'");
   plan.sm90_tile = *t;
   plan.im2col = im2col, plan.half_k = half_k, plan.pointwise = pointwise;
-  ConvElement const e = element == "bfloat16" ? ConvElement::kBfloat16
-                        : element == "float16" ? ConvElement::kFloat16
-                        : throw std::invalid_argument("tilefuse: the Hopper conv from Python takes bfloat16 or float16");
+  ConvElement const e = tilefuse_python::conv_element(element);
+  if (!is_16bit(e)) throw std::invalid_argument("tilefuse: the Hopper conv from Python takes bfloat16 or float16");
   alignas(64) tilefuse::arch::TmaDescriptor map_a{}, map_b{};
   int tiled = 0;
   bool const has_a = im2col || p.mode != tilefuse::ConvMode::kFprop;
@@ -92,12 +88,8 @@ nb::tuple encode_conv_sm90_operands(std::string const& mode, std::vector<std::in
 // The ConvGeometry (15 ints: N, H, W, C, K, R, S, P, Q, pads, strides, dilations) the Hopper kernel of
 // `mode` reads: dgrad's is that of its equivalent fprop (dgrad_as_fprop), the others the problem's own.
 std::vector<std::int64_t> conv_sm90_geometry(std::string const& mode, std::vector<std::int64_t> const& g) {
-  if (g.size() != 13) throw std::invalid_argument("tilefuse: a conv geometry has 13 integers");
-  tilefuse::Conv2dProblem p;
-  p.mode = tilefuse::ConvMode::kDgrad;
-  p.N = g[0], p.H = g[1], p.W = g[2], p.C = g[3], p.K = g[4], p.R = g[5], p.S = g[6], p.pad_h = g[7], p.pad_w = g[8];
-  p.stride_h = g[9], p.stride_w = g[10], p.dilation_h = g[11], p.dilation_w = g[12];
-  tilefuse::Conv2dProblem const f = mode == "dgrad" ? tilefuse::dgrad_as_fprop(p) : p;
+  tilefuse::Conv2dProblem const p = tilefuse_python::conv_problem(mode, g);
+  tilefuse::Conv2dProblem const f = p.mode == tilefuse::ConvMode::kDgrad ? tilefuse::dgrad_as_fprop(p) : p;
   return {f.N, f.H, f.W, f.C, f.K, f.R, f.S, f.P(), f.Q(), f.pad_h, f.pad_w, f.stride_h, f.stride_w, f.dilation_h, f.dilation_w};
 }
 

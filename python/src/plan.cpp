@@ -17,6 +17,8 @@
 #include <tilefuse/conv/device/conv2d_sm90_launch.hpp>
 #include <tilefuse/gemm/device/gemm_plan.hpp>
 
+#include "conv_values.hpp"
+
 namespace nb = nanobind;
 using namespace nb::literals;
 
@@ -29,21 +31,8 @@ using tilefuse::conv::ConvElement;
 using DeviceTuple = std::tuple<int, int, int>;
 DeviceFacts device_of(DeviceTuple const& d) { return {std::get<0>(d), std::get<1>(d), std::get<2>(d)}; }
 
-ConvElement conv_element(std::string const& name) {
-  if (name == "bfloat16") return ConvElement::kBfloat16;
-  if (name == "float16") return ConvElement::kFloat16;
-  if (name == "float8_e4m3") return ConvElement::kE4m3;
-  if (name == "float8_e5m2") return ConvElement::kE5m2;
-  if (name == "float32") return ConvElement::kFloat32;
-  throw std::invalid_argument("tilefuse: the conv planner has no element type '" + name + "'");
-}
-
-tilefuse::ConvMode conv_mode(std::string const& name) {
-  if (name == "fprop") return tilefuse::ConvMode::kFprop;
-  if (name == "dgrad") return tilefuse::ConvMode::kDgrad;
-  if (name == "wgrad") return tilefuse::ConvMode::kWgrad;
-  throw std::invalid_argument("tilefuse: mode '" + name + "' is not fprop, dgrad or wgrad");
-}
+using tilefuse_python::conv_element;
+using tilefuse_python::conv_mode;
 
 // geometry: N, H, W, C, K, R, S, pad_h, pad_w, stride_h, stride_w, dilation_h, dilation_w.
 using Geometry = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,

@@ -99,11 +99,15 @@ class Chooser:
         key = hashlib.sha256(json.dumps(signature, sort_keys=True, default=str).encode()).hexdigest()
         if key not in self.known:
             self.known[key] = {"signature": signature, "tilefuse_ms": self.timer(ours), "torch_ms": self.timer(theirs)}
-            self._save()
+            self._changed = True
         entry = self.known[key]
         return entry["tilefuse_ms"] <= entry["torch_ms"], entry["tilefuse_ms"], entry["torch_ms"]
 
-    def _save(self):
+    def save(self):
+        """Writes what was measured since the last save (one write per graph, not per chain)."""
+        if not getattr(self, "_changed", False):
+            return
+        self._changed = False
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
         temporary = f"{self.path}.{os.getpid()}.tmp"
         with open(temporary, "w") as f:
@@ -139,6 +143,8 @@ def fuse(gm, example_inputs, *, require_cuda=True, chooser=None):
             decisions.append(_fuse_conv(gm, node, values, frozen, require_cuda, len(decisions), chooser))
         elif node.op == "call_function" and node.target in _LINEARS and node.graph is gm.graph:
             decisions.append(_fuse_linear(gm, node, require_cuda, chooser))
+    if chooser is not None:
+        chooser.save()
     gm.graph.lint()
     gm.recompile()
     return decisions
@@ -275,19 +281,13 @@ def _fuse_conv(gm, conv, values, frozen, require_cuda, index, chooser=None):
         return keep(chain_text, "the weight is not channels-last (model.to(memory_format=torch.channels_last))")
     activation = act_after or act_before or "none"
     residual_first = act_after is not None
-    measured = ""
-    static = all(isinstance(d, int) for v in (x_value, w_value, out) for d in v.shape)
-    if chooser is not None and static:
-        ours, theirs = _race(x_value, w_value, b is not None or bn is not None, _value(residual) if residual else None,
-                             (_pair(stride), _pair(padding), _pair(dilation)), activation, residual_first)
-        device = torch.cuda.get_device_name(out.device) if out.device.type == "cuda" else str(out.device)
-        signature = {"device": device, "chain": chain_text, "x": _spec(x_value),
-                     "w": _spec(w_value), "stride": _pair(stride), "padding": _pair(padding),
-                     "dilation": _pair(dilation), "activation": activation, "residual_first": residual_first}
-        wins, ours_ms, theirs_ms = chooser.tilefuse_wins(signature, ours, theirs)
-        measured = f"; tilefuse {ours_ms:.4f} ms, torch {theirs_ms:.4f} ms"
-        if not wins:
-            return keep(chain_text, "torch's ops measured faster here" + measured)
+    wins, measured = _measure(chooser, (x_value, w_value, out), dict(
+        chain=chain_text, stride=_pair(stride), padding=_pair(padding), dilation=_pair(dilation),
+        activation=activation, residual_first=residual_first),
+        lambda: _race(x_value, w_value, b is not None or bn is not None, _value(residual) if residual else None,
+                      (_pair(stride), _pair(padding), _pair(dilation)), activation, residual_first))
+    if not wins:
+        return keep(chain_text, "torch's ops measured faster here" + measured)
 
     graph = gm.graph
     with graph.inserting_before(last):
@@ -302,11 +302,7 @@ def _fuse_conv(gm, conv, values, frozen, require_cuda, index, chooser=None):
             fused = graph.call_function(torch.ops.tilefuse.conv2d_add_act.default, args + (act_after,))
         else:
             fused = graph.call_function(torch.ops.tilefuse.conv2d.default, args + (act_before or "none", "require"))
-    fused.meta.update({k: v for k, v in last.meta.items() if k in ("example_value", "val", "stack_trace")})
-    last.replace_all_uses_with(fused)
-    for node in reversed(nodes):
-        if not node.users:
-            graph.erase_node(node)
+    _replace(graph, nodes, fused)
     return Decision(name, chain_text, True, "one kernel" + (", BatchNorm folded" if bn is not None else "") + measured)
 
 
@@ -346,38 +342,54 @@ def _fuse_linear(gm, linear, require_cuda, chooser):
         return keep(chain_text, "nothing to fuse: cuBLASLt's bias epilogue is as good")
     if any(len(n.users) > 1 for n in nodes[:-1]):
         return keep(chain_text, "an intermediate is used twice")
-    measured = ""
-    static = all(isinstance(d, int) for v in (_value(x), w_value, out) for d in v.shape)
-    if chooser is not None and static:
-        ours, theirs = _race_linear(_value(x), w_value, b is not None, _value(residual) if residual else None, activation)
-        device = torch.cuda.get_device_name(out.device) if out.device.type == "cuda" else str(out.device)
-        signature = {"device": device, "chain": chain_text, "x": _spec(_value(x)), "w": _spec(w_value),
-                     "activation": activation}
-        wins, ours_ms, theirs_ms = chooser.tilefuse_wins(signature, ours, theirs)
-        measured = f"; tilefuse {ours_ms:.4f} ms, torch {theirs_ms:.4f} ms"
-        if not wins:
-            return keep(chain_text, "torch's ops measured faster here" + measured)
+    wins, measured = _measure(chooser, (_value(x), w_value, out), dict(chain=chain_text, activation=activation),
+                              lambda: _race_linear(_value(x), w_value, b is not None,
+                                                   _value(residual) if residual else None, activation))
+    if not wins:
+        return keep(chain_text, "torch's ops measured faster here" + measured)
     graph = gm.graph
     with graph.inserting_before(last):
         fused = graph.call_function(torch.ops.tilefuse.linear.default, (x, w, b, residual, activation))
+    _replace(graph, nodes, fused)
+    return Decision(linear.name, chain_text, True, "one kernel" + measured)
+
+
+def _measure(chooser, tensors, fields, race):
+    """(whether tilefuse takes the chain, the timings in words) by the chooser: the chain's tensors (x, w,
+    output) give the shapes of the signature, race() the two calls. Without a chooser, or with symbolic
+    shapes, tilefuse takes it unmeasured."""
+    if chooser is None or not all(isinstance(d, int) for v in tensors for d in v.shape):
+        return True, ""
+    x_value, w_value, out = tensors
+    device = torch.cuda.get_device_name(out.device) if out.device.type == "cuda" else str(out.device)
+    signature = {"device": device, "x": _spec(x_value), "w": _spec(w_value), **fields}
+    wins, ours_ms, theirs_ms = chooser.tilefuse_wins(signature, *race())
+    return wins, f"; tilefuse {ours_ms:.4f} ms, torch {theirs_ms:.4f} ms"
+
+
+def _replace(graph, nodes, fused):
+    """The chain `nodes` (its last node's users) read `fused` instead; the chain's nodes are erased."""
+    last = nodes[-1]
     fused.meta.update({k: v for k, v in last.meta.items() if k in ("example_value", "val", "stack_trace")})
     last.replace_all_uses_with(fused)
     for node in reversed(nodes):
         if not node.users:
             graph.erase_node(node)
-    return Decision(linear.name, chain_text, True, "one kernel" + measured)
+
+
+def _random_like(value, channels_last=False):
+    """A random tensor of an example value's (static) shape, dtype and device, for a measurement."""
+    t = torch.randn([int(d) for d in value.shape], dtype=value.dtype, device=value.device)
+    return t.contiguous(memory_format=torch.channels_last) if channels_last else t
 
 
 def _race_linear(x_value, w_value, has_bias, residual_value, activation):
     """(tilefuse's call, torch's calls) of one linear chain on random tensors of its shapes, for Chooser."""
     from .op_common import ACT_TORCH
 
-    def like(value):
-        return torch.randn([int(d) for d in value.shape], dtype=value.dtype, device=value.device)
-
-    x, w = like(x_value), like(w_value)
+    x, w = _random_like(x_value), _random_like(w_value)
     b = torch.randn(w.shape[0], dtype=w.dtype, device=w.device) if has_bias else None
-    r = like(residual_value) if residual_value is not None else None
+    r = _random_like(residual_value) if residual_value is not None else None
     act = ACT_TORCH[activation]
 
     def ours():
@@ -399,13 +411,9 @@ def _race(x_value, w_value, has_bias, residual_value, geometry, activation, resi
 
     stride, padding, dilation = geometry
 
-    def like(value):
-        shape = [int(d) for d in value.shape]  # static shapes only (the caller checked)
-        return torch.randn(shape, dtype=value.dtype, device=value.device).contiguous(memory_format=torch.channels_last)
-
-    x, w = like(x_value), like(w_value)
+    x, w = _random_like(x_value, True), _random_like(w_value, True)
     b = torch.randn(w.shape[0], dtype=w.dtype, device=w.device) if has_bias else None
-    r = like(residual_value) if residual_value is not None else None
+    r = _random_like(residual_value, True) if residual_value is not None else None
     act = ACT_TORCH[activation]
     if residual_first:
         def ours():

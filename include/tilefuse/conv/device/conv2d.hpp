@@ -608,7 +608,7 @@ class Conv2d {
                                                        " bytes of the workspace) failed: ", cudaGetErrorString(e))};
       }
       auto* const sums = static_cast<float*>(workspace);
-      auto* const tickets = reinterpret_cast<int*>(sums + g.m * g.n);
+      auto* const tickets = reinterpret_cast<int*>(static_cast<char*>(workspace) + conv_sm90_split_tickets_offset(g));
       return launch.template operator()<Reduced>(plan.epilogue, splits, 1, [&](auto& params) {
         params.split_sums = sums;
         params.split_tickets = tickets;
