@@ -1,9 +1,14 @@
-"""Host time per warm call (the enqueue alone, no synchronization) of tilefuse.Conv2d.run, the functional
-op (tilefuse.ops.conv2d: the eager path), the custom op it registers (torch.ops.tilefuse.conv2d) and
-tilefuse.nn.Conv2d, beside torch's F.conv2d, on one ResNet-50 layer.
+"""Host time per warm call (the enqueue alone, no synchronization) of tilefuse's Python entry points beside
+torch's own calls for the same work: Conv2d.run, the functional op (tilefuse.ops.conv2d: the eager path),
+the custom op it registers (torch.ops.tilefuse.conv2d), tilefuse.nn.Conv2d, Gemm.run and the linear op;
+with --profile, where the time of each goes (cProfile, top functions by own time).
 
-    python bench/python/host_cost.py
+    python bench/python/host_cost.py [--profile] [--markdown host.md]
 """
+import argparse
+import cProfile
+import io
+import pstats
 import time
 
 import torch
@@ -12,36 +17,95 @@ import torch.nn.functional as F
 import tilefuse
 import tilefuse.nn
 import tilefuse.ops as ops
+from tilefuse.epilogue import relu
 
 
-def host_us(call, count=300):
+def host_us(call, count=400):
     for _ in range(20):
         call()
     torch.cuda.synchronize()
-    start = time.perf_counter()
+    best = float("inf")
+    for _ in range(3):  # the best of three loops: the machine's noise only ever adds
+        start = time.perf_counter()
+        for _ in range(count):
+            call()
+        best = min(best, time.perf_counter() - start)
+        torch.cuda.synchronize()
+    return best / count * 1e6
+
+
+def rows():
+    cl = torch.channels_last
+    x = torch.randn(8, 256, 14, 14, device="cuda", dtype=torch.bfloat16).contiguous(memory_format=cl)
+    module = tilefuse.nn.Conv2d(256, 256, 3, padding=1, bias=True).to("cuda", torch.bfloat16).to(memory_format=cl)
+    w, b = module.weight.detach(), module.bias.detach()
+    r = torch.randn(8, 256, 14, 14, device="cuda", dtype=torch.bfloat16).contiguous(memory_format=cl)
+    conv = tilefuse.Conv2d(padding=1)
+    fused = tilefuse.Conv2d(padding=1, epilogue=lambda acc, bias, residual: relu(acc + bias + residual))
+    xm = torch.randn(512, 1024, device="cuda", dtype=torch.bfloat16)
+    wm = torch.randn(1024, 1024, device="cuda", dtype=torch.bfloat16) * 0.03
+    bm = torch.randn(1024, device="cuda", dtype=torch.bfloat16)
+    gemm = tilefuse.Gemm()
+    custom = torch.ops.tilefuse.conv2d
+    return [
+        ("conv 8x256x14x14, 3x3", [
+            ("tilefuse.Conv2d.run", lambda: conv.run(x, w)),
+            ("tilefuse.Conv2d.run, bias + residual + relu", lambda: fused.run(x, w, bias=b, residual=r)),
+            ("tilefuse.ops.conv2d (eager path)", lambda: ops.conv2d(x, w, padding=1)),
+            ("torch.ops.tilefuse.conv2d (custom op)",
+             lambda: custom(x, w, None, None, [1, 1], [1, 1], [1, 1], "none", "require")),
+            ("torch.ops.tilefuse.conv2d, bias + residual + relu",
+             lambda: custom(x, w, b, r, [1, 1], [1, 1], [1, 1], "relu", "require")),
+            ("tilefuse.nn.Conv2d forward", lambda: module(x)),
+            ("torch F.conv2d", lambda: F.conv2d(x, w, padding=1)),
+            ("torch F.conv2d + bias, + residual, relu", lambda: torch.relu(F.conv2d(x, w, b, padding=1) + r)),
+        ]),
+        ("GEMM 512x1024x1024", [
+            ("tilefuse.Gemm.run", lambda: gemm.run(xm, wm.t())),
+            ("tilefuse.ops.linear (bias, gelu)", lambda: ops.linear(xm, wm, bm, None, "gelu")),
+            ("torch.ops.tilefuse.linear (custom op)", lambda: torch.ops.tilefuse.linear(xm, wm, bm, None, "gelu")),
+            ("torch F.linear + gelu", lambda: F.gelu(F.linear(xm, wm, bm))),
+        ]),
+    ]
+
+
+def profile(name, call, count=2000):
+    for _ in range(20):
+        call()
+    profiler = cProfile.Profile()
+    profiler.enable()
     for _ in range(count):
         call()
-    elapsed = time.perf_counter() - start
+    profiler.disable()
     torch.cuda.synchronize()
-    return elapsed / count * 1e6
+    text = io.StringIO()
+    pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(18)
+    print(f"\n### {name}: cProfile over {count} calls (tottime per call = tottime / {count})\n```")
+    print("\n".join(line for line in text.getvalue().splitlines()[4:] if line.strip()))
+    print("```")
 
 
 def main():
-    cl = torch.channels_last
-    x = torch.randn(8, 256, 14, 14, device="cuda", dtype=torch.bfloat16).contiguous(memory_format=cl)
-    module = tilefuse.nn.Conv2d(256, 256, 3, padding=1, bias=False).to("cuda", torch.bfloat16).to(memory_format=cl)
-    w = module.weight.detach()
-    conv = tilefuse.Conv2d(padding=1)
-    rows = [("tilefuse.Conv2d.run", lambda: conv.run(x, w)),
-            ("tilefuse.ops.conv2d (eager path)", lambda: ops.conv2d(x, w, padding=1)),
-            ("torch.ops.tilefuse.conv2d (custom op)", lambda: torch.ops.tilefuse.conv2d(x, w, None, None, [1, 1], [1, 1],
-                                                                                         [1, 1], "none", "require")),
-            ("tilefuse.nn.Conv2d forward", lambda: module(x)),
-            ("torch F.conv2d", lambda: F.conv2d(x, w, padding=1))]
-    print("| call | host us per call |\n|---|---|")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--markdown")
+    args = parser.parse_args()
+    lines = [f"host us per warm call, {torch.cuda.get_device_name()}, torch {torch.__version__}, no_grad", ""]
     with torch.no_grad():
-        for name, call in rows:
-            print(f"| {name} | {host_us(call):.1f} |")
+        table = rows()
+        for group, calls in table:
+            lines += [f"| {group} | host us per call |", "|---|---:|"]
+            lines += [f"| {name} | {host_us(call):.1f} |" for name, call in calls]
+            lines.append("")
+        print("\n".join(lines), flush=True)
+        if args.markdown:
+            open(args.markdown, "w").write("\n".join(lines) + "\n")
+        if args.profile:
+            for group, calls in table:
+                for name, call in calls:
+                    if name.startswith(("tilefuse.Conv2d.run", "torch.ops.tilefuse.conv2d (", "tilefuse.Gemm",
+                                        "torch.ops.tilefuse.linear")):
+                        profile(name, call)
 
 
 if __name__ == "__main__":

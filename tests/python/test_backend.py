@@ -102,6 +102,22 @@ def test_inference_chains_fold_batch_norm_and_fuse(cpu_kernels):
     assert torch.allclose(got.float(), want.float(), rtol=5e-2, atol=5e-2), (got - want).abs().max()
 
 
+def test_the_rewritten_graph_compiles_with_inductor(cpu_kernels):
+    """What the backend hands to Inductor compiles and runs: the folded weights are constants of the graph, not
+    buffers AOTAutograd would look for among Dynamo's sources."""
+    from torch._inductor.compile_fx import compile_fx
+
+    torch.manual_seed(1)
+    model = Block().eval().to(torch.bfloat16).to(memory_format=CL)
+    x = torch.randn(2, 16, 9, 9).to(torch.bfloat16).contiguous(memory_format=CL)
+    with torch.no_grad():
+        gm, inputs = capture(model, x)
+        assert sum(d.fused for d in tb.fuse(gm, inputs, require_cuda=False)) == 3
+        got = compile_fx(gm, inputs)(*inputs)[0]
+        want = model(x)
+    assert torch.allclose(got.float(), want.float(), rtol=5e-2, atol=5e-2), (got - want).abs().max()
+
+
 def test_training_graphs_keep_batch_norm(cpu_kernels):
     model = Block().to(torch.bfloat16).to(memory_format=CL)  # train mode, grad on
     x = torch.randn(2, 16, 9, 9).to(torch.bfloat16).contiguous(memory_format=CL)

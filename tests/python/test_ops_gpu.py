@@ -17,7 +17,8 @@ import tilefuse.ops as ops  # noqa: E402
 
 F = torch.nn.functional
 TORCH_ACT = {"none": lambda z: z, "relu": torch.relu, "gelu": F.gelu, "silu": F.silu,
-             "gelu_tanh": lambda z: F.gelu(z, approximate="tanh")}
+             "gelu_tanh": lambda z: F.gelu(z, approximate="tanh"), "sigmoid": torch.sigmoid,
+             "hardswish": F.hardswish, "relu6": F.relu6}
 # (leading dims of x, n, k): 2-D and 3-D, tile multiples and not, k and n not multiples of 8 (padded operands)
 SHAPES = [((128,), 256, 64), ((1,), 8, 8), ((200,), 136, 72), ((3, 37), 100, 96), ((2, 5, 33), 72, 100),
           ((1000,), 520, 264)]
