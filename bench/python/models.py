@@ -109,7 +109,12 @@ def main():
     parser.add_argument("--iters", type=int, default=30)
     parser.add_argument("--json")
     parser.add_argument("--markdown")
+    parser.add_argument("--log", action="store_true", help="print the backend's choice for every chain")
     args = parser.parse_args()
+    if args.log:
+        import logging
+        logging.basicConfig(format="%(message)s")
+        logging.getLogger("tilefuse.backend").setLevel(logging.INFO)
     import torch._inductor.config as inductor_config
 
     import tilefuse.backend  # noqa: F401 - the backend's logger; the backend itself is found by name

@@ -19,8 +19,10 @@ from torch.autograd.function import once_differentiable
 
 from .conv2d import Conv2d
 from .errors import TensorArgumentError
+from .kernel_params import signature
 from .epilogue.common import fused
-from .op_common import _DTYPES, _dtype_name, activation_name, autocast, eager_path, grad_epilogue
+from .op_common import (_DTYPES, _dtype_name, activation_name, autocast, eager_path, grad_epilogue, library_op,
+                        needs_grad)
 
 CL = torch.channels_last
 _CONVS = {}  # key -> tilefuse.Conv2d (each caches its plans per shape; kernels are shared process-wide)
@@ -100,21 +102,43 @@ def check_conv2d(x, weight, bias, residual, stride, padding, dilation, activatio
     return out
 
 
+_CHECKED = {}  # the signature of a checked forward call -> its tilefuse.Conv2d (the checks are not repeated)
+_CHECKED_LIMIT = 4096
+
+
+def _forward_key(tensors, stride, padding, dilation, activation, layout):
+    """What decides a forward call's checks and Conv2d: the tensors' signatures (shape, strides, dtype, device,
+    alignment) and the geometry; None when an argument is something only the checks handle."""
+    parts = [signature(t) if t is not None else () for t in tensors]
+    if None in parts:
+        return None
+    return (*parts, tuple(stride), tuple(padding), tuple(dilation), activation, layout)
+
+
 def _forward_impl(x, weight, bias, residual, stride, padding, dilation, activation="none", layout="require"):
-    check_conv2d(x, weight, bias, residual, stride, padding, dilation, activation, layout)
-    if x.device.type != "cuda":
-        raise TensorArgumentError(f"tilefuse.ops.conv2d: the tensors are on {x.device}; tilefuse's kernels run on a "
-                                  "CUDA device: move them with .cuda() (or module.to('cuda'))")
+    key = _forward_key((x, weight, bias, residual), stride, padding, dilation, activation, layout)
+    conv = _CHECKED.get(key) if key is not None else None
+    if conv is None:
+        check_conv2d(x, weight, bias, residual, stride, padding, dilation, activation, layout)
+        if x.device.type != "cuda":
+            raise TensorArgumentError(f"tilefuse.ops.conv2d: the tensors are on {x.device}; tilefuse's kernels run "
+                                      "on a CUDA device: move them with .cuda() (or module.to('cuda'))")
+        conv = _conv("forward", stride, padding, dilation, layout, activation, bias is not None, residual is not None)
+        if key is not None:
+            if len(_CHECKED) >= _CHECKED_LIMIT:
+                _CHECKED.clear()
+            _CHECKED[key] = conv
+    if bias is None and residual is None:
+        return conv.run(x, weight)
     arguments = {}
     if bias is not None:
         arguments["bias"] = bias.contiguous()
     if residual is not None:
         arguments["residual"] = residual
-    conv = _conv("forward", stride, padding, dilation, layout, activation, bias is not None, residual is not None)
     return conv.run(x, weight, **arguments)
 
 
-@torch.library.custom_op("tilefuse::conv2d", mutates_args=())
+@library_op("tilefuse::conv2d")
 def _conv2d(x: Tensor, weight: Tensor, bias: Optional[Tensor], residual: Optional[Tensor], stride: List[int],
             padding: List[int], dilation: List[int], activation: str = "none", layout: str = "require") -> Tensor:
     return _forward_impl(x, weight, bias, residual, stride, padding, dilation, activation, layout)
@@ -171,7 +195,7 @@ def _grads(ctx, grad_y, kernels):
 _conv2d.register_autograd(_backward, setup_context=_setup_context)
 
 
-@torch.library.custom_op("tilefuse::conv2d_grad_preact", mutates_args=())
+@library_op("tilefuse::conv2d_grad_preact")
 def _conv2d_grad_preact(grad_y: Tensor, x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: List[int],
                         padding: List[int], dilation: List[int], activation: str) -> Tensor:
     return _grad_preact_impl(grad_y, x, weight, bias, stride, padding, dilation, activation)
@@ -192,7 +216,7 @@ def _conv2d_grad_preact_fake(grad_y, x, weight, bias, stride, padding, dilation,
     return torch.empty(out, dtype=x.dtype, device=x.device, memory_format=CL)
 
 
-@torch.library.custom_op("tilefuse::conv2d_dgrad", mutates_args=())
+@library_op("tilefuse::conv2d_dgrad")
 def _conv2d_dgrad(grad_y: Tensor, weight: Tensor, input_size: List[int], stride: List[int], padding: List[int],
                   dilation: List[int]) -> Tensor:
     return _dgrad_impl(grad_y, weight, input_size, stride, padding, dilation)
@@ -207,7 +231,7 @@ def _conv2d_dgrad_fake(grad_y, weight, input_size, stride, padding, dilation):
     return torch.empty(tuple(input_size), dtype=grad_y.dtype, device=grad_y.device, memory_format=CL)
 
 
-@torch.library.custom_op("tilefuse::conv2d_wgrad", mutates_args=())
+@library_op("tilefuse::conv2d_wgrad")
 def _conv2d_wgrad(grad_y: Tensor, x: Tensor, weight_size: List[int], stride: List[int], padding: List[int],
                   dilation: List[int]) -> Tensor:
     return _wgrad_impl(grad_y, x, weight_size, stride, padding, dilation)
@@ -223,7 +247,7 @@ def _conv2d_wgrad_fake(grad_y, x, weight_size, stride, padding, dilation):
     return torch.empty(tuple(weight_size), dtype=grad_y.dtype, device=grad_y.device, memory_format=CL)
 
 
-@torch.library.custom_op("tilefuse::conv2d_add_act", mutates_args=())
+@library_op("tilefuse::conv2d_add_act")
 def _conv2d_add_act(x: Tensor, weight: Tensor, bias: Optional[Tensor], residual: Tensor, stride: List[int],
                     padding: List[int], dilation: List[int], activation: str = "none") -> Tensor:
     """act(conv2d(x, weight) + bias + residual) in one kernel: a ResNet block's last conv with its shortcut
@@ -311,5 +335,10 @@ def conv2d(x, weight, bias=None, residual=None, stride=1, padding=0, dilation=1,
         return [v, v] if isinstance(v, int) else list(v)
 
     tensors = autocast(x, weight, bias, residual)
-    op = _EagerConv2d.apply if eager_path(tensors) else torch.ops.tilefuse.conv2d
+    if not eager_path(tensors):
+        op = torch.ops.tilefuse.conv2d
+    elif needs_grad(tensors):
+        op = _EagerConv2d.apply
+    else:  # nothing to differentiate: the kernel alone, as torch's ops do under no_grad
+        op = _forward_impl
     return op(*tensors, pair(stride), pair(padding), pair(dilation), activation_name(activation), layout)

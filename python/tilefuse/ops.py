@@ -26,7 +26,6 @@ Kernels: every GEMM is tilefuse.Gemm (sm_90, bf16 / fp16). Backward of linear, w
 tilefuse::mm falls back to torch.mm for dtypes other than bf16 / fp16 (float32, float64); linear itself
 refuses them. Double backward is not supported (linear_grad_preact has no autograd formula).
 """
-import math
 from typing import Optional
 
 try:
@@ -41,8 +40,9 @@ except ImportError as error:  # pragma: no cover - exercised only without torch
 from .errors import TensorArgumentError
 from .gemm import Gemm
 from .epilogue.common import ACTIVATIONS
+from .kernel_params import signature
 from .op_common import (_DTYPES, _dtype_name, activation_name, autocast, eager_path, forward_epilogue,  # noqa: F401
-                        grad_epilogue)
+                        grad_epilogue, library_op, needs_grad)
 _ALIGN = 8  # elements: 16 bytes of bf16 / fp16, what TMA needs of every leading dimension and pointer
 
 
@@ -137,14 +137,23 @@ def _operands(a, b):
 
 # ---------------------------------------------------------------------------------------------- linear
 
-@torch.library.custom_op("tilefuse::linear", mutates_args=())
-def _linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, residual: Optional[Tensor] = None,
-            activation: str = "none") -> Tensor:
-    check_linear(x, weight, bias, residual, activation)
-    _check_cuda("linear", x)
+_CHECKED = {}  # the signature of a checked linear call (tensors, activation) -> True
+_CHECKED_LIMIT = 4096
+
+
+def _linear_impl(x, weight, bias=None, residual=None, activation="none"):
+    parts = tuple(signature(t) if t is not None else () for t in (x, weight, bias, residual))
+    key = None if None in parts else (parts, activation)
+    if key is None or key not in _CHECKED:
+        check_linear(x, weight, bias, residual, activation)
+        _check_cuda("linear", x)
+        if key is not None:
+            if len(_CHECKED) >= _CHECKED_LIMIT:
+                _CHECKED.clear()
+            _CHECKED[key] = True
     n, k = weight.shape
-    lead = tuple(x.shape[:-1])
-    m = math.prod(lead)
+    lead = x.shape[:-1]
+    m = x.numel() // k
     if m == 0:
         return x.new_empty((*lead, n))
     a, b = _operands(x.reshape(m, k), weight.t())
@@ -155,6 +164,12 @@ def _linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, residual: 
         arguments["residual"] = residual.reshape(m, n).contiguous()
     y = _gemm("forward", activation, bias is not None, residual is not None).run(a, b, **arguments)
     return y.reshape(*lead, n)
+
+
+@library_op("tilefuse::linear")
+def _linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, residual: Optional[Tensor] = None,
+            activation: str = "none") -> Tensor:
+    return _linear_impl(x, weight, bias, residual, activation)
 
 
 @_linear.register_fake
@@ -199,7 +214,7 @@ def _linear_backward(ctx, grad_y):
 _linear.register_autograd(_linear_backward, setup_context=_linear_setup_context)
 
 
-@torch.library.custom_op("tilefuse::linear_grad_preact", mutates_args=())
+@library_op("tilefuse::linear_grad_preact")
 def _linear_grad_preact(grad_y: Tensor, x: Tensor, weight: Tensor, bias: Optional[Tensor],
                         activation: str) -> Tensor:
     _check_grad_preact(grad_y, x, weight, bias, activation)
@@ -246,7 +261,7 @@ def _check_mm(a, b):
                                   f"{_dtype_name(b.dtype)} on {b.device}; they must agree")
 
 
-@torch.library.custom_op("tilefuse::mm", mutates_args=())
+@library_op("tilefuse::mm")
 def _mm(a: Tensor, b: Tensor) -> Tensor:
     _check_mm(a, b)
     if a.dtype not in _DTYPES:
@@ -300,7 +315,7 @@ def _gemm_composite(a, b, bias=None, residual=None, activation="none"):
 
 # ---------------------------------------------------------------------------------------------- scaled_mm
 
-@torch.library.custom_op("tilefuse::scaled_mm", mutates_args=())
+@library_op("tilefuse::scaled_mm")
 def _scaled_mm(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, bias: Optional[Tensor] = None,
                out_dtype: Optional[torch.dtype] = None, scale_result: Optional[Tensor] = None,
                use_fast_accum: bool = False) -> Tensor:
@@ -325,7 +340,10 @@ def linear(x, weight, bias=None, residual=None, activation=None):
     (out_features, in_features); bias: (out_features,) or None; residual: y's shape or None; activation: None,
     "relu", "gelu", "gelu_tanh", "silu", "sigmoid", "hardswish" or "relu6". bf16 / fp16 on an sm_90 GPU (or float32 under
     torch.autocast("cuda"), cast to its dtype); differentiable."""
-    return torch.ops.tilefuse.linear(*autocast(x, weight, bias, residual), activation_name(activation))
+    tensors = autocast(x, weight, bias, residual)
+    # Nothing to differentiate and nothing tracing: the kernel alone, without the custom-op dispatcher.
+    op = _linear_impl if eager_path(tensors) and not needs_grad(tensors) else torch.ops.tilefuse.linear
+    return op(*tensors, activation_name(activation))
 
 
 def gemm(a, b, bias=None, residual=None, activation=None):
