@@ -5,17 +5,17 @@
 
 The backend rewrites the FX graph that TorchDynamo captured, then hands it to Inductor (compile_fx), which
 compiles everything tilefuse did not take. An FX pass ahead of Inductor, not Inductor's pattern matcher:
-the graph still holds torch-level calls (torch.conv2d, F.batch_norm, relu, +) with the module parameters as
-inputs whose values Dynamo passes, which is what folding BatchNorm needs, and the rewrite needs no Inductor
-internals. The chains taken, on CUDA bf16 / fp16 channels-last tensors:
+the graph still holds torch-level calls (torch.conv2d, F.batch_norm, relu, +) whose chains are easy to
+walk, and the rewrite needs no Inductor internals. The chains taken, on CUDA bf16 / fp16 channels-last tensors:
 
     conv2d -> [BatchNorm, eval, folded] -> [act] -> [+ residual]    tilefuse::conv2d       act(conv + b) + r
     conv2d -> [BatchNorm, eval, folded] -> + residual -> act        tilefuse::conv2d_add_act act(conv + b + r)
     linear -> [act] -> [+ residual]                                 tilefuse::linear       act(x w^T + b) + r
 
 act: relu, gelu (erf or tanh), silu, sigmoid, hardswish, relu6 (or F.hardtanh / clamp to [0, 6]).
-BatchNorm folds (in float32, then cast) only in inference: grad mode off
-when the model is compiled, BatchNorm in eval; its parameters are read once, as Inductor's freezing does.
+BatchNorm folds (in float32, then cast) only in inference: grad mode off when the model is compiled,
+BatchNorm in eval. The fold is part of the graph: with torch._inductor.config.freezing = True (parameters
+frozen) Inductor computes it once at compile time; without, it runs as a few small ops per call.
 Left to Inductor, and said why at INFO on the logger "tilefuse.backend": groups != 1, string padding, a dtype
 or device without a kernel, tensors that are not channels-last, training-mode BatchNorm, an intermediate used
 twice, and a bare conv (nothing to fuse: cuDNN's call is as good).
@@ -27,7 +27,6 @@ import logging
 import operator
 import os
 import statistics
-import warnings
 from dataclasses import dataclass
 
 import torch
@@ -65,11 +64,12 @@ def optimize(model, *, measure=True, **compile_kwargs):
     return torch.compile(model, backend=functools.partial(backend, measure=False), **compile_kwargs)
 
 
-def backend(gm, example_inputs, measure=True, **kwargs):
-    """The torch.compile backend: fuse(), then Inductor's compile_fx on the rewritten graph."""
+def backend(gm, example_inputs, measure=True, require_cuda=True, **kwargs):
+    """The torch.compile backend: fuse(), then Inductor's compile_fx on the rewritten graph (require_cuda: as
+    fuse's, for tests on CPU)."""
     from torch._inductor.compile_fx import compile_fx
 
-    decisions = fuse(gm, example_inputs, chooser=Chooser() if measure else None)
+    decisions = fuse(gm, example_inputs, require_cuda=require_cuda, chooser=Chooser() if measure else None)
     if decisions and log.isEnabledFor(logging.INFO):
         taken = sum(d.fused for d in decisions)
         log.info("tilefuse.backend: %d of %d convs fused into tilefuse kernels\n  %s", taken, len(decisions),
@@ -145,7 +145,7 @@ def fuse(gm, example_inputs, *, require_cuda=True, chooser=None):
     decisions = []
     for node in list(gm.graph.nodes):
         if node.op == "call_function" and node.target in _CONVS and node.graph is gm.graph:
-            decisions.append(_fuse_conv(gm, node, values, frozen, require_cuda, len(decisions), chooser))
+            decisions.append(_fuse_conv(gm, node, values, frozen, require_cuda, chooser))
         elif node.op == "call_function" and node.target in _LINEARS and node.graph is gm.graph:
             decisions.append(_fuse_linear(gm, node, require_cuda, chooser))
     if chooser is not None:
@@ -217,7 +217,7 @@ def _channels_last(value):
     return value is not None and value.dim() == 4 and value.is_contiguous(memory_format=torch.channels_last)
 
 
-def _fuse_conv(gm, conv, values, frozen, require_cuda, index, chooser=None):
+def _fuse_conv(gm, conv, values, frozen, require_cuda, chooser=None):
     x, w, b, stride, padding, dilation, groups = _conv_args(conv)
     name = conv.name
     out = _value(conv)
@@ -277,9 +277,10 @@ def _fuse_conv(gm, conv, values, frozen, require_cuda, index, chooser=None):
         return keep("conv", "a bare conv: nothing to fuse, cuDNN's call is as good")
     if any(len(n.users) > 1 for n in nodes[:-1]):
         return keep(" -> ".join(chain), "an intermediate is used twice")
-    if bn is not None and (w not in values or (b is not None and b not in values) or
-                           any(a not in values for a in bn.args[1:5] if a is not None)):
-        return keep(" -> ".join(chain), "BatchNorm's or the conv's parameters are not graph inputs with values")
+    if bn is not None and (bn.args[1] is None or bn.args[2] is None or
+                           not isinstance(bn.args[7] if len(bn.args) > 7 else bn.kwargs.get("eps", 1e-5), float)):
+        return keep(" -> ".join(chain), "BatchNorm without running statistics (track_running_stats=False) or "
+                    "with a traced eps: nothing to fold")
 
     chain_text = " -> ".join(chain)
     if bn is None and not _channels_last(w_value):
@@ -297,9 +298,7 @@ def _fuse_conv(gm, conv, values, frozen, require_cuda, index, chooser=None):
     graph = gm.graph
     with graph.inserting_before(last):
         if bn is not None:
-            weight, bias = _fold(conv, bn, values, w, b)
-            w_node = _constant(gm, f"_tilefuse_w{index}", weight)
-            b_node = _constant(gm, f"_tilefuse_b{index}", bias)
+            w_node, b_node = _fold_nodes(graph, bn, w, b, out.dtype)
         else:
             w_node, b_node = w, b
         args = (x, w_node, b_node, residual, _pair(stride), _pair(padding), _pair(dilation))
@@ -436,27 +435,23 @@ def _race(x_value, w_value, has_bias, residual_value, geometry, activation, resi
     return ours, theirs
 
 
-def _fold(conv, bn, values, w, b):
-    """The conv's weight and bias with eval BatchNorm folded in, computed in float32 and cast back:
-    w' = w * gamma / sqrt(var + eps), b' = (b - mean) * gamma / sqrt(var + eps) + beta."""
-    mean, var, gamma, beta = (values[a] if a is not None else None for a in bn.args[1:5])
+def _fold_nodes(graph, bn, w, b, dtype):
+    """Nodes that compute the conv's weight and bias with eval BatchNorm folded in, from the graph's own values,
+    in float32 and then cast: w' = w * gamma / sqrt(var + eps), b' = (b - mean) * gamma / sqrt(var + eps) + beta.
+    With frozen parameters (Inductor's freezing) they are constants that Inductor folds at compile time; with
+    parameters as inputs they run as a few small elementwise ops a call, and stay right when the parameters
+    change."""
+    mean, var, gamma, beta = bn.args[1:5]
     eps = bn.args[7] if len(bn.args) > 7 else bn.kwargs.get("eps", 1e-5)
-    weight = values[w]
-    with torch.no_grad():
-        scale = torch.rsqrt(var.float() + eps) * (gamma.float() if gamma is not None else 1.0)
-        folded_w = weight.float() * scale.view(-1, 1, 1, 1)
-        bias = values[b].float() if b is not None else torch.zeros_like(mean, dtype=torch.float32)
-        folded_b = (bias - mean.float()) * scale + (beta.float() if beta is not None else 0.0)
-    return (folded_w.to(weight.dtype).contiguous(memory_format=torch.channels_last),
-            folded_b.to(weight.dtype).contiguous())
-
-
-def _constant(gm, name, tensor):
-    # A plain attribute, not a buffer: AOTAutograd lifts a graph module's buffers as inputs it expects Dynamo
-    # to know the source of; a plain tensor attribute is a constant of the graph (as Inductor's freezing makes).
-    setattr(gm, name, tensor)
-    with warnings.catch_warnings():  # fx warns of any get_attr that is not a parameter, buffer or submodule
-        warnings.simplefilter("ignore", UserWarning)
-        node = gm.graph.get_attr(name)
-    node.meta["example_value"] = tensor
-    return node
+    call, method = graph.call_function, graph.call_method
+    scale = call(torch.rsqrt, (call(torch.add, (method("float", (var,)), eps)),))
+    if gamma is not None:
+        scale = call(torch.mul, (scale, method("float", (gamma,))))
+    weight = call(torch.mul, (method("float", (w,)), method("view", (scale, -1, 1, 1))))
+    weight = method("contiguous", (method("to", (weight, dtype)),), {"memory_format": torch.channels_last})
+    shift = call(torch.neg, (method("float", (mean,)),)) if b is None else \
+        call(torch.sub, (method("float", (b,)), method("float", (mean,))))
+    bias = call(torch.mul, (shift, scale))
+    if beta is not None:
+        bias = call(torch.add, (bias, method("float", (beta,))))
+    return weight, method("to", (bias, dtype))

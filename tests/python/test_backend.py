@@ -53,10 +53,12 @@ def capture(model, x):
 def cpu_kernels():
     """CPU kernels for the tilefuse conv ops, this test only: torch's conv and the same epilogue."""
     def conv2d(x, w, b, r, stride, padding, dilation, activation="none", layout="require"):
+        assert layout == "convert" or w.is_contiguous(memory_format=CL), "the real kernel needs a channels-last weight"
         y = ACT[activation](F.conv2d(x, w, b, stride, padding, dilation))
         return (y + r if r is not None else y).contiguous(memory_format=CL)
 
     def add_act(x, w, b, r, stride, padding, dilation, activation="none"):
+        assert w.is_contiguous(memory_format=CL), "the real kernel needs a channels-last weight"
         return ACT[activation](F.conv2d(x, w, b, stride, padding, dilation) + r).contiguous(memory_format=CL)
 
     with torch.library._scoped_library("tilefuse", "IMPL") as lib:
@@ -116,6 +118,36 @@ def test_the_rewritten_graph_compiles_with_inductor(cpu_kernels):
         got = compile_fx(gm, inputs)(*inputs)[0]
         want = model(x)
     assert torch.allclose(got.float(), want.float(), rtol=5e-2, atol=5e-2), (got - want).abs().max()
+
+
+@pytest.mark.parametrize("freezing", [False, True])
+def test_torch_compile_through_the_backend(cpu_kernels, freezing, caplog):
+    """The whole path a user takes (Dynamo, the pass, AOTAutograd, Inductor), on CPU: with Inductor's freezing
+    the parameters reach the pass as attributes of the graph, without it as inputs; the folded BatchNorm is
+    right either way, and stays right when the parameters change (without freezing)."""
+    import functools
+    import logging
+
+    import torch._inductor.config as inductor_config
+
+    torch.manual_seed(2)
+    model = Block().eval()
+    for bn in (model.b1, model.b2):
+        bn.running_mean.uniform_(-0.5, 0.5), bn.running_var.uniform_(0.5, 2.0)
+    model = model.to(torch.bfloat16).to(memory_format=CL)
+    x = torch.randn(2, 16, 9, 9).to(torch.bfloat16).contiguous(memory_format=CL)
+    torch._dynamo.reset()
+    backend = functools.partial(tb.backend, measure=False, require_cuda=False)
+    with torch.no_grad(), inductor_config.patch(freezing=freezing), \
+            caplog.at_level(logging.INFO, logger="tilefuse.backend"):
+        compiled = torch.compile(model, backend=backend)
+        got, want = compiled(x), model(x)
+        assert "3 of 5 convs fused" in caplog.text, caplog.text
+        assert torch.allclose(got.float(), want.float(), rtol=5e-2, atol=5e-2), (got - want).abs().max()
+        if not freezing:
+            model.b1.running_var.mul_(4.0)
+            got, want = compiled(x), model(x)
+            assert torch.allclose(got.float(), want.float(), rtol=5e-2, atol=5e-2), (got - want).abs().max()
 
 
 def test_training_graphs_keep_batch_norm(cpu_kernels):
