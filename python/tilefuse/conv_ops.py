@@ -21,7 +21,7 @@ from .conv2d import Conv2d
 from .errors import TensorArgumentError
 from .kernel_params import signature
 from .epilogue.common import fused
-from .op_common import (_DTYPES, _dtype_name, activation_name, autocast, eager_path, grad_epilogue, library_op,
+from .op_common import (_DTYPES, _dtype_name, activation_name, autocast, eager_path, grad_epilogue,
                         needs_grad)
 
 CL = torch.channels_last
@@ -138,7 +138,7 @@ def _forward_impl(x, weight, bias, residual, stride, padding, dilation, activati
     return conv.run(x, weight, **arguments)
 
 
-@library_op("tilefuse::conv2d")
+@torch.library.custom_op("tilefuse::conv2d", mutates_args=())
 def _conv2d(x: Tensor, weight: Tensor, bias: Optional[Tensor], residual: Optional[Tensor], stride: List[int],
             padding: List[int], dilation: List[int], activation: str = "none", layout: str = "require") -> Tensor:
     return _forward_impl(x, weight, bias, residual, stride, padding, dilation, activation, layout)
@@ -195,7 +195,7 @@ def _grads(ctx, grad_y, kernels):
 _conv2d.register_autograd(_backward, setup_context=_setup_context)
 
 
-@library_op("tilefuse::conv2d_grad_preact")
+@torch.library.custom_op("tilefuse::conv2d_grad_preact", mutates_args=())
 def _conv2d_grad_preact(grad_y: Tensor, x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: List[int],
                         padding: List[int], dilation: List[int], activation: str) -> Tensor:
     return _grad_preact_impl(grad_y, x, weight, bias, stride, padding, dilation, activation)
@@ -216,7 +216,7 @@ def _conv2d_grad_preact_fake(grad_y, x, weight, bias, stride, padding, dilation,
     return torch.empty(out, dtype=x.dtype, device=x.device, memory_format=CL)
 
 
-@library_op("tilefuse::conv2d_dgrad")
+@torch.library.custom_op("tilefuse::conv2d_dgrad", mutates_args=())
 def _conv2d_dgrad(grad_y: Tensor, weight: Tensor, input_size: List[int], stride: List[int], padding: List[int],
                   dilation: List[int]) -> Tensor:
     return _dgrad_impl(grad_y, weight, input_size, stride, padding, dilation)
@@ -231,7 +231,7 @@ def _conv2d_dgrad_fake(grad_y, weight, input_size, stride, padding, dilation):
     return torch.empty(tuple(input_size), dtype=grad_y.dtype, device=grad_y.device, memory_format=CL)
 
 
-@library_op("tilefuse::conv2d_wgrad")
+@torch.library.custom_op("tilefuse::conv2d_wgrad", mutates_args=())
 def _conv2d_wgrad(grad_y: Tensor, x: Tensor, weight_size: List[int], stride: List[int], padding: List[int],
                   dilation: List[int]) -> Tensor:
     return _wgrad_impl(grad_y, x, weight_size, stride, padding, dilation)
@@ -247,7 +247,7 @@ def _conv2d_wgrad_fake(grad_y, x, weight_size, stride, padding, dilation):
     return torch.empty(tuple(weight_size), dtype=grad_y.dtype, device=grad_y.device, memory_format=CL)
 
 
-@library_op("tilefuse::conv2d_add_act")
+@torch.library.custom_op("tilefuse::conv2d_add_act", mutates_args=())
 def _conv2d_add_act(x: Tensor, weight: Tensor, bias: Optional[Tensor], residual: Tensor, stride: List[int],
                     padding: List[int], dilation: List[int], activation: str = "none") -> Tensor:
     """act(conv2d(x, weight) + bias + residual) in one kernel: a ResNet block's last conv with its shortcut

@@ -30,34 +30,6 @@ def eager_path(tensors):
 
 
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
-_LIBRARY = torch.library.Library("tilefuse", "FRAGMENT")  # kept alive: dropping it would unregister the ops
-
-
-class LibraryOp:
-    """An operator tilefuse::<name> from an annotated Python function, registered with torch.library's
-    define / impl directly (the schema inferred as torch.library.custom_op infers it). custom_op's own wrappers
-    (an aliasing check of the outputs and a Dynamo guard around the kernel, per call) cost tens of
-    microseconds of host time a call; the dispatcher calls this kernel directly. The same decorators:
-    register_fake, register_autograd."""
-
-    def __init__(self, qualname, kernel):
-        namespace, name = qualname.split("::")
-        assert namespace == "tilefuse", qualname
-        self.qualname, self.kernel = qualname, kernel
-        _LIBRARY.define(name + torch.library.infer_schema(kernel, mutates_args=()))
-        _LIBRARY.impl(name, kernel, "CompositeExplicitAutograd")  # every device: the kernel's checks say which
-
-    def register_fake(self, fake):
-        torch.library.register_fake(self.qualname, fake, lib=_LIBRARY)
-        return fake
-
-    def register_autograd(self, backward, setup_context):
-        torch.library.register_autograd(self.qualname, backward, setup_context=setup_context, lib=_LIBRARY)
-
-
-def library_op(qualname):
-    """Decorator: the function becomes the kernel of the operator `qualname` (LibraryOp)."""
-    return lambda kernel: LibraryOp(qualname, kernel)
 
 
 def needs_grad(tensors):

@@ -42,7 +42,7 @@ from .gemm import Gemm
 from .epilogue.common import ACTIVATIONS
 from .kernel_params import signature
 from .op_common import (_DTYPES, _dtype_name, activation_name, autocast, eager_path, forward_epilogue,  # noqa: F401
-                        grad_epilogue, library_op, needs_grad)
+                        grad_epilogue, needs_grad)
 _ALIGN = 8  # elements: 16 bytes of bf16 / fp16, what TMA needs of every leading dimension and pointer
 
 
@@ -166,7 +166,7 @@ def _linear_impl(x, weight, bias=None, residual=None, activation="none"):
     return y.reshape(*lead, n)
 
 
-@library_op("tilefuse::linear")
+@torch.library.custom_op("tilefuse::linear", mutates_args=())
 def _linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, residual: Optional[Tensor] = None,
             activation: str = "none") -> Tensor:
     return _linear_impl(x, weight, bias, residual, activation)
@@ -214,7 +214,7 @@ def _linear_backward(ctx, grad_y):
 _linear.register_autograd(_linear_backward, setup_context=_linear_setup_context)
 
 
-@library_op("tilefuse::linear_grad_preact")
+@torch.library.custom_op("tilefuse::linear_grad_preact", mutates_args=())
 def _linear_grad_preact(grad_y: Tensor, x: Tensor, weight: Tensor, bias: Optional[Tensor],
                         activation: str) -> Tensor:
     _check_grad_preact(grad_y, x, weight, bias, activation)
@@ -261,7 +261,7 @@ def _check_mm(a, b):
                                   f"{_dtype_name(b.dtype)} on {b.device}; they must agree")
 
 
-@library_op("tilefuse::mm")
+@torch.library.custom_op("tilefuse::mm", mutates_args=())
 def _mm(a: Tensor, b: Tensor) -> Tensor:
     _check_mm(a, b)
     if a.dtype not in _DTYPES:
@@ -315,7 +315,7 @@ def _gemm_composite(a, b, bias=None, residual=None, activation="none"):
 
 # ---------------------------------------------------------------------------------------------- scaled_mm
 
-@library_op("tilefuse::scaled_mm")
+@torch.library.custom_op("tilefuse::scaled_mm", mutates_args=())
 def _scaled_mm(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, bias: Optional[Tensor] = None,
                out_dtype: Optional[torch.dtype] = None, scale_result: Optional[Tensor] = None,
                use_fast_accum: bool = False) -> Tensor:

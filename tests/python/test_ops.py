@@ -36,7 +36,7 @@ _REFERENCE = {"on": False}
 
 def _ref_linear(x, weight, bias=None, residual=None, activation="none"):
     if not _REFERENCE["on"]:
-        return ops._linear.kernel(x, weight, bias, residual, activation)
+        return ops._linear._init_fn(x, weight, bias, residual, activation)
     ops.check_linear(x, weight, bias, residual, activation)
     z = x.float() @ weight.float().t()
     if bias is not None:
@@ -49,7 +49,7 @@ def _ref_linear(x, weight, bias=None, residual=None, activation="none"):
 
 def _ref_mm(a, b):
     if not _REFERENCE["on"]:
-        return ops._mm.kernel(a, b)
+        return ops._mm._init_fn(a, b)
     ops._check_mm(a, b)
     return (a.float() @ b.float()).to(a.dtype)
 
@@ -60,7 +60,7 @@ _GRAD_PREACT_CALLS = []
 def _ref_grad_preact(grad_y, x, weight, bias, activation):
     _GRAD_PREACT_CALLS.append(activation)
     if not _REFERENCE["on"]:
-        return ops._linear_grad_preact.kernel(grad_y, x, weight, bias, activation)
+        return ops._linear_grad_preact._init_fn(grad_y, x, weight, bias, activation)
     if activation == "none":
         return grad_y.clone()
     ops._check_grad_preact(grad_y, x, weight, bias, activation)
