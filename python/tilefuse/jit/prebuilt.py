@@ -11,7 +11,9 @@ set (`common_kernels`), bf16 and fp16, for sm_90a:
     tile of each source, each wgrad split reduction) for fprop with none, bias, bias + relu, relu(acc + bias)
     + residual and relu(acc + bias + residual) (the ResNet block's order), and for dgrad and wgrad;
   - the sm80 conv kernels (every tile, aligned or not, each mode) that the planner falls back to on Hopper
-    where no Hopper kernel takes the problem (C = 3 stems, strided dgrad), with no epilogue.
+    where no Hopper kernel takes the problem (C = 3 stems, strided dgrad): with no epilogue, and in fprop with
+    the conv epilogues above (a stem's folded BatchNorm + ReLU). tests/python/test_prebuilt_coverage.py checks
+    that a ResNet-50's inference and training steps ask for nothing else.
 
 A prebuilt entry is found only when everything in the key agrees: the generated source (so the trees the
 ops trace), the headers, the arch (sm_90a), NVRTC's version and tilefuse's. Anything else compiles on first
@@ -83,9 +85,10 @@ def common_kernels():
                 for kernel, kernel_tree, split in _C.conv_sm90_kernel_choices(mode, element, facts["reads_memory"],
                                                                               facts["residual_by_tma"]):
                     kernels.append(("conv90", str(tree), kernel, kernel_tree, split))
-        identity = str(_cpp_tree("none", False, False, element))
-        kernels += [("conv80", identity, element, mode, config, aligned) for mode in ("fprop", "dgrad", "wgrad")
-                    for config in SM80_CONV_CONFIGS for aligned in (True, False)]
+        sm80_trees = {"fprop": [str(tree) for tree in trees["fprop"]], "dgrad": [str(trees["dgrad"][0])],
+                      "wgrad": [str(trees["wgrad"][0])]}
+        kernels += [("conv80", tree, element, mode, config, aligned) for mode, mode_trees in sm80_trees.items()
+                    for tree in mode_trees for config in SM80_CONV_CONFIGS for aligned in (True, False)]
     return kernels
 
 

@@ -1,0 +1,93 @@
+"""Cold start (no GPU needed): every kernel that a torchvision-shaped ResNet-50 asks for on an H100 is in the
+prebuilt set, so its first forward compiles nothing: inference through the torch.compile backend (BatchNorm
+folded: conv + bias + ReLU, conv + bias + shortcut + ReLU, conv + bias) and a training step through tilefuse.nn
+(fprop without epilogue, dgrad, wgrad), at batch sizes that are and are not tile multiples. The planner is
+asked exactly as Conv2d asks it (Conv2d._plan, with the H100's device facts); the JIT is replaced by a recorder."""
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import tilefuse  # noqa: E402
+from tilefuse import conv2d as conv_module  # noqa: E402
+from tilefuse.epilogue.common import fused  # noqa: E402
+from tilefuse.jit.prebuilt import common_kernels  # noqa: E402
+
+H100 = (132, 9, 0)  # SMs, major, minor
+CL = torch.channels_last
+
+
+def resnet50_convs(n):
+    """(N, H, W, C, K, R, stride, padding, role) of each conv of torchvision's ResNet-50 at 224 x 224."""
+    convs = [(n, 224, 224, 3, 64, 7, 2, 3, "stem")]
+    h, cin = 56, 64
+    for stage, (blocks, width) in enumerate(zip((3, 4, 6, 3), (64, 128, 256, 512))):
+        for i in range(blocks):
+            stride = 2 if i == 0 and stage > 0 else 1
+            out = h // stride
+            convs += [(n, h, h, cin, width, 1, 1, 0, "reduce"), (n, h, h, width, width, 3, stride, 1, "middle"),
+                      (n, out, out, width, 4 * width, 1, 1, 0, "expand")]
+            if i == 0:
+                convs.append((n, h, h, cin, 4 * width, 1, stride, 0, "downsample"))
+            h, cin = out, 4 * width
+    return convs
+
+
+def meta(*shape, memory_format=CL):
+    return torch.empty(shape, dtype=torch.bfloat16, device="meta").contiguous(memory_format=memory_format)
+
+
+@pytest.fixture
+def requested(monkeypatch):
+    """The kernels Conv2d asks the JIT for, as prebuilt jobs, on an H100 (nothing is compiled)."""
+    jobs = []
+
+    def sm80(tree_text, mode, family, config, tile, element, aligned, arch, graph, tree):
+        jobs.append(("conv80", tree_text, element, mode, config, aligned, arch))
+
+    def sm90(tree_text, mode, planned, element, graph, tree):
+        jobs.append(("conv90", tree_text, planned["sm90_kernel"], planned["sm90_kernel_tree"], planned["sm90_split"]))
+
+    monkeypatch.setattr(conv_module, "device_properties", lambda device: H100)
+    monkeypatch.setattr(conv_module, "_compiled", sm80)
+    monkeypatch.setattr(conv_module, "_compiled_sm90", sm90)
+    return jobs
+
+
+def plan(mode, conv, epilogue=None, **arguments):
+    """Conv2d._plan of one ResNet-50 conv (meta tensors: shapes, strides and 16-byte alignment only)."""
+    n, h, w, c, k, r, stride, padding, _ = conv
+    op = tilefuse.Conv2d(mode, stride=stride, padding=padding, epilogue=epilogue,
+                         kernel_size=(r, r) if mode == "wgrad" else None)
+    p = q = (h + 2 * padding - r) // stride + 1
+    x, weight, dy = meta(n, c, h, w), meta(k, c, r, r), meta(n, k, p, q)
+    a, b = {"fprop": (x, weight), "dgrad": (dy, weight), "wgrad": (dy, x)}[mode]
+    problem = op._problem(tuple(a.shape), tuple(b.shape), (n, c, h, w) if mode == "dgrad" else None)
+    matrices = op._epilogue_arguments(arguments, problem)
+    op._plan(a, b, problem, "bfloat16", 0, matrices)
+
+
+@pytest.mark.parametrize("batch", [1, 3, 64, 128])
+def test_resnet50_needs_only_prebuilt_kernels(requested, batch):
+    prebuilt = {tuple(job) for job in common_kernels()}
+    for conv in resnet50_convs(batch):
+        n, _, _, _, k, r, stride, padding, role = conv
+        p = (conv[1] + 2 * padding - r) // stride + 1
+        bias = meta(k, memory_format=torch.contiguous_format)
+        # inference through the backend (BatchNorm folded into a bias)
+        if role == "expand":
+            plan("fprop", conv, fused("relu", True, True, residual_first=True), bias=bias, residual=meta(n, k, p, p))
+        elif role == "downsample":
+            plan("fprop", conv, fused("none", True, False), bias=bias)
+        else:
+            plan("fprop", conv, fused("relu", True, False), bias=bias)
+        # training through tilefuse.nn.Conv2d (BatchNorm stays torch's): fprop, dgrad (not the stem's), wgrad
+        plan("fprop", conv)
+        if role != "stem":
+            plan("dgrad", conv)
+        plan("wgrad", conv)
+    missing = []
+    for job in requested:
+        key = job[:-1] if job[0] == "conv80" else job
+        if job[0] == "conv80" and job[-1] != "sm_90a" or key not in prebuilt:
+            missing.append(job)
+    assert not missing, f"{len(missing)} of {len(requested)} requested kernels are not prebuilt, e.g. {missing[:3]}"
