@@ -91,3 +91,17 @@ def test_resnet50_needs_only_prebuilt_kernels(requested, batch):
         if job[0] == "conv80" and job[-1] != "sm_90a" or key not in prebuilt:
             missing.append(job)
     assert not missing, f"{len(missing)} of {len(requested)} requested kernels are not prebuilt, e.g. {missing[:3]}"
+
+
+@pytest.mark.parametrize("batch", [1, 8, 64])
+def test_vit_b16_linears_need_only_prebuilt_tiles(batch):
+    """ViT-B/16's linears (the MLP's, the attention's projections, the head) at 197 tokens a sample: the tile
+    the planner picks on an H100 is one the prebuilt set builds for the linear op's epilogues."""
+    from tilefuse.gemm import plan_gemm
+    from tilefuse.jit.prebuilt import GEMM_CONFIGS
+
+    m = 197 * batch
+    for n, k in ((3072, 768), (768, 3072), (2304, 768), (768, 768), (1000, 768)):
+        rows = batch if n == 1000 else m  # the head reads the class token only
+        config = plan_gemm(rows, n, k, 1, (9, 0, 132))["config"]
+        assert config in GEMM_CONFIGS, (rows, n, k, config)
