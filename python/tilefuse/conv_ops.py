@@ -90,7 +90,7 @@ def check_conv2d(x, weight, bias, residual, stride, padding, dilation, activatio
         raise TensorArgumentError(f"tilefuse.ops.conv2d: x has {x.shape[1]} channels and weight {tuple(weight.shape)} "
                                   f"expects {weight.shape[1]}; groups are not supported")
     out = output_shape(x, weight, stride, padding, dilation)
-    if min(out) < 1 or min(stride) < 1 or min(dilation) < 1 or min(padding) < 0:
+    if min(out[1:]) < 1 or min(stride) < 1 or min(dilation) < 1 or min(padding) < 0:  # N = 0 is torch's too
         raise TensorArgumentError(f"tilefuse.ops.conv2d: x {tuple(x.shape)}, weight {tuple(weight.shape)}, stride "
                                   f"{stride}, padding {padding}, dilation {dilation} give an output of {out}")
     if bias is not None and tuple(bias.shape) != (weight.shape[0],):
@@ -100,6 +100,11 @@ def check_conv2d(x, weight, bias, residual, stride, padding, dilation, activatio
         raise TensorArgumentError(f"tilefuse.ops.conv2d: residual has shape {tuple(residual.shape)}; it must be the "
                                   f"output's {out}")
     return out
+
+
+def _empty_output(x, weight, stride, padding, dilation):
+    return torch.empty(output_shape(x, weight, stride, padding, dilation), dtype=x.dtype, device=x.device,
+                       memory_format=CL)
 
 
 _CHECKED = {}  # the signature of a checked forward call -> its tilefuse.Conv2d (the checks are not repeated)
@@ -123,6 +128,8 @@ def _forward_impl(x, weight, bias, residual, stride, padding, dilation, activati
         if x.device.type != "cuda":
             raise TensorArgumentError(f"tilefuse.ops.conv2d: the tensors are on {x.device}; tilefuse's kernels run "
                                       "on a CUDA device: move them with .cuda() (or module.to('cuda'))")
+        if x.shape[0] == 0:  # an empty batch: nothing to compute, as torch's conv returns
+            return _empty_output(x, weight, stride, padding, dilation)
         conv = _conv("forward", stride, padding, dilation, layout, activation, bias is not None, residual is not None)
         if key is not None:
             if len(_CHECKED) >= _CHECKED_LIMIT:
@@ -203,6 +210,8 @@ def _conv2d_grad_preact(grad_y: Tensor, x: Tensor, weight: Tensor, bias: Optiona
 
 def _grad_preact_impl(grad_y, x, weight, bias, stride, padding, dilation, activation):
     check_conv2d(x, weight, bias, grad_y, stride, padding, dilation, activation, "require")
+    if x.shape[0] == 0:
+        return torch.empty_like(grad_y, memory_format=CL)
     conv = _conv("grad", stride, padding, dilation, "require", activation, bias is not None)
     arguments = {"grad": grad_y}
     if bias is not None:
@@ -223,6 +232,8 @@ def _conv2d_dgrad(grad_y: Tensor, weight: Tensor, input_size: List[int], stride:
 
 
 def _dgrad_impl(grad_y, weight, input_size, stride, padding, dilation):
+    if input_size[0] == 0:
+        return torch.empty(tuple(input_size), dtype=grad_y.dtype, device=grad_y.device, memory_format=CL)
     return _conv("dgrad", stride, padding, dilation, "require").run(grad_y, weight, input_size=tuple(input_size))
 
 
@@ -238,6 +249,8 @@ def _conv2d_wgrad(grad_y: Tensor, x: Tensor, weight_size: List[int], stride: Lis
 
 
 def _wgrad_impl(grad_y, x, weight_size, stride, padding, dilation):
+    if x.shape[0] == 0:  # a sum over no samples
+        return torch.zeros(tuple(weight_size), dtype=grad_y.dtype, device=grad_y.device, memory_format=CL)
     conv = _conv("wgrad", stride, padding, dilation, "require", kernel_size=tuple(weight_size[2:]))
     return conv.run(grad_y, x)
 
@@ -258,6 +271,8 @@ def _conv2d_add_act(x: Tensor, weight: Tensor, bias: Optional[Tensor], residual:
     if x.device.type != "cuda":
         raise TensorArgumentError(f"tilefuse.ops.conv2d_add_act: the tensors are on {x.device}; tilefuse's kernels "
                                   "run on a CUDA device")
+    if x.shape[0] == 0:
+        return _empty_output(x, weight, stride, padding, dilation)
     arguments = {"residual": residual}
     if bias is not None:
         arguments["bias"] = bias.contiguous()

@@ -339,6 +339,11 @@ def test_conv2d_op_fake_gives_a_channels_last_output():
             torch.ops.tilefuse.conv2d(x, w[:, :8], None, None, [1, 1], [1, 1], [1, 1])
         with pytest.raises(TensorArgumentError, match="float32"):
             torch.ops.tilefuse.conv2d(x.float(), w.float(), None, None, [1, 1], [1, 1], [1, 1])
+        # an empty batch is torch's empty output; an empty image is refused with a sentence
+        empty = torch.ops.tilefuse.conv2d(x[:0], w, b, None, [2, 2], [1, 1], [1, 1], "relu")
+        assert tuple(empty.shape) == (0, 24, 5, 5)
+        with pytest.raises(TensorArgumentError, match="give an output of"):
+            torch.ops.tilefuse.conv2d(x[:, :, :0], w, b, None, [1, 1], [0, 0], [1, 1])
 
 
 def test_conv2d_module_is_a_torch_conv2d():

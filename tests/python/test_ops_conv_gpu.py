@@ -153,3 +153,31 @@ def test_eager_path_and_custom_op_agree():
         results.append([y.detach()] + [t.grad for t in leaves])
     for name, a, c in zip(("y", "x", "w", "bias", "residual"), *results):
         assert torch.equal(a, c), name
+
+
+def test_empty_batch_is_torchs_empty_output_and_zero_gradients():
+    x, w, b, r, geo = make((0, 64, 12, 12, 64, 3, 3, 1, 1, 1), torch.bfloat16, True, True, seed=6)
+    leaves = [t.detach().requires_grad_() for t in (x, w, b, r)]
+    y = ops.conv2d(*leaves, activation="relu", **geo)
+    assert tuple(y.shape) == (0, 64, 12, 12) and y.is_contiguous(memory_format=CL)
+    y.float().sum().backward()
+    assert leaves[0].grad.shape == x.shape
+    assert torch.equal(leaves[1].grad, torch.zeros_like(w)) and torch.equal(leaves[2].grad, torch.zeros_like(b))
+    with torch.no_grad():
+        assert ops.conv2d(x, w, b, activation="relu", **geo).shape == (0, 64, 12, 12)
+        assert torch.ops.tilefuse.conv2d_add_act(x, w, b, r, [1, 1], [1, 1], [1, 1], "relu").shape == (0, 64, 12, 12)
+
+
+def test_no_grad_path_equals_the_custom_op():
+    """Under no_grad, ops.conv2d and ops.linear call the kernels directly (no autograd.Function, no
+    dispatcher, checks cached per signature): the same bits as the custom op, call after call."""
+    x, w, b, r, geo = make((3, 64, 10, 10, 96, 3, 3, 1, 1, 1), torch.bfloat16, True, True, seed=7)
+    with torch.no_grad():
+        want = torch.ops.tilefuse.conv2d(x, w, b, r, [1, 1], [1, 1], [1, 1], "silu", "require")
+        for _ in range(2):
+            assert torch.equal(ops.conv2d(x, w, b, r, activation="silu", **geo), want)
+        xl = torch.randn(37, 96, device="cuda", dtype=torch.bfloat16)
+        wl = torch.randn(80, 96, device="cuda", dtype=torch.bfloat16) * 0.1
+        want = torch.ops.tilefuse.linear(xl, wl, None, None, "gelu")
+        for _ in range(2):
+            assert torch.equal(ops.linear(xl, wl, activation="gelu"), want)
