@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The library's rule "a choice is a Config member or a typed override": under include/, no build switch
 # (#ifndef / #ifdef / #if defined of a TILEFUSE_ macro, other than the TILEFUSE_ARCH_* and
-# TILEFUSE_IS_DEVICE_CODE facts the compiler sets) and no getenv. Run by ctest (repo.include_rules).
+# TILEFUSE_IS_DEVICE_CODE facts the compiler sets) and no getenv. Also (issue 36): at most 10 version
+# tags (v16, v130c) in comments under include/; numbers and version trails go to docs/notes/.
+# Run by ctest (repo.include_rules).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bad=0
@@ -17,5 +19,12 @@ if [[ -n "$env_reads" ]]; then
   echo "$env_reads"
   bad=1
 fi
-if [[ $bad == 0 ]]; then echo "include/: no build switches, no getenv"; fi
+# Comment text: after //, inside /* */, or a block comment's leading-* line; then the tags in it.
+tags=$({ grep -rhoE '//.*|/\*([^*]|\*[^/])*(\*/|$)|^\s*\*( .*|$)' include/ || true; } | { grep -oE '\bv[0-9]+[a-z]?\b' || true; } | wc -l)
+if ((tags > 10)); then
+  echo "include/ comments carry $tags version tags (at most 10): keep the why, move the numbers and runs to docs/notes/:"
+  grep -rnE '(//|/\*|^\s*\*( |$)).*\bv[0-9]+[a-z]?\b' include/ || true
+  bad=1
+fi
+if [[ $bad == 0 ]]; then echo "include/: no build switches, no getenv, $tags version tags in comments"; fi
 exit $bad

@@ -49,7 +49,8 @@ TILEFUSE_DEVICE inline void cluster_sync() {
 // One arrival on the mbarrier at the same shared-memory offset as `bar`, in the CTA of rank `rank` of
 // this cluster (mapa, then mbarrier.arrive on the shared::cluster address, default .release.cta).
 // NOTES: CCCL's form is .release.cluster, a cluster-scope fence per arrival: with one arrival per
-// consumer warp and k-tile, the multicast kernels ran at 40% of the plain ones (v24, v25).
+// consumer warp and k-tile, the multicast kernels ran at 40% of the plain ones (docs/notes/gemm_sm90.md,
+// 2-CTA clusters).
 TILEFUSE_DEVICE inline void mbarrier_arrive_cluster(cuda::std::uint64_t* bar, int rank) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   auto const local = static_cast<cuda::std::uint32_t>(__cvta_generic_to_shared(bar));

@@ -88,7 +88,8 @@ TILEFUSE_DEVICE inline cuda::std::uint64_t smem_descriptor_mn_major_sw128(void c
 // MN-major descriptor moves whole rows along K; shared addresses stay below 2^18, so its start address
 // field does not carry either.)
 // NOTES: written as a 64-bit add, the carry into the high word cost two instructions per wgmma,
-// on the critical path of the promoted FP8 mainloop (gemm_fp8.md v111).
+// on the critical path of the promoted FP8 mainloop (docs/notes/gemm_fp8.md, the block-scaled
+// mainloop's critical path).
 TILEFUSE_DEVICE inline cuda::std::uint64_t descriptor_advanced(cuda::std::uint64_t desc, cuda::std::uint32_t units) {
   auto const low = static_cast<cuda::std::uint32_t>(desc) + units;
   return (desc & 0xFFFFFFFF00000000ull) | low;

@@ -22,8 +22,8 @@ TILEFUSE_HOST_DEVICE inline bool isnan(float x) { return x != x; }
 // rounding that follows. 1/inf is 0, so the activations saturate correctly.
 // NOTES: __frcp_rn (correctly rounded) made the fused GELU epilogue 2.5x more expensive on an H200.
 // The device forms flush denormal inputs and results to zero (.ftz): without it ptxas wraps each MUFU
-// op in a range test and two rescaling multiplies (gemm_sm90.md v70). A denormal exp is below anything
-// the activations add it to, and a reciprocal of 1 + e (e >= 0) is at most 1.
+// op in a range test and two rescaling multiplies (docs/notes/gemm_sm90.md, activation math). A denormal
+// exp is below anything the activations add it to, and a reciprocal of 1 + e (e >= 0) is at most 1.
 TILEFUSE_HOST_DEVICE inline float fast_exp2(float x) {
 #if defined(__CUDA_ARCH__)
   float y;

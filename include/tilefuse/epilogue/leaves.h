@@ -195,7 +195,8 @@ struct AuxLoad {
 
   // Asks L2 for the row segment a later visit() of the same fragment reads (row-major; a column-major
   // fragment touches V lines and is left to the visit). The sm80 kernel calls it before a tile's
-  // mainloop so the residual arrives while the tensor cores run (the Hopper kernel does not: v68).
+  // mainloop so the residual arrives while the tensor cores run (the Hopper kernel does not: sm90_gemm.h
+  // says why; docs/notes/gemm_sm90.md, the epilogue prefetch removed).
   template <int V>
   TILEFUSE_HOST_DEVICE static void prefetch(Params const& p, Fragment<V> const& f) {
     if constexpr (cuda::std::is_same_v<Layout, RowMajor>) {

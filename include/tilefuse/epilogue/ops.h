@@ -67,8 +67,9 @@ TILEFUSE_UNARY_OP(GeluErf, 0.5f * x * (1.0f + math::erf(x * 0.70710678118654752f
 // The tanh form uses 0.5 * (1 + tanh(u)) = 1 / (1 + exp(-2u)): one exp instead of a tanh; with
 // -2u log2(e) = x (k0 + k1 x^2), one multiply, one FMA and one multiply before the ex2.
 // NOTES: 0.5 x (1 + tanh.approx(u)), one MUFU op instead of two, made the fused bias+GELU+residual
-// GEMM 1.5-3% faster (v73-v74 A/B) but cancels in the negative tail: about 2.4e-4 |x| absolute error
-// where |gelu(x)| is ~4e-3 (x = -3: ~18% of the value), far outside bf16's rounding. Not adopted.
+// GEMM 1.5-3% faster but cancels in the negative tail: about 2.4e-4 |x| absolute error where
+// |gelu(x)| is ~4e-3 (x = -3: ~18% of the value), far outside bf16's rounding. Not adopted
+// (docs/notes/gemm_sm90.md, GELU through tanh.approx).
 TILEFUSE_UNARY_OP(GeluTanh,
                   x * math::fast_reciprocal(
                           1.0f + math::fast_exp2(x * (-2.3022082f + -0.10294324f * (x * x)))))

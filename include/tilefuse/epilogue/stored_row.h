@@ -5,7 +5,8 @@
 // visit reads them. load_row has two paths, one vector load or element by element, and the compiler
 // joins them after the branch. Held as Array<bf16, 8>, the join was on eight 16-bit values: each
 // vector's elements were unpacked (PRMT) right after its load, so every vector waited for its load
-// before the next vector's loads were issued, and batching the loads did nothing (gemm_sm80.md, v103).
+// before the next vector's loads were issued, and batching the loads did nothing
+// (docs/notes/gemm_sm80.md, the epilogue's loads batched).
 #pragma once
 
 #include <cuda/std/bit>

@@ -147,7 +147,8 @@ using Sm90Fp8LargeConfig = Sm90TileConfig<128, 256, 128, 4>;
 using Sm90Fp8MediumConfig = Sm90TileConfig<128, 128, 128, 6>;
 using Sm90Fp8NarrowConfig = Sm90TileConfig<128, 64, 128, 8>;
 // FP8 ping-pong, 128 x 128 per warpgroup: FP8 moves half the bytes of bf16 per flop, so the 128-row
-// tile's extra L2 traffic (what held the bf16 ping-pong back, gemm_sm90.md v19) matters less.
+// tile's extra L2 traffic (what held the bf16 ping-pong back: docs/notes/gemm_sm90.md, ping-pong
+// consumers) matters less.
 using Sm90Fp8PingPongConfig = Sm90TileConfig<128, 128, 128, 6, kSm90GroupRows, 32, Sm90Schedule::kPingPong>;
 // An FP8 config whose k-tiles (128 of K) are each accumulated by the tensor cores from zero and then
 // added into fp32 accumulators: the tensor cores' FP8 accumulation keeps fewer bits than fp32, which
@@ -178,7 +179,8 @@ struct Sm90BlockScaled : Sm90Promoted<Base> {
 };
 using Sm90Fp8BlockScaledConfig = Sm90BlockScaled<Sm90Fp8MediumConfig>;
 // The promoted mainloop that waits for each k-tile's wgmmas before issuing the next k-tile's (the kernel
-// up to v111): one partial set instead of two. Kept as the A/B baseline of the fp8 bench.
+// before the overlapped promotion): one partial set instead of two. Kept as the A/B baseline of the fp8
+// bench (docs/notes/gemm_fp8.md).
 template <class Base>
 struct Sm90PromotionInLine : Base {
   static constexpr bool kOverlapPromotion = false;
@@ -187,8 +189,8 @@ using Sm90Fp8PromotedInLineConfig = Sm90PromotionInLine<Sm90Fp8PromotedConfig>;
 using Sm90Fp8BlockScaledInLineConfig = Sm90PromotionInLine<Sm90Fp8BlockScaledConfig>;
 // Two CTAs per cluster on adjacent tile rows of the same tile column: each loads half of the B tile
 // and multicasts it to both, so B crosses L2 once per pair. Built to take L2 traffic off the 128-row
-// tiles (ping-pong, FP8 promotion); measured no faster than without (gemm_sm90.md v24-v26), so no
-// auto config picks it. TMA operand source only (the GEMM's).
+// tiles (ping-pong, FP8 promotion); measured no faster than without (docs/notes/gemm_sm90.md, 2-CTA
+// clusters), so no auto config picks it. TMA operand source only (the GEMM's).
 template <class Base>
 struct Sm90Multicast : Base {
   static constexpr int kClusterM = 2;
@@ -199,7 +201,8 @@ using Sm90Fp8PromotedMulticastConfig = Sm90Multicast<Sm90Fp8PromotedConfig>;
 using Sm90Fp8BlockScaledMulticastConfig = Sm90Multicast<Sm90Fp8BlockScaledConfig>;
 using Sm90PingPongMulticastConfig = Sm90Multicast<Sm90PingPongConfig>;
 // Ping-pong 64 x 256 sharing B across a CTA pair: the 64-row tiles' L2 traffic per flop brought back to
-// Large's (without, the 64-row tiles read B twice as often per flop: gemm_sm90.md v44-v45, v66).
+// Large's (without, the 64-row tiles read B twice as often per flop: docs/notes/gemm_sm90.md, ping-pong
+// 64x256 and ping-pong for the fused GEMM).
 using Sm90PingPongWideMulticastConfig = Sm90Multicast<Sm90PingPongWideConfig>;
 // Split-K reduced inside the kernel: the batch index is the split, each split's warps add their fp32
 // accumulators into one sum at L2 and the last to arrive runs the epilogue (sm90_gemm.h, add_split).

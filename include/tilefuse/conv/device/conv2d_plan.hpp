@@ -227,7 +227,7 @@ inline constexpr std::array<TileCandidate, 3> kCooperative{{{ConvSm90Tile::kLarg
                                                             {ConvSm90Tile::kMedium, 128, 0.92, "128x128"},
                                                             {ConvSm90Tile::kNarrow, 64, 0.75, "128x64"}}};
 // 128x160: 16-bit fprop by im2col, trees without the TMA residual, and only where N is not a multiple of
-// 128 (conv_sm90.md, v127f: UNet's N = 320 layers 23% and 43% faster than 128x128; slower elsewhere).
+// 128 (UNet's N = 320 layers 23% and 43% faster than 128x128, slower elsewhere: docs/notes/conv_sm90.md).
 inline constexpr TileCandidate kWide{ConvSm90Tile::kWide, 160, 0.96, "128x160"};
 // wgrad's 64-row tiles; efficiencies fitted to ResNet-50's layers (conv_sm90.md, "wgrad 64-row tiles").
 inline constexpr std::array<TileCandidate, 2> kWgradShort{{{ConvSm90Tile::kShort, 64, 0.44, "64x64", 64},

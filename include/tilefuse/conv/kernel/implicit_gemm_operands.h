@@ -79,7 +79,8 @@ struct GatherTileLoader {
   // Only for K-contiguous activation gathers whose k parts carry the channel (fprop's A).
   // NOTES: on the 16-byte path all of a thread's chunks share one k, so the 8 channels' scale and shift
   // are loaded once per k-tile, all 16 loads before any use: loaded per element, in the chunk loop,
-  // they serialized behind the shared-memory stores and made the fused conv 8x slower (fusion bench v1).
+  // they serialized behind the shared-memory stores and made the fused conv 8x slower
+  // (docs/notes/conv_sm80.md, mainloop fusion).
   template <class Transform>
   TILEFUSE_DEVICE void transform(Gather const& gather, InputTransformParams const& t, Element* smem, index_t k0) const {
     static_assert(kKContiguous, "the input transform applies to fprop's activation tile");

@@ -26,7 +26,7 @@
 // FP8 elements (e4m3, e5m2) run the same sources with k-tiles of 128 channels (Sm90ConvConfigFor): a
 // k-tile row is 128 bytes either way, and the kernel's wgmma is the FP8 one (K = 32 per instruction).
 //
-// A second source, FpropIm2colOperands (v2), loads A with TMA's im2col mode instead: one producer
+// A second source, FpropIm2colOperands, loads A with TMA's im2col mode instead: one producer
 // thread issues, per k-tile, one cp.async.bulk.tensor.im2col of TileM pixels x TileK channels (x as a 4D
 // NHWC tensor map: the pixel walk of the tile starts at the tile's first output pixel and the filter
 // tap is the instruction's (s * dilation_w, r * dilation_h) offsets) and one tiled load of w, exactly
@@ -54,7 +54,7 @@ namespace tilefuse::conv::sm90 {
 // gather state (TileM / 16 pixels of 3 registers, addresses, the tap) and the consumers' lowered to
 // match. setmaxnreg moves registers only within what the block got at launch: 384 threads x 168
 // (the __launch_bounds__(384, 1) allocation), not the SM's 64K. A split that asks for more makes
-// setmaxnreg.inc wait forever (v0's first run hung with 96 / 208 = 65536).
+// setmaxnreg.inc wait forever (the first run hung with 96 / 208 = 65536; docs/notes/conv_sm90.md).
 // TileK is 64 for 16-bit elements and 128 for FP8 ones (a k-tile row is one 128-byte swizzle row either
 // way; Sm90ConvConfigFor below).
 template <int TileM, int TileN, int Stages, int ProducerRegisters, int ConsumerRegisters,
@@ -80,7 +80,8 @@ using Sm90ConvIm2colLargeConfig = Sm90ConvTileConfig<128, 256, 4, 40, 232>;
 using Sm90ConvIm2colMediumConfig = Sm90ConvTileConfig<128, 128, 6, 40, 232>;
 using Sm90ConvIm2colNarrowConfig = Sm90ConvTileConfig<128, 64, 8, 40, 232>;
 // 128 x 160 (im2col source, 16-bit fprop): output channels in whole tiles where 128 and 256 leave a
-// part-empty last tile (UNet's N = 320: 2.5 tiles of 128, 1.25 of 256; v127: 0.65-0.72x cuDNN there).
+// part-empty last tile (UNet's N = 320: 2.5 tiles of 128, 1.25 of 256; docs/notes/conv_sm90.md, the
+// producer's per-k-tile arithmetic).
 // Its B is K-major only (dgrad's and wgrad's MN-major B loads 64-wide blocks), and 160 columns are not
 // whole 64-column packed-epilogue chunks, so trees that want the packed epilogue (the TMA residual) keep
 // the other tiles. 5 stages of 36 KiB.
@@ -92,8 +93,8 @@ using Sm90ConvIm2colPingPongNarrowConfig = Sm90ConvTileConfig<128, 64, 8, 40, 23
 using Sm90ConvIm2colPingPongMediumConfig = Sm90ConvTileConfig<128, 128, 6, 40, 232, gemm::Sm90Schedule::kPingPong>;
 // 64-row ping-pong tiles for wgrad (im2col source): its output has K rows, and 128-row tiles compute
 // ResNet-50's K = 64 twice over; with half the rows per tile, the 1x1 layers fill the GPU with fewer
-// splits, i.e. longer k-loops per block (cuDNN's wgrad runs 64x64 tiles with 13 stages: conv_sm90.md
-// v128). 12 stages of 16 KiB and 8 of 24 KiB.
+// splits, i.e. longer k-loops per block (cuDNN's wgrad runs 64x64 tiles with 13 stages:
+// docs/notes/conv_sm90.md, 64-row tiles for wgrad). 12 stages of 16 KiB and 8 of 24 KiB.
 using Sm90ConvIm2colPingPongShortConfig = Sm90ConvTileConfig<64, 64, 12, 40, 232, gemm::Sm90Schedule::kPingPong>;
 using Sm90ConvIm2colPingPongShortWideConfig = Sm90ConvTileConfig<64, 128, 8, 40, 232, gemm::Sm90Schedule::kPingPong>;
 // 64 x 256 ping-pong for 16-bit fprop: where 128 x 256 tiles leave the last wave half full (ResNet-50's
@@ -111,15 +112,15 @@ using Sm90ConvConfigFor =
 // FP8 with k-tiles of 64 channels (64-byte rows, 64-byte swizzle) and twice the stages (the same bytes
 // in flight): for the im2col source when C is a multiple of 64 but not of 128 (ResNet-50's C = 64 layers,
 // UNet's C = 320), where a 128-channel k-tile would span two filter taps and the gather would run
-// instead (v120: the gather made those layers slower in e4m3 than in bf16).
+// instead (the gather made those layers slower in e4m3 than in bf16: docs/notes/conv_sm90.md, FP8 fprop).
 template <class Cfg>
 using Sm90ConvHalfK = Sm90ConvTileConfig<Cfg::kTileM, Cfg::kTileN, 2 * Cfg::kStages, Cfg::kProducerRegisters,
                                          Cfg::kConsumerRegisters, Cfg::kSchedule, 64>;
 
 // A cooperative config whose fused trees with one 16-bit residual take the packed epilogue with the
 // residual (and its one column vector) loaded by TMA from the producer (sm90_gemm.h kTmaAux): what
-// Conv2d runs for such trees (conv_sm90.md v81: fused ResNet-50 layers up to 21% faster). Other trees
-// compile as under Base.
+// Conv2d runs for such trees (fused ResNet-50 layers up to 21% faster: docs/notes/conv_sm90.md, the bias
+// beside the TMA residual). Other trees compile as under Base.
 template <class Base>
 struct Sm90ConvTmaAux : Base {
   static constexpr bool kPackedLoads = true;
@@ -142,11 +143,10 @@ TILEFUSE_DEVICE inline void load_activation(char* smem, arch::TmaDescriptor cons
 }
 
 // The single producer thread of a TMA source issues every copy of the block, so every instruction it
-// spends per k-tile delays the copies (v126: the wgrad's per-k-tile divisions cost UNet 0.72x -> 0.95x
-// cuDNN; v127: working them out one k-tile ahead did not help, the instruction count did). The loaders
-// therefore step their coordinates from k-tile to k-tile (KTileTap, PixelWalk: the kernel asks for a
-// tile's k-tiles in order, k0 = 0, TileK, ...) instead of dividing them out of k0 (v127: ResNet-50 fprop
-// 0.90x -> 0.96x cuDNN, dgrad 0.90x -> 0.96x).
+// spends per k-tile delays the copies (working the divisions out one k-tile ahead did not help; fewer
+// instructions did). The loaders therefore step their coordinates from k-tile to k-tile (KTileTap,
+// PixelWalk: the kernel asks for a tile's k-tiles in order, k0 = 0, TileK, ...) instead of dividing them
+// out of k0 (docs/notes/conv_sm90.md, the producer's per-k-tile arithmetic).
 
 // fprop's operand source for gemm::sm90::GemmKernel (see sm90_gemm.h for the interface).
 template <class Element, class Config>
@@ -233,7 +233,7 @@ struct FpropGatherOperands {
 template <class Element, class Epilogue, class Config>
 using FpropKernel = gemm::sm90::GemmKernel<Element, Epilogue, Config, FpropGatherOperands<Element, Config>>;
 
-// fprop's TMA im2col operand source (v2): one producer thread, per k-tile one im2col copy of x
+// fprop's TMA im2col operand source: one producer thread, per k-tile one im2col copy of x
 // (TileM pixels x TileK channels of one filter tap, 128-byte swizzle: the layout TMA's tiled loads give
 // the GEMM) and one tiled copy of w, both signalling the stage's full barrier by transaction bytes.
 //
@@ -365,7 +365,7 @@ using DgradIm2colKernel = gemm::sm90::GemmKernel<Element, Epilogue, Config, Dgra
 //      k-tile's 64 output pixels (kBMnMajor). Blocks past r*s*c load the last tap (their columns are
 //      never stored). A 1x1 filter with stride 1 and no padding (x_tiled) has im2col(x) = x, so x
 //      loads by a tiled map (C, N*H*W, 1), box (64, 64, 1), like dy, and the producer skips the pixel
-//      arithmetic (v126: ResNet-50's 1x1 wgrad layers 15-25% faster).
+//      arithmetic (ResNet-50's 1x1 wgrad layers 15-25% faster; docs/notes/conv_sm90.md).
 // Parallel split-K as a batch: batch index b reduces pixels [b * k_per_split, (b + 1) * k_per_split) (the
 // kernel's problem.k is k_per_split, a multiple of 64) into its own fp32 partial; pixels past N*P*Q are
 // zeros in both operands. Any strides, padding and dilation the im2col tensor map accepts.
@@ -404,7 +404,8 @@ struct WgradOperands {
     int m0, n0, first_pixel;
     // Per B block (fixed for the tile): its first channel and its tap's (s * dilation_w, r * dilation_h),
     // worked out once here. One producer thread issues every load, and its integer divisions between a
-    // stage freeing and the next copies were this kernel's bottleneck (v126: UNet 0.72x -> 0.95x cuDNN).
+    // stage freeing and the next copies were this kernel's bottleneck (docs/notes/conv_sm90.md, the Hopper
+    // wgrad's speed).
     int c0[kBlocksN];
     cuda::std::uint16_t offset_w[kBlocksN], offset_h[kBlocksN];
     PixelWalk walk;  // the next k-tile's first output pixel (im2col only: x_tiled loads by pixel index)

@@ -39,7 +39,8 @@ inline Sm90GemmPlan plan_gemm_sm90(GemmCoord const& problem, DeviceFacts const& 
 // The scaled GEMM (torch._scaled_mm's scales). kPerTensor / kRowWise / kBlockWise as ScalingMode.
 enum class Fp8Scaling { kPerTensor, kRowWise, kBlockWise };
 // Row-wise fast accumulation with K of at most this many k-tiles of 128 runs ping-pong: the epilogue's
-// scale-vector loads run under the other warpgroup's mainloop (docs/notes/gemm_fp8.md, v113-v114).
+// scale-vector loads run under the other warpgroup's mainloop (docs/notes/gemm_fp8.md, row-wise short K
+// on ping-pong).
 inline constexpr index_t kRowWisePingPongMaxKTiles = 8;
 
 inline bool scaled_gemm_picks_ping_pong(Fp8Scaling scaling, bool fast_accum, index_t k) {

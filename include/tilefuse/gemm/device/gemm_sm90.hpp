@@ -146,7 +146,7 @@ class GemmSm90 {
     params.tiles_n = static_cast<int>(tiles_n);
     params.tiles = static_cast<int>(tiles);
     // A persistent grid must be resident at once: with clusters, as many as the device can hold (not
-    // every SM pairs up; v24 launched 66 clusters of 2 and ran 2.5x slower).
+    // every SM pairs up; docs/notes/gemm_sm90.md, 2-CTA clusters).
     index_t resident = plan->sm_count;
     if constexpr (kClusterM > 1) {
       int clusters = 0;

@@ -15,8 +15,7 @@
 // row-wise scales with short K (at most kRowWisePingPongMaxKTiles k-tiles), which run the 128 x 128
 // ping-pong kernel (Sm90Fp8PingPongConfig): its epilogue, which loads the two scale vectors, runs under
 // the other warpgroup's mainloop (16384x8192x1024: 0.2658-0.2728 ms against 0.2845-0.2946 for the
-// cooperative tile, reports v107 and v113). Per-tensor keeps the cooperative tile everywhere
-// (docs/notes/gemm_fp8.md v85-v86, v113).
+// cooperative tile). Per-tensor keeps the cooperative tile everywhere (docs/notes/gemm_fp8.md).
 // Block-wise scales (A 1 x 128 along K, B 128 x 128; torch's layouts: scale_a M x ceil(K/128) M-major,
 // scale_b ceil(K/128) x ceil(N/128) K-block-major) change along K, so the mainloop applies them: every
 // k-tile is promoted as acc += partial * scale_a[row, kb] * scale_b[kb, nb] (Sm90Fp8BlockScaledConfig,
@@ -62,7 +61,7 @@ struct ScaledGemmTree {
   using Biased = std::conditional_t<kHasBias, epilogue::Add<Scaled, epilogue::RowBroadcast<"bias", BiasElement>>, Scaled>;
   // NOTES: per row, not per column: a row reduction combines each visited vector before its one atomic
   // (8-16 values), a column reduction every element. Per column, amax made the 8192^3 GEMM 1.8x slower
-  // (v118).
+  // (docs/notes/gemm_fp8.md, the amax output).
   using Reduced = std::conditional_t<kAmax, epilogue::RowReduce<"amax", epilogue::reduce::AbsMax, Biased>, Biased>;
   static constexpr bool kFp8Out = sizeof(ElementOut) == 1;
   using Result = std::conditional_t<kFp8Out, epilogue::Mul<Reduced, epilogue::Scalar<"scale_result">>, Reduced>;

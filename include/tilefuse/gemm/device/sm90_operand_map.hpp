@@ -132,8 +132,8 @@ Status encode_sm90_aux(char const* who, index_t m, index_t n, index_t batch, typ
 // matrix per batch, written in boxes of 64 columns x 16 rows) into params->tma_d and d_by_tma = 1, where
 // TMA can describe D (a 16-byte-aligned base, a leading dimension and batch stride of whole 16-byte
 // pieces, one matrix per batch entry) and n is a multiple of 8: a TMA store writes the whole 16-byte
-// piece holding a row's last column, past n into the padding (v87: the GPU tests' guard regions
-// caught it with n = 257); otherwise d_by_tma = 0 and the kernel's lanes store D. Other kernels:
+// piece holding a row's last column, past n into the padding (the GPU tests' guard regions caught it
+// with n = 257); otherwise d_by_tma = 0 and the kernel's lanes store D. Other kernels:
 // nothing to do. Call after the epilogue's arguments are bound.
 // Whether TMA stores of 16-bit D (m x n row-major per batch entry; ld, batch_stride in elements) write
 // exactly D: a 16-byte-aligned base, rows and batch entries whole 16-byte pieces apart, one matrix per

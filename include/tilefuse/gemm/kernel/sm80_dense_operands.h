@@ -22,7 +22,7 @@ namespace tilefuse::gemm::sm80 {
 // One dense operand of one threadblock: `mn_left` rows (A) or columns (B) from the tile's first.
 // NOTES: the leading dimension is passed in at each load (it lives in the kernel's parameter space)
 // rather than copied into the loader: the copy cost the 128x256 kernel 30 registers and 104 bytes of
-// spills (docs/notes/gemm_sm80.md, v12).
+// spills (docs/notes/gemm_sm80.md, operand sources).
 template <class Operand, bool kAligned>
 struct DenseTileLoader {
   using Element = typename Operand::ElementType;

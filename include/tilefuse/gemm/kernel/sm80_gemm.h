@@ -46,9 +46,9 @@ TILEFUSE_HOST_DEVICE constexpr MeasureOnly measure_only() {
 // Epilogue choices a Config may carry (bench/tune_sm80.cu measures them); absent: the defaults below.
 // kEpilogueLoadBatch: vectors whose tree loads are issued together (visit_epilogue);
 // kEpiloguePrefetch: when the tree's inputs are prefetched to L2.
-// NOTES: once a batch's loads were really issued together (v103), prefetching the residual after the
-// staging measured equal or 1.6-1.9% slower than none (v104a: 8192^3, 8192x8192x1024), and batches of 8
-// or 16 slower than 4; the defaults are 4 and none.
+// NOTES: once a batch's loads were really issued together (epilogue/stored_row.h), prefetching the
+// residual after the staging measured equal or 1.6-1.9% slower than none, and batches of 8 or 16 slower
+// than 4; the defaults are 4 and none (docs/notes/gemm_sm80.md, the epilogue's loads batched).
 enum class EpiloguePrefetch { kAfterStaging, kBeforeStaging, kNone };
 template <class Config>
 TILEFUSE_HOST_DEVICE constexpr int epilogue_load_batch() {
@@ -248,8 +248,8 @@ struct TiledKernel {
   // latencies overlap instead of adding up (the compiler cannot hoist a load above the previous
   // vector's store to D, which may alias it). A batch holds only its loads, as stored (32-bit words,
   // epilogue/stored_row.h); each vector's accumulators are read from the staging when it is visited.
-  // NOTES: until the loads were held as words (v103), ptxas unpacked each vector's bf16 right after its
-  // load, so the batch waited vector by vector and its size made no difference (v99).
+  // NOTES: until the loads were held as words, ptxas unpacked each vector's bf16 right after its load,
+  // so the batch waited vector by vector and its size made no difference (docs/notes/gemm_sm80.md).
   static constexpr int kLoadBatch = epilogue_load_batch<Config>();
 
   // The vector's coordinates and how many of its columns lie inside the output.

@@ -216,7 +216,8 @@ struct GemmKernel {
   // and its one scale of B into the stage's scale slot (cp.async, arriving on the stage's full
   // barrier), and the consumers read them there right after issuing the k-tile's wgmmas.
   // NOTES: loaded by the consumers from global memory, the scales needed a register ring several
-  // k-tiles deep to hide their latency (v107-v111), and with two partial sets a ring of 4 spilled.
+  // k-tiles deep to hide their latency, and with two partial sets a ring of 4 spilled
+  // (docs/notes/gemm_fp8.md, the block-scaled mainloop's critical path).
   static constexpr bool kBlockScaled = Config::kBlockScaled;
   static constexpr int kScaleFloatsPerStage = kBlockScaled ? kTileM + 4 : 0;  // B's scale, then padding to 16 bytes
   static constexpr int kScaleCopyThreads = kBlockScaled ? 32 : 0;
@@ -250,10 +251,10 @@ struct GemmKernel {
   static constexpr int kChunks = kTileN / kEpilogueColumns;
   // NOTES: for trees that read a residual, 16 columns per visit halve the visits per lane, and with
   // them the serialized round trips of the tree's loads (a visit's loads wait for the previous visit's
-  // stores: the compiler cannot prove the residual and D apart): fused ResNet-50 convs 0.586x -> 0.647x
-  // cuDNN. Trees without loads keep 8: at 16 the plain GEMM lost 4-14% on short-K shapes (report v16).
-  // Issuing the next chunk's loads before this chunk's stores (Epilogue::load, then ::visit) with
-  // 16-column chunks, to stay clear of spills, was slower on every shape (report v43).
+  // stores: the compiler cannot prove the residual and D apart). Trees without loads keep 8: at 16 the
+  // plain GEMM lost 4-14% on short-K shapes. Issuing the next chunk's loads before this chunk's stores
+  // (Epilogue::load, then ::visit) with 16-column chunks, to stay clear of spills, was slower on every
+  // shape (docs/notes/conv_sm90.md, wider epilogue visits; docs/notes/gemm_sm90.md).
   static constexpr int kVisitWidth = epilogue::loads_auxiliary<Epilogue> && kEpilogueColumns % 16 == 0 ? 16 : 8;
   static constexpr int kVisitsPerChunkRow = kEpilogueColumns / kVisitWidth;
   static constexpr int kVisitsPerLane = 16 * kVisitsPerChunkRow / 32;  // per chunk
@@ -262,27 +263,29 @@ struct GemmKernel {
   // kLoadChunks - 1 chunks ahead of its visits (load_async): the loads of later chunks are in flight
   // while a chunk is visited, and hold no registers. Each lane's visit has its own slot.
   // Ping-pong keeps loading in line: its epilogue already runs under the other warpgroup's mainloop,
-  // and the ring depth the slots would take cost it more than the waits (report v47b).
+  // and the ring depth the slots would take cost it more than the waits (docs/notes/gemm_sm90.md, the
+  // epilogue's loads staged in shared memory).
   // NOTES: loading a 128x64 tile's inputs (4 visits of 16 columns per lane) into registers after its
   // wgmmas were issued, or before the turn, made the fused 1x1 and 3x3 ResNet-50 layers on that tile
-  // 20% slower (v56-v57: 0.0468 -> 0.0565 ms); ptxas, which allocates 168 registers per thread here
-  // (the launch allocation, whatever setmaxnreg later gives), reported 64-148 bytes of spills with them.
+  // 20% slower; ptxas, which allocates 168 registers per thread here (the launch allocation, whatever
+  // setmaxnreg later gives), reported 64-148 bytes of spills with them (docs/notes/conv_sm90.md,
+  // preloaded inputs).
   using Loaded = typename Epilogue::template Loaded<kVisitWidth>;
   // Trees that store 16-bit D from the accumulator and per-tree scalars (a bare GEMM or convolution,
   // `relu(acc)`, a coordinate-dependent activation, FP8's per-tensor `acc * scale_a * scale_b`) take the
   // packed epilogue: evaluated on the accumulator registers (scalars loaded once per tile), only the
   // 16-bit results are staged (by stmatrix: half the bytes of the fp32 staging, a quarter of the store
   // instructions), then copied out in 16-byte vectors.
-  // NOTES: v59 (same-run A/B): bare GEMMs 2-8% faster on the issue-5 shapes, bare ResNet-50 0.786x ->
-  // 0.889x cuDNN (its 1x1 layers up to 36% faster). Trees whose loads depend on the element (a bias, a
-  // residual) stay on the fp32 staging: evaluated per accumulator pair, their 4-byte loads made fused
-  // ResNet-50 0.70x -> 0.43x cuDNN fused and the fused 8192^3 GEMM 8% slower (v60 A/B).
+  // NOTES: bare GEMMs and convolutions got faster with it (the short-K 1x1 layers most). Trees whose
+  // loads depend on the element (a bias, a residual) stay on the fp32 staging: evaluated per accumulator
+  // pair, their 4-byte loads made the fused convolutions and GEMMs much slower (docs/notes/gemm_sm90.md,
+  // the packed epilogue).
   using PackedTraits = epilogue::Stores16BitOfElementwise<Epilogue>;
-  // Opt-in (gemm_sm90.md v64-v67: correct, not faster than the default path): trees with per-element
-  // loads whose one matrix input is a 16-bit row-major AuxLoad (relu(acc + bias) + residual) take the
-  // packed epilogue too, the AuxLoad staged by cp.async into the staging layout (kAuxSlices slices per
-  // warp, the first issued before the tile's mainloop, each chunk's results written over its own
-  // inputs), bias and scalars loaded once per 8-column group. Asked for by Config::kPackedLoads = true
+  // Opt-in (correct, not faster than the default path: docs/notes/gemm_sm90.md, packed loads): trees with
+  // per-element loads whose one matrix input is a 16-bit row-major AuxLoad (relu(acc + bias) + residual)
+  // take the packed epilogue too, the AuxLoad staged by cp.async into the staging layout (kAuxSlices
+  // slices per warp, the first issued before the tile's mainloop, each chunk's results written over its
+  // own inputs), bias and scalars loaded once per 8-column group. Asked for by Config::kPackedLoads = true
   // (cooperative only); the TMA residual (kTmaAux below) builds on it.
   TILEFUSE_HOST_DEVICE static constexpr bool packed_loads_possible() {
     bool asked = false;
@@ -296,8 +299,8 @@ struct GemmKernel {
   // Trees whose per-element loads are vectors only (a bias, FP8's row-wise scales; no matrix input)
   // take the packed epilogue too: each lane loads its two rows' values once per tile (RowLoad) and
   // each chunk's column values once per 8-column group (ColumnLoad), the one column vector from the
-  // warp's staged copy (kStagedColumn below), others from global memory. NOTES: v82-v83: FP8 row-wise
-  // 0.85-0.92x -> 0.85-0.99x cuBLASLt.
+  // warp's staged copy (kStagedColumn below), others from global memory. NOTES: it brought FP8 row-wise
+  // scales closer to cuBLASLt (docs/notes/gemm_fp8.md, row-wise scales on the packed epilogue).
   TILEFUSE_HOST_DEVICE static constexpr bool loads_vectors_only() {
     if constexpr (PackedTraits::value) {
       return PackedTraits::kLoadsPerElement && StagedAux<typename PackedTraits::InputNode>::kCount == 0;
@@ -310,8 +313,9 @@ struct GemmKernel {
   // 128-byte swizzle) into a ring of slots as far ahead as the slots allow (after the tile's k-tiles by
   // the producer, or by aux warps: kAuxWarp below), instead of by each consumer lane's cp.async. The
   // device API encodes Params::tma_aux (the residual as (n, m, batch), box 64 x TileM).
-  // NOTES: GemmSm90 keeps it opt-in (gemm_sm90.md v77-v80: fused 8192^3 GEMM 0.98x the default); Conv2d's
-  // fused residual trees run it (conv_sm90.md v81, with the bias beside it; v130 on 64x256 ping-pong).
+  // NOTES: GemmSm90 keeps it opt-in (the fused 8192^3 GEMM 0.98x the default); Conv2d's fused residual
+  // trees run it, with the bias beside it, on 64x256 ping-pong too (docs/notes/gemm_sm90.md, the residual
+  // by TMA; docs/notes/conv_sm90.md).
   TILEFUSE_HOST_DEVICE static constexpr bool tma_aux_asked() {
     if constexpr (requires { Config::kTmaAux; }) {
       return Config::kTmaAux;
@@ -383,16 +387,16 @@ struct GemmKernel {
   // Ping-pong: warps 1 and 2 of the producer warpgroup each issue one ring's sub-tiles (aux_producer), so
   // that a sub-tile waiting for a slot (for the other warpgroup's epilogue) never holds back the next
   // tile's k-tiles nor the other ring. Cooperative: the producer issues them after each tile's k-tiles.
-  // NOTES (v130c, fused ResNet-50, same run): without the aux warps the 64x256 ping-pong layers ran
-  // 1.06-1.55x their time; with one on the cooperative tiles, #0 (128x64, one k-tile) ran 5% slower and
-  // the rest within 1.3%. So ping-pong only.
+  // NOTES (fused ResNet-50, same run): without the aux warps the 64x256 ping-pong layers ran up to 1.55x
+  // their time; on the cooperative tiles an aux warp gained nothing and slowed the one-k-tile layer. So
+  // ping-pong only (docs/notes/conv_sm90.md, the TMA residual on 64x256).
   static constexpr bool kAuxWarp = kTmaAux && kProducerThreads <= 32 && kPingPong;
   // The packed epilogue copies each warp's 16 x 64 chunk of D out by one TMA store (a tensor map of D,
   // box 64 columns x 16 rows, 128-byte swizzle; the results are stmatrix'd in that swizzle) where the
   // device API found D aligned for it (Params::d_by_tma), instead of each lane's 16-byte stores: the
   // copy-out then runs beside the next chunk's math and the next tile's mainloop. Not with packed loads
-  // by cp.async (their slices hold the residual in the packed layout). NOTES: v87-v89: FP8 8192^3 -2.3%,
-  // 16384x8192x1024 -5.3%, fused ResNet-50 0.816x -> 0.844x cuDNN fused.
+  // by cp.async (their slices hold the residual in the packed layout). NOTES: faster on FP8 and on the
+  // fused convolutions (docs/notes/gemm_sm90.md, D leaves by TMA stores).
   static constexpr bool kTmaStore = kPackedEpilogue && (!kPackedLoads || kTmaAux);
   static constexpr int kAuxSlotBytes = kTileM * kPackedStagingColumns * 2;  // TileM rows of 128 bytes
   // Split-K reduced in the kernel (Config::kReduceSplits, Sm90SplitReduce): batch index b is split b of
@@ -452,9 +456,9 @@ struct GemmKernel {
   // Staging rows are unpadded and their eight 16-byte groups swizzled (sm90_epilogue_staging.h), so
   // that both the float2 writes of the accumulator layout and the float4 reads of the visits are free
   // of bank conflicts.
-  // NOTES: rows padded by 8 floats (before report v56) left the float4 reads two-way conflicted
-  // (ncu: 12.3 wavefronts per read, 4 ideal, on a 1x1 convolution whose epilogue is most of its time).
-  // The swizzle moved the bare ResNet-50 geomean from 0.785x to 0.791x cuDNN (v55, v56: separate runs).
+  // NOTES: rows padded by 8 floats (the earlier layout) left the float4 reads two-way conflicted
+  // (ncu: 12.3 wavefronts per read, 4 ideal, on a 1x1 convolution whose epilogue is most of its time;
+  // docs/notes/gemm_sm90.md, a conflict-free staging layout).
   static_assert(Config::kEpilogueColumns == kStagingColumns, "the staging swizzle is laid out for 32-column chunks");
   static constexpr int kStagingLd = kStagingColumns;
   static constexpr int kStagingFloatsPerSlice = 16 * kStagingLd;
@@ -484,7 +488,8 @@ struct GemmKernel {
   // visits load in line.
   static constexpr int kSmemLimit = 227 * 1024;
   // NOTES: 4 chunks (3 ahead) over a 2-stage ring made the fused ResNet-50 convs 6% slower, none
-  // faster (v71 A/B; even the one-k-tile 1x1 layers): more bytes in flight is not what they lack.
+  // faster (even the one-k-tile 1x1 layers): more bytes in flight is not what they lack
+  // (docs/notes/gemm_sm90.md, load chunks).
   static constexpr int kMinStagedRing = 3;
   static constexpr int kMaxLoadChunks = 3;
   TILEFUSE_HOST_DEVICE static constexpr int stages_beside(int load_chunks) {
@@ -745,7 +750,8 @@ struct GemmKernel {
   // 4 lane + 3 (a_vector) or lane + 32 j (otherwise), B's scale of the tile column (lane 0 copies it).
   // NOTES: recomputing every address from the k-tile index (64-bit multiplies, parameters reloaded
   // from the constant bank) made the producer warp slower than the consumers: the full barriers were
-  // late and block-wise ran at 744 TFLOP/s instead of 963 (v112b, ncu: consumers on the full wait).
+  // late and block-wise ran at 744 TFLOP/s instead of 963 (ncu: consumers on the full wait;
+  // docs/notes/gemm_fp8.md, the promotion overlapped).
   struct ScaleSources {
     float const* a = nullptr;  // the lane's first row (row 0's scale where that row is past m)
     float const* b = nullptr;
@@ -892,9 +898,9 @@ struct GemmKernel {
       return (kPingPong ? b * 64 : consumer_warpgroup * kWarpgroupRows) + warp_in_group * 16;
     };
     // NOTES: the epilogue inputs are not prefetched into L2 ahead of the epilogue (prefetch.global.L2
-    // of the next tile's residual and bias, v46-v67): on long-K tiles the lines were evicted before use
-    // and the residual crossed DRAM twice (ncu, fused 8192^3: 1.75 GB read against 1.49 plain), and
-    // without it the fused ResNet-50 convs ran 6% faster, 15% on a 1x1 layer (v68 A/B, gemm_sm90.md).
+    // of the next tile's residual and bias, as earlier kernels did): on long-K tiles the lines were
+    // evicted before use and the residual crossed DRAM twice, and without it the fused ResNet-50 convs
+    // ran faster (docs/notes/gemm_sm90.md, the epilogue prefetch removed).
     for (; t < p.tiles; t += tile_step) {
       Tile const tile = tile_of(p, t);
       // What the epilogue sees: with in-kernel split-K every split's tile is batch 0's.
@@ -1084,9 +1090,9 @@ struct GemmKernel {
   // promoted, so the tensor cores have the next k-tile while this warpgroup promotes.
   // NOTES: with one set (Sm90PromotionInLine) each warpgroup's tensor-core work stops during its
   // promotion and only the other warpgroup's k-tile covers it: 8192^3 per-tensor promoted 1070 TFLOP/s
-  // with one set, 1146 with two (v112). ptxas serializes every wgmma (C7514) if a branch leaves an
-  // issued k-tile without its wait or the sets are not named statically; every branch here holds whole
-  // issue-wait pairs, and CTest compile.sm90_wgmma_pipelines checks the result.
+  // with one set, 1146 with two (docs/notes/gemm_fp8.md). ptxas serializes every wgmma (C7514) if a
+  // branch leaves an issued k-tile without its wait or the sets are not named statically; every branch
+  // here holds whole issue-wait pairs, and CTest compile.sm90_wgmma_pipelines checks the result.
   TILEFUSE_DEVICE static void mainloop_promoted(SharedStorage const& s, int consumer_warpgroup, int warp_in_group,
                                                 int lane, int k_count, PipelineState& state,
                                                 float (&acc)[kRowBlocks][kAccumulators]) {
@@ -1183,7 +1189,7 @@ struct GemmKernel {
   // Unless this is the last k-tile (`issue_next` false), issues k-tile t + 1 into `next` first, reads its
   // scales, and waits only for k-tile t. Then promotes `now` and releases its stage.
   // NOTES: with k-tile t's scales read only here, just before its promotion, the scale products waited
-  // on the loads (v112c ncu: 8% of the block-scaled kernel's stall samples on those FMULs).
+  // on the loads (ncu: 8% of the block-scaled kernel's stall samples on those FMULs; docs/notes/gemm_fp8.md).
   template <class Issue>
   TILEFUSE_DEVICE TILEFUSE_FORCEINLINE static void promote_overlapped(
       SharedStorage const& s, Issue const& issue, float (&now)[kRowBlocks][kAccumulators], Issued const& now_tile,

@@ -1,6 +1,6 @@
-// The sm90 packed epilogue's staged matrix input (opt-in; gemm_sm90.md v64): a tree with one 16-bit
-// row-major AuxLoad (the residual, C) gets it through shared memory, so that each accumulator pair
-// reads its two elements with one 4-byte shared load instead of a global one.
+// The sm90 packed epilogue's staged matrix input (opt-in; docs/notes/gemm_sm90.md, packed loads): a tree
+// with one 16-bit row-major AuxLoad (the residual, C) gets it through shared memory, so that each
+// accumulator pair reads its two elements with one 4-byte shared load instead of a global one.
 //   StagedAux<Tree>        the tree's AuxLoad nodes: how many, and the first one's type;
 //   staged_aux_params(p)   where that node's Params sit inside the tree's Params;
 //   ColumnLoad<Node>       the part of a node's load() that depends only on the columns (bias, scalars):
