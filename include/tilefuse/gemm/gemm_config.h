@@ -30,7 +30,7 @@ struct Sm80TileConfig {
 };
 
 // The default for large problems on sm_80..sm_90: the fastest of the tile sweep on an H200
-// (bench/results/2026-11-21-h200-sm80-gemm-v5-tile-sweep.txt; docs/notes/gemm_sm80.md).
+// (docs/notes/gemm_sm80.md, the tile sweep; the report is in git tag results-history-2026-11-28).
 using Sm80LargeConfig = Sm80TileConfig<128, 256, 64, 2, 4, 3>;
 // Fewer, smaller tiles for problems that would leave SMs idle.
 using Sm80SmallConfig = Sm80TileConfig<128, 128, 32, 2, 2, 4>;
