@@ -78,6 +78,8 @@
 #include <tilefuse/epilogue/tree_traits.h>
 #include <tilefuse/gemm/gemm_config.h>
 #include <tilefuse/gemm/kernel/sm90_epilogue_staging.h>
+#include <tilefuse/gemm/kernel/sm90_persistent_scheduler.h>
+#include <tilefuse/gemm/kernel/sm90_ring_state.h>
 #include <tilefuse/gemm/kernel/sm90_staged_aux.h>
 #include <tilefuse/gemm/kernel/tile_scheduler.h>
 
@@ -588,53 +590,18 @@ struct GemmKernel {
     }
   }
 
-  // ---- the tile scheduler: persistent blocks take tiles blockIdx.x, + gridDim.x, ... ----
-  struct Tile {
-    int m = 0;  // tile row
-    int n = 0;  // tile column
-    int batch = 0;
-  };
-
-  // With a cluster, `index` counts tile-row pairs: the CTA of rank r takes row 2 * pair + r (a row past
-  // the last one loads zeros and stores nothing).
+  // ---- the tile scheduler (sm90_persistent_scheduler.h) ----
+  using Scheduler = PersistentTileScheduler<kClusterM, Config::kGroupRows>;
   TILEFUSE_DEVICE static Tile tile_of(Params const& p, int index) {
-    int const rows = (p.tiles_m + kClusterM - 1) / kClusterM;
-    int const per_batch = rows * p.tiles_n;
-    int const batch = index / per_batch;
-    TileCoord const c = GroupedRasterization<Config::kGroupRows>::tile_of(index - batch * per_batch, rows, p.tiles_n);
-    int const m = kClusterM == 1 ? c.m : c.m * kClusterM + arch::cluster_rank();
-    return Tile{m, c.n, batch};
+    return Scheduler::tile_of(p.tiles_m, p.tiles_n, index);
   }
-  // The scheduler's walk: this block's (or cluster's) first tile and the step between its tiles.
-  TILEFUSE_DEVICE static int first_tile_index() {
-    return kClusterM == 1 ? static_cast<int>(blockIdx.x) : arch::cluster_id_x();
-  }
-  TILEFUSE_DEVICE static int tile_stride() {
-    return kClusterM == 1 ? static_cast<int>(gridDim.x) : arch::cluster_count_x();
-  }
+  TILEFUSE_DEVICE static int first_tile_index() { return Scheduler::first_tile_index(); }
+  TILEFUSE_DEVICE static int tile_stride() { return Scheduler::tile_stride(); }
 
   TILEFUSE_DEVICE static int k_tiles(Params const& p) {
     return static_cast<int>((p.problem.k + kTileK - 1) / kTileK);
   }
 
-  // Where the producer and a consumer are in a ring of kSlots stages (the operand ring; kTmaAux's slots).
-  template <int kSlots>
-  struct RingState {
-    int stage = 0;
-    cuda::std::uint32_t phase = 0;
-    TILEFUSE_DEVICE void advance() {
-      if (++stage == kSlots) {
-        stage = 0;
-        phase ^= 1u;
-      }
-    }
-    // Skips `count` stages (ping-pong: the other warpgroup's tile).
-    TILEFUSE_DEVICE void advance_by(int count) {
-      int const total = stage + count;
-      phase ^= static_cast<cuda::std::uint32_t>((total / kSlots) & 1);
-      stage = total % kSlots;
-    }
-  };
   using PipelineState = RingState<kStages>;
 
   struct SharedStorage {
