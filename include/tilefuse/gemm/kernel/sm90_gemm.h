@@ -80,95 +80,11 @@
 #include <tilefuse/gemm/kernel/sm90_epilogue_staging.h>
 #include <tilefuse/gemm/kernel/sm90_persistent_scheduler.h>
 #include <tilefuse/gemm/kernel/sm90_ring_state.h>
+#include <tilefuse/gemm/kernel/sm90_tma_operands.h>
 #include <tilefuse/gemm/kernel/sm90_staged_aux.h>
 #include <tilefuse/gemm/kernel/tile_scheduler.h>
 
 namespace tilefuse::gemm::sm90 {
-
-// The GEMM's operand source: A (k, m, batch) and B (k, n, batch) through two 3D tiled tensor maps with
-// 128-byte swizzle, issued by one producer thread.
-template <class Element, class Config>
-struct TmaOperands {
-  static constexpr int kProducerThreads = 1;
-  static constexpr int kFullArrivals = 1;  // the producer's arrive.expect_tx
-  static constexpr bool kGenericProxyWrites = false;
-  static constexpr bool kMulticast = true;  // supports Config::kClusterM = 2
-  static constexpr int kClusterM = Config::kClusterM;
-  static constexpr int kABytes = Config::kTileM * Config::kTileK * static_cast<int>(sizeof(Element));
-  static constexpr int kBBytes = Config::kTileN * Config::kTileK * static_cast<int>(sizeof(Element));
-
-  struct Params {
-    arch::TmaDescriptor tma_a;  // A as (k, m, batch), box (TileK, TileM, 1), 128-byte swizzle
-    arch::TmaDescriptor tma_b;  // B as (k, n, batch), box (TileK, TileN / ClusterM, 1), 128-byte swizzle
-    // ANDed with the batch index to give the tensor map's batch coordinate: -1 (all ones) for an
-    // operand with one matrix per batch entry, 0 for one matrix shared by the batch (batch stride 0;
-    // its tensor map then has a batch extent of 1).
-    int batch_mask_a = -1;
-    int batch_mask_b = -1;
-  };
-
-  TILEFUSE_DEVICE static void prefetch(Params const& p) {
-    arch::tma_prefetch_descriptor(&p.tma_a);
-    arch::tma_prefetch_descriptor(&p.tma_b);
-  }
-
-  struct Loader {
-    int m0, n0, batch;
-    TILEFUSE_DEVICE Loader(Params const&, GemmCoord const&, int /*thread*/, int m0_, int n0_, int batch_)
-        : m0(m0_), n0(n0_), batch(batch_) {}
-    // Every CTA receives all of A's and B's bytes for the stage; with a cluster of two, each CTA loads
-    // half of the B tile (its rank's) into both CTAs, at the same offsets.
-    TILEFUSE_DEVICE void load(Params const& p, char* a, char* b, cuda::std::uint64_t* full, int k0) const {
-      arch::mbarrier_arrive_expect_tx(full, kABytes + kBBytes);
-      arch::tma_load_3d(a, &p.tma_a, full, k0, m0, batch & p.batch_mask_a);
-      if constexpr (kClusterM == 1) {
-        arch::tma_load_3d(b, &p.tma_b, full, k0, n0, batch & p.batch_mask_b);
-      } else {
-        int const rank = arch::cluster_rank();
-        constexpr int kHalfRows = Config::kTileN / 2;
-        arch::tma_load_3d_multicast(b + rank * kHalfRows * Config::kTileK * static_cast<int>(sizeof(Element)), &p.tma_b,
-                                    full, k0, n0 + rank * kHalfRows, batch & p.batch_mask_b,
-                                    static_cast<cuda::std::uint16_t>(0x3));
-      }
-    }
-  };
-
-  TILEFUSE_DEVICE static void finish() {}
-};
-
-// Whether an operand source can load for a cluster of two (TmaOperands can; the conv's gathers cannot).
-template <class Operands>
-TILEFUSE_HOST_DEVICE constexpr bool supports_multicast() {
-  if constexpr (requires { Operands::kMulticast; }) {
-    return Operands::kMulticast;
-  } else {
-    return false;
-  }
-}
-
-// Whether an operand source stores B MN-major (Operands::kBMnMajor): each stage's B is TileN / 64 blocks
-// of 64 columns, each block TileK rows of 64 contiguous elements (128-byte rows, 128-byte swizzle), as a
-// 64-column TMA box of an N-contiguous tensor writes it (conv dgrad's filter: channels contiguous).
-// 16-bit elements only: FP8 wgmma takes K-major operands.
-template <class Operands>
-TILEFUSE_HOST_DEVICE constexpr bool b_mn_major() {
-  if constexpr (requires { Operands::kBMnMajor; }) {
-    return Operands::kBMnMajor;
-  } else {
-    return false;
-  }
-}
-
-// Whether an operand source stores A MN-major (Operands::kAMnMajor): TileM / 64 blocks of 64 rows of
-// the tile, each TileK K-rows of 64 contiguous M elements, as for B above (conv wgrad's dy^T).
-template <class Operands>
-TILEFUSE_HOST_DEVICE constexpr bool a_mn_major() {
-  if constexpr (requires { Operands::kAMnMajor; }) {
-    return Operands::kAMnMajor;
-  } else {
-    return false;
-  }
-}
 
 // Whether a promoted mainloop keeps two partial sets (the next k-tile's wgmmas run while the previous
 // k-tile is promoted); Sm90PromotionInLine turns it off.
