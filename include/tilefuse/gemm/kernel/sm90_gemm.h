@@ -77,6 +77,7 @@
 #include <tilefuse/epilogue/evt.h>
 #include <tilefuse/epilogue/tree_traits.h>
 #include <tilefuse/gemm/gemm_config.h>
+#include <tilefuse/gemm/kernel/sm90_block_scales.h>
 #include <tilefuse/gemm/kernel/sm90_epilogue_staging.h>
 #include <tilefuse/gemm/kernel/sm90_persistent_scheduler.h>
 #include <tilefuse/gemm/kernel/sm90_ring_state.h>
@@ -137,8 +138,8 @@ struct GemmKernel {
   // k-tiles deep to hide their latency, and with two partial sets a ring of 4 spilled
   // (docs/notes/gemm_fp8.md, the block-scaled mainloop's critical path).
   static constexpr bool kBlockScaled = Config::kBlockScaled;
-  static constexpr int kScaleFloatsPerStage = kBlockScaled ? kTileM + 4 : 0;  // B's scale, then padding to 16 bytes
-  static constexpr int kScaleCopyThreads = kBlockScaled ? 32 : 0;
+  static constexpr int kScaleFloatsPerStage = BlockScalesPart<kTileM, kBlockScaled>::kFloatsPerStage;
+  static constexpr int kScaleCopyThreads = BlockScalesPart<kTileM, kBlockScaled>::kCopyThreads;
   static constexpr int kProducerThreads =
       Operands::kProducerThreads > kScaleCopyThreads ? Operands::kProducerThreads : kScaleCopyThreads;
   static_assert(!kBlockScaled || Operands::kProducerThreads <= 32, "the scale copies share warp 0 with the loads");
@@ -455,17 +456,9 @@ struct GemmKernel {
   static_assert(Operands::kProducerThreads >= 1 && Operands::kProducerThreads <= 128,
                 "the producer is (part of) warpgroup 0");
 
-  // FP8 block-wise scales (Config::kBlockScaled): scale_a[row, kb] = a[row * a_row + kb * a_kblock],
-  // scale_b[kb, nb] = b[kb * b_kblock + nb * b_nblock], kb a k-tile (128 of K), nb a tile column.
-  struct BlockScales {
-    float const* a = nullptr;
-    float const* b = nullptr;
-    index_t a_row = 0, a_kblock = 0, b_kblock = 0, b_nblock = 0;
-    // 1 where A's scales of a k-block are contiguous rows starting on 16-byte boundaries (a_row = 1,
-    // a_kblock a multiple of 4, a 16-byte aligned: torch's layout when m % 4 = 0): each producer lane
-    // copies its 4 rows in one 16-byte cp.async.
-    int a_vector = 0;
-  };
+  // FP8 block-wise scales (sm90_block_scales.h): their Params, per-lane sources and copies.
+  using Scales = BlockScalesPart<kTileM, kBlockScaled>;
+  using BlockScales = typename Scales::Params;
 
   // The operand source's parameters (the GEMM's: tensor maps and batch masks) are the base.
   // (problem starts on a 16-byte boundary, so the epilogue's parameters keep their vector loads)
@@ -629,55 +622,13 @@ struct GemmKernel {
     if constexpr (kBlockScaled) arch::cp_async_wait_all();  // the scale copies, before the lanes exit
   }
 
-  // A producer lane's sources of one tile's block scales at the current k-tile: A's rows 4 lane ..
-  // 4 lane + 3 (a_vector) or lane + 32 j (otherwise), B's scale of the tile column (lane 0 copies it).
-  // NOTES: recomputing every address from the k-tile index (64-bit multiplies, parameters reloaded
-  // from the constant bank) made the producer warp slower than the consumers: the full barriers were
-  // late and block-wise ran at 744 TFLOP/s instead of 963 (ncu: consumers on the full wait;
-  // docs/notes/gemm_fp8.md, the promotion overlapped).
-  struct ScaleSources {
-    float const* a = nullptr;  // the lane's first row (row 0's scale where that row is past m)
-    float const* b = nullptr;
-    int a_rows = 0;            // how many of the lane's 4 rows lie inside m
-  };
+  using ScaleSources = typename Scales::Sources;
   TILEFUSE_DEVICE static ScaleSources scale_sources(Params const& p, Tile const& tile, int lane) {
-    ScaleSources src;
-    if constexpr (kBlockScaled) {
-      BlockScales const& bs = p.block_scales;
-      index_t const step = bs.a_vector ? 1 : 32;  // rows between the lane's rows
-      index_t const first = index_t{tile.m} * kTileM + (bs.a_vector ? 4 * lane : lane);
-      index_t const inside = (p.problem.m - first + step - 1) / step;
-      src.a_rows = static_cast<int>(inside < 0 ? 0 : inside > 4 ? 4 : inside);
-      src.a = bs.a + (first < p.problem.m ? first : 0) * bs.a_row;
-      src.b = bs.b + index_t{tile.n} * bs.b_nblock;
-    } else {
-      (void)p, (void)tile, (void)lane;
-    }
-    return src;
+    return Scales::sources(p.block_scales, p.problem, tile, lane);
   }
-
-  // One lane's share of a block-scaled k-tile's scales into the stage's slot (rows past m get zeros or
-  // another row's scale, never used); its arrival on the stage's full barrier comes when they have
-  // landed. Then steps the sources to the next k-tile.
   TILEFUSE_DEVICE static void copy_block_scales(Params const& p, SharedStorage const& s, ScaleSources& src, int stage,
                                                 int lane) {
-    if constexpr (kBlockScaled) {
-      BlockScales const& bs = p.block_scales;
-      float* const slot = s.scales + stage * kScaleFloatsPerStage;
-      if (bs.a_vector) {
-        arch::cp_async_16(slot + 4 * lane, src.a, 4 * src.a_rows);
-      } else {
-        index_t const row32 = 32 * bs.a_row;
-#pragma unroll
-        for (int j = 0; j < 4; ++j) arch::cp_async<4, true>(slot + lane + 32 * j, j < src.a_rows ? src.a + j * row32 : src.a);
-      }
-      if (lane == 0) arch::cp_async<4, true>(slot + kTileM, src.b);
-      arch::cp_async_mbarrier_arrive_noinc(&s.full[stage]);
-      src.a += bs.a_kblock;
-      src.b += bs.b_kblock;
-    } else {
-      (void)p, (void)s, (void)src, (void)stage, (void)lane;
-    }
+    Scales::copy(p.block_scales, s.scales + stage * kScaleFloatsPerStage, &s.full[stage], src, lane);
   }
 
   // ---- kTmaAux: the residual's sub-tiles, in the order (tile, 64-column chunk) for producer and consumers ----
