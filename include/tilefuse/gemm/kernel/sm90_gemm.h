@@ -81,6 +81,7 @@
 #include <tilefuse/gemm/kernel/sm90_epilogue_path.h>
 #include <tilefuse/gemm/kernel/sm90_epilogue_staging.h>
 #include <tilefuse/gemm/kernel/sm90_persistent_scheduler.h>
+#include <tilefuse/gemm/kernel/sm90_residual_ring.h>
 #include <tilefuse/gemm/kernel/sm90_ring_state.h>
 #include <tilefuse/gemm/kernel/sm90_split_reduction.h>
 #include <tilefuse/gemm/kernel/sm90_tma_operands.h>
@@ -195,6 +196,8 @@ struct GemmKernel {
   static constexpr int kAuxRingSlots = kTmaAux ? kAuxStages / kAuxRings : 0;
   static_assert(!kTmaAux || (kAuxRingSlots >= 1 && kAuxRingSlots * kAuxRings == kAuxStages),
                 "the TMA residual's slots split evenly between the rings");
+  // The ring's slots, their Params and its producer's and consumers' steps (sm90_residual_ring.h).
+  using ResidualRing = ResidualRingPart<kTileM, kTileN, kAuxRingSlots, kTmaAux, kTmaColumn>;
   // The consumer warps that read (and release) each sub-tile: all of them, or the owning warpgroup's.
   static constexpr int kAuxReaders = kPingPong ? 4 : 4 * Config::kConsumerWarpgroups;
   // Ping-pong: warps 1 and 2 of the producer warpgroup each issue one ring's sub-tiles (aux_producer), so
@@ -204,7 +207,7 @@ struct GemmKernel {
   // their time; on the cooperative tiles an aux warp gained nothing and slowed the one-k-tile layer. So
   // ping-pong only (docs/notes/conv_sm90.md, the TMA residual on 64x256).
   static constexpr bool kAuxWarp = kTmaAux && kProducerThreads <= 32 && kPingPong;
-  static constexpr int kAuxSlotBytes = kTileM * kPackedStagingColumns * 2;  // TileM rows of 128 bytes
+  static constexpr int kAuxSlotBytes = ResidualRingPart<kTileM, kTileN, 1, false, false>::kSlotBytes;
   // Split-K reduced in the kernel (Config::kReduceSplits; sm90_split_reduction.h).
   TILEFUSE_HOST_DEVICE static constexpr bool reduces_splits() {
     if constexpr (requires { Config::kReduceSplits; }) {
@@ -220,7 +223,7 @@ struct GemmKernel {
   TILEFUSE_HOST_DEVICE static constexpr index_t split_ticket_count(index_t tiles_m, index_t tiles_n) {
     return SplitReduction::ticket_count(tiles_m, tiles_n);
   }
-  static constexpr int kAuxColumnBytes = kTmaColumn ? 256 : 0;  // per slot: 64 values of up to 4 bytes
+  static constexpr int kAuxColumnBytes = ResidualRingPart<kTileM, kTileN, 1, false, kTmaColumn>::kColumnBytes;
   // TMA stores read whole 1024-byte swizzle atoms: the staging starts on a 1024-byte boundary (everything
   // before it is whole KiB but the TMA residual's column slots).
   static constexpr int kStagingPad = kTmaStore ? (1024 - kAuxStages * kAuxColumnBytes % 1024) % 1024 : 0;
@@ -332,18 +335,12 @@ struct GemmKernel {
 
   // The operand source's parameters (the GEMM's: tensor maps and batch masks) are the base.
   // (problem starts on a 16-byte boundary, so the epilogue's parameters keep their vector loads)
-  struct NoAuxMap {};
-  struct AuxMap {
-    arch::TmaDescriptor tma_aux;  // kTmaAux: the residual as (n, m, batch), box 64 x TileM, 128-byte swizzle
-    int batch_mask_aux = -1;      // 0 where one residual serves the whole batch
-    int column_by_tma = 0;        // kTmaColumn: 1 where the column vector is copied beside each sub-tile
-  };
   struct NoDMap {};
   struct DMap {
     arch::TmaDescriptor tma_d;  // kTmaStore: D as (n, m, batch), box 64 x 16, 128-byte swizzle
     int d_by_tma = 0;           // 1 where the device API encoded tma_d (D aligned for TMA); 0: lanes store
   };
-  struct Params : Operands::Params, cuda::std::conditional_t<kTmaAux, AuxMap, NoAuxMap>,
+  struct Params : Operands::Params, ResidualRing::Params,
                   cuda::std::conditional_t<kTmaStore, DMap, NoDMap>,
                   SplitReduction::Params {
     alignas(16) GemmCoord problem;
@@ -497,18 +494,11 @@ struct GemmKernel {
   }
 
   // ---- kTmaAux: the residual's sub-tiles, in the order (tile, 64-column chunk) for producer and consumers ----
-  using AuxState = RingState<kAuxRingSlots>;
-  static constexpr int kAuxChunks = kTileN / kPackedStagingColumns;
+  using AuxState = typename ResidualRing::State;
+  static constexpr int kAuxChunks = ResidualRing::kChunks;
 
   // The storage as ring `ring` sees it: its slots, their column values and barriers first.
-  TILEFUSE_DEVICE static SharedStorage aux_ring(SharedStorage s, int ring) {
-    int const first = ring * kAuxRingSlots;
-    s.aux += first * kAuxSlotBytes;
-    s.aux_columns += first * kAuxColumnBytes;
-    s.aux_full += first;
-    s.aux_empty += first;
-    return s;
-  }
+  TILEFUSE_DEVICE static SharedStorage aux_ring(SharedStorage s, int ring) { return ResidualRing::view(s, ring); }
 
   // kAuxWarp: ring `ring`'s tiles' sub-tiles (ping-pong: the tiles of consumer warpgroup `ring`), as
   // slots free up, beside the producer's k-tiles.
@@ -520,48 +510,11 @@ struct GemmKernel {
     }
   }
 
-  // Every 64-column sub-tile of the tile, past the output too (TMA fills those with zeros, and the
-  // consumers' walk stays the same for every tile).
   TILEFUSE_DEVICE static void issue_aux_tile(Params const& p, SharedStorage const& s, Tile const& tile, AuxState& aux) {
-    if constexpr (kTmaAux) {
-      for (int chunk = 0; chunk < kAuxChunks; ++chunk) {
-        int const col0 = tile.n * kTileN + chunk * kPackedStagingColumns;
-        // The column vector's values of this chunk inside the output (whole 16-byte pieces: the device
-        // API turned column_by_tma on only for n a multiple of 16 bytes' worth).
-        cuda::std::uint32_t column_bytes = 0;
-        [[maybe_unused]] void const* column_src = nullptr;
-        if constexpr (kTmaColumn) {
-          if (p.column_by_tma) {
-            auto const* c = staged_column(p.epilogue);
-            index_t const left = p.problem.n - col0;
-            index_t const values = left < 0 ? 0 : left < kPackedStagingColumns ? left : kPackedStagingColumns;
-            column_bytes = static_cast<cuda::std::uint32_t>(values * sizeof(*c->data));
-            column_src = c->data + tile.batch * c->batch_stride + col0;
-          }
-        }
-        arch::mbarrier_wait(&s.aux_empty[aux.stage], aux.phase ^ 1u);
-        arch::mbarrier_arrive_expect_tx(&s.aux_full[aux.stage], kAuxSlotBytes + column_bytes);
-        arch::tma_load_3d(s.aux + aux.stage * kAuxSlotBytes, &p.tma_aux, &s.aux_full[aux.stage], col0, tile.m * kTileM,
-                          tile.batch & p.batch_mask_aux);
-        if constexpr (kTmaColumn) {
-          if (column_bytes > 0) {
-            arch::bulk_load(s.aux_columns + aux.stage * kAuxColumnBytes, column_src, column_bytes, &s.aux_full[aux.stage]);
-          }
-        }
-        aux.advance();
-      }
-    } else {
-      (void)p, (void)s, (void)tile, (void)aux;
-    }
+    ResidualRing::template issue_tile<GemmKernel>(p, s, tile, aux);
   }
-
-  // A consumer warp's turn at one sub-tile it does not read (its rows or the chunk lie outside the
-  // output): wait for it to land, then release it, so the slots' phases stay in step.
   TILEFUSE_DEVICE static void skip_aux_chunk(SharedStorage const& s, int lane, AuxState& aux) {
-    arch::mbarrier_wait(&s.aux_full[aux.stage], aux.phase);
-    __syncwarp();
-    if (lane == 0) arch::mbarrier_arrive(&s.aux_empty[aux.stage]);
-    aux.advance();
+    ResidualRing::skip_chunk(s, lane, aux);
   }
 
   // ---- consumers: the mainloop of each tile, then its epilogue ----
