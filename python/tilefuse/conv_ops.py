@@ -19,9 +19,8 @@ from torch.autograd.function import once_differentiable
 
 from .conv2d import Conv2d
 from .errors import TensorArgumentError
-from .kernel_params import signature
 from .epilogue.common import fused
-from .op_common import (_DTYPES, _dtype_name, activation_name, autocast, eager_path, grad_epilogue,
+from .op_common import (_DTYPES, CheckedCalls, _dtype_name, activation_name, autocast, eager_path, grad_epilogue,
                         needs_grad)
 
 CL = torch.channels_last
@@ -102,39 +101,27 @@ def check_conv2d(x, weight, bias, residual, stride, padding, dilation, activatio
     return out
 
 
-def _empty_output(x, weight, stride, padding, dilation):
-    return torch.empty(output_shape(x, weight, stride, padding, dilation), dtype=x.dtype, device=x.device,
-                       memory_format=CL)
+def _empty_output(x, out):
+    """An uninitialized channels-last output of shape `out` (the fake kernels' result, an empty batch's)."""
+    return torch.empty(out, dtype=x.dtype, device=x.device, memory_format=CL)
 
 
-_CHECKED = {}  # the signature of a checked forward call -> its tilefuse.Conv2d (the checks are not repeated)
-_CHECKED_LIMIT = 4096
-
-
-def _forward_key(tensors, stride, padding, dilation, activation, layout):
-    """What decides a forward call's checks and Conv2d: the tensors' signatures (shape, strides, dtype, device,
-    alignment) and the geometry; None when an argument is something only the checks handle."""
-    parts = [signature(t) if t is not None else () for t in tensors]
-    if None in parts:
-        return None
-    return (*parts, tuple(stride), tuple(padding), tuple(dilation), activation, layout)
+_CHECKED = CheckedCalls()  # forward calls whose arguments passed the checks -> their tilefuse.Conv2d
 
 
 def _forward_impl(x, weight, bias, residual, stride, padding, dilation, activation="none", layout="require"):
-    key = _forward_key((x, weight, bias, residual), stride, padding, dilation, activation, layout)
-    conv = _CHECKED.get(key) if key is not None else None
+    key = _CHECKED.key((x, weight, bias, residual), tuple(stride), tuple(padding), tuple(dilation), activation,
+                       layout)
+    conv = _CHECKED.get(key)
     if conv is None:
-        check_conv2d(x, weight, bias, residual, stride, padding, dilation, activation, layout)
+        out = check_conv2d(x, weight, bias, residual, stride, padding, dilation, activation, layout)
         if x.device.type != "cuda":
             raise TensorArgumentError(f"tilefuse.ops.conv2d: the tensors are on {x.device}; tilefuse's kernels run "
                                       "on a CUDA device: move them with .cuda() (or module.to('cuda'))")
-        if x.shape[0] == 0:  # an empty batch: nothing to compute, as torch's conv returns
-            return _empty_output(x, weight, stride, padding, dilation)
+        if out[0] == 0:  # an empty batch: nothing to compute, as torch's conv returns
+            return _empty_output(x, out)
         conv = _conv("forward", stride, padding, dilation, layout, activation, bias is not None, residual is not None)
-        if key is not None:
-            if len(_CHECKED) >= _CHECKED_LIMIT:
-                _CHECKED.clear()
-            _CHECKED[key] = conv
+        _CHECKED.remember(key, conv)
     if bias is None and residual is None:
         return conv.run(x, weight)
     arguments = {}
@@ -153,8 +140,7 @@ def _conv2d(x: Tensor, weight: Tensor, bias: Optional[Tensor], residual: Optiona
 
 @_conv2d.register_fake
 def _conv2d_fake(x, weight, bias, residual, stride, padding, dilation, activation="none", layout="require"):
-    out = check_conv2d(x, weight, bias, residual, stride, padding, dilation, activation, layout)
-    return torch.empty(out, dtype=x.dtype, device=x.device, memory_format=CL)
+    return _empty_output(x, check_conv2d(x, weight, bias, residual, stride, padding, dilation, activation, layout))
 
 
 def _setup_context(ctx, inputs, output):
@@ -221,8 +207,7 @@ def _grad_preact_impl(grad_y, x, weight, bias, stride, padding, dilation, activa
 
 @_conv2d_grad_preact.register_fake
 def _conv2d_grad_preact_fake(grad_y, x, weight, bias, stride, padding, dilation, activation):
-    out = check_conv2d(x, weight, bias, grad_y, stride, padding, dilation, activation, "require")
-    return torch.empty(out, dtype=x.dtype, device=x.device, memory_format=CL)
+    return _empty_output(x, check_conv2d(x, weight, bias, grad_y, stride, padding, dilation, activation, "require"))
 
 
 @torch.library.custom_op("tilefuse::conv2d_dgrad", mutates_args=())
@@ -265,14 +250,14 @@ def _conv2d_add_act(x: Tensor, weight: Tensor, bias: Optional[Tensor], residual:
                     padding: List[int], dilation: List[int], activation: str = "none") -> Tensor:
     """act(conv2d(x, weight) + bias + residual) in one kernel: a ResNet block's last conv with its shortcut
     (the residual before the activation; tilefuse::conv2d adds it after)."""
-    check_conv2d(x, weight, bias, residual, stride, padding, dilation, activation, "require")
+    out = check_conv2d(x, weight, bias, residual, stride, padding, dilation, activation, "require")
     if residual is None:
         raise TensorArgumentError("tilefuse.ops.conv2d_add_act: residual is required (act(conv + bias + residual))")
     if x.device.type != "cuda":
         raise TensorArgumentError(f"tilefuse.ops.conv2d_add_act: the tensors are on {x.device}; tilefuse's kernels "
                                   "run on a CUDA device")
-    if x.shape[0] == 0:
-        return _empty_output(x, weight, stride, padding, dilation)
+    if out[0] == 0:
+        return _empty_output(x, out)
     arguments = {"residual": residual}
     if bias is not None:
         arguments["bias"] = bias.contiguous()
@@ -282,8 +267,7 @@ def _conv2d_add_act(x: Tensor, weight: Tensor, bias: Optional[Tensor], residual:
 
 @_conv2d_add_act.register_fake
 def _conv2d_add_act_fake(x, weight, bias, residual, stride, padding, dilation, activation="none"):
-    out = check_conv2d(x, weight, bias, residual, stride, padding, dilation, activation, "require")
-    return torch.empty(out, dtype=x.dtype, device=x.device, memory_format=CL)
+    return _empty_output(x, check_conv2d(x, weight, bias, residual, stride, padding, dilation, activation, "require"))
 
 
 def _add_act_setup_context(ctx, inputs, output):

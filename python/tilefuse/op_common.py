@@ -4,6 +4,7 @@ A leaf of the op modules: both import it, it imports neither."""
 import math
 
 from .errors import require_torch
+from .kernel_params import signature
 
 torch = require_torch("tilefuse's PyTorch ops (tilefuse.ops, tilefuse.nn)")
 import torch.utils._python_dispatch  # noqa: E402
@@ -30,6 +31,31 @@ def eager_path(tensors):
 
 
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
+
+
+class CheckedCalls:
+    """The calls whose arguments an op has checked, by signature (each tensor's shape, strides, dtype, device
+    and alignment, plus the op's other arguments), so that a repeated call skips its checks. Bounded: cleared
+    when full."""
+
+    def __init__(self, limit=4096):
+        self.limit, self.known = limit, {}
+
+    @staticmethod
+    def key(tensors, *rest):
+        """The signature of a call, or None when a tensor argument is something only the checks handle."""
+        parts = tuple(signature(t) if t is not None else () for t in tensors)
+        return None if None in parts else (parts, rest)
+
+    def get(self, key):
+        return self.known.get(key) if key is not None else None
+
+    def remember(self, key, value=True):
+        if key is None:
+            return
+        if len(self.known) >= self.limit:
+            self.known.clear()
+        self.known[key] = value
 
 
 def needs_grad(tensors):

@@ -40,9 +40,8 @@ except ImportError as error:  # pragma: no cover - exercised only without torch
 from .errors import TensorArgumentError
 from .gemm import Gemm
 from .epilogue.common import ACTIVATIONS
-from .kernel_params import signature
 from .op_common import (_DTYPES, _dtype_name, activation_name, autocast, eager_path, forward_epilogue,  # noqa: F401
-                        grad_epilogue, needs_grad)
+                        grad_epilogue, needs_grad, CheckedCalls)
 _ALIGN = 8  # elements: 16 bytes of bf16 / fp16, what TMA needs of every leading dimension and pointer
 
 
@@ -137,20 +136,15 @@ def _operands(a, b):
 
 # ---------------------------------------------------------------------------------------------- linear
 
-_CHECKED = {}  # the signature of a checked linear call (tensors, activation) -> True
-_CHECKED_LIMIT = 4096
+_CHECKED = CheckedCalls()  # linear calls whose arguments passed the checks
 
 
 def _linear_impl(x, weight, bias=None, residual=None, activation="none"):
-    parts = tuple(signature(t) if t is not None else () for t in (x, weight, bias, residual))
-    key = None if None in parts else (parts, activation)
-    if key is None or key not in _CHECKED:
+    key = _CHECKED.key((x, weight, bias, residual), activation)
+    if _CHECKED.get(key) is None:
         check_linear(x, weight, bias, residual, activation)
         _check_cuda("linear", x)
-        if key is not None:
-            if len(_CHECKED) >= _CHECKED_LIMIT:
-                _CHECKED.clear()
-            _CHECKED[key] = True
+        _CHECKED.remember(key)
     n, k = weight.shape
     lead = x.shape[:-1]
     m = x.numel() // k

@@ -85,9 +85,7 @@ def common_kernels():
                 for kernel, kernel_tree, split in _C.conv_sm90_kernel_choices(mode, element, facts["reads_memory"],
                                                                               facts["residual_by_tma"]):
                     kernels.append(("conv90", str(tree), kernel, kernel_tree, split))
-        sm80_trees = {"fprop": [str(tree) for tree in trees["fprop"]], "dgrad": [str(trees["dgrad"][0])],
-                      "wgrad": [str(trees["wgrad"][0])]}
-        kernels += [("conv80", tree, element, mode, config, aligned) for mode, mode_trees in sm80_trees.items()
+        kernels += [("conv80", str(tree), element, mode, config, aligned) for mode, mode_trees in trees.items()
                     for tree in mode_trees for config in SM80_CONV_CONFIGS for aligned in (True, False)]
     return kernels
 

@@ -207,7 +207,7 @@ struct GemmKernel {
   // their time; on the cooperative tiles an aux warp gained nothing and slowed the one-k-tile layer. So
   // ping-pong only (docs/notes/conv_sm90.md, the TMA residual on 64x256).
   static constexpr bool kAuxWarp = kTmaAux && kProducerThreads <= 32 && kPingPong;
-  static constexpr int kAuxSlotBytes = ResidualRingPart<kTileM, kTileN, 1, false, false>::kSlotBytes;
+  static constexpr int kAuxSlotBytes = ResidualRing::kSlotBytes;
   // Split-K reduced in the kernel (Config::kReduceSplits; sm90_split_reduction.h).
   TILEFUSE_HOST_DEVICE static constexpr bool reduces_splits() {
     if constexpr (requires { Config::kReduceSplits; }) {
@@ -223,7 +223,7 @@ struct GemmKernel {
   TILEFUSE_HOST_DEVICE static constexpr index_t split_ticket_count(index_t tiles_m, index_t tiles_n) {
     return SplitReduction::ticket_count(tiles_m, tiles_n);
   }
-  static constexpr int kAuxColumnBytes = ResidualRingPart<kTileM, kTileN, 1, false, kTmaColumn>::kColumnBytes;
+  static constexpr int kAuxColumnBytes = ResidualRing::kColumnBytes;
   // TMA stores read whole 1024-byte swizzle atoms: the staging starts on a 1024-byte boundary (everything
   // before it is whole KiB but the TMA residual's column slots).
   static constexpr int kStagingPad = kTmaStore ? (1024 - kAuxStages * kAuxColumnBytes % 1024) % 1024 : 0;
