@@ -447,7 +447,7 @@ def _fold_nodes(graph, bn, w, b, dtype):
     scale = call(torch.rsqrt, (call(torch.add, (method("float", (var,)), eps)),))
     if gamma is not None:
         scale = call(torch.mul, (scale, method("float", (gamma,))))
-    weight = call(torch.mul, (method("float", (w,)), method("view", (scale, -1, 1, 1))))
+    weight = call(torch.mul, (method("float", (w,)), method("view", (scale, -1, 1, 1, 1))))
     weight = method("contiguous", (method("to", (weight, dtype)),), {"memory_format": torch.channels_last})
     shift = call(torch.neg, (method("float", (mean,)),)) if b is None else \
         call(torch.sub, (method("float", (b,)), method("float", (mean,))))

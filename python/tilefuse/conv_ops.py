@@ -235,7 +235,7 @@ def _conv2d_wgrad(grad_y: Tensor, x: Tensor, weight_size: List[int], stride: Lis
 
 def _wgrad_impl(grad_y, x, weight_size, stride, padding, dilation):
     if x.shape[0] == 0:  # a sum over no samples
-        return torch.zeros(tuple(weight_size), dtype=grad_y.dtype, device=grad_y.device, memory_format=CL)
+        return torch.empty(tuple(weight_size), dtype=grad_y.dtype, device=grad_y.device, memory_format=CL).zero_()
     conv = _conv("wgrad", stride, padding, dilation, "require", kernel_size=tuple(weight_size[2:]))
     return conv.run(grad_y, x)
 
