@@ -32,7 +32,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from . import ops  # noqa: F401 - registers tilefuse::conv2d and tilefuse::conv2d_add_act
+from . import inference_ops, ops  # noqa: F401 - register tilefuse::conv2d, conv2d_add_act, linear and the
+#                                    inference forms the frozen graphs use
 
 log = logging.getLogger("tilefuse.backend")
 
@@ -81,8 +82,8 @@ class Chooser:
     """Whether tilefuse's kernel beats torch's own ops on one chain on this device: both timed once on random
     tensors of the chain's shapes (CUDA events, median), the answer kept on disk beside the JIT cache
     (<cache>/backend_choices.json, keyed by device, chain and shapes), so each shape is measured once per
-    machine. torch's side runs the chain's ops with the BatchNorm already folded (cuDNN's conv, then the
-    elementwise ops), which is what Inductor lowers it to before fusing the elementwise part."""
+    machine. torch's side is what Inductor lowers the chain to, with the BatchNorm already folded: cuDNN's conv
+    with its bias, then one pass over the output (see _race)."""
 
     def __init__(self, path=None, timer=None):
         from .jit.cache import cache_dir
@@ -147,7 +148,7 @@ def fuse(gm, example_inputs, *, require_cuda=True, chooser=None):
         if node.op == "call_function" and node.target in _CONVS and node.graph is gm.graph:
             decisions.append(_fuse_conv(gm, node, values, frozen, require_cuda, chooser))
         elif node.op == "call_function" and node.target in _LINEARS and node.graph is gm.graph:
-            decisions.append(_fuse_linear(gm, node, require_cuda, chooser))
+            decisions.append(_fuse_linear(gm, node, frozen, require_cuda, chooser))
     if chooser is not None:
         chooser.save()
     gm.graph.lint()
@@ -289,9 +290,9 @@ def _fuse_conv(gm, conv, values, frozen, require_cuda, chooser=None):
     residual_first = act_after is not None
     wins, measured = _measure(chooser, (x_value, w_value, out), dict(
         chain=chain_text, stride=_pair(stride), padding=_pair(padding), dilation=_pair(dilation),
-        activation=activation, residual_first=residual_first),
+        activation=activation, residual_first=residual_first, frozen=frozen),
         lambda: _race(x_value, w_value, b is not None or bn is not None, _value(residual) if residual else None,
-                      (_pair(stride), _pair(padding), _pair(dilation)), activation, residual_first))
+                      (_pair(stride), _pair(padding), _pair(dilation)), activation, residual_first, frozen))
     if not wins:
         return keep(chain_text, "torch's ops measured faster here" + measured)
 
@@ -302,7 +303,10 @@ def _fuse_conv(gm, conv, values, frozen, require_cuda, chooser=None):
         else:
             w_node, b_node = w, b
         args = (x, w_node, b_node, residual, _pair(stride), _pair(padding), _pair(dilation))
-        if act_after is not None:
+        if frozen:  # no grad to trace: the op without a Python autograd kernel (inference_ops.py)
+            fused = graph.call_function(torch.ops.tilefuse.conv2d_inference.default,
+                                        args + (activation, residual_first))
+        elif act_after is not None:
             fused = graph.call_function(torch.ops.tilefuse.conv2d_add_act.default, args + (act_after,))
         else:
             fused = graph.call_function(torch.ops.tilefuse.conv2d.default, args + (act_before or "none", "require"))
@@ -310,7 +314,7 @@ def _fuse_conv(gm, conv, values, frozen, require_cuda, chooser=None):
     return Decision(name, chain_text, True, "one kernel" + (", BatchNorm folded" if bn is not None else "") + measured)
 
 
-def _fuse_linear(gm, linear, require_cuda, chooser):
+def _fuse_linear(gm, linear, frozen, require_cuda, chooser):
     """linear -> [act] -> [+ residual] as one tilefuse::linear (act(x @ w.t() + b) + residual; Hopper GEMM)."""
     args = list(linear.args) + [linear.kwargs.get("bias")] * (3 - len(linear.args))
     x, w, b = args[:3]
@@ -346,16 +350,21 @@ def _fuse_linear(gm, linear, require_cuda, chooser):
         return keep(chain_text, "nothing to fuse: cuBLASLt's bias epilogue is as good")
     if any(len(n.users) > 1 for n in nodes[:-1]):
         return keep(chain_text, "an intermediate is used twice")
-    wins, measured = _measure(chooser, (_value(x), w_value, out), dict(chain=chain_text, activation=activation),
+    wins, measured = _measure(chooser, (_value(x), w_value, out), dict(chain=chain_text, activation=activation, frozen=frozen),
                               lambda: _race_linear(_value(x), w_value, b is not None,
-                                                   _value(residual) if residual else None, activation))
+                                                   _value(residual) if residual else None, activation, frozen))
     if not wins:
         return keep(chain_text, "torch's ops measured faster here" + measured)
     graph = gm.graph
     with graph.inserting_before(last):
-        fused = graph.call_function(torch.ops.tilefuse.linear.default, (x, w, b, residual, activation))
+        op = torch.ops.tilefuse.linear_inference if frozen else torch.ops.tilefuse.linear
+        fused = graph.call_function(op.default, (x, w, b, residual, activation))
     _replace(graph, nodes, fused)
     return Decision(linear.name, chain_text, True, "one kernel" + measured)
+
+
+# What a measurement compares; a choice remembered under another method is measured again.
+_RACE = "the graph's op vs cuDNN / cuBLASLt + one pass"
 
 
 def _measure(chooser, tensors, fields, race):
@@ -366,7 +375,7 @@ def _measure(chooser, tensors, fields, race):
         return True, ""
     x_value, w_value, out = tensors
     device = torch.cuda.get_device_name(out.device) if out.device.type == "cuda" else str(out.device)
-    signature = {"device": device, "x": _spec(x_value), "w": _spec(w_value), **fields}
+    signature = {"device": device, "x": _spec(x_value), "w": _spec(w_value), "race": _RACE, **fields}
     wins, ours_ms, theirs_ms = chooser.tilefuse_wins(signature, *race())
     return wins, f"; tilefuse {ours_ms:.4f} ms, torch {theirs_ms:.4f} ms"
 
@@ -387,21 +396,22 @@ def _random_like(value, channels_last=False):
     return t.contiguous(memory_format=torch.channels_last) if channels_last else t
 
 
-def _race_linear(x_value, w_value, has_bias, residual_value, activation):
+def _race_linear(x_value, w_value, has_bias, residual_value, activation, frozen):
     """(tilefuse's call, torch's calls) of one linear chain on random tensors of its shapes, for Chooser."""
-    from .op_common import ACT_TORCH
-
     x, w = _random_like(x_value), _random_like(w_value)
     b = torch.randn(w.shape[0], dtype=w.dtype, device=w.device) if has_bias else None
     r = _random_like(residual_value) if residual_value is not None else None
-    act = ACT_TORCH[activation]
 
-    def ours():
-        return torch.ops.tilefuse.linear(x, w, b, r, activation)
+    op = torch.ops.tilefuse.linear_inference if frozen else torch.ops.tilefuse.linear
 
-    def theirs():
-        y = act(F.linear(x, w, b))
-        return y + r if r is not None else y
+    def ours():  # the op the graph will call
+        return op(x, w, b, r, activation)
+
+    def theirs():  # Inductor's lowering: cuBLASLt with its bias, then one pass (see _race)
+        y = F.linear(x, w, b)
+        if r is not None:
+            return y.add_(r)
+        return y.relu_() if activation != "none" else y
     return ours, theirs
 
 
@@ -409,29 +419,32 @@ def _spec(value):
     return [list(value.shape), str(value.dtype), list(value.stride())]
 
 
-def _race(x_value, w_value, has_bias, residual_value, geometry, activation, residual_first):
-    """(tilefuse's call, torch's calls) of one chain on random tensors of its shapes, for Chooser."""
-    from .op_common import ACT_TORCH
-
+def _race(x_value, w_value, has_bias, residual_value, geometry, activation, residual_first, frozen):
+    """(tilefuse's call, torch's calls) of one chain on random tensors of its shapes, for Chooser: the op the
+    graph will call, and what Inductor lowers the chain to (cuDNN's conv with its bias, then one pass over the
+    output with the add and the activations fused into it, stood in for by one in-place op of the same
+    memory traffic)."""
     stride, padding, dilation = geometry
 
     x, w = _random_like(x_value, True), _random_like(w_value, True)
     b = torch.randn(w.shape[0], dtype=w.dtype, device=w.device) if has_bias else None
     r = _random_like(residual_value, True) if residual_value is not None else None
-    act = ACT_TORCH[activation]
-    if residual_first:
+    if frozen:
+        def ours():
+            return torch.ops.tilefuse.conv2d_inference(x, w, b, r, stride, padding, dilation, activation,
+                                                       residual_first)
+    elif residual_first:
         def ours():
             return torch.ops.tilefuse.conv2d_add_act(x, w, b, r, stride, padding, dilation, activation)
-
-        def theirs():
-            return act(F.conv2d(x, w, b, stride, padding, dilation) + r)
     else:
         def ours():
             return torch.ops.tilefuse.conv2d(x, w, b, r, stride, padding, dilation, activation, "require")
 
-        def theirs():
-            y = act(F.conv2d(x, w, b, stride, padding, dilation))
-            return y + r if r is not None else y
+    def theirs():
+        y = F.conv2d(x, w, b, stride, padding, dilation)
+        if r is not None:
+            return y.add_(r)  # reads y and r, writes y: Inductor's fused add + activation
+        return y.relu_() if activation != "none" else y
     return ours, theirs
 
 

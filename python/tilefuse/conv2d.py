@@ -446,6 +446,12 @@ class Conv2d:
             return warm.call(a, b, arguments)
         return self._first_call(a, b, input_size, arguments, key)
 
+    def warm_call(self, a, b, arguments, input_size=None):
+        """The WarmCall that run(a, b, input_size=..., **arguments) repeats for this signature once a first run
+        checked it, or None. The torch ops, which key their own checked calls, call it directly."""
+        key = _call_key(a, b, input_size, arguments)
+        return self._warm.get(key) if key is not None else None
+
     def _first_call(self, a, b, input_size, arguments, key):
         """Checks, plans, packs and launches; remembers the call for later ones with the same signature."""
         check_epilogue_arguments(self.epilogue, arguments, "tilefuse.Conv2d")

@@ -106,30 +106,45 @@ def _empty_output(x, out):
     return torch.empty(out, dtype=x.dtype, device=x.device, memory_format=CL)
 
 
-_CHECKED = CheckedCalls()  # forward calls whose arguments passed the checks -> their tilefuse.Conv2d
+_CHECKED = CheckedCalls()  # forward calls whose arguments passed the checks -> (tilefuse.Conv2d, its WarmCall)
 
 
-def _forward_impl(x, weight, bias, residual, stride, padding, dilation, activation="none", layout="require"):
-    key = _CHECKED.key((x, weight, bias, residual), tuple(stride), tuple(padding), tuple(dilation), activation,
-                       layout)
-    conv = _CHECKED.get(key)
-    if conv is None:
-        out = check_conv2d(x, weight, bias, residual, stride, padding, dilation, activation, layout)
-        if x.device.type != "cuda":
-            raise TensorArgumentError(f"tilefuse.ops.conv2d: the tensors are on {x.device}; tilefuse's kernels run "
-                                      "on a CUDA device: move them with .cuda() (or module.to('cuda'))")
-        if out[0] == 0:  # an empty batch: nothing to compute, as torch's conv returns
-            return _empty_output(x, out)
-        conv = _conv("forward", stride, padding, dilation, layout, activation, bias is not None, residual is not None)
-        _CHECKED.remember(key, conv)
-    if bias is None and residual is None:
-        return conv.run(x, weight)
+def _epilogue_arguments(bias, residual):
     arguments = {}
     if bias is not None:
         arguments["bias"] = bias.contiguous()
     if residual is not None:
         arguments["residual"] = residual
-    return conv.run(x, weight, **arguments)
+    return arguments
+
+
+def _forward_impl(x, weight, bias, residual, stride, padding, dilation, activation="none", layout="require",
+                  kind="forward"):
+    """act(conv + bias) + residual (kind "forward") or act(conv + bias + residual) ("add_act"). A call whose
+    signature was checked before goes straight to the kernel's WarmCall (no second signature, no checks)."""
+    key = _CHECKED.key((x, weight, bias, residual), tuple(stride), tuple(padding), tuple(dilation), activation,
+                       layout, kind)
+    known = _CHECKED.get(key)
+    if known is not None and known[1] is not None:
+        return known[1].call(x, weight, _epilogue_arguments(bias, residual))
+    if known is None:
+        out = check_conv2d(x, weight, bias, residual, stride, padding, dilation, activation, layout)
+        what = "conv2d" if kind == "forward" else "conv2d_add_act"
+        if kind == "add_act" and residual is None:
+            raise TensorArgumentError("tilefuse.ops.conv2d_add_act: residual is required (act(conv + bias + "
+                                      "residual))")
+        if x.device.type != "cuda":
+            raise TensorArgumentError(f"tilefuse.ops.{what}: the tensors are on {x.device}; tilefuse's kernels "
+                                      "run on a CUDA device: move them with .cuda() (or module.to('cuda'))")
+        if out[0] == 0:  # an empty batch: nothing to compute, as torch's conv returns
+            return _empty_output(x, out)
+        known = (_conv(kind, stride, padding, dilation, layout, activation, bias is not None, residual is not None),
+                 None)
+    conv = known[0]
+    arguments = _epilogue_arguments(bias, residual)
+    y = conv.run(x, weight, **arguments)
+    _CHECKED.remember(key, (conv, conv.warm_call(x, weight, arguments)))
+    return y
 
 
 @torch.library.custom_op("tilefuse::conv2d", mutates_args=())
@@ -250,19 +265,7 @@ def _conv2d_add_act(x: Tensor, weight: Tensor, bias: Optional[Tensor], residual:
                     padding: List[int], dilation: List[int], activation: str = "none") -> Tensor:
     """act(conv2d(x, weight) + bias + residual) in one kernel: a ResNet block's last conv with its shortcut
     (the residual before the activation; tilefuse::conv2d adds it after)."""
-    out = check_conv2d(x, weight, bias, residual, stride, padding, dilation, activation, "require")
-    if residual is None:
-        raise TensorArgumentError("tilefuse.ops.conv2d_add_act: residual is required (act(conv + bias + residual))")
-    if x.device.type != "cuda":
-        raise TensorArgumentError(f"tilefuse.ops.conv2d_add_act: the tensors are on {x.device}; tilefuse's kernels "
-                                  "run on a CUDA device")
-    if out[0] == 0:
-        return _empty_output(x, out)
-    arguments = {"residual": residual}
-    if bias is not None:
-        arguments["bias"] = bias.contiguous()
-    conv = _conv("add_act", stride, padding, dilation, "require", activation, bias is not None, True)
-    return conv.run(x, weight, **arguments)
+    return _forward_impl(x, weight, bias, residual, stride, padding, dilation, activation, "require", "add_act")
 
 
 @_conv2d_add_act.register_fake

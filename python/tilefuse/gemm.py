@@ -184,6 +184,12 @@ class Gemm:
             return warm.call(a, b, arguments)
         return self._first_call(a, b, arguments, key)
 
+    def warm_call(self, a, b, arguments):
+        """The WarmCall that run(a, b, **arguments) repeats for this signature once a first run checked it, or
+        None. The torch ops, which key their own checked calls, call it directly."""
+        key = call_key(a, b, arguments)
+        return self._warm.get(key) if key is not None else None
+
     def _first_call(self, a, b, arguments, key):
         """Checks, plans, packs and launches; remembers the call for later ones with the same signature."""
         check_epilogue_arguments(self.epilogue, arguments, "tilefuse.Gemm", ignore=self._MAINLOOP_ARGUMENTS)
