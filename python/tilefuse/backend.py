@@ -288,11 +288,14 @@ def _fuse_conv(gm, conv, values, frozen, require_cuda, chooser=None):
         return keep(chain_text, "the weight is not channels-last (model.to(memory_format=torch.channels_last))")
     activation = act_after or act_before or "none"
     residual_first = act_after is not None
+    # Channels not a multiple of 8 (an RGB stem's 3) leave only the sm80 kernel's element-wise path; zero
+    # channels padded onto x and the weight (a constant in a frozen graph) give the Hopper kernel its 16-byte rows.
+    pad_c = -x_value.shape[1] % 8 if frozen else 0
     wins, measured = _measure(chooser, (x_value, w_value, out), dict(
         chain=chain_text, stride=_pair(stride), padding=_pair(padding), dilation=_pair(dilation),
-        activation=activation, residual_first=residual_first, frozen=frozen),
+        activation=activation, residual_first=residual_first, frozen=frozen, pad_channels=pad_c),
         lambda: _race(x_value, w_value, b is not None or bn is not None, _value(residual) if residual else None,
-                      (_pair(stride), _pair(padding), _pair(dilation)), activation, residual_first, frozen))
+                      (_pair(stride), _pair(padding), _pair(dilation)), activation, residual_first, frozen, pad_c))
     if not wins:
         return keep(chain_text, "torch's ops measured faster here" + measured)
 
@@ -302,7 +305,10 @@ def _fuse_conv(gm, conv, values, frozen, require_cuda, chooser=None):
             w_node, b_node = _fold_nodes(graph, bn, w, b, out.dtype)
         else:
             w_node, b_node = w, b
-        args = (x, w_node, b_node, residual, _pair(stride), _pair(padding), _pair(dilation))
+        x_node = x
+        if pad_c:
+            x_node, w_node = (_pad_channels_node(graph, node, pad_c) for node in (x, w_node))
+        args = (x_node, w_node, b_node, residual, _pair(stride), _pair(padding), _pair(dilation))
         if frozen:  # no grad to trace: the op without a Python autograd kernel (inference_ops.py)
             fused = graph.call_function(torch.ops.tilefuse.conv2d_inference.default,
                                         args + (activation, residual_first))
@@ -311,7 +317,9 @@ def _fuse_conv(gm, conv, values, frozen, require_cuda, chooser=None):
         else:
             fused = graph.call_function(torch.ops.tilefuse.conv2d.default, args + (act_before or "none", "require"))
     _replace(graph, nodes, fused)
-    return Decision(name, chain_text, True, "one kernel" + (", BatchNorm folded" if bn is not None else "") + measured)
+    how = "one kernel" + (", BatchNorm folded" if bn is not None else "") + \
+        (f", channels padded {x_value.shape[1]} -> {x_value.shape[1] + pad_c}" if pad_c else "")
+    return Decision(name, chain_text, True, how + measured)
 
 
 def _fuse_linear(gm, linear, frozen, require_cuda, chooser):
@@ -419,7 +427,16 @@ def _spec(value):
     return [list(value.shape), str(value.dtype), list(value.stride())]
 
 
-def _race(x_value, w_value, has_bias, residual_value, geometry, activation, residual_first, frozen):
+def _pad_channels(t, pad_c):
+    """t (N or K, C, H, W) with pad_c zero channels after its C, channels-last."""
+    return F.pad(t, (0, 0, 0, 0, 0, pad_c)).contiguous(memory_format=torch.channels_last)
+
+
+def _pad_channels_node(graph, node, pad_c):
+    return graph.call_function(_pad_channels, (node, pad_c))
+
+
+def _race(x_value, w_value, has_bias, residual_value, geometry, activation, residual_first, frozen, pad_c=0):
     """(tilefuse's call, torch's calls) of one chain on random tensors of its shapes, for Chooser: the op the
     graph will call, and what Inductor lowers the chain to (cuDNN's conv with its bias, then one pass over the
     output with the add and the activations fused into it, stood in for by one in-place op of the same
@@ -429,7 +446,13 @@ def _race(x_value, w_value, has_bias, residual_value, geometry, activation, resi
     x, w = _random_like(x_value, True), _random_like(w_value, True)
     b = torch.randn(w.shape[0], dtype=w.dtype, device=w.device) if has_bias else None
     r = _random_like(residual_value, True) if residual_value is not None else None
-    if frozen:
+    if pad_c:  # x padded every call (the weight once, a constant): in the graph, Inductor's one copy kernel
+        w_padded = _pad_channels(w, pad_c)
+
+        def ours():
+            return torch.ops.tilefuse.conv2d_inference(_pad_channels(x, pad_c), w_padded, b, r, stride, padding,
+                                                       dilation, activation, residual_first)
+    elif frozen:
         def ours():
             return torch.ops.tilefuse.conv2d_inference(x, w, b, r, stride, padding, dilation, activation,
                                                        residual_first)

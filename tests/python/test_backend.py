@@ -285,3 +285,41 @@ def test_mobile_activations_fuse(cpu_kernels):
             [str(d) for d in decisions]
         got, want = gm(*inputs)[0], model(x)
     assert_close(got, want)
+
+
+class Stem(nn.Module):
+    """An RGB stem: 3 input channels, which the Hopper kernel takes only padded to 8."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.bn = nn.Conv2d(3, 16, 7, stride=2, padding=3, bias=False), nn.BatchNorm2d(16)
+
+    def forward(self, x):
+        return torch.relu(self.bn(self.conv(x)))
+
+
+@pytest.mark.parametrize("freezing", [False, True])
+def test_channels_not_a_multiple_of_8_are_padded(cpu_kernels, freezing, caplog):
+    """The stem's x and weight get zero channels up to 8 (x per call, the weight folded with the BatchNorm);
+    the answer is the model's, through the whole torch.compile path."""
+    import functools
+    import logging
+
+    import torch._inductor.config as inductor_config
+
+    torch.manual_seed(4)
+    model = Stem().eval()
+    randomize_batch_norms(model)
+    model = model.to(torch.bfloat16).to(memory_format=CL)
+    x = torch.randn(2, 3, 17, 19).to(torch.bfloat16).contiguous(memory_format=CL)
+    with torch.no_grad():
+        gm, inputs = capture(model, x)
+        decision, = tb.fuse(gm, inputs, require_cuda=False)
+        assert decision.fused and "channels padded 3 -> 8" in decision.why, str(decision)
+        assert_close(gm(*inputs)[0], model(x))
+        torch._dynamo.reset()
+        backend = functools.partial(tb.backend, measure=False, require_cuda=False)
+        with inductor_config.patch(freezing=freezing), caplog.at_level(logging.INFO, logger="tilefuse.backend"):
+            got = torch.compile(model, backend=backend)(x)
+        assert "1 of 1 convs fused" in caplog.text, caplog.text
+        assert_close(got, model(x))
