@@ -17,6 +17,7 @@ import torch.nn.functional as F
 import tilefuse
 import tilefuse.nn
 import tilefuse.ops as ops
+import tilefuse.inference_ops  # noqa: F401 - registers the frozen graphs' ops
 from tilefuse.epilogue import relu
 
 
@@ -46,7 +47,7 @@ def rows():
     wm = torch.randn(1024, 1024, device="cuda", dtype=torch.bfloat16) * 0.03
     bm = torch.randn(1024, device="cuda", dtype=torch.bfloat16)
     gemm = tilefuse.Gemm()
-    custom = torch.ops.tilefuse.conv2d
+    custom, inference = torch.ops.tilefuse.conv2d, torch.ops.tilefuse.conv2d_inference
     return [
         ("conv 8x256x14x14, 3x3", [
             ("tilefuse.Conv2d.run", lambda: conv.run(x, w)),
@@ -56,14 +57,20 @@ def rows():
              lambda: custom(x, w, None, None, [1, 1], [1, 1], [1, 1], "none", "require")),
             ("torch.ops.tilefuse.conv2d, bias + residual + relu",
              lambda: custom(x, w, b, r, [1, 1], [1, 1], [1, 1], "relu", "require")),
+            ("torch.ops.tilefuse.conv2d_inference, bias + residual + relu (frozen graphs' op)",
+             lambda: inference(x, w, b, r, [1, 1], [1, 1], [1, 1], "relu", False)),
             ("tilefuse.nn.Conv2d forward", lambda: module(x)),
             ("torch F.conv2d", lambda: F.conv2d(x, w, padding=1)),
             ("torch F.conv2d + bias, + residual, relu", lambda: torch.relu(F.conv2d(x, w, b, padding=1) + r)),
+            ("torch F.conv2d + bias, add_ (Inductor's lowering: conv, one pass)",
+             lambda: F.conv2d(x, w, b, padding=1).add_(r)),
         ]),
         ("GEMM 512x1024x1024", [
             ("tilefuse.Gemm.run", lambda: gemm.run(xm, wm.t())),
             ("tilefuse.ops.linear (bias, gelu)", lambda: ops.linear(xm, wm, bm, None, "gelu")),
             ("torch.ops.tilefuse.linear (custom op)", lambda: torch.ops.tilefuse.linear(xm, wm, bm, None, "gelu")),
+            ("torch.ops.tilefuse.linear_inference (frozen graphs' op)",
+             lambda: torch.ops.tilefuse.linear_inference(xm, wm, bm, None, "gelu")),
             ("torch F.linear + gelu", lambda: F.gelu(F.linear(xm, wm, bm))),
         ]),
     ]
