@@ -85,6 +85,7 @@
 #include <tilefuse/gemm/kernel/sm90_ring_state.h>
 #include <tilefuse/gemm/kernel/sm90_split_reduction.h>
 #include <tilefuse/gemm/kernel/sm90_tma_operands.h>
+#include <tilefuse/gemm/kernel/sm90_wgmma_mainloop.h>
 #include <tilefuse/gemm/kernel/sm90_staged_aux.h>
 #include <tilefuse/gemm/kernel/tile_scheduler.h>
 
@@ -107,6 +108,7 @@ template <class Element_, class Epilogue, class Config, class Operands = TmaOper
 struct GemmKernel {
   using Element = Element_;
   using ElementB = ElementB_;
+  using OperandSource = Operands;  // the parts' name for it (a template parameter cannot be a member)
   static constexpr bool kFp8 = arch::detail::kIsFp8<Element>;
   static_assert((sizeof(Element) == 2 && cuda::std::is_same_v<Element, ElementB>) ||
                     (kFp8 && arch::detail::kIsFp8<ElementB>),
@@ -568,14 +570,14 @@ struct GemmKernel {
 #pragma unroll
       for (int b = 0; b < kRowBlocks; ++b) rows[b] = load_row_values(p, lane, out, warp_row0(b));
       if constexpr (kStagedColumn) issue_column_copy(p, loads, lane, out);
-      mainloop_issue(s, consumer_warpgroup, warp_in_group, lane, k_count, state, acc);
+      Mainloop::issue(s, consumer_warpgroup, warp_in_group, lane, k_count, state, acc);
       if constexpr (kPingPong) {
         // The other warpgroup's next tile (if the block has one) may start its mainloop.
         if (t + grid < p.tiles) pass_turn(consumer_warpgroup);
       }
       // The first chunks' epilogue loads go out while the last k-tile's wgmmas run.
       if constexpr (!kPackedLoads) issue_first_loads(p, staging, loads, lane, out, warp_row0(0));
-      mainloop_drain(s, lane, k_count, state, acc);
+      Mainloop::drain(s, lane, k_count, state, acc);
       if constexpr (kPingPong) state.advance_by((kConsumerWarpgroups - 1) * k_count);
 #pragma unroll
       for (int b = 0; b < kRowBlocks; ++b) {
@@ -608,236 +610,8 @@ struct GemmKernel {
     arch::named_barrier_arrive(1 + (consumer_warpgroup + 1) % kConsumerWarpgroups, kTurnBarrierThreads);
   }
 
-  // Issues acc = A[this warpgroup's rows of the tile, :] * B[:, tile columns] over all k-tiles of one
-  // tile, keeping the last k-tile's wgmmas in flight (mainloop_drain waits for them). On return,
-  // `state` is one past the last k-tile.
-  TILEFUSE_DEVICE static void mainloop_issue(SharedStorage const& s, int consumer_warpgroup, int warp_in_group,
-                                             int lane, int k_count, PipelineState& state,
-                                             float (&acc)[kRowBlocks][kAccumulators]) {
-    if constexpr (kPromote) {
-      mainloop_promoted(s, consumer_warpgroup, warp_in_group, lane, k_count, state, acc);
-      return;
-    }
-    PipelineState previous = state;
-    int const row0 = kPingPong ? 0 : consumer_warpgroup * kWarpgroupRows;
-    for (int kt = 0; kt < k_count; ++kt) {
-      issue_ktile(s, state, row0, kt > 0, acc);
-      // Keep this k-tile's wgmmas in flight; the previous k-tile's are done after this wait, so its
-      // stage can go back to the producer.
-      arch::wgmma_wait<1>();
-#pragma unroll
-      for (int rb = 0; rb < kRowBlocks; ++rb) arch::fence_operands(acc[rb]);
-      if (kt > 0) release(s, previous.stage, lane);
-      previous = state;
-      state.advance();
-    }
-  }
-
-  // Waits until the stage of `state` is full, then issues and commits the k-tile's wgmmas on it into
-  // this warpgroup's row blocks of `acc` (from zero at the first k-step unless `accumulate`).
-  TILEFUSE_DEVICE static void issue_ktile(SharedStorage const& s, PipelineState const& state, int row0, bool accumulate,
-                                          float (&acc)[kRowBlocks][kAccumulators]) {
-    arch::mbarrier_wait(&s.full[state.stage], state.phase);
-    __syncwarp();  // wgmma is .aligned: the warp must be converged after the spin
-    // A stage written by cp.async (the generic proxy) is read by wgmma (the async proxy).
-    if constexpr (Operands::kGenericProxyWrites) arch::fence_proxy_async_shared();
-    char const* const b = s.b + state.stage * kBBytes;
-    cuda::std::uint64_t const desc_b = kBMnMajor ? arch::smem_descriptor_mn_major_sw128(b, kTileK * 128)
-                                                 : arch::smem_descriptor_k_major<kRowBytes>(b);
-#pragma unroll
-    for (int rb = 0; rb < kRowBlocks; ++rb) arch::fence_operands(acc[rb]);
-    arch::wgmma_fence();
-#pragma unroll
-    for (int rb = 0; rb < kRowBlocks; ++rb) {
-      // K-major: rows of the tile are 128-byte rows; MN-major: each 64 rows are one block of TileK rows.
-      char const* const a = s.a + state.stage * kABytes + (row0 + rb * 64) * kRowBytes;
-      cuda::std::uint64_t const desc_a = kAMnMajor ? arch::smem_descriptor_mn_major_sw128(a, kTileK * 128)
-                                                   : arch::smem_descriptor_k_major<kRowBytes>(a);
-#pragma unroll
-      for (int kk = 0; kk < kTileK / kMmaK; ++kk) {
-        // One wgmma's K = 32 bytes further along the (swizzled) 128- or 64-byte row: +2 in the
-        // descriptor's address field (bytes >> 4). An MN-major operand steps kMmaK whole 128-byte rows.
-        auto const step = static_cast<cuda::std::uint32_t>((kk * kMmaK * static_cast<int>(sizeof(Element))) >> 4);
-        auto const step_rows = static_cast<cuda::std::uint32_t>((kk * kMmaK * 128) >> 4);
-        mma(acc[rb], arch::descriptor_advanced(desc_a, kAMnMajor ? step_rows : step),
-            arch::descriptor_advanced(desc_b, kBMnMajor ? step_rows : step), accumulate || kk > 0 ? 1 : 0);
-      }
-    }
-    arch::wgmma_commit();
-  }
-
-  TILEFUSE_DEVICE static void mma(float (&acc)[kAccumulators], cuda::std::uint64_t desc_a, cuda::std::uint64_t desc_b,
-                                  int scale_d) {
-    if constexpr (kFp8) {
-      arch::wgmma_m64k32<Element, ElementB, kTileN>(acc, desc_a, desc_b, scale_d);
-    } else {
-      arch::wgmma_m64k16<Element, kTileN, kBMnMajor ? 1 : 0, kAMnMajor ? 1 : 0>(acc, desc_a, desc_b, scale_d);
-    }
-  }
-
-  // The same with promotion (Config::kPromoteEveryKTile): each k-tile's wgmmas start from zero in a
-  // partial set, run to completion, release the stage and are added into `acc` in fp32 (times the
-  // k-tile's scales when block-scaled). With kOverlapPromotion two partial sets alternate: k-tile t + 1's
-  // wgmmas are issued into one before k-tile t's, in the other, are waited for (wgmma_wait<1>) and
-  // promoted, so the tensor cores have the next k-tile while this warpgroup promotes.
-  // NOTES: with one set (Sm90PromotionInLine) each warpgroup's tensor-core work stops during its
-  // promotion and only the other warpgroup's k-tile covers it: 8192^3 per-tensor promoted 1070 TFLOP/s
-  // with one set, 1146 with two (docs/notes/gemm_fp8.md). ptxas serializes every wgmma (C7514) if a
-  // branch leaves an issued k-tile without its wait or the sets are not named statically; every branch
-  // here holds whole issue-wait pairs, and CTest compile.sm90_wgmma_pipelines checks the result.
-  TILEFUSE_DEVICE static void mainloop_promoted(SharedStorage const& s, int consumer_warpgroup, int warp_in_group,
-                                                int lane, int k_count, PipelineState& state,
-                                                float (&acc)[kRowBlocks][kAccumulators]) {
-    int const row0 = kPingPong ? 0 : consumer_warpgroup * kWarpgroupRows;
-    float partial[kRowBlocks][kAccumulators];
-    float other[kRowBlocks][kAccumulators];  // the second set (kOverlapPromotion only)
-    // Block-wise scales: this thread's rows of the tile (lane / 4 and lane / 4 + 8 of its warp's 16 in
-    // each row block), whose scales it reads from the stage's slot.
-    int scale_rows[kRowBlocks][2];
-#pragma unroll
-    for (int rb = 0; rb < kRowBlocks; ++rb) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h) scale_rows[rb][h] = row0 + rb * 64 + warp_in_group * 16 + lane / 4 + 8 * h;
-#pragma unroll
-      for (int i = 0; i < kAccumulators; ++i) acc[rb][i] = 0.0f;
-    }
-    // Issues the next k-tile's wgmmas into `into` (from zero unless `accumulate`) and advances `state`;
-    // returns the k-tile's stage.
-    auto const issue = [&](float (&into)[kRowBlocks][kAccumulators], bool accumulate) {
-      issue_ktile(s, state, row0, accumulate, into);
-      int const stage = state.stage;
-      state.advance();
-      return stage;
-    };
-    if constexpr (kOverlapPromotion) {
-      if (k_count == 0) return;
-      Issued even{issue(partial, false), {}};
-      even.scale = stage_scales(s, even.stage, scale_rows);
-      Issued odd{};
-      int kt = 0;
-      for (; kt + 2 < k_count; kt += 2) {
-        promote_overlapped(s, issue, partial, even, other, odd, true, acc, scale_rows, lane);
-        promote_overlapped(s, issue, other, odd, partial, even, true, acc, scale_rows, lane);
-      }
-      if (kt + 2 == k_count) {
-        promote_overlapped(s, issue, partial, even, other, odd, true, acc, scale_rows, lane);
-        promote_overlapped(s, issue, other, odd, partial, even, false, acc, scale_rows, lane);
-      } else {
-        promote_overlapped(s, issue, partial, even, other, odd, false, acc, scale_rows, lane);
-      }
-    } else {
-      static_assert(!kBlockScaled || kPromoteInterval == 1, "block-wise scales change every k-tile");
-      int kt = 0;
-      // Whole promotion intervals: no branch between the wgmmas and their wait (a conditional wait made
-      // ptxas serialize every wgmma, C7518).
-      for (; kt + kPromoteInterval <= k_count; kt += kPromoteInterval) {
-        int stages[kPromoteInterval];
-#pragma unroll
-        for (int j = 0; j < kPromoteInterval; ++j) stages[j] = issue(partial, j > 0);
-        StageScales const scale = stage_scales(s, stages[kPromoteInterval - 1], scale_rows);
-        arch::wgmma_wait<0>();
-#pragma unroll
-        for (int j = 0; j + 1 < kPromoteInterval; ++j) release(s, stages[j], lane);
-        promote_and_release(s, partial, acc, scale, stages[kPromoteInterval - 1], lane);
-      }
-      // The rest (k_count not a multiple of the interval): one k-tile per promotion.
-      for (; kt < k_count; ++kt) {
-        int const stage = issue(partial, false);
-        StageScales const scale = stage_scales(s, stage, scale_rows);
-        arch::wgmma_wait<0>();
-        promote_and_release(s, partial, acc, scale, stage, lane);
-      }
-    }
-  }
-
-  // scale_a[row, kb] * scale_b[kb, tile column] for this thread's rows, read from the stage's slot
-  // (block-scaled; nothing otherwise).
-  struct StageScales {
-    float of[kRowBlocks][2];
-  };
-  TILEFUSE_DEVICE static StageScales stage_scales(SharedStorage const& s, int stage, int const (&rows)[kRowBlocks][2]) {
-    StageScales out{};
-    if constexpr (kBlockScaled) {
-      float const* const slot = s.scales + stage * kScaleFloatsPerStage;
-      float const b = slot[kTileM];
-#pragma unroll
-      for (int rb = 0; rb < kRowBlocks; ++rb) {
-#pragma unroll
-        for (int h = 0; h < 2; ++h) out.of[rb][h] = slot[rows[rb][h]] * b;
-      }
-    } else {
-      (void)s, (void)stage, (void)rows;
-    }
-    return out;
-  }
-
-  // A k-tile in flight in one partial set: its stage, and its scales (read as soon as it is issued).
-  struct Issued {
-    int stage;
-    StageScales scale;
-  };
-
-  // One k-tile of the overlapped promotion: `now` holds k-tile t's wgmmas (issued, maybe still running).
-  // Unless this is the last k-tile (`issue_next` false), issues k-tile t + 1 into `next` first, reads its
-  // scales, and waits only for k-tile t. Then promotes `now` and releases its stage.
-  // NOTES: with k-tile t's scales read only here, just before its promotion, the scale products waited
-  // on the loads (ncu: 8% of the block-scaled kernel's stall samples on those FMULs; docs/notes/gemm_fp8.md).
-  template <class Issue>
-  TILEFUSE_DEVICE TILEFUSE_FORCEINLINE static void promote_overlapped(
-      SharedStorage const& s, Issue const& issue, float (&now)[kRowBlocks][kAccumulators], Issued const& now_tile,
-      float (&next)[kRowBlocks][kAccumulators], Issued& next_tile, bool issue_next,
-      float (&acc)[kRowBlocks][kAccumulators], int const (&scale_rows)[kRowBlocks][2], int lane) {
-    if (issue_next) {
-      next_tile.stage = issue(next, false);
-      next_tile.scale = stage_scales(s, next_tile.stage, scale_rows);
-      arch::wgmma_wait<1>();
-    } else {
-      arch::wgmma_wait<0>();
-    }
-    promote_and_release(s, now, acc, now_tile.scale, now_tile.stage, lane);
-  }
-
-  // acc += partial (times the block scale of each accumulator's row when block-scaled: in the wgmma
-  // layout, accumulators 4j, 4j + 1 are row lane / 4 and 4j + 2, 4j + 3 row lane / 4 + 8). The scales
-  // were read from the stage before it is released here.
-  TILEFUSE_DEVICE static void promote_and_release(SharedStorage const& s, float (&partial)[kRowBlocks][kAccumulators],
-                                                  float (&acc)[kRowBlocks][kAccumulators], StageScales const& scale,
-                                                  int stage, int lane) {
-#pragma unroll
-    for (int rb = 0; rb < kRowBlocks; ++rb) arch::fence_operands(partial[rb]);
-    release(s, stage, lane);
-#pragma unroll
-    for (int rb = 0; rb < kRowBlocks; ++rb) {
-#pragma unroll
-      for (int i = 0; i < kAccumulators; ++i) {
-        if constexpr (kBlockScaled) {
-          acc[rb][i] += partial[rb][i] * scale.of[rb][(i % 4) / 2];
-        } else {
-          acc[rb][i] += partial[rb][i];
-        }
-      }
-    }
-  }
-
-  // Waits for the last k-tile's wgmmas and releases its stage.
-  TILEFUSE_DEVICE static void mainloop_drain(SharedStorage const& s, int lane, int k_count, PipelineState const& state,
-                                             float (&acc)[kRowBlocks][kAccumulators]) {
-    if constexpr (kPromote) return;  // mainloop_promoted finished every k-tile
-    arch::wgmma_wait<0>();
-#pragma unroll
-    for (int rb = 0; rb < kRowBlocks; ++rb) arch::fence_operands(acc[rb]);
-    if (k_count > 0) release(s, (state.stage + kStages - 1) % kStages, lane);  // one k-tile back
-  }
-
-  // One arrival per consumer warp: all its wgmmas reading the stage have completed.
-  TILEFUSE_DEVICE static void release(SharedStorage const& s, int stage, int lane) {
-    // Block-scaled: every lane has read the stage's scales (ld.shared) before lane 0 gives it back.
-    if constexpr (kBlockScaled) __syncwarp();
-    if (lane == 0) {
-      arch::mbarrier_arrive(&s.empty[stage]);
-      if constexpr (kClusterM > 1) arch::mbarrier_arrive_cluster(&s.empty[stage], arch::cluster_rank() ^ 1);
-    }
-  }
+  // ---- the mainloop (sm90_wgmma_mainloop.h) ----
+  using Mainloop = WgmmaMainloop<GemmKernel>;
 
   // ---- epilogue: this warp's 16 rows of the tile, kEpilogueColumns columns at a time ----
 
