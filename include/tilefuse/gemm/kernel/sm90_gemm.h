@@ -80,10 +80,12 @@
 #include <tilefuse/gemm/kernel/sm90_block_scales.h>
 #include <tilefuse/gemm/kernel/sm90_epilogue_path.h>
 #include <tilefuse/gemm/kernel/sm90_epilogue_staging.h>
+#include <tilefuse/gemm/kernel/sm90_packed_epilogue.h>
 #include <tilefuse/gemm/kernel/sm90_persistent_scheduler.h>
 #include <tilefuse/gemm/kernel/sm90_residual_ring.h>
 #include <tilefuse/gemm/kernel/sm90_ring_state.h>
 #include <tilefuse/gemm/kernel/sm90_split_reduction.h>
+#include <tilefuse/gemm/kernel/sm90_staged_epilogue.h>
 #include <tilefuse/gemm/kernel/sm90_tma_operands.h>
 #include <tilefuse/gemm/kernel/sm90_wgmma_mainloop.h>
 #include <tilefuse/gemm/kernel/sm90_staged_aux.h>
@@ -108,7 +110,8 @@ template <class Element_, class Epilogue, class Config, class Operands = TmaOper
 struct GemmKernel {
   using Element = Element_;
   using ElementB = ElementB_;
-  using OperandSource = Operands;  // the parts' name for it (a template parameter cannot be a member)
+  using OperandSource = Operands;  // the parts' names for these (a template parameter cannot be a member)
+  using EpilogueTree = Epilogue;
   static constexpr bool kFp8 = arch::detail::kIsFp8<Element>;
   static_assert((sizeof(Element) == 2 && cuda::std::is_same_v<Element, ElementB>) ||
                     (kFp8 && arch::detail::kIsFp8<ElementB>),
@@ -455,6 +458,13 @@ struct GemmKernel {
 #endif
   }
 
+  // ---- the TMA residual ring's state and a consumer's skipped sub-tile (the packed epilogue calls it) ----
+  using AuxState = typename ResidualRing::State;
+  static constexpr int kAuxChunks = ResidualRing::kChunks;
+  TILEFUSE_DEVICE static void skip_aux_chunk(SharedStorage const& s, int lane, AuxState& aux) {
+    ResidualRing::skip_chunk(s, lane, aux);
+  }
+
  private:
   // ---- producer: Operands::kProducerThreads threads (the GEMM: one) issue every load of the block; ----
   // ---- with block-wise scales, warp 0's lanes copy each k-tile's scales                            ----
@@ -496,9 +506,6 @@ struct GemmKernel {
   }
 
   // ---- kTmaAux: the residual's sub-tiles, in the order (tile, 64-column chunk) for producer and consumers ----
-  using AuxState = typename ResidualRing::State;
-  static constexpr int kAuxChunks = ResidualRing::kChunks;
-
   // The storage as ring `ring` sees it: its slots, their column values and barriers first.
   TILEFUSE_DEVICE static SharedStorage aux_ring(SharedStorage s, int ring) { return ResidualRing::view(s, ring); }
 
@@ -514,9 +521,6 @@ struct GemmKernel {
 
   TILEFUSE_DEVICE static void issue_aux_tile(Params const& p, SharedStorage const& s, Tile const& tile, AuxState& aux) {
     ResidualRing::template issue_tile<GemmKernel>(p, s, tile, aux);
-  }
-  TILEFUSE_DEVICE static void skip_aux_chunk(SharedStorage const& s, int lane, AuxState& aux) {
-    ResidualRing::skip_chunk(s, lane, aux);
   }
 
   // ---- consumers: the mainloop of each tile, then its epilogue ----
@@ -568,8 +572,8 @@ struct GemmKernel {
       // Per-element vectors: the tile's per-row values and its column vector go out now, a mainloop ahead.
       RowValues rows[kRowBlocks];
 #pragma unroll
-      for (int b = 0; b < kRowBlocks; ++b) rows[b] = load_row_values(p, lane, out, warp_row0(b));
-      if constexpr (kStagedColumn) issue_column_copy(p, loads, lane, out);
+      for (int b = 0; b < kRowBlocks; ++b) rows[b] = Packed::load_row_values(p, lane, out, warp_row0(b));
+      if constexpr (kStagedColumn) Packed::issue_column_copy(p, loads, lane, out);
       Mainloop::issue(s, consumer_warpgroup, warp_in_group, lane, k_count, state, acc);
       if constexpr (kPingPong) {
         // The other warpgroup's next tile (if the block has one) may start its mainloop.
@@ -613,7 +617,10 @@ struct GemmKernel {
   // ---- the mainloop (sm90_wgmma_mainloop.h) ----
   using Mainloop = WgmmaMainloop<GemmKernel>;
 
-  // ---- epilogue: this warp's 16 rows of the tile, kEpilogueColumns columns at a time ----
+  // ---- epilogue: this warp's 16 rows of the tile, by the packed epilogue (sm90_packed_epilogue.h) or ----
+  // ---- the fp32-staged one (sm90_staged_epilogue.h), kEpilogueColumns columns at a time             ----
+  using Packed = PackedEpilogue<GemmKernel>;
+  using Staged = StagedEpilogue<GemmKernel>;
 
   // Chunk `chunk` of the tile (for staged loads, issue_first_loads has issued chunks 0 .. kLoadChunks - 2).
   TILEFUSE_DEVICE static void epilogue_tile(Params const& p, SharedStorage const& s, float const (&acc)[kAccumulators],
@@ -628,7 +635,7 @@ struct GemmKernel {
       return;
     }
     if constexpr (kPackedEpilogue) {
-      epilogue_tile_packed(p, s, acc, staging, loads, lane, row0, n0, tile.batch, warp_row0, aux, rows);
+      Packed::tile(p, s, acc, staging, loads, lane, row0, n0, tile.batch, warp_row0, aux, rows);
     } else {
 #pragma unroll
       for (int chunk = 0; chunk < kChunks; ++chunk) {
@@ -637,310 +644,14 @@ struct GemmKernel {
         if constexpr (kStagedLoads) {
           // One group per chunk, empty past the tile, so that `kLoadChunks - 1 pending` always means
           // this chunk's group has landed.
-          if (chunk + kLoadChunks - 1 < kChunks) issue_loads(p, loads, lane, row0, n0, tile.batch, chunk + kLoadChunks - 1);
+          if (chunk + kLoadChunks - 1 < kChunks) Staged::issue_loads(p, loads, lane, row0, n0, tile.batch, chunk + kLoadChunks - 1);
           arch::cp_async_commit();
           arch::cp_async_wait<kLoadChunks - 1>();
         }
-        stage_chunk(acc, staging, lane, chunk);
-        visit_chunk(p, staging, loads, lane, row0, col0, tile.batch, chunk);
+        Staged::stage_chunk(acc, staging, lane, chunk);
+        Staged::visit_chunk(p, staging, loads, lane, row0, col0, tile.batch, chunk);
       }
     }
-  }
-
-  // The packed epilogue of this warp's 16 rows, output (row0, n0) on, in chunks of 64 columns: each
-  // pair of accumulators evaluated, converted and staged (four stmatrix.x4), then copied out. Without
-  // per-element loads the tree's loads (scalars, or nothing) are the same for every element: loaded
-  // once, up front; with them, the residual comes from the staged chunk, per-row values once per tile
-  // for the lane's two rows, and the rest per 8-column group.
-  TILEFUSE_DEVICE static void epilogue_tile_packed(Params const& p, SharedStorage const& s, float const (&acc)[kAccumulators],
-                                                   float* staging, char const* column, int lane, index_t row0, index_t n0,
-                                                   int batch, int warp_row0, AuxState& aux, RowValues const& rows) {
-    using Input = typename PackedTraits::InputNode;
-    using T = typename Epilogue::Element;
-    auto const& input = cuda::std::get<0>(p.epilogue.children);
-    // Without per-element loads the tree loads the same values (scalars, or nothing) everywhere: once.
-    auto const uniform = [&] {
-      if constexpr (kPackedPerElement) {
-        return 0;
-      } else {
-        return Input::load(input, epilogue::Fragment<2>{});
-      }
-    }();
-    constexpr int kPackedChunks = kTileN / kPackedStagingColumns;
-    // stmatrix addresses: lane gives row lane % 8 of tile lane / 8; tiles are (group g, rows 0-7),
-    // (g, rows 8-15), (g + 1, rows 0-7), (g + 1, rows 8-15).
-    int const store_row = (lane / 8 % 2) * 8 + lane % 8;
-    int const store_group = lane / 16;
-    T* const d = p.epilogue.data + batch * p.epilogue.batch_stride;
-    // Packed loads: the column loads (bias, scalars) of a chunk's 8-column groups, issued at the chunk's
-    // start so that they wait beside its residual. (Loaded a chunk ahead, both sets live at once spilled
-    // the 128x256 tile.)
-    using PairLoaded = typename Input::template Loaded<2>;
-    using ColumnLoads = cuda::std::array<PairLoaded, kPackedGroups>;
-    bool const by_tma = d_by_tma(p);
-    if constexpr (kStagedColumn) {  // the tile's column vector (issued before its mainloop) has landed
-      arch::cp_async_wait<0>();
-      __syncwarp();
-    }
-    auto const load_columns = [&](index_t col0, StagedColumn const& staged_column) {
-      ColumnLoads loaded{};
-      if constexpr (kPackedPerElement) {
-#pragma unroll
-        for (int g = 0; g < kPackedGroups; ++g) {
-          epilogue::Fragment<2> f;
-          f.row = row0;
-          f.col = col0 + 8 * g + 2 * (lane % 4);
-          f.batch = batch;
-          f.valid = pair_valid(p, f.col);
-          loaded[g] = StagedColumnLoad<Input>::load(input, f, staged_column);
-        }
-      }
-      return loaded;
-    };
-    [[maybe_unused]] int chunks_read = 0;  // kTmaAux: sub-tiles this warp has taken its turn at
-#pragma unroll
-    for (int chunk = 0; chunk < kPackedChunks; ++chunk) {
-      index_t const col0 = n0 + chunk * kPackedStagingColumns;
-      if (col0 >= p.problem.n) break;  // uniform per warp
-      float* const slice = staging + (kPackedLoads ? chunk % kAuxSlices * kStagingFloatsPerSlice : 0);
-      if (by_tma && lane == 0) arch::bulk_wait_group_read<0>();  // the previous chunk's TMA store read it
-      __syncwarp();  // the previous chunk's copy-out has read its slice
-      if constexpr (kTmaAux) {
-        arch::mbarrier_wait(&s.aux_full[aux.stage], aux.phase);  // the sub-tile (and its column values) landed
-      }
-      StagedColumn const staged_column =
-          kStagedColumn ? StagedColumn{column + (col0 - n0) * kColumnElementBytes, col0, true}
-                        : StagedColumn{s.aux_columns + aux.stage * kAuxColumnBytes, col0, column_on(p)};
-      ColumnLoads const columns = load_columns(col0, staged_column);
-      if constexpr (kPackedLoads && !kTmaAux) {
-        // This chunk's input (issued kAuxSlices chunks ago, or before the mainloop for the first
-        // kAuxSlices) must have landed for every lane; the later chunks' may still be in flight.
-        arch::cp_async_wait<kAuxSlices - 1>();
-        __syncwarp();
-      }
-      StagedChunk const staged =
-          kTmaAux ? StagedChunk{reinterpret_cast<float const*>(s.aux + aux.stage * kAuxSlotBytes + warp_row0 * 128), row0, col0, true}
-                  : StagedChunk{slice, row0, col0, false};
-#pragma unroll
-      for (int g = 0; g < kPackedGroups; g += 2) {
-        cuda::std::uint32_t packed[4];
-#pragma unroll
-        for (int t = 0; t < 4; ++t) {
-          int const j = chunk * kPackedGroups + g + t / 2;  // the accumulators' 8-column block
-          int const h = t % 2;                        // rows lane / 4 (0) or lane / 4 + 8 (1)
-          epilogue::Fragment<2> f;
-          f.acc[0] = acc[4 * j + 2 * h];
-          f.acc[1] = acc[4 * j + 2 * h + 1];
-          f.row = row0 + lane / 4 + 8 * h;
-          f.col = col0 + 8 * (g + t / 2) + 2 * (lane % 4);
-          f.batch = batch;
-          Array<float, 2> x;
-          if constexpr (kPackedPerElement) {
-            // Outside the output (valid 0) a pair reads nothing from memory; it is never copied out.
-            f.valid = f.row >= p.problem.m ? 0 : pair_valid(p, f.col);
-            x = Input::visit(input, f, StagedAuxLoad<Input>::load(input, f, staged, columns[g + t / 2], rows[h]));
-          } else {
-            x = Input::visit(input, f, uniform);
-          }
-          Array<T, 2> const out{{convert<T>(x[0]), convert<T>(x[1])}};
-          cuda::std::memcpy(&packed[t], &out, sizeof(packed[t]));
-        }
-        // Packed loads: the results overwrite these 16 columns' staged inputs, which every lane has read.
-        if constexpr (kPackedLoads && !kTmaAux) __syncwarp();
-        int const at = by_tma ? tma_swizzled_group_offset(store_row, g + store_group)
-                              : packed_group_offset(store_row, g + store_group);
-        arch::stmatrix_x4(packed, slice + at);
-      }
-      if (by_tma) arch::fence_proxy_async_shared();  // this lane's results, before the TMA engine reads them
-      __syncwarp();
-      if constexpr (kTmaAux) {  // every lane has read its pairs of the sub-tile: release it
-        if (lane == 0) arch::mbarrier_arrive(&s.aux_empty[aux.stage]);
-        aux.advance();
-        ++chunks_read;
-      }
-      if (by_tma) {
-        if (lane == 0) store_chunk_by_tma(p, slice, row0, col0, batch);
-      } else {
-        for_each_packed_group(p, lane, row0, col0, [&](int r, int g, index_t row, index_t col) {
-          uint4 const x = *reinterpret_cast<uint4 const*>(slice + packed_group_offset(r, g));
-          T* const dst = d + row * p.epilogue.ld + col;
-          if (p.problem.n - col >= 8 && epilogue::is_vector_aligned<T, 8>(dst)) {
-            *reinterpret_cast<uint4*>(dst) = x;
-          } else {
-            T values[8];
-            cuda::std::memcpy(values, &x, sizeof(values));
-            for (int e = 0; e < 8 && e < p.problem.n - col; ++e) dst[e] = values[e];
-          }
-        });
-      }
-      if constexpr (kPackedLoads && !kTmaAux) {
-        // Chunk + kAuxSlices's input goes into this slice, now copied out by every lane.
-        __syncwarp();
-        index_t const later = col0 + kAuxSlices * kPackedStagingColumns;
-        if (chunk + kAuxSlices < kPackedChunks && later < p.problem.n) issue_staged_aux(p, slice, lane, row0, later, batch);
-        arch::cp_async_commit();  // one group per chunk, empty or not
-      }
-    }
-    if constexpr (kTmaAux) {
-      for (; chunks_read < kAuxChunks; ++chunks_read) skip_aux_chunk(s, lane, aux);  // chunks past the output
-    }
-    (void)s, (void)warp_row0, (void)aux, (void)column, (void)rows;
-  }
-
-  // kPackedPerElement: the per-row values of this warp's rows of a tile's row block (warp_row0 on).
-  TILEFUSE_DEVICE static RowValues load_row_values(Params const& p, int lane, Tile const& tile, int warp_row0) {
-    RowValues rows{};
-    if constexpr (kPackedPerElement) {
-      using Input = typename PackedTraits::InputNode;
-      auto const& input = cuda::std::get<0>(p.epilogue.children);
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        epilogue::Fragment<2> f;
-        f.row = index_t{tile.m} * kTileM + warp_row0 + lane / 4 + 8 * h;
-        f.batch = tile.batch;
-        f.valid = f.row < p.problem.m ? 2 : 0;  // rows past the output read nothing
-        rows[h] = RowLoad<Input>::load(input, f);
-      }
-    } else {
-      (void)p, (void)lane, (void)tile, (void)warp_row0;
-    }
-    return rows;
-  }
-
-  // kStagedColumn: copies the tile's columns of the column vector into this warp's buffer and commits
-  // them as one cp.async group: 16-byte pieces by cp.async where whole and aligned, the rest element by
-  // element (load_row_async; past the output zeros, read only by pairs that are never stored).
-  TILEFUSE_DEVICE static void issue_column_copy(Params const& p, char* buffer, int lane, Tile const& tile) {
-    if constexpr (kStagedColumn) {
-      using T = typename StagedColumnNodes<typename PackedTraits::InputNode>::Type::Element;
-      constexpr int kPerPiece = 16 / static_cast<int>(sizeof(T));
-      using Piece = Array<T, kPerPiece>;
-      auto const* column = staged_column(p.epilogue);
-      index_t const n0 = index_t{tile.n} * kTileN;
-      T const* const src = column->data + tile.batch * column->batch_stride + n0;
-      __syncwarp();  // every lane has read the previous tile's values
-#pragma unroll
-      for (int piece = lane; piece < kTileN / kPerPiece; piece += 32) {
-        index_t const left = p.problem.n - n0 - piece * kPerPiece;
-        int const valid = left <= 0 ? 0 : left < kPerPiece ? static_cast<int>(left) : kPerPiece;
-        epilogue::load_row_async<kPerPiece, true>(reinterpret_cast<Piece*>(buffer) + piece, src + piece * kPerPiece, valid);
-      }
-      arch::cp_async_commit();
-    } else {
-      (void)p, (void)buffer, (void)lane, (void)tile;
-    }
-  }
-
-  // kTmaStore: one lane's TMA store of the warp's 16 x 64 chunk at output (row0, col0) from `slice`, in
-  // a bulk group of its own. Rows past the output are not written; columns past n would be, up to the
-  // end of the 16-byte piece holding the last one, so the device API enables this only where n % 8 == 0.
-  TILEFUSE_DEVICE static void store_chunk_by_tma(Params const& p, float const* slice, index_t row0, index_t col0,
-                                                 int batch) {
-    if constexpr (kTmaStore) {
-      arch::tma_store_3d(&p.tma_d, slice, static_cast<int>(col0), static_cast<int>(row0), batch);
-      arch::bulk_commit_group();
-    } else {
-      (void)p, (void)slice, (void)row0, (void)col0, (void)batch;
-    }
-  }
-
-  // Whether the column vector came with the sub-tiles (kTmaColumn and the device API's check).
-  TILEFUSE_DEVICE static bool column_on(Params const& p) {
-    if constexpr (kTmaColumn) {
-      return p.column_by_tma != 0;
-    } else {
-      (void)p;
-      return false;
-    }
-  }
-
-  // How many of the pair of columns (col, col + 1) lie inside the output: 0, 1 or 2.
-  TILEFUSE_DEVICE static int pair_valid(Params const& p, index_t col) {
-    index_t const left = p.problem.n - col;
-    return left <= 0 ? 0 : left < 2 ? static_cast<int>(left) : 2;
-  }
-
-  // The 16-byte groups (8 columns) of a warp's 16 x 64 packed chunk whose element (0, 0) is output
-  // (row0, col0): lane takes groups v = lane, lane + 32, ... (row v / 8, group v % 8), those inside the
-  // output; visit(r, g, row, col) gets the chunk's row and group and the output's row and column.
-  static constexpr int kPackedGroups = kPackedStagingColumns / 8;  // 16-byte groups of a staged row
-  template <class Visit>
-  TILEFUSE_DEVICE static void for_each_packed_group(Params const& p, int lane, index_t row0, index_t col0,
-                                                    Visit&& visit) {
-#pragma unroll
-    for (int i = 0; i < 16 * kPackedGroups / 32; ++i) {
-      int const v = lane + 32 * i;
-      int const r = v / kPackedGroups, g = v % kPackedGroups;
-      index_t const row = row0 + r;
-      index_t const col = col0 + 8 * g;
-      if (row >= p.problem.m || col >= p.problem.n) continue;
-      visit(r, g, row, col);
-    }
-  }
-
-  // Writes the accumulators of one chunk (16 rows x kEpilogueColumns) into the warp's staging slice.
-  // The accumulator layout of wgmma: lane holds rows lane / 4 and lane / 4 + 8 of the warp's 16,
-  // columns 8j + 2 * (lane % 4) + {0, 1}.
-  TILEFUSE_DEVICE static void stage_chunk(float const (&acc)[kAccumulators], float* staging, int lane, int chunk) {
-    int const r = lane / 4;
-    int const c = 2 * (lane % 4);
-    constexpr int kJPerChunk = kEpilogueColumns / 8;
-    __syncwarp();  // the previous chunk's reads of the staging slice are done
-#pragma unroll
-    for (int jj = 0; jj < kJPerChunk; ++jj) {
-      int const j = chunk * kJPerChunk + jj;
-      *reinterpret_cast<float2*>(staging + staging_offset(r, 8 * jj + c)) = make_float2(acc[4 * j], acc[4 * j + 1]);
-      *reinterpret_cast<float2*>(staging + staging_offset(r + 8, 8 * jj + c)) = make_float2(acc[4 * j + 2], acc[4 * j + 3]);
-    }
-    __syncwarp();
-  }
-
-  // The visits of one chunk whose element (0, 0) is output (row0, col0): lane takes vectors v = lane,
-  // lane + 32, ... (the i-th of them), kVisitWidth consecutive columns of one row each; those outside
-  // the output are skipped. visit(f, r, c, i) gets the fragment without its accumulators.
-  template <class Visit>
-  TILEFUSE_DEVICE static void for_each_visit(Params const& p, int lane, index_t row0, index_t col0, int batch,
-                                             Visit&& visit) {
-#pragma unroll 1
-    for (int i = 0; i < kVisitsPerLane; ++i) {
-      int const v = lane + 32 * i;
-      int const r = v / kVisitsPerChunkRow;
-      int const c = (v % kVisitsPerChunkRow) * kVisitWidth;
-      index_t const row = row0 + r;
-      index_t const col = col0 + c;
-      if (row >= p.problem.m || col >= p.problem.n) continue;
-      epilogue::Fragment<kVisitWidth> f;
-      f.row = row;
-      f.col = col;
-      f.batch = batch;
-      f.valid = p.problem.n - col < kVisitWidth ? static_cast<int>(p.problem.n - col) : kVisitWidth;
-      visit(f, r, c, i);
-    }
-  }
-
-  // Where lane's i-th visit of a chunk finds its staged loads (chunks rotate through kLoadChunks slots).
-  TILEFUSE_DEVICE static Loaded* load_slot(char* loads, int chunk, int i, int lane) {
-    return reinterpret_cast<Loaded*>(loads + ((chunk % kLoadChunks * kVisitsPerLane + i) * 32 + lane) * kLoadSlotBytes);
-  }
-
-  // A slot's contents in registers, read as whole 16-byte words (the nodes would read a staged bf16
-  // vector element by element: 16 two-byte loads instead of two, each with bank conflicts).
-  TILEFUSE_DEVICE static Loaded read_slot(Loaded const* slot) {
-    uint4 words[kLoadSlotWords];
-#pragma unroll
-    for (int w = 0; w < kLoadSlotWords; ++w) words[w] = reinterpret_cast<uint4 const*>(slot)[w];
-    Loaded value;
-    cuda::std::memcpy(&value, words, sizeof(Loaded));
-    return value;
-  }
-
-  // Issues (without committing) the loads of chunk `chunk` of this warp's rows into their slots.
-  TILEFUSE_DEVICE static void issue_loads(Params const& p, char* loads, int lane, index_t row0, index_t n0, int batch,
-                                          int chunk) {
-    for_each_visit(p, lane, row0, n0 + chunk * kEpilogueColumns, batch,
-                   [&](epilogue::Fragment<kVisitWidth> const& f, int, int, int i) {
-                     Epilogue::load_async(p.epilogue, f, load_slot(loads, chunk, i, lane));
-                   });
   }
 
   // Issues and commits chunks 0 .. kLoadChunks - 2 of this warp's rows of a tile (one group each), or,
@@ -955,63 +666,20 @@ struct GemmKernel {
       for (int chunk = 0; chunk < kAuxSlices; ++chunk) {
         index_t const col0 = n0 + chunk * kPackedStagingColumns;
         if (row0 < p.problem.m && chunk < kTileN / kPackedStagingColumns && col0 < p.problem.n) {
-          issue_staged_aux(p, staging + chunk * kStagingFloatsPerSlice, lane, row0, col0, tile.batch);
+          Packed::issue_staged_aux(p, staging + chunk * kStagingFloatsPerSlice, lane, row0, col0, tile.batch);
         }
         arch::cp_async_commit();  // one group per chunk, empty or not
       }
     } else if constexpr (kStagedLoads) {
 #pragma unroll
       for (int chunk = 0; chunk + 1 < kLoadChunks; ++chunk) {
-        if (row0 < p.problem.m) issue_loads(p, loads, lane, row0, n0, tile.batch, chunk);
+        if (row0 < p.problem.m) Staged::issue_loads(p, loads, lane, row0, n0, tile.batch, chunk);
         arch::cp_async_commit();
       }
     }
     (void)staging, (void)loads, (void)lane, (void)row0, (void)n0;
   }
 
-  // Packed loads: issues (without committing) the copies of the tree's AuxLoad for this warp's 16 rows,
-  // 64 columns from output (row0, col0), into `slice` in the packed staging layout: 16-byte pieces by
-  // cp.async, partial or misaligned ones loaded here. Pieces outside the output are left as they are
-  // (their pairs are never copied out).
-  TILEFUSE_DEVICE static void issue_staged_aux(Params const& p, float* slice, int lane, index_t row0, index_t col0,
-                                               int batch) {
-    if constexpr (kPackedLoads) {
-      using Input = typename PackedTraits::InputNode;
-      using T = typename StagedAux<Input>::Type::Element;
-      auto const* aux = staged_aux_params<Input>(cuda::std::get<0>(p.epilogue.children));
-      T const* const base = aux->data + batch * aux->batch_stride;
-      for_each_packed_group(p, lane, row0, col0, [&](int r, int g, index_t row, index_t col) {
-        T const* const src = base + row * aux->ld + col;
-        float* const dst = slice + packed_group_offset(r, g);
-        int const valid = p.problem.n - col < 8 ? static_cast<int>(p.problem.n - col) : 8;
-        if (valid == 8 && epilogue::is_vector_aligned<T, 8>(src)) {
-          arch::cp_async<16, false>(dst, src);
-        } else {
-          *reinterpret_cast<epilogue::StoredRow<T, 8>*>(dst) = epilogue::load_row<8>(src, valid);
-        }
-      });
-    } else {
-      (void)p, (void)slice, (void)lane, (void)row0, (void)col0, (void)batch;
-    }
-  }
-
-  // Visits the 16 x kEpilogueColumns chunk staged at `staging` (its element (0, 0) is output (row0, col0)),
-  // with its loads from their slots (kStagedLoads) or issued here (epilogue::evaluate).
-  TILEFUSE_DEVICE static void visit_chunk(Params const& p, float const* staging, char* loads, int lane, index_t row0,
-                                          index_t col0, int batch, int chunk) {
-    for_each_visit(p, lane, row0, col0, batch, [&](epilogue::Fragment<kVisitWidth>& f, int r, int c, int i) {
-#pragma unroll
-      for (int q = 0; q < kVisitWidth / 4; ++q) {
-        float4 const x = *reinterpret_cast<float4 const*>(staging + staging_offset(r, c + 4 * q));
-        f.acc[4 * q] = x.x, f.acc[4 * q + 1] = x.y, f.acc[4 * q + 2] = x.z, f.acc[4 * q + 3] = x.w;
-      }
-      if constexpr (kStagedLoads) {
-        Epilogue::visit(p.epilogue, f, read_slot(load_slot(loads, chunk, i, lane)));
-      } else {
-        epilogue::evaluate<Epilogue>(p.epilogue, f);
-      }
-    });
-  }
 };
 
 // One persistent threadblock per SM (the device API launches min(#SMs, tiles) blocks).
