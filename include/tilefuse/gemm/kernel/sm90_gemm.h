@@ -83,6 +83,7 @@
 #include <tilefuse/gemm/kernel/sm90_packed_epilogue.h>
 #include <tilefuse/gemm/kernel/sm90_persistent_scheduler.h>
 #include <tilefuse/gemm/kernel/sm90_residual_ring.h>
+#include <tilefuse/gemm/kernel/sm90_shared_memory.h>
 #include <tilefuse/gemm/kernel/sm90_ring_state.h>
 #include <tilefuse/gemm/kernel/sm90_split_reduction.h>
 #include <tilefuse/gemm/kernel/sm90_staged_epilogue.h>
@@ -112,6 +113,7 @@ struct GemmKernel {
   using ElementB = ElementB_;
   using OperandSource = Operands;  // the parts' names for these (a template parameter cannot be a member)
   using EpilogueTree = Epilogue;
+  using KernelConfig = Config;
   static constexpr bool kFp8 = arch::detail::kIsFp8<Element>;
   static_assert((sizeof(Element) == 2 && cuda::std::is_same_v<Element, ElementB>) ||
                     (kFp8 && arch::detail::kIsFp8<ElementB>),
@@ -246,90 +248,21 @@ struct GemmKernel {
   static constexpr int kLoadSlotBytes = 16 * (kLoadSlotWords % 2 == 1 ? kLoadSlotWords : kLoadSlotWords + 1);
   static constexpr int kLoadBytesPerChunk = kVisitsPerLane * 32 * kLoadSlotBytes;  // per warp
 
-  // ---- shared memory: [A stages][B stages][epilogue staging per warp][staged loads per warp][barriers] ----
-  static constexpr int kABytes = kTileM * kRowBytes;  // one stage of A
-  static constexpr int kBBytes = kTileN * kRowBytes;  // one stage of B
-  static constexpr int kStageBytes = kABytes + kBBytes;
-  // Staging rows are unpadded and their eight 16-byte groups swizzled (sm90_epilogue_staging.h), so
-  // that both the float2 writes of the accumulator layout and the float4 reads of the visits are free
-  // of bank conflicts.
-  // NOTES: rows padded by 8 floats (the earlier layout) left the float4 reads two-way conflicted
-  // (ncu: 12.3 wavefronts per read, 4 ideal, on a 1x1 convolution whose epilogue is most of its time;
-  // docs/notes/gemm_sm90.md, a conflict-free staging layout).
-  static_assert(Config::kEpilogueColumns == kStagingColumns, "the staging swizzle is laid out for 32-column chunks");
-  static constexpr int kStagingLd = kStagingColumns;
-  static constexpr int kStagingFloatsPerSlice = 16 * kStagingLd;
-  // Packed loads: kAuxSlices slices per warp, each one 64-column chunk's staged input (then its results).
-  // 2 keep the 128x256 ring at 4 stages (chunks 2 and 3 load while 0 and 1 are visited); 4 hold a
-  // whole 128x256 tile's residual, all issued before the mainloop, at the cost of a stage
-  // (Config::kPackedLoadSlices, default 2).
-  TILEFUSE_HOST_DEVICE static constexpr int packed_load_slices() {
-    if constexpr (requires { Config::kPackedLoadSlices; }) {
-      return Config::kPackedLoadSlices;
-    } else {
-      return 2;
-    }
-  }
-  static constexpr int kAuxSlices = !kPackedLoads || kTmaAux ? 1
-                                    : packed_load_slices() < kTileN / kPackedStagingColumns
-                                        ? packed_load_slices()
-                                        : kTileN / kPackedStagingColumns;
-  static_assert(kAuxSlices >= 1 && kAuxSlices <= 4, "one to four staged chunks per warp");
-  static constexpr int kStagingBytesPerWarp = kAuxSlices * kStagingFloatsPerSlice * static_cast<int>(sizeof(float));
-  // Swizzled TMA destinations need 1024-byte alignment; the dynamic shared memory base is aligned by
-  // hand, so ask for 1024 bytes of slack.
-  static constexpr int kSmemAlignment = 1024;
-  // The ring takes Config::kStages stages, or as many as fit beside the staged loads (227 KiB per block
-  // on sm_90): a fused tree trades ring depth for epilogue loads in flight, 3 chunks of them (2 ahead)
-  // or 2, but never below 3 stages; where even 2 chunks do not fit (or the schedule is ping-pong), its
-  // visits load in line.
-  static constexpr int kSmemLimit = 227 * 1024;
-  // NOTES: 4 chunks (3 ahead) over a 2-stage ring made the fused ResNet-50 convs 6% slower, none
-  // faster (even the one-k-tile 1x1 layers): more bytes in flight is not what they lack
-  // (docs/notes/gemm_sm90.md, load chunks).
-  static constexpr int kMinStagedRing = 3;
-  static constexpr int kMaxLoadChunks = 3;
-  TILEFUSE_HOST_DEVICE static constexpr int stages_beside(int load_chunks) {
-    int const other = kConsumerWarps * (kStagingBytesPerWarp + load_chunks * kLoadBytesPerChunk + kColumnBytesPerWarp) +
-                      kAuxStages * (kAuxSlotBytes + kAuxColumnBytes) + kStagingPad +
-                      2 * (Config::kStages + kAuxStages) * static_cast<int>(sizeof(cuda::std::uint64_t)) + kSmemAlignment;
-    int const fit = (kSmemLimit - other) / (kStageBytes + kScaleFloatsPerStage * static_cast<int>(sizeof(float)));
-    return Config::kStages < fit ? Config::kStages : fit;
-  }
-  TILEFUSE_HOST_DEVICE static constexpr int choose_load_chunks() {
-    int chunks = epilogue::reads_memory<Epilogue> && !kPingPong && !kPackedEpilogue ? (kChunks < kMaxLoadChunks ? kChunks : kMaxLoadChunks) : 0;
-    for (; chunks >= 2; --chunks) {
-      if (stages_beside(chunks) >= kMinStagedRing || stages_beside(chunks) == Config::kStages) return chunks;
-    }
-    return 0;
-  }
-  static constexpr int kLoadChunks = choose_load_chunks();
-  static constexpr bool kStagedLoads = kLoadChunks > 0;
-  // (Only 128-row ping-pong has two row blocks per warp, and ping-pong does not stage.)
-  static_assert(!kStagedLoads || kRowBlocks == 1, "staged loads are issued for one row block per tile");
-  // Per consumer warp: the staged loads' slots, or the staged column vector (never both).
-  static constexpr int kLoadBytesPerWarp = kLoadChunks * kLoadBytesPerChunk + kColumnBytesPerWarp;
-  static constexpr int kStages = stages_beside(kLoadChunks);
-  static_assert(kStages >= 2, "the ring needs at least two stages");
-  static constexpr int kOffsetA = 0;
-  static constexpr int kOffsetB = kOffsetA + kStages * kABytes;
-  static constexpr int kOffsetAux = kOffsetB + kStages * kBBytes;  // 1024-aligned: whole 128-byte rows x TileM
-  static constexpr int kOffsetAuxColumns = kOffsetAux + kAuxStages * kAuxSlotBytes;
-  static constexpr int kOffsetStaging = kOffsetAuxColumns + kAuxStages * kAuxColumnBytes + kStagingPad;
-  static constexpr int kOffsetLoads = kOffsetStaging + kConsumerWarps * kStagingBytesPerWarp;
-  static constexpr int kOffsetBarriers = kOffsetLoads + kConsumerWarps * kLoadBytesPerWarp;
-  static constexpr int kBarrierBytes = 2 * (kStages + kAuxStages) * static_cast<int>(sizeof(cuda::std::uint64_t));
-  static constexpr int kOffsetScales = kOffsetBarriers + kBarrierBytes;
-  static_assert(kOffsetScales % 16 == 0, "a scale slot takes 16-byte cp.async copies");
-  static constexpr int kSmemBytes =
-      kOffsetScales + kStages * kScaleFloatsPerStage * static_cast<int>(sizeof(float)) + kSmemAlignment;
-  static_assert(kSmemBytes <= kSmemLimit, "shared memory exceeds the block's 227 KiB");
-  static_assert(kOffsetLoads % 16 == 0, "cp.async writes 16-byte aligned slots");
-  static_assert(kABytes % kSmemAlignment == 0 && kBBytes % kSmemAlignment == 0, "stages stay 1024-byte aligned");
-  static_assert(Operands::kABytes == kABytes && Operands::kBBytes == kBBytes, "the source fills whole stages");
-  static_assert(kOffsetBarriers % 8 == 0, "barriers are 8-byte aligned");
-  static_assert(!kTmaStore || (kOffsetStaging % 1024 == 0 && kStagingBytesPerWarp % 1024 == 0),
-                "TMA stores read 128-byte-swizzled slices: each starts on a 1024-byte boundary");
+  // ---- shared memory, summed from the parts, and the ring's depth (sm90_shared_memory.h) ----
+  using Memory = SharedMemoryPlan<GemmKernel>;
+  static constexpr auto kABytes = Memory::kABytes;
+  static constexpr auto kAuxSlices = Memory::kAuxSlices;
+  static constexpr auto kBBytes = Memory::kBBytes;
+  static constexpr auto kLoadBytesPerWarp = Memory::kLoadBytesPerWarp;
+  static constexpr auto kLoadChunks = Memory::kLoadChunks;
+  static constexpr auto kSmemAlignment = Memory::kSmemAlignment;
+  static constexpr auto kSmemBytes = Memory::kSmemBytes;
+  static constexpr auto kStagedLoads = Memory::kStagedLoads;
+  static constexpr auto kStages = Memory::kStages;
+  static constexpr auto kStagingBytesPerWarp = Memory::kStagingBytesPerWarp;
+  static constexpr auto kStagingFloatsPerSlice = Memory::kStagingFloatsPerSlice;
+  static constexpr auto kStagingLd = Memory::kStagingLd;
+  using SharedStorage = typename Memory::SharedStorage;
 
   static_assert(Operands::kProducerThreads >= 1 && Operands::kProducerThreads <= 128,
                 "the producer is (part of) warpgroup 0");
@@ -380,42 +313,10 @@ struct GemmKernel {
 
   using PipelineState = RingState<kStages>;
 
-  struct SharedStorage {
-    char* a;                     // kStages tiles of TileM x 64
-    char* b;                     // kStages tiles of TileN x 64
-    float* staging;              // per consumer warp one slice of 16 x kStagingLd floats (kAuxSlices: kPackedLoads)
-    char* loads;                 // kConsumerWarps slices of kLoadBytesPerWarp (kStagedLoads, kStagedColumn)
-    cuda::std::uint64_t* full;   // kStages barriers: the stage holds data
-    cuda::std::uint64_t* empty;  // kStages barriers: the stage may be overwritten
-    char* aux;                       // kTmaAux: kAuxStages slots of TileM x 64 16-bit values
-    char* aux_columns;               // kTmaColumn: per slot the chunk's 64 column-vector values
-    cuda::std::uint64_t* aux_full;   // kAuxStages barriers: the slot holds its sub-tile
-    cuda::std::uint64_t* aux_empty;  // kAuxStages barriers: every consumer warp is done with it
-    float* scales;                   // kBlockScaled: per stage TileM scales of A, then B's
-  };
-
-  TILEFUSE_DEVICE static SharedStorage carve(char* smem_raw) {
-    auto const raw = reinterpret_cast<cuda::std::uintptr_t>(smem_raw);
-    char* const smem = smem_raw + ((kSmemAlignment - raw % kSmemAlignment) % kSmemAlignment);
-    SharedStorage s;
-    s.a = smem + kOffsetA;
-    s.b = smem + kOffsetB;
-    s.staging = reinterpret_cast<float*>(smem + kOffsetStaging);
-    s.loads = smem + kOffsetLoads;
-    s.full = reinterpret_cast<cuda::std::uint64_t*>(smem + kOffsetBarriers);
-    s.empty = s.full + kStages;
-    s.aux = smem + kOffsetAux;
-    s.aux_columns = smem + kOffsetAuxColumns;
-    s.aux_full = s.empty + kStages;
-    s.aux_empty = s.aux_full + kAuxStages;
-    s.scales = reinterpret_cast<float*>(smem + kOffsetScales);
-    return s;
-  }
-
   // ---- the kernel, top to bottom ----
   TILEFUSE_DEVICE static void run(Params const& p, char* smem_raw) {
 #if TILEFUSE_ARCH_SM90A
-    SharedStorage const s = carve(smem_raw);
+    SharedStorage const s = Memory::carve(smem_raw);
     int const thread = static_cast<int>(threadIdx.x);
     int const warpgroup = thread / 128;
     if (thread == 0) {
