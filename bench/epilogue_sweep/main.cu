@@ -3,7 +3,7 @@
 #include <string_view>
 #include <vector>
 
-#include "../random_fill.hpp"
+#include "random_fill.hpp"
 #include "sweep.cuh"
 
 namespace tilefuse::bench::sweep {

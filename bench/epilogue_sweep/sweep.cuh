@@ -13,7 +13,7 @@
 
 #include <tilefuse/gemm/device/gemm_sm90.hpp>
 
-#include "../timing.hpp"
+#include "timing.hpp"
 
 namespace tilefuse::bench::sweep {
 

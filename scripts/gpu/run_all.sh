@@ -8,7 +8,7 @@
 #   tests       every GPU test, results in $OUT/gpu_tests.json
 #   memcheck    compute-sanitizer --tool memcheck on the small-shape tests
 #   racecheck   compute-sanitizer --tool racecheck on a few small-shape tests
-#   sass-facts  bench/sass_facts.py (cuobjdump -res-usage and --dump-sass) on the benchmark and the GPU
+#   sass-facts  bench/tools/sass_facts.py (cuobjdump -res-usage and --dump-sass) on the benchmark and the GPU
 #               tests: per kernel symbol registers, stack / local memory, LDL / STL, HGMMA and HMMA
 #               counts, in $OUT/logs/sass-facts.log and the report
 #   bench       build/bench/tilefuse-bench gemm --preset issue3 --json $OUT/bench.json (if it was built),
@@ -228,7 +228,7 @@ sass_binaries=()
 (( bench_built )) && [[ -x "$bench_bin" ]] && sass_binaries+=("$bench_bin")
 (( tests_built )) && [[ -x "$test_bin" ]] && sass_binaries+=("$test_bin")
 if (( ${#sass_binaries[@]} )) && command -v python3 >/dev/null 2>&1; then
-  run_stage "sass-facts" 90 100 python3 bench/sass_facts.py "${sass_binaries[@]}"
+  run_stage "sass-facts" 90 100 python3 bench/tools/sass_facts.py "${sass_binaries[@]}"
 else
   record "sass-facts" "skipped (nothing built, or no python3)" 0
 fi
@@ -444,7 +444,7 @@ sanitizer_summary() {  # sanitizer_summary <log>
   echo "## SASS facts"
   echo
   if [[ -f "$logs/sass-facts.log" ]]; then
-    echo "From \`logs/sass-facts.log\` (bench/sass_facts.py: cuobjdump -res-usage and --dump-sass). The benchmark's"
+    echo "From \`logs/sass-facts.log\` (bench/tools/sass_facts.py: cuobjdump -res-usage and --dump-sass). The benchmark's"
     echo "kernels, then the GPU tests' flagged ones (local memory, or a Hopper GEMM without HGMMA):"
     echo
     awk -v bench="$bench_bin" '

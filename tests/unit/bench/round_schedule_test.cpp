@@ -1,4 +1,4 @@
-// The calls of a timed round (bench/round_schedule.hpp): with the same sets every op runs on the round's
+// The calls of a timed round (bench/common/round_schedule.hpp): with the same sets every op runs on the round's
 // set in order (time_paired's fused-over-plain pairs); spread, the ops of a round run on distinct sets
 // (whenever there are at least as many sets as ops), the order alternates from round to round, every op
 // visits every set in turn, and no op runs on the set another op ran on in the round before it.

@@ -26,7 +26,7 @@
 
 namespace tilefuse::gemm::sm80 {
 
-// Parts of the kernel a measurement may leave out, to see what each costs (bench/tune_sm80.cu): a
+// Parts of the kernel a measurement may leave out, to see what each costs (bench/gemm/tune_sm80.cu): a
 // Config with `static constexpr MeasureOnly kMeasureOnly{...}` runs without them and computes WRONG
 // results. Absent (every real Config): nothing is left out.
 struct MeasureOnly {
@@ -43,7 +43,7 @@ TILEFUSE_HOST_DEVICE constexpr MeasureOnly measure_only() {
   }
 }
 
-// Epilogue choices a Config may carry (bench/tune_sm80.cu measures them); absent: the defaults below.
+// Epilogue choices a Config may carry (bench/gemm/tune_sm80.cu measures them); absent: the defaults below.
 // kEpilogueLoadBatch: vectors whose tree loads are issued together (visit_epilogue);
 // kEpiloguePrefetch: when the tree's inputs are prefetched to L2.
 // NOTES: once a batch's loads were really issued together (epilogue/stored_row.h), prefetching the

@@ -4,7 +4,7 @@
 //
 // Why on an mma.sync kernel: on an H200, 16-byte cp.asyncs fill the 128x256x64 tile's 48 KiB k-tiles
 // at 4.9 TB/s, which caps the kernel at 420 TFLOP/s, below the 646 TFLOP/s mma.sync ceiling; the TMA
-// engine fills the same ring at 9.3 TB/s (docs/notes/gemm_sm80.md, the ceilings; bench/mma_ceiling.cu).
+// engine fills the same ring at 9.3 TB/s (docs/notes/gemm_sm80.md, the ceilings; bench/gemm/mma_ceiling.cu).
 //
 // The tiles land in the layout ldmatrix reads: a K-contiguous tile of 64 16-bit elements has 128-byte
 // rows, and TMA's 128-byte swizzle moves chunk c of row r to c ^ (r % 8), as SwizzledTile's kLdmatrix

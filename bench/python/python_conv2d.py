@@ -5,7 +5,7 @@ Peers: torch's eager `relu(conv2d(x, w, bias) + residual)` (cuDNN conv then elem
 bare cuDNN calls. CUDA events, warm-up, the median of `--repeat` runs, inputs rotated over sets larger than
 L2, random-normal data. Prints a markdown table; `--json` writes the rows.
 
-    python bench/python_conv2d.py [--layers 0,3,7] [--repeat 20] [--json out.json]
+    python bench/python/python_conv2d.py [--layers 0,3,7] [--repeat 20] [--json out.json]
 """
 import argparse
 import functools
@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 
 import tilefuse
-from python_timing import L2_BYTES, median_ms  # bench/python_timing.py
+from python_timing import L2_BYTES, median_ms  # bench/python/python_timing.py
 from tilefuse.epilogue import relu
 
 # (C, H, W, K, R, S, stride, padding) at N = 64: the distinct ResNet-50 conv layers.

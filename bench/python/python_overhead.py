@@ -4,7 +4,7 @@ GPU waits for the host. Prints microseconds per call (mean over --calls back-to-
 drained before and after) beside torch's own fused eager equivalent, and with --profile the functions
 that cost the most (cProfile).
 
-    python bench/python_overhead.py [--calls 2000] [--profile]
+    python bench/python/python_overhead.py [--calls 2000] [--profile]
 """
 import argparse
 import cProfile

@@ -3,7 +3,7 @@
 (cuobjdump -res-usage), the local-memory instructions in its SASS (LDL / STL: spills or a stack frame),
 and how many HGMMA (wgmma) and HMMA (mma.sync) instructions it holds (cuobjdump --dump-sass).
 
-  bench/sass_facts.py BINARY... [--filter REGEX] [--markdown]
+  bench/tools/sass_facts.py BINARY... [--filter REGEX] [--markdown]
 
 cuobjdump comes with the CUDA toolkit (PATH, then /usr/local/cuda/bin). A kernel with spills, or a
 Hopper GEMM kernel without HGMMA (the wgmma path compiled out: built without sm_90a), is flagged in the

@@ -2,7 +2,7 @@
 promoted and fast accumulation, bf16 output. CUDA events around each call, warm-up, the median of --repeat
 runs, operands rotated over sets larger than L2, random-normal data; TFLOP/s and the ratio (torch time / ours).
 
-    python bench/python_scaled_mm.py [--shapes 8192x8192x8192,4096x4096x4096] [--repeat 30]
+    python bench/python/python_scaled_mm.py [--shapes 8192x8192x8192,4096x4096x4096] [--repeat 30]
 """
 import argparse
 import statistics
@@ -10,7 +10,7 @@ import statistics
 import torch
 
 import tilefuse
-from python_timing import L2_BYTES, median_ms  # bench/python_timing.py
+from python_timing import L2_BYTES, median_ms  # bench/python/python_timing.py
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
