@@ -6,7 +6,7 @@
 # Carry ["third_party/googletest"] (scripts/gpu/prepare_carry.sh).
 # Usage: scripts/gpu/run_backward.sh [gtest filter] [bench modes, default dgrad,wgrad]
 #   PRESETS (default "resnet50 unet"): the layer sets; TILES (e.g. "large medium"): also time the ResNet-50
-#   wgrad under each forced tile (compare_conv_tiles.sh); NCU_LAYER (tilefuse-bench conv2d arguments): also
+#   wgrad under each forced tile (ab.sh tiles); NCU_LAYER (tilefuse-bench conv2d arguments): also
 #   profile that layer (profile_conv_layer.sh).
 cd "$(dirname "$0")/../.." || exit 1
 OUT="${OUT:-gpu-out}"; mkdir -p "$OUT"
@@ -29,7 +29,7 @@ done
 python3 scripts/gpu/summarize_bench_json.py $OUT
 if [[ -n ${TILES:-} ]]; then
   # shellcheck disable=SC2086
-  MODE=wgrad timeout "${TILEFUSE_TILES_TIMEOUT_S:-150}" scripts/gpu/compare_conv_tiles.sh bd resnet50 none $TILES > $OUT/tiles.txt 2>&1; echo "tiles rc $?"
+  MODE=wgrad timeout "${TILEFUSE_TILES_TIMEOUT_S:-150}" scripts/gpu/ab.sh tiles bd resnet50 none $TILES > $OUT/tiles.txt 2>&1; echo "tiles rc $?"
   cat $OUT/tiles.txt
 fi
 if [[ -n ${NCU_LAYER:-} ]]; then
