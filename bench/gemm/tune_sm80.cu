@@ -87,11 +87,10 @@ struct CpAsync : gemm::Sm80TileConfig<M, N, K, WM, WN, S> {
   static constexpr bool kTmaOnHopper = false;
 };
 
-// The default tile with another epilogue schedule (kernel/sm80_gemm.h: load batch, prefetch point).
-template <int kBatch, gemm::sm80::EpiloguePrefetch kPrefetch>
+// The default tile with another epilogue load batch (kernel/sm80_gemm.h).
+template <int kBatch>
 struct EpilogueSchedule : gemm::Sm80LargeConfig {
   static constexpr int kEpilogueLoadBatch = kBatch;
-  static constexpr gemm::sm80::EpiloguePrefetch kEpiloguePrefetch = kPrefetch;
 };
 
 struct Candidate {
@@ -103,14 +102,11 @@ struct Candidate {
 
 int main() {
   using Default = gemm::Sm80TileConfig<128, 256, 64, 2, 4, 3>;
-  using gemm::sm80::EpiloguePrefetch;
   Candidate const candidates[] = {
       {"128x256x64 s3 (TMA)", time_config<Default>},
-      {"  fused (batch 4, no prefetch)", time_config<Default, Fused>},
-      {"  fused batch 1", time_config<EpilogueSchedule<1, EpiloguePrefetch::kNone>, Fused>},
-      {"  fused batch 8", time_config<EpilogueSchedule<8, EpiloguePrefetch::kNone>, Fused>},
-      {"  fused prefetch after staging", time_config<EpilogueSchedule<4, EpiloguePrefetch::kAfterStaging>, Fused>},
-      {"  fused prefetch before staging", time_config<EpilogueSchedule<4, EpiloguePrefetch::kBeforeStaging>, Fused>},
+      {"  fused (batch 4)", time_config<Default, Fused>},
+      {"  fused batch 1", time_config<EpilogueSchedule<1>, Fused>},
+      {"  fused batch 8", time_config<EpilogueSchedule<8>, Fused>},
       {"  bias + GELU only", time_config<Default, BiasGelu>},
       {"  residual only", time_config<Default, Residual>},
       {"  without epilogue", time_config<Without<false, false, true>>},

@@ -9,6 +9,11 @@
 #include <tilefuse/gemm/gemm_config.h>
 #include <tilefuse/gemm/kernel/sm90_gemm.h>
 
+// Experiment configs (gemm_config.h keeps the templates; docs/notes/gemm_fp8.md has the measurements).
+namespace tilefuse::gemm {
+using Sm90Fp8BlockScaledMulticastConfig = Sm90Multicast<Sm90Fp8BlockScaledConfig>;
+}  // namespace tilefuse::gemm
+
 namespace tilefuse::wgmma_pipelines_check {
 
 using namespace tilefuse::epilogue;

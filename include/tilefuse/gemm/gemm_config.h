@@ -166,8 +166,6 @@ struct Sm90Promoted : Base {
                 "promotion needs a second accumulator set: at most 64 x 128 per consumer warpgroup");
 };
 using Sm90Fp8PromotedConfig = Sm90Promoted<Sm90Fp8MediumConfig>;
-// Promotion every 256 of K: half the waits (an experiment against the default; gemm_fp8.md).
-using Sm90Fp8PromotedEvery2Config = Sm90Promoted<Sm90Fp8MediumConfig, 2>;
 // DeepSeek-style block-wise scales (A: one per 1 x 128 of K, B: one per 128 x 128): each k-tile (128 of
 // K) is promoted as acc += partial * scale_a[row, kb] * scale_b[kb, nb]. TileN is 128, so a tile
 // column of B has one scale per k-tile.
@@ -179,14 +177,12 @@ struct Sm90BlockScaled : Sm90Promoted<Base> {
 };
 using Sm90Fp8BlockScaledConfig = Sm90BlockScaled<Sm90Fp8MediumConfig>;
 // The promoted mainloop that waits for each k-tile's wgmmas before issuing the next k-tile's (the kernel
-// before the overlapped promotion): one partial set instead of two. Kept as the A/B baseline of the fp8
-// bench (docs/notes/gemm_fp8.md).
+// before the overlapped promotion): one partial set instead of two, the A/B baseline of the fp8 bench
+// (docs/notes/gemm_fp8.md; the experiment configs built from these live in the bench and the tests).
 template <class Base>
 struct Sm90PromotionInLine : Base {
   static constexpr bool kOverlapPromotion = false;
 };
-using Sm90Fp8PromotedInLineConfig = Sm90PromotionInLine<Sm90Fp8PromotedConfig>;
-using Sm90Fp8BlockScaledInLineConfig = Sm90PromotionInLine<Sm90Fp8BlockScaledConfig>;
 // Two CTAs per cluster on adjacent tile rows of the same tile column: each loads half of the B tile
 // and multicasts it to both, so B crosses L2 once per pair. Built to take L2 traffic off the 128-row
 // tiles (ping-pong, FP8 promotion); measured no faster than without (docs/notes/gemm_sm90.md, 2-CTA
@@ -196,9 +192,6 @@ struct Sm90Multicast : Base {
   static constexpr int kClusterM = 2;
   static_assert((Base::kTileN / 2) % 8 == 0, "each CTA loads half of the B tile, whole 1024-byte swizzle atoms");
 };
-using Sm90Fp8PingPongMulticastConfig = Sm90Multicast<Sm90Fp8PingPongConfig>;
-using Sm90Fp8PromotedMulticastConfig = Sm90Multicast<Sm90Fp8PromotedConfig>;
-using Sm90Fp8BlockScaledMulticastConfig = Sm90Multicast<Sm90Fp8BlockScaledConfig>;
 using Sm90PingPongMulticastConfig = Sm90Multicast<Sm90PingPongConfig>;
 // Ping-pong 64 x 256 sharing B across a CTA pair: the 64-row tiles' L2 traffic per flop brought back to
 // Large's (without, the 64-row tiles read B twice as often per flop: docs/notes/gemm_sm90.md, ping-pong

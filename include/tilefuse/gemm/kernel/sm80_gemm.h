@@ -43,27 +43,16 @@ TILEFUSE_HOST_DEVICE constexpr MeasureOnly measure_only() {
   }
 }
 
-// Epilogue choices a Config may carry (bench/gemm/tune_sm80.cu measures them); absent: the defaults below.
-// kEpilogueLoadBatch: vectors whose tree loads are issued together (visit_epilogue);
-// kEpiloguePrefetch: when the tree's inputs are prefetched to L2.
-// NOTES: once a batch's loads were really issued together (epilogue/stored_row.h), prefetching the
-// residual after the staging measured equal or 1.6-1.9% slower than none, and batches of 8 or 16 slower
-// than 4; the defaults are 4 and none (docs/notes/gemm_sm80.md, the epilogue's loads batched).
-enum class EpiloguePrefetch { kAfterStaging, kBeforeStaging, kNone };
+// kEpilogueLoadBatch, which a Config may carry (bench/gemm/tune_sm80.cu measures it; absent: 4): vectors whose
+// tree loads are issued together (visit_epilogue). NOTES: batches of 8 or 16 ran slower than 4, and prefetching
+// the residual to L2 before or after the staging ran equal or 1.6-1.9% slower than not (that option was
+// deleted; docs/notes/gemm_sm80.md, the epilogue's loads batched).
 template <class Config>
 TILEFUSE_HOST_DEVICE constexpr int epilogue_load_batch() {
   if constexpr (requires { Config::kEpilogueLoadBatch; }) {
     return Config::kEpilogueLoadBatch;
   } else {
     return 4;
-  }
-}
-template <class Config>
-TILEFUSE_HOST_DEVICE constexpr EpiloguePrefetch epilogue_prefetch() {
-  if constexpr (requires { Config::kEpiloguePrefetch; }) {
-    return Config::kEpiloguePrefetch;
-  } else {
-    return EpiloguePrefetch::kNone;
   }
 }
 
@@ -185,10 +174,7 @@ struct TiledKernel {
       return;
     }
     auto* staging = reinterpret_cast<float*>(smem);
-    constexpr EpiloguePrefetch kPrefetch = epilogue_prefetch<Config>();
-    if (kPrefetch == EpiloguePrefetch::kBeforeStaging && p.split_k == 1) prefetch_epilogue_inputs(p, batch, m0, n0);
     stage_accumulators(acc, staging);
-    if (kPrefetch == EpiloguePrefetch::kAfterStaging && p.split_k == 1) prefetch_epilogue_inputs(p, batch, m0, n0);
     __syncthreads();
     visit_epilogue(p, staging, batch, split, m0, n0);
   }
@@ -224,21 +210,6 @@ struct TiledKernel {
         *reinterpret_cast<float2*>(staging + r * kStagingLd + c) = make_float2(acc[i][j][0], acc[i][j][1]);
         *reinterpret_cast<float2*>(staging + (r + 8) * kStagingLd + c) = make_float2(acc[i][j][2], acc[i][j][3]);
       }
-    }
-  }
-
-  // Starts every global load of the epilogue (e.g. the residual) before any vector is visited, so the
-  // loads overlap each other instead of stalling one vector at a time. Called after the staging, when
-  // the accumulator registers are free (before it, the 128x256 tile spilled). A tree without such loads
-  // compiles to nothing.
-  TILEFUSE_DEVICE static void prefetch_epilogue_inputs(Params const& p, int batch, index_t m0, index_t n0) {
-    for (int v = static_cast<int>(threadIdx.x); v < kTileM * kVectorsPerRow; v += kThreads) {
-      epilogue::Fragment<8> f;
-      f.row = m0 + v / kVectorsPerRow;
-      f.col = n0 + (v % kVectorsPerRow) * 8;
-      f.batch = batch;
-      f.valid = f.row < p.problem.m && f.col < p.problem.n ? 1 : 0;
-      Epilogue::prefetch(p.epilogue, f);
     }
   }
 
