@@ -29,15 +29,7 @@
 
 #include "timing.hpp"
 
-// Experiment configs (gemm_config.h keeps the templates; docs/notes/gemm_fp8.md has the measurements).
-namespace tilefuse::gemm {
-using Sm90Fp8PromotedEvery2Config = Sm90Promoted<Sm90Fp8MediumConfig, 2>;
-using Sm90Fp8PromotedInLineConfig = Sm90PromotionInLine<Sm90Fp8PromotedConfig>;
-using Sm90Fp8BlockScaledInLineConfig = Sm90PromotionInLine<Sm90Fp8BlockScaledConfig>;
-using Sm90Fp8PingPongMulticastConfig = Sm90Multicast<Sm90Fp8PingPongConfig>;
-using Sm90Fp8PromotedMulticastConfig = Sm90Multicast<Sm90Fp8PromotedConfig>;
-using Sm90Fp8BlockScaledMulticastConfig = Sm90Multicast<Sm90Fp8BlockScaledConfig>;
-}  // namespace tilefuse::gemm
+#include "fp8_experiment_configs.hpp"  // bench/fp8
 
 namespace {
 
