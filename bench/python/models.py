@@ -11,6 +11,8 @@ connections by concatenation and by addition).
 """
 import argparse
 import json
+import logging
+import re
 import statistics
 import time
 
@@ -112,12 +114,31 @@ def main():
     parser.add_argument("--log", action="store_true", help="print the backend's choice for every chain")
     args = parser.parse_args()
     if args.log:
-        import logging
         logging.basicConfig(format="%(message)s")
         logging.getLogger("tilefuse.backend").setLevel(logging.INFO)
     import torch._inductor.config as inductor_config
 
     import tilefuse.backend  # noqa: F401 - the backend's logger; the backend itself is found by name
+
+    class FusedCount(logging.Handler):
+        """Sums the backend's "N of M ... chains fused" over a model's graphs (the report's fused column)."""
+
+        def __init__(self):
+            super().__init__(logging.INFO)
+            self.fused = self.total = 0
+
+        def emit(self, record):
+            found = re.search(r"(\d+) of (\d+) conv and linear chains fused", record.getMessage())
+            if found:
+                self.fused += int(found.group(1))
+                self.total += int(found.group(2))
+
+    counter = FusedCount()
+    backend_log = logging.getLogger("tilefuse.backend")
+    backend_log.addHandler(counter)
+    if not args.log:
+        backend_log.setLevel(logging.INFO)
+        backend_log.propagate = False  # counted, not printed
 
     torch.backends.cudnn.benchmark = True
     torch.backends.cudnn.allow_tf32 = False  # the float32 reference is float32
@@ -129,6 +150,7 @@ def main():
             model = model.cuda().eval().to(memory_format=CL)
             x32 = torch.randn(batch, *shape, device="cuda").contiguous(memory_format=CL)
             row = {"model": name, "batch": batch}
+            counter.fused = counter.total = 0
             with torch.no_grad():
                 reference = model(x32)
                 model = model.to(torch.bfloat16)
@@ -149,6 +171,7 @@ def main():
                     row[f"{variant}_ms"] = time_forward(fn, x, args.iters)
                     row[f"{variant}_graph_ms"] = graph_ms(fn, x, args.iters)
                 inductor_config.freezing = False
+            row["chains_fused"] = f"{counter.fused} / {counter.total}"
             row["tilefuse_vs_inductor"] = row["inductor_ms"] / row["tilefuse_ms"]
             row["tilefuse_vs_eager"] = row["eager_ms"] / row["tilefuse_ms"]
             rows.append(row)
@@ -159,8 +182,8 @@ def main():
     if args.markdown:
         lines = ["| model | batch | eager ms | Inductor ms | tilefuse ms | tilefuse vs faster of eager and Inductor | "
                  "graph: eager / Inductor / tilefuse ms | graph: tilefuse vs faster | "
-                 "error vs fp32: eager / Inductor / tilefuse | first call s: Inductor / tilefuse |",
-                 "|---|---|---:|---:|---:|---:|---|---:|---|---|"]
+                 "error vs fp32: eager / Inductor / tilefuse | first call s: Inductor / tilefuse | chains fused |",
+                 "|---|---|---:|---:|---:|---:|---|---:|---|---|---:|"]
         for r in rows:
             graphs = " / ".join("-" if r[f"{v}_graph_ms"] is None else f"{r[f'{v}_graph_ms']:.3f}"
                                 for v in ("eager", "inductor", "tilefuse"))
@@ -170,7 +193,7 @@ def main():
             lines.append(f"| {r['model']} | {r['batch']} | {r['eager_ms']:.3f} | {r['inductor_ms']:.3f} | "
                          f"{r['tilefuse_ms']:.3f} | {min(r['eager_ms'], r['inductor_ms']) / r['tilefuse_ms']:.3f} | "
                          f"{graphs} | {graph_ratio} | {errors} | "
-                         f"{r['inductor_first_s']:.1f} / {r['tilefuse_first_s']:.1f} |")
+                         f"{r['inductor_first_s']:.1f} / {r['tilefuse_first_s']:.1f} | {r['chains_fused']} |")
         open(args.markdown, "w").write("\n".join(lines) + "\n")
 
 

@@ -73,8 +73,8 @@ def backend(gm, example_inputs, measure=True, require_cuda=True, **kwargs):
     decisions = fuse(gm, example_inputs, require_cuda=require_cuda, chooser=Chooser() if measure else None)
     if decisions and log.isEnabledFor(logging.INFO):
         taken = sum(d.fused for d in decisions)
-        log.info("tilefuse.backend: %d of %d convs fused into tilefuse kernels\n  %s", taken, len(decisions),
-                 "\n  ".join(str(d) for d in decisions))
+        log.info("tilefuse.backend: %d of %d conv and linear chains fused into tilefuse kernels\n  %s", taken,
+                 len(decisions), "\n  ".join(str(d) for d in decisions))
     return compile_fx(gm, example_inputs, **kwargs)
 
 

@@ -161,7 +161,7 @@ def test_torch_compile_through_the_backend(cpu_kernels, freezing, caplog):
             caplog.at_level(logging.INFO, logger="tilefuse.backend"):
         compiled = torch.compile(model, backend=backend)
         got, want = compiled(x), model(x)
-        assert "3 of 5 convs fused" in caplog.text, caplog.text
+        assert "3 of 5 conv and linear chains fused" in caplog.text, caplog.text
         assert_close(got, want)
         if not freezing:
             model.b1.running_var.mul_(4.0)
@@ -321,5 +321,5 @@ def test_channels_not_a_multiple_of_8_are_padded(cpu_kernels, freezing, caplog):
         backend = functools.partial(tb.backend, measure=False, require_cuda=False)
         with inductor_config.patch(freezing=freezing), caplog.at_level(logging.INFO, logger="tilefuse.backend"):
             got = torch.compile(model, backend=backend)(x)
-        assert "1 of 1 convs fused" in caplog.text, caplog.text
+        assert "1 of 1 conv and linear chains fused" in caplog.text, caplog.text
         assert_close(got, model(x))

@@ -49,7 +49,7 @@ def test_inference_block_matches_eager(caplog):
     with torch.no_grad(), caplog.at_level(logging.INFO, logger="tilefuse.backend"):
         want = model(x)
         got = tilefuse.backend.optimize(model, measure=False)(x)
-    assert "3 of 3 convs fused" in caplog.text, caplog.text
+    assert "3 of 3 conv and linear chains fused" in caplog.text, caplog.text
     assert torch.allclose(got.float(), want.float(), rtol=5e-2, atol=5e-2), (got - want).abs().max()
 
 
@@ -88,7 +88,7 @@ def test_training_step_through_the_backend(caplog):
     with caplog.at_level(logging.INFO, logger="tilefuse.backend"):
         compiled = tilefuse.backend.optimize(model, measure=False)
         compiled(x).float().square().mean().backward()
-    assert "2 of 2 convs fused" in caplog.text, caplog.text
+    assert "2 of 2 conv and linear chains fused" in caplog.text, caplog.text
     reference(x).float().square().mean().backward()
     for (name, p), q in zip(model.named_parameters(), reference.parameters()):
         assert torch.allclose(p.grad.float(), q.grad.float(), rtol=1e-1, atol=1e-2), name
