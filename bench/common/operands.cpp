@@ -8,11 +8,29 @@
 namespace tilefuse::bench {
 namespace {
 
-constexpr std::size_t kAlignment = 256;  // what cudaMalloc gives and cuBLASLt's heuristics assume
+constexpr std::size_t kAlignment = 256;
 
 std::size_t aligned(std::size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
 
 }  // namespace
+
+void* SetCarver::take(std::size_t bytes) {
+  if (bytes == 0) return nullptr;
+  void* p = base_ + used_;
+  used_ += aligned(bytes);
+  return p;
+}
+
+std::size_t SetCarver::bytes_for(std::initializer_list<std::size_t> pieces) {
+  std::size_t total = 0;
+  for (std::size_t b : pieces) total += aligned(b);
+  return total;
+}
+
+void fill_set_tensor(void const* data, DType dtype, std::int64_t elements, std::uint64_t set_seed, int tensor,
+                     cudaStream_t stream) {
+  if (data != nullptr) fill_normal(const_cast<void*>(data), dtype, elements, set_seed + tensor, 1.0f, stream);
+}
 
 std::size_t rotating_set_count(std::size_t bytes_per_set, std::int64_t l2_bytes, std::size_t memory_budget) {
   std::size_t const wanted =
@@ -33,36 +51,31 @@ OperandPool::OperandPool(GemmProblem const& p, std::int64_t l2_bytes, std::size_
   auto const m = static_cast<std::size_t>(p.m), n = static_cast<std::size_t>(p.n), k = static_cast<std::size_t>(p.k);
   bool const fused = p.epilogue == EpilogueKind::kBiasGeluResidual;
 
-  std::size_t const a_bytes = aligned(e * batch * m * k);
-  std::size_t const b_bytes = aligned(e * batch * k * n);
+  std::size_t const a_bytes = e * batch * m * k;
+  std::size_t const b_bytes = e * batch * k * n;
   d_bytes_ = e * batch * m * n;
-  std::size_t const d_alloc = aligned(d_bytes_);
-  std::size_t const bias_bytes = fused ? aligned(e * n) : 0;
-  std::size_t const c_bytes = fused ? aligned(e * batch * m * n) : 0;
-  bytes_per_set_ = a_bytes + b_bytes + d_alloc + bias_bytes + c_bytes;
+  std::size_t const bias_bytes = fused ? e * n : 0;
+  std::size_t const c_bytes = fused ? e * batch * m * n : 0;
+  bytes_per_set_ = SetCarver::bytes_for({a_bytes, b_bytes, d_bytes_, bias_bytes, c_bytes});
 
   std::size_t const count = rotating_set_count(bytes_per_set_, l2_bytes, memory_budget);
 
   PackedStrides const strides = packed_strides(p);
   for (std::size_t s = 0; s < count; ++s) {
     memory_.emplace_back(bytes_per_set_);
-    auto* base = memory_.back().as<unsigned char>();
+    SetCarver carve(memory_.back().as<unsigned char>());
     GemmOperands ops;
-    ops.a = base;
-    ops.b = base + a_bytes;
-    ops.d = base + a_bytes + b_bytes;
-    if (fused) {
-      ops.bias = base + a_bytes + b_bytes + d_alloc;
-      ops.c = base + a_bytes + b_bytes + d_alloc + bias_bytes;
-    }
+    ops.a = carve.take(a_bytes);
+    ops.b = carve.take(b_bytes);
+    ops.d = carve.take(d_bytes_);
+    ops.bias = carve.take(bias_bytes);
+    ops.c = carve.take(c_bytes);
     ops.strides = strides;
     std::uint64_t const set_seed = seed + 0x100 * s;
-    fill_normal(const_cast<void*>(ops.a), p.dtype, p.batch * p.m * p.k, set_seed + 1, 1.0f, stream);
-    fill_normal(const_cast<void*>(ops.b), p.dtype, p.batch * p.k * p.n, set_seed + 2, 1.0f, stream);
-    if (fused) {
-      fill_normal(const_cast<void*>(ops.bias), p.dtype, p.n, set_seed + 3, 1.0f, stream);
-      fill_normal(const_cast<void*>(ops.c), p.dtype, p.batch * p.m * p.n, set_seed + 4, 1.0f, stream);
-    }
+    fill_set_tensor(ops.a, p.dtype, p.batch * p.m * p.k, set_seed, 1, stream);
+    fill_set_tensor(ops.b, p.dtype, p.batch * p.k * p.n, set_seed, 2, stream);
+    fill_set_tensor(ops.bias, p.dtype, p.n, set_seed, 3, stream);
+    fill_set_tensor(ops.c, p.dtype, p.batch * p.m * p.n, set_seed, 4, stream);
     sets_.push_back(ops);
   }
   BENCH_CUDA_CHECK(cudaStreamSynchronize(stream));

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -23,6 +24,25 @@ struct GemmOperands {
   void const* c = nullptr;     // fused epilogue only: the residual, row-major M x N per batch entry
   PackedStrides strides{};
 };
+
+// Carves one set's tensors, in order, out of its allocation: each piece 256-byte aligned (what cudaMalloc
+// gives, and what cuBLASLt's heuristics assume), a piece of 0 bytes null. The GEMM and conv pools share it.
+class SetCarver {
+ public:
+  explicit SetCarver(unsigned char* base) : base_(base) {}
+  void* take(std::size_t bytes);
+  // The bytes of one set of pieces of these sizes (0: absent), each aligned.
+  static std::size_t bytes_for(std::initializer_list<std::size_t> pieces);
+
+ private:
+  unsigned char* base_;
+  std::size_t used_ = 0;
+};
+
+// Fills one set's tensor with random normal values (stddev 1) from the set's seed and the tensor's number;
+// nothing for a null tensor (one the row does not read).
+void fill_set_tensor(void const* data, DType dtype, std::int64_t elements, std::uint64_t set_seed, int tensor,
+                     cudaStream_t stream);
 
 // How many sets of bytes_per_set a row allocates: enough for 2 x l2_bytes, at least 2, at most 1024 and
 // what memory_budget holds. Throws BenchError when not even one set fits.

@@ -1,36 +1,10 @@
 // Allocation and random initialisation of the conv2d operand sets.
 #include "conv_operands.hpp"
 
-#include <algorithm>
-
 #include "conv_elementwise.hpp"
 #include "operands.hpp"
-#include "random_fill.hpp"
 
 namespace tilefuse::bench {
-namespace {
-
-constexpr std::size_t kAlignment = 256;  // what cudaMalloc gives; every tensor starts 16-byte aligned
-
-std::size_t aligned(std::size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
-
-// Carves consecutive aligned pieces out of one allocation.
-class Carver {
- public:
-  explicit Carver(unsigned char* base) : base_(base) {}
-  void* take(std::size_t bytes) {
-    if (bytes == 0) return nullptr;
-    void* p = base_ + used_;
-    used_ += aligned(bytes);
-    return p;
-  }
-
- private:
-  unsigned char* base_;
-  std::size_t used_ = 0;
-};
-
-}  // namespace
 
 ConvOperandPool::ConvOperandPool(ConvProblem const& p, std::int64_t l2_bytes, std::size_t memory_budget,
                                  std::uint64_t seed, cudaStream_t stream) {
@@ -53,16 +27,14 @@ ConvOperandPool::ConvOperandPool(ConvProblem const& p, std::int64_t l2_bytes, st
   std::size_t const bias_bytes = fused ? e * channels : 0;
   std::size_t const bias_float_bytes = fused ? sizeof(float) * channels : 0;
   std::size_t const residual_bytes = fused ? e * output : 0;
-  bytes_per_set_ = 0;
-  for (std::size_t b : {x_bytes, w_bytes, dy_bytes, out_bytes_, bias_bytes, bias_float_bytes, residual_bytes}) {
-    bytes_per_set_ += b == 0 ? 0 : aligned(b);
-  }
+  bytes_per_set_ =
+      SetCarver::bytes_for({x_bytes, w_bytes, dy_bytes, out_bytes_, bias_bytes, bias_float_bytes, residual_bytes});
 
   std::size_t const count = rotating_set_count(bytes_per_set_, l2_bytes, memory_budget);
 
   for (std::size_t s = 0; s < count; ++s) {
     memory_.emplace_back(bytes_per_set_);
-    Carver carve(memory_.back().as<unsigned char>());
+    SetCarver carve(memory_.back().as<unsigned char>());
     ConvOperands ops;
     ops.x = carve.take(x_bytes);
     ops.w = carve.take(w_bytes);
@@ -72,11 +44,8 @@ ConvOperandPool::ConvOperandPool(ConvProblem const& p, std::int64_t l2_bytes, st
     ops.bias_float = carve.take(bias_float_bytes);
     ops.residual = carve.take(residual_bytes);
     std::uint64_t const set_seed = seed + 0x100 * s;
-    auto fill = [&](void const* data, std::size_t elements, std::uint64_t tensor) {
-      if (data != nullptr) {
-        fill_normal(const_cast<void*>(data), p.dtype, static_cast<std::int64_t>(elements), set_seed + tensor, 1.0f,
-                    stream);
-      }
+    auto fill = [&](void const* data, std::size_t elements, int tensor) {
+      fill_set_tensor(data, p.dtype, static_cast<std::int64_t>(elements), set_seed, tensor, stream);
     };
     fill(ops.x, activation, 1);
     fill(ops.w, filter, 2);
