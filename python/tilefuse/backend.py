@@ -307,7 +307,7 @@ def _fuse_conv(gm, conv, values, frozen, require_cuda, chooser=None):
             w_node, b_node = w, b
         x_node = x
         if pad_c:
-            x_node, w_node = (_pad_channels_node(graph, node, pad_c) for node in (x, w_node))
+            x_node, w_node = (graph.call_function(_pad_channels, (node, pad_c)) for node in (x, w_node))
         args = (x_node, w_node, b_node, residual, _pair(stride), _pair(padding), _pair(dilation))
         if frozen:  # no grad to trace: the op without a Python autograd kernel (inference_ops.py)
             fused = graph.call_function(torch.ops.tilefuse.conv2d_inference.default,
@@ -358,7 +358,8 @@ def _fuse_linear(gm, linear, frozen, require_cuda, chooser):
         return keep(chain_text, "nothing to fuse: cuBLASLt's bias epilogue is as good")
     if any(len(n.users) > 1 for n in nodes[:-1]):
         return keep(chain_text, "an intermediate is used twice")
-    wins, measured = _measure(chooser, (_value(x), w_value, out), dict(chain=chain_text, activation=activation, frozen=frozen),
+    wins, measured = _measure(chooser, (_value(x), w_value, out),
+                              dict(chain=chain_text, activation=activation, frozen=frozen),
                               lambda: _race_linear(_value(x), w_value, b is not None,
                                                    _value(residual) if residual else None, activation, frozen))
     if not wins:
@@ -415,11 +416,8 @@ def _race_linear(x_value, w_value, has_bias, residual_value, activation, frozen)
     def ours():  # the op the graph will call
         return op(x, w, b, r, activation)
 
-    def theirs():  # Inductor's lowering: cuBLASLt with its bias, then one pass (see _race)
-        y = F.linear(x, w, b)
-        if r is not None:
-            return y.add_(r)
-        return y.relu_() if activation != "none" else y
+    def theirs():  # Inductor's lowering: cuBLASLt with its bias, then one pass
+        return _one_pass(F.linear(x, w, b), r, activation)
     return ours, theirs
 
 
@@ -432,10 +430,6 @@ def _pad_channels(t, pad_c):
     return F.pad(t, (0, 0, 0, 0, 0, pad_c)).contiguous(memory_format=torch.channels_last)
 
 
-def _pad_channels_node(graph, node, pad_c):
-    return graph.call_function(_pad_channels, (node, pad_c))
-
-
 def _race(x_value, w_value, has_bias, residual_value, geometry, activation, residual_first, frozen, pad_c=0):
     """(tilefuse's call, torch's calls) of one chain on random tensors of its shapes, for Chooser: the op the
     graph will call, and what Inductor lowers the chain to (cuDNN's conv with its bias, then one pass over the
@@ -446,15 +440,13 @@ def _race(x_value, w_value, has_bias, residual_value, geometry, activation, resi
     x, w = _random_like(x_value, True), _random_like(w_value, True)
     b = torch.randn(w.shape[0], dtype=w.dtype, device=w.device) if has_bias else None
     r = _random_like(residual_value, True) if residual_value is not None else None
-    if pad_c:  # x padded every call (the weight once, a constant): in the graph, Inductor's one copy kernel
-        w_padded = _pad_channels(w, pad_c)
+    if frozen:
+        # Padded channels: x padded every call (in the graph, Inductor's one copy kernel), the weight once.
+        w_in = _pad_channels(w, pad_c) if pad_c else w
 
         def ours():
-            return torch.ops.tilefuse.conv2d_inference(_pad_channels(x, pad_c), w_padded, b, r, stride, padding,
-                                                       dilation, activation, residual_first)
-    elif frozen:
-        def ours():
-            return torch.ops.tilefuse.conv2d_inference(x, w, b, r, stride, padding, dilation, activation,
+            x_in = _pad_channels(x, pad_c) if pad_c else x
+            return torch.ops.tilefuse.conv2d_inference(x_in, w_in, b, r, stride, padding, dilation, activation,
                                                        residual_first)
     elif residual_first:
         def ours():
@@ -464,11 +456,16 @@ def _race(x_value, w_value, has_bias, residual_value, geometry, activation, resi
             return torch.ops.tilefuse.conv2d(x, w, b, r, stride, padding, dilation, activation, "require")
 
     def theirs():
-        y = F.conv2d(x, w, b, stride, padding, dilation)
-        if r is not None:
-            return y.add_(r)  # reads y and r, writes y: Inductor's fused add + activation
-        return y.relu_() if activation != "none" else y
+        return _one_pass(F.conv2d(x, w, b, stride, padding, dilation), r, activation)
     return ours, theirs
+
+
+def _one_pass(y, r, activation):
+    """Inductor's one pass over a conv's or GEMM's output (the add and the activations fused), stood in for by
+    one in-place op of the same memory traffic: y += r reads y and r and writes y; else an activation."""
+    if r is not None:
+        return y.add_(r)
+    return y.relu_() if activation != "none" else y
 
 
 def _fold_nodes(graph, bn, w, b, dtype):

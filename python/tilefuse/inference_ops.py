@@ -17,8 +17,8 @@ from typing import List, Optional
 import torch
 from torch import Tensor
 
-from .conv_ops import _forward_impl, _empty_output, check_conv2d
-from .ops import _linear_impl, check_linear
+from .conv_ops import _conv2d_add_act_fake, _forward_impl
+from .ops import _linear_fake, _linear_impl
 
 _LIB = torch.library.Library("tilefuse", "FRAGMENT")
 _LIB.define("conv2d_inference(Tensor x, Tensor weight, Tensor? bias, Tensor? residual, int[] stride, "
@@ -34,15 +34,10 @@ def _conv2d_inference(x: Tensor, weight: Tensor, bias: Optional[Tensor], residua
 
 
 def _conv2d_inference_fake(x, weight, bias, residual, stride, padding, dilation, activation, residual_first):
-    return _empty_output(x, check_conv2d(x, weight, bias, residual, stride, padding, dilation, activation, "require"))
-
-
-def _linear_inference_fake(x, weight, bias, residual, activation):
-    check_linear(x, weight, bias, residual, activation)
-    return x.new_empty((*x.shape[:-1], weight.shape[0]))
+    return _conv2d_add_act_fake(x, weight, bias, residual, stride, padding, dilation, activation)
 
 
 _LIB.impl("conv2d_inference", _conv2d_inference, "CUDA")
 _LIB.impl("linear_inference", _linear_impl, "CUDA")
 torch.library.register_fake("tilefuse::conv2d_inference", _conv2d_inference_fake, lib=_LIB)
-torch.library.register_fake("tilefuse::linear_inference", _linear_inference_fake, lib=_LIB)
+torch.library.register_fake("tilefuse::linear_inference", _linear_fake, lib=_LIB)

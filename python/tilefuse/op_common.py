@@ -50,7 +50,7 @@ class CheckedCalls:
     def get(self, key):
         return self.known.get(key) if key is not None else None
 
-    def remember(self, key, value=True):
+    def remember(self, key, value):
         if key is None:
             return
         if len(self.known) >= self.limit:
