@@ -79,7 +79,8 @@ namespace tilefuse::conv {
 
 namespace detail {
 // The launch tables (conv2d_sm90_launch.hpp, conv2d_plan.hpp), which spell the kernel for the Python JIT,
-// agree with the configs dispatch_sm90 instantiates: tile shape and schedule of each tile and source.
+// agree with the configs ConvSm90Kernels::dispatch_sm90 instantiates: tile shape and schedule of each tile
+// and source.
 template <class Cfg>
 constexpr bool config_is(ConvSm90Tile tile, bool im2col) {
   return tile_shape_of(tile)[0] == Cfg::kTileM && tile_shape_of(tile)[1] == Cfg::kTileN &&
@@ -169,7 +170,7 @@ class Conv2d {
     TILEFUSE_RETURN_IF_ERROR(gemm::detail::initialize_reductions<Epilogue>(plan.epilogue, gemm, stream));
     if constexpr (kHopperCapable) {
       if (plan.hopper()) {
-        return dispatch_sm90(plan.sm90_tile, plan.im2col, plan.half_k, [&]<class Cfg, bool kIm2col>() {
+        return Hopper::dispatch_sm90(plan.sm90_tile, plan.im2col, plan.half_k, [&]<class Cfg, bool kIm2col>() {
           if constexpr (kWgradSm90) {
             return launch_wgrad<Cfg>(args, plan, workspace, stream);
           } else {
@@ -193,7 +194,7 @@ class Conv2d {
     GemmCoord const g = output_matrix(args.problem);
     if constexpr (kHopperCapable) {
       if (plan.hopper()) {
-        return dispatch_sm90(plan.sm90_tile, plan.im2col, plan.half_k, [&]<class Cfg, bool kIm2col>() {
+        return Hopper::dispatch_sm90(plan.sm90_tile, plan.im2col, plan.half_k, [&]<class Cfg, bool kIm2col>() {
           return describe_sm90<Cfg, kIm2col>(plan, g);
         });
       }
@@ -216,7 +217,7 @@ class Conv2d {
     ConvPlanInput in;
     in.problem = args.problem;
     in.element = kElement;
-    in.tree = {epilogue::reads_memory<Epilogue>, kResidualByTma};
+    in.tree = {epilogue::reads_memory<Epilogue>, Hopper::kResidualByTma};
     in.device = device;
     in.auto_config = std::is_same_v<Config, gemm::Sm80AutoConfig> && !InputTransform::kEnabled;
     in.operands_aligned = aligned_16(operand_a(args).data) && aligned_16(operand_b(args).data);
@@ -377,32 +378,21 @@ class Conv2d {
   // shared memory fits), and whether a residual read by TMA is aligned for it. Falls back to the sm80
   // kernel with the reason otherwise.
   static void verify_hopper(Plan* plan) {
-    Status const ready = dispatch_sm90(plan->sm90_tile, plan->im2col, plan->half_k,
-                                       [&]<class Cfg, bool kIm2col>() { return sm90_ready<Cfg, kIm2col>(); });
+    Status const ready = Hopper::dispatch_sm90(
+        plan->sm90_tile, plan->im2col, plan->half_k,
+        [&]<class Cfg, bool kIm2col>() { return Hopper::template sm90_ready<Cfg, kIm2col>(); });
     if (!ready.ok()) return fall_back_to_sm80(plan, ready.message());
     // A residual loaded by TMA needs a 16-byte-aligned base and a leading dimension of whole 16 bytes.
-    std::string residual = dispatch_sm90(plan->sm90_tile, plan->im2col, plan->half_k, [&]<class Cfg, bool kIm2col>() {
-      return gemm::sm90_aux_unaligned<Sm90Kernel<Cfg, kIm2col>>(plan->epilogue, 1);
-    });
+    std::string residual = Hopper::dispatch_sm90(
+        plan->sm90_tile, plan->im2col, plan->half_k, [&]<class Cfg, bool kIm2col>() {
+          return gemm::sm90_aux_unaligned<Sm90Kernel<Cfg, kIm2col>>(plan->epilogue, 1);
+        });
     if (!residual.empty()) fall_back_to_sm80(plan, std::move(residual));
   }
 
-  // The Hopper kernel of a tile and a source, its dispatch and its readiness (conv2d_sm90_kernels.hpp).
-  template <class F>
-  static auto dispatch_sm90(Sm90Tile tile, bool im2col, bool half_k, F&& f) {
-    return Hopper::dispatch_sm90(tile, im2col, half_k, f);
-  }
+  // The Hopper kernel of a tile and a source (its dispatch and readiness: Hopper, conv2d_sm90_kernels.hpp).
   template <class Cfg, bool kIm2col>
   using Sm90Kernel = typename Hopper::template Sm90Kernel<Cfg, kIm2col>;
-  template <class Cfg, bool kIm2col>
-  static Status sm90_ready() {
-    return Hopper::template sm90_ready<Cfg, kIm2col>();
-  }
-  template <class Cfg, bool kIm2col>
-  static void const* sm90_kernel_address() {
-    return Hopper::template sm90_kernel_address<Cfg, kIm2col>();
-  }
-  static constexpr bool kResidualByTma = Hopper::kResidualByTma;
 
   template <class Cfg, bool kIm2col>
   static std::string describe_sm90(Plan const& plan, GemmCoord const& g) {
@@ -545,7 +535,7 @@ class Conv2d {
     config.dynamic_smem_bytes = K::kSmemBytes;
     config.stream = stream;
     void* kernel_args[] = {&params};
-    return host_adapter().launch(config, sm90_kernel_address<Cfg, kIm2col>(), kernel_args);
+    return host_adapter().launch(config, Hopper::template sm90_kernel_address<Cfg, kIm2col>(), kernel_args);
   }
 
   // Whether the tree reads the output coordinate (conv/epilogue_coordinates.h: scalars "conv_P",
