@@ -1,7 +1,8 @@
 """Whole models in inference: torch eager, torch.compile (Inductor, freezing on) and torch.compile(backend=
 "tilefuse"), one process, one GPU. bf16, channels-last, eval, no grad; median of CUDA-event timings of whole
-forward passes after warm-up (host time included: what a user's loop sees), and the same replayed from a
-CUDA graph where the compiled model can be captured. Each variant's logits are compared with the same model's
+forward passes after warm-up (host time included: what a user's loop sees), the variants interleaved in
+rounds; and like with like under CUDA graphs: eager captured by hand, Inductor and the backend each with
+mode="reduce-overhead". Each variant's logits are compared with the same model's
 in float32 eager (max abs error / max abs logit), bf16 eager's error beside them.
 
 Models: torchvision ResNet-50 and ViT-B/16, and UNet (below: BatchNorm + ReLU conv blocks, skip
@@ -86,8 +87,8 @@ def time_forward(fn, x, iters, warmup=5):
     return statistics.median(times)
 
 
-def graph_ms(fn, x, iters):
-    """Median ms of a CUDA-graph replay of one forward, or None when it cannot be captured."""
+def captured(fn, x):
+    """A function replaying one forward of fn(x) from a CUDA graph (x's contents at capture), or None."""
     try:
         stream = torch.cuda.Stream()
         stream.wait_stream(torch.cuda.current_stream())
@@ -101,7 +102,15 @@ def graph_ms(fn, x, iters):
     except Exception as error:  # noqa: BLE001 - report, do not stop the benchmark
         print(f"  (no CUDA graph: {type(error).__name__}: {str(error)[:120]})")
         return None
-    return time_forward(lambda _: graph.replay(), x, iters, warmup=3)
+    return lambda _: graph.replay()
+
+
+# The compiled variants: (name, torch.compile keyword arguments). Without CUDA graphs, then each with its own
+# (Inductor's and the backend's mode="reduce-overhead"; eager is captured by hand, see captured).
+COMPILED = {"inductor": {}, "tilefuse": {"backend": "tilefuse"},
+            "inductor_graph": {"mode": "reduce-overhead"},
+            "tilefuse_graph": {"backend": "tilefuse", "mode": "reduce-overhead"}}
+MAX_AUTOTUNE = {"inductor_max_autotune": {"mode": "max-autotune-no-cudagraphs"}}
 
 
 def main():
@@ -109,6 +118,13 @@ def main():
     parser.add_argument("--models", nargs="+", default=["resnet50", "vit_b_16", "unet"])
     parser.add_argument("--batch", nargs="+", type=int, default=[1, 8, 32, 128])
     parser.add_argument("--iters", type=int, default=30)
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="timing rounds, the variants interleaved in each (the median is reported)")
+    parser.add_argument("--max-autotune", action="store_true",
+                        help="also Inductor with mode='max-autotune-no-cudagraphs' (minutes of compile per row)")
+    parser.add_argument("--warm-caches", action="store_true",
+                        help="compile every row with Inductor's caches on (the first call's time is then not a "
+                        "compile time; by default each model's first batch compiles from scratch, the others warm)")
     parser.add_argument("--json")
     parser.add_argument("--markdown")
     parser.add_argument("--log", action="store_true", help="print the backend's choice for every chain")
@@ -142,6 +158,7 @@ def main():
 
     torch.backends.cudnn.benchmark = True
     torch.backends.cudnn.allow_tf32 = False  # the float32 reference is float32
+    compiled = dict(COMPILED, **(MAX_AUTOTUNE if args.max_autotune else {}))
     rows = []
     for name in args.models:
         for batch in args.batch:
@@ -149,8 +166,8 @@ def main():
             model, shape = build(name)
             model = model.cuda().eval().to(memory_format=CL)
             x32 = torch.randn(batch, *shape, device="cuda").contiguous(memory_format=CL)
-            row = {"model": name, "batch": batch}
-            counter.fused = counter.total = 0
+            cold = batch == args.batch[0] and not args.warm_caches
+            row = {"model": name, "batch": batch, "cold_compile": cold}
             with torch.no_grad():
                 reference = model(x32)
                 model = model.to(torch.bfloat16)
@@ -158,43 +175,79 @@ def main():
                 variants = {"eager": model}
                 torch._dynamo.reset()
                 inductor_config.freezing = True
-                variants["inductor"] = torch.compile(model)
-                variants["tilefuse"] = torch.compile(model, backend="tilefuse")
-                for variant, fn in variants.items():
+                for variant, how in compiled.items():
+                    counter.fused = counter.total = 0
+                    fn = variants[variant] = torch.compile(model, **how)
                     t0 = time.perf_counter()
-                    # Compile time from scratch for each variant: no FX-graph, autotuning or Triton kernel
-                    # caches (the backend, compiled second, would otherwise reuse Inductor's kernels).
-                    with inductor_config.patch(force_disable_caches=True):
+                    # Compile time from scratch for each variant at a model's first batch: no FX-graph,
+                    # autotuning or Triton kernel caches (the backend would otherwise reuse Inductor's kernels).
+                    # tilefuse's own choices (timed per shape and device) are not cached from an earlier run.
+                    with inductor_config.patch(force_disable_caches=cold):
                         out = fn(x).float()
                     row[f"{variant}_first_s"] = time.perf_counter() - t0
                     row[f"{variant}_max_rel_err"] = ((out - reference).abs().max() / reference.abs().max()).item()
-                    row[f"{variant}_ms"] = time_forward(fn, x, args.iters)
-                    row[f"{variant}_graph_ms"] = graph_ms(fn, x, args.iters)
+                    if variant.startswith("tilefuse"):
+                        row[f"{variant}_chains_fused"] = f"{counter.fused} / {counter.total}"
+                out = model(x).float()
+                row["eager_max_rel_err"] = ((out - reference).abs().max() / reference.abs().max()).item()
+                timed = {v: fn for v, fn in variants.items()}
+                timed["eager_graph"] = captured(model, x)
+                samples = {v: [] for v in timed}
+                for _ in range(args.rounds):
+                    for variant, fn in timed.items():
+                        if fn is not None:
+                            samples[variant].append(time_forward(fn, x, args.iters))
+                for variant, times in samples.items():
+                    row[f"{variant}_ms"] = statistics.median(times) if times else None
                 inductor_config.freezing = False
-            row["chains_fused"] = f"{counter.fused} / {counter.total}"
+            row["tilefuse_vs_faster"] = min(row["eager_ms"], row["inductor_ms"]) / row["tilefuse_ms"]
+            peers = [row[v] for v in ("eager_graph_ms", "inductor_graph_ms") if row[v] is not None]
+            row["tilefuse_graph_vs_faster"] = min(peers) / row["tilefuse_graph_ms"] if peers else None
             row["tilefuse_vs_inductor"] = row["inductor_ms"] / row["tilefuse_ms"]
-            row["tilefuse_vs_eager"] = row["eager_ms"] / row["tilefuse_ms"]
+            row["tilefuse_graph_vs_inductor_graph"] = row["inductor_graph_ms"] / row["tilefuse_graph_ms"]
             rows.append(row)
             print({k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
     if args.json:
         json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": rows},
                   open(args.json, "w"), indent=1)
     if args.markdown:
-        lines = ["| model | batch | eager ms | Inductor ms | tilefuse ms | tilefuse vs faster of eager and Inductor | "
-                 "graph: eager / Inductor / tilefuse ms | graph: tilefuse vs faster | "
-                 "error vs fp32: eager / Inductor / tilefuse | first call s: Inductor / tilefuse | chains fused |",
-                 "|---|---|---:|---:|---:|---:|---|---:|---|---|---:|"]
+        open(args.markdown, "w").write(markdown(rows))
+
+
+def fmt(v, digits=3):
+    return "-" if v is None else f"{v:.{digits}f}"
+
+
+def markdown(rows):
+    lines = ["Without CUDA graphs (median ms of one forward, host included; first call s: the compile from "
+             "scratch where the row's batch says cold, else with Inductor's caches warm):", "",
+             "| model | batch | eager | Inductor | tilefuse | vs faster of eager and Inductor | vs Inductor | "
+             "chains fused | error vs fp32: eager / Inductor / tilefuse | first call s: Inductor / tilefuse |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
+    for r in rows:
+        errors = " / ".join(f"{r[f'{v}_max_rel_err']:.2g}" for v in ("eager", "inductor", "tilefuse"))
+        lines.append(f"| {r['model']} | {r['batch']}{' (cold)' if r['cold_compile'] else ''} | {fmt(r['eager_ms'])} | {fmt(r['inductor_ms'])} | "
+                     f"{fmt(r['tilefuse_ms'])} | {fmt(r['tilefuse_vs_faster'])} | {fmt(r['tilefuse_vs_inductor'])} | "
+                     f"{r['tilefuse_chains_fused']} | {errors} | "
+                     f"{r['inductor_first_s']:.1f} / {r['tilefuse_first_s']:.1f} |")
+    lines += ["", "With CUDA graphs (eager captured by hand; Inductor's and the backend's mode=\"reduce-overhead\"):",
+              "", "| model | batch | eager | Inductor | tilefuse | vs faster of eager and Inductor | vs Inductor | "
+              "chains fused | error vs fp32: Inductor / tilefuse | first call s: Inductor / tilefuse |",
+              "|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
+    for r in rows:
+        errors = " / ".join(f"{r[f'{v}_max_rel_err']:.2g}" for v in ("inductor_graph", "tilefuse_graph"))
+        lines.append(f"| {r['model']} | {r['batch']}{' (cold)' if r['cold_compile'] else ''} | {fmt(r['eager_graph_ms'])} | {fmt(r['inductor_graph_ms'])} | "
+                     f"{fmt(r['tilefuse_graph_ms'])} | {fmt(r['tilefuse_graph_vs_faster'])} | "
+                     f"{fmt(r['tilefuse_graph_vs_inductor_graph'])} | {r['tilefuse_graph_chains_fused']} | {errors} | "
+                     f"{r['inductor_graph_first_s']:.1f} / {r['tilefuse_graph_first_s']:.1f} |")
+    if any("inductor_max_autotune_ms" in r for r in rows):
+        lines += ["", "Inductor mode=\"max-autotune-no-cudagraphs\":", "",
+                  "| model | batch | ms | tilefuse vs it | first call s |", "|---|---|---:|---:|---:|"]
         for r in rows:
-            graphs = " / ".join("-" if r[f"{v}_graph_ms"] is None else f"{r[f'{v}_graph_ms']:.3f}"
-                                for v in ("eager", "inductor", "tilefuse"))
-            peers = [r[f"{v}_graph_ms"] for v in ("eager", "inductor") if r[f"{v}_graph_ms"] is not None]
-            graph_ratio = (f"{min(peers) / r['tilefuse_graph_ms']:.3f}" if peers and r["tilefuse_graph_ms"] else "-")
-            errors = " / ".join(f"{r[f'{v}_max_rel_err']:.2g}" for v in ("eager", "inductor", "tilefuse"))
-            lines.append(f"| {r['model']} | {r['batch']} | {r['eager_ms']:.3f} | {r['inductor_ms']:.3f} | "
-                         f"{r['tilefuse_ms']:.3f} | {min(r['eager_ms'], r['inductor_ms']) / r['tilefuse_ms']:.3f} | "
-                         f"{graphs} | {graph_ratio} | {errors} | "
-                         f"{r['inductor_first_s']:.1f} / {r['tilefuse_first_s']:.1f} | {r['chains_fused']} |")
-        open(args.markdown, "w").write("\n".join(lines) + "\n")
+            lines.append(f"| {r['model']} | {r['batch']} | {fmt(r['inductor_max_autotune_ms'])} | "
+                         f"{fmt(r['inductor_max_autotune_ms'] / r['tilefuse_ms'])} | "
+                         f"{r['inductor_max_autotune_first_s']:.1f} |")
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

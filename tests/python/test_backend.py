@@ -200,17 +200,17 @@ def test_each_chain_goes_to_whichever_measures_faster_and_is_remembered(cpu_kern
     x = torch.randn(2, 16, 9, 9).to(torch.bfloat16).contiguous(memory_format=CL)
     timed = []
 
-    def timer(fn):  # tilefuse's call ("ours") takes 1 ms, torch's ("theirs") 2 ms
+    def timer(fn):  # (host ms, GPU ms): tilefuse's call ("ours") 1 and 1, torch's ("theirs") 2 and 2
         timed.append(fn.__name__)
         fn()
-        return {"ours": 1.0, "theirs": 2.0}[fn.__name__]
+        return {"ours": (1.0, 1.0), "theirs": (2.0, 2.0)}[fn.__name__]
 
     path = tmp_path / "choices.json"
     with torch.no_grad():
         gm, inputs = capture(model, x)
         decisions = tb.fuse(gm, inputs, require_cuda=False, chooser=tb.Chooser(str(path), timer))
     assert timed and path.exists()
-    assert all(d.fused and "tilefuse 1.0000 ms, torch 2.0000 ms" in d.why for d in decisions
+    assert all(d.fused and "tilefuse 1.0000 ms GPU, 1.0000 ms host; torch 2.0000 ms GPU" in d.why for d in decisions
                if d.chain.startswith("conv -> BatchNorm")), [str(d) for d in decisions]
 
     def never(fn):
@@ -223,13 +223,95 @@ def test_each_chain_goes_to_whichever_measures_faster_and_is_remembered(cpu_kern
 
     def slower(fn):
         fn()
-        return {"ours": 3.0, "theirs": 2.0}[fn.__name__]
+        return {"ours": (3.0, 3.0), "theirs": (2.0, 2.0)}[fn.__name__]
 
     with torch.no_grad():
         gm, inputs = capture(model, x)
         lost = tb.fuse(gm, inputs, require_cuda=False, chooser=tb.Chooser(str(tmp_path / "other.json"), slower))
     assert not any(d.fused for d in lost)
     assert any("torch's ops measured faster" in d.why for d in lost)
+
+
+def timing(ours, theirs):
+    """A chain's timings as the Chooser keeps them: (host ms, GPU ms) of tilefuse's call and of torch's."""
+    return {"tilefuse": ours, "torch": theirs}
+
+
+def test_a_host_bound_graph_keeps_the_cheaper_calls_and_a_gpu_bound_one_the_faster_kernels(tmp_path):
+    chooser = tb.Chooser(str(tmp_path / "c.json"), timer=None)
+    # Host-bound (host 0.04 ms a call, GPU 0.01): a faster kernel with a dearer call would lengthen the forward.
+    small = [timing((0.045, 0.008), (0.040, 0.010))] * 4
+    assert chooser.choose(small) == [False] * 4
+    # GPU-bound: the faster kernels are taken while the host stays under the GPU's time.
+    large = [timing((0.045, 0.30), (0.040, 0.45)), timing((0.045, 0.50), (0.040, 0.40)),
+             timing((0.030, 0.20), (0.040, 0.20))]
+    assert chooser.choose(large) == [True, False, True]
+    # Taking both GPU-faster chains would make the host the bound (host 0.12 > GPU 0.09; one taken: 0.09 and
+    # 0.105): one is taken.
+    tight = [timing((0.060, 0.045), (0.030, 0.060))] * 2
+    assert chooser.choose(tight) == [True, False]
+    # From a CUDA graph the host's time is not paid per call: GPU time alone.
+    replayed = tb.Chooser(str(tmp_path / "c.json"), timer=None, graphs=True)
+    assert replayed.choose(small) == [True] * 4
+    assert replayed.choose(tight) == [True, True]
+
+
+class Pick(tb.Chooser):
+    """A chooser that takes the chains given, by position, without timing anything."""
+
+    def __init__(self, pattern):
+        self.pattern, self.known, self.graphs = pattern, {}, False
+
+    def timings(self, signature, race):
+        return timing((1.0, 1.0), (1.0, 1.0))
+
+    def choose(self, timings):
+        return [self.pattern[i % len(self.pattern)] for i in range(len(timings))]
+
+    def save(self):
+        pass
+
+
+@pytest.mark.parametrize("pattern", [[True, False], [False, True]])
+def test_chains_that_read_each_other_are_right_whichever_are_taken(cpu_kernels, pattern):
+    """The rewrite happens after every chain is chosen: a chain whose input or residual is another chain's
+    output reads the fused op where that chain was taken, the original node where it was kept."""
+    torch.manual_seed(4)
+    model = nn.Sequential(Block(), Block()).eval()
+    randomize_batch_norms(model)
+    model = model.to(torch.bfloat16).to(memory_format=CL)
+    x = torch.randn(2, 16, 9, 9).to(torch.bfloat16).contiguous(memory_format=CL)
+    with torch.no_grad():
+        gm, inputs = capture(model, x)
+        decisions = tb.fuse(gm, inputs, require_cuda=False, chooser=Pick(pattern))
+        taken = [d.fused for d in decisions if "groups" not in d.why and "bare" not in d.why]
+        assert taken == [pattern[i % 2] for i in range(6)], [str(d) for d in decisions]
+        assert_close(gm(*inputs)[0], model(x))
+
+
+@pytest.mark.parametrize("how", [dict(mode="reduce-overhead"), dict(options={"triton.cudagraphs": True}), {}])
+def test_torch_compile_modes_reach_inductor_and_the_chooser(cpu_kernels, monkeypatch, how):
+    """torch.compile(model, backend="tilefuse", mode=...) works as with Inductor; with CUDA graphs on, the
+    chooser compares GPU time alone."""
+    import torch._inductor.config as inductor_config
+
+    seen = {}
+
+    class Recorder(Pick):
+        def __init__(self, graphs=False):
+            super().__init__([True])
+            seen["graphs"] = graphs
+
+    monkeypatch.setattr(tb, "Chooser", Recorder)
+    model = Block().eval().to(torch.bfloat16).to(memory_format=CL)
+    x = torch.randn(2, 16, 9, 9).to(torch.bfloat16).contiguous(memory_format=CL)
+    torch._dynamo.reset()
+    import functools
+
+    with torch.no_grad(), inductor_config.patch(freezing=True):
+        got = torch.compile(model, backend=functools.partial(tb.backend, require_cuda=False), **how)(x)
+        assert_close(got, model(x))
+    assert seen["graphs"] == bool(how)
 
 
 class Mlp(nn.Module):
