@@ -190,12 +190,13 @@ def _host_and_gpu_ms(fn, reps=11, calls=8):
 
 @dataclass
 class _Candidate:
-    """A chain tilefuse can take: its decision if taken, its measurement (signature and race(), or None when
-    it cannot be measured: taken unmeasured), and apply(graph, resolve), which rewrites it (resolve maps a node
-    of the original graph to the node that now stands for it, where an earlier chain was rewritten)."""
+    """A chain tilefuse can take: its decision if taken, its nodes (the last one's users read the fused op),
+    its measurement (signature and race(), or None when it cannot be measured: taken unmeasured), and
+    apply(graph, resolve), which rewrites it (resolve maps a node of the original graph to the node that now
+    stands for it, where an earlier chain was rewritten)."""
 
     decision: Decision
-    last: torch.fx.Node
+    nodes: list
     signature: dict = None
     race: object = None
     apply: object = None
@@ -208,18 +209,23 @@ def fuse(gm, example_inputs, *, require_cuda=True, chooser=None):
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     values = {n: v for n, v in zip(placeholders, example_inputs)}
     frozen = not torch.is_grad_enabled()
-    found = []
+    found, claimed = [], set()
     for node in list(gm.graph.nodes):
         if node.op == "call_function" and node.target in _CONVS:
-            found.append(_conv_chain(node, values, frozen, require_cuda))
+            chain = _conv_chain(node, values, frozen, require_cuda, claimed)
         elif node.op == "call_function" and node.target in _LINEARS:
-            found.append(_linear_chain(node, frozen, require_cuda))
+            chain = _linear_chain(node, frozen, require_cuda, claimed)
+        else:
+            continue
+        found.append(chain)
+        if isinstance(chain, _Candidate):
+            claimed.update(chain.nodes)
     candidates = [c for c in found if isinstance(c, _Candidate)]
     _decide(candidates, chooser)
     replaced = {}
     for c in candidates:
         if c.decision.fused:
-            replaced[c.last] = c.apply(gm.graph, lambda n: replaced.get(n, n))
+            replaced[c.nodes[-1]] = c.apply(gm.graph, lambda n: replaced.get(n, n))
     gm.graph.lint()
     gm.recompile()
     return [c.decision if isinstance(c, _Candidate) else c for c in found]
@@ -261,9 +267,11 @@ def _pair(v):
     return [v, v] if isinstance(v, int) else list(v)
 
 
-def _single_user(node):
+def _single_user(node, claimed):
+    """node's only user, where it has one that no earlier chain has claimed (chains never overlap: a
+    ResNet block's add could otherwise end both its conv3 chain and its downsample chain)."""
     users = list(node.users)
-    return users[0] if len(users) == 1 else None
+    return users[0] if len(users) == 1 and users[0] not in claimed else None
 
 
 def _activation(node):
@@ -306,7 +314,7 @@ def _channels_last(value):
     return value is not None and value.dim() == 4 and value.is_contiguous(memory_format=torch.channels_last)
 
 
-def _conv_chain(conv, values, frozen, require_cuda):
+def _conv_chain(conv, values, frozen, require_cuda, claimed):
     """The chain that starts at `conv`: a _Candidate tilefuse can take, or a Decision to keep it (and why)."""
     x, w, b, stride, padding, dilation, groups = _conv_args(conv)
     name = conv.name
@@ -333,7 +341,7 @@ def _conv_chain(conv, values, frozen, require_cuda):
     # Walk the chain: [BatchNorm] -> [act] -> [+ residual] -> [act].
     chain, nodes, last = ["conv"], [conv], conv
     bn = act_before = residual = act_after = None
-    nxt = _single_user(last)
+    nxt = _single_user(last, claimed)
     if nxt is not None and nxt.op == "call_function" and nxt.target in _BATCH_NORMS:
         training = nxt.args[5] if len(nxt.args) > 5 else nxt.kwargs.get("training", False)
         if training or not frozen:
@@ -342,12 +350,12 @@ def _conv_chain(conv, values, frozen, require_cuda):
         bn = nxt
         chain.append("BatchNorm")
         nodes.append(bn)
-        last, nxt = bn, _single_user(bn)
+        last, nxt = bn, _single_user(bn, claimed)
     if nxt is not None and _activation(nxt) is not None:
         act_before = _activation(nxt)
         chain.append(act_before)
         nodes.append(nxt)
-        last, nxt = nxt, _single_user(nxt)
+        last, nxt = nxt, _single_user(nxt, claimed)
     if nxt is not None and nxt.op == "call_function" and nxt.target in _ADDS and len(nxt.args) == 2 \
             and not nxt.kwargs:
         other = nxt.args[1] if nxt.args[0] is last else nxt.args[0]
@@ -357,7 +365,7 @@ def _conv_chain(conv, values, frozen, require_cuda):
             residual = other
             chain.append("+ residual")
             nodes.append(nxt)
-            last, nxt = nxt, _single_user(nxt)
+            last, nxt = nxt, _single_user(nxt, claimed)
             if act_before is None and nxt is not None and _activation(nxt) is not None:
                 act_after = _activation(nxt)
                 chain.append(act_after)
@@ -411,10 +419,10 @@ def _conv_chain(conv, values, frozen, require_cuda):
 
     how = "one kernel" + (", BatchNorm folded" if bn is not None else "") + \
         (f", channels padded {x_value.shape[1]} -> {x_value.shape[1] + pad_c}" if pad_c else "")
-    return _Candidate(Decision(name, chain_text, True, how), last, signature, race, apply)
+    return _Candidate(Decision(name, chain_text, True, how), nodes, signature, race, apply)
 
 
-def _linear_chain(linear, frozen, require_cuda):
+def _linear_chain(linear, frozen, require_cuda, claimed):
     """The chain that starts at `linear` (a _Candidate or a Decision to keep it): linear -> [act] -> [+ residual] as one tilefuse::linear (act(x @ w.t() + b) + residual; Hopper GEMM)."""
     args = list(linear.args) + [linear.kwargs.get("bias")] * (3 - len(linear.args))
     x, w, b = args[:3]
@@ -431,12 +439,12 @@ def _linear_chain(linear, frozen, require_cuda):
         return keep("linear", f"dtype {out.dtype}: tilefuse's GEMM takes bfloat16 or float16")
     chain, nodes, last = ["linear"], [linear], linear
     activation, residual = "none", None
-    nxt = _single_user(last)
+    nxt = _single_user(last, claimed)
     if nxt is not None and _activation(nxt) is not None:
         activation = _activation(nxt)
         chain.append(activation)
         nodes.append(nxt)
-        last, nxt = nxt, _single_user(nxt)
+        last, nxt = nxt, _single_user(nxt, claimed)
     if nxt is not None and nxt.op == "call_function" and nxt.target in _ADDS and len(nxt.args) == 2 and not nxt.kwargs:
         other = nxt.args[1] if nxt.args[0] is last else nxt.args[0]
         other_value = _value(other)
@@ -463,7 +471,7 @@ def _linear_chain(linear, frozen, require_cuda):
         _replace(graph, nodes, fused)
         return fused
 
-    return _Candidate(Decision(linear.name, chain_text, True, "one kernel"), last, signature, race, apply)
+    return _Candidate(Decision(linear.name, chain_text, True, "one kernel"), nodes, signature, race, apply)
 
 
 # What a measurement compares; a choice remembered under another method is measured again.

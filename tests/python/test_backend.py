@@ -272,20 +272,41 @@ class Pick(tb.Chooser):
         pass
 
 
-@pytest.mark.parametrize("pattern", [[True, False], [False, True]])
-def test_chains_that_read_each_other_are_right_whichever_are_taken(cpu_kernels, pattern):
+class Downsample(nn.Module):
+    """A torchvision bottleneck's order: conv3 -> BN3, then the shortcut's conv -> BN, then their sum -> ReLU
+    (the add could end either chain; conv3's, first in the graph, takes it)."""
+
+    def __init__(self, c=16):
+        super().__init__()
+        self.c1, self.b1 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+        self.c3, self.b3 = nn.Conv2d(c, 2 * c, 1, bias=False), nn.BatchNorm2d(2 * c)
+        self.cd, self.bd = nn.Conv2d(c, 2 * c, 1, bias=False), nn.BatchNorm2d(2 * c)
+
+    def forward(self, x):
+        y = self.b3(self.c3(torch.relu(self.b1(self.c1(x)))))
+        return torch.relu(y + self.bd(self.cd(x)))
+
+
+@pytest.mark.parametrize("pattern", [[True], [True, False], [False, True]])
+@pytest.mark.parametrize("blocks", [(Block, Block), (Downsample, lambda: Block(32))], ids=["blocks", "downsample"])
+def test_chains_that_read_each_other_are_right_whichever_are_taken(cpu_kernels, pattern, blocks):
     """The rewrite happens after every chain is chosen: a chain whose input or residual is another chain's
-    output reads the fused op where that chain was taken, the original node where it was kept."""
+    output reads the fused op where that chain was taken, the original node where it was kept; no two chains
+    share a node."""
     torch.manual_seed(4)
-    model = nn.Sequential(Block(), Block()).eval()
+    model = nn.Sequential(*(block() for block in blocks)).eval()
     randomize_batch_norms(model)
     model = model.to(torch.bfloat16).to(memory_format=CL)
     x = torch.randn(2, 16, 9, 9).to(torch.bfloat16).contiguous(memory_format=CL)
     with torch.no_grad():
         gm, inputs = capture(model, x)
         decisions = tb.fuse(gm, inputs, require_cuda=False, chooser=Pick(pattern))
-        taken = [d.fused for d in decisions if "groups" not in d.why and "bare" not in d.why]
-        assert taken == [pattern[i % 2] for i in range(6)], [str(d) for d in decisions]
+        candidates = [d for d in decisions if "groups" not in d.why and "bare" not in d.why]
+        assert [d.fused for d in candidates] == [pattern[i % len(pattern)] for i in range(len(candidates))]
+        if blocks[0] is Downsample:
+            assert [d.chain for d in candidates[:3]] == ["conv -> BatchNorm -> relu",
+                                                         "conv -> BatchNorm -> + residual -> relu",
+                                                         "conv -> BatchNorm"], [str(d) for d in decisions]
         assert_close(gm(*inputs)[0], model(x))
 
 
