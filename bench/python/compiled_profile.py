@@ -62,7 +62,13 @@ def main():
     inductor_config.freezing = True
     lines = [f"# {args.model} N = {args.batch}, {torch.cuda.get_device_name()}, torch {torch.__version__}", ""]
     with torch.no_grad():
+        from torch._inductor.compile_fx import compile_fx
+
+        def compile_fx_alone(gm, example_inputs):  # Inductor behind a custom backend, nothing rewritten
+            return compile_fx(gm, example_inputs)
+
         variants = {"eager": model, "inductor": torch.compile(model),
+                    "compile_fx as a custom backend": torch.compile(model, backend=compile_fx_alone),
                     "tilefuse": torch.compile(model, backend="tilefuse"),
                     "tilefuse (every chain)": tilefuse.backend.optimize(model, measure=False)}
         for fn in variants.values():
