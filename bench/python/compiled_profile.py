@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from models import build, time_forward  # noqa: E402
+from models import build, interleaved_ms  # noqa: E402
 
 
 def host_ms(fn, x, iters):
@@ -73,14 +73,11 @@ def main():
                     "tilefuse (every chain)": tilefuse.backend.optimize(model, measure=False)}
         for fn in variants.values():
             fn(x)
-        results = {name: {} for name in variants}
-        for _ in range(3):  # rounds interleaved: the host's drift shows in all variants alike
-            for name, fn in variants.items():
-                results[name].setdefault("ms", []).append(time_forward(fn, x, args.iters))
-                results[name].setdefault("host", []).append(host_ms(fn, x, args.iters))
-        lines += ["| variant | forward ms (CUDA events) | host enqueue ms |", "|---|---:|---:|"]
-        for name, r in results.items():
-            lines.append(f"| {name} | {statistics.median(r['ms']):.3f} | {statistics.median(r['host']):.3f} |")
+        forward = interleaved_ms(variants, x, args.iters)
+        host = {name: host_ms(fn, x, args.iters) for name, fn in variants.items()}
+        lines += ["| variant | forward ms (CUDA events, variants taking turns) | host enqueue ms |", "|---|---:|---:|"]
+        for name in variants:
+            lines.append(f"| {name} | {forward[name]:.3f} | {host[name]:.3f} |")
         for name, fn in variants.items():
             lines += ["", f"## {name}: top {args.top} ops by self CPU time (10 forwards)", "", "```",
                       profile_table(fn, x, args.top), "```"]

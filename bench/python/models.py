@@ -1,7 +1,7 @@
 """Whole models in inference: torch eager, torch.compile (Inductor, freezing on) and torch.compile(backend=
 "tilefuse"), one process, one GPU. bf16, channels-last, eval, no grad; median of CUDA-event timings of whole
-forward passes after warm-up (host time included: what a user's loop sees), the variants interleaved in
-rounds; and like with like under CUDA graphs: eager captured by hand, Inductor and the backend each with
+forward passes after warm-up (host time included: what a user's loop sees), the variants taking turns
+forward by forward; and like with like under CUDA graphs: eager captured by hand, Inductor and the backend each with
 mode="reduce-overhead". Each variant's logits are compared with the same model's
 in float32 eager (max abs error / max abs logit), bf16 eager's error beside them.
 
@@ -72,19 +72,24 @@ def build(name):
     return UNet(), (3, 256, 256)
 
 
-def time_forward(fn, x, iters, warmup=5):
-    for _ in range(warmup):
-        fn(x)
+def interleaved_ms(fns, x, count, warmup=5):
+    """{name: median ms of one forward} for fns {name: fn}, CUDA events around each forward (host included),
+    the variants taking turns forward by forward: a host's drift (these machines swing by tens of percent
+    over seconds) falls on all of them alike."""
+    for fn in fns.values():
+        for _ in range(warmup):
+            fn(x)
     torch.cuda.synchronize()
-    times = []
-    for _ in range(iters):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn(x)
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+    times = {name: [] for name in fns}
+    for _ in range(count):
+        for name, fn in fns.items():
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn(x)
+            end.record()
+            end.synchronize()
+            times[name].append(start.elapsed_time(end))
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def captured(fn, x):
@@ -117,9 +122,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", nargs="+", default=["resnet50", "vit_b_16", "unet"])
     parser.add_argument("--batch", nargs="+", type=int, default=[1, 8, 32, 128])
-    parser.add_argument("--iters", type=int, default=30)
-    parser.add_argument("--rounds", type=int, default=3,
-                        help="timing rounds, the variants interleaved in each (the median is reported)")
+    parser.add_argument("--iters", type=int, default=60, help="timed forwards per variant (taking turns)")
     parser.add_argument("--max-autotune", action="store_true",
                         help="also Inductor with mode='max-autotune-no-cudagraphs' (minutes of compile per row)")
     parser.add_argument("--warm-caches", action="store_true",
@@ -190,15 +193,10 @@ def main():
                         row[f"{variant}_chains_fused"] = f"{counter.fused} / {counter.total}"
                 out = model(x).float()
                 row["eager_max_rel_err"] = ((out - reference).abs().max() / reference.abs().max()).item()
-                timed = {v: fn for v, fn in variants.items()}
-                timed["eager_graph"] = captured(model, x)
-                samples = {v: [] for v in timed}
-                for _ in range(args.rounds):
-                    for variant, fn in timed.items():
-                        if fn is not None:
-                            samples[variant].append(time_forward(fn, x, args.iters))
-                for variant, times in samples.items():
-                    row[f"{variant}_ms"] = statistics.median(times) if times else None
+                timed = dict(variants, eager_graph=captured(model, x))
+                medians = interleaved_ms({v: fn for v, fn in timed.items() if fn is not None}, x, args.iters)
+                for variant in timed:
+                    row[f"{variant}_ms"] = medians.get(variant)
                 inductor_config.freezing = False
             row["tilefuse_vs_faster"] = min(row["eager_ms"], row["inductor_ms"]) / row["tilefuse_ms"]
             peers = [row[v] for v in ("eager_graph_ms", "inductor_graph_ms") if row[v] is not None]
@@ -207,11 +205,11 @@ def main():
             row["tilefuse_graph_vs_inductor_graph"] = row["inductor_graph_ms"] / row["tilefuse_graph_ms"]
             rows.append(row)
             print({k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
-    if args.json:
-        json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": rows},
-                  open(args.json, "w"), indent=1)
-    if args.markdown:
-        open(args.markdown, "w").write(markdown(rows))
+            if args.json:  # after every row: a run cut short keeps what it measured
+                json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": rows},
+                          open(args.json, "w"), indent=1)
+            if args.markdown:
+                open(args.markdown, "w").write(markdown(rows))
 
 
 def fmt(v, digits=3):

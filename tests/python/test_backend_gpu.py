@@ -87,11 +87,10 @@ def test_the_chooser_times_host_and_gpu_apart():
     import tilefuse.backend as tb
 
     a = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
-    host, gpu = tb._host_and_gpu_ms(lambda: a @ a)
-    assert 0 < host < gpu, (host, gpu)
     b = torch.randn(8, device="cuda")
-    host, gpu = tb._host_and_gpu_ms(lambda: [b.add_(1.0) for _ in range(20)])
-    assert 0 < gpu < host, (host, gpu)
+    (host, gpu), (tiny_host, tiny_gpu) = tb._host_and_gpu_ms(lambda: a @ a, lambda: [b.add_(1.0) for _ in range(20)])
+    assert 0 < host < gpu, (host, gpu)
+    assert 0 < tiny_gpu < tiny_host, (tiny_host, tiny_gpu)
 
 
 class TrainBlock(nn.Module):
