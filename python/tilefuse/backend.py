@@ -95,6 +95,10 @@ class Chooser:
     shape is measured once per machine. choose() then picks per graph (see there)."""
 
     MARGIN = 0.05
+    # tilefuse's call costs more host time in a compiled graph than back to back in the race (a Python-heavy
+    # call among fifty others; Inductor checks each fallback op's output after it): ResNet-50 N = 1 on an H200
+    # host, 19 chains at a race-measured 30.5 us each cost 24 us more each in the graph (docs/notes/python_path.md).
+    IN_GRAPH_HOST = 1.6
 
     def __init__(self, path=None, timer=None, graphs=False):
         from .jit.cache import cache_dir
@@ -124,11 +128,14 @@ class Chooser:
         graph runs from a CUDA graph; otherwise a forward takes about max(host, GPU) summed over its chains, so
         chains are taken one at a time, the best first, while that estimate falls (a host-bound graph keeps
         Inductor's cheaper calls; a GPU-bound one takes faster kernels until the host becomes the bound).
-        A chain is taken only where it gains more than MARGIN of its own time: a tie (host times within the
+        tilefuse's host time counts IN_GRAPH_HOST times over. A chain is taken only where it gains more than
+        MARGIN of its own time: a tie (host times within the
         host's noise) stays with Inductor, whose calls in a compiled graph cost a little less than measured
         here (no output checks after them)."""
         if self.graphs:
             return [t["tilefuse"][1] < (1 - self.MARGIN) * t["torch"][1] for t in timings]
+        timings = [{"tilefuse": (t["tilefuse"][0] * self.IN_GRAPH_HOST, t["tilefuse"][1]), "torch": t["torch"]}
+                   for t in timings]
         taken = [False] * len(timings)
         host = sum(t["torch"][0] for t in timings)
         gpu = sum(t["torch"][1] for t in timings)
@@ -287,6 +294,24 @@ def _single_user(node, claimed):
     return users[0] if len(users) == 1 and users[0] not in claimed else None
 
 
+def _next(node, nodes, claimed):
+    """(the chain's last node, the node after it): node's single unclaimed user, past identities (dropout in
+    eval, as torchvision's MLPs put between a linear and its residual add), which join `nodes`."""
+    last, nxt = node, _single_user(node, claimed)
+    while nxt is not None and _identity(nxt):
+        nodes.append(nxt)
+        last, nxt = nxt, _single_user(nxt, claimed)
+    return last, nxt
+
+
+def _identity(node):
+    """Whether a call is the identity: F.dropout / torch.dropout with training off."""
+    if node.op != "call_function" or node.target not in (F.dropout, torch.dropout):
+        return False
+    training = node.args[2] if len(node.args) > 2 else node.kwargs.get("training", node.kwargs.get("train", True))
+    return training is False
+
+
 def _activation(node):
     """The tilefuse activation name of an activation call, or None."""
     if node.op == "call_function":
@@ -354,7 +379,7 @@ def _conv_chain(conv, values, frozen, require_cuda, claimed):
     # Walk the chain: [BatchNorm] -> [act] -> [+ residual] -> [act].
     chain, nodes, last = ["conv"], [conv], conv
     bn = act_before = residual = act_after = None
-    nxt = _single_user(last, claimed)
+    last, nxt = _next(last, nodes, claimed)
     if nxt is not None and nxt.op == "call_function" and nxt.target in _BATCH_NORMS:
         training = nxt.args[5] if len(nxt.args) > 5 else nxt.kwargs.get("training", False)
         if training or not frozen:
@@ -363,12 +388,12 @@ def _conv_chain(conv, values, frozen, require_cuda, claimed):
         bn = nxt
         chain.append("BatchNorm")
         nodes.append(bn)
-        last, nxt = bn, _single_user(bn, claimed)
+        last, nxt = _next(bn, nodes, claimed)
     if nxt is not None and _activation(nxt) is not None:
         act_before = _activation(nxt)
         chain.append(act_before)
         nodes.append(nxt)
-        last, nxt = nxt, _single_user(nxt, claimed)
+        last, nxt = _next(nxt, nodes, claimed)
     if nxt is not None and nxt.op == "call_function" and nxt.target in _ADDS and len(nxt.args) == 2 \
             and not nxt.kwargs:
         other = nxt.args[1] if nxt.args[0] is last else nxt.args[0]
@@ -378,13 +403,13 @@ def _conv_chain(conv, values, frozen, require_cuda, claimed):
             residual = other
             chain.append("+ residual")
             nodes.append(nxt)
-            last, nxt = nxt, _single_user(nxt, claimed)
+            last, nxt = _next(nxt, nodes, claimed)
             if act_before is None and nxt is not None and _activation(nxt) is not None:
                 act_after = _activation(nxt)
                 chain.append(act_after)
                 nodes.append(nxt)
                 last = nxt
-    if len(nodes) == 1 and b is None:
+    if len(chain) == 1 and b is None:
         return keep("conv", "a bare conv: nothing to fuse, cuDNN's call is as good")
     if any(len(n.users) > 1 for n in nodes[:-1]):
         return keep(" -> ".join(chain), "an intermediate is used twice")
@@ -452,12 +477,12 @@ def _linear_chain(linear, frozen, require_cuda, claimed):
         return keep("linear", f"dtype {out.dtype}: tilefuse's GEMM takes bfloat16 or float16")
     chain, nodes, last = ["linear"], [linear], linear
     activation, residual = "none", None
-    nxt = _single_user(last, claimed)
+    last, nxt = _next(last, nodes, claimed)
     if nxt is not None and _activation(nxt) is not None:
         activation = _activation(nxt)
         chain.append(activation)
         nodes.append(nxt)
-        last, nxt = nxt, _single_user(nxt, claimed)
+        last, nxt = _next(nxt, nodes, claimed)
     if nxt is not None and nxt.op == "call_function" and nxt.target in _ADDS and len(nxt.args) == 2 and not nxt.kwargs:
         other = nxt.args[1] if nxt.args[0] is last else nxt.args[0]
         other_value = _value(other)
@@ -467,7 +492,7 @@ def _linear_chain(linear, frozen, require_cuda, claimed):
             nodes.append(nxt)
             last = nxt
     chain_text = " -> ".join(chain)
-    if len(nodes) == 1:
+    if len(chain) == 1:
         return keep(chain_text, "nothing to fuse: cuBLASLt's bias epilogue is as good")
     if any(len(n.users) > 1 for n in nodes[:-1]):
         return keep(chain_text, "an intermediate is used twice")
