@@ -94,20 +94,12 @@ ConvResultRow ConvBench::run(ConvProblem const& p) {
   // ---- the check: one run each on set 0 with the output poisoned, against the float64 sample ----
   SampledReference const reference =
       conv_sampled_reference(p, pool[0], settings_.check_samples, settings_.seed ^ 0x5eed, stream_);
-  row.check_samples = reference.size();
-  row.reference_rms = reference.rms();
-  check_candidates(candidates, reference, [&] { pool.poison_output(0, stream_); }, pool[0].out, stream_);
-  judge_candidates(candidates, p.dtype);
-  if (candidates.size() > 1 && !candidates[0].sampled.empty() && !candidates[1].sampled.empty()) {
-    row.has_peer_difference = true;
-    row.tilefuse_vs_first_peer = reference.difference(candidates[0].sampled, candidates[1].sampled);
-  }
+  check_row(row, candidates, reference, [&] { pool.poison_output(0, stream_); }, pool[0].out, p.dtype, stream_);
 
   // ---- timing ----
   time_candidates(candidates, pool.size(), settings_.timing, conv_flops(p), stream_);
 
-  row.tilefuse = std::move(candidates[0].measurement);
-  for (std::size_t i = 1; i < candidates.size(); ++i) row.peers.push_back(std::move(candidates[i].measurement));
+  record_measurements(row, candidates);
   return row;
 }
 

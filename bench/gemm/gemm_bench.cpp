@@ -12,16 +12,6 @@
 #include "tilefuse_op.hpp"
 
 namespace tilefuse::bench {
-char const* name_of(MeasurementState s) {
-  switch (s) {
-    case MeasurementState::kOk: return "ok";
-    case MeasurementState::kMismatch: return "MISMATCH";
-    case MeasurementState::kRefused: return "refused";
-    case MeasurementState::kNotBuilt: return "not built";
-    default: return "error";
-  }
-}
-
 GemmBench::GemmBench(DeviceInfo const& device, BenchSettings const& settings, cudaStream_t stream)
     : device_(device), settings_(settings), stream_(stream), cublas_(stream), cublaslt_(stream) {}
 
@@ -109,14 +99,7 @@ ResultRow GemmBench::run(GemmProblem const& p) {
 
   // ---- the check: one run each on set 0 with D poisoned, against the float64 sample ----
   SampledReference const reference(p, pool[0], settings_.check_samples, settings_.seed ^ 0x5eed, stream_);
-  row.check_samples = reference.size();
-  row.reference_rms = reference.rms();
-  check_candidates(candidates, reference, [&] { pool.poison_output(0, stream_); }, pool[0].d, stream_);
-  judge_candidates(candidates, p.dtype);
-  if (candidates.size() > 1 && !candidates[0].sampled.empty() && !candidates[1].sampled.empty()) {
-    row.has_peer_difference = true;
-    row.tilefuse_vs_first_peer = reference.difference(candidates[0].sampled, candidates[1].sampled);
-  }
+  check_row(row, candidates, reference, [&] { pool.poison_output(0, stream_); }, pool[0].d, p.dtype, stream_);
 
   // ---- timing ----
   time_candidates(candidates, pool.size(), settings_.timing, gemm_flops(p), stream_);
@@ -128,8 +111,7 @@ ResultRow GemmBench::run(GemmProblem const& p) {
     row.has_fusion_pairs = true;
   }
 
-  row.tilefuse = std::move(candidates[0].measurement);
-  for (std::size_t i = 1; i < candidates.size(); ++i) row.peers.push_back(std::move(candidates[i].measurement));
+  record_measurements(row, candidates);
   return row;
 }
 

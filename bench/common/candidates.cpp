@@ -6,6 +6,16 @@
 
 namespace tilefuse::bench {
 
+char const* name_of(MeasurementState s) {
+  switch (s) {
+    case MeasurementState::kOk: return "ok";
+    case MeasurementState::kMismatch: return "MISMATCH";
+    case MeasurementState::kRefused: return "refused";
+    case MeasurementState::kNotBuilt: return "not built";
+    default: return "error";
+  }
+}
+
 void check_device_alive(std::string const& what) {
   cudaError_t const error = cudaDeviceSynchronize();
   if (is_sticky(error) || is_sticky(cudaPeekAtLastError())) {
@@ -153,6 +163,23 @@ void time_candidates(std::vector<Candidate>& candidates, int num_sets, TimingOpt
     time_one(i, &second);
     if (candidates[i].op) record_timing(candidates[i], combine_halves(first[i], second), flops);
   }
+}
+
+void check_row(RowResults& row, std::vector<Candidate>& candidates, SampledReference const& reference,
+               std::function<void()> const& poison, void const* output, DType dtype, cudaStream_t stream) {
+  row.check_samples = reference.size();
+  row.reference_rms = reference.rms();
+  check_candidates(candidates, reference, poison, output, stream);
+  judge_candidates(candidates, dtype);
+  if (candidates.size() > 1 && !candidates[0].sampled.empty() && !candidates[1].sampled.empty()) {
+    row.has_peer_difference = true;
+    row.tilefuse_vs_first_peer = reference.difference(candidates[0].sampled, candidates[1].sampled);
+  }
+}
+
+void record_measurements(RowResults& row, std::vector<Candidate>& candidates) {
+  row.tilefuse = std::move(candidates[0].measurement);
+  for (std::size_t i = 1; i < candidates.size(); ++i) row.peers.push_back(std::move(candidates[i].measurement));
 }
 
 }  // namespace tilefuse::bench

@@ -16,8 +16,8 @@
 
 #include <cuda_runtime.h>
 
-#include "gemm_bench.hpp"
 #include "reference_check.hpp"
+#include "results.hpp"
 #include "timing.hpp"
 
 namespace tilefuse::bench {
@@ -41,5 +41,12 @@ void check_candidates(std::vector<Candidate>& candidates, SampledReference const
 void judge_candidates(std::vector<Candidate>& candidates, DType dtype);
 void time_candidates(std::vector<Candidate>& candidates, int num_sets, TimingOptions const& timing, double flops,
                      cudaStream_t stream);
+
+// check and judge, with what the row records of them: the sample count, the reference's size, and
+// tilefuse's output against the first peer's.
+void check_row(RowResults& row, std::vector<Candidate>& candidates, SampledReference const& reference,
+               std::function<void()> const& poison, void const* output, DType dtype, cudaStream_t stream);
+// After timing: tilefuse's measurement and its peers' into the row.
+void record_measurements(RowResults& row, std::vector<Candidate>& candidates);
 
 }  // namespace tilefuse::bench
