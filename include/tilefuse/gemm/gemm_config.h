@@ -198,7 +198,7 @@ using Sm90PingPongMulticastConfig = Sm90Multicast<Sm90PingPongConfig>;
 // 64x256 and ping-pong for the fused GEMM).
 using Sm90PingPongWideMulticastConfig = Sm90Multicast<Sm90PingPongWideConfig>;
 // Split-K reduced inside the kernel: the batch index is the split, each split's warps add their fp32
-// accumulators into one sum at L2 and the last to arrive runs the epilogue (sm90_gemm.h, add_split).
+// accumulators into one sum at L2 and the last to arrive runs the epilogue (sm90_split_reduction.h, SplitReductionPart::add).
 // The Hopper conv wgrad's split-K (conv2d.hpp: launch_wgrad).
 template <class Base>
 struct Sm90SplitReduce : Base {

@@ -1,25 +1,11 @@
 // Conv2d: the device-level implicit-GEMM convolution. One class per mode (fprop, dgrad, wgrad); NHWC
-// activations, KRSC filters. Every choice below is made by the planner, plan_conv2d (conv2d_plan.hpp),
-// which the Python package calls too; this class checks the arguments, binds, launches. Two kernels:
-//   the sm80 path (mma.sync, conv/kernel/implicit_gemm_operands.h; runs on sm_80, sm_89 and sm_90), and
-//   the Hopper kernel (TMA + WGMMA, conv/kernel/sm90_implicit_gemm.h: gemm/kernel/sm90_gemm.h with a
-//   conv operand source), which the default config (Sm80AutoConfig) picks for fprop when the device
-//   is an sm_90, the binary holds the kernel's sm_90a code, the elements are bf16 or fp16, C and K are
-//   multiples of 8, x and w are 16-byte aligned and split_k is 0 or 1. Its source of x is TMA im2col
-//   (FpropIm2colOperands) when C is a multiple of 64 (the k-tile) and the padding, strides and dilated filter fit
-//   an im2col tensor map (validate(TensorMapIm2colArgs)), else the cp.async gathering producer
-//   warpgroup (FpropGatherOperands). Arguments::overrides (ConvOverrides) may force the gather
-//   source, the Hopper tile and schedule, the family or the split reduction (tests, the bench).
-//   dgrad with bf16 or fp16, both strides 1 and K a multiple of 64
-//   also runs on the Hopper kernel (sm90::DgradIm2colOperands: an fprop of dy over the flipped,
-//   transposed filter, dy by TMA im2col, w read MN-major) when its im2col tensor map is valid; wgrad
-//   with bf16 or fp16, C a multiple of 64 and a valid im2col map of x too (sm90::WgradOperands: dy^T
-//   and im2col(x) MN-major, split-K as the kernel's batch; split_k = 0 lets the wave model choose,
-//   choose_wgrad_tile). Its splits add their fp32 tiles into one sum at L2 and the last applies the tree
-//   (gemm::Sm90SplitReduce), or with Arguments::deterministic (or ConvOverrides::split_reduction)
-//   store fp32 partials that a second pass sums in a fixed order and applies the tree to.
-//   Everything else, and every explicit Sm80 config, runs the sm80 path. describe() says which ran
-//   and why.
+// activations, KRSC filters. Every choice is made by the planner, plan_conv2d (conv2d_plan.hpp, where
+// the routing between the two kernels is described), which the Python package calls too; this class
+// checks the arguments, binds, launches. Two kernels: the sm80 path (mma.sync,
+// conv/kernel/implicit_gemm_operands.h; sm_80, sm_89 and sm_90) and the Hopper kernel (TMA + WGMMA,
+// conv/kernel/sm90_implicit_gemm.h). Arguments::overrides (ConvOverrides) may force the source, the
+// Hopper tile and schedule, the family or the split reduction (tests, the bench). describe() says which
+// kernel ran and why.
 // FP8 fprop (Element float_e4m3_t or float_e5m2_t; x and w of that type, the output and the epilogue's
 // inputs whatever the tree says, e.g. bf16 D = relu(acc * scale_x * scale_w + bias + residual) with the
 // per-tensor scales as Scalar nodes) runs on the Hopper kernel only: k-tiles of 128 channels, the
@@ -54,6 +40,8 @@
 
 #include <tilefuse/conv/conv2d_problem.h>
 #include <tilefuse/conv/conv2d_problem_check.hpp>
+#include <tilefuse/conv/device/conv2d_describe.hpp>
+#include <tilefuse/conv/device/conv2d_output_extents.hpp>
 #include <tilefuse/conv/device/conv2d_plan.hpp>
 #include <tilefuse/conv/device/conv2d_sm90_kernels.hpp>
 #include <tilefuse/conv/device/conv2d_sm90_launch.hpp>
@@ -195,7 +183,7 @@ class Conv2d {
     if constexpr (kHopperCapable) {
       if (plan.hopper()) {
         return Hopper::dispatch_sm90(plan.sm90_tile, plan.im2col, plan.half_k, [&]<class Cfg, bool kIm2col>() {
-          return describe_sm90<Cfg, kIm2col>(plan, g);
+          return describe_sm90_plan<Cfg, kIm2col, Sm90Kernel<Cfg, kIm2col>>(describe_facts(), plan, g);
         });
       }
     }
@@ -203,9 +191,9 @@ class Conv2d {
       return "cannot run: FP8 planned off the Hopper kernel";
     } else {
       switch (plan.sm80_tile) {
-        case gemm::Sm80Tile::kSmall: return describe_with<SmallConfig>(args, plan, g);
-        case gemm::Sm80Tile::kNarrow: return describe_with<NarrowConfig>(args, plan, g);
-        default: return describe_with<LargeConfig>(args, plan, g);
+        case gemm::Sm80Tile::kSmall: return describe_sm80_plan<SmallConfig>(describe_facts(), plan, g);
+        case gemm::Sm80Tile::kNarrow: return describe_sm80_plan<NarrowConfig>(describe_facts(), plan, g);
+        default: return describe_sm80_plan<LargeConfig>(describe_facts(), plan, g);
       }
     }
   }
@@ -262,22 +250,14 @@ class Conv2d {
                                           : std::is_same_v<Element, float_e5m2_t> ? ConvElement::kE5m2
                                                                                   : ConvElement::kFloat32;
 
-  template <class Cfg, class Plan>
-  static std::string describe_with(Arguments const& args, Plan const& plan, GemmCoord const& g) {
-    if (!plan.why_not_hopper.empty()) {
-      return describe_with_sm80<Cfg>(args, plan, g) + " [Hopper kernel not used: " + plan.why_not_hopper + "]";
-    }
-    return describe_with_sm80<Cfg>(args, plan, g);
-  }
-
-  template <class Cfg, class Plan>
-  static std::string describe_with_sm80(Arguments const& args, Plan const& plan, GemmCoord const& g) {
-    (void)args;
-    return status_message("sm80 mma.sync implicit-GEMM ", op_name(), " (GEMM ", g.m, " x ", g.n, " x ", g.k,
-                          "), tile ", Cfg::kTileM, "x", Cfg::kTileN, "x", Cfg::kTileK, kAuto ? " (chosen by the wave model)" : "", ", ",
-                          Cfg::kWarpsM * Cfg::kWarpsN, " warps, ", Cfg::kStages, " stages, ",
-                          plan.aligned ? "16-byte cp.async gathers" : "element-wise gathers (", plan.why_narrow,
-                          plan.aligned ? "" : ")", plan.split_k > 1 ? status_message(", split-K ", plan.split_k) : "");
+  static ConvDescribeFacts describe_facts() {
+    ConvDescribeFacts f{op_name()};
+    f.auto_config = kAuto;
+    f.dgrad_sm90 = kDgradSm90;
+    f.wgrad_sm90 = kWgradSm90;
+    if constexpr (kFp8) f.fp8_element = name_of(data_type_of<Element>);
+    f.chunk_elements = kChunkElements;
+    return f;
   }
 
   template <bool kAligned, class Cfg>
@@ -352,8 +332,8 @@ class Conv2d {
       return invalid_argument(op_name(), ": input_transform is set but this Conv2d has no InputTransform; ",
                               "instantiate Conv2d<..., ScaleShiftActivation<Act>> for mainloop fusion");
     }
-    Status const bound = reads_output_coordinates()
-                             ? with_coordinate_extents(args).bind({g.m, g.n, 1}, &plan->epilogue)
+    Status const bound = reads_output_coordinates<EpilogueArgs>(kMode)
+                             ? with_output_extents(args.epilogue, args.problem).bind({g.m, g.n, 1}, &plan->epilogue)
                              : args.epilogue.bind({g.m, g.n, 1}, &plan->epilogue);
     if (!bound.ok()) return {bound.code(), std::string(op_name()) + " epilogue: " + bound.message()};
     if constexpr (kHopperCapable) {
@@ -393,49 +373,6 @@ class Conv2d {
   // The Hopper kernel of a tile and a source (its dispatch and readiness: Hopper, conv2d_sm90_kernels.hpp).
   template <class Cfg, bool kIm2col>
   using Sm90Kernel = typename Hopper::template Sm90Kernel<Cfg, kIm2col>;
-
-  template <class Cfg, bool kIm2col>
-  static std::string describe_sm90(Plan const& plan, GemmCoord const& g) {
-    index_t const tiles = ((g.m + Cfg::kTileM - 1) / Cfg::kTileM) * ((g.n + Cfg::kTileN - 1) / Cfg::kTileN) *
-                          (kWgradSm90 ? plan.split_k : 1);
-    std::string loads;
-    if constexpr (kWgradSm90) {
-      loads = status_message("dy by TMA in boxes of 64 channels x 64 pixels (A MN-major), x by ",
-                             plan.pointwise ? "TMA in boxes of 64 channels x 64 pixels"
-                                               : "TMA im2col in copies of 64 pixels x 64 channels of one tap",
-                             " (B MN-major) (",
-                             plan.why_source, "), ",
-                             plan.split_k <= 1 ? std::string("no split-K, ")
-                             : plan.split_in_kernel
-                                 ? status_message("split-K ", plan.split_k,
-                                                  " (summed in the kernel: each split adds its fp32 tile into the workspace "
-                                                  "at L2 and the last one applies the epilogue; not bitwise reproducible, "
-                                                  "deterministic = true sums in a second pass), ")
-                                 : status_message("split-K ", plan.split_k,
-                                                  " (fp32 partials in the workspace, then a reduction pass that applies the "
-                                                  "epilogue), "));
-    } else {
-      loads = status_message(
-          kIm2col ? status_message(kDgradSm90 ? "dy" : "x",
-                                   plan.pointwise ? " by tiled TMA (one box of " : " by TMA im2col (one copy of ",
-                                   Cfg::kTileM, " pixels x ", Cfg::kTileK, " channels per filter tap and k-tile)")
-                  : std::string("x by 16-byte cp.async gathers of the producer warpgroup"),
-          " (", plan.why_source, "), ",
-          kDgradSm90 ? "w by TMA in boxes of 64 channels x 64 filters of the flipped tap (B MN-major), " : "w by TMA, ");
-    }
-    return status_message("sm90 TMA + WGMMA implicit-GEMM ", op_name(), " (GEMM ", g.m, " x ", g.n, " x ", g.k,
-                          "; warp-specialized, persistent", Cfg::kSchedule == gemm::Sm90Schedule::kPingPong ? ", ping-pong" : "",
-                          "), tile ", Cfg::kTileM, "x", Cfg::kTileN, "x", Cfg::kTileK,
-                          " (wave model: ", plan.why_tile, "), ", Sm90Kernel<Cfg, kIm2col>::kStages, " stages, ",
-                          Sm90Kernel<Cfg, kIm2col>::kTmaAux ? "residual by TMA beside the operands, " : "", loads, tiles,
-                          " tiles on ", std::min<index_t>(tiles, plan.sm_count), " blocks; ",
-                          kFp8 ? status_message(name_of(data_type_of<Element>), " operands, fp32 accumulation in the tensor cores; ")
-                               : std::string(),
-                          "chosen: sm_90 device with sm_90a code, C and K multiples of ", kChunkElements,
-                          kDgradSm90   ? ", 16-byte-aligned dy and w, no split-K"
-                          : kWgradSm90 ? ", 16-byte-aligned dy and x"
-                                       : ", 16-byte-aligned x and w, no split-K");
-  }
 
   // The Hopper wgrad: with plan.split_k = s > 1, either the kernel adds the s splits' fp32 tiles into
   // the workspace's sums and the last split of each tile applies the tree (plan.split_in_kernel:
@@ -536,27 +473,6 @@ class Conv2d {
     config.stream = stream;
     void* kernel_args[] = {&params};
     return host_adapter().launch(config, Hopper::template sm90_kernel_address<Cfg, kIm2col>(), kernel_args);
-  }
-
-  // Whether the tree reads the output coordinate (conv/epilogue_coordinates.h: scalars "conv_P",
-  // "conv_Q", "conv_PQ"); only then are the arguments copied to add the extents.
-  static bool reads_output_coordinates() {
-    return kMode != ConvMode::kWgrad &&
-           (EpilogueArgs::takes("conv_P") || EpilogueArgs::takes("conv_Q") || EpilogueArgs::takes("conv_PQ"));
-  }
-  // The epilogue arguments plus the output's spatial extents, unless the caller set them.
-  static EpilogueArgs with_coordinate_extents(Arguments const& args) {
-    EpilogueArgs e = args.epilogue;
-    Conv2dProblem const& p = args.problem;
-    index_t const rows = kMode == ConvMode::kDgrad ? p.H : p.P();
-    index_t const cols = kMode == ConvMode::kDgrad ? p.W : p.Q();
-    auto set = [&](char const* name, index_t value) {
-      if (EpilogueArgs::takes(name) && !e.is_set(name)) e.set(name, static_cast<float>(value));
-    };
-    set("conv_P", rows);
-    set("conv_Q", cols);
-    set("conv_PQ", rows * cols);
-    return e;
   }
 
   static char const* mode_name(ConvMode m) {

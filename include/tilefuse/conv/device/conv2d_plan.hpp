@@ -5,6 +5,27 @@
 // What the planner cannot know (whether a binary holds a kernel's code, whether a residual's pointer
 // suits TMA) the caller checks after it, falling back to the sm80 kernel with the reason.
 // Host code, no CUDA runtime calls.
+//
+// The routing (conv::Conv2d's two kernels):
+//   the sm80 path (mma.sync, conv/kernel/implicit_gemm_operands.h; runs on sm_80, sm_89 and sm_90), and
+//   the Hopper kernel (TMA + WGMMA, conv/kernel/sm90_implicit_gemm.h: gemm/kernel/sm90_gemm.h with a
+//   conv operand source), which the default config (Sm80AutoConfig) picks for fprop when the device
+//   is an sm_90, the binary holds the kernel's sm_90a code, the elements are bf16 or fp16, C and K are
+//   multiples of 8, x and w are 16-byte aligned and split_k is 0 or 1. Its source of x is TMA im2col
+//   (FpropIm2colOperands) when C is a multiple of 64 (the k-tile) and the padding, strides and dilated filter fit
+//   an im2col tensor map (validate(TensorMapIm2colArgs)), else the cp.async gathering producer
+//   warpgroup (FpropGatherOperands). Arguments::overrides (ConvOverrides) may force the gather
+//   source, the Hopper tile and schedule, the family or the split reduction (tests, the bench).
+//   dgrad with bf16 or fp16, both strides 1 and K a multiple of 64
+//   also runs on the Hopper kernel (sm90::DgradIm2colOperands: an fprop of dy over the flipped,
+//   transposed filter, dy by TMA im2col, w read MN-major) when its im2col tensor map is valid; wgrad
+//   with bf16 or fp16, C a multiple of 64 and a valid im2col map of x too (sm90::WgradOperands: dy^T
+//   and im2col(x) MN-major, split-K as the kernel's batch; split_k = 0 lets the wave model choose,
+//   choose_wgrad_tile). Its splits add their fp32 tiles into one sum at L2 and the last applies the tree
+//   (gemm::Sm90SplitReduce), or with Arguments::deterministic (or ConvOverrides::split_reduction)
+//   store fp32 partials that a second pass sums in a fixed order and applies the tree to.
+//   Everything else, and every explicit Sm80 config, runs the sm80 path. describe() says which ran
+//   and why.
 #pragma once
 
 #include <algorithm>

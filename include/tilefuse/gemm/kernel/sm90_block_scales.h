@@ -2,7 +2,10 @@
 // a[row * a_row + kb * a_kblock], scale_b[kb, nb] = b[kb * b_kblock + nb * b_nblock], kb a k-tile (128 of K),
 // nb a tile column. The producer warp's 32 lanes copy each k-tile's TileM scales of A and its one scale of B
 // into the stage's scale slot by cp.async, arriving on the stage's full barrier; the consumers read the slot
-// when they promote (sm90_gemm.h). A part of gemm::sm90::GemmKernel.
+// when they promote (sm90_gemm.h), right after issuing the k-tile's wgmmas. A part of gemm::sm90::GemmKernel.
+// NOTES: loaded by the consumers from global memory, the scales needed a register ring several k-tiles deep
+// to hide their latency, and with two partial sets a ring of 4 spilled (docs/notes/gemm_fp8.md, the
+// block-scaled mainloop's critical path).
 #pragma once
 
 #include <cuda/std/cstdint>

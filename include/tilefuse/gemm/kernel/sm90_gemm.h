@@ -32,25 +32,9 @@
 // state, and waiting for the turn guarantees that every barrier it then waits on is at most one phase
 // behind the phase it needs.
 //
-// The producer's loading is an operand source (the sm80 kernel's idea; a convolution is this kernel
-// with a gathering source, conv/kernel/sm90_implicit_gemm.h). A source provides
-//   kProducerThreads        how many threads of warpgroup 0 load (1 for TMA, 128 for cp.async gathers);
-//   kFullArrivals           the full barrier's arrival count per phase;
-//   kGenericProxyWrites     whether stages are written by the generic proxy (cp.async), so the consumers
-//                           fence towards the async proxy (wgmma) after the full barrier;
-//   Params                  the kernel's Params derive from it (the GEMM's: tma_a, tma_b, batch masks);
-//   prefetch(params)        thread 0, once (descriptor prefetch);
-//   Loader(params, problem, thread, m0, n0, batch)   per tile and producer thread;
-//   loader.load(params, a_stage, b_stage, full, k0)  one k-tile into an empty stage, signalling `full`
-//                           (asked for k0 = 0, TileK, ... in order; it may keep state between calls);
-//   finish()                per producer thread after its last tile.
-// TmaOperands below is the GEMM's: one thread, two TMA loads per k-tile.
-//
-// Pipeline state: every stage has a full barrier (Operands::kFullArrivals arrivals; for TMA, the
-// producer's arrive.expect_tx, plus the TMA bytes; with block-wise scales 32 more, one per scale-copying
-// lane) and an empty barrier (one arrival per consumer warp).
-// Producer and consumers walk the same sequence (tile, k-tile) -> (stage, phase), so their counters
-// agree without communication.
+// The producer's loading is an operand source (sm90_tma_operands.h: the interface, and the GEMM's TMA
+// source; conv/kernel/sm90_implicit_gemm.h: the convolution's). Every stage of the ring has a full and an
+// empty barrier (sm90_ring_state.h); producer and consumers walk the same (tile, k-tile) -> (stage, phase).
 //
 // Edges cost nothing in the mainloop: TMA fills the parts of a box outside the tensor with zeros
 // (rows past m or n, columns past k), which add nothing to the accumulators; the epilogue skips
@@ -80,13 +64,12 @@
 #include <tilefuse/gemm/kernel/sm90_block_scales.h>
 #include <tilefuse/gemm/kernel/sm90_epilogue_path.h>
 #include <tilefuse/gemm/kernel/sm90_epilogue_staging.h>
-#include <tilefuse/gemm/kernel/sm90_packed_epilogue.h>
 #include <tilefuse/gemm/kernel/sm90_persistent_scheduler.h>
 #include <tilefuse/gemm/kernel/sm90_residual_ring.h>
 #include <tilefuse/gemm/kernel/sm90_shared_memory.h>
 #include <tilefuse/gemm/kernel/sm90_ring_state.h>
 #include <tilefuse/gemm/kernel/sm90_split_reduction.h>
-#include <tilefuse/gemm/kernel/sm90_staged_epilogue.h>
+#include <tilefuse/gemm/kernel/sm90_tile_epilogue.h>
 #include <tilefuse/gemm/kernel/sm90_tma_operands.h>
 #include <tilefuse/gemm/kernel/sm90_wgmma_mainloop.h>
 #include <tilefuse/gemm/kernel/sm90_staged_aux.h>
@@ -141,12 +124,7 @@ struct GemmKernel {
   // warpgroup tile): mainloop_promoted issues k-tile t + 1 before promoting k-tile t.
   static constexpr bool kOverlapPromotion =
       kPromote && kPromoteInterval == 1 && kRowBlocks == 1 && overlaps_promotion<Config>();
-  // Block-wise scales travel with their k-tile: the producer warp copies the tile's TileM scales of A
-  // and its one scale of B into the stage's scale slot (cp.async, arriving on the stage's full
-  // barrier), and the consumers read them there right after issuing the k-tile's wgmmas.
-  // NOTES: loaded by the consumers from global memory, the scales needed a register ring several
-  // k-tiles deep to hide their latency, and with two partial sets a ring of 4 spilled
-  // (docs/notes/gemm_fp8.md, the block-scaled mainloop's critical path).
+  // Block-wise scales travel with their k-tile in the stage's scale slot (sm90_block_scales.h).
   static constexpr bool kBlockScaled = Config::kBlockScaled;
   static constexpr int kScaleFloatsPerStage = BlockScalesPart<kTileM, kBlockScaled>::kFloatsPerStage;
   static constexpr int kScaleCopyThreads = BlockScalesPart<kTileM, kBlockScaled>::kCopyThreads;
@@ -208,11 +186,8 @@ struct GemmKernel {
   // The consumer warps that read (and release) each sub-tile: all of them, or the owning warpgroup's.
   static constexpr int kAuxReaders = kPingPong ? 4 : 4 * Config::kConsumerWarpgroups;
   // Ping-pong: warps 1 and 2 of the producer warpgroup each issue one ring's sub-tiles (aux_producer), so
-  // that a sub-tile waiting for a slot (for the other warpgroup's epilogue) never holds back the next
-  // tile's k-tiles nor the other ring. Cooperative: the producer issues them after each tile's k-tiles.
-  // NOTES (fused ResNet-50, same run): without the aux warps the 64x256 ping-pong layers ran up to 1.55x
-  // their time; on the cooperative tiles an aux warp gained nothing and slowed the one-k-tile layer. So
-  // ping-pong only (docs/notes/conv_sm90.md, the TMA residual on 64x256).
+  // that a sub-tile waiting for a slot never holds back the next tile's k-tiles nor the other ring.
+  // Cooperative: the producer issues them after each tile's k-tiles (why: sm90_residual_ring.h).
   static constexpr bool kAuxWarp = kTmaAux && kProducerThreads <= 32 && kPingPong;
   static constexpr int kAuxSlotBytes = ResidualRing::kSlotBytes;
   // Split-K reduced in the kernel (Config::kReduceSplits; sm90_split_reduction.h).
@@ -377,7 +352,7 @@ struct GemmKernel {
     for (int t = first_tile_index(); t < p.tiles; t += tile_stride()) {
       Tile const tile = tile_of(p, t);
       typename Operands::Loader loader(p, p.problem, thread, tile.m * kTileM, tile.n * kTileN, tile.batch);
-      [[maybe_unused]] ScaleSources scales = scale_sources(p, tile, thread);
+      [[maybe_unused]] typename Scales::Sources scales = Scales::sources(p.block_scales, p.problem, tile, thread);
       for (int kt = 0; kt < k_count; ++kt) {
         // Wait until every consumer warp released this stage (the first pass waits on the phase
         // "before" the fresh barrier's first, which counts as complete).
@@ -385,7 +360,10 @@ struct GemmKernel {
         if (thread < Operands::kProducerThreads) {
           loader.load(p, s.a + state.stage * kABytes, s.b + state.stage * kBBytes, &s.full[state.stage], kt * kTileK);
         }
-        if constexpr (kBlockScaled) copy_block_scales(p, s, scales, state.stage, thread);
+        if constexpr (kBlockScaled) {
+          Scales::copy(p.block_scales, s.scales + state.stage * kScaleFloatsPerStage, &s.full[state.stage], scales,
+                       thread);
+        }
         state.advance();
       }
       if constexpr (kTmaAux && !kAuxWarp) {
@@ -395,15 +373,6 @@ struct GemmKernel {
     }
     Operands::finish();
     if constexpr (kBlockScaled) arch::cp_async_wait_all();  // the scale copies, before the lanes exit
-  }
-
-  using ScaleSources = typename Scales::Sources;
-  TILEFUSE_DEVICE static ScaleSources scale_sources(Params const& p, Tile const& tile, int lane) {
-    return Scales::sources(p.block_scales, p.problem, tile, lane);
-  }
-  TILEFUSE_DEVICE static void copy_block_scales(Params const& p, SharedStorage const& s, ScaleSources& src, int stage,
-                                                int lane) {
-    Scales::copy(p.block_scales, s.scales + stage * kScaleFloatsPerStage, &s.full[stage], src, lane);
   }
 
   // ---- kTmaAux: the residual's sub-tiles, in the order (tile, 64-column chunk) for producer and consumers ----
@@ -469,7 +438,7 @@ struct GemmKernel {
       }
       // Packed loads: the tile's first residual chunks go out before its mainloop (a whole mainloop
       // of lead time; the warp's slices are free, its previous epilogue done).
-      if constexpr (kPackedLoads) issue_first_loads(p, staging, loads, lane, out, warp_row0(0));
+      if constexpr (kPackedLoads) WarpEpilogue::first_loads(p, staging, loads, lane, out, warp_row0(0));
       // Per-element vectors: the tile's per-row values and its column vector go out now, a mainloop ahead.
       RowValues rows[kRowBlocks];
 #pragma unroll
@@ -481,28 +450,22 @@ struct GemmKernel {
         if (t + grid < p.tiles) pass_turn(consumer_warpgroup);
       }
       // The first chunks' epilogue loads go out while the last k-tile's wgmmas run.
-      if constexpr (!kPackedLoads) issue_first_loads(p, staging, loads, lane, out, warp_row0(0));
+      if constexpr (!kPackedLoads) WarpEpilogue::first_loads(p, staging, loads, lane, out, warp_row0(0));
       Mainloop::drain(s, lane, k_count, state, acc);
       if constexpr (kPingPong) state.advance_by((kConsumerWarpgroups - 1) * k_count);
 #pragma unroll
       for (int b = 0; b < kRowBlocks; ++b) {
         if constexpr (kReduceSplits) {
-          if (!add_split(p, acc[b], lane, tile, warp_row0(b))) {
+          // This warp's 16 rows into the sums; on the tile's last split, acc then holds every split's sum.
+          if (!SplitReduction::add(p, acc[b], lane, tile, warp_row0(b))) {
             arch::cp_async_wait<0>();  // loads issued for an epilogue another split's warp runs
             continue;
           }
         }
-        epilogue_tile(p, sa, acc[b], staging, loads, lane, out, warp_row0(b), aux, rows[b]);
+        WarpEpilogue::run(p, sa, acc[b], staging, loads, lane, out, warp_row0(b), aux, rows[b]);
       }
     }
     if (d_by_tma(p) && lane == 0) arch::bulk_wait_group<0>();  // this warp's last TMA stores are done
-  }
-
-  // kReduceSplits: this warp's 16 rows into the sums; whether it was the tile's last split (then acc holds
-  // the sums of every split).
-  TILEFUSE_DEVICE static bool add_split(Params const& p, float (&acc)[kAccumulators], int lane, Tile const& tile,
-                                        int warp_row0) {
-    return SplitReduction::add(p, acc, lane, tile, warp_row0);
   }
 
   // Ping-pong turns: named barrier 1 + w means "warpgroup w may start its next mainloop"; the other
@@ -518,69 +481,9 @@ struct GemmKernel {
   // ---- the mainloop (sm90_wgmma_mainloop.h) ----
   using Mainloop = WgmmaMainloop<GemmKernel>;
 
-  // ---- epilogue: this warp's 16 rows of the tile, by the packed epilogue (sm90_packed_epilogue.h) or ----
-  // ---- the fp32-staged one (sm90_staged_epilogue.h), kEpilogueColumns columns at a time             ----
-  using Packed = PackedEpilogue<GemmKernel>;
-  using Staged = StagedEpilogue<GemmKernel>;
-
-  // Chunk `chunk` of the tile (for staged loads, issue_first_loads has issued chunks 0 .. kLoadChunks - 2).
-  TILEFUSE_DEVICE static void epilogue_tile(Params const& p, SharedStorage const& s, float const (&acc)[kAccumulators],
-                                            float* staging, char* loads, int lane, Tile const& tile, int warp_row0,
-                                            AuxState& aux, RowValues const& rows) {
-    index_t const row0 = index_t{tile.m} * kTileM + warp_row0;
-    index_t const n0 = index_t{tile.n} * kTileN;
-    if (row0 >= p.problem.m) {  // the whole warp is below the output (uniform per warp)
-      if constexpr (kTmaAux) {
-        for (int chunk = 0; chunk < kAuxChunks; ++chunk) skip_aux_chunk(s, lane, aux);
-      }
-      return;
-    }
-    if constexpr (kPackedEpilogue) {
-      Packed::tile(p, s, acc, staging, loads, lane, row0, n0, tile.batch, warp_row0, aux, rows);
-    } else {
-#pragma unroll
-      for (int chunk = 0; chunk < kChunks; ++chunk) {
-        index_t const col0 = n0 + chunk * kEpilogueColumns;
-        if (col0 >= p.problem.n) break;  // uniform per warp (later chunks issued no loads: all outside)
-        if constexpr (kStagedLoads) {
-          // One group per chunk, empty past the tile, so that `kLoadChunks - 1 pending` always means
-          // this chunk's group has landed.
-          if (chunk + kLoadChunks - 1 < kChunks) Staged::issue_loads(p, loads, lane, row0, n0, tile.batch, chunk + kLoadChunks - 1);
-          arch::cp_async_commit();
-          arch::cp_async_wait<kLoadChunks - 1>();
-        }
-        Staged::stage_chunk(acc, staging, lane, chunk);
-        Staged::visit_chunk(p, staging, loads, lane, row0, col0, tile.batch, chunk);
-      }
-    }
-  }
-
-  // Issues and commits chunks 0 .. kLoadChunks - 2 of this warp's rows of a tile (one group each), or,
-  // with packed loads, the first kAuxSlices chunks' staged AuxLoad (one group each, one slice each).
-  TILEFUSE_DEVICE static void issue_first_loads(Params const& p, float* staging, char* loads, int lane, Tile const& tile,
-                                                int warp_row0) {
-    index_t const row0 = index_t{tile.m} * kTileM + warp_row0;
-    index_t const n0 = index_t{tile.n} * kTileN;
-    if constexpr (kPackedLoads && !kTmaAux) {
-      __syncwarp();  // the previous tile's copy-outs have read every slice
-#pragma unroll
-      for (int chunk = 0; chunk < kAuxSlices; ++chunk) {
-        index_t const col0 = n0 + chunk * kPackedStagingColumns;
-        if (row0 < p.problem.m && chunk < kTileN / kPackedStagingColumns && col0 < p.problem.n) {
-          Packed::issue_staged_aux(p, staging + chunk * kStagingFloatsPerSlice, lane, row0, col0, tile.batch);
-        }
-        arch::cp_async_commit();  // one group per chunk, empty or not
-      }
-    } else if constexpr (kStagedLoads) {
-#pragma unroll
-      for (int chunk = 0; chunk + 1 < kLoadChunks; ++chunk) {
-        if (row0 < p.problem.m) Staged::issue_loads(p, loads, lane, row0, n0, tile.batch, chunk);
-        arch::cp_async_commit();
-      }
-    }
-    (void)staging, (void)loads, (void)lane, (void)row0, (void)n0;
-  }
-
+  // ---- epilogue: this warp's 16 rows of the tile, packed or fp32-staged (sm90_tile_epilogue.h) ----
+  using WarpEpilogue = TileEpilogue<GemmKernel>;
+  using Packed = typename WarpEpilogue::Packed;
 };
 
 // One persistent threadblock per SM (the device API launches min(#SMs, tiles) blocks).

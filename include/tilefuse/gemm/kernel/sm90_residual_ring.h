@@ -4,6 +4,9 @@
 // The producer (or, under ping-pong, an aux warp per ring) issues them; the consumer warps read and release
 // them in the same (tile, chunk) order. A part of gemm::sm90::GemmKernel (sm90_gemm.h), whose shared storage
 // holds the slots (aux, aux_columns) and their barriers (aux_full, aux_empty).
+// NOTES (fused ResNet-50, same run): without the aux warps the 64x256 ping-pong layers ran up to 1.55x their
+// time; on the cooperative tiles an aux warp gained nothing and slowed the one-k-tile layer. So ping-pong only
+// (docs/notes/conv_sm90.md, the TMA residual on 64x256).
 #pragma once
 
 #include <cuda/std/cstdint>

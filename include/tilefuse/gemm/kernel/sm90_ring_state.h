@@ -1,6 +1,12 @@
 // Where a producer or a consumer is in a ring of kSlots shared-memory stages guarded by mbarriers: the
 // stage and the barrier phase to wait for, which flips each time the ring wraps. A part of
 // gemm::sm90::GemmKernel (sm90_gemm.h): its operand ring and its residual ring.
+//
+// Pipeline state: every stage has a full barrier (Operands::kFullArrivals arrivals; for TMA, the
+// producer's arrive.expect_tx, plus the TMA bytes; with block-wise scales 32 more, one per scale-copying
+// lane) and an empty barrier (one arrival per consumer warp).
+// Producer and consumers walk the same sequence (tile, k-tile) -> (stage, phase), so their counters
+// agree without communication.
 #pragma once
 
 #include <cuda/std/cstdint>

@@ -33,7 +33,7 @@ struct SplitReductionPart {
 
   // Adds this warp's 16 rows of the tile (split tile.batch) into the sums, and returns
   // whether the warp was the last of the tile's splits to do so; acc then holds the sums of every split.
-  // Rows past the output return true (epilogue_tile skips them).
+  // Rows past the output return true (TileEpilogue::run skips them).
   // p: the kernel's Params (this part's Params as a base, beside the problem and the tile grid).
   template <class KernelParams>
     requires requires(KernelParams const& k) { k.problem.m; k.tiles_n; }

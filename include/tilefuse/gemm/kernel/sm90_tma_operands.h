@@ -1,6 +1,20 @@
 // The Hopper GEMM's operand source (TmaOperands: two TMA loads per k-tile, B multicast to a cluster of two)
-// and the traits by which GemmKernel reads any operand source (sm90_gemm.h documents the interface; the
-// conv's gathering sources are in conv/kernel/sm90_implicit_gemm.h).
+// and the traits by which GemmKernel (sm90_gemm.h) reads any operand source (the conv's gathering sources are
+// in conv/kernel/sm90_implicit_gemm.h).
+//
+// GemmKernel's producer loads through an operand source (the sm80 kernel's idea; a convolution is the same
+// kernel with a gathering source). A source provides
+//   kProducerThreads        how many threads of warpgroup 0 load (1 for TMA, 128 for cp.async gathers);
+//   kFullArrivals           the full barrier's arrival count per phase;
+//   kGenericProxyWrites     whether stages are written by the generic proxy (cp.async), so the consumers
+//                           fence towards the async proxy (wgmma) after the full barrier;
+//   Params                  the kernel's Params derive from it (the GEMM's: tma_a, tma_b, batch masks);
+//   prefetch(params)        thread 0, once (descriptor prefetch);
+//   Loader(params, problem, thread, m0, n0, batch)   per tile and producer thread;
+//   loader.load(params, a_stage, b_stage, full, k0)  one k-tile into an empty stage, signalling `full`
+//                           (asked for k0 = 0, TileK, ... in order; it may keep state between calls);
+//   finish()                per producer thread after its last tile.
+// TmaOperands below is the GEMM's: one thread, two TMA loads per k-tile.
 #pragma once
 
 #include <cuda/std/cstdint>

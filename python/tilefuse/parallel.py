@@ -1,0 +1,196 @@
+"""Tensor parallelism over torch.distributed with tilefuse's fused linears (Megatron's split of an MLP):
+
+    up   = ColumnParallelLinear(d, 4 * d, activation="gelu")   # each rank: 4d / world output features
+    down = RowParallelLinear(4 * d, d)                         # each rank: 4d / world input features
+    y = down(up(x), residual=x)                                # = x + gelu(x @ W1^T + b1) @ W2^T + b2
+
+ColumnParallelLinear computes act(x @ w_r^T + b_r) for its rank's block of output features in one kernel (bias
+and activation fused); its output stays split along the features, as the next RowParallelLinear takes it.
+RowParallelLinear computes each rank's partial product x_r @ w_r^T; the bias and the residual are added in the
+epilogue of one rank's GEMM (rank 0 of the group: added once, the sum is unchanged; the other ranks still give
+them their gradients), then the partials are
+summed by an all-reduce (every rank gets y), or by a reduce-scatter over the rows (reduce="scatter": rank r
+gets rows [r * m / world, (r + 1) * m / world), sequence parallelism's layout).
+
+Backward is Megatron's: the column-parallel layer's input gradient is all-reduced (x is replicated), the
+row-parallel layer's output gradient is the same on every rank (all-reduce) or all-gathered (reduce-scatter).
+Any torch.distributed backend runs it (NCCL on GPUs; the CPU tests use gloo). Parameters are each rank's
+shards: load them with ColumnParallelLinear.from_full / RowParallelLinear.from_full from a full Linear.
+"""
+from .errors import require_torch
+
+torch = require_torch("tilefuse.parallel")
+import torch.distributed as dist  # noqa: E402
+
+from . import ops  # noqa: E402
+from .op_common import activation_name  # noqa: E402
+
+_linear = ops.linear  # the fused linear (a test on CPU substitutes a reference)
+
+
+def _world(group):
+    return dist.get_world_size(group), dist.get_rank(group)
+
+
+class _CopyToParallel(torch.autograd.Function):
+    """Identity forward; the gradient all-reduced (the input is replicated over the group)."""
+
+    @staticmethod
+    def forward(ctx, x, group):
+        ctx.group = group
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad = grad.contiguous()
+        dist.all_reduce(grad, group=ctx.group)
+        return grad, None
+
+
+class _AllReduce(torch.autograd.Function):
+    """The sum of every rank's x forward; the gradient passed through (every rank holds the same one)."""
+
+    @staticmethod
+    def forward(ctx, x, group):
+        x = x.contiguous()
+        dist.all_reduce(x, group=group)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None
+
+
+class _ReduceScatterRows(torch.autograd.Function):
+    """Rank r's block of rows of the sum of every rank's x (rows: dim 0 of x as (rows, ...)); the gradient
+    all-gathered back to every row."""
+
+    @staticmethod
+    def forward(ctx, x, group):
+        world, _ = _world(group)
+        ctx.group = group
+        out = x.new_empty((x.shape[0] // world, *x.shape[1:]))
+        dist.reduce_scatter_tensor(out, x.contiguous(), group=group)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        world, _ = _world(ctx.group)
+        full = grad.new_empty((grad.shape[0] * world, *grad.shape[1:]))
+        dist.all_gather_into_tensor(full, grad.contiguous(), group=ctx.group)
+        return full, None
+
+
+class _AddedElsewhere(torch.autograd.Function):
+    """The row-parallel bias and residual on the ranks that do not add them (rank 0's epilogue does): x
+    unchanged forward; backward, their gradients as if they had been added here (every rank holds the same
+    output gradient), so that replicated parameters and inputs get the same gradient on every rank."""
+
+    @staticmethod
+    def forward(ctx, x, bias, residual):
+        ctx.has_bias, ctx.has_residual = bias is not None, residual is not None
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_bias = None
+        if ctx.has_bias:  # summed in float32 at least (bf16 / fp16 gradients)
+            wide = torch.promote_types(grad.dtype, torch.float32)
+            grad_bias = grad.reshape(-1, grad.shape[-1]).sum(0, dtype=wide).to(grad.dtype)
+        return grad, grad_bias, grad if ctx.has_residual else None
+
+
+def _split(size, world, what):
+    if size % world:
+        raise ValueError(f"{what} = {size} does not split over {world} ranks: make it a multiple of the group's size")
+    return size // world
+
+
+class ColumnParallelLinear(torch.nn.Module):
+    """act(x @ weight^T + bias) for this rank's out_features / world output features: weight is this rank's
+    (out_features / world, in_features) block of rows of the full weight, bias its block. forward(x) takes the
+    replicated input and returns this rank's features (..., out_features / world)."""
+
+    def __init__(self, in_features, out_features, bias=True, activation=None, group=None, device=None, dtype=None):
+        super().__init__()
+        world, _ = _world(group)
+        self.activation = activation_name(activation)
+        self.group = group
+        self.in_features, self.out_features = in_features, out_features
+        local = _split(out_features, world, "out_features")
+        self.weight = torch.nn.Parameter(torch.empty(local, in_features, device=device, dtype=dtype))
+        self.bias = torch.nn.Parameter(torch.zeros(local, device=device, dtype=dtype)) if bias else None
+        torch.nn.init.normal_(self.weight, std=in_features ** -0.5)
+
+    def forward(self, x):
+        return _linear(_CopyToParallel.apply(x, self.group), self.weight, self.bias, None, self.activation)
+
+    @classmethod
+    def from_full(cls, linear, activation=None, group=None):
+        """This rank's shard of a full torch.nn.Linear (every rank passes the same one)."""
+        world, rank = _world(group)
+        module = cls(linear.in_features, linear.out_features, linear.bias is not None, activation, group,
+                     linear.weight.device, linear.weight.dtype)
+        with torch.no_grad():
+            module.weight.copy_(linear.weight.chunk(world, 0)[rank])
+            if linear.bias is not None:
+                module.bias.copy_(linear.bias.chunk(world, 0)[rank])
+        return module
+
+    def extra_repr(self):
+        return (f"in_features={self.in_features}, out_features={self.out_features} (this rank: "
+                f"{self.weight.shape[0]}), activation={self.activation!r}")
+
+
+class RowParallelLinear(torch.nn.Module):
+    """x @ weight^T + bias + residual with x split along its features (a ColumnParallelLinear's output):
+    weight is this rank's (out_features, in_features / world) block of columns of the full weight. The bias and
+    the residual ride in the epilogue of the group's rank 0's GEMM. reduce="all": every rank gets the whole
+    result; reduce="scatter": this rank's block of rows (rows: the input's leading dimensions flattened; their
+    count must split over the group)."""
+
+    def __init__(self, in_features, out_features, bias=True, reduce="all", group=None, device=None, dtype=None):
+        super().__init__()
+        if reduce not in ("all", "scatter"):
+            raise ValueError(f"reduce={reduce!r}: use 'all' (all-reduce) or 'scatter' (reduce-scatter over rows)")
+        world, _ = _world(group)
+        self.reduce, self.group = reduce, group
+        self.in_features, self.out_features = in_features, out_features
+        local = _split(in_features, world, "in_features")
+        self.weight = torch.nn.Parameter(torch.empty(out_features, local, device=device, dtype=dtype))
+        self.bias = torch.nn.Parameter(torch.zeros(out_features, device=device, dtype=dtype)) if bias else None
+        torch.nn.init.normal_(self.weight, std=in_features ** -0.5)
+
+    def forward(self, x, residual=None):
+        world, rank = _world(self.group)
+        if residual is not None and residual.shape != (*x.shape[:-1], self.out_features):
+            raise ValueError(f"residual has shape {tuple(residual.shape)}; it must be the full output's "
+                             f"{(*x.shape[:-1], self.out_features)} (every rank passes the same one)")
+        if rank == 0:  # adds the bias and the residual: once in the sum
+            partial = _linear(x, self.weight, self.bias, residual, None)
+        else:
+            partial = _AddedElsewhere.apply(_linear(x, self.weight, None, None, None), self.bias, residual)
+        if self.reduce == "all":
+            return _AllReduce.apply(partial, self.group)
+        rows = partial.reshape(-1, self.out_features)
+        _split(rows.shape[0], world, "the rows of the output")
+        return _ReduceScatterRows.apply(rows, self.group)
+
+    @classmethod
+    def from_full(cls, linear, reduce="all", group=None):
+        """This rank's shard of a full torch.nn.Linear (every rank passes the same one)."""
+        world, rank = _world(group)
+        module = cls(linear.in_features, linear.out_features, linear.bias is not None, reduce, group,
+                     linear.weight.device, linear.weight.dtype)
+        with torch.no_grad():
+            module.weight.copy_(linear.weight.chunk(world, 1)[rank])
+            if linear.bias is not None:
+                module.bias.copy_(linear.bias)
+        return module
+
+    def extra_repr(self):
+        return (f"in_features={self.in_features} (this rank: {self.weight.shape[1]}), "
+                f"out_features={self.out_features}, reduce={self.reduce!r}")
+
+
+__all__ = ["ColumnParallelLinear", "RowParallelLinear"]

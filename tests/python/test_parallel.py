@@ -1,0 +1,96 @@
+"""tilefuse.parallel (tensor-parallel linears over torch.distributed) on CPU: 2 and 4 processes with the gloo
+backend, the fused linear stood in for by a float64 reference (the kernels need an sm_90 GPU; the GPU test runs
+them under NCCL). Against one process's full MLP: the output, every parameter's gradient shard and the input's
+gradient, with the sum reduced to every rank and scattered over rows."""
+import os
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import torch.distributed as dist  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+if not dist.is_available() or not dist.is_gloo_available():
+    pytest.skip("torch.distributed with gloo is not available in this torch build", allow_module_level=True)
+
+
+def reference_linear(x, w, b, r, activation="none"):
+    y = F.linear(x, w, b)
+    y = {"none": y, "gelu": F.gelu(y)}[activation or "none"]
+    return y + r if r is not None else y
+
+
+def full_mlp(d, seed):
+    torch.manual_seed(seed)
+    up, down = torch.nn.Linear(d, 4 * d).double(), torch.nn.Linear(4 * d, d).double()
+    x = torch.randn(6, 4, d, dtype=torch.float64)  # 24 rows: split over 2 and 4 ranks
+    return up, down, x
+
+
+def run_rank(rank, world, init_file, d, seed, results):
+    import tilefuse.parallel as tp
+
+    tp._linear = reference_linear
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
+    try:
+        up, down, x = full_mlp(d, seed)
+        xr = x.clone().requires_grad_()
+        want = down(F.gelu(up(xr))) + xr
+        want.square().sum().backward()
+        for reduce in ("all", "scatter"):
+            col = tp.ColumnParallelLinear.from_full(up, activation="gelu")
+            row = tp.RowParallelLinear.from_full(down, reduce=reduce)
+            xs = x.clone().requires_grad_()
+            got = row(col(xs), residual=xs)
+            rows = want.detach().reshape(-1, d)
+            expected = want.detach() if reduce == "all" else rows.chunk(world, 0)[rank]
+            torch.testing.assert_close(got, expected)
+            got.square().sum().backward()
+            torch.testing.assert_close(col.weight.grad, up.weight.grad.chunk(world, 0)[rank])
+            torch.testing.assert_close(col.bias.grad, up.bias.grad.chunk(world, 0)[rank])
+            # Replicated across the group: the gradients of the full backward on every rank (with reduce="all"
+            # every rank's loss is the whole loss, so its gradients are the full ones).
+            torch.testing.assert_close(row.weight.grad, down.weight.grad.chunk(world, 1)[rank])
+            torch.testing.assert_close(row.bias.grad, down.bias.grad)
+            torch.testing.assert_close(xs.grad, xr.grad)
+        results.put((rank, "ok"))
+    except Exception as error:  # noqa: BLE001 - reported to the parent
+        results.put((rank, f"{type(error).__name__}: {error}"))
+    finally:
+        dist.destroy_process_group()
+
+
+@pytest.mark.parametrize("world", [2, 4])
+def test_tensor_parallel_mlp_matches_one_process(tmp_path, world):
+    import torch.multiprocessing as mp
+
+    context = mp.get_context("spawn")
+    results = context.Queue()
+    init_file = str(tmp_path / "rendezvous")
+    processes = [context.Process(target=run_rank, args=(rank, world, init_file, 8, 3, results))
+                 for rank in range(world)]
+    for p in processes:
+        p.start()
+    outcomes = dict(results.get(timeout=240) for _ in processes)
+    for p in processes:
+        p.join(timeout=60)
+    assert outcomes == {rank: "ok" for rank in range(world)}, outcomes
+
+
+def test_shapes_that_do_not_split_are_refused():
+    import tilefuse.parallel as tp
+
+    init_file = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"tilefuse-parallel-{os.getpid()}")
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=0, world_size=1)
+    try:
+        with pytest.raises(ValueError, match="reduce="):
+            tp.RowParallelLinear(8, 8, reduce="gather")
+        up = tp.ColumnParallelLinear(8, 32, activation="gelu")
+        assert up.weight.shape == (32, 8)
+        down = tp.RowParallelLinear(32, 8)
+        with pytest.raises(ValueError, match="residual has shape"):
+            down(torch.randn(3, 32), residual=torch.randn(3, 4))
+    finally:
+        dist.destroy_process_group()
+        if os.path.exists(init_file):
+            os.remove(init_file)

@@ -1,0 +1,84 @@
+"""tilefuse.parallel on GPUs under NCCL with tilefuse's kernels (bf16, sm_90): one process per GPU on every GPU
+of the machine (2 or 4), and a group of one on a single GPU; against the full MLP in one process, within bf16
+noise. Skipped, with the reason, where the machine lacks them."""
+import pytest
+
+torch = pytest.importorskip("torch")
+import torch.distributed as dist  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] != 9:
+    pytest.skip("needs an sm_90 GPU (tilefuse's linear runs the Hopper GEMM)", allow_module_level=True)
+if not dist.is_available() or not dist.is_nccl_available():
+    pytest.skip("torch.distributed with NCCL is not available", allow_module_level=True)
+
+
+def close_in_bf16(got, want, what):
+    """bf16 outputs against a bf16 reference: within 2% of the largest value (two roundings apart at most
+    per element, and the partial sums round once more before the collective)."""
+    error, scale = (got.float() - want.float()).abs().max().item(), want.float().abs().max().item()
+    assert error <= 2e-2 * scale, f"{what}: max error {error} against max {scale}"
+
+
+def run_rank(rank, world, init_file, results):
+    import os
+
+    os.environ.setdefault("NCCL_NVLS_ENABLE", "0")  # no NVLink multicast on these machines
+    import tilefuse.parallel as tp
+
+    torch.cuda.set_device(rank)
+    dist.init_process_group("nccl", init_method=f"file://{init_file}", rank=rank, world_size=world,
+                            device_id=torch.device("cuda", rank))
+    try:
+        torch.manual_seed(0)
+        d = 256
+        up = torch.nn.Linear(d, 4 * d).cuda().bfloat16()
+        down = torch.nn.Linear(4 * d, d).cuda().bfloat16()
+        x = torch.randn(8, 64, d, device="cuda", dtype=torch.bfloat16)
+        xr = x.clone().requires_grad_()
+        want = down(F.gelu(up(xr))) + xr
+        want.float().square().mean().backward()
+        for reduce in ("all", "scatter"):
+            col = tp.ColumnParallelLinear.from_full(up, activation="gelu")
+            row = tp.RowParallelLinear.from_full(down, reduce=reduce)
+            xs = x.clone().requires_grad_()
+            got = row(col(xs), residual=xs)
+            expected = want.detach() if reduce == "all" else want.detach().reshape(-1, d).chunk(world, 0)[rank]
+            close_in_bf16(got, expected, f"{reduce}: output")
+            loss = got.float().square().sum() / want.numel()
+            loss.backward()
+            close_in_bf16(col.weight.grad, up.weight.grad.chunk(world, 0)[rank], f"{reduce}: up.weight.grad")
+            close_in_bf16(row.weight.grad, down.weight.grad.chunk(world, 1)[rank], f"{reduce}: down.weight.grad")
+            close_in_bf16(row.bias.grad, down.bias.grad, f"{reduce}: down.bias.grad")
+            close_in_bf16(xs.grad, xr.grad, f"{reduce}: x.grad")
+        results.put((rank, "ok"))
+    except Exception as error:  # noqa: BLE001 - reported to the parent
+        results.put((rank, f"{type(error).__name__}: {error}"))
+    finally:
+        dist.destroy_process_group()
+
+
+def spawn(world, tmp_path):
+    import torch.multiprocessing as mp
+
+    context = mp.get_context("spawn")
+    results = context.Queue()
+    processes = [context.Process(target=run_rank, args=(rank, world, str(tmp_path / "rendezvous"), results))
+                 for rank in range(world)]
+    for p in processes:
+        p.start()
+    outcomes = dict(results.get(timeout=300) for _ in processes)
+    for p in processes:
+        p.join(timeout=60)
+    assert outcomes == {rank: "ok" for rank in range(world)}, outcomes
+
+
+def test_a_group_of_one(tmp_path):
+    spawn(1, tmp_path)
+
+
+def test_every_gpu_of_the_machine(tmp_path):
+    world = torch.cuda.device_count()
+    if world < 2:
+        pytest.skip(f"needs 2 or more GPUs (this machine has {world}); run on an nvidia-h100-x2 / -x4 machine")
+    spawn(world, tmp_path)
