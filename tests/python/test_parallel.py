@@ -53,11 +53,29 @@ def run_rank(rank, world, init_file, d, seed, results):
             torch.testing.assert_close(row.weight.grad, down.weight.grad.chunk(world, 1)[rank])
             torch.testing.assert_close(row.bias.grad, down.bias.grad)
             torch.testing.assert_close(xs.grad, xr.grad)
+        check_overlapped_ops(tp, rank, world, up, down, x)
         results.put((rank, "ok"))
     except Exception as error:  # noqa: BLE001 - reported to the parent
         results.put((rank, f"{type(error).__name__}: {error}"))
     finally:
         dist.destroy_process_group()
+
+
+def check_overlapped_ops(tp, rank, world, up, down, x):
+    """all_gather_linear and linear_reduce_scatter (forward ops) against the same products in one process."""
+    rows = x.reshape(-1, x.shape[-1])
+    with torch.no_grad():
+        mine = rows.chunk(world, 0)[rank]
+        got = tp.all_gather_linear(mine, up.weight, up.bias, "gelu")
+        torch.testing.assert_close(got, F.gelu(F.linear(rows, up.weight, up.bias)))
+        hidden = F.gelu(F.linear(rows, up.weight, up.bias))
+        residual = rows.chunk(world, 0)[rank]
+        got = tp.linear_reduce_scatter(hidden.chunk(world, 1)[rank], down.weight.chunk(world, 1)[rank], down.bias,
+                                       residual)
+        want = (F.linear(hidden, down.weight, down.bias) + rows).chunk(world, 0)[rank]
+        torch.testing.assert_close(got, want)
+    with pytest.raises(RuntimeError, match="forward op"):
+        tp.all_gather_linear(mine.clone().requires_grad_(), up.weight, up.bias)
 
 
 @pytest.mark.parametrize("world", [2, 4])

@@ -51,6 +51,15 @@ def run_rank(rank, world, init_file, results):
             close_in_bf16(row.weight.grad, down.weight.grad.chunk(world, 1)[rank], f"{reduce}: down.weight.grad")
             close_in_bf16(row.bias.grad, down.bias.grad, f"{reduce}: down.bias.grad")
             close_in_bf16(xs.grad, xr.grad, f"{reduce}: x.grad")
+        with torch.no_grad():  # the forward ops that overlap their collectives with the GEMMs
+            rows = x.reshape(-1, d)
+            got = tp.all_gather_linear(rows.chunk(world, 0)[rank], up.weight, up.bias, "gelu")
+            close_in_bf16(got, F.gelu(F.linear(rows, up.weight, up.bias)), "all_gather_linear")
+            hidden = F.gelu(F.linear(rows, up.weight, up.bias))
+            got = tp.linear_reduce_scatter(hidden.chunk(world, 1)[rank], down.weight.chunk(world, 1)[rank].contiguous(),
+                                           down.bias, rows.chunk(world, 0)[rank].contiguous())
+            want = (F.linear(hidden, down.weight, down.bias) + rows).chunk(world, 0)[rank]
+            close_in_bf16(got, want, "linear_reduce_scatter")
         results.put((rank, "ok"))
     except Exception as error:  # noqa: BLE001 - reported to the parent
         results.put((rank, f"{type(error).__name__}: {error}"))

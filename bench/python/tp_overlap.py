@@ -1,0 +1,153 @@
+"""Collectives overlapped with GEMMs on every GPU of the machine (one process each, NCCL, NVLink multicast off):
+tilefuse.parallel.all_gather_linear and linear_reduce_scatter beside (a) the collective then the GEMM in
+sequence (NCCL, then cuBLAS through torch), (b) torch's async tensor parallelism
+(torch.ops.symm_mem.fused_all_gather_matmul / fused_matmul_reduce_scatter, multicast off), and the ideal
+max(GEMM alone, collective alone), all measured in the same run. bf16; medians of CUDA-event timings over
+rotating operand sets, rank 0's numbers (the ranks are synchronized each iteration).
+
+    torchrun --nproc-per-node 2 bench/python/tp_overlap.py [--shapes mlp small] [--iters 30] [--markdown out.md]
+
+Shapes (tokens x hidden x intermediate, the intermediate split over the ranks): mlp = 8192 x 8192 x 28672;
+small = 4096 x 4096 x 4096 (communication weighs more).
+"""
+import argparse
+import json
+import os
+import statistics
+
+os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
+os.environ.setdefault("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")
+os.environ.setdefault("NVSHMEM_DISABLE_NVLS", "1")
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+SHAPES = {"mlp": (8192, 8192, 28672), "small": (4096, 4096, 4096)}
+
+
+def timed(fn, iters, sets):
+    """Median ms of fn(set) over iters calls, the sets rotating; every rank steps together."""
+    for i in range(3):
+        fn(i % sets)
+    torch.cuda.synchronize()
+    dist.barrier()
+    times = []
+    for i in range(iters):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn(i % sets)
+        end.record()
+        end.synchronize()
+        dist.barrier()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def attempt(fn, iters, sets):
+    try:
+        return timed(fn, iters, sets), None
+    except Exception as error:  # noqa: BLE001 - a peer that cannot run is reported, not fatal
+        return None, f"{type(error).__name__}: {str(error)[:160]}"
+
+
+def run(world, shape, iters):
+    import tilefuse.parallel as tp
+
+    tokens, hidden, inter = shape
+    local = inter // world
+    rows = tokens // world
+    bf16 = dict(device="cuda", dtype=torch.bfloat16)
+    sets = 2  # operand sets of these sizes already exceed L2 many times over
+    # all-gather + GEMM: x rows split over the ranks, w1 split along its outputs (column parallel)
+    xs = [torch.randn(rows, hidden, **bf16) for _ in range(sets)]
+    w1 = torch.randn(local, hidden, **bf16) * hidden ** -0.5
+    b1 = torch.randn(local, **bf16)
+    gathered = [torch.empty(tokens, hidden, **bf16) for _ in range(sets)]
+    # GEMM + reduce-scatter: h split along its features, w2 along its inputs (row parallel)
+    hs = [torch.randn(tokens, local, **bf16) for _ in range(sets)]
+    w2 = torch.randn(hidden, local, **bf16) * inter ** -0.5
+    partials = [torch.randn(tokens, hidden, **bf16) for _ in range(sets)]
+    scattered = torch.empty(rows, hidden, **bf16)
+    residual = torch.randn(rows, hidden, **bf16)
+    group = dist.group.WORLD
+    results = {}
+    with torch.no_grad():
+        results["all-gather alone"] = attempt(lambda s: dist.all_gather_into_tensor(gathered[s], xs[s]), iters, sets)
+        results["GEMM alone (ag side)"] = attempt(lambda s: tp._linear(gathered[s], w1, b1, None, "gelu"), iters, sets)
+        results["sequential: NCCL all-gather, cuBLAS + GELU"] = attempt(
+            lambda s: (dist.all_gather_into_tensor(gathered[s], xs[s]), F.gelu(F.linear(gathered[s], w1, b1))),
+            iters, sets)
+        results["tilefuse all_gather_linear"] = attempt(
+            lambda s: tp.all_gather_linear(xs[s], w1, b1, "gelu"), iters, sets)
+        results["reduce-scatter alone"] = attempt(
+            lambda s: dist.reduce_scatter_tensor(scattered, partials[s]), iters, sets)
+        results["GEMM alone (rs side)"] = attempt(lambda s: tp._linear(hs[s], w2, None, None, None), iters, sets)
+        results["sequential: cuBLAS, NCCL reduce-scatter, add"] = attempt(
+            lambda s: (dist.reduce_scatter_tensor(scattered, F.linear(hs[s], w2)), scattered.add_(residual)),
+            iters, sets)
+        results["tilefuse linear_reduce_scatter"] = attempt(
+            lambda s: tp.linear_reduce_scatter(hs[s], w2, None, residual), iters, sets)
+        try:
+            import torch.distributed._symmetric_memory as symm_mem
+
+            symm_mem.enable_symm_mem_for_group(group.group_name)
+            results["torch async-TP fused_all_gather_matmul (+ GELU)"] = attempt(
+                lambda s: F.gelu(torch.ops.symm_mem.fused_all_gather_matmul(
+                    xs[s], [w1.t()], gather_dim=0, group_name=group.group_name)[1][0] + b1), iters, sets)
+            results["torch async-TP fused_matmul_reduce_scatter (+ add)"] = attempt(
+                lambda s: torch.ops.symm_mem.fused_matmul_reduce_scatter(
+                    hs[s], w2.t(), "sum", scatter_dim=0, group_name=group.group_name) + residual, iters, sets)
+        except Exception as error:  # noqa: BLE001
+            results["torch async-TP"] = (None, f"{type(error).__name__}: {str(error)[:160]}")
+    return results
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--shapes", nargs="+", default=["mlp", "small"], choices=sorted(SHAPES))
+    parser.add_argument("--iters", type=int, default=30)
+    parser.add_argument("--markdown")
+    parser.add_argument("--json")
+    args = parser.parse_args()
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("RANK", "0"))
+    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
+    dist.init_process_group("nccl", device_id=torch.device("cuda", torch.cuda.current_device()))
+    report = {"device": torch.cuda.get_device_name(), "world": world, "torch": torch.__version__, "shapes": {}}
+    lines = [f"# Overlapped collectives, {world} x {report['device']}, torch {torch.__version__}", ""]
+    for name in args.shapes:
+        results = run(world, SHAPES[name], args.iters)
+        report["shapes"][name] = {k: {"ms": v[0], "error": v[1]} for k, v in results.items()}
+        ms = {k: v[0] for k, v in results.items()}
+        lines += [f"## {name}: tokens x hidden x intermediate = {' x '.join(map(str, SHAPES[name]))}", "",
+                  "| variant | ms |", "|---|---:|"]
+        lines += [f"| {k} | {'-' if v[0] is None else f'{v[0]:.3f}'}{'' if v[1] is None else ' (' + v[1] + ')'} |"
+                  for k, v in results.items()]
+        for side, coll, gemm, ours, torch_op, seq in (
+                ("all-gather + GEMM", "all-gather alone", "GEMM alone (ag side)", "tilefuse all_gather_linear",
+                 "torch async-TP fused_all_gather_matmul (+ GELU)", "sequential: NCCL all-gather, cuBLAS + GELU"),
+                ("GEMM + reduce-scatter", "reduce-scatter alone", "GEMM alone (rs side)",
+                 "tilefuse linear_reduce_scatter", "torch async-TP fused_matmul_reduce_scatter (+ add)",
+                 "sequential: cuBLAS, NCCL reduce-scatter, add")):
+            if ms.get(ours) and ms.get(coll) and ms.get(gemm):
+                ideal = max(ms[coll], ms[gemm])
+                parts = [f"ideal max(collective, GEMM) {ideal:.3f} ms: tilefuse at {ms[ours] / ideal:.3f}x the ideal"]
+                if ms.get(torch_op):
+                    parts.append(f"{ms[torch_op] / ms[ours]:.3f}x torch async-TP")
+                if ms.get(seq):
+                    parts.append(f"{ms[seq] / ms[ours]:.3f}x the sequential pair")
+                lines.append(f"\n{side}: " + "; ".join(parts) + ".")
+        lines.append("")
+    if rank == 0:
+        text = "\n".join(lines) + "\n"
+        print(text)
+        if args.markdown:
+            open(args.markdown, "w").write(text)
+        if args.json:
+            json.dump(report, open(args.json, "w"), indent=1)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
