@@ -16,6 +16,11 @@ Backward is Megatron's: the column-parallel layer's input gradient is all-reduce
 row-parallel layer's output gradient is the same on every rank (all-reduce) or all-gathered (reduce-scatter).
 Any torch.distributed backend runs it (NCCL on GPUs; the CPU tests use gloo). Parameters are each rank's
 shards: load them with ColumnParallelLinear.from_full / RowParallelLinear.from_full from a full Linear.
+
+The same split through DTensor: importing this module registers how DTensor may shard tilefuse's linear ops, so
+torch.distributed.tensor.parallel.parallelize_module(model, mesh, {"fc1": ColwiseParallel(), "fc2":
+RowwiseParallel()}) runs on tilefuse.nn.Linear modules (give the row-wise one no bias, or DTensor gathers its
+operands to add it once).
 """
 from .errors import require_torch
 
@@ -262,5 +267,51 @@ def linear_reduce_scatter(x, weight, bias=None, residual=None, group=None):
         others = others + residual
     return _linear(block(rank), weight, bias, others, None)
 
+
+# ---- DTensor: tilefuse's linear ops under torch.distributed.tensor.parallel ----
+
+def _register_dtensor_sharding():
+    """How DTensor may shard tilefuse::linear and the ops of its backward (tilefuse::mm, linear_grad_preact), so
+    that parallelize_module(model, mesh, {"fc1": ColwiseParallel(), "fc2": RowwiseParallel()}) runs on
+    tilefuse.nn.Linear modules: column-wise (weight, bias and output split along the features), row-wise (x and
+    weight split along k, a partial sum out: only without a bias, residual or activation, which the partials
+    would each add; with them DTensor gathers and runs the op whole), by rows (x, residual and output split
+    along the tokens), or replicated."""
+    try:
+        from torch.distributed.tensor import Partial, Replicate, Shard
+        from torch.distributed.tensor.experimental import register_sharding
+    except ImportError:  # a torch without DTensor's custom-op sharding: the modules above still work
+        return
+
+    def optional(t, placement):
+        return None if t is None else placement
+
+    @register_sharding(torch.ops.tilefuse.linear.default)
+    def _linear_sharding(x, weight, bias=None, residual=None, activation="none"):
+        last = x.ndim - 1
+        strategies = [
+            ([Replicate()], [Replicate(), Replicate(), optional(bias, Replicate()), optional(residual, Replicate()),
+                             None]),
+            ([Shard(last)], [Replicate(), Shard(0), optional(bias, Shard(0)), optional(residual, Shard(last)), None])]
+        if last > 0:
+            strategies.append(([Shard(0)], [Shard(0), Replicate(), optional(bias, Replicate()),
+                                             optional(residual, Shard(0)), None]))
+        if bias is None and residual is None and activation == "none":
+            strategies.append(([Partial()], [Shard(last), Shard(1), None, None, None]))
+        return strategies
+
+    @register_sharding(torch.ops.tilefuse.mm.default)
+    def _mm_sharding(a, b):
+        return [([Replicate()], [Replicate(), Replicate()]), ([Shard(0)], [Shard(0), Replicate()]),
+                ([Shard(1)], [Replicate(), Shard(1)]), ([Partial()], [Shard(1), Shard(0)])]
+
+    @register_sharding(torch.ops.tilefuse.linear_grad_preact.default)
+    def _grad_preact_sharding(grad_y, x, weight, bias, activation):
+        return [([Replicate()], [Replicate(), Replicate(), Replicate(), optional(bias, Replicate()), None]),
+                ([Shard(1)], [Shard(1), Replicate(), Shard(0), optional(bias, Shard(0)), None]),
+                ([Shard(0)], [Shard(0), Shard(0), Replicate(), optional(bias, Replicate()), None])]
+
+
+_register_dtensor_sharding()
 
 __all__ = ["ColumnParallelLinear", "RowParallelLinear", "all_gather_linear", "linear_reduce_scatter"]

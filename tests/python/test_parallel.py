@@ -112,3 +112,79 @@ def test_shapes_that_do_not_split_are_refused():
         dist.destroy_process_group()
         if os.path.exists(init_file):
             os.remove(init_file)
+
+
+def cpu_kernels_for_linear_ops():
+    """CPU kernels for tilefuse::linear and its backward ops, in this process (the real ones need an sm_90 GPU)."""
+    import math
+
+    def linear(x, w, b=None, r=None, activation="none"):
+        return reference_linear(x, w, b, r, activation)
+
+    def grad_preact(grad_y, x, w, b, activation):  # gelu'(z) = Phi(z) + z phi(z)
+        assert activation == "gelu"
+        z = F.linear(x, w, b).float()
+        slope = 0.5 * (1 + torch.erf(z / math.sqrt(2))) + z * torch.exp(-0.5 * z * z) / math.sqrt(2 * math.pi)
+        return (grad_y.float() * slope).to(grad_y.dtype)
+
+    lib = torch.library.Library("tilefuse", "IMPL")
+    lib.impl("linear", linear, "CPU")
+    lib.impl("linear_grad_preact", grad_preact, "CPU")
+    lib.impl("mm", lambda a, b: a @ b, "CPU")
+    return lib
+
+
+def run_dtensor_rank(rank, world, init_file, results):
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+
+    import tilefuse.nn as tnn
+    import tilefuse.parallel  # noqa: F401 - registers the DTensor sharding of tilefuse's linear ops
+
+    lib = cpu_kernels_for_linear_ops()  # noqa: F841 - kept alive
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
+    try:
+        class Mlp(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.up = tnn.Linear(16, 64, activation="gelu")
+                self.down = tnn.Linear(64, 16, bias=False)
+
+            def forward(self, x):
+                return self.down(self.up(x))
+
+        torch.manual_seed(5)
+        model, reference = Mlp().to(torch.bfloat16), Mlp().to(torch.bfloat16)
+        reference.load_state_dict(model.state_dict())
+        parallelize_module(model, init_device_mesh("cpu", (world,)), {"up": ColwiseParallel(), "down": RowwiseParallel()})
+        x = torch.randn(6, 16, dtype=torch.bfloat16)
+        got, want = model(x), reference(x)
+        torch.testing.assert_close(got, want, rtol=2e-2, atol=2e-2)
+        got.float().square().sum().backward()
+        want.float().square().sum().backward()
+        for name in ("up.weight", "up.bias", "down.weight"):
+            mine = model.get_parameter(name).grad.full_tensor()
+            torch.testing.assert_close(mine, reference.get_parameter(name).grad, rtol=3e-2, atol=3e-2)
+        results.put((rank, "ok"))
+    except Exception as error:  # noqa: BLE001 - reported to the parent
+        results.put((rank, f"{type(error).__name__}: {error}"))
+    finally:
+        dist.destroy_process_group()
+
+
+def test_parallelize_module_with_tilefuse_linears(tmp_path):
+    """torch.distributed.tensor.parallel's ColwiseParallel / RowwiseParallel on tilefuse.nn.Linear modules: the
+    sharding tilefuse.parallel registers for its ops lets DTensor split them; forward and gradients as one
+    process's."""
+    import torch.multiprocessing as mp
+
+    context = mp.get_context("spawn")
+    results = context.Queue()
+    processes = [context.Process(target=run_dtensor_rank, args=(rank, 2, str(tmp_path / "rendezvous"), results))
+                 for rank in range(2)]
+    for p in processes:
+        p.start()
+    outcomes = dict(results.get(timeout=240) for _ in processes)
+    for p in processes:
+        p.join(timeout=60)
+    assert outcomes == {0: "ok", 1: "ok"}, outcomes

@@ -60,11 +60,37 @@ def run_rank(rank, world, init_file, results):
                                            down.bias, rows.chunk(world, 0)[rank].contiguous())
             want = (F.linear(hidden, down.weight, down.bias) + rows).chunk(world, 0)[rank]
             close_in_bf16(got, want, "linear_reduce_scatter")
+        check_parallelize_module(world, x, d)
         results.put((rank, "ok"))
     except Exception as error:  # noqa: BLE001 - reported to the parent
         results.put((rank, f"{type(error).__name__}: {error}"))
     finally:
         dist.destroy_process_group()
+
+
+def check_parallelize_module(world, x, d):
+    """DTensor's ColwiseParallel / RowwiseParallel on tilefuse.nn.Linear modules (the sharding tilefuse.parallel
+    registers), forward and backward, against the same modules unsplit."""
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+
+    import tilefuse.nn as tnn
+
+    def mlp():
+        torch.manual_seed(1)
+        return torch.nn.ModuleDict({"up": tnn.Linear(d, 4 * d, activation="gelu"),
+                                    "down": tnn.Linear(4 * d, d, bias=False)}).cuda().bfloat16()
+
+    model, reference = mlp(), mlp()
+    parallelize_module(model, init_device_mesh("cuda", (world,)), {"up": ColwiseParallel(), "down": RowwiseParallel()})
+    got = model["down"](model["up"](x))
+    want = reference["down"](reference["up"](x))
+    close_in_bf16(got, want, "parallelize_module: output")
+    got.float().square().mean().backward()
+    want.float().square().mean().backward()
+    for name in ("up.weight", "up.bias", "down.weight"):
+        close_in_bf16(model.get_parameter(name).grad.full_tensor(), reference.get_parameter(name).grad,
+                      f"parallelize_module: {name}.grad")
 
 
 def spawn(world, tmp_path):
