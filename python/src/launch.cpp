@@ -10,10 +10,12 @@
 
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <tilefuse/conv/device/conv2d_sm90_launch.hpp>
@@ -113,6 +115,139 @@ void launch(std::uintptr_t kernel, int device, unsigned grid, unsigned block, un
   raise_status(tilefuse::host_adapter().launch(config, reinterpret_cast<void const*>(kernel), args));
 }
 
+// A kernel launch whose Params bytes were packed once (tilefuse.kernel_params.Launch): a call patches the
+// pointers (64-bit), the scalars (float) and the tensor maps (128 bytes) at their offsets and launches, all
+// here rather than in Python (the warm call's host cost). Pointers and scalars come in slot order, as the
+// Python side numbers its keys. A group of maps is encoded by a Python callable from its slots' pointers
+// (encode(*pointers) -> one 128-byte bytes per offset) and its last kRecent encodings are kept: a training
+// loop's caching allocator hands the same addresses back step after step.
+class PreparedLaunch {
+ public:
+  static constexpr std::size_t kRecent = 32;
+
+  PreparedLaunch(std::uintptr_t kernel, unsigned grid, unsigned block, unsigned cluster, std::size_t smem_bytes,
+                 unsigned grid_z, nb::bytes params)
+      : kernel_(kernel), grid_(grid), block_(block), cluster_(cluster), smem_bytes_(smem_bytes), grid_z_(grid_z),
+        template_(params.c_str(), params.c_str() + params.size()) {}
+
+  void add_pointer(std::size_t offset, int slot) { pointers_.push_back({checked(offset, 8), slot}); }
+  void add_scalar(std::size_t offset, int slot) { scalars_.push_back({checked(offset, 4), slot}); }
+  void add_maps(std::vector<std::size_t> const& offsets, std::vector<int> const& slots, nb::callable encode) {
+    Maps maps{{}, slots, std::move(encode), {}};
+    for (std::size_t offset : offsets) maps.offsets.push_back(checked(offset, 128));
+    maps_.push_back(std::move(maps));
+  }
+
+  // The Params bytes of a call (what run() launches with).
+  nb::bytes pack(std::vector<std::uint64_t> const& pointers, std::vector<double> const& scalars) {
+    std::vector<char> params(template_);
+    fill(params.data(), pointers, scalars);
+    return nb::bytes(params.data(), params.size());
+  }
+
+  void run(int device, std::uintptr_t stream, std::vector<std::uint64_t> const& pointers,
+           std::vector<double> const& scalars) {
+    int current = -1;
+    check_cuda(cudaGetDevice(&current), "cudaGetDevice");
+    if (current != device) check_cuda(cudaSetDevice(device), "cudaSetDevice");
+    // The kernel copies its by-value parameter at launch; 64-byte alignment keeps the tensor maps at the
+    // alignment the struct declares.
+    storage_.resize((template_.size() + 7) / 8 + 8);
+    auto* aligned = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(storage_.data()) + 63) & ~std::uintptr_t{63});
+    std::memcpy(aligned, template_.data(), template_.size());
+    fill(aligned, pointers, scalars);
+    tilefuse::LaunchConfig config;
+    config.grid = dim3(grid_, 1, grid_z_);
+    config.block = dim3(block_);
+    config.cluster = dim3(cluster_, 1, 1);
+    config.dynamic_smem_bytes = smem_bytes_;
+    config.stream = reinterpret_cast<cudaStream_t>(stream);
+    void* args[] = {aligned};
+    raise_status(tilefuse::host_adapter().launch(config, reinterpret_cast<void const*>(kernel_), args));
+  }
+
+ private:
+  using Blob = std::array<char, 128>;
+  struct Maps {
+    std::vector<std::size_t> offsets;
+    std::vector<int> slots;
+    nb::callable encode;
+    std::vector<std::pair<std::vector<std::uint64_t>, std::vector<Blob>>> recent;  // oldest first
+  };
+
+  std::size_t checked(std::size_t offset, std::size_t bytes) const {
+    if (offset + bytes > template_.size()) {
+      throw std::invalid_argument("tilefuse: a parameter at byte " + std::to_string(offset) + " (" +
+                                  std::to_string(bytes) + " bytes) lies past the " +
+                                  std::to_string(template_.size()) + "-byte Params");
+    }
+    return offset;
+  }
+
+  static std::uint64_t at(std::vector<std::uint64_t> const& pointers, int slot) {
+    if (slot < 0 || static_cast<std::size_t>(slot) >= pointers.size()) {
+      throw std::invalid_argument("tilefuse: pointer slot " + std::to_string(slot) + " of " +
+                                  std::to_string(pointers.size()));
+    }
+    return pointers[static_cast<std::size_t>(slot)];
+  }
+
+  std::vector<Blob> const& encoded(Maps& maps, std::vector<std::uint64_t> const& pointers) {
+    std::vector<std::uint64_t> bound;
+    for (int slot : maps.slots) bound.push_back(at(pointers, slot));
+    for (auto const& [key, blobs] : maps.recent) {
+      if (key == bound) return blobs;
+    }
+    nb::list args;
+    for (std::uint64_t p : bound) args.append(p);
+    nb::object const result = nb::steal(PyObject_CallObject(maps.encode.ptr(), nb::tuple(args).ptr()));
+    if (!result.is_valid()) throw nb::python_error();
+    std::vector<Blob> blobs;
+    for (nb::handle item : result) {
+      nb::bytes const b = nb::cast<nb::bytes>(item);
+      if (b.size() != 128) throw std::invalid_argument("tilefuse: a tensor map encoder returned other than 128 bytes");
+      Blob blob;
+      std::memcpy(blob.data(), b.c_str(), 128);
+      blobs.push_back(blob);
+    }
+    if (blobs.size() != maps.offsets.size()) {
+      throw std::invalid_argument("tilefuse: a tensor map encoder returned " + std::to_string(blobs.size()) +
+                                  " maps for " + std::to_string(maps.offsets.size()) + " offsets");
+    }
+    if (maps.recent.size() >= kRecent) maps.recent.erase(maps.recent.begin());
+    maps.recent.emplace_back(std::move(bound), std::move(blobs));
+    return maps.recent.back().second;
+  }
+
+  void fill(char* params, std::vector<std::uint64_t> const& pointers, std::vector<double> const& scalars) {
+    for (auto const& [offset, slot] : pointers_) {
+      std::uint64_t const value = at(pointers, slot);
+      std::memcpy(params + offset, &value, 8);
+    }
+    for (auto const& [offset, slot] : scalars_) {
+      if (slot < 0 || static_cast<std::size_t>(slot) >= scalars.size()) {
+        throw std::invalid_argument("tilefuse: scalar slot " + std::to_string(slot) + " of " +
+                                    std::to_string(scalars.size()));
+      }
+      float const value = static_cast<float>(scalars[static_cast<std::size_t>(slot)]);
+      std::memcpy(params + offset, &value, 4);
+    }
+    for (Maps& maps : maps_) {
+      std::vector<Blob> const& blobs = encoded(maps, pointers);
+      for (std::size_t i = 0; i < blobs.size(); ++i) std::memcpy(params + maps.offsets[i], blobs[i].data(), 128);
+    }
+  }
+
+  std::uintptr_t kernel_;
+  unsigned grid_, block_, cluster_;
+  std::size_t smem_bytes_;
+  unsigned grid_z_;
+  std::vector<char> template_;
+  std::vector<std::pair<std::size_t, int>> pointers_, scalars_;
+  std::vector<Maps> maps_;
+  std::vector<std::uint64_t> storage_;
+};
+
 // Runs a layout kernel (one thread; writes `words` 64-bit integers to its pointer argument) and
 // returns what it wrote.
 std::vector<std::int64_t> read_layout(std::uintptr_t kernel, int device, int words) {
@@ -170,6 +305,19 @@ void bind_launch(nb::module_& m) {
   m.def("launch", &launch, nb::arg("kernel"), nb::arg("device"), nb::arg("grid"), nb::arg("block"),
         nb::arg("cluster"), nb::arg("smem_bytes"), nb::arg("stream"), nb::arg("params"), nb::arg("grid_z") = 1u,
         "Launches a loaded kernel with its packed Params bytes.");
+  nb::class_<PreparedLaunch>(m, "PreparedLaunch",
+                              "A kernel launch with its Params packed once; run() patches pointers, scalars and "
+                              "tensor maps in C++ and launches.")
+      .def(nb::init<std::uintptr_t, unsigned, unsigned, unsigned, std::size_t, unsigned, nb::bytes>(),
+           nb::arg("kernel"), nb::arg("grid"), nb::arg("block"), nb::arg("cluster"), nb::arg("smem_bytes"),
+           nb::arg("grid_z"), nb::arg("params"))
+      .def("add_pointer", &PreparedLaunch::add_pointer, nb::arg("offset"), nb::arg("slot"))
+      .def("add_scalar", &PreparedLaunch::add_scalar, nb::arg("offset"), nb::arg("slot"))
+      .def("add_maps", &PreparedLaunch::add_maps, nb::arg("offsets"), nb::arg("slots"), nb::arg("encode"))
+      .def("pack", &PreparedLaunch::pack, nb::arg("pointers"), nb::arg("scalars"),
+           "The Params bytes a call with these pointers and scalars launches with.")
+      .def("run", &PreparedLaunch::run, nb::arg("device"), nb::arg("stream"), nb::arg("pointers"),
+           nb::arg("scalars"));
   m.def("read_layout", &read_layout, nb::arg("kernel"), nb::arg("device"), nb::arg("words"),
         "Runs a parameter-layout kernel and returns the integers it wrote.");
   m.def("device_properties", &device_properties, nb::arg("device"), "[sm_count, major, minor] of a device.");

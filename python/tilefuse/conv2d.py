@@ -5,7 +5,7 @@ The layers a call goes down (docs/python.md):
                                               checks the tensors (NHWC, dtypes, devices, shapes), traces fn
   -> ConvOperation (plan(): cached per signature)   the kernel and tile, from the JIT's disk cache, loaded
                                               once per device, and its parameter layout
-  -> tilefuse._C.launch                       the packed Params, launched on the current torch stream
+  -> tilefuse._C.PreparedLaunch               the packed Params patched and launched on the current torch stream
   -> sm90_gemm_kernel<conv::sm90::{FpropIm2col,Fprop,DgradIm2col,Wgrad}Kernel<...>>   Hopper (sm_90, aligned),
                                               the type the C++ planner spells (conv2d_sm90_launch.hpp)
      sm80_gemm_kernel<TiledKernel<..., ImplicitGemmOperands<...>>>   every mode, sm_80 and newer

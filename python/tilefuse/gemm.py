@@ -4,7 +4,7 @@ The layers a call goes down (docs/python.md):
   Gemm(epilogue=fn).run(a, b, **arguments)     checks the tensors, traces fn for their shapes
   -> Operation (plan(): cached per signature)   the chosen tile, the kernel from the JIT's disk cache,
                                                 loaded once per device, and its parameter layout
-  -> tilefuse._C.launch                         tensor maps encoded through the C++ host adapter, the
+  -> tilefuse._C.PreparedLaunch                 tensor maps encoded through the C++ host adapter, the
                                                 packed Params launched on the current torch stream
   -> sm90_gemm_kernel<GemmKernel<element, tree, config>>   (include/tilefuse/gemm/kernel/sm90_gemm.h)
 
