@@ -1,8 +1,9 @@
 // tilefuse._C's runtime half: what a JIT-compiled kernel needs from the host that Python cannot do
 // itself. Tensor maps are encoded through the C++ host adapter (so nothing links libcuda), kernels
-// (cudaKernel_t handles from tilefuse.jit's loader, cast to integers) are launched through it, and the
-// parameter layout a kernel's companion layout kernel writes is read back. Every CUDA failure raises
-// with the runtime's own error name; nothing here runs at import.
+// (cudaKernel_t handles from tilefuse.jit's loader, cast to integers) are launched through it with their
+// Params patched per call (PreparedLaunch), and the parameter layout a kernel's companion layout kernel
+// writes is read back. Every CUDA failure raises with the runtime's own error name; nothing here runs at
+// import.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
@@ -93,26 +94,6 @@ std::vector<std::int64_t> conv_sm90_geometry(std::string const& mode, std::vecto
   tilefuse::Conv2dProblem const p = tilefuse_python::conv_problem(mode, g);
   tilefuse::Conv2dProblem const f = p.mode == tilefuse::ConvMode::kDgrad ? tilefuse::dgrad_as_fprop(p) : p;
   return {f.N, f.H, f.W, f.C, f.K, f.R, f.S, f.P(), f.Q(), f.pad_h, f.pad_w, f.stride_h, f.stride_w, f.dilation_h, f.dilation_w};
-}
-
-// Launches `kernel` (a cudaKernel_t as an integer) on `device` with one by-value parameter, the bytes
-// of `params` (the kernel's Params struct, packed by the caller), on a grid of grid x 1 x grid_z blocks.
-void launch(std::uintptr_t kernel, int device, unsigned grid, unsigned block, unsigned cluster,
-            std::size_t smem_bytes, std::uintptr_t stream, nb::bytes params, unsigned grid_z) {
-  check_cuda(cudaSetDevice(device), "cudaSetDevice");
-  tilefuse::LaunchConfig config;
-  config.grid = dim3(grid, 1, grid_z);
-  config.block = dim3(block);
-  config.cluster = dim3(cluster, 1, 1);
-  config.dynamic_smem_bytes = smem_bytes;
-  config.stream = reinterpret_cast<cudaStream_t>(stream);
-  // The kernel copies its by-value parameter at launch, so the bytes only have to live until then;
-  // 64-byte alignment keeps the tensor maps at the alignment the struct declares.
-  std::vector<std::uint64_t> storage((params.size() + 7) / 8 + 8);
-  auto* aligned = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(storage.data()) + 63) & ~std::uintptr_t{63});
-  std::memcpy(aligned, params.c_str(), params.size());
-  void* args[] = {aligned};
-  raise_status(tilefuse::host_adapter().launch(config, reinterpret_cast<void const*>(kernel), args));
 }
 
 // A kernel launch whose Params bytes were packed once (tilefuse.kernel_params.Launch): a call patches the
@@ -302,9 +283,6 @@ void bind_launch(nb::module_& m) {
                                                         batch_stride);
         }, nb::arg("data"), nb::arg("element_bytes"), nb::arg("n"), nb::arg("batch"), nb::arg("batch_stride"),
         "Whether the Hopper kernel's TMA residual path can copy the column vector (bias) beside it.");
-  m.def("launch", &launch, nb::arg("kernel"), nb::arg("device"), nb::arg("grid"), nb::arg("block"),
-        nb::arg("cluster"), nb::arg("smem_bytes"), nb::arg("stream"), nb::arg("params"), nb::arg("grid_z") = 1u,
-        "Launches a loaded kernel with its packed Params bytes.");
   nb::class_<PreparedLaunch>(m, "PreparedLaunch",
                               "A kernel launch with its Params packed once; run() patches pointers, scalars and "
                               "tensor maps in C++ and launches.")

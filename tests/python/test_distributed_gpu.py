@@ -6,6 +6,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import torch.distributed as dist  # noqa: E402
+from ranks import spawn  # noqa: E402
 
 if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] != 9:
     pytest.skip("needs sm_90 GPUs (tilefuse.nn.Linear runs the Hopper GEMM)", allow_module_level=True)
@@ -88,19 +89,9 @@ def run_rank(rank, world, init_file, how, cache_dir, results):
 
 @pytest.mark.parametrize("how", ["ddp", "fsdp"])
 def test_training_matches_one_gpu(tmp_path, how):
-    import torch.multiprocessing as mp
-
     single = train(make_model(), 0, 1)
     world = torch.cuda.device_count()
-    context = mp.get_context("spawn")
-    results = context.Queue()
-    processes = [context.Process(target=run_rank, args=(rank, world, str(tmp_path / "rendezvous"), how,
-                                                        str(tmp_path / "cache"), results)) for rank in range(world)]
-    for p in processes:
-        p.start()
-    outcomes = dict(results.get(timeout=600) for _ in processes)
-    for p in processes:
-        p.join(timeout=60)
+    outcomes = spawn(run_rank, world, (str(tmp_path / "rendezvous"), how, str(tmp_path / "cache")), timeout=600)
     assert all(isinstance(v, list) for v in outcomes.values()), outcomes
     for rank, losses in outcomes.items():
         assert losses == outcomes[0], f"rank {rank} saw other losses"

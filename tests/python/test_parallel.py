@@ -9,6 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 import torch.distributed as dist  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
+from ranks import spawn  # noqa: E402
 
 if not dist.is_available() or not dist.is_gloo_available():
     pytest.skip("torch.distributed with gloo is not available in this torch build", allow_module_level=True)
@@ -80,18 +81,7 @@ def check_overlapped_ops(tp, rank, world, up, down, x):
 
 @pytest.mark.parametrize("world", [2, 4])
 def test_tensor_parallel_mlp_matches_one_process(tmp_path, world):
-    import torch.multiprocessing as mp
-
-    context = mp.get_context("spawn")
-    results = context.Queue()
-    init_file = str(tmp_path / "rendezvous")
-    processes = [context.Process(target=run_rank, args=(rank, world, init_file, 8, 3, results))
-                 for rank in range(world)]
-    for p in processes:
-        p.start()
-    outcomes = dict(results.get(timeout=240) for _ in processes)
-    for p in processes:
-        p.join(timeout=60)
+    outcomes = spawn(run_rank, world, (str(tmp_path / "rendezvous"), 8, 3))
     assert outcomes == {rank: "ok" for rank in range(world)}, outcomes
 
 
@@ -176,15 +166,5 @@ def test_parallelize_module_with_tilefuse_linears(tmp_path):
     """torch.distributed.tensor.parallel's ColwiseParallel / RowwiseParallel on tilefuse.nn.Linear modules: the
     sharding tilefuse.parallel registers for its ops lets DTensor split them; forward and gradients as one
     process's."""
-    import torch.multiprocessing as mp
-
-    context = mp.get_context("spawn")
-    results = context.Queue()
-    processes = [context.Process(target=run_dtensor_rank, args=(rank, 2, str(tmp_path / "rendezvous"), results))
-                 for rank in range(2)]
-    for p in processes:
-        p.start()
-    outcomes = dict(results.get(timeout=240) for _ in processes)
-    for p in processes:
-        p.join(timeout=60)
+    outcomes = spawn(run_dtensor_rank, 2, (str(tmp_path / "rendezvous"),))
     assert outcomes == {0: "ok", 1: "ok"}, outcomes

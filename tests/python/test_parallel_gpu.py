@@ -6,6 +6,7 @@ import pytest
 torch = pytest.importorskip("torch")
 import torch.distributed as dist  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
+from ranks import spawn  # noqa: E402
 
 if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] != 9:
     pytest.skip("needs an sm_90 GPU (tilefuse's linear runs the Hopper GEMM)", allow_module_level=True)
@@ -93,27 +94,17 @@ def check_parallelize_module(world, x, d):
                       f"parallelize_module: {name}.grad")
 
 
-def spawn(world, tmp_path):
-    import torch.multiprocessing as mp
-
-    context = mp.get_context("spawn")
-    results = context.Queue()
-    processes = [context.Process(target=run_rank, args=(rank, world, str(tmp_path / "rendezvous"), results))
-                 for rank in range(world)]
-    for p in processes:
-        p.start()
-    outcomes = dict(results.get(timeout=300) for _ in processes)
-    for p in processes:
-        p.join(timeout=60)
+def run_on(world, tmp_path):
+    outcomes = spawn(run_rank, world, (str(tmp_path / "rendezvous"),), timeout=300)
     assert outcomes == {rank: "ok" for rank in range(world)}, outcomes
 
 
 def test_a_group_of_one(tmp_path):
-    spawn(1, tmp_path)
+    run_on(1, tmp_path)
 
 
 def test_every_gpu_of_the_machine(tmp_path):
     world = torch.cuda.device_count()
     if world < 2:
         pytest.skip(f"needs 2 or more GPUs (this machine has {world}); run on an nvidia-h100-x2 / -x4 machine")
-    spawn(world, tmp_path)
+    run_on(world, tmp_path)
