@@ -26,7 +26,6 @@
 #include <random>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -103,56 +102,26 @@ std::unique_ptr<ConvInput> make_input(std::string name, index_t elements, bool m
 
 // ---- the host reference, split over threads ----
 
-// The mode's convolution in double into acc, the packed output tensor (= the row-major output matrix).
-// fprop and wgrad are split over filters, dgrad over input channels: each part is the same reference
-// call on a sub-problem with strided views, so every part is still the plain reference loop.
+// The mode's convolution in double into acc, the packed output tensor (= the row-major output matrix); the
+// reference splits its loops over threads.
 template <class T>
 void reference_conv(Conv2dProblem const& p, ConvMode mode, T const* x, T const* w, T const* dy,
                     std::vector<double>& acc) {
-  index_t const P = p.P(), Q = p.Q();
-  index_t const split_extent = mode == ConvMode::kDgrad ? p.C : p.K;
-  acc.assign(static_cast<std::size_t>(mode == ConvMode::kFprop   ? p.N * P * Q * p.K
-                                      : mode == ConvMode::kDgrad ? p.N * p.H * p.W * p.C
-                                                                 : p.K * p.R * p.S * p.C),
-             0.0);
-  index_t const threads = std::clamp<index_t>(static_cast<index_t>(std::thread::hardware_concurrency()), 1,
-                                              std::min<index_t>(split_extent, 64));
-  index_t const per_thread = (split_extent + threads - 1) / threads;
-  std::vector<Status> statuses(static_cast<std::size_t>(threads));
-  std::vector<std::thread> pool;
-  for (index_t t = 0; t < threads; ++t) {
-    index_t const first = t * per_thread;
-    index_t const count = std::min(per_thread, split_extent - first);
-    if (count <= 0) break;
-    pool.emplace_back([&, t, first, count] {
-      Conv2dProblem q = p;
-      Status& st = statuses[static_cast<std::size_t>(t)];
-      if (mode == ConvMode::kDgrad) {
-        q.C = count;  // channels [first, first + count) of dx and w
-        TensorNHWC<T const> const dy_ref = TensorNHWC<T const>::packed(dy, p.output_extent());
-        TensorKRSC<T const> const w_part{w + first, q.filter_extent(), p.R * p.S * p.C, p.S * p.C, p.C};
-        TensorNHWC<double> const dx_part{acc.data() + first, q.activation_extent(), p.H * p.W * p.C, p.W * p.C, p.C};
-        st = reference::conv2d_dgrad(q, dy_ref, w_part, dx_part);
-        return;
-      }
-      q.K = count;  // filters [first, first + count)
-      TensorNHWC<T const> const x_ref = TensorNHWC<T const>::packed(x, p.activation_extent());
-      if (mode == ConvMode::kFprop) {
-        TensorKRSC<T const> const w_part = TensorKRSC<T const>::packed(w + first * p.R * p.S * p.C, q.filter_extent());
-        TensorNHWC<double> const y_part{acc.data() + first, q.output_extent(), P * Q * p.K, Q * p.K, p.K};
-        st = reference::conv2d_fprop(q, x_ref, w_part, y_part);
-      } else {
-        TensorNHWC<T const> const dy_part{dy + first, q.output_extent(), P * Q * p.K, Q * p.K, p.K};
-        TensorKRSC<double> const dw_part =
-            TensorKRSC<double>::packed(acc.data() + first * p.R * p.S * p.C, q.filter_extent());
-        st = reference::conv2d_wgrad(q, x_ref, dy_part, dw_part);
-      }
-    });
+  TensorNHWC<T const> const x_ref = TensorNHWC<T const>::packed(x, p.activation_extent());
+  TensorKRSC<T const> const w_ref = TensorKRSC<T const>::packed(w, p.filter_extent());
+  TensorNHWC<T const> const dy_ref = TensorNHWC<T const>::packed(dy, p.output_extent());
+  Status st;
+  if (mode == ConvMode::kFprop) {
+    acc.assign(static_cast<std::size_t>(p.N * p.P() * p.Q() * p.K), 0.0);
+    st = reference::conv2d_fprop(p, x_ref, w_ref, TensorNHWC<double>::packed(acc.data(), p.output_extent()));
+  } else if (mode == ConvMode::kDgrad) {
+    acc.assign(static_cast<std::size_t>(p.N * p.H * p.W * p.C), 0.0);
+    st = reference::conv2d_dgrad(p, dy_ref, w_ref, TensorNHWC<double>::packed(acc.data(), p.activation_extent()));
+  } else {
+    acc.assign(static_cast<std::size_t>(p.K * p.R * p.S * p.C), 0.0);
+    st = reference::conv2d_wgrad(p, x_ref, dy_ref, TensorKRSC<double>::packed(acc.data(), p.filter_extent()));
   }
-  for (auto& th : pool) th.join();
-  for (auto const& s : statuses) {
-    if (!s.ok()) throw std::runtime_error("the reference convolution refused the case: " + s.to_string());
-  }
+  if (!st.ok()) throw std::runtime_error("the reference convolution refused the case: " + st.to_string());
 }
 
 // ---- one case ----

@@ -38,7 +38,6 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -339,34 +338,17 @@ class InputLookup {
 
 // ---- the host reference ----
 
-// acc[(b * m + r) * n + c] = sum_k A(r, k) B(k, c) in double, rows split over threads.
+// acc[(b * m + r) * n + c] = sum_k A(r, k) B(k, c) in double (the reference splits its rows over threads).
 template <class T, class LA, class LB>
 void reference_accumulator(GemmCoord p, ArgTensor const& a, ArgTensor const& b, std::vector<double>& acc) {
   acc.assign(static_cast<std::size_t>(p.batch * p.m * p.n), 0.0);
-  auto const* a_data = reinterpret_cast<T const*>(a.initial_body());
-  auto const* b_data = reinterpret_cast<T const*>(b.initial_body());
-  MatrixRef<T const, LB> const b_ref{b_data, p.k, p.n, b.geometry.ld, b.geometry.batch_stride};
-  index_t const threads =
-      std::clamp<index_t>(static_cast<index_t>(std::thread::hardware_concurrency()), 1, std::min<index_t>(p.m, 64));
-  index_t const rows_per_thread = (p.m + threads - 1) / threads;
-  std::vector<Status> statuses(static_cast<std::size_t>(threads));
-  std::vector<std::thread> pool;
-  for (index_t t = 0; t < threads; ++t) {
-    index_t const r0 = t * rows_per_thread;
-    index_t const rows = std::min(rows_per_thread, p.m - r0);
-    if (rows <= 0) break;
-    pool.emplace_back([&, t, r0, rows] {
-      GemmCoord const part{rows, p.n, p.k, p.batch};
-      MatrixRef<T const, LA> const a_part{a_data + LA::offset(r0, 0, a.geometry.ld), rows, p.k, a.geometry.ld,
-                                          a.geometry.batch_stride};
-      MatrixRef<double, RowMajor> const out{acc.data() + r0 * p.n, rows, p.n, p.n, p.m * p.n};
-      statuses[static_cast<std::size_t>(t)] = reference::gemm<double>(part, a_part, b_ref, out);
-    });
-  }
-  for (auto& th : pool) th.join();
-  for (auto const& s : statuses) {
-    if (!s.ok()) throw std::runtime_error("reference::gemm refused the case: " + s.to_string());
-  }
+  MatrixRef<T const, LA> const a_ref{reinterpret_cast<T const*>(a.initial_body()), p.m, p.k, a.geometry.ld,
+                                     a.geometry.batch_stride};
+  MatrixRef<T const, LB> const b_ref{reinterpret_cast<T const*>(b.initial_body()), p.k, p.n, b.geometry.ld,
+                                     b.geometry.batch_stride};
+  MatrixRef<double, RowMajor> const out{acc.data(), p.m, p.n, p.n, p.m * p.n};
+  Status const s = reference::gemm<double>(p, a_ref, b_ref, out);
+  if (!s.ok()) throw std::runtime_error("reference::gemm refused the case: " + s.to_string());
 }
 
 // Inputs::kNormal references: acc = the float64 product of A and B rounded to tf32 as the kernel rounds

@@ -10,6 +10,7 @@
 #include <tilefuse/core/status.hpp>
 #include <tilefuse/core/tensor_ref.h>
 #include <tilefuse/reference/gemm.hpp>  // widen
+#include <tilefuse/reference/parallel.hpp>
 
 namespace tilefuse::reference {
 
@@ -78,8 +79,10 @@ Status conv2d_fprop(Conv2dProblem const& problem, TensorNHWC<TX const> x, Tensor
   index_t const kg = p.filters_per_group();
   index_t const P = p.P();
   index_t const Q = p.Q();
-  for (index_t n = 0; n < p.N; ++n) {
-    for (index_t oh = 0; oh < P; ++oh) {
+  // Output rows (n, oh) in blocks over threads (parallel.hpp).
+  for_row_blocks(p.N * P, static_cast<double>(Q) * p.K * p.R * p.S * cg, [&](index_t begin, index_t end) {
+    for (index_t row = begin; row < end; ++row) {
+      index_t const n = row / P, oh = row % P;
       for (index_t ow = 0; ow < Q; ++ow) {
         for (index_t k = 0; k < p.K; ++k) {
           index_t const c0 = (k / kg) * cg;  // first input channel of k's group
@@ -99,7 +102,7 @@ Status conv2d_fprop(Conv2dProblem const& problem, TensorNHWC<TX const> x, Tensor
         }
       }
     }
-  }
+  });
   return Status::success();
 }
 
@@ -122,8 +125,10 @@ Status conv2d_dgrad(Conv2dProblem const& problem, TensorNHWC<TDY const> dy, Tens
   index_t const kg = p.filters_per_group();
   index_t const P = p.P();
   index_t const Q = p.Q();
-  for (index_t n = 0; n < p.N; ++n) {
-    for (index_t h = 0; h < p.H; ++h) {
+  // Input rows (n, h) in blocks over threads (parallel.hpp).
+  for_row_blocks(p.N * p.H, static_cast<double>(p.W) * p.C * p.R * p.S * kg, [&](index_t begin, index_t end) {
+    for (index_t row = begin; row < end; ++row) {
+      index_t const n = row / p.H, h = row % p.H;
       for (index_t wi = 0; wi < p.W; ++wi) {
         for (index_t c = 0; c < p.C; ++c) {
           index_t const g = c / cg;
@@ -149,7 +154,7 @@ Status conv2d_dgrad(Conv2dProblem const& problem, TensorNHWC<TDY const> dy, Tens
         }
       }
     }
-  }
+  });
   return Status::success();
 }
 
@@ -171,28 +176,31 @@ Status conv2d_wgrad(Conv2dProblem const& problem, TensorNHWC<TX const> x, Tensor
   index_t const kg = p.filters_per_group();
   index_t const P = p.P();
   index_t const Q = p.Q();
-  for (index_t k = 0; k < p.K; ++k) {
-    index_t const c0 = (k / kg) * cg;  // first input channel of k's group
-    for (index_t r = 0; r < p.R; ++r) {
-      for (index_t s = 0; s < p.S; ++s) {
-        for (index_t c = 0; c < cg; ++c) {
-          Acc sum = Acc(0);
-          for (index_t n = 0; n < p.N; ++n) {
-            for (index_t oh = 0; oh < P; ++oh) {
-              index_t const h = oh * p.stride_h - p.pad_h + r * p.dilation_h;
-              if (h < 0 || h >= p.H) continue;
-              for (index_t ow = 0; ow < Q; ++ow) {
-                index_t const wi = ow * p.stride_w - p.pad_w + s * p.dilation_w;
-                if (wi < 0 || wi >= p.W) continue;
-                sum += widen<Acc>(x.at(n, h, wi, c0 + c)) * widen<Acc>(dy.at(n, oh, ow, k));
+  // Filters k in blocks over threads (parallel.hpp).
+  for_row_blocks(p.K, static_cast<double>(p.R) * p.S * cg * p.N * P * Q, [&](index_t begin, index_t end) {
+    for (index_t k = begin; k < end; ++k) {
+      index_t const c0 = (k / kg) * cg;  // first input channel of k's group
+      for (index_t r = 0; r < p.R; ++r) {
+        for (index_t s = 0; s < p.S; ++s) {
+          for (index_t c = 0; c < cg; ++c) {
+            Acc sum = Acc(0);
+            for (index_t n = 0; n < p.N; ++n) {
+              for (index_t oh = 0; oh < P; ++oh) {
+                index_t const h = oh * p.stride_h - p.pad_h + r * p.dilation_h;
+                if (h < 0 || h >= p.H) continue;
+                for (index_t ow = 0; ow < Q; ++ow) {
+                  index_t const wi = ow * p.stride_w - p.pad_w + s * p.dilation_w;
+                  if (wi < 0 || wi >= p.W) continue;
+                  sum += widen<Acc>(x.at(n, h, wi, c0 + c)) * widen<Acc>(dy.at(n, oh, ow, k));
+                }
               }
             }
+            dw_acc.at(k, r, s, c) = sum;
           }
-          dw_acc.at(k, r, s, c) = sum;
         }
       }
     }
-  }
+  });
   return Status::success();
 }
 

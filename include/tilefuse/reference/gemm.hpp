@@ -8,6 +8,7 @@
 #include <tilefuse/core/numeric_types.h>
 #include <tilefuse/core/status.hpp>
 #include <tilefuse/core/tensor_ref.h>
+#include <tilefuse/reference/parallel.hpp>
 
 namespace tilefuse::reference {
 
@@ -99,8 +100,10 @@ Status gemm(GemmCoord problem, MatrixRef<TA const, LA> a, MatrixRef<TB const, LB
   static_assert(std::is_same_v<Acc, float> || std::is_same_v<Acc, double>,
                 "reference accumulators are float or double");
   TILEFUSE_RETURN_IF_ERROR(check_gemm_operands(problem, a, b, acc_out));
-  for (index_t l = 0; l < problem.batch; ++l) {
-    for (index_t m = 0; m < problem.m; ++m) {
+  // Rows (batch entry, m) in blocks over threads (parallel.hpp).
+  for_row_blocks(problem.batch * problem.m, static_cast<double>(problem.n) * problem.k, [&](index_t begin, index_t end) {
+    for (index_t row = begin; row < end; ++row) {
+      index_t const l = row / problem.m, m = row % problem.m;
       for (index_t n = 0; n < problem.n; ++n) {
         Acc sum = Acc(0);
         for (index_t k = 0; k < problem.k; ++k) {
@@ -109,7 +112,7 @@ Status gemm(GemmCoord problem, MatrixRef<TA const, LA> a, MatrixRef<TB const, LB
         acc_out.at(m, n, l) = sum;
       }
     }
-  }
+  });
   return Status::success();
 }
 

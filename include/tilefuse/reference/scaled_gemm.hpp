@@ -14,12 +14,15 @@
 #pragma once
 
 #include <cmath>
+#include <mutex>
 #include <type_traits>
+#include <vector>
 
 #include <tilefuse/core/coord.h>
 #include <tilefuse/core/numeric_types.h>
 #include <tilefuse/core/status.hpp>
 #include <tilefuse/core/tensor_ref.h>
+#include <tilefuse/reference/parallel.hpp>
 
 namespace tilefuse::reference {
 
@@ -73,21 +76,34 @@ Status scaled_gemm(MatrixRef<TA const, LA> a, ScaleGrid scale_a, MatrixRef<TB co
   TILEFUSE_RETURN_IF_ERROR(detail::check_scale_grid("scale_a", scale_a));
   TILEFUSE_RETURN_IF_ERROR(detail::check_scale_grid("scale_b", scale_b));
 
-  double max_abs = 0.0;
-  for (index_t row = 0; row < m; ++row) {
-    for (index_t col = 0; col < n; ++col) {
-      double y = 0.0;
-      for (index_t i = 0; i < k; ++i) {
-        double const av = to_double(a.at(row, i)) * scale_a.at(row, i);
-        double const bv = to_double(b.at(i, col)) * scale_b.at(i, col);
-        y += av * bv;
+  // A NaN stays: nothing compares above it.
+  auto const keep_max = [](double& max_abs, double y) {
+    if (std::isnan(y) || std::abs(y) > max_abs) max_abs = std::abs(y);
+  };
+  // Rows in blocks over threads (parallel.hpp), each block's max kept apart and folded in order.
+  std::vector<double> block_max;
+  std::mutex block_max_lock;
+  for_row_blocks(m, static_cast<double>(n) * k, [&](index_t begin, index_t end) {
+    double max_abs = 0.0;
+    for (index_t row = begin; row < end; ++row) {
+      for (index_t col = 0; col < n; ++col) {
+        double y = 0.0;
+        for (index_t i = 0; i < k; ++i) {
+          double const av = to_double(a.at(row, i)) * scale_a.at(row, i);
+          double const bv = to_double(b.at(i, col)) * scale_b.at(i, col);
+          y += av * bv;
+        }
+        if (bias != nullptr) y += to_double(bias[col]);
+        keep_max(max_abs, y);
+        double const out = scale_result != nullptr ? y * static_cast<double>(*scale_result) : y;
+        d.at(row, col) = convert<TOut>(out);
       }
-      if (bias != nullptr) y += to_double(bias[col]);
-      if (std::isnan(y) || std::abs(y) > max_abs) max_abs = std::abs(y);  // a NaN stays: nothing compares above it
-      double const out = scale_result != nullptr ? y * static_cast<double>(*scale_result) : y;
-      d.at(row, col) = convert<TOut>(out);
     }
-  }
+    std::lock_guard<std::mutex> const hold(block_max_lock);
+    block_max.push_back(max_abs);
+  });
+  double max_abs = 0.0;
+  for (double value : block_max) keep_max(max_abs, value);
   if (amax != nullptr) *amax = max_abs;
   return Status::success();
 }
