@@ -66,11 +66,14 @@ def optimize(model, *, measure=True, **compile_kwargs):
     return torch.compile(model, backend=functools.partial(backend, measure=False), **compile_kwargs)
 
 
-def backend(gm, example_inputs, measure=True, require_cuda=True, mode=None, options=None, **kwargs):
+def backend(gm, example_inputs, measure=True, require_cuda=True, mode=None, options=None, chooser=None, **kwargs):
     """The torch.compile backend: fuse(), then Inductor's compile_fx on the rewritten graph. mode and options
     are torch.compile's, applied to Inductor as they would be with backend="inductor"; with CUDA graphs on
     (mode="reduce-overhead", "max-autotune"), host time is no longer paid per call, so the chooser compares GPU
-    time alone. require_cuda: as fuse's, for tests on CPU."""
+    time alone. Without CUDA graphs, a frozen (inference) graph with fused chains is also compiled without
+    them and the two are timed on the example inputs: the faster is returned, so the backend is never slower
+    than Inductor alone by more than the timing's noise. require_cuda: as fuse's, for tests on CPU; chooser:
+    a Chooser (tests), else one made here when measuring."""
     from torch._inductor import config as inductor_config
     from torch._inductor import list_mode_options
     from torch._inductor.compile_fx import compile_fx
@@ -78,13 +81,46 @@ def backend(gm, example_inputs, measure=True, require_cuda=True, mode=None, opti
     patches = dict(list_mode_options(mode)) if mode not in (None, "default") else {}
     patches.update(options or {})
     graphs = bool(patches.get("triton.cudagraphs", inductor_config.triton.cudagraphs))
-    decisions = fuse(gm, example_inputs, require_cuda=require_cuda,
-                     chooser=Chooser(graphs=graphs) if measure else None)
+    if measure and chooser is None:
+        chooser = Chooser(graphs=graphs)
+    race = measure and not graphs and not torch.is_grad_enabled() and _real(example_inputs, require_cuda)
+    plain = _graph_copy(gm) if race else None
+    decisions = fuse(gm, example_inputs, require_cuda=require_cuda, chooser=chooser if measure else None)
+    compiled = compile_fx(gm, example_inputs, config_patches=patches or None, **kwargs)
+    verdict = ""
+    if plain is not None and any(d.fused for d in decisions):
+        alone = compile_fx(plain, example_inputs, config_patches=patches or None, **kwargs)
+        fused_ms, alone_ms = chooser.graph_timer(compiled, alone, example_inputs)
+        faster = alone_ms < fused_ms
+        verdict = (f"; the whole graph: {fused_ms:.3f} ms with them, {alone_ms:.3f} ms Inductor alone: "
+                   f"{'Inductor alone kept' if faster else 'kept'}")
+        if faster:
+            for d in decisions:
+                if d.fused:
+                    d.fused, d.why = False, "the whole graph ran faster without tilefuse (" + d.why + ")"
+            compiled = alone
     if decisions and log.isEnabledFor(logging.INFO):
         taken = sum(d.fused for d in decisions)
-        log.info("tilefuse.backend: %d of %d conv and linear chains fused into tilefuse kernels\n  %s", taken,
-                 len(decisions), "\n  ".join(str(d) for d in decisions))
-    return compile_fx(gm, example_inputs, config_patches=patches or None, **kwargs)
+        log.info("tilefuse.backend: %d of %d conv and linear chains fused into tilefuse kernels%s\n  %s", taken,
+                 len(decisions), verdict, "\n  ".join(str(d) for d in decisions))
+    return compiled
+
+
+def _real(example_inputs, require_cuda):
+    """Whether the example inputs are real tensors a graph can run on (CUDA ones unless require_cuda is off)."""
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    tensors = [t for t in example_inputs if isinstance(t, torch.Tensor)]
+    return bool(tensors) and all(not isinstance(t, FakeTensor) and (t.is_cuda or not require_cuda) for t in tensors)
+
+
+def _graph_copy(gm):
+    """A GraphModule over a copy of gm's graph (the nodes' metadata shared, the module's attributes too): the
+    graph before fuse() rewrites gm's, for Inductor alone."""
+    graph = torch.fx.Graph()
+    graph._codegen = gm.graph._codegen
+    graph.output(graph.graph_copy(gm.graph, {}))
+    return torch.fx.GraphModule(gm, graph)
 
 
 class Chooser:
@@ -100,11 +136,12 @@ class Chooser:
     # host, 19 chains at a race-measured 30.5 us each cost 24 us more each in the graph (docs/notes/python_path.md).
     IN_GRAPH_HOST = 1.6
 
-    def __init__(self, path=None, timer=None, graphs=False):
+    def __init__(self, path=None, timer=None, graphs=False, graph_timer=None):
         from .jit.cache import cache_dir
 
         self.path = path or os.path.join(cache_dir(), "backend_choices.json")
         self.timer = timer or _host_and_gpu_ms
+        self.graph_timer = graph_timer or _forward_ms
         self.graphs = graphs
         try:
             with open(self.path) as f:
@@ -206,6 +243,25 @@ def _host_and_gpu_ms(ours, theirs, reps=11, calls=8):
             end.synchronize()
             times.append(start.elapsed_time(end) / calls)
     return tuple((statistics.median(h), statistics.median(g)) for h, g in zip(host, gpu))
+
+
+def _forward_ms(first, second, inputs, reps=15):
+    """(ms of first(*inputs), ms of second(*inputs)): medians over `reps` calls each, the two taking turns,
+    CUDA events around each call (host included, as a forward without CUDA graphs pays it)."""
+    for _ in range(3):
+        first(*inputs)
+        second(*inputs)
+    torch.cuda.synchronize()
+    times = ([], [])
+    for _ in range(reps):
+        for fn, samples in zip((first, second), times):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn(*inputs)
+            end.record()
+            end.synchronize()
+            samples.append(start.elapsed_time(end))
+    return statistics.median(times[0]), statistics.median(times[1])
 
 
 @dataclass

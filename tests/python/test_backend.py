@@ -259,11 +259,26 @@ def test_a_host_bound_graph_keeps_the_cheaper_calls_and_a_gpu_bound_one_the_fast
     assert replayed.choose(tight) == [True, True]
 
 
+def ops_called(fn, inputs):
+    """(fn(*inputs), the tilefuse ops it called), by torch.profiler."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        out = fn(*inputs)
+    return out, {e.name for e in prof.events() if e.name.startswith("tilefuse::")}
+
+
 class Pick(tb.Chooser):
     """A chooser that takes the chains given, by position, without timing anything."""
 
-    def __init__(self, pattern):
+    def __init__(self, pattern, graph_ms=(1.0, 2.0)):
         self.pattern, self.known, self.graphs = pattern, {}, False
+        self.graph_ms, self.raced = graph_ms, []
+
+    def graph_timer(self, fused, alone, inputs):  # (with tilefuse, Inductor alone) ms; both must run
+        self.raced.append(tuple(ops_called(fn, inputs) for fn in (fused, alone)))
+        return self.graph_ms
+
 
     def timings(self, signature, race):
         return timing((1.0, 1.0), (1.0, 1.0))
@@ -362,6 +377,40 @@ def test_linear_chains_fuse(cpu_kernels):
         assert targets.count(torch.ops.tilefuse.linear_inference.default) == 2
         got, want = gm(*inputs)[0], model(x)
     assert torch.allclose(got.float(), want.float(), rtol=2e-2, atol=2e-2), (got - want).abs().max()
+
+
+@pytest.mark.parametrize("faster", ["fused", "alone"])
+def test_the_whole_graph_is_raced_against_inductor_alone(cpu_kernels, caplog, faster):
+    """Without CUDA graphs, a frozen graph with fused chains is compiled twice (with them, and Inductor alone)
+    and the faster on the example inputs is what the model runs; the log says which."""
+    import functools
+    import logging
+
+    import torch._inductor.config as inductor_config
+
+    torch.manual_seed(6)
+    model = Block().eval()
+    randomize_batch_norms(model)
+    model = model.to(torch.bfloat16).to(memory_format=CL)
+    x = torch.randn(2, 16, 9, 9).to(torch.bfloat16).contiguous(memory_format=CL)
+    chooser = Pick([True], graph_ms=(1.0, 2.0) if faster == "fused" else (2.0, 1.0))
+    torch._dynamo.reset()
+    backend = functools.partial(tb.backend, require_cuda=False, chooser=chooser)
+    with torch.no_grad(), inductor_config.patch(freezing=True), \
+            caplog.at_level(logging.INFO, logger="tilefuse.backend"):
+        got = torch.compile(model, backend=backend)(x)
+        want = model(x)
+    assert len(chooser.raced) == 1
+    (with_tilefuse, tilefuse_ops), (alone, alone_ops) = chooser.raced[0]
+    assert tilefuse_ops == {"tilefuse::conv2d_inference"} and not alone_ops, (tilefuse_ops, alone_ops)
+    assert_close(with_tilefuse[0], want)
+    assert_close(alone[0], want)
+    assert_close(got, want)
+    if faster == "fused":
+        assert "3 of 5 conv and linear chains fused" in caplog.text and "kept" in caplog.text, caplog.text
+    else:
+        assert "0 of 5 conv and linear chains fused" in caplog.text, caplog.text
+        assert "Inductor alone kept" in caplog.text and "ran faster without tilefuse" in caplog.text
 
 
 class TorchvisionMlp(nn.Module):
