@@ -166,9 +166,7 @@ class Chooser:
         chains are taken one at a time, the best first, while that estimate falls (a host-bound graph keeps
         Inductor's cheaper calls; a GPU-bound one takes faster kernels until the host becomes the bound).
         tilefuse's host time counts IN_GRAPH_HOST times over. A chain is taken only where it gains more than
-        MARGIN of its own time: a tie (host times within the
-        host's noise) stays with Inductor, whose calls in a compiled graph cost a little less than measured
-        here (no output checks after them)."""
+        MARGIN of its own time: a tie (host times within the host's noise) stays with Inductor."""
         if self.graphs:
             return [t["tilefuse"][1] < (1 - self.MARGIN) * t["torch"][1] for t in timings]
         timings = [{"tilefuse": (t["tilefuse"][0] * self.IN_GRAPH_HOST, t["tilefuse"][1]), "torch": t["torch"]}
