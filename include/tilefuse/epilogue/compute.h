@@ -24,11 +24,6 @@ struct Compute {
   using Loaded = cuda::std::tuple<typename Inputs::template Loaded<V>...>;
 
   template <int V>
-  TILEFUSE_HOST_DEVICE static void prefetch(Params const& p, Fragment<V> const& f) {
-    prefetch_inputs(p, f, cuda::std::index_sequence_for<Inputs...>{});
-  }
-
-  template <int V>
   TILEFUSE_HOST_DEVICE static Loaded<V> load(Params const& p, Fragment<V> const& f) {
     return load_inputs(p, f, cuda::std::index_sequence_for<Inputs...>{});
   }
@@ -44,11 +39,6 @@ struct Compute {
   }
 
  private:
-  template <int V, cuda::std::size_t... I>
-  TILEFUSE_HOST_DEVICE static void prefetch_inputs(Params const& p, Fragment<V> const& f, cuda::std::index_sequence<I...>) {
-    (Inputs::prefetch(cuda::std::get<I>(p.children), f), ...);
-  }
-
   template <int V, cuda::std::size_t... I>
   TILEFUSE_HOST_DEVICE static Loaded<V> load_inputs(Params const& p, Fragment<V> const& f, cuda::std::index_sequence<I...>) {
     return Loaded<V>{Inputs::load(cuda::std::get<I>(p.children), f)...};

@@ -1,5 +1,4 @@
-// Every node has four steps, each applied to the whole subtree below it:
-//   prefetch(p, f)          asks L2 for the fragment's global inputs (the sm80 kernel, before its mainloop);
+// Every node has three steps, each applied to the whole subtree below it:
 //   load(p, f)              reads them, as stored (Node::Loaded<V>: a residual stays bf16);
 //   load_async(p, f, into)  the same into shared memory, by cp.async where the vector allows (the
 //                           Hopper kernel stages chunks of loads ahead of their visits this way);

@@ -6,7 +6,6 @@
 #include <cuda/std/type_traits>
 
 #include <tilefuse/arch/cp_async.h>
-#include <tilefuse/arch/prefetch.h>
 #include <tilefuse/core/data_type.h>
 #include <tilefuse/epilogue/node_name.h>
 #include <tilefuse/core/numeric_types.h>
@@ -19,13 +18,10 @@ namespace tilefuse::epilogue {
 // What a node without global loads hands from load() to visit().
 struct NothingLoaded {};
 
-// The first two steps of a leaf that reads no memory: nothing to prefetch, nothing loaded.
+// The first step of a leaf that reads no memory: nothing loaded.
 struct LeafWithoutLoads {
   template <int V>
   using Loaded = NothingLoaded;
-
-  template <class P, int V>
-  TILEFUSE_HOST_DEVICE static void prefetch(P const&, Fragment<V> const&) {}
 
   template <class P, int V>
   TILEFUSE_HOST_DEVICE static NothingLoaded load(P const&, Fragment<V> const&) {
@@ -62,9 +58,6 @@ struct Scalar {
 
   template <int V>
   using Loaded = float;
-
-  template <int V>
-  TILEFUSE_HOST_DEVICE static void prefetch(Params const&, Fragment<V> const&) {}
 
   template <int V>
   TILEFUSE_HOST_DEVICE static Loaded<V> load(Params const& p, Fragment<V> const&) {
@@ -118,9 +111,6 @@ struct RowBroadcast {
   using Loaded = StoredRow<T, V>;
 
   template <int V>
-  TILEFUSE_HOST_DEVICE static void prefetch(Params const&, Fragment<V> const&) {}
-
-  template <int V>
   TILEFUSE_HOST_DEVICE static Loaded<V> load(Params const& p, Fragment<V> const& f) {
     return load_row<V>(p.data + f.batch * p.batch_stride + f.col, f.valid);
   }
@@ -150,9 +140,6 @@ struct ColBroadcast {
 
   template <int V>
   using Loaded = T;
-
-  template <int V>
-  TILEFUSE_HOST_DEVICE static void prefetch(Params const&, Fragment<V> const&) {}
 
   // A fragment past the output (valid <= 0) may lie past the vector: it reads nothing.
   template <int V>
@@ -192,17 +179,6 @@ struct AuxLoad {
     index_t ld = 0;
     index_t batch_stride = 0;
   };
-
-  // Asks L2 for the row segment a later visit() of the same fragment reads (row-major; a column-major
-  // fragment touches V lines and is left to the visit). The sm80 kernel calls it before a tile's
-  // mainloop so the residual arrives while the tensor cores run (the Hopper kernel does not: sm90_gemm.h
-  // says why; docs/notes/gemm_sm90.md, the epilogue prefetch removed).
-  template <int V>
-  TILEFUSE_HOST_DEVICE static void prefetch(Params const& p, Fragment<V> const& f) {
-    if constexpr (cuda::std::is_same_v<Layout, RowMajor>) {
-      if (f.valid > 0) arch::prefetch_l2(p.data + f.batch * p.batch_stride + f.row * p.ld + f.col);
-    }
-  }
 
   template <int V>
   using Loaded = StoredRow<T, V>;

@@ -17,16 +17,11 @@
 namespace tilefuse::epilogue {
 
 // The first three steps of a sink (Params with `children`, its one input's): a sink reads no memory of
-// its own, so it prefetches and loads what its input does.
+// its own, so it loads what its input does.
 template <class Input>
 struct SinkOfInput {
   template <int V>
   using Loaded = typename Input::template Loaded<V>;
-
-  template <class P, int V>
-  TILEFUSE_HOST_DEVICE static void prefetch(P const& p, Fragment<V> const& f) {
-    Input::prefetch(cuda::std::get<0>(p.children), f);
-  }
 
   template <class P, int V>
   TILEFUSE_HOST_DEVICE static Loaded<V> load(P const& p, Fragment<V> const& f) {
