@@ -216,28 +216,29 @@ def fmt(v, digits=3):
     return "-" if v is None else f"{v:.{digits}f}"
 
 
+def table(rows, graph):
+    """One markdown table: the variants without CUDA graphs, or (graph) each with its own."""
+    x = "_graph" if graph else ""
+    errored = ("inductor", "tilefuse") if graph else ("eager", "inductor", "tilefuse")  # eager's graph: same
+    lines = ["| model | batch | eager | Inductor | tilefuse | vs faster of eager and Inductor | vs Inductor | "
+             f"chains fused | error vs fp32: {' / '.join(n.replace('inductor', 'Inductor') for n in errored)} | "
+             "first call s: Inductor / tilefuse |", "|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
+    for r in rows:
+        errors = " / ".join(f"{r[f'{v}{x}_max_rel_err' if v != 'eager' else 'eager_max_rel_err']:.2g}"
+                            for v in errored)
+        lines.append(f"| {r['model']} | {r['batch']}{' (cold)' if r['cold_compile'] else ''} | "
+                     f"{fmt(r[f'eager{x}_ms'])} | {fmt(r[f'inductor{x}_ms'])} | {fmt(r[f'tilefuse{x}_ms'])} | "
+                     f"{fmt(r[f'tilefuse{x}_vs_faster'])} | {fmt(r[f'inductor{x}_ms'] / r[f'tilefuse{x}_ms'])} | "
+                     f"{r[f'tilefuse{x}_chains_fused']} | {errors} | "
+                     f"{r[f'inductor{x}_first_s']:.1f} / {r[f'tilefuse{x}_first_s']:.1f} |")
+    return lines
+
+
 def markdown(rows):
     lines = ["Without CUDA graphs (median ms of one forward, host included; first call s: the compile from "
-             "scratch where the row's batch says cold, else with Inductor's caches warm):", "",
-             "| model | batch | eager | Inductor | tilefuse | vs faster of eager and Inductor | vs Inductor | "
-             "chains fused | error vs fp32: eager / Inductor / tilefuse | first call s: Inductor / tilefuse |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
-    for r in rows:
-        errors = " / ".join(f"{r[f'{v}_max_rel_err']:.2g}" for v in ("eager", "inductor", "tilefuse"))
-        lines.append(f"| {r['model']} | {r['batch']}{' (cold)' if r['cold_compile'] else ''} | {fmt(r['eager_ms'])} | {fmt(r['inductor_ms'])} | "
-                     f"{fmt(r['tilefuse_ms'])} | {fmt(r['tilefuse_vs_faster'])} | {fmt(r['tilefuse_vs_inductor'])} | "
-                     f"{r['tilefuse_chains_fused']} | {errors} | "
-                     f"{r['inductor_first_s']:.1f} / {r['tilefuse_first_s']:.1f} |")
-    lines += ["", "With CUDA graphs (eager captured by hand; Inductor's and the backend's mode=\"reduce-overhead\"):",
-              "", "| model | batch | eager | Inductor | tilefuse | vs faster of eager and Inductor | vs Inductor | "
-              "chains fused | error vs fp32: Inductor / tilefuse | first call s: Inductor / tilefuse |",
-              "|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
-    for r in rows:
-        errors = " / ".join(f"{r[f'{v}_max_rel_err']:.2g}" for v in ("inductor_graph", "tilefuse_graph"))
-        lines.append(f"| {r['model']} | {r['batch']}{' (cold)' if r['cold_compile'] else ''} | {fmt(r['eager_graph_ms'])} | {fmt(r['inductor_graph_ms'])} | "
-                     f"{fmt(r['tilefuse_graph_ms'])} | {fmt(r['tilefuse_graph_vs_faster'])} | "
-                     f"{fmt(r['tilefuse_graph_vs_inductor_graph'])} | {r['tilefuse_graph_chains_fused']} | {errors} | "
-                     f"{r['inductor_graph_first_s']:.1f} / {r['tilefuse_graph_first_s']:.1f} |")
+             "scratch where the row's batch says cold, else with Inductor's caches warm):", "", *table(rows, False),
+             "", "With CUDA graphs (eager captured by hand; Inductor's and the backend's mode=\"reduce-overhead\"):",
+             "", *table(rows, True)]
     if any("inductor_max_autotune_ms" in r for r in rows):
         lines += ["", "Inductor mode=\"max-autotune-no-cudagraphs\":", "",
                   "| model | batch | ms | tilefuse vs it | first call s |", "|---|---|---:|---:|---:|"]

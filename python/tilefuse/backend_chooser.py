@@ -123,12 +123,7 @@ def _host_and_gpu_ms(ours, theirs, reps=11, calls=8):
     gpu = ([], [])
     for _ in range(reps):
         for run, times in zip(runs, gpu):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            run()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end) / calls)
+            times.append(_event_ms(run) / calls)
     return tuple((statistics.median(h), statistics.median(g)) for h, g in zip(host, gpu))
 
 
@@ -142,13 +137,18 @@ def _forward_ms(first, second, inputs, reps=15):
     times = ([], [])
     for _ in range(reps):
         for fn, samples in zip((first, second), times):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn(*inputs)
-            end.record()
-            end.synchronize()
-            samples.append(start.elapsed_time(end))
+            samples.append(_event_ms(lambda: fn(*inputs)))  # noqa: B023 - called at once
     return statistics.median(times[0]), statistics.median(times[1])
+
+
+def _event_ms(run):
+    """ms of run() between two CUDA events, waited for."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    run()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end)
 
 
 # What a measurement compares; a choice remembered under another method is measured again.
