@@ -51,6 +51,7 @@ python_missing=()
 "$python" -c "import nanobind" 2>/dev/null || python_missing+=("nanobind>=2.0")
 "$python" -c "import pytest" 2>/dev/null || python_missing+=(pytest)
 "$python" -c "import numpy" 2>/dev/null || python_missing+=(numpy)
+"$python" -c "import pyflakes" 2>/dev/null || python_missing+=(pyflakes)
 if [[ $with_torch == 1 ]] && ! "$python" -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '2.11.0')" 2>/dev/null; then
   python_missing+=("torch==2.11.0")
 fi

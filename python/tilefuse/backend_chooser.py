@@ -2,6 +2,7 @@
 Inductor lowers it to (the races below, on random tensors of the chain's shapes), host and GPU time apart, kept on
 disk per device and shape (Chooser), and the whole compiled graph with and without tilefuse (_forward_ms).
 Imports nothing of the backend: the backend imports it."""
+import functools
 import hashlib
 import json
 import os

@@ -121,7 +121,11 @@ def _epilogue_arguments(bias, residual):
 def _forward_impl(x, weight, bias, residual, stride, padding, dilation, activation="none", layout="require",
                   kind="forward"):
     """act(conv + bias) + residual (kind "forward") or act(conv + bias + residual) ("add_act"). A call whose
-    signature was checked before goes straight to the kernel's WarmCall (no second signature, no checks)."""
+    signature was checked before goes straight to the kernel's WarmCall (no second signature, no checks).
+    A weight in torch's default (contiguous) format is copied to channels-last here, a small copy: FSDP2 and
+    other wrappers keep parameters contiguous."""
+    if weight.dim() == 4 and not weight.is_contiguous(memory_format=CL) and weight.is_contiguous():
+        weight = weight.contiguous(memory_format=CL)
     key = _CHECKED.key((x, weight, bias, residual), tuple(stride), tuple(padding), tuple(dilation), activation,
                        layout, kind)
     known = _CHECKED.get(key)

@@ -60,7 +60,9 @@ class Conv2d(torch.nn.Conv2d):
     Parameters and initialisation are torch.nn.Conv2d's (a subclass). groups must be 1 and padding_mode
     "zeros"; padding an int, a pair, "valid", or "same" where it is symmetric. x, the weight and the
     residual must be channels-last: convert the model once with model.to(memory_format=torch.channels_last)
-    and feed channels-last inputs, or pass layout="convert" to let every call copy what is not (slower).
+    and feed channels-last inputs, or pass layout="convert" to let every call copy what is not (slower). A
+    contiguous weight is copied to channels-last at each call (small): FSDP2 (fully_shard) refuses
+    channels-last parameters, so under it leave the parameters contiguous and make only the inputs channels-last.
     The output is channels-last. Backward: dgrad and wgrad kernels of tilefuse.Conv2d (tilefuse.ops).
     """
 

@@ -181,3 +181,19 @@ def test_no_grad_path_equals_the_custom_op():
         want = torch.ops.tilefuse.linear(xl, wl, None, None, "gelu")
         for _ in range(2):
             assert torch.equal(ops.linear(xl, wl, activation="gelu"), want)
+
+
+def test_contiguous_weight_is_taken_as_channels_last():
+    """A weight in torch's default format (FSDP2 keeps parameters so) gives the channels-last weight's bits,
+    forward and gradients; an input that is not channels-last is still refused."""
+    x, w, b, r, geo = make((2, 32, 9, 9, 48, 3, 3, 1, 1, 1), torch.bfloat16, True, True, seed=8)
+    results = []
+    for weight in (w, w.contiguous()):
+        leaves = [t.detach().requires_grad_() for t in (x, weight, b, r)]
+        y = ops.conv2d(*leaves, activation="relu", **geo)
+        y.float().square().sum().backward()
+        results.append([y.detach()] + [t.grad for t in leaves])
+    for name, a, c in zip(("y", "x", "w", "bias", "residual"), *results):
+        assert torch.equal(a, c), name
+    with pytest.raises(tilefuse.errors.TensorArgumentError, match="channels_last"):
+        ops.conv2d(x.contiguous(), w.contiguous(), b, r, activation="relu", **geo)
