@@ -80,6 +80,8 @@ def run(world, shape, iters):
             iters, sets)
         results["tilefuse all_gather_linear"] = attempt(
             lambda s: tp.all_gather_linear(xs[s], w1, b1, "gelu"), iters, sets)
+        results["tilefuse all_gather_linear, transport p2p (NCCL ring)"] = attempt(
+            lambda s: tp.all_gather_linear(xs[s], w1, b1, "gelu", transport="p2p"), iters, sets)
         results["reduce-scatter alone"] = attempt(
             lambda s: dist.reduce_scatter_tensor(scattered, partials[s]), iters, sets)
         results["GEMM alone (rs side)"] = attempt(lambda s: tp._linear(hs[s], w2, None, None, None), iters, sets)
@@ -88,6 +90,8 @@ def run(world, shape, iters):
             iters, sets)
         results["tilefuse linear_reduce_scatter"] = attempt(
             lambda s: tp.linear_reduce_scatter(hs[s], w2, None, residual), iters, sets)
+        results["tilefuse linear_reduce_scatter, transport p2p (NCCL ring)"] = attempt(
+            lambda s: tp.linear_reduce_scatter(hs[s], w2, None, residual, transport="p2p"), iters, sets)
         try:
             import torch.distributed._symmetric_memory as symm_mem
 

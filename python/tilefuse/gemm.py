@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from .errors import TensorArgumentError
 from .kernel_params import (IDENTITY, Launch, WarmCall, allocate, call_key, call_pointers, check_epilogue_arguments,
-                            check_epilogue_function, check_out_dtype, current_raw_stream, device_properties,
+                            check_epilogue_function, check_out, check_out_dtype, current_raw_stream, device_properties,
                             from_dlpack, kernel_origin, loaded_on, pack_epilogue, parse_nodes, spec_key,
                             torch_module as _torch, trace_value)
 from .dtypes import element_type
@@ -168,9 +168,10 @@ class Gemm:
 
     # ---- running ----
 
-    def run(self, a, b, **arguments):
+    def run(self, a, b, out=None, **arguments):
         """Runs D = epilogue(a @ b) on a's device and the current torch stream; returns D (or a dict of
-        the outputs when the epilogue returns a dict).
+        the outputs when the epilogue returns a dict). out: a contiguous tensor of D's shape and dtype to store
+        D into (e.g. a block of rows of a larger output); a new tensor when None.
 
         A call whose tensors have the shapes, strides, dtypes, devices and alignment of an earlier call (and
         numbers where it had numbers) repeats that call's checked plan: only pointers and scalars are new.
@@ -181,8 +182,13 @@ class Gemm:
         key = call_key(a, b, arguments)
         warm = self._warm.get(key) if key is not None else None
         if warm is not None:
-            return warm.call(a, b, arguments)
-        return self._first_call(a, b, arguments, key)
+            if out is not None:
+                check_out(out, warm.outputs, "tilefuse.Gemm.run")
+                if out.device.index != warm.device:
+                    raise TensorArgumentError(f"tilefuse.Gemm.run: out is on {out.device}, the operands on "
+                                              f"cuda:{warm.device}")
+            return warm.call(a, b, arguments, out)
+        return self._first_call(a, b, arguments, key, out)
 
     def warm_call(self, a, b, arguments):
         """The WarmCall that run(a, b, **arguments) repeats for this signature once a first run checked it, or
@@ -190,7 +196,7 @@ class Gemm:
         key = call_key(a, b, arguments)
         return self._warm.get(key) if key is not None else None
 
-    def _first_call(self, a, b, arguments, key):
+    def _first_call(self, a, b, arguments, key, out=None):
         """Checks, plans, packs and launches; remembers the call for later ones with the same signature."""
         check_epilogue_arguments(self.epilogue, arguments, "tilefuse.Gemm", ignore=self._MAINLOOP_ARGUMENTS)
         ops = self._check(a, b)
@@ -222,7 +228,11 @@ class Gemm:
         kernel, layout = operation.kernel_on(ops.device_index)
         device = torch.device("cuda", ops.device_index)
         specs = self._output_specs(operation, ops)
-        outputs = allocate(specs, device)
+        if out is not None:
+            check_out(out, specs, "tilefuse.Gemm.run")
+            if out.device != device:
+                raise TensorArgumentError(f"tilefuse.Gemm.run: out is on {out.device}, the operands on {device}")
+        outputs = allocate(specs, device, out)
         launch = self._pack(operation, kernel, layout, ops, arguments, outputs, sm_count)
         launch.run(ops.device_index, current_raw_stream(ops.device_index), call_pointers(a, b, arguments, outputs),
                    arguments)

@@ -282,18 +282,38 @@ def call_key(a, b, arguments):
     return tuple(parts), tuple(arguments)
 
 
-def allocate(outputs, device):
+def allocate(outputs, device, out=None):
     """The outputs of a call, from specs (name, "store" / "reduce", shape, dtype / identity, channels_last):
-    stores uninitialized, reductions started at their identity (float32)."""
+    stores uninitialized, reductions started at their identity (float32); D is `out` where the caller gives
+    one (checked by check_out)."""
     torch = torch_module()
     results = {}
     for name, kind, shape, value, channels_last in outputs:
-        if kind == "store":
+        if name == "D" and out is not None:
+            results[name] = out
+        elif kind == "store":
             results[name] = torch.empty(shape, dtype=value, device=device,
                                         memory_format=torch.channels_last if channels_last else torch.contiguous_format)
         else:
             results[name] = torch.full(shape, value, dtype=torch.float32, device=device)
     return results
+
+
+def check_out(out, outputs, what):
+    """`out`, a caller's tensor for D: D's shape and dtype, contiguous (row-major), where the specs say."""
+    torch = torch_module()
+    spec = next((o for o in outputs if o[0] == "D" and o[1] == "store"), None)
+    if spec is None:
+        raise TensorArgumentError(f"{what}: out= is given but this epilogue stores no D")
+    _, _, shape, dtype, _ = spec
+    if not isinstance(out, torch.Tensor) or tuple(out.shape) != tuple(shape) or out.dtype != dtype or \
+            not out.is_contiguous() or out.device.type != "cuda":
+        got = (f"{tuple(out.shape)} {out.dtype} on {out.device}, contiguous={out.is_contiguous()}"
+               if isinstance(out, torch.Tensor) else type(out).__name__)
+        raise TensorArgumentError(f"{what}: out must be a contiguous CUDA tensor of shape {tuple(shape)} and dtype "
+                                  f"{dtype}; got {got}")
+    if out.data_ptr() % 16:
+        raise TensorArgumentError(f"{what}: out's address must be 16-byte aligned (the kernel stores 16-byte pieces)")
 
 
 def call_pointers(a, b, arguments, results, partials=None, tickets_offset=0):
@@ -400,9 +420,8 @@ class WarmCall:
     def __post_init__(self):
         self._cuda = torch_module().device("cuda", self.device)  # made once, not per call
 
-    def call(self, a, b, arguments):
-        torch = torch_module()
-        results = allocate(self.outputs, self._cuda)
+    def call(self, a, b, arguments, out=None):
+        results = allocate(self.outputs, self._cuda, out)
         partials = workspace(self.partials_numel, self.zeroed, self._cuda)
         pointers = call_pointers(a, b, arguments, results, partials, self.tickets_offset)
         stream = current_raw_stream(self.device)

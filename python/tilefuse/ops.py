@@ -39,6 +39,7 @@ except ImportError as error:  # pragma: no cover - exercised only without torch
 
 from .errors import TensorArgumentError
 from .gemm import Gemm
+from .kernel_params import check_out
 from .epilogue.common import ACTIVATIONS
 from .op_common import (_DTYPES, _dtype_name, activation_name, autocast, eager_path, forward_epilogue,  # noqa: F401
                         grad_epilogue, needs_grad, CheckedCalls)
@@ -139,7 +140,8 @@ def _operands(a, b):
 _CHECKED = CheckedCalls()  # linear calls whose arguments passed the checks -> the GEMM's WarmCall (or None)
 
 
-def _linear_impl(x, weight, bias=None, residual=None, activation="none"):
+def _linear_impl(x, weight, bias=None, residual=None, activation="none", out=None):
+    """out: a contiguous (m, out_features) tensor to store into (tilefuse.overlap's blocks of rows), or None."""
     key = _CHECKED.key((x, weight, bias, residual), activation)
     known = _CHECKED.get(key)
     if known is None:
@@ -157,9 +159,11 @@ def _linear_impl(x, weight, bias=None, residual=None, activation="none"):
     if residual is not None:
         arguments["residual"] = residual.reshape(m, n).contiguous()
     if known:  # a signature checked and run before: its WarmCall, without Gemm.run's second signature
-        return known.call(a, b, arguments).reshape(*lead, n)
+        if out is not None:
+            check_out(out, known.outputs, "tilefuse.ops.linear")
+        return known.call(a, b, arguments, out).reshape(*lead, n)
     gemm = _gemm("forward", activation, bias is not None, residual is not None)
-    y = gemm.run(a, b, **arguments)
+    y = gemm.run(a, b, out=out, **arguments)
     _CHECKED.remember(key, gemm.warm_call(a, b, arguments) or False)
     return y.reshape(*lead, n)
 

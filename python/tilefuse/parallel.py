@@ -29,12 +29,9 @@ import torch.distributed as dist  # noqa: E402
 
 from . import ops  # noqa: E402
 from .op_common import activation_name  # noqa: E402
+from .overlap import _split, _world, all_gather_linear, linear_reduce_scatter  # noqa: E402, F401 - re-exported
 
 _linear = ops.linear  # the fused linear (a test on CPU substitutes a reference)
-
-
-def _world(group):
-    return dist.get_world_size(group), dist.get_rank(group)
 
 
 class _CopyToParallel(torch.autograd.Function):
@@ -103,12 +100,6 @@ class _AddedElsewhere(torch.autograd.Function):
             wide = torch.promote_types(grad.dtype, torch.float32)
             grad_bias = grad.reshape(-1, grad.shape[-1]).sum(0, dtype=wide).to(grad.dtype)
         return grad, grad_bias, grad if ctx.has_residual else None
-
-
-def _split(size, world, what):
-    if size % world:
-        raise ValueError(f"{what} = {size} does not split over {world} ranks: make it a multiple of the group's size")
-    return size // world
 
 
 class ColumnParallelLinear(torch.nn.Module):
@@ -196,76 +187,6 @@ class RowParallelLinear(torch.nn.Module):
     def extra_repr(self):
         return (f"in_features={self.in_features} (this rank: {self.weight.shape[1]}), "
                 f"out_features={self.out_features}, reduce={self.reduce!r}")
-
-
-# ---- collectives overlapped with the GEMMs (forward; the modules above train) ----
-
-def _peer(group, rank):
-    return rank if group is None else dist.get_global_rank(group, rank)
-
-
-def _forward_only(what, *tensors):
-    if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors):
-        raise RuntimeError(f"tilefuse.parallel.{what} is a forward op (no autograd): call it under torch.no_grad(), "
-                           "or train with ColumnParallelLinear / RowParallelLinear")
-
-
-def all_gather_linear(x, weight, bias=None, activation=None, group=None):
-    """act(all_gather(x) @ weight^T + bias) with the all-gather overlapped: x is this rank's (rows, k) block of
-    rows, weight (n, k); the result (world * rows, n), blocks in rank order. The blocks travel around a ring of
-    point-to-point transfers; while the next block is in flight, the fused linear runs on the one in hand, so
-    the transfers hide under the GEMMs (the ideal: max(all-gather alone, GEMM alone))."""
-    _forward_only("all_gather_linear", x, weight, bias)
-    world, rank = _world(group)
-    activation = activation_name(activation)
-    if world == 1:
-        return _linear(x, weight, bias, None, activation)
-    here, arriving = x.contiguous(), torch.empty_like(x)
-    blocks = [None] * world
-    for step in range(world):
-        source = (rank - step) % world  # whose block `here` is
-        pending = []
-        if step < world - 1:  # pass it on, take the next one from the previous rank
-            pending = dist.batch_isend_irecv([
-                dist.P2POp(dist.isend, here, _peer(group, (rank + 1) % world), group),
-                dist.P2POp(dist.irecv, arriving, _peer(group, (rank - 1) % world), group)])
-        blocks[source] = _linear(here, weight, bias, None, activation)
-        for request in pending:
-            request.wait()
-        here, arriving = arriving, (torch.empty_like(x) if step == 0 else here)
-    return torch.cat(blocks)
-
-
-def linear_reduce_scatter(x, weight, bias=None, residual=None, group=None):
-    """This rank's block of rows of sum_r(x_r @ weight_r^T) + bias + residual, the reduce-scatter overlapped:
-    x is this rank's (world * rows, k_r) slice of the features (every row), weight (n, k_r); residual (rows, n),
-    this rank's block. Each other rank's block is computed first and sent to its owner while the next one
-    computes; the owner's own GEMM comes last and adds the partials it received, the bias and the residual in
-    its epilogue."""
-    _forward_only("linear_reduce_scatter", x, weight, bias, residual)
-    world, rank = _world(group)
-    rows = _split(x.shape[0], world, "the rows of x")
-    if residual is not None and tuple(residual.shape) != (rows, weight.shape[0]):
-        raise ValueError(f"residual has shape {tuple(residual.shape)}; it must be this rank's block of the output, "
-                         f"{(rows, weight.shape[0])}")
-    block = lambda j: x[j * rows:(j + 1) * rows]  # noqa: E731
-    if world == 1:
-        return _linear(x, weight, bias, residual, None)
-    received = [None] * world
-    pending = []
-    for step in range(1, world):
-        owner, sender = (rank + step) % world, (rank - step) % world
-        partial = _linear(block(owner), weight, None, None, None)
-        received[sender] = torch.empty_like(partial)
-        pending += dist.batch_isend_irecv([
-            dist.P2POp(dist.isend, partial, _peer(group, owner), group),
-            dist.P2POp(dist.irecv, received[sender], _peer(group, sender), group)])
-    for request in pending:
-        request.wait()
-    others = torch.stack([r for r in received if r is not None]).sum(0, dtype=torch.float32).to(x.dtype)
-    if residual is not None:
-        others = others + residual
-    return _linear(block(rank), weight, bias, others, None)
 
 
 # ---- DTensor: tilefuse's linear ops under torch.distributed.tensor.parallel ----

@@ -185,3 +185,22 @@ def test_dlpack_operands_and_arguments():
     gemm = tilefuse.Gemm(epilogue=lambda acc, bias: relu(acc + bias))
     d = gemm.run(DLPackOnly(a), DLPackOnly(b), bias=DLPackOnly(bias))
     check(d, torch.relu(a.double() @ b.double() + bias.double()), torch.relu(a @ b + bias), "DLPack operands")
+
+
+def test_out_stores_into_a_block_of_rows_first_and_warm_call():
+    """out= stores D into a caller's tensor (a block of rows of a larger output, as tilefuse.overlap does), on the
+    first call and on warm calls alike; rows outside the block keep their poison; a mismatched out is refused."""
+    m, n, k = 136, 200, 72
+    gemm = tilefuse.Gemm()
+    whole = torch.full((3 * m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    for block in (1, 2, 0):  # first call, then warm calls with new pointers
+        a, b = operands(m, n, k, torch.bfloat16, seed=30 + block)
+        target = whole[block * m:(block + 1) * m]
+        assert gemm.run(a, b, out=target).data_ptr() == target.data_ptr()
+        assert torch.equal(target, gemm.run(a, b))
+        if block == 1:
+            assert torch.isnan(whole[2 * m:]).all() and torch.isnan(whole[:m]).all()
+    for bad, why in ((whole[:m, :n - 8], "shape"), (whole[:m].float(), "dtype"), (whole[:m].t().contiguous().t(),
+                                                                                   "contiguous")):
+        with pytest.raises(tilefuse.errors.TensorArgumentError, match="out must be a contiguous CUDA tensor"):
+            gemm.run(a, b, out=bad)

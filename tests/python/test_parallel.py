@@ -29,9 +29,10 @@ def full_mlp(d, seed):
 
 
 def run_rank(rank, world, init_file, d, seed, results):
+    import tilefuse.overlap
     import tilefuse.parallel as tp
 
-    tp._linear = reference_linear
+    tp._linear = tilefuse.overlap._linear = reference_linear
     dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
     try:
         up, down, x = full_mlp(d, seed)
@@ -77,6 +78,10 @@ def check_overlapped_ops(tp, rank, world, up, down, x):
         torch.testing.assert_close(got, want)
     with pytest.raises(RuntimeError, match="forward op"):
         tp.all_gather_linear(mine.clone().requires_grad_(), up.weight, up.bias)
+    with torch.no_grad(), pytest.raises(RuntimeError, match="copy_engine.*cannot run here: the tensors are on cpu"):
+        tp.all_gather_linear(mine, up.weight, up.bias, transport="copy_engine")
+    with torch.no_grad(), pytest.raises(ValueError, match="transport='nvls'"):
+        tp.linear_reduce_scatter(hidden.chunk(world, 1)[rank], down.weight.chunk(world, 1)[rank], transport="nvls")
 
 
 @pytest.mark.parametrize("world", [2, 4])

@@ -52,15 +52,19 @@ def run_rank(rank, world, init_file, results):
             close_in_bf16(row.weight.grad, down.weight.grad.chunk(world, 1)[rank], f"{reduce}: down.weight.grad")
             close_in_bf16(row.bias.grad, down.bias.grad, f"{reduce}: down.bias.grad")
             close_in_bf16(xs.grad, xr.grad, f"{reduce}: x.grad")
-        with torch.no_grad():  # the forward ops that overlap their collectives with the GEMMs
+        with torch.no_grad():  # the forward ops that overlap their collectives with the GEMMs, both transports
             rows = x.reshape(-1, d)
-            got = tp.all_gather_linear(rows.chunk(world, 0)[rank], up.weight, up.bias, "gelu")
-            close_in_bf16(got, F.gelu(F.linear(rows, up.weight, up.bias)), "all_gather_linear")
             hidden = F.gelu(F.linear(rows, up.weight, up.bias))
-            got = tp.linear_reduce_scatter(hidden.chunk(world, 1)[rank], down.weight.chunk(world, 1)[rank].contiguous(),
-                                           down.bias, rows.chunk(world, 0)[rank].contiguous())
             want = (F.linear(hidden, down.weight, down.bias) + rows).chunk(world, 0)[rank]
-            close_in_bf16(got, want, "linear_reduce_scatter")
+            for transport in ("copy_engine", "p2p"):
+                for _ in range(3):  # again: the workspace is reused, so a missing barrier would show
+                    got = tp.all_gather_linear(rows.chunk(world, 0)[rank], up.weight, up.bias, "gelu",
+                                               transport=transport)
+                    close_in_bf16(got, F.gelu(F.linear(rows, up.weight, up.bias)), f"all_gather_linear {transport}")
+                    got = tp.linear_reduce_scatter(hidden.chunk(world, 1)[rank],
+                                                   down.weight.chunk(world, 1)[rank].contiguous(), down.bias,
+                                                   rows.chunk(world, 0)[rank].contiguous(), transport=transport)
+                    close_in_bf16(got, want, f"linear_reduce_scatter {transport}")
         check_parallelize_module(world, x, d)
         results.put((rank, "ok"))
     except Exception as error:  # noqa: BLE001 - reported to the parent

@@ -1,0 +1,223 @@
+"""GEMMs overlapped with the collectives that feed or follow them (forward ops; tilefuse.parallel's modules
+train): all_gather_linear and linear_reduce_scatter, re-exported by tilefuse.parallel.
+
+Two transports, chosen by `transport`:
+- "copy_engine" (CUDA tensors in an NCCL group): every rank's workspace in torch's symmetric memory
+  (torch.distributed._symmetric_memory) is mapped into its peers' address space; a rank pulls its peers' blocks
+  with plain device copies on a side stream, which the GPUs' copy engines carry over NVLink, so the transfers
+  take no SM from the GEMMs, and each GEMM stores its block of rows in place in the output (no concatenation).
+  Point-to-point mappings only: no NVLink multicast.
+- "p2p": a ring of torch.distributed point-to-point transfers (any backend: gloo on CPU, NCCL without symmetric
+  memory); NCCL's transfers run as kernels beside the GEMMs.
+"auto" takes the copy engines where they can run, else the ring. docs/notes/parallel.md has the measurements.
+"""
+from .errors import require_torch
+
+torch = require_torch("tilefuse.overlap")
+import torch.distributed as dist  # noqa: E402
+
+from . import ops  # noqa: E402
+from .op_common import activation_name  # noqa: E402
+
+_linear = ops.linear  # the fused linear (a CPU test substitutes a reference)
+TRANSPORTS = ("auto", "copy_engine", "p2p")
+
+
+def all_gather_linear(x, weight, bias=None, activation=None, group=None, transport="auto"):
+    """act(all_gather(x) @ weight^T + bias) with the all-gather overlapped: x is this rank's (rows, k) block of
+    rows, weight (n, k); the result (world * rows, n), blocks in rank order. While one block travels, the fused
+    linear runs on the one in hand, so the transfers hide under the GEMMs (the ideal: max(all-gather alone,
+    GEMM alone))."""
+    _forward_only("all_gather_linear", x, weight, bias)
+    world, rank = _world(group)
+    activation = activation_name(activation)
+    if world == 1:
+        return _linear(x, weight, bias, None, activation)
+    if _use_copy_engine(transport, group, x):
+        return _all_gather_linear_ce(x.contiguous(), weight, bias, activation, _group(group), world, rank)
+    return _all_gather_linear_p2p(x.contiguous(), weight, bias, activation, group, world, rank)
+
+
+def linear_reduce_scatter(x, weight, bias=None, residual=None, group=None, transport="auto"):
+    """This rank's block of rows of sum_r(x_r @ weight_r^T) + bias + residual, the reduce-scatter overlapped:
+    x is this rank's (world * rows, k_r) slice of the features (every row), weight (n, k_r); residual (rows, n),
+    this rank's block. The other ranks' blocks are computed first and travel while the next one computes; this
+    rank's own GEMM comes last with the bias and the residual in its epilogue, and the partials received are
+    added to it."""
+    _forward_only("linear_reduce_scatter", x, weight, bias, residual)
+    world, rank = _world(group)
+    rows = _split(x.shape[0], world, "the rows of x")
+    if residual is not None and tuple(residual.shape) != (rows, weight.shape[0]):
+        raise ValueError(f"residual has shape {tuple(residual.shape)}; it must be this rank's block of the output, "
+                         f"{(rows, weight.shape[0])}")
+    if world == 1:
+        return _linear(x, weight, bias, residual, None)
+    x = x.contiguous()
+    if _use_copy_engine(transport, group, x):
+        return _linear_reduce_scatter_ce(x, weight, bias, residual, _group(group), world, rank, rows)
+    return _linear_reduce_scatter_p2p(x, weight, bias, residual, group, world, rank, rows)
+
+
+# ---- copy engines over symmetric memory ----
+
+_copy_streams = {}
+
+
+def _copy_stream(device):
+    """One side stream per device for the pulls (made once: a new stream per call would cost host time)."""
+    stream = _copy_streams.get(device)
+    if stream is None:
+        stream = _copy_streams[device] = torch.cuda.Stream(device)
+    return stream
+
+
+def _workspace(group, nbytes):
+    """The group's symmetric-memory workspace of at least nbytes (torch's, shared with its async-TP ops: every
+    user starts and ends with a barrier, so none overwrites what a peer still reads)."""
+    import torch.distributed._symmetric_memory as symm_mem
+
+    if not symm_mem.is_symm_mem_enabled_for_group(group.group_name):
+        symm_mem.enable_symm_mem_for_group(group.group_name)
+    return symm_mem.get_symm_mem_workspace(group.group_name, min_size=nbytes)
+
+
+def _into(x, weight, bias, residual, activation, out):
+    """The fused linear storing into `out` (a contiguous block of rows of a larger output)."""
+    ops._linear_impl(x, weight, bias, residual, activation, out=out)
+
+
+def _all_gather_linear_ce(x, weight, bias, activation, group, world, rank):
+    rows, n = x.shape[0], weight.shape[0]
+    out = torch.empty(world * rows, n, dtype=x.dtype, device=x.device)
+    staged = torch.empty(world - 1, *x.shape, dtype=x.dtype, device=x.device)
+    workspace = _workspace(group, x.numel() * x.element_size())
+    current, copies = torch.cuda.current_stream(), _copy_stream(x.device)
+    workspace.barrier(channel=0)  # every peer has finished reading this workspace's previous contents
+    workspace.get_buffer(rank, x.shape, x.dtype).copy_(x)
+    workspace.barrier(channel=1)  # every rank's block is in its workspace
+    copies.wait_stream(current)
+    arrived = []
+    with torch.cuda.stream(copies):
+        for step in range(1, world):
+            staged[step - 1].copy_(workspace.get_buffer((rank + step) % world, x.shape, x.dtype))
+            arrived.append(copies.record_event())
+    _into(x, weight, bias, None, activation, out[rank * rows:(rank + 1) * rows])
+    for step in range(1, world):
+        source = (rank + step) % world
+        current.wait_event(arrived[step - 1])
+        _into(staged[step - 1], weight, bias, None, activation, out[source * rows:(source + 1) * rows])
+    current.wait_stream(copies)
+    workspace.barrier(channel=0)  # the peers have pulled this rank's block
+    return out
+
+
+def _linear_reduce_scatter_ce(x, weight, bias, residual, group, world, rank, rows):
+    n = weight.shape[0]
+    shape, slot = (rows, n), rows * n
+    received = torch.empty(world - 1, rows, n, dtype=x.dtype, device=x.device)
+    workspace = _workspace(group, (world - 1) * slot * x.element_size())
+    current, copies = torch.cuda.current_stream(), _copy_stream(x.device)
+    workspace.barrier(channel=0)
+    for step in range(1, world):  # the partial for rank + step, then the one from rank - step comes in
+        owner, sender = (rank + step) % world, (rank - step) % world
+        mine = workspace.get_buffer(rank, shape, x.dtype, storage_offset=(step - 1) * slot)
+        _into(x[owner * rows:(owner + 1) * rows], weight, None, None, "none", mine)
+        workspace.barrier(channel=1)  # every rank's partial of this step is in its workspace
+        copies.wait_stream(current)
+        with torch.cuda.stream(copies):
+            received[step - 1].copy_(workspace.get_buffer(sender, shape, x.dtype, storage_offset=(step - 1) * slot))
+    out = torch.empty(rows, n, dtype=x.dtype, device=x.device)
+    _into(x[rank * rows:(rank + 1) * rows], weight, bias, residual, "none", out)
+    current.wait_stream(copies)
+    out.add_(received[0] if world == 2 else received.sum(0, dtype=torch.float32))  # rounded once to x's dtype
+    workspace.barrier(channel=0)  # the peers have pulled this rank's partials
+    return out
+
+
+# ---- a ring of torch.distributed point-to-point transfers ----
+
+def _all_gather_linear_p2p(x, weight, bias, activation, group, world, rank):
+    here, arriving = x, torch.empty_like(x)
+    blocks = [None] * world
+    for step in range(world):
+        source = (rank - step) % world  # whose block `here` is
+        pending = []
+        if step < world - 1:  # pass it on, take the next one from the previous rank
+            pending = dist.batch_isend_irecv([
+                dist.P2POp(dist.isend, here, _peer(group, (rank + 1) % world), group),
+                dist.P2POp(dist.irecv, arriving, _peer(group, (rank - 1) % world), group)])
+        blocks[source] = _linear(here, weight, bias, None, activation)
+        for request in pending:
+            request.wait()
+        here, arriving = arriving, (torch.empty_like(x) if step == 0 else here)
+    return torch.cat(blocks)
+
+
+def _linear_reduce_scatter_p2p(x, weight, bias, residual, group, world, rank, rows):
+    block = lambda j: x[j * rows:(j + 1) * rows]  # noqa: E731
+    received = [None] * world
+    pending = []
+    for step in range(1, world):
+        owner, sender = (rank + step) % world, (rank - step) % world
+        partial = _linear(block(owner), weight, None, None, None)
+        received[sender] = torch.empty_like(partial)
+        pending += dist.batch_isend_irecv([
+            dist.P2POp(dist.isend, partial, _peer(group, owner), group),
+            dist.P2POp(dist.irecv, received[sender], _peer(group, sender), group)])
+    out = _linear(block(rank), weight, bias, residual, None)
+    for request in pending:
+        request.wait()
+    others = torch.stack([r for r in received if r is not None]).sum(0, dtype=torch.float32)
+    return out.add_(others)
+
+
+# ---- helpers ----
+
+def _world(group):
+    return dist.get_world_size(group), dist.get_rank(group)
+
+
+def _group(group):
+    return dist.group.WORLD if group is None else group
+
+
+def _peer(group, rank):
+    return rank if group is None else dist.get_global_rank(group, rank)
+
+
+def _split(size, world, what):
+    if size % world:
+        raise ValueError(f"{what} = {size} does not split over {world} ranks: make it a multiple of the group's size")
+    return size // world
+
+
+def _use_copy_engine(transport, group, x):
+    if transport not in TRANSPORTS:
+        raise ValueError(f"transport={transport!r}: use one of {', '.join(TRANSPORTS)}")
+    if transport == "p2p":
+        return False
+    able, why = _copy_engine_able(group, x)
+    if transport == "copy_engine" and not able:
+        raise RuntimeError(f"transport='copy_engine' cannot run here: {why}; use transport='p2p' or 'auto'")
+    return able
+
+
+def _copy_engine_able(group, x):
+    if not x.is_cuda:
+        return False, f"the tensors are on {x.device}"
+    if dist.get_backend(group) != "nccl":
+        return False, f"the group's backend is {dist.get_backend(group)}, not nccl"
+    try:
+        import torch.distributed._symmetric_memory  # noqa: F401
+    except ImportError as error:
+        return False, f"torch's symmetric memory is missing ({error})"
+    return True, ""
+
+
+def _forward_only(what, *tensors):
+    if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors):
+        raise RuntimeError(f"tilefuse.parallel.{what} is a forward op (no autograd): call it under torch.no_grad(), "
+                           "or train with ColumnParallelLinear / RowParallelLinear")
+
+
+__all__ = ["all_gather_linear", "linear_reduce_scatter"]
