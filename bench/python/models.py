@@ -72,17 +72,26 @@ def build(name):
     return UNet(), (3, 256, 256)
 
 
-def interleaved_ms(fns, x, count, warmup=5):
+def interleaved_ms(fns, x, count, warmup=5, min_seconds=1.0):
     """{name: median ms of one forward} for fns {name: fn}, CUDA events around each forward (host included),
-    the variants taking turns forward by forward: a host's drift (these machines swing by tens of percent
-    over seconds) falls on all of them alike."""
+    the variants taking turns forward by forward, the order reversed every other round: a host's drift (these
+    machines swing by tens of percent over seconds) and the slot in the round fall on all of them alike. At
+    least `count` forwards each, more for fast forwards (min_seconds of timing per variant): host-bound
+    small batches are the noisiest."""
     for fn in fns.values():
         for _ in range(warmup):
             fn(x)
     torch.cuda.synchronize()
+    start = time.perf_counter()
+    for fn in fns.values():
+        fn(x)
+    torch.cuda.synchronize()
+    each = (time.perf_counter() - start) / max(len(fns), 1)
+    count = max(count, min(int(min_seconds / max(each, 1e-6)), 2000))
     times = {name: [] for name in fns}
-    for _ in range(count):
-        for name, fn in fns.items():
+    order = list(fns.items())
+    for round_ in range(count):
+        for name, fn in (order if round_ % 2 == 0 else order[::-1]):
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
             fn(x)
