@@ -66,10 +66,9 @@ def backend(gm, example_inputs, measure=True, require_cuda=True, mode=None, opti
     """The torch.compile backend: fuse(), then Inductor's compile_fx on the rewritten graph. mode and options
     are torch.compile's, applied to Inductor as they would be with backend="inductor"; with CUDA graphs on
     (mode="reduce-overhead", "max-autotune"), host time is no longer paid per call, so the chooser compares GPU
-    time alone. Without CUDA graphs, an inference graph races on the example inputs against Inductor alone
-    (compiled again without the fused chains, where there are any) and against torch's own ops run as the graph
-    calls them (eager): the fastest is returned (the rewritten graph unless another wins by RACE_MARGIN), so
-    the backend is never slower than Inductor or eager by more than the timing's noise. require_cuda: as fuse's, for tests on CPU; chooser:
+    time alone. Without CUDA graphs, a frozen (inference) graph with fused chains is also compiled without
+    them and the two are timed on the example inputs: the faster is returned, so the backend is never slower
+    than Inductor alone by more than the timing's noise. require_cuda: as fuse's, for tests on CPU; chooser:
     a Chooser (tests), else one made here when measuring."""
     from torch._inductor import config as inductor_config
     from torch._inductor import list_mode_options
@@ -81,38 +80,26 @@ def backend(gm, example_inputs, measure=True, require_cuda=True, mode=None, opti
     if measure and chooser is None:
         chooser = Chooser(graphs=graphs)
     race = measure and not graphs and not torch.is_grad_enabled() and _real(example_inputs, require_cuda)
-    plain = _graph_copy(gm) if race else None  # for Inductor alone
-    eager = _graph_copy(gm) if race else None  # torch's ops as the graph calls them
+    plain = _graph_copy(gm) if race else None
     decisions = fuse(gm, example_inputs, require_cuda=require_cuda, chooser=chooser if measure else None)
     compiled = compile_fx(gm, example_inputs, config_patches=patches or None, **kwargs)
     verdict = ""
-    if race:
-        fused = any(d.fused for d in decisions)
-        contestants = {"with them" if fused else "Inductor": compiled}
-        if fused:
-            contestants["Inductor alone"] = compile_fx(plain, example_inputs, config_patches=patches or None,
-                                                       **kwargs)
-        contestants["eager"] = eager
-        times = dict(zip(contestants, chooser.graph_timer(list(contestants.values()), example_inputs)))
-        first = next(iter(times))
-        best = min(times, key=times.get)
-        if times[best] > times[first] * (1 - RACE_MARGIN):  # a tie stays with the first (the rewritten graph)
-            best = first
-        verdict = "; the whole graph: " + ", ".join(f"{t:.3f} ms {name}" for name, t in times.items()) + (
-            ": kept" if best == first else f": {best} kept")
-        if best != first:
+    if plain is not None and any(d.fused for d in decisions):
+        alone = compile_fx(plain, example_inputs, config_patches=patches or None, **kwargs)
+        fused_ms, alone_ms = chooser.graph_timer(compiled, alone, example_inputs)
+        faster = alone_ms < fused_ms
+        verdict = (f"; the whole graph: {fused_ms:.3f} ms with them, {alone_ms:.3f} ms Inductor alone: "
+                   f"{'Inductor alone kept' if faster else 'kept'}")
+        if faster:
             for d in decisions:
                 if d.fused:
-                    d.fused, d.why = False, f"the whole graph ran faster as {best} (" + d.why + ")"
-            compiled = contestants[best]
+                    d.fused, d.why = False, "the whole graph ran faster without tilefuse (" + d.why + ")"
+            compiled = alone
     if decisions and log.isEnabledFor(logging.INFO):
         taken = sum(d.fused for d in decisions)
         log.info("tilefuse.backend: %d of %d conv and linear chains fused into tilefuse kernels%s\n  %s", taken,
                  len(decisions), verdict, "\n  ".join(str(d) for d in decisions))
     return compiled
-
-
-RACE_MARGIN = 0.02  # another whole graph must be this much faster than the rewritten one to replace it
 
 
 def _real(example_inputs, require_cuda):

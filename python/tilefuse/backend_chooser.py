@@ -128,18 +128,18 @@ def _host_and_gpu_ms(ours, theirs, reps=11, calls=8):
     return tuple((statistics.median(h), statistics.median(g)) for h, g in zip(host, gpu))
 
 
-def _forward_ms(fns, inputs, reps=15):
-    """[ms of fn(*inputs) for fn in fns]: medians over `reps` calls each, the functions taking turns, CUDA
-    events around each call (host included, as a forward without CUDA graphs pays it)."""
+def _forward_ms(first, second, inputs, reps=15):
+    """(ms of first(*inputs), ms of second(*inputs)): medians over `reps` calls each, the two taking turns,
+    CUDA events around each call (host included, as a forward without CUDA graphs pays it)."""
     for _ in range(3):
-        for fn in fns:
-            fn(*inputs)
+        first(*inputs)
+        second(*inputs)
     torch.cuda.synchronize()
-    times = [[] for _ in fns]
+    times = ([], [])
     for _ in range(reps):
-        for fn, samples in zip(fns, times):
+        for fn, samples in zip((first, second), times):
             samples.append(_event_ms(lambda: fn(*inputs)))  # noqa: B023 - called at once
-    return [statistics.median(t) for t in times]
+    return statistics.median(times[0]), statistics.median(times[1])
 
 
 def _event_ms(run):

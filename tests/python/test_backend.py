@@ -271,13 +271,13 @@ def ops_called(fn, inputs):
 class Pick(tb.Chooser):
     """A chooser that takes the chains given, by position, without timing anything."""
 
-    def __init__(self, pattern, graph_ms=(1.0, 2.0, 3.0)):
+    def __init__(self, pattern, graph_ms=(1.0, 2.0)):
         self.pattern, self.known, self.graphs = pattern, {}, False
         self.graph_ms, self.raced = graph_ms, []
 
-    def graph_timer(self, fns, inputs):  # ms of each whole graph raced; every one must run
-        self.raced.append(tuple(ops_called(fn, inputs) for fn in fns))
-        return self.graph_ms[:len(fns)]
+    def graph_timer(self, fused, alone, inputs):  # (with tilefuse, Inductor alone) ms; both must run
+        self.raced.append(tuple(ops_called(fn, inputs) for fn in (fused, alone)))
+        return self.graph_ms
 
 
     def timings(self, signature, race):
@@ -379,11 +379,10 @@ def test_linear_chains_fuse(cpu_kernels):
     assert torch.allclose(got.float(), want.float(), rtol=2e-2, atol=2e-2), (got - want).abs().max()
 
 
-@pytest.mark.parametrize("faster", ["fused", "alone", "eager", "tie"])
-def test_the_whole_graph_is_raced_against_inductor_alone_and_eager(cpu_kernels, caplog, faster):
+@pytest.mark.parametrize("faster", ["fused", "alone"])
+def test_the_whole_graph_is_raced_against_inductor_alone(cpu_kernels, caplog, faster):
     """Without CUDA graphs, a frozen graph with fused chains is compiled twice (with them, and Inductor alone)
-    and raced with torch's ops run as the graph calls them; the fastest on the example inputs is what the model
-    runs (a tie within RACE_MARGIN stays with the fused graph); the log says which."""
+    and the faster on the example inputs is what the model runs; the log says which."""
     import functools
     import logging
 
@@ -394,8 +393,7 @@ def test_the_whole_graph_is_raced_against_inductor_alone_and_eager(cpu_kernels, 
     randomize_batch_norms(model)
     model = model.to(torch.bfloat16).to(memory_format=CL)
     x = torch.randn(2, 16, 9, 9).to(torch.bfloat16).contiguous(memory_format=CL)
-    ms = {"fused": (1.0, 2.0, 3.0), "alone": (2.0, 1.0, 3.0), "eager": (2.0, 3.0, 1.0), "tie": (1.0, 2.0, 0.99)}
-    chooser = Pick([True], graph_ms=ms[faster])
+    chooser = Pick([True], graph_ms=(1.0, 2.0) if faster == "fused" else (2.0, 1.0))
     torch._dynamo.reset()
     backend = functools.partial(tb.backend, require_cuda=False, chooser=chooser)
     with torch.no_grad(), inductor_config.patch(freezing=True), \
@@ -403,16 +401,16 @@ def test_the_whole_graph_is_raced_against_inductor_alone_and_eager(cpu_kernels, 
         got = torch.compile(model, backend=backend)(x)
         want = model(x)
     assert len(chooser.raced) == 1
-    (with_tilefuse, tilefuse_ops), (alone, alone_ops), (eager, eager_ops) = chooser.raced[0]
-    assert tilefuse_ops == {"tilefuse::conv2d_inference"} and not alone_ops and not eager_ops, chooser.raced[0]
-    for output in (with_tilefuse[0], alone[0], eager[0], got):
-        assert_close(output, want)
-    if faster in ("fused", "tie"):
-        assert "3 of 5 conv and linear chains fused" in caplog.text and "ms eager: kept" in caplog.text, caplog.text
+    (with_tilefuse, tilefuse_ops), (alone, alone_ops) = chooser.raced[0]
+    assert tilefuse_ops == {"tilefuse::conv2d_inference"} and not alone_ops, (tilefuse_ops, alone_ops)
+    assert_close(with_tilefuse[0], want)
+    assert_close(alone[0], want)
+    assert_close(got, want)
+    if faster == "fused":
+        assert "3 of 5 conv and linear chains fused" in caplog.text and "kept" in caplog.text, caplog.text
     else:
         assert "0 of 5 conv and linear chains fused" in caplog.text, caplog.text
-        kept = "Inductor alone" if faster == "alone" else "eager"
-        assert f"{kept} kept" in caplog.text and f"ran faster as {kept}" in caplog.text, caplog.text
+        assert "Inductor alone kept" in caplog.text and "ran faster without tilefuse" in caplog.text
 
 
 class TorchvisionMlp(nn.Module):
