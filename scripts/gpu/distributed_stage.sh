@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
-# Multi-GPU checks on the device machine (nvidia-h100-x2 / -x4), one call: the Python package installed
-# (scripts/gpu/python_stage.sh's way), the tensor-parallel and DDP / FSDP tests on every GPU, then the overlap
-# benchmark under torchrun. NVLink multicast stays off. Results in $OUT (pytest.log, tp-overlap.md/.json).
-# Usage: OUT=... scripts/gpu/distributed_stage.sh [pytest timeout s, default 400]
+# Multi-GPU checks on the device machine (nvidia-h200-x2 / -x4), one call: the Python package installed
+# (scripts/gpu/python_stage.sh's way), the tensor-parallel and DDP / FSDP2 tests on every GPU, then the overlap
+# benchmark under torchrun on every GPU and, on a machine of more than 2, on 2 of them too (both in one run).
+# NVLink multicast stays off. Results in $OUT: pytest.log.gz, tp-overlap-<world>.md / .json / .log.
+# Usage: OUT=... scripts/gpu/distributed_stage.sh [pytest timeout s, default 300]
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 OUT="${OUT:-gpu-out}"
 mkdir -p "$OUT"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+start=$(date +%s)
 nvidia-smi -L
-scripts/gpu/python_stage.sh "${1:-400}" tests/python/test_parallel_gpu.py tests/python/test_distributed_gpu.py
+scripts/gpu/python_stage.sh "${1:-300}" -rfE tests/python/test_parallel_gpu.py tests/python/test_distributed_gpu.py
+echo "[$(( $(date +%s) - start )) s] tests rc $?"
+gzip -f "$OUT/pytest.log"
 gpus=$(nvidia-smi -L | wc -l)
-PYTHONPATH="$PWD/build/python/site" timeout 300 torchrun --nproc-per-node "$gpus" bench/python/tp_overlap.py \
-  --markdown "$OUT/tp-overlap.md" --json "$OUT/tp-overlap.json" > "$OUT/tp-overlap.log" 2>&1
-echo "tp_overlap rc $?"
-tail -30 "$OUT/tp-overlap.md" 2>/dev/null || tail -30 "$OUT/tp-overlap.log"
+worlds="$gpus"
+[ "$gpus" -gt 2 ] && worlds="$gpus 2"
+for world in $worlds; do
+  devices=$(seq -s, 0 $(( world - 1 )))
+  CUDA_VISIBLE_DEVICES="$devices" PYTHONPATH="$PWD/build/python/site" timeout 200 \
+    torchrun --nproc-per-node "$world" bench/python/tp_overlap.py --markdown "$OUT/tp-overlap-$world.md" \
+    --json "$OUT/tp-overlap-$world.json" > "$OUT/tp-overlap-$world.log" 2>&1
+  echo "[$(( $(date +%s) - start )) s] tp_overlap on $world GPUs rc $?"
+  cat "$OUT/tp-overlap-$world.md" 2>/dev/null || tail -30 "$OUT/tp-overlap-$world.log"
+done
