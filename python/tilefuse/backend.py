@@ -30,6 +30,7 @@ import torch.nn.functional as F
 
 from . import inference_ops, ops  # noqa: F401 - register tilefuse::conv2d, conv2d_add_act, linear and the
 #                                    inference forms the frozen graphs use
+from .backend_attention import native_attention
 from .backend_chooser import Chooser, _pad_channels, _race, _race_linear, _signature
 
 log = logging.getLogger("tilefuse.backend")
@@ -66,9 +67,10 @@ def backend(gm, example_inputs, measure=True, require_cuda=True, mode=None, opti
     """The torch.compile backend: fuse(), then Inductor's compile_fx on the rewritten graph. mode and options
     are torch.compile's, applied to Inductor as they would be with backend="inductor"; with CUDA graphs on
     (mode="reduce-overhead", "max-autotune"), host time is no longer paid per call, so the chooser compares GPU
-    time alone. Without CUDA graphs, a frozen (inference) graph with fused chains is also compiled without
-    them and the two are timed on the example inputs: the faster is returned, so the backend is never slower
-    than Inductor alone by more than the timing's noise. require_cuda: as fuse's, for tests on CPU; chooser:
+    time alone. Inference graphs first get nn.MultiheadAttention's fused op back (backend_attention.py).
+    Without CUDA graphs, a frozen (inference) graph so rewritten is also compiled without the rewrites and the
+    two are timed on the example inputs: the faster is returned, so the backend is never slower than Inductor
+    alone by more than the timing's noise. require_cuda: as fuse's, for tests on CPU; chooser:
     a Chooser (tests), else one made here when measuring."""
     from torch._inductor import config as inductor_config
     from torch._inductor import list_mode_options
@@ -81,10 +83,11 @@ def backend(gm, example_inputs, measure=True, require_cuda=True, mode=None, opti
         chooser = Chooser(graphs=graphs)
     race = measure and not graphs and not torch.is_grad_enabled() and _real(example_inputs, require_cuda)
     plain = _graph_copy(gm) if race else None
+    attention = [] if torch.is_grad_enabled() else native_attention(gm, require_cuda=require_cuda)
     decisions = fuse(gm, example_inputs, require_cuda=require_cuda, chooser=chooser if measure else None)
     compiled = compile_fx(gm, example_inputs, config_patches=patches or None, **kwargs)
     verdict = ""
-    if plain is not None and any(d.fused for d in decisions):
+    if plain is not None and (any(d.fused for d in decisions) or any(why is None for _, why in attention)):
         alone = compile_fx(plain, example_inputs, config_patches=patches or None, **kwargs)
         fused_ms, alone_ms = chooser.graph_timer(compiled, alone, example_inputs)
         faster = alone_ms < fused_ms
@@ -94,12 +97,22 @@ def backend(gm, example_inputs, measure=True, require_cuda=True, mode=None, opti
             for d in decisions:
                 if d.fused:
                     d.fused, d.why = False, "the whole graph ran faster without tilefuse (" + d.why + ")"
+            attention = [(name, why or "the whole graph ran faster without the rewrite") for name, why in attention]
             compiled = alone
-    if decisions and log.isEnabledFor(logging.INFO):
+    if (decisions or attention) and log.isEnabledFor(logging.INFO):
         taken = sum(d.fused for d in decisions)
-        log.info("tilefuse.backend: %d of %d conv and linear chains fused into tilefuse kernels%s\n  %s", taken,
-                 len(decisions), verdict, "\n  ".join(str(d) for d in decisions))
+        notes = [str(d) for d in decisions] + [
+            f"{name}: self-attention: " + ("torch's fused op (nn.MultiheadAttention's fast path)" if why is None
+                                           else f"as traced ({why})") for name, why in attention]
+        log.info("tilefuse.backend: %d of %d conv and linear chains fused into tilefuse kernels%s%s\n  %s", taken,
+                 len(decisions), _attention_summary(attention), verdict, "\n  ".join(notes))
     return compiled
+
+
+def _attention_summary(attention):
+    if not attention:
+        return ""
+    return f"; {sum(why is None for _, why in attention)} of {len(attention)} self-attentions in torch's fused op"
 
 
 def _real(example_inputs, require_cuda):
