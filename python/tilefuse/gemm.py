@@ -113,6 +113,10 @@ class Gemm:
         """The Operation that run(a, b, **arguments) launches (compiled or taken from the cache)."""
         check_epilogue_arguments(self.epilogue, arguments, "tilefuse.Gemm", ignore=self._MAINLOOP_ARGUMENTS)
         ops = self._check(a, b)
+        if min(ops.m, ops.n, ops.batch) == 0:
+            raise TensorArgumentError(f"tilefuse.Gemm.plan: the problem (m, n, batch) = ({ops.m}, {ops.n}, "
+                                      f"{ops.batch}) is empty: run() returns its empty result without a kernel, so "
+                                      "there is no plan")
         if self._CONVERTS and (not ops.aligned or ops.layout_a != ROW_MAJOR or ops.layout_b != COLUMN_MAJOR or ops.k == 0):
             ops = self._check(*hopper_operands(a, b))  # as run() copies them
         return self._plan(ops, arguments)
@@ -123,10 +127,11 @@ class Gemm:
     _CONVERTS = True  # operands of other layouts or unaligned k are copied (not for FP8: its scales index k)
     # Arguments the mainloop reads (block-wise FP8 scales), not inputs of the epilogue function.
     _MAINLOOP_ARGUMENTS = ()
+    _EMPTY = True  # m, n or the batch 0: an empty result, as torch's (not for FP8: its scales are checked first)
 
     def _check(self, a, b):
         return check_gemm_operands(a, b, allowed_dtypes=self._OPERAND_DTYPES, mixed_fp8=self._MIXED_FP8,
-                                   empty_k=self._CONVERTS)
+                                   empty_k=self._CONVERTS, empty_mn=self._EMPTY)
 
     def _choose(self, ops, device):
         """(tile name, (C++ config, tile m, n, k), why) for the problem: the C++ planner's plan."""
@@ -207,6 +212,8 @@ class Gemm:
                                           "(torch.as_tensor(x, device='cuda')) or objects with __dlpack__")
             raise TensorArgumentError("tilefuse.Gemm runs on a CUDA device: a and b are on "
                                       f"{ops.a.device}; move them with .cuda()")
+        if min(ops.m, ops.n, ops.batch) == 0:
+            return self._empty_result(ops, arguments, out)
         sm_count, major, _ = device_properties(ops.device_index)
         if major != 9:
             raise TensorArgumentError(f"tilefuse.Gemm's Python path runs the Hopper kernel (sm_90: H100 / H200); "
@@ -241,6 +248,40 @@ class Gemm:
         if set(outputs) == {"D"}:
             return outputs["D"]
         return outputs
+
+    def _empty_result(self, ops, arguments, out):
+        """run()'s result where m, n or the batch is 0, as torch's: empty stores, row and column reductions at
+        their identity (a sum over no rows is 0); nothing launched. The epilogue is traced on the problem with
+        every 0 made 1 (and its tensors' shapes alike) to learn its outputs and their dtypes."""
+        from .epilogue import to_cpp, trace
+        from .epilogue.specs import tensor as tensor_spec
+
+        torch = _torch()
+        ones = lambda shape: tuple(max(int(d), 1) for d in shape)  # noqa: E731
+        traced = {}
+        for name, value in arguments.items():
+            if name in self._MAINLOOP_ARGUMENTS:
+                continue
+            if isinstance(value, torch.Tensor) and value.dim() > 0:
+                traced[name] = tensor_spec(ones(value.shape), str(value.dtype).removeprefix("torch."))
+            else:
+                traced[name] = trace_value(value)
+        batched = ops.a.rank == 3 or ops.b.rank == 3
+        graph = trace(self.epilogue, acc=ones((ops.batch, ops.m, ops.n) if batched else (ops.m, ops.n)), **traced)
+        tree = to_cpp(graph, element=self._out_dtype(ops.dtype))
+        specs = []
+        for name, output in graph.outputs.items():
+            if output.kind == "store":
+                dtype = torch_dtype(next(a.dtype for a in tree.arguments if a.name == name))
+                specs.append((name, "store", (ops.batch, ops.m, ops.n) if batched else (ops.m, ops.n), dtype, False))
+            else:
+                length = ops.m if output.kind == "row_reduce" else ops.n
+                specs.append((name, "reduce", (ops.batch, length) if batched else (length,),
+                              IDENTITY[output.reduction], False))
+        if out is not None:
+            check_out(out, specs, "tilefuse.Gemm.run")
+        outputs = allocate(specs, torch.device("cuda", ops.device_index), out)
+        return outputs["D"] if set(outputs) == {"D"} else outputs
 
     def _output_specs(self, operation, ops):
         """What every call allocates (kernel_params.allocate): D and auxiliary stores, reduction vectors."""

@@ -61,6 +61,7 @@ class ScaledGemm(Gemm):
     _OPERAND_DTYPES = _FP8
     _MIXED_FP8 = True
     _CONVERTS = False  # scaled_mm's rules fix the layouts (torch._scaled_mm's); its scales index k
+    _EMPTY = False  # its scales' shapes follow m and n: an empty problem is refused with the sizes
 
     def __init__(self, *, has_bias, has_scale_result, out_dtype, fast_accum, mode):
         block_wise = mode == "block-wise"

@@ -373,12 +373,13 @@ def _dtype_set(allowed_dtypes) -> tuple:
 
 
 def check_gemm_operands(a, b, d=None, *, allowed_dtypes, out_dtypes=None, mixed_fp8=False,
-                        empty_k=False) -> GemmOperands:
+                        empty_k=False, empty_mn=False) -> GemmOperands:
     """Check a GEMM's operands D = A @ B: A (m, k), B (k, n), D (m, n), each optionally with a batch size in
     front (a rank-2 operand, or a batch size of 1, is shared by the batch). `allowed_dtypes`: the element
     types the operation takes for a and b (names or torch / numpy dtypes); `out_dtypes`: the same for d;
-    empty_k: k = 0 is allowed (the caller pads k, so that the epilogue sees acc = 0, as torch's a @ b is 0)
-    (None: any). Raises TensorArgumentError for what the kernels cannot take; misalignment is reported in
+    (None: any). empty_k: k = 0 is allowed (the caller pads k, so that the epilogue sees acc = 0, as torch's
+    a @ b is 0); empty_mn: m, n or the batch may be 0 (nothing to read or write: layouts and alignment are not
+    checked, and the result has no layouts). Raises TensorArgumentError for what the kernels cannot take; misalignment is reported in
     the result (`aligned`, `alignment_notes`), not refused. mixed_fp8: a and b may be different FP8 types
     (e4m3 x e5m2, as torch._scaled_mm allows); the result's dtype is a's, b's is b.dtype."""
     infos = [describe(a, "a"), describe(b, "b")] + ([describe(d, "d")] if d is not None else [])
@@ -399,7 +400,8 @@ def check_gemm_operands(a, b, d=None, *, allowed_dtypes, out_dtypes=None, mixed_
                                   "to share one matrix)")
     batch = batches.pop() if batches else 1
     batched = ia.rank == 3 or ib.rank == 3
-    if min(m, n, batch) < 1 or (k < 1 and not empty_k):
+    empty = min(m, n, batch) < 1
+    if (empty and not empty_mn) or (k < 1 and not empty_k):
         raise TensorArgumentError(f"a has shape {ia.shape} and b has shape {ib.shape}: the problem (m, n, k, batch)"
                                   f" = ({m}, {n}, {k}, {batch}) is empty; tilefuse needs every size >= 1 (skip the "
                                   "call, or fill d yourself when k = 0)")
@@ -413,6 +415,10 @@ def check_gemm_operands(a, b, d=None, *, allowed_dtypes, out_dtypes=None, mixed_
         raise TensorArgumentError(f"a and b have dtype {ia.dtype}, which this operation does not take; use one of: "
                                   f"{', '.join(allowed)}")
     device_index = _check_devices(infos)
+    if empty:
+        return GemmOperands(m=m, n=n, k=k, batch=batch, dtype=ia.dtype, device_index=device_index, layout_a=None,
+                            layout_b=None, lda=None, ldb=None, batch_stride_a=None, batch_stride_b=None, a=ia, b=ib,
+                            aligned=True, alignment_notes=(), layout_d=None, ldd=None, batch_stride_d=None, d=None)
 
     layout_a, lda = _matrix_layout(ia, ROW_MAJOR)
     layout_b, ldb = _matrix_layout(ib, COLUMN_MAJOR)  # row-major A with column-major B is the Hopper kernel's

@@ -125,3 +125,34 @@ def test_operands_of_any_layout_and_k_are_copied_into_the_hopper_layouts():
         assert torch.allclose(product(a2, b2), product(a, b)), name
         if name == "aligned, kernel layouts":
             assert a2 is a and b2.data_ptr() == b.data_ptr()  # nothing copied
+
+
+def test_empty_problems_get_their_outputs_from_the_epilogue(monkeypatch):
+    """An empty problem's result (tilefuse.Gemm._empty_result) without a GPU: the epilogue traced on the problem
+    with every 0 made 1 names the outputs, their dtypes and shapes (stores empty, reductions at their identity);
+    allocation stood in for on the CPU."""
+    torch = pytest.importorskip("torch")
+    import tilefuse.gemm as gemm_module
+    from types import SimpleNamespace
+
+    from tilefuse.epilogue import amax, relu
+
+    def cpu_allocate(specs, device, out=None):
+        return {name: torch.empty(shape, dtype=value) if kind == "store" else torch.full(shape, value)
+                for name, kind, shape, value, _ in specs}
+
+    monkeypatch.setattr(gemm_module, "allocate", cpu_allocate)
+
+    def epi(acc, bias):
+        y = relu(acc + bias)
+        return {"D": y, "colmax": amax(y, 0), "rowmax": amax(y, 1)}
+
+    matrix = SimpleNamespace(rank=2)
+    ops = SimpleNamespace(m=0, n=40, k=24, batch=1, dtype="bfloat16", device_index=0, a=matrix, b=matrix)
+    got = tilefuse.Gemm(epilogue=epi, out_dtype="float32")._empty_result(ops, {"bias": torch.zeros(40,
+                                                                                                 dtype=torch.bfloat16)},
+                                                                           None)
+    assert got["D"].shape == (0, 40) and got["D"].dtype == torch.float32
+    assert torch.equal(got["colmax"], torch.zeros(40)) and got["rowmax"].shape == (0,)
+    plain = tilefuse.Gemm()._empty_result(ops, {}, None)
+    assert plain.shape == (0, 40) and plain.dtype == torch.bfloat16

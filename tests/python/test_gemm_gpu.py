@@ -204,3 +204,24 @@ def test_out_stores_into_a_block_of_rows_first_and_warm_call():
                                                                                    "contiguous")):
         with pytest.raises(tilefuse.errors.TensorArgumentError, match="out must be a contiguous CUDA tensor"):
             gemm.run(a, b, out=bad)
+
+
+@pytest.mark.parametrize("m,n,k,batch", [(0, 40, 24, None), (24, 0, 40, None), (0, 0, 0, None), (16, 24, 8, 0)])
+def test_empty_problems_return_torchs_empty_results(m, n, k, batch):
+    """m, n or the batch 0: as torch.matmul, an empty result (and reductions at their identity), no kernel."""
+    a, b = operands(m, n, k, torch.bfloat16, batch=batch)
+    d = tilefuse.Gemm().run(a, b)
+    assert d.shape == (a @ b).shape and d.dtype == torch.bfloat16 and d.is_cuda
+    bias = torch.randn(n, device="cuda").to(torch.bfloat16)
+
+    def epi(acc, bias):
+        y = relu(acc + bias)
+        return {"D": y, "colmax": amax(y, 0)}
+
+    if batch is None:
+        got = tilefuse.Gemm(epilogue=epi).run(a, b, bias=bias)
+        assert got["D"].shape == (m, n) and got["colmax"].shape == (n,)
+        if m == 0:  # max |y| over no rows: the identity, 0
+            assert torch.equal(got["colmax"], torch.zeros(n, device="cuda"))
+    with pytest.raises(tilefuse.errors.TensorArgumentError, match="no plan"):
+        tilefuse.Gemm().plan(a, b)

@@ -257,6 +257,19 @@ def test_gemm_refuses_empty_problems():
           needles=("(m, n, k, batch) = (0, 4, 4, 1) is empty", "every size >= 1"))
 
 
+def test_gemm_takes_empty_problems_where_asked():
+    """empty_mn (tilefuse.Gemm): m, n or the batch 0 pass with any strides (nothing is read or written) and the
+    result has no layouts; dtypes and devices are still checked; k = 0 alone still needs empty_k."""
+    for a, b in (((0, 4), (4, 4)), ((8, 4), (4, 0)), ((0, 8, 4), (0, 4, 4))):
+        ops = check_gemm_operands(FakeTorch(a, strides=(3,) * len(a)), FakeTorch(b), allowed_dtypes=BF16,
+                                  empty_mn=True)
+        assert min(ops.m, ops.n, ops.batch) == 0 and ops.layout_a is None and ops.aligned
+    error(check_gemm_operands, FakeTorch((0, 4), dtype="torch.float16"), FakeTorch((4, 4)), allowed_dtypes=BF16,
+          empty_mn=True, needles=("same element type",))
+    error(check_gemm_operands, FakeTorch((8, 0)), FakeTorch((0, 4)), allowed_dtypes=BF16, empty_mn=True,
+          needles=("is empty",))
+
+
 def test_gemm_refuses_dtype_mismatch_and_dtypes_not_allowed():
     error(check_gemm_operands, FakeTorch((8, 4), dtype="torch.float16"), FakeTorch((4, 4)), allowed_dtypes=HALF,
           needles=("a has dtype float16 and b has dtype bfloat16", "same element type", "b.to(a.dtype)"))
