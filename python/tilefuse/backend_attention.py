@@ -94,6 +94,8 @@ def _not_fast_path(a):
     """nn.MultiheadAttention's own reasons to leave its fast path, those the call's arguments show."""
     if not torch.backends.mha.get_fastpath_enabled():
         return "torch.backends.mha fast path disabled"
+    if torch.is_autocast_enabled("cuda") or torch.is_autocast_enabled("cpu"):
+        return "autocast is enabled (the fast path refuses it)"
     if a["training"]:
         return "training"
     if a["need_weights"]:

@@ -188,10 +188,7 @@ class Gemm:
         warm = self._warm.get(key) if key is not None else None
         if warm is not None:
             if out is not None:
-                check_out(out, warm.outputs, "tilefuse.Gemm.run")
-                if out.device.index != warm.device:
-                    raise TensorArgumentError(f"tilefuse.Gemm.run: out is on {out.device}, the operands on "
-                                              f"cuda:{warm.device}")
+                check_out(out, warm.outputs, "tilefuse.Gemm.run", warm.device)
             return warm.call(a, b, arguments, out)
         return self._first_call(a, b, arguments, key, out)
 
@@ -236,9 +233,7 @@ class Gemm:
         device = torch.device("cuda", ops.device_index)
         specs = self._output_specs(operation, ops)
         if out is not None:
-            check_out(out, specs, "tilefuse.Gemm.run")
-            if out.device != device:
-                raise TensorArgumentError(f"tilefuse.Gemm.run: out is on {out.device}, the operands on {device}")
+            check_out(out, specs, "tilefuse.Gemm.run", ops.device_index)
         outputs = allocate(specs, device, out)
         launch = self._pack(operation, kernel, layout, ops, arguments, outputs, sm_count)
         launch.run(ops.device_index, current_raw_stream(ops.device_index), call_pointers(a, b, arguments, outputs),
@@ -266,7 +261,7 @@ class Gemm:
                 traced[name] = tensor_spec(ones(value.shape), str(value.dtype).removeprefix("torch."))
             else:
                 traced[name] = trace_value(value)
-        batched = ops.a.rank == 3 or ops.b.rank == 3
+        batched = ops.batch != 1  # _output_specs' rule (a batch of one gives (m, n)), with the batch 0 kept
         graph = trace(self.epilogue, acc=ones((ops.batch, ops.m, ops.n) if batched else (ops.m, ops.n)), **traced)
         tree = to_cpp(graph, element=self._out_dtype(ops.dtype))
         specs = []
@@ -279,7 +274,7 @@ class Gemm:
                 specs.append((name, "reduce", (ops.batch, length) if batched else (length,),
                               IDENTITY[output.reduction], False))
         if out is not None:
-            check_out(out, specs, "tilefuse.Gemm.run")
+            check_out(out, specs, "tilefuse.Gemm.run", ops.device_index)
         outputs = allocate(specs, torch.device("cuda", ops.device_index), out)
         return outputs["D"] if set(outputs) == {"D"} else outputs
 

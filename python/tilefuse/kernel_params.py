@@ -299,21 +299,25 @@ def allocate(outputs, device, out=None):
     return results
 
 
-def check_out(out, outputs, what):
-    """`out`, a caller's tensor for D: D's shape and dtype, contiguous (row-major), where the specs say."""
+def check_out(out, outputs, what, device_index):
+    """`out`, a caller's tensor for D: D's shape and dtype, contiguous (row-major), on the operands' device, not
+    a tensor autograd tracks (the kernel writes it behind autograd's back)."""
     torch = torch_module()
     spec = next((o for o in outputs if o[0] == "D" and o[1] == "store"), None)
     if spec is None:
         raise TensorArgumentError(f"{what}: out= is given but this epilogue stores no D")
     _, _, shape, dtype, _ = spec
     if not isinstance(out, torch.Tensor) or tuple(out.shape) != tuple(shape) or out.dtype != dtype or \
-            not out.is_contiguous() or out.device.type != "cuda":
+            not out.is_contiguous() or out.device != torch.device("cuda", device_index):
         got = (f"{tuple(out.shape)} {out.dtype} on {out.device}, contiguous={out.is_contiguous()}"
                if isinstance(out, torch.Tensor) else type(out).__name__)
-        raise TensorArgumentError(f"{what}: out must be a contiguous CUDA tensor of shape {tuple(shape)} and dtype "
-                                  f"{dtype}; got {got}")
+        raise TensorArgumentError(f"{what}: out must be a contiguous tensor of shape {tuple(shape)} and dtype "
+                                  f"{dtype} on cuda:{device_index} (the operands' device); got {got}")
     if out.data_ptr() % 16:
         raise TensorArgumentError(f"{what}: out's address must be 16-byte aligned (the kernel stores 16-byte pieces)")
+    if out.requires_grad and torch.is_grad_enabled():
+        raise TensorArgumentError(f"{what}: out requires grad; autograd cannot see the kernel write it: pass a "
+                                  "tensor that does not, or call under torch.no_grad()")
 
 
 def call_pointers(a, b, arguments, results, partials=None, tickets_offset=0):

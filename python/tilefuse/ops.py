@@ -160,7 +160,7 @@ def _linear_impl(x, weight, bias=None, residual=None, activation="none", out=Non
         arguments["residual"] = residual.reshape(m, n).contiguous()
     if known:  # a signature checked and run before: its WarmCall, without Gemm.run's second signature
         if out is not None:
-            check_out(out, known.outputs, "tilefuse.ops.linear")
+            check_out(out, known.outputs, "tilefuse.ops.linear", known.device)
         return known.call(a, b, arguments, out).reshape(*lead, n)
     gemm = _gemm("forward", activation, bias is not None, residual is not None)
     y = gemm.run(a, b, out=out, **arguments)

@@ -29,12 +29,14 @@ def all_gather_linear(x, weight, bias=None, activation=None, group=None, transpo
     linear runs on the one in hand, so the transfers hide under the GEMMs (the ideal: max(all-gather alone,
     GEMM alone))."""
     _forward_only("all_gather_linear", x, weight, bias)
+    _check_transport(transport)
     world, rank = _world(group)
     activation = activation_name(activation)
     if world == 1:
         return _linear(x, weight, bias, None, activation)
-    if _use_copy_engine(transport, group, x):
-        return _all_gather_linear_ce(x.contiguous(), weight, bias, activation, _group(group), world, rank)
+    if _use_copy_engine(transport, group, x, x.shape[0] * weight.shape[0]):
+        with torch.cuda.device(x.device):  # the workspace, the streams and the GEMMs all on x's device
+            return _all_gather_linear_ce(x.contiguous(), weight, bias, activation, _group(group), world, rank)
     return _all_gather_linear_p2p(x.contiguous(), weight, bias, activation, group, world, rank)
 
 
@@ -45,6 +47,7 @@ def linear_reduce_scatter(x, weight, bias=None, residual=None, group=None, trans
     rank's own GEMM comes last with the bias and the residual in its epilogue, and the partials received are
     added to it."""
     _forward_only("linear_reduce_scatter", x, weight, bias, residual)
+    _check_transport(transport)
     world, rank = _world(group)
     rows = _split(x.shape[0], world, "the rows of x")
     if residual is not None and tuple(residual.shape) != (rows, weight.shape[0]):
@@ -53,8 +56,9 @@ def linear_reduce_scatter(x, weight, bias=None, residual=None, group=None, trans
     if world == 1:
         return _linear(x, weight, bias, residual, None)
     x = x.contiguous()
-    if _use_copy_engine(transport, group, x):
-        return _linear_reduce_scatter_ce(x, weight, bias, residual, _group(group), world, rank, rows)
+    if _use_copy_engine(transport, group, x, rows * weight.shape[0]):
+        with torch.cuda.device(x.device):
+            return _linear_reduce_scatter_ce(x, weight, bias, residual, _group(group), world, rank, rows)
     return _linear_reduce_scatter_p2p(x, weight, bias, residual, group, world, rank, rows)
 
 
@@ -191,22 +195,34 @@ def _split(size, world, what):
     return size // world
 
 
-def _use_copy_engine(transport, group, x):
+def _check_transport(transport):
     if transport not in TRANSPORTS:
         raise ValueError(f"transport={transport!r}: use one of {', '.join(TRANSPORTS)}")
+
+
+def _use_copy_engine(transport, group, x, block):
+    """Whether to take the copy engines; `block` is the elements of one output block (or partial) of rows."""
     if transport == "p2p":
         return False
-    able, why = _copy_engine_able(group, x)
+    able, why = _copy_engine_able(group, x, block)
     if transport == "copy_engine" and not able:
         raise RuntimeError(f"transport='copy_engine' cannot run here: {why}; use transport='p2p' or 'auto'")
     return able
 
 
-def _copy_engine_able(group, x):
+def _copy_engine_able(group, x, block):
     if not x.is_cuda:
         return False, f"the tensors are on {x.device}"
-    if dist.get_backend(group) != "nccl":
+    if "nccl" not in str(dist.get_backend(group)):
         return False, f"the group's backend is {dist.get_backend(group)}, not nccl"
+    if x.dim() != 2:
+        return False, f"x has {x.dim()} dimensions; the copy engines take (rows, features) blocks"
+    if block * x.element_size() % 16:
+        return False, (f"a block of {block} elements is not a whole number of 16-byte pieces (the GEMMs store "
+                       "each block in place, 16 bytes at a time)")
+    if dist.get_world_size(group) > torch.cuda.device_count():
+        return False, (f"the group's {dist.get_world_size(group)} ranks are more than this node's "
+                       f"{torch.cuda.device_count()} GPUs (symmetric memory maps peers on one node)")
     try:
         import torch.distributed._symmetric_memory  # noqa: F401
     except ImportError as error:

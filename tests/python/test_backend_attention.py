@@ -83,6 +83,13 @@ def test_left_as_traced_with_the_reason(kwargs, why):
     assert targets(gm) == before
 
 
+def test_autocast_is_refused_as_the_fast_path_refuses_it():
+    gm = graph_of(Encoder().eval(), torch.randn(2, 5, 32))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        found = native_attention(gm, require_cuda=False)
+    assert "autocast" in found[0][1]
+
+
 def test_training_graphs_and_cpu_tensors_are_left_alone():
     model = Encoder().train()
     gm = graph_of(model, torch.randn(2, 5, 32))

@@ -147,8 +147,7 @@ def test_empty_problems_get_their_outputs_from_the_epilogue(monkeypatch):
         y = relu(acc + bias)
         return {"D": y, "colmax": amax(y, 0), "rowmax": amax(y, 1)}
 
-    matrix = SimpleNamespace(rank=2)
-    ops = SimpleNamespace(m=0, n=40, k=24, batch=1, dtype="bfloat16", device_index=0, a=matrix, b=matrix)
+    ops = SimpleNamespace(m=0, n=40, k=24, batch=1, dtype="bfloat16", device_index=0)
     got = tilefuse.Gemm(epilogue=epi, out_dtype="float32")._empty_result(ops, {"bias": torch.zeros(40,
                                                                                                  dtype=torch.bfloat16)},
                                                                            None)

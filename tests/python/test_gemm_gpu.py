@@ -202,7 +202,7 @@ def test_out_stores_into_a_block_of_rows_first_and_warm_call():
             assert torch.isnan(whole[2 * m:]).all() and torch.isnan(whole[:m]).all()
     for bad, why in ((whole[:m, :n - 8], "shape"), (whole[:m].float(), "dtype"), (whole[:m].t().contiguous().t(),
                                                                                    "contiguous")):
-        with pytest.raises(tilefuse.errors.TensorArgumentError, match="out must be a contiguous CUDA tensor"):
+        with pytest.raises(tilefuse.errors.TensorArgumentError, match="out must be a contiguous tensor of shape"):
             gemm.run(a, b, out=bad)
 
 
