@@ -1,8 +1,8 @@
 """ViT-B/16 (torchvision, bf16, eval): eager, Inductor (freezing) and Inductor after the backend's attention pass
 (python/tilefuse/backend_attention.py: nn.MultiheadAttention's fused op put back), with CUDA graphs (eager
-captured by hand, Inductor's mode="reduce-overhead") and without; the variants take turns forward by forward,
-CUDA events around each (host included), medians. Needs torch and torchvision only (the pass is loaded from its
-file, no tilefuse build), so it isolates what the pass is worth.
+captured by hand, Inductor's CUDA graphs) and without, timed as models.py times (the variants take turns
+forward by forward, CUDA events around each, host included, medians). Needs torch and torchvision only (the
+pass is loaded from its file, no tilefuse build), so it isolates what the pass is worth.
 
     python3 bench/python/vit_attention.py [--batch 8 128] [--iters 200] [--markdown out.md]
 """
@@ -10,9 +10,12 @@ import argparse
 import functools
 import importlib.util
 import pathlib
-import statistics
+import sys
 
 import torch
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from models import captured, interleaved_ms  # noqa: E402 - bench/python/models.py (torch only at import)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -33,37 +36,6 @@ def with_pass(gm, example_inputs, mode=None, found=None):
     patches = dict(list_mode_options(mode)) if mode else {}
     patches["freezing"] = True
     return compile_fx(gm, example_inputs, config_patches=patches)
-
-
-def captured(fn, x):
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        for _ in range(3):
-            fn(x)
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        fn(x)
-    return lambda _: graph.replay()
-
-
-def interleaved(fns, x, iters):
-    for fn in fns.values():
-        for _ in range(5):
-            fn(x)
-    torch.cuda.synchronize()
-    times = {k: [] for k in fns}
-    order = list(fns.items())
-    for i in range(iters):
-        for name, fn in (order if i % 2 == 0 else order[::-1]):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn(x)
-            end.record()
-            end.synchronize()
-            times[name].append(start.elapsed_time(end))
-    return {k: statistics.median(v) for k, v in times.items()}
 
 
 def main():
@@ -91,7 +63,7 @@ def main():
                 want = model(x)
                 diff = (ours(x).float() - want.float()).abs().max().item()
                 eager = captured(model, x) if graphs else model
-                ms = interleaved({"eager": eager, "inductor": inductor, "pass": ours}, x, args.iters)
+                ms = interleaved_ms({"eager": eager, "inductor": inductor, "pass": ours}, x, args.iters)
             rewritten = f"{sum(w is None for _, w in found)} of {len(found)}"
             lines.append(f"| {batch} | {'yes' if graphs else 'no'} | {ms['eager']:.3f} | {ms['inductor']:.3f} | "
                          f"{ms['pass']:.3f} | {min(ms['eager'], ms['inductor']) / ms['pass']:.3f} | {rewritten} | "

@@ -231,7 +231,7 @@ class Gemm:
         operation = self._plan(ops, arguments)
         kernel, layout = operation.kernel_on(ops.device_index)
         device = torch.device("cuda", ops.device_index)
-        specs = self._output_specs(operation, ops)
+        specs = self._output_specs(operation.graph, operation.tree, ops)
         if out is not None:
             check_out(out, specs, "tilefuse.Gemm.run", ops.device_index)
         outputs = allocate(specs, device, out)
@@ -261,30 +261,22 @@ class Gemm:
                 traced[name] = tensor_spec(ones(value.shape), str(value.dtype).removeprefix("torch."))
             else:
                 traced[name] = trace_value(value)
-        batched = ops.batch != 1  # _output_specs' rule (a batch of one gives (m, n)), with the batch 0 kept
-        graph = trace(self.epilogue, acc=ones((ops.batch, ops.m, ops.n) if batched else (ops.m, ops.n)), **traced)
-        tree = to_cpp(graph, element=self._out_dtype(ops.dtype))
-        specs = []
-        for name, output in graph.outputs.items():
-            if output.kind == "store":
-                dtype = torch_dtype(next(a.dtype for a in tree.arguments if a.name == name))
-                specs.append((name, "store", (ops.batch, ops.m, ops.n) if batched else (ops.m, ops.n), dtype, False))
-            else:
-                length = ops.m if output.kind == "row_reduce" else ops.n
-                specs.append((name, "reduce", (ops.batch, length) if batched else (length,),
-                              IDENTITY[output.reduction], False))
+        shape = (ops.batch, ops.m, ops.n) if ops.batch != 1 else (ops.m, ops.n)
+        graph = trace(self.epilogue, acc=ones(shape), **traced)
+        specs = self._output_specs(graph, to_cpp(graph, element=self._out_dtype(ops.dtype)), ops)
         if out is not None:
             check_out(out, specs, "tilefuse.Gemm.run", ops.device_index)
         outputs = allocate(specs, torch.device("cuda", ops.device_index), out)
         return outputs["D"] if set(outputs) == {"D"} else outputs
 
-    def _output_specs(self, operation, ops):
-        """What every call allocates (kernel_params.allocate): D and auxiliary stores, reduction vectors."""
-        batched = ops.batch > 1
+    def _output_specs(self, graph, tree, ops):
+        """What every call allocates (kernel_params.allocate): D and auxiliary stores, reduction vectors, from
+        the traced epilogue and its C++ tree (the stores' dtypes). A batch of one gives (m, n); of 0, (0, m, n)."""
+        batched = ops.batch != 1
         specs = []
-        for name, out in operation.graph.outputs.items():
+        for name, out in graph.outputs.items():
             if out.kind == "store":
-                dtype = torch_dtype(next(a.dtype for a in operation.tree.arguments if a.name == name))
+                dtype = torch_dtype(next(a.dtype for a in tree.arguments if a.name == name))
                 shape = (ops.batch, ops.m, ops.n) if batched else (ops.m, ops.n)
                 specs.append((name, "store", shape, dtype, False))
             else:
