@@ -1,7 +1,8 @@
 """Where a ResNet-50 training step's convolution time goes: every distinct conv of torchvision's ResNet-50 at
 one batch size, in each of its training modes (fprop, dgrad, wgrad), through the functions tilefuse.nn.Conv2d
 calls and through cuDNN (F.conv2d; aten.convolution_backward with one output asked for, as autograd calls
-it), with the kernel tilefuse's planner picked. GPU time by CUDA-graph replay over operand sets larger than
+it), with the kernel tilefuse's planner picked (an RGB stem padded to 8 channels and a strided dgrad by phases,
+as tilefuse.nn.Conv2d runs them). GPU time by CUDA-graph replay over operand sets larger than
 2 x L2 (conv_layers.graph_ms); a step's sum weights each conv by how often the model runs it. The stem's dgrad
 is not run in training (its input needs no gradient) and is left out of the sums.
 
@@ -20,6 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from conv_layers import graph_ms  # noqa: E402
 
 from tilefuse import conv_ops  # noqa: E402
+from tilefuse.op_common import channels_to_pad, pad_channels  # noqa: E402
 
 CL = torch.channels_last
 
@@ -55,20 +57,29 @@ def calls(problem, mode, sets, generator):
         return torch.randn(shape, device="cuda", generator=generator).to(torch.bfloat16).contiguous(memory_format=CL)
 
     ours, peer = [], []
+    pad_c = channels_to_pad(torch.empty(xs, dtype=torch.bfloat16, device="meta"),
+                            torch.empty(ws, dtype=torch.bfloat16, device="meta"))
     for _ in range(sets):
         x, w, dy = randn(xs), randn(ws), randn(ys)
-        if mode == "fprop":
-            ours.append(lambda x=x, w=w: conv_ops._forward_impl(x, w, None, None, *geo))
+        if mode == "fprop":  # the op pads an RGB stem's channels itself
+            ours.append(lambda x=x, w=w: conv_ops.conv2d(x, w, None, None, *geo))
             peer.append(lambda x=x, w=w: F.conv2d(x, w, None, *geo))
         elif mode == "dgrad":
             ours.append(lambda dy=dy, w=w: conv_ops._dgrad_impl(dy, w, list(xs), *geo))
             peer.append(lambda dy=dy, x=x, w=w: torch.ops.aten.convolution_backward(
                 dy, x, w, None, *geo, False, [0, 0], 1, [True, False, False]))
+        elif pad_c:  # training computes the padded weight's gradient from the padded x (autograd slices it)
+            x_padded, ws_padded = pad_channels(x, pad_c), [ws[0], ws[1] + pad_c, *ws[2:]]
+            ours.append(lambda dy=dy, x=x_padded: conv_ops._wgrad_impl(dy, x, ws_padded, *geo))
+            peer.append(lambda dy=dy, x=x, w=w: torch.ops.aten.convolution_backward(
+                dy, x, w, None, *geo, False, [0, 0], 1, [False, True, False]))
         else:
             ours.append(lambda dy=dy, x=x: conv_ops._wgrad_impl(dy, x, list(ws), *geo))
             peer.append(lambda dy=dy, x=x, w=w: torch.ops.aten.convolution_backward(
                 dy, x, w, None, *geo, False, [0, 0], 1, [False, True, False]))
     x, w, dy = randn(xs), randn(ws), randn(ys)
+    if pad_c and mode != "dgrad":
+        x, w = pad_channels(x, pad_c), pad_channels(w, pad_c)
     if mode == "fprop":
         describe = conv_ops._conv("forward", *geo, "require").plan(x, w).describe()
     elif mode == "dgrad":
@@ -76,64 +87,6 @@ def calls(problem, mode, sets, generator):
     else:
         describe = conv_ops._conv("wgrad", *geo, "require", kernel_size=tuple(ws[2:])).plan(dy, x).describe()
     return ours, peer, describe
-
-
-def phase_dgrad(dy, w, input_size, stride, padding):
-    """An experiment: a strided dgrad as stride x stride stride-1 fprops of dy (one per output phase, each over
-    the filter taps that reach it, flipped and transposed), interleaved into dx by a strided copy. Dilation 1."""
-    n, c, h, wd = input_size
-    dx = torch.empty(input_size, device=dy.device, dtype=dy.dtype, memory_format=CL)
-    dx_nhwc = dx.permute(0, 2, 3, 1)
-
-    def axis(a, size, s, pad, taps, out_size):
-        r0 = (a + pad) % s
-        t = max(0, -(-(taps - r0) // s))
-        rows = -(-(size - a) // s)
-        off = (a + pad - r0) // s
-        lead = t - 1 - off
-        return [r0 + s * (t - 1 - u) for u in range(t)], rows, lead, rows + t - 1 - lead - out_size
-
-    for a in range(stride[0]):
-        for b in range(stride[1]):
-            rh, rows, lead_h, right_h = axis(a, h, stride[0], padding[0], w.shape[2], dy.shape[2])
-            rw, cols, lead_w, right_w = axis(b, wd, stride[1], padding[1], w.shape[3], dy.shape[3])
-            if not rh or not rw:
-                dx_nhwc[:, a::stride[0], b::stride[1], :] = 0
-                continue
-            sub = w[:, :, rh][:, :, :, rw].transpose(0, 1).contiguous(memory_format=CL)
-            src = dy if (lead_h, right_h, lead_w, right_w) == (0, 0, 0, 0) else \
-                F.pad(dy, (lead_w, right_w, lead_h, right_h)).contiguous(memory_format=CL)
-            out = conv_ops._forward_impl(src, sub, None, None, [1, 1], [0, 0], [1, 1])
-            dx_nhwc[:, a::stride[0], b::stride[1], :] = out.permute(0, 2, 3, 1)
-    return dx
-
-
-def experiments(index, problem, sets, generator):
-    """[(name, calls)] of the ways this conv could run that tilefuse does not take today (count 0 in the sums):
-    a strided dgrad by phases; the stem with its 3 channels padded to 8 (x and the weight)."""
-    xs, ws, stride, padding, dilation = problem
-    out = []
-
-    def randn(shape):
-        return torch.randn(shape, device="cuda", generator=generator).to(torch.bfloat16).contiguous(memory_format=CL)
-
-    if max(stride) > 1 and index > 0 and dilation == (1, 1):
-        ys = conv_ops.output_shape(torch.empty(xs, device="meta"), torch.empty(ws, device="meta"), list(stride),
-                                   list(padding), list(dilation))
-        made = [(randn(ys), randn(ws)) for _ in range(sets)]
-        out.append(("dgrad by phases", [lambda dy=dy, w=w: phase_dgrad(dy, w, xs, stride, padding) for dy, w in made]))
-    if xs[1] % 8:
-        c8 = xs[1] + (-xs[1] % 8)
-        xs8, ws8 = (xs[0], c8) + xs[2:], (ws[0], c8) + ws[2:]
-        ys = conv_ops.output_shape(torch.empty(xs8, device="meta"), torch.empty(ws8, device="meta"), list(stride),
-                                   list(padding), list(dilation))
-        geo = (list(stride), list(padding), list(dilation))
-        made = [(randn(xs8), randn(ws8), randn(ys)) for _ in range(sets)]
-        out.append(("fprop C padded to 8", [lambda x=x, w=w: conv_ops._forward_impl(x, w, None, None, *geo)
-                                            for x, w, _ in made]))
-        out.append(("wgrad C padded to 8", [lambda dy=dy, x=x: conv_ops._wgrad_impl(dy, x, list(ws8), *geo)
-                                            for x, _, dy in made]))
-    return out
 
 
 def kernel_of(describe):
@@ -172,13 +125,6 @@ def main():
             print(f"#{index:<2} x{count} {str(xs):>20} {str(ws):>18} s{problem[2][0]} {mode:5} tilefuse {ours:.4f} "
                   f"cuDNN {peer:.4f} ({peer / ours:.3f}x)  {kernel_of(describe)}", flush=True)
             del ours_calls, peer_calls
-            torch.cuda.empty_cache()
-        for name, variant in experiments(index, problem, sets, generator):
-            ms = graph_ms(variant, args.reps, args.per_graph)
-            base = next(r for r in rows if r["conv"] == index and r["mode"] == name.split()[0])
-            rows.append(dict(base, mode=name, count=0, tilefuse_ms=ms, ratio=base["cudnn_ms"] / ms, describe="experiment"))
-            print(f"#{index:<2} experiment {name}: {ms:.4f} ms (cuDNN {base['cudnn_ms']:.4f}, tilefuse today "
-                  f"{base['tilefuse_ms']:.4f})", flush=True)
             torch.cuda.empty_cache()
     sums = {}
     for mode in ("fprop", "dgrad", "wgrad", "all"):

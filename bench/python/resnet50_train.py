@@ -11,6 +11,7 @@ import argparse
 import copy
 import json
 import statistics
+import time
 
 import torch
 import torch.nn.functional as F
@@ -31,23 +32,46 @@ def with_tilefuse_convs(model):
     return model
 
 
-def train(model, batches, steps, warmup):
+def train(model, batches, steps, warmup, host_times=None):
+    """(losses, step ms by CUDA events); host_times, when a list, gets each timed step's host ms (the wall time
+    until opt.step() returns, before the step's synchronization: what the CPU spends enqueueing it)."""
     opt = torch.optim.SGD(model.parameters(), lr=0.02, momentum=0.9)
     losses, times = [], []
     for i in range(warmup + steps):
         x, y = batches[i % len(batches)]
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        t0 = time.perf_counter()
         start.record()
         opt.zero_grad(set_to_none=True)
         loss = F.cross_entropy(model(x).float(), y)
         loss.backward()
         opt.step()
         end.record()
+        t1 = time.perf_counter()
         end.synchronize()
         losses.append(loss.item())
         if i >= warmup:
             times.append(start.elapsed_time(end))
+            if host_times is not None:
+                host_times.append((t1 - t0) * 1e3)
     return losses, times
+
+
+def host_profile(model, batches, path, steps=5, top=30):
+    """cProfile of `steps` training steps (after one untimed), the top functions by their own time, to `path`."""
+    import cProfile
+    import io
+    import pstats
+
+    train(model, batches, 1, 0)
+    torch.cuda.synchronize()
+    profiler = cProfile.Profile()
+    profiler.enable()
+    train(model, batches, steps, 0)
+    profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(top)
+    open(path, "w").write(out.getvalue())
 
 
 def kernel_table(model, batch, steps=3, top=12):
@@ -77,6 +101,7 @@ def main():
     parser.add_argument("--json")
     parser.add_argument("--markdown")
     parser.add_argument("--compile", action="store_true", help="also time both under torch.compile")
+    parser.add_argument("--host-profile", help="write a cProfile of tilefuse's steps (top functions) here")
     args = parser.parse_args()
     import torchvision
 
@@ -93,10 +118,15 @@ def main():
     loss_curves = {}
     for name, model in models.items():
         loss_curves[name], _ = train(copy.deepcopy(model), batches, args.steps, 0)
+    host = {}
     for name, model in models.items():
-        _, times = train(model, batches, args.steps, args.warmup)
+        host[name] = []
+        _, times = train(model, batches, args.steps, args.warmup, host[name])
         results[name] = statistics.median(times)
-        print(f"{name}: {results[name]:.2f} ms per step", flush=True)
+        host[name] = statistics.median(host[name])
+        print(f"{name}: {results[name]:.2f} ms per step (host {host[name]:.2f} ms)", flush=True)
+    if args.host_profile:
+        host_profile(models["tilefuse"], batches, args.host_profile)
     tables = {name: kernel_table(model, batches[0]) for name, model in models.items()}
     if args.compile:
         for name, model in list(models.items()):
@@ -106,6 +136,7 @@ def main():
             print(f"{name} + torch.compile: {results[name + ' + torch.compile']:.2f} ms per step", flush=True)
     worst = max(abs(a - b) / max(abs(b), 1e-6) for a, b in zip(loss_curves["tilefuse"], loss_curves["torch"]))
     out = dict(device=torch.cuda.get_device_name(), torch=torch.__version__, batch=args.batch, step_ms=results,
+               host_ms=host,
                speedup=results["torch"] / results["tilefuse"], losses=loss_curves, worst_loss_rel_diff=worst,
                kernels={name: dict(rows=rows, total_ms=total) for name, (rows, total) in tables.items()})
     print(f"tilefuse / torch step-time speedup {out['speedup']:.3f}; worst relative loss difference over "
@@ -114,8 +145,9 @@ def main():
         json.dump(out, open(args.json, "w"), indent=1)
     if args.markdown:
         lines = [f"ResNet-50 training step, bf16, channels-last, batch {args.batch}, SGD, {torch.cuda.get_device_name()}",
-                 "", "| model | step ms (median of %d) |" % args.steps, "|---|---|"]
-        lines += [f"| {name} | {ms:.2f} |" for name, ms in results.items()]
+                 "", "| model | step ms (median of %d) | host ms until opt.step() returns |" % args.steps, "|---|---|---|"]
+        lines += [f"| {name} | {ms:.2f} | {host[name]:.2f} |" if name in host else f"| {name} | {ms:.2f} | |"
+                  for name, ms in results.items()]
         lines += ["", f"tilefuse / torch eager speedup: **{out['speedup']:.3f}**; losses of {args.steps} steps from the "
                   f"same weights and batches: worst relative difference {worst:.4f}", ""]
         for step, (a, b) in enumerate(zip(loss_curves["torch"], loss_curves["tilefuse"])):

@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include <tilefuse/conv/conv2d_problem_check.hpp>
+#include <tilefuse/conv/device/conv2d_dgrad_phases.hpp>
 #include <tilefuse/conv/device/conv2d_plan.hpp>
 #include <tilefuse/conv/device/conv2d_sm90_launch.hpp>
 #include <tilefuse/gemm/device/gemm_plan.hpp>
@@ -119,6 +120,44 @@ nb::dict plan_conv2d(std::string const& mode, Geometry const& g, std::string con
   return d;
 }
 
+// conv::plan_dgrad_phases for the Python package (which interleaves): whether a strided dgrad runs as
+// stride-1 fprops, why, and each phase's taps, padding, crop and extent per axis.
+nb::dict plan_dgrad_phases(Geometry const& g, std::string const& element, bool bare_tree, DeviceTuple const& device,
+                           bool operands_aligned) {
+  using namespace tilefuse::conv;
+  ConvPlanInput in;
+  auto& p = in.problem;
+  std::tie(p.N, p.H, p.W, p.C, p.K, p.R, p.S, p.pad_h, p.pad_w, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w) = g;
+  p.mode = tilefuse::ConvMode::kDgrad;
+  if (tilefuse::Status const s = tilefuse::check(p); !s.ok()) throw std::invalid_argument("tilefuse: " + s.message());
+  in.element = conv_element(element);
+  in.device = device_of(device);
+  in.operands_aligned = operands_aligned;
+  DgradPhases const planned = tilefuse::conv::plan_dgrad_phases(in, bare_tree, true);
+  nb::list phases;
+  for (DgradPhase const& ph : planned.phases) {
+    nb::dict d;
+    d["phase"] = nb::make_tuple(ph.a, ph.b);
+    d["taps"] = nb::make_tuple(ph.h.taps, ph.w.taps);
+    d["padding"] = nb::make_tuple(ph.h.pad, ph.w.pad);
+    d["crop"] = nb::make_tuple(ph.h.crop, ph.w.crop);
+    d["extent"] = nb::make_tuple(ph.h.extent, ph.w.extent);
+    phases.append(d);
+  }
+  nb::dict d;
+  d["use"] = planned.use;
+  d["why"] = planned.why;
+  d["phases"] = phases;
+  return d;
+}
+
+std::int64_t conv_channels_to_pad(std::int64_t c, std::int64_t k, std::string const& element) {
+  tilefuse::Conv2dProblem p;
+  p.C = c;
+  p.K = k;
+  return tilefuse::conv::channels_to_pad(p, conv_element(element));
+}
+
 // Every Hopper kernel the planner can pick for a 16-bit mode and tree facts, as (kernel, kernel tree, split)
 // with the tree spelled tilefuse_jit::Epilogue: what tilefuse.jit.prebuilt compiles.
 std::vector<std::tuple<std::string, std::string, std::string>> conv_sm90_kernel_choices(std::string const& mode,
@@ -177,6 +216,10 @@ void bind_plan(nb::module_& m) {
         "device"_a, "operands_aligned"_a, "split_k"_a, "deterministic"_a = false, "family"_a = nb::none(),
         "sm90_tile"_a = nb::none(), "sm90_source"_a = nb::none(), "split_reduction"_a = nb::none(),
         "conv::plan_conv2d: the kernel family, source, tile and split of a convolution, as conv::Conv2d picks them.");
+  m.def("plan_dgrad_phases", &plan_dgrad_phases, "geometry"_a, "element"_a, "bare_tree"_a, "device"_a,
+        "operands_aligned"_a, "conv::plan_dgrad_phases: a strided dgrad as stride-1 fprops of dy, one per phase of dx.");
+  m.def("conv_channels_to_pad", &conv_channels_to_pad, "c"_a, "k"_a, "element"_a,
+        "conv::channels_to_pad: zero channels to add to x and w for 16-byte rows.");
   m.def("conv_sm90_kernel_choices", &conv_sm90_kernel_choices, "mode"_a, "element"_a, "reads_memory"_a,
         "residual_by_tma"_a, "Every Hopper conv kernel the planner can pick for a mode and tree: (kernel, tree, split).");
   m.def("plan_gemm_sm90", &plan_gemm_sm90, "m"_a, "n"_a, "k"_a, "batch"_a, "device"_a, "tile"_a = nb::none(),

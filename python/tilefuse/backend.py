@@ -31,7 +31,8 @@ import torch.nn.functional as F
 from . import inference_ops, ops  # noqa: F401 - register tilefuse::conv2d, conv2d_add_act, linear and the
 #                                    inference forms the frozen graphs use
 from .backend_attention import native_attention
-from .backend_chooser import Chooser, _pad_channels, _race, _race_linear, _signature
+from .backend_chooser import Chooser, _race, _race_linear, _signature
+from .op_common import channels_to_pad, pad_channels
 
 log = logging.getLogger("tilefuse.backend")
 
@@ -349,7 +350,7 @@ def _conv_chain(conv, values, frozen, require_cuda, claimed):
     residual_first = act_after is not None
     # Channels not a multiple of 8 (an RGB stem's 3) leave only the sm80 kernel's element-wise path; zero
     # channels padded onto x and the weight (a constant in a frozen graph) give the Hopper kernel its 16-byte rows.
-    pad_c = -x_value.shape[1] % 8 if frozen else 0
+    pad_c = channels_to_pad(x_value, w_value) if frozen else 0
     signature = _signature((x_value, w_value, out), dict(
         chain=chain_text, stride=_pair(stride), padding=_pair(padding), dilation=_pair(dilation),
         activation=activation, residual_first=residual_first, frozen=frozen, pad_channels=pad_c))
@@ -366,7 +367,7 @@ def _conv_chain(conv, values, frozen, require_cuda, claimed):
                 w_node, b_node = w, b
             x_node = resolve(x)
             if pad_c:
-                x_node, w_node = (graph.call_function(_pad_channels, (node, pad_c)) for node in (x_node, w_node))
+                x_node, w_node = (graph.call_function(pad_channels, (node, pad_c)) for node in (x_node, w_node))
             args = (x_node, w_node, b_node, resolve(residual), _pair(stride), _pair(padding), _pair(dilation))
             if frozen:  # no grad to trace: the op without a Python autograd kernel (inference_ops.py)
                 fused = graph.call_function(torch.ops.tilefuse.conv2d_inference.default,

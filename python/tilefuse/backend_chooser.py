@@ -12,6 +12,7 @@ import time
 import torch
 import torch.nn.functional as F
 
+from .op_common import pad_channels
 
 class Chooser:
     """Which chains tilefuse takes in one graph, from measurements: each chain's tilefuse call and what Inductor
@@ -192,11 +193,6 @@ def _spec(value):
     return [list(value.shape), str(value.dtype), list(value.stride())]
 
 
-def _pad_channels(t, pad_c):
-    """t (N or K, C, H, W) with pad_c zero channels after its C, channels-last."""
-    return F.pad(t, (0, 0, 0, 0, 0, pad_c)).contiguous(memory_format=torch.channels_last)
-
-
 def _race(x_value, w_value, has_bias, residual_value, geometry, activation, residual_first, frozen, pad_c=0):
     """(tilefuse's call, torch's calls) of one chain on random tensors of its shapes, for Chooser: the op the
     graph will call, and what Inductor lowers the chain to (cuDNN's conv with its bias, then one pass over the
@@ -209,10 +205,10 @@ def _race(x_value, w_value, has_bias, residual_value, geometry, activation, resi
     r = _random_like(residual_value, True) if residual_value is not None else None
     if frozen:
         # Padded channels: x padded every call (in the graph, Inductor's one copy kernel), the weight once.
-        w_in = _pad_channels(w, pad_c) if pad_c else w
+        w_in = pad_channels(w, pad_c) if pad_c else w
 
         def ours():
-            x_in = _pad_channels(x, pad_c) if pad_c else x
+            x_in = pad_channels(x, pad_c) if pad_c else x
             return torch.ops.tilefuse.conv2d_inference(x_in, w_in, b, r, stride, padding, dilation, activation,
                                                        residual_first)
     elif residual_first:

@@ -24,6 +24,7 @@ and channel indices.
 import struct
 from dataclasses import dataclass
 
+from .conv2d_phases import PhasedDgrad, PhasedDgradPlan
 from .dtypes import element_type
 from .errors import TensorArgumentError
 from .kernel_params import (IDENTITY, NODE_WORDS, Launch, WarmCall, allocate, workspace, call_key, call_pointers, current_raw_stream,
@@ -349,7 +350,30 @@ class Conv2d:
         and the split of K."""
         check_epilogue_arguments(self.epilogue, arguments, "tilefuse.Conv2d")
         a, b, problem, dtype, device = self._operands(a, b, input_size)
+        phased = self._phased(a, b, problem, dtype, device, arguments)
+        if phased is not None:
+            return PhasedDgradPlan(phased.planned["why"], [(p.phase, plan) for p, plan in
+                                                           zip(phased.phases, phased.plans(a, b))])
         return self._plan(a, b, problem, dtype, device, self._epilogue_arguments(arguments, problem))
+
+    def _phased(self, a, b, problem, dtype, device, arguments):
+        """The PhasedDgrad of a strided dgrad that the C++ planner runs by phases (conv::plan_dgrad_phases:
+        the identity epilogue, the auto kernel, Hopper fprops for every phase), else None."""
+        if (self.mode != "dgrad" or problem.stride == (1, 1) or self.kernel != "auto" or self.split_k != "auto"
+                or self.epilogue is not _identity or self.out_dtype is not None or arguments):
+            return None
+        key = ("phases", problem, dtype, device)
+        if key not in self._operations:
+            from . import _C
+
+            sm_count, major, minor = device_properties(device)
+            planned = _C.plan_dgrad_phases(problem.planner_geometry(), dtype, True, (major, minor, sm_count),
+                                           a.data_ptr() % 16 == 0 and b.data_ptr() % 16 == 0)
+            self._operations[key] = PhasedDgrad(planned, problem, self._phase_fprop) if planned["use"] else None
+        return self._operations[key]
+
+    def _phase_fprop(self, padding):
+        return Conv2d("fprop", stride=1, padding=padding)
 
     def _plan_input(self, a, b, problem, dtype, device, tree, family=None, reach=None):
         """The C++ planner's plan (a dict; conv::plan_conv2d) for this call. family="sm80" (kernel="sm80", or
@@ -458,6 +482,12 @@ class Conv2d:
         torch = _torch()
         a_in, b_in = a, b
         a, b, problem, dtype, device = self._operands(a, b, input_size)
+        phased = self._phased(a, b, problem, dtype, device, arguments)
+        if phased is not None:
+            dx = phased.call(a, b, arguments)
+            if key is not None and a is a_in and b is b_in:
+                self._warm[key] = phased
+            return dx
         matrices = self._epilogue_arguments(arguments, problem)
         plan = self._plan(a, b, problem, dtype, device, matrices)
         operation = plan.operation

@@ -20,8 +20,8 @@ from torch.autograd.function import once_differentiable
 from .conv2d import Conv2d
 from .errors import TensorArgumentError
 from .epilogue.common import fused
-from .op_common import (_DTYPES, CheckedCalls, _dtype_name, activation_name, autocast, eager_path, grad_epilogue,
-                        needs_grad)
+from .op_common import (_DTYPES, CheckedCalls, _dtype_name, activation_name, autocast, channels_to_pad, eager_path,
+                        grad_epilogue, needs_grad, pad_channels)
 
 CL = torch.channels_last
 _CONVS = {}  # key -> tilefuse.Conv2d (each caches its plans per shape; kernels are shared process-wide)
@@ -336,11 +336,17 @@ def conv2d(x, weight, bias=None, residual=None, stride=1, padding=0, dilation=1,
     """y = act(conv2d(x, weight) + bias) + residual (torch.ops.tilefuse.conv2d; differentiable), as
     torch.nn.functional.conv2d with a fused activation and residual; y is channels-last. x (N, C, H, W) and
     weight (K, C, R, S) channels-last (layout="convert" copies them otherwise); bias (K,); residual y's shape.
-    bf16 / fp16 on an sm_80+ GPU (float32 under torch.autocast("cuda") is cast to its dtype)."""
+    bf16 / fp16 on an sm_80+ GPU (float32 under torch.autocast("cuda") is cast to its dtype). Channels that
+    do not make 16-byte rows (an RGB image's 3) are padded with zeros on x and the weight where the planner
+    says so (conv::channels_to_pad): a copy of x, then the aligned kernels."""
     def pair(v):
         return [v, v] if isinstance(v, int) else list(v)
 
     tensors = autocast(x, weight, bias, residual)
+    pad_c = channels_to_pad(*tensors[:2])
+    if pad_c and (layout == "convert" or tensors[0].is_contiguous(memory_format=CL)):
+        # zero channels on x and the weight (torch ops: autograd slices the weight's gradient back)
+        tensors = (pad_channels(tensors[0], pad_c), pad_channels(tensors[1], pad_c)) + tuple(tensors[2:])
     if not eager_path(tensors):
         op = torch.ops.tilefuse.conv2d
     elif needs_grad(tensors):

@@ -58,6 +58,24 @@ class CheckedCalls:
         self.known[key] = value
 
 
+def channels_to_pad(x, weight):
+    """Zero channels to add to x and weight (N or K, C, H, W) so that C makes 16-byte rows: the C++ planner's
+    conv::channels_to_pad (an RGB stem's 3 -> 8 puts it on the Hopper kernel / the aligned gathers). 0 for
+    anything the op's own checks must see unchanged (not 4-D, another dtype, mismatched C)."""
+    if not (isinstance(x, torch.Tensor) and isinstance(weight, torch.Tensor) and x.dim() == 4 and weight.dim() == 4
+            and x.dtype in _DTYPES and weight.dtype == x.dtype and x.shape[1] == weight.shape[1]):
+        return 0
+    from . import _C
+
+    return _C.conv_channels_to_pad(x.shape[1], weight.shape[0], "bfloat16" if x.dtype == torch.bfloat16 else "float16")
+
+
+def pad_channels(t, pad_c):
+    """t (N or K, C, H, W) with pad_c zero channels after its C, channels-last (differentiable: the
+    gradient of the original channels is the padded one's first C)."""
+    return torch.nn.functional.pad(t, (0, 0, 0, 0, 0, pad_c)).contiguous(memory_format=torch.channels_last)
+
+
 def needs_grad(tensors):
     """Whether autograd would record a call on these tensors (grad mode on and one of them requires grad)."""
     return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)

@@ -19,7 +19,7 @@ SHAPES = [(128, 256, 64), (1, 8, 8), (200, 136, 72), (1000, 1000, 1000), (257, 3
 
 def operands(m, n, k, dtype, batch=None, seed=0):
     g = torch.Generator(device="cuda").manual_seed(seed)
-    lead = (batch,) if batch else ()
+    lead = (batch,) if batch is not None else ()
     a = torch.randn(*lead, m, k, device="cuda", generator=g).to(dtype)
     w = torch.randn(*lead, n, k, device="cuda", generator=g).to(dtype)
     return a, w.transpose(-1, -2)  # b = w^T: (k, n), K-major

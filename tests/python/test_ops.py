@@ -381,3 +381,17 @@ def test_eager_calls_skip_the_dispatcher_only_where_nothing_traces():
     assert ops.eager_path((t, torch.nn.Parameter(t), None))
     with FakeTensorMode() as mode:
         assert not ops.eager_path((mode.from_tensor(t),))
+
+
+def test_channels_to_pad_is_the_planners():
+    from tilefuse.op_common import channels_to_pad, pad_channels
+
+    x = torch.zeros(2, 3, 5, 5, dtype=torch.bfloat16).contiguous(memory_format=torch.channels_last)
+    w = torch.zeros(64, 3, 7, 7, dtype=torch.bfloat16)
+    assert channels_to_pad(x, w) == 5
+    assert channels_to_pad(x.float(), w.float()) == 0  # no kernel for the dtype: the op's checks say so
+    assert channels_to_pad(x, torch.zeros(10, 3, 7, 7, dtype=torch.bfloat16)) == 0  # K = 10: padding C would not help
+    assert channels_to_pad(x, torch.zeros(64, 4, 7, 7, dtype=torch.bfloat16)) == 0  # C mismatch: the checks report it
+    padded = pad_channels(x + 1, 5)
+    assert padded.shape == (2, 8, 5, 5) and padded.is_contiguous(memory_format=torch.channels_last)
+    assert torch.equal(padded[:, :3], x + 1) and not padded[:, 3:].any()

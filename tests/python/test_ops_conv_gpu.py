@@ -197,3 +197,21 @@ def test_contiguous_weight_is_taken_as_channels_last():
         assert torch.equal(a, c), name
     with pytest.raises(tilefuse.errors.TensorArgumentError, match="channels_last"):
         ops.conv2d(x.contiguous(), w.contiguous(), b, r, activation="relu", **geo)
+
+
+def test_rgb_stem_trains_with_its_channels_padded():
+    """C = 3: conv2d pads x and the weight to 8 channels (conv::channels_to_pad) and runs the aligned kernels;
+    forward and the weight's gradient (3 channels, autograd slicing the padded one) match float64."""
+    torch.manual_seed(4)
+    reference = torch.nn.Conv2d(3, 64, 7, stride=2, padding=3, bias=False).cuda().bfloat16().to(memory_format=CL)
+    ours = tilefuse.nn.Conv2d.from_torch(reference)
+    x = torch.randn(2, 3, 37, 41, device="cuda").bfloat16().contiguous(memory_format=CL)
+    y = ours(x)
+    assert y.is_contiguous(memory_format=CL) and y.shape == (2, 64, 19, 21)
+    check(y, F.conv2d(x.double(), reference.weight.double(), stride=2, padding=3), reference(x), "stem forward")
+    grad = torch.randn_like(y)
+    (gw,) = torch.autograd.grad(y, [ours.weight], grad)
+    assert gw.shape == (64, 3, 7, 7)
+    ref = torch.nn.grad.conv2d_weight(x.double(), (64, 3, 7, 7), grad.double(), stride=2, padding=3)
+    same = torch.nn.grad.conv2d_weight(x, (64, 3, 7, 7), grad, stride=2, padding=3)
+    check(gw, ref, same, "stem weight gradient")

@@ -416,6 +416,16 @@ inline ConvPlan plan_conv2d(ConvPlanInput const& in) {
   return plan;
 }
 
+// Zero channels to add to x and w so that C is a whole number of 16-byte chunks: then the aligned sm80
+// path or the Hopper kernel takes the problem instead of the element-wise gathers (ResNet-50's 3-channel
+// stem at N = 64 on an H200: fprop 0.89 -> 0.36 ms, wgrad 2.73 -> 0.90 ms padded to 8). 0 where C already
+// is, or where K is not (the output's gathers would stay element-wise). The caller pads and slices.
+inline index_t channels_to_pad(Conv2dProblem const& p, ConvElement element) {
+  index_t const chunk = 16 / element_bytes(element);
+  if (p.C % chunk == 0 || p.K % chunk != 0) return 0;
+  return chunk - p.C % chunk;
+}
+
 // Where the Hopper kernel cannot run a plan it was given (the binary lacks its code, a residual is not
 // aligned for TMA): the sm80 kernel, with the reason.
 inline void fall_back_to_sm80(ConvPlan* plan, std::string why) {

@@ -1,0 +1,81 @@
+"""A strided dgrad run as the C++ planner's phases (conv::plan_dgrad_phases, conv2d_dgrad_phases.hpp): one
+stride-1 Hopper fprop of dy per phase of dx (the rows a, a + stride, ... and columns b, b + stride, ...) over
+the filter taps that reach it, flipped and transposed, its outputs interleaved into dx by a strided copy;
+phases no tap reaches are zero. The Hopper dgrad runs stride 1 only, and the sm80 kernel's strided dgrad
+spends most of its work on taps that reach nothing (docs/notes/conv_sm90.md, "strided dgrad by phases").
+tilefuse.Conv2d("dgrad") takes this path for the identity epilogue where the planner says so."""
+from dataclasses import dataclass
+
+from .kernel_params import torch_module as _torch
+
+
+@dataclass(frozen=True)
+class _Phase:
+    phase: tuple  # (a, b): dx[:, :, a::stride_h, b::stride_w]
+    taps: tuple  # (filter rows, filter columns), the fprop's tap 0 first
+    crop: tuple  # the fprop's first output row / column that is dx's
+    extent: tuple  # dx rows / columns of the phase
+    conv: object  # the phase's tilefuse.Conv2d("fprop", stride 1, its padding)
+
+
+def _taps(w, dim, taps, stride):
+    """w's slices `taps` (descending by `stride`) along `dim`, in that order: an ascending slice, flipped."""
+    index = [slice(None)] * 4
+    index[dim] = slice(taps[-1], taps[0] + 1, stride)
+    picked = w[tuple(index)]
+    return picked.flip(dim) if len(taps) > 1 else picked
+
+
+class PhasedDgrad:
+    """The warm call of a strided dgrad by phases: call(dy, w, {}) -> dx (channels-last)."""
+
+    def __init__(self, planned, problem, make_fprop):
+        self.planned = planned
+        self.stride = problem.stride
+        self.out_size = problem.output_size("dgrad")
+        convs, self.phases = {}, []
+        for ph in planned["phases"]:
+            if not ph["taps"][0] or not ph["taps"][1]:
+                continue
+            padding = tuple(ph["padding"])
+            if padding not in convs:
+                convs[padding] = make_fprop(padding)
+            self.phases.append(_Phase(tuple(ph["phase"]), tuple(tuple(t) for t in ph["taps"]), tuple(ph["crop"]),
+                                      tuple(ph["extent"]), convs[padding]))
+        self.zero_fill = len(self.phases) < len(planned["phases"])
+
+    def filter_of(self, w, phase):
+        """The phase fprop's filter: w's taps of the phase, transposed to (C, K, Th, Tw), channels-last."""
+        torch = _torch()
+        sub = _taps(_taps(w, 2, phase.taps[0], self.stride[0]), 3, phase.taps[1], self.stride[1])
+        return sub.transpose(0, 1).contiguous(memory_format=torch.channels_last)
+
+    def call(self, dy, w, arguments):
+        torch = _torch()
+        dx = torch.empty(self.out_size, dtype=dy.dtype, device=dy.device, memory_format=torch.channels_last)
+        if self.zero_fill:
+            dx.zero_()
+        dx_nhwc = dx.permute(0, 2, 3, 1)
+        sh, sw = self.stride
+        for phase in self.phases:
+            out = phase.conv.run(dy, self.filter_of(w, phase)).permute(0, 2, 3, 1)
+            (a, b), (ch, cw), (eh, ew) = phase.phase, phase.crop, phase.extent
+            dx_nhwc[:, a::sh, b::sw, :] = out[:, ch:ch + eh, cw:cw + ew, :]
+        return dx
+
+    def plans(self, dy, w):
+        """Each phase's fprop plan (ConvPlan), in order."""
+        return [phase.conv.plan(dy, self.filter_of(w, phase)) for phase in self.phases]
+
+
+@dataclass
+class PhasedDgradPlan:
+    """plan()'s answer for a dgrad by phases: the planner's reason and each phase's fprop plan."""
+
+    why: str
+    phases: list  # [(phase (a, b), ConvPlan)]
+    family: str = "sm90"
+
+    def describe(self):
+        parts = [f"phase {a},{b}: {plan.describe()}" for (a, b), plan in self.phases]
+        return f"conv2d dgrad by phases ({self.why}); " + "; ".join(parts)

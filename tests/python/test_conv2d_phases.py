@@ -1,0 +1,67 @@
+"""The strided dgrad by phases (tilefuse.conv2d_phases) without a GPU: the C++ planner's phases
+(tilefuse._C.plan_dgrad_phases, for an H100's facts) run by PhasedDgrad with each phase's fprop done by
+torch in float64, interleaved into dx, equal torch's dgrad; and the planner's refusals reach Python."""
+import random
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import torch.nn.functional as F  # noqa: E402
+
+from tilefuse import _C  # noqa: E402
+from tilefuse.conv2d import ConvProblem, output_extent  # noqa: E402
+from tilefuse.conv2d_phases import PhasedDgrad  # noqa: E402
+
+CL = torch.channels_last
+H100 = (9, 0, 132)
+
+
+class _TorchFprop:
+    """A stand-in for tilefuse.Conv2d("fprop", stride=1, padding=...): torch's conv in float64."""
+
+    def __init__(self, padding):
+        self.padding = padding
+
+    def run(self, x, w):
+        assert x.is_contiguous(memory_format=CL) and w.is_contiguous(memory_format=CL)
+        return F.conv2d(x, w, padding=self.padding).contiguous(memory_format=CL)
+
+
+def problem(N, C, H, W, K, R, S, pad, stride):
+    P, Q = output_extent(H, pad[0], 1, R, stride[0]), output_extent(W, pad[1], 1, S, stride[1])
+    return ConvProblem(N, H, W, C, K, R, S, P, Q, pad, stride, (1, 1))
+
+
+def test_phases_interleaved_equal_torchs_dgrad():
+    rng = random.Random(3)
+    ran = 0
+    for _ in range(60):
+        R, S = rng.randint(1, 5), rng.randint(1, 5)
+        stride = (rng.randint(1, 3), rng.randint(2, 3))
+        pad = (rng.randint(0, R - 1), rng.randint(0, S - 1))
+        p = problem(2, 8, rng.randint(R, R + 8), rng.randint(S, S + 8), 16, R, S, pad, stride)
+        planned = _C.plan_dgrad_phases(p.planner_geometry(), "bfloat16", True, H100, True)
+        assert planned["use"], planned["why"]
+        ran += 1
+        w = torch.randn(p.K, p.C, R, S, dtype=torch.float64).contiguous(memory_format=CL)
+        dy = torch.randn(p.N, p.K, p.P, p.Q, dtype=torch.float64).contiguous(memory_format=CL)
+        dx = PhasedDgrad(planned, p, _TorchFprop).call(dy, w, {})
+        ref = torch.nn.grad.conv2d_input((p.N, p.C, p.H, p.W), w, dy, stride=stride, padding=pad)
+        assert dx.is_contiguous(memory_format=CL)
+        assert torch.allclose(dx, ref, atol=1e-9), (p, planned["why"])
+    assert ran == 60
+
+
+def test_a_1x1_stride_2_dgrad_runs_one_phase_and_zero_fills_the_rest():
+    p = problem(2, 64, 14, 14, 128, 1, 1, (0, 0), (2, 2))
+    planned = _C.plan_dgrad_phases(p.planner_geometry(), "bfloat16", True, H100, True)
+    phased = PhasedDgrad(planned, p, _TorchFprop)
+    assert len(phased.phases) == 1 and phased.zero_fill
+    assert "the others zero" in planned["why"]
+
+
+@pytest.mark.parametrize("bare,device,why", [(False, H100, "epilogue"), (True, (8, 0, 108), "sm_80")])
+def test_the_planners_refusals_say_why(bare, device, why):
+    p = problem(2, 64, 14, 14, 128, 3, 3, (1, 1), (2, 2))
+    planned = _C.plan_dgrad_phases(p.planner_geometry(), "bfloat16", bare, device, True)
+    assert not planned["use"] and why in planned["why"]

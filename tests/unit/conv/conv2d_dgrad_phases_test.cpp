@@ -1,0 +1,134 @@
+// The strided dgrad by phases (conv/device/conv2d_dgrad_phases.hpp): the phases, run as the stride-1
+// fprops they describe and interleaved, give the direct dgrad's dx exactly (integer values), for random
+// strides, paddings, filters and sizes that are not multiples of the stride; and the plan's choices.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include <tilefuse/conv/device/conv2d_dgrad_phases.hpp>
+
+namespace tilefuse::conv {
+namespace {
+
+// dx[n][h][w][c] = sum over (p, q, r, s, k) with p*S - pad + r = h (and for w) of dy[n][p][q][k] * w[k][r][s][c].
+std::vector<long> direct_dgrad(Conv2dProblem const& p, std::vector<long> const& dy, std::vector<long> const& w) {
+  std::vector<long> dx(p.N * p.H * p.W * p.C, 0);
+  for (index_t n = 0; n < p.N; ++n)
+    for (index_t y = 0; y < p.P(); ++y)
+      for (index_t x = 0; x < p.Q(); ++x)
+        for (index_t r = 0; r < p.R; ++r)
+          for (index_t s = 0; s < p.S; ++s) {
+            index_t const h = y * p.stride_h - p.pad_h + r, v = x * p.stride_w - p.pad_w + s;
+            if (h < 0 || h >= p.H || v < 0 || v >= p.W) continue;
+            for (index_t k = 0; k < p.K; ++k)
+              for (index_t c = 0; c < p.C; ++c)
+                dx[((n * p.H + h) * p.W + v) * p.C + c] +=
+                    dy[((n * p.P() + y) * p.Q() + x) * p.K + k] * w[((k * p.R + r) * p.S + s) * p.C + c];
+          }
+  return dx;
+}
+
+// The phases as the caller runs them: each a stride-1 fprop of dy (padding from the phase) over the
+// filter's taps transposed, its outputs from `crop` interleaved into dx; phases without taps are 0.
+std::vector<long> dgrad_by_phases(Conv2dProblem const& p, std::vector<long> const& dy, std::vector<long> const& w) {
+  std::vector<long> dx(p.N * p.H * p.W * p.C, -999);  // poisoned: every element must be written
+  for (DgradPhase const& ph : dgrad_phases(p)) {
+    for (index_t n = 0; n < p.N; ++n)
+      for (index_t i = 0; i < ph.h.extent; ++i)
+        for (index_t j = 0; j < ph.w.extent; ++j)
+          for (index_t c = 0; c < p.C; ++c) {
+            long sum = 0;
+            if (!ph.empty()) {
+              Conv2dProblem const& f = ph.fprop;
+              index_t const oy = i + ph.h.crop, ox = j + ph.w.crop;
+              EXPECT_LT(oy, f.P());
+              EXPECT_LT(ox, f.Q());
+              for (index_t u = 0; u < f.R; ++u)
+                for (index_t t = 0; t < f.S; ++t) {
+                  index_t const y = oy - f.pad_h + u, x = ox - f.pad_w + t;
+                  if (y < 0 || y >= f.H || x < 0 || x >= f.W) continue;
+                  index_t const r = ph.h.taps[u], s = ph.w.taps[t];
+                  for (index_t k = 0; k < p.K; ++k)
+                    sum += dy[((n * p.P() + y) * p.Q() + x) * p.K + k] * w[((k * p.R + r) * p.S + s) * p.C + c];
+                }
+            }
+            index_t const h = ph.a + i * p.stride_h, v = ph.b + j * p.stride_w;
+            dx[((n * p.H + h) * p.W + v) * p.C + c] = sum;
+          }
+  }
+  return dx;
+}
+
+TEST(Conv2dDgradPhases, PhasesInterleavedAreTheDirectDgradExactly) {
+  std::mt19937 rng(7);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int trial = 0; trial < 200; ++trial) {
+    Conv2dProblem p;
+    p.mode = ConvMode::kDgrad;
+    p.N = pick(1, 2), p.C = pick(1, 3), p.K = pick(1, 3);
+    p.R = pick(1, 7), p.S = pick(1, 5);
+    p.stride_h = pick(1, 4), p.stride_w = pick(1, 4);
+    p.pad_h = pick(0, p.R - 1), p.pad_w = pick(0, p.S - 1);
+    p.H = pick(p.R, p.R + 9), p.W = pick(p.S, p.S + 9);
+    ASSERT_GT(p.P(), 0);
+    std::vector<long> dy(p.N * p.P() * p.Q() * p.K), w(p.K * p.R * p.S * p.C);
+    for (long& v : dy) v = pick(-4, 4);
+    for (long& v : w) v = pick(-4, 4);
+    ASSERT_EQ(dgrad_by_phases(p, dy, w), direct_dgrad(p, dy, w))
+        << "H " << p.H << " W " << p.W << " R " << p.R << " S " << p.S << " stride " << p.stride_h << "x" << p.stride_w
+        << " pad " << p.pad_h << "x" << p.pad_w;
+  }
+}
+
+ConvPlanInput resnet_dgrad(index_t hw, index_t c, index_t k, index_t rs, index_t stride, DeviceFacts device) {
+  ConvPlanInput in;
+  Conv2dProblem& p = in.problem;
+  p.mode = ConvMode::kDgrad;
+  p.N = 64, p.H = hw, p.W = hw, p.C = c, p.K = k, p.R = rs, p.S = rs, p.pad_h = rs / 2, p.pad_w = rs / 2;
+  p.stride_h = stride, p.stride_w = stride;
+  in.device = device;
+  return in;
+}
+
+TEST(Conv2dDgradPhases, ResNetStridedDgradsRunByPhasesOnHopper) {
+  DgradPhases const three = plan_dgrad_phases(resnet_dgrad(56, 128, 128, 3, 2, {9, 0, 132}), true, true);
+  ASSERT_TRUE(three.use) << three.why;
+  EXPECT_EQ(three.phases.size(), 4u);
+  EXPECT_EQ(three.phases[3].fprop.R, 2);  // dx's odd rows and columns: taps 2 and 0 each way
+  DgradPhases const one = plan_dgrad_phases(resnet_dgrad(56, 256, 512, 1, 2, {9, 0, 132}), true, true);
+  ASSERT_TRUE(one.use) << one.why;
+  int with_taps = 0;
+  for (DgradPhase const& ph : one.phases) with_taps += !ph.empty();
+  EXPECT_EQ(with_taps, 1);  // a 1x1 stride-2 filter reaches the even rows and columns only
+  EXPECT_NE(one.why.find("the others zero"), std::string::npos) << one.why;
+}
+
+TEST(Conv2dDgradPhases, RefusedWithTheReason) {
+  auto why = [](ConvPlanInput const& in, bool bare = true, bool interleaves = true) {
+    DgradPhases const d = plan_dgrad_phases(in, bare, interleaves);
+    EXPECT_FALSE(d.use);
+    return d.why;
+  };
+  EXPECT_NE(why(resnet_dgrad(56, 128, 128, 3, 1, {9, 0, 132})).find("not a strided"), std::string::npos);
+  EXPECT_NE(why(resnet_dgrad(56, 128, 128, 3, 2, {9, 0, 132}), false).find("epilogue"), std::string::npos);
+  EXPECT_NE(why(resnet_dgrad(56, 128, 128, 3, 2, {9, 0, 132}), true, false).find("strided copy"), std::string::npos);
+  EXPECT_NE(why(resnet_dgrad(56, 128, 128, 3, 2, {8, 0, 108})).find("sm_80"), std::string::npos);
+  EXPECT_NE(why(resnet_dgrad(56, 128, 12, 3, 2, {9, 0, 132})).find("multiples of 8"), std::string::npos);  // dy's 12
+  ConvPlanInput dilated = resnet_dgrad(56, 128, 128, 3, 2, {9, 0, 132});
+  dilated.problem.dilation_h = 2;
+  EXPECT_NE(why(dilated).find("dilat"), std::string::npos);
+}
+
+TEST(Conv2dDgradPhases, ChannelsToPadMakeWholeChunks) {
+  Conv2dProblem p;
+  p.C = 3, p.K = 64;
+  EXPECT_EQ(channels_to_pad(p, ConvElement::kBfloat16), 5);
+  p.C = 16;
+  EXPECT_EQ(channels_to_pad(p, ConvElement::kBfloat16), 0);
+  p.C = 3, p.K = 10;
+  EXPECT_EQ(channels_to_pad(p, ConvElement::kFloat16), 0);  // K not whole chunks: padding C would not help
+}
+
+}  // namespace
+}  // namespace tilefuse::conv
