@@ -349,6 +349,9 @@ class Conv2d:
         """The ConvPlan that run(a, b, **arguments) launches: the compiled kernel (the JIT's cache or NVRTC)
         and the split of K."""
         check_epilogue_arguments(self.epilogue, arguments, "tilefuse.Conv2d")
+        if getattr(a, "shape", (1,))[:1] == (0,):
+            raise TensorArgumentError("tilefuse.Conv2d.plan: the batch is empty (N = 0): run() returns its result "
+                                      "without a kernel of that shape, so there is no plan")
         a, b, problem, dtype, device = self._operands(a, b, input_size)
         phased = self._phased(a, b, problem, dtype, device, arguments)
         if phased is not None:
@@ -480,6 +483,8 @@ class Conv2d:
         """Checks, plans, packs and launches; remembers the call for later ones with the same signature."""
         check_epilogue_arguments(self.epilogue, arguments, "tilefuse.Conv2d")
         torch = _torch()
+        if isinstance(a, torch.Tensor) and a.dim() == 4 and a.shape[0] == 0:
+            return self._empty_batch(a, b, input_size, arguments)
         a_in, b_in = a, b
         a, b, problem, dtype, device = self._operands(a, b, input_size)
         phased = self._phased(a, b, problem, dtype, device, arguments)
@@ -538,6 +543,40 @@ class Conv2d:
             isinstance(v, torch.Tensor) and v.data_ptr() != matrices[name].data_ptr() for name, v in arguments.items())
         if key is not None and not converted:
             self._warm[key] = warm
+        return results["D"] if set(results) == {"D"} else results
+
+    def _empty_batch(self, a, b, input_size, arguments):
+        """run()'s result for N = 0, as torch's conv gives it: fprop and dgrad outputs are empty (a reduction over
+        rows empty too, one over columns at its identity); wgrad's accumulator is the sum over no samples, 0, so
+        its result is the epilogue on zeros, which one zero image gives exactly. Everything is checked as for
+        N = 1 (the same call with one image)."""
+        torch = _torch()
+
+        def one_image(t):
+            if isinstance(t, torch.Tensor) and t.dim() == 4 and t.shape[0] == 0:
+                return t.new_zeros((1,) + tuple(t.shape[1:])).contiguous(memory_format=torch.channels_last)
+            return t
+
+        size = None if input_size is None else (1,) + tuple(input_size[1:])
+        ones = {name: one_image(value) for name, value in arguments.items()}
+        if self.mode == "wgrad":
+            return self.run(one_image(a), one_image(b), input_size=size, **ones)
+        a1, b1, problem, dtype, device = self._operands(one_image(a), b, size)
+        out_size = (0,) + problem.output_size(self.mode)[1:]
+        cuda = torch.device("cuda", device)
+        if self.epilogue is _identity and self.out_dtype is None and not arguments:
+            return torch.empty(out_size, dtype=a.dtype, device=cuda, memory_format=torch.channels_last)
+        operation = self._plan(a1, b1, problem, dtype, device, self._epilogue_arguments(ones, problem)).operation
+        results = {}
+        for name, out in operation.graph.outputs.items():
+            if out.kind == "store":
+                out_dtype = torch_dtype(next(arg.dtype for arg in operation.tree.arguments if arg.name == name))
+                results[name] = torch.empty(out_size, dtype=out_dtype, device=cuda, memory_format=torch.channels_last)
+            elif out.kind == "row_reduce":
+                results[name] = torch.empty((0,), dtype=torch.float32, device=cuda)
+            else:
+                results[name] = torch.full((problem.gemm(self.mode)[1],), IDENTITY[out.reduction], dtype=torch.float32,
+                                           device=cuda)
         return results["D"] if set(results) == {"D"} else results
 
     def _pack(self, operation, kernel, layout, problem, arguments, outputs, device, split_k, partials):

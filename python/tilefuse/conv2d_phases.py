@@ -18,14 +18,6 @@ class _Phase:
     conv: object  # the phase's tilefuse.Conv2d("fprop", stride 1, its padding)
 
 
-def _taps(w, dim, taps, stride):
-    """w's slices `taps` (descending by `stride`) along `dim`, in that order: an ascending slice, flipped."""
-    index = [slice(None)] * 4
-    index[dim] = slice(taps[-1], taps[0] + 1, stride)
-    picked = w[tuple(index)]
-    return picked.flip(dim) if len(taps) > 1 else picked
-
-
 class PhasedDgrad:
     """The warm call of a strided dgrad by phases: call(dy, w, {}) -> dx (channels-last)."""
 
@@ -33,6 +25,7 @@ class PhasedDgrad:
         self.planned = planned
         self.stride = problem.stride
         self.out_size = problem.output_size("dgrad")
+        self.filter_size = (problem.K, problem.C, problem.R, problem.S)
         convs, self.phases = {}, []
         for ph in planned["phases"]:
             if not ph["taps"][0] or not ph["taps"][1]:
@@ -43,12 +36,34 @@ class PhasedDgrad:
             self.phases.append(_Phase(tuple(ph["phase"]), tuple(tuple(t) for t in ph["taps"]), tuple(ph["crop"]),
                                       tuple(ph["extent"]), convs[padding]))
         self.zero_fill = len(self.phases) < len(planned["phases"])
+        self._index = {}  # device -> the gather of every phase's filter from w (see filters)
 
-    def filter_of(self, w, phase):
-        """The phase fprop's filter: w's taps of the phase, transposed to (C, K, Th, Tw), channels-last."""
+    def _gather_index(self, device):
+        """For w's channels-last storage (K, R, S, C): the element of w at each position of every phase's
+        filter (C, Th, Tw, K), the phases one after another, so that one take() makes them all."""
         torch = _torch()
-        sub = _taps(_taps(w, 2, phase.taps[0], self.stride[0]), 3, phase.taps[1], self.stride[1])
-        return sub.transpose(0, 1).contiguous(memory_format=torch.channels_last)
+        if device not in self._index:
+            k, c, r, s = self.filter_size
+            ks, cs = torch.arange(k).view(1, 1, k), torch.arange(c).view(c, 1, 1)
+            parts = []
+            for phase in self.phases:
+                taps = torch.tensor([th * s + tw for th in phase.taps[0] for tw in phase.taps[1]])
+                parts.append((ks * (r * s * c) + taps.view(1, -1, 1) * c + cs).reshape(-1))
+            self._index[device] = torch.cat(parts).to(device)
+        return self._index[device]
+
+    def filters(self, w):
+        """Each phase's fprop filter: w's taps of the phase, transposed to (C, K, Th, Tw), channels-last: views
+        of one buffer that a single gather fills."""
+        k, c = self.filter_size[:2]
+        flat = w.permute(0, 2, 3, 1).reshape(-1).take(self._gather_index(w.device))
+        out, start = [], 0
+        for phase in self.phases:
+            th, tw = len(phase.taps[0]), len(phase.taps[1])
+            size = c * th * tw * k
+            out.append(flat[start:start + size].view(c, th, tw, k).permute(0, 3, 1, 2))
+            start += size
+        return out
 
     def call(self, dy, w, arguments):
         torch = _torch()
@@ -57,15 +72,15 @@ class PhasedDgrad:
             dx.zero_()
         dx_nhwc = dx.permute(0, 2, 3, 1)
         sh, sw = self.stride
-        for phase in self.phases:
-            out = phase.conv.run(dy, self.filter_of(w, phase)).permute(0, 2, 3, 1)
+        for phase, sub in zip(self.phases, self.filters(w)):
+            out = phase.conv.run(dy, sub).permute(0, 2, 3, 1)
             (a, b), (ch, cw), (eh, ew) = phase.phase, phase.crop, phase.extent
             dx_nhwc[:, a::sh, b::sw, :] = out[:, ch:ch + eh, cw:cw + ew, :]
         return dx
 
     def plans(self, dy, w):
         """Each phase's fprop plan (ConvPlan), in order."""
-        return [phase.conv.plan(dy, self.filter_of(w, phase)) for phase in self.phases]
+        return [phase.conv.plan(dy, sub) for phase, sub in zip(self.phases, self.filters(w))]
 
 
 @dataclass

@@ -65,9 +65,20 @@ def channels_to_pad(x, weight):
     if not (isinstance(x, torch.Tensor) and isinstance(weight, torch.Tensor) and x.dim() == 4 and weight.dim() == 4
             and x.dtype in _DTYPES and weight.dtype == x.dtype and x.shape[1] == weight.shape[1]):
         return 0
-    from . import _C
+    return _planned_channels_to_pad(x.shape[1], weight.shape[0], "bfloat16" if x.dtype == torch.bfloat16 else "float16")
 
-    return _C.conv_channels_to_pad(x.shape[1], weight.shape[0], "bfloat16" if x.dtype == torch.bfloat16 else "float16")
+
+@torch.compiler.assume_constant_result  # torch.compile calls it once and keeps the number (it cannot trace _C)
+def _planned_channels_to_pad(c, k, element):
+    key = (c, k, element)
+    if key not in _PADS:
+        from . import _C
+
+        _PADS[key] = _C.conv_channels_to_pad(c, k, element)
+    return _PADS[key]
+
+
+_PADS = {}
 
 
 def pad_channels(t, pad_c):

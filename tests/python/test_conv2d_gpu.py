@@ -265,3 +265,30 @@ def test_views_of_channels_last_tensors_run(mode):
         ref = torch.nn.grad.conv2d_weight(x.double(), w.shape, dy.double(), **geo)
         same = torch.nn.grad.conv2d_weight(x, w.shape, dy, **geo)
     check(got, ref, same, f"{mode} on views")
+
+
+def test_an_empty_batch_returns_torchs_results():
+    """N = 0: fprop and dgrad give empty outputs (a column reduction at its identity), wgrad the epilogue on the
+    sum over no samples (zeros), as torch's conv; plan() says there is none."""
+    CL = torch.channels_last
+    x = torch.empty(0, 16, 9, 9, device="cuda", dtype=torch.bfloat16).contiguous(memory_format=CL)
+    w = torch.randn(32, 16, 3, 3, device="cuda").to(torch.bfloat16).contiguous(memory_format=CL)
+    dy = torch.empty(0, 32, 9, 9, device="cuda", dtype=torch.bfloat16).contiguous(memory_format=CL)
+    y = tilefuse.Conv2d("fprop", padding=1).run(x, w)
+    assert y.shape == F.conv2d(x, w, padding=1).shape and y.is_contiguous(memory_format=CL)
+
+    def fused(acc, bias, residual):
+        out = relu(acc + bias + residual)
+        return {"D": out, "colmax": amax(out, 0)}
+
+    bias = torch.randn(32, device="cuda").to(torch.bfloat16)
+    got = tilefuse.Conv2d("fprop", padding=1, epilogue=fused).run(x, w, bias=bias, residual=dy)
+    assert got["D"].shape == (0, 32, 9, 9) and torch.equal(got["colmax"], torch.zeros(32, device="cuda"))
+    dx = tilefuse.Conv2d("dgrad", padding=1).run(dy, w, input_size=(0, 16, 9, 9))
+    assert dx.shape == (0, 16, 9, 9)
+    dw = tilefuse.Conv2d("wgrad", padding=1, kernel_size=3).run(dy, x)
+    assert dw.shape == w.shape and not dw.any()
+    shifted = tilefuse.Conv2d("wgrad", padding=1, kernel_size=3, epilogue=lambda acc: acc + 1.0).run(dy, x)
+    assert torch.equal(shifted, torch.ones_like(shifted))
+    with pytest.raises(TensorArgumentError, match="no plan"):
+        tilefuse.Conv2d("fprop", padding=1).plan(x, w)
