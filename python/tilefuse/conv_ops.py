@@ -20,6 +20,7 @@ from torch.autograd.function import once_differentiable
 from .conv2d import Conv2d
 from .errors import TensorArgumentError
 from .epilogue.common import fused
+from .kernel_params import signature
 from .op_common import (_DTYPES, CheckedCalls, _dtype_name, activation_name, autocast, channels_to_pad, eager_path,
                         grad_epilogue, needs_grad, pad_channels)
 
@@ -106,7 +107,19 @@ def _empty_output(x, out):
     return torch.empty(out, dtype=x.dtype, device=x.device, memory_format=CL)
 
 
-_CHECKED = CheckedCalls()  # forward calls whose arguments passed the checks -> (tilefuse.Conv2d, its WarmCall)
+_CHECKED = CheckedCalls()  # forward calls whose arguments passed the checks -> _Checked
+
+
+class _Checked:
+    """A forward signature that passed the checks: its tilefuse.Conv2d and WarmCall, and once a backward of it
+    ran, the grad's signature and the dgrad's and wgrad's warm calls for it (a later backward with that
+    signature goes straight to them)."""
+
+    __slots__ = ("conv", "warm", "grad_signature", "dgrad", "wgrad")
+
+    def __init__(self, conv, warm):
+        self.conv, self.warm = conv, warm
+        self.grad_signature = self.dgrad = self.wgrad = None
 
 
 def _epilogue_arguments(bias, residual):
@@ -124,13 +137,19 @@ def _forward_impl(x, weight, bias, residual, stride, padding, dilation, activati
     signature was checked before goes straight to the kernel's WarmCall (no second signature, no checks).
     A weight in torch's default (contiguous) format is copied to channels-last here, a small copy: FSDP2 and
     other wrappers keep parameters contiguous."""
+    return _forward_checked(x, weight, bias, residual, stride, padding, dilation, activation, layout, kind)[0]
+
+
+def _forward_checked(x, weight, bias, residual, stride, padding, dilation, activation="none", layout="require",
+                     kind="forward"):
+    """(_forward_impl's output, the call's _Checked or None)."""
     if weight.dim() == 4 and not weight.is_contiguous(memory_format=CL) and weight.is_contiguous():
         weight = weight.contiguous(memory_format=CL)
     key = _CHECKED.key((x, weight, bias, residual), tuple(stride), tuple(padding), tuple(dilation), activation,
                        layout, kind)
     known = _CHECKED.get(key)
-    if known is not None and known[1] is not None:
-        return known[1].call(x, weight, _epilogue_arguments(bias, residual))
+    if known is not None and known.warm is not None:
+        return known.warm.call(x, weight, _epilogue_arguments(bias, residual)), known
     if known is None:
         out = check_conv2d(x, weight, bias, residual, stride, padding, dilation, activation, layout)
         what = "conv2d" if kind == "forward" else "conv2d_add_act"
@@ -141,14 +160,14 @@ def _forward_impl(x, weight, bias, residual, stride, padding, dilation, activati
             raise TensorArgumentError(f"tilefuse.ops.{what}: the tensors are on {x.device}; tilefuse's kernels "
                                       "run on a CUDA device: move them with .cuda() (or module.to('cuda'))")
         if out[0] == 0:  # an empty batch: nothing to compute, as torch's conv returns
-            return _empty_output(x, out)
-        known = (_conv(kind, stride, padding, dilation, layout, activation, bias is not None, residual is not None),
-                 None)
-    conv = known[0]
+            return _empty_output(x, out), None
+        known = _Checked(_conv(kind, stride, padding, dilation, layout, activation, bias is not None,
+                               residual is not None), None)
     arguments = _epilogue_arguments(bias, residual)
-    y = conv.run(x, weight, **arguments)
-    _CHECKED.remember(key, (conv, conv.warm_call(x, weight, arguments)))
-    return y
+    y = known.conv.run(x, weight, **arguments)
+    known.warm = known.conv.warm_call(x, weight, arguments)
+    _CHECKED.remember(key, known)
+    return y, known
 
 
 @torch.library.custom_op("tilefuse::conv2d", mutates_args=())
@@ -318,18 +337,58 @@ _conv2d_add_act.register_autograd(_add_act_backward, setup_context=_add_act_setu
 class _EagerConv2d(torch.autograd.Function):
     """The same op without the custom-op dispatcher, for eager calls: the dispatcher costs about 180 us of host
     time a call on an H100's host (bench/python), several times the kernel; torch.compile and other tracers
-    take the custom op (conv2d: eager_path)."""
+    take the custom op (conv2d: eager_path). A training step's backward repeats its first call's dgrad and
+    wgrad warm calls when grad_y has the signature it had then (_warm_grads)."""
 
     @staticmethod
     def forward(ctx, x, weight, bias, residual, stride, padding, dilation, activation, layout):
-        y = _forward_impl(x, weight, bias, residual, stride, padding, dilation, activation, layout)
+        y, ctx.checked = _forward_checked(x, weight, bias, residual, stride, padding, dilation, activation, layout)
         _setup_context(ctx, (x, weight, bias, residual, stride, padding, dilation, activation, layout), y)
         return y
 
     @staticmethod
     @once_differentiable
     def backward(ctx, grad_y):
-        return _grads(ctx, grad_y, (_grad_preact_impl, _dgrad_impl, _wgrad_impl))
+        fast = _warm_grads(ctx, grad_y)
+        if fast is not None:
+            return fast
+        grads = _grads(ctx, grad_y, (_grad_preact_impl, _dgrad_impl, _wgrad_impl))
+        _remember_grads(ctx, grad_y)
+        return grads
+
+
+def _warm_grads(ctx, grad_y):
+    """The gradients by the warm calls a first backward of this forward signature left (_remember_grads), or
+    None: activation "none" (grad_z is grad_y), x and the weight channels-last as checked in the forward, and
+    grad_y of the signature the warm calls were made for."""
+    checked = getattr(ctx, "checked", None)
+    if checked is None or checked.grad_signature is None or checked.grad_signature != signature(grad_y):
+        return None
+    x, weight, _, _ = ctx.saved_tensors
+    if not weight.is_contiguous(memory_format=CL):  # the forward's key saw the weight's channels-last copy
+        return None
+    needs = ctx.needs_input_grad
+    grad_x = checked.dgrad.call(grad_y, weight, {}) if needs[0] else None
+    grad_w = checked.wgrad.call(grad_y, x, {}) if needs[1] else None
+    grad_b = grad_y.sum((0, 2, 3)) if needs[2] else None
+    return grad_x, grad_w, grad_b, grad_y if needs[3] else None, None, None, None, None, None
+
+
+def _remember_grads(ctx, grad_y):
+    """After a checked backward: the dgrad's and wgrad's warm calls for this grad_y, where the fast path may
+    take them (activation "none", channels-last x, weight and grad_y, both kernels wanted and warm)."""
+    checked = getattr(ctx, "checked", None)
+    if checked is None or ctx.activation != "none" or not all(ctx.needs_input_grad[:2]):
+        return
+    x, weight, _, _ = ctx.saved_tensors
+    if not all(t.is_contiguous(memory_format=CL) for t in (x, weight, grad_y)):
+        return
+    stride, padding, dilation = ctx.geometry
+    dgrad = _conv("dgrad", stride, padding, dilation, "require").warm_call(grad_y, weight, {}, tuple(x.shape))
+    wgrad = _conv("wgrad", stride, padding, dilation, "require", kernel_size=tuple(weight.shape[2:])).warm_call(
+        grad_y, x, {})
+    if dgrad is not None and wgrad is not None:
+        checked.dgrad, checked.wgrad, checked.grad_signature = dgrad, wgrad, signature(grad_y)
 
 
 def conv2d(x, weight, bias=None, residual=None, stride=1, padding=0, dilation=1, activation=None, layout="require"):

@@ -20,6 +20,8 @@ stamp "convs rc $?"; tail -8 "$OUT/resnet50-convs.log"
 timeout 120 python3 bench/python/resnet50_train.py --json "$OUT/resnet50-train.json" --markdown "$OUT/resnet50-train.md" --host-profile "$OUT/train-host-profile.txt" \
   > "$OUT/train.log" 2>&1
 stamp "train rc $?"; tail -3 "$OUT/train.log"
+timeout 60 python3 bench/python/host_cost.py --markdown "$OUT/host-cost.md" > "$OUT/host-cost.log" 2>&1
+stamp "host cost rc $?"
 if [[ -n "${VIT:-}" ]]; then
   left=$(( 575 - ($(date +%s) - start) ))
   timeout "$left" python3 bench/python/vit_attention.py --batch 8 128 --markdown "$OUT/vit-attention.md" \

@@ -215,3 +215,27 @@ def test_rgb_stem_trains_with_its_channels_padded():
     ref = torch.nn.grad.conv2d_weight(x.double(), (64, 3, 7, 7), grad.double(), stride=2, padding=3)
     same = torch.nn.grad.conv2d_weight(x, (64, 3, 7, 7), grad, stride=2, padding=3)
     check(gw, ref, same, "stem weight gradient")
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_repeated_training_steps_take_the_warm_backward_and_stay_exact(stride):
+    """From the second backward of a signature on, dgrad and wgrad run their remembered warm calls: every
+    step's gradients must still be torch's (fresh data each step; a contiguous weight in one step, which the
+    warm path must not take for channels-last)."""
+    reference = torch.nn.Conv2d(64, 128, 3, stride=stride, padding=1, bias=True).cuda().bfloat16()
+    reference = reference.to(memory_format=CL)
+    ours = tilefuse.nn.Conv2d.from_torch(reference)
+    for step in range(4):
+        if step == 2:
+            ours.weight = torch.nn.Parameter(reference.weight.detach().contiguous())  # NCHW-contiguous
+        x = torch.randn(4, 64, 15, 15, device="cuda").bfloat16().contiguous(memory_format=CL).requires_grad_()
+        y = ours(x)
+        grad = torch.randn_like(y)
+        gx, gw, gb = torch.autograd.grad(y, [x, ours.weight, ours.bias], grad)
+        w = ours.weight.detach()
+        geo = dict(stride=stride, padding=1)
+        check(gx, torch.nn.grad.conv2d_input(x.shape, w.double(), grad.double(), **geo),
+              torch.nn.grad.conv2d_input(x.shape, w, grad, **geo), f"step {step} grad x")
+        check(gw, torch.nn.grad.conv2d_weight(x.double(), w.shape, grad.double(), **geo),
+              torch.nn.grad.conv2d_weight(x.detach(), w.shape, grad, **geo), f"step {step} grad w")
+        torch.testing.assert_close(gb.float(), grad.float().sum((0, 2, 3)), rtol=2e-2, atol=2e-1)
