@@ -137,6 +137,8 @@ def main():
     parser.add_argument("--warm-caches", action="store_true",
                         help="compile every row with Inductor's caches on (the first call's time is then not a "
                         "compile time; by default each model's first batch compiles from scratch, the others warm)")
+    parser.add_argument("--variants", nargs="+", choices=sorted(COMPILED),
+                        help="only these compiled variants (default all; eager and eager's graph always run)")
     parser.add_argument("--json")
     parser.add_argument("--markdown")
     parser.add_argument("--log", action="store_true", help="print the backend's choice for every chain")
@@ -171,6 +173,8 @@ def main():
     torch.backends.cudnn.benchmark = True
     torch.backends.cudnn.allow_tf32 = False  # the float32 reference is float32
     compiled = dict(COMPILED, **(MAX_AUTOTUNE if args.max_autotune else {}))
+    if args.variants:
+        compiled = {v: how for v, how in compiled.items() if v in args.variants}
     rows = []
     for name in args.models:
         for batch in args.batch:
@@ -207,11 +211,14 @@ def main():
                 for variant in timed:
                     row[f"{variant}_ms"] = medians.get(variant)
                 inductor_config.freezing = False
-            row["tilefuse_vs_faster"] = min(row["eager_ms"], row["inductor_ms"]) / row["tilefuse_ms"]
-            peers = [row[v] for v in ("eager_graph_ms", "inductor_graph_ms") if row[v] is not None]
-            row["tilefuse_graph_vs_faster"] = min(peers) / row["tilefuse_graph_ms"] if peers else None
-            row["tilefuse_vs_inductor"] = row["inductor_ms"] / row["tilefuse_ms"]
-            row["tilefuse_graph_vs_inductor_graph"] = row["inductor_graph_ms"] / row["tilefuse_graph_ms"]
+            def ratio(peers, ours):
+                found = [row[p] for p in peers if row.get(p) is not None]
+                return min(found) / row[ours] if found and row.get(ours) else None
+
+            row["tilefuse_vs_faster"] = ratio(("eager_ms", "inductor_ms"), "tilefuse_ms")
+            row["tilefuse_graph_vs_faster"] = ratio(("eager_graph_ms", "inductor_graph_ms"), "tilefuse_graph_ms")
+            row["tilefuse_vs_inductor"] = ratio(("inductor_ms",), "tilefuse_ms")
+            row["tilefuse_graph_vs_inductor_graph"] = ratio(("inductor_graph_ms",), "tilefuse_graph_ms")
             rows.append(row)
             print({k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
             if args.json:  # after every row: a run cut short keeps what it measured
@@ -233,13 +240,17 @@ def table(rows, graph):
              f"chains fused | error vs fp32: {' / '.join(n.replace('inductor', 'Inductor') for n in errored)} | "
              "first call s: Inductor / tilefuse |", "|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
     for r in rows:
-        errors = " / ".join(f"{r[f'{v}{x}_max_rel_err' if v != 'eager' else 'eager_max_rel_err']:.2g}"
+        if r.get(f"tilefuse{x}_ms") is None:
+            continue  # that variant was not run (--variants)
+        errors = " / ".join(fmt(r.get(f"{v}{x}_max_rel_err" if v != "eager" else "eager_max_rel_err"), 2)
                             for v in errored)
+        vs_inductor = r.get(f"tilefuse{x}_vs_inductor" if x else "tilefuse_vs_inductor")
         lines.append(f"| {r['model']} | {r['batch']}{' (cold)' if r['cold_compile'] else ''} | "
-                     f"{fmt(r[f'eager{x}_ms'])} | {fmt(r[f'inductor{x}_ms'])} | {fmt(r[f'tilefuse{x}_ms'])} | "
-                     f"{fmt(r[f'tilefuse{x}_vs_faster'])} | {fmt(r[f'inductor{x}_ms'] / r[f'tilefuse{x}_ms'])} | "
-                     f"{r[f'tilefuse{x}_chains_fused']} | {errors} | "
-                     f"{r[f'inductor{x}_first_s']:.1f} / {r[f'tilefuse{x}_first_s']:.1f} |")
+                     f"{fmt(r.get(f'eager{x}_ms'))} | {fmt(r.get(f'inductor{x}_ms'))} | {fmt(r[f'tilefuse{x}_ms'])} | "
+                     f"{fmt(r.get(f'tilefuse{x}_vs_faster'))} | "
+                     f"{fmt(r.get('tilefuse_graph_vs_inductor_graph') if x else vs_inductor)} | "
+                     f"{r.get(f'tilefuse{x}_chains_fused', '-')} | {errors} | "
+                     f"{fmt(r.get(f'inductor{x}_first_s'), 1)} / {fmt(r.get(f'tilefuse{x}_first_s'), 1)} |")
     return lines
 
 

@@ -32,6 +32,7 @@ from . import inference_ops, ops  # noqa: F401 - register tilefuse::conv2d, conv
 #                                    inference forms the frozen graphs use
 from .backend_attention import native_attention
 from .backend_chooser import Chooser, _race, _race_linear, _signature
+from .backend_graphs import ReplayedGraph
 from .op_common import channels_to_pad, pad_channels
 
 log = logging.getLogger("tilefuse.backend")
@@ -71,7 +72,9 @@ def backend(gm, example_inputs, measure=True, require_cuda=True, mode=None, opti
     time alone. Inference graphs first get nn.MultiheadAttention's fused op back (backend_attention.py).
     Without CUDA graphs, a frozen (inference) graph so rewritten is also compiled without the rewrites and the
     two are timed on the example inputs: the faster is returned, so the backend is never slower than Inductor
-    alone by more than the timing's noise. require_cuda: as fuse's, for tests on CPU; chooser:
+    alone by more than the timing's noise. With CUDA graphs, a frozen inference graph replays from the backend's
+    own graph (ReplayedGraph), training and unfrozen graphs from Inductor's. require_cuda: as fuse's, for tests
+    on CPU; chooser:
     a Chooser (tests), else one made here when measuring."""
     from torch._inductor import config as inductor_config
     from torch._inductor import list_mode_options
@@ -80,6 +83,11 @@ def backend(gm, example_inputs, measure=True, require_cuda=True, mode=None, opti
     patches = dict(list_mode_options(mode)) if mode not in (None, "default") else {}
     patches.update(options or {})
     graphs = bool(patches.get("triton.cudagraphs", inductor_config.triton.cudagraphs))
+    # A frozen inference graph replays from the backend's own CUDA graph (backend_graphs.py: less host work per
+    # call than Inductor's cudagraph trees); training graphs and unfrozen ones keep Inductor's.
+    replayed = graphs and not torch.is_grad_enabled() and bool(patches.get("freezing", inductor_config.freezing))
+    if replayed:
+        patches["triton.cudagraphs"] = False
     if measure and chooser is None:
         chooser = Chooser(graphs=graphs)
     race = measure and not graphs and not torch.is_grad_enabled() and _real(example_inputs, require_cuda)
@@ -107,7 +115,7 @@ def backend(gm, example_inputs, measure=True, require_cuda=True, mode=None, opti
                                            else f"as traced ({why})") for name, why in attention]
         log.info("tilefuse.backend: %d of %d conv and linear chains fused into tilefuse kernels%s%s\n  %s", taken,
                  len(decisions), _attention_summary(attention), verdict, "\n  ".join(notes))
-    return compiled
+    return ReplayedGraph(compiled) if replayed else compiled
 
 
 def _attention_summary(attention):

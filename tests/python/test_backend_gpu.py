@@ -82,6 +82,31 @@ def test_measured_backend_with_cuda_graphs(tmp_path, monkeypatch):
     assert torch.allclose(got.float(), want.float(), rtol=5e-2, atol=5e-2), (got - want).abs().max()
 
 
+def test_frozen_graphs_replay_from_the_backends_own_cuda_graph(tmp_path, monkeypatch):
+    """mode="reduce-overhead" with freezing: the backend captures the compiled forward once (ReplayedGraph) and
+    replays it; each call's output is its own (a later call does not overwrite it) and right for its input."""
+    from torch._inductor import config as inductor_config
+
+    import tilefuse.backend as backend_module
+    from tilefuse.backend_graphs import ReplayedGraph
+
+    monkeypatch.setenv("TILEFUSE_CACHE_DIR", str(tmp_path))
+    made = []
+    monkeypatch.setattr(backend_module, "ReplayedGraph", lambda compiled: made.append(ReplayedGraph(compiled)) or made[-1])
+    model, x = model_and_input(seed=6)
+    model.eval()
+    torch._dynamo.reset()
+    inputs = [torch.randn_like(x).contiguous(memory_format=torch.channels_last) for _ in range(4)]
+    with torch.no_grad(), inductor_config.patch(freezing=True):
+        wants = [model(t) for t in inputs]
+        compiled = torch.compile(model, backend="tilefuse", mode="reduce-overhead")
+        gots = [compiled(t) for t in inputs]
+    assert len(made) == 1 and made[0].why_not is None and made[0].captures == 1, made and made[0].why_not
+    for got, want in zip(gots, wants):
+        assert torch.allclose(got.float(), want.float(), rtol=5e-2, atol=5e-2), (got - want).abs().max()
+    assert len({g.data_ptr() for g in gots}) == len(gots)
+
+
 def test_the_chooser_times_host_and_gpu_apart():
     """The timer's two sides: a long kernel costs GPU time, not host time; many tiny calls the reverse."""
     from tilefuse.backend_chooser import _host_and_gpu_ms
