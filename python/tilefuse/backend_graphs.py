@@ -50,9 +50,10 @@ class ReplayedGraph:
         if not all(isinstance(t, torch.Tensor) and t.is_cuda for t in inputs):
             self.why_not = "an input is not a CUDA tensor (a symbolic size or a CPU tensor)"
             return False
-        self.static = [t.data_ptr() if static_input(t) else None for t in inputs]
-        self.buffers = [None if static_input(t) else torch.empty_strided(t.shape, t.stride(), dtype=t.dtype,
-                                                                         device=t.device) for t in inputs]
+        static = [static_input(t) for t in inputs]
+        self.static = [t.data_ptr() if s else None for t, s in zip(inputs, static)]
+        self.buffers = [None if s else torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device)
+                        for t, s in zip(inputs, static)]
         run_on = [t if b is None else b for t, b in zip(inputs, self.buffers)]
         for t, buffer in zip(inputs, self.buffers):
             if buffer is not None:

@@ -21,6 +21,7 @@ filter taps (wgrad R*S*C). A per-channel vector (cols,) is broadcast along the r
 the output's shape (a residual) must be channels-last like the output, and row() / col() are the pixel
 and channel indices.
 """
+import dataclasses
 import struct
 from dataclasses import dataclass
 
@@ -499,13 +500,7 @@ class Conv2d:
         kernel, split_kernel, layout = operation.kernel_on(device)
         cuda = torch.device("cuda", device)
         m, n, k = problem.gemm(self.mode)
-        outputs = []  # (name, kind, shape or length, dtype or identity): what every call allocates
-        for name, out in operation.graph.outputs.items():
-            if out.kind == "store":
-                out_dtype = torch_dtype(next(arg.dtype for arg in operation.tree.arguments if arg.name == name))
-                outputs.append((name, "store", problem.output_size(self.mode), out_dtype, True))
-            else:
-                outputs.append((name, "reduce", (m if out.kind == "row_reduce" else n,), IDENTITY[out.reduction], False))
+        outputs = self._output_specs(operation, problem)
         results = allocate(outputs, cuda)
         views = {name: (self._as_matrix(t) if t.dim() == 4 else t) for name, t in results.items()}
         # The workspace: the sm80 kernel's split-K partials, or the Hopper wgrad's (the pass's partials, or the
@@ -562,22 +557,28 @@ class Conv2d:
         if self.mode == "wgrad":
             return self.run(one_image(a), one_image(b), input_size=size, **ones)
         a1, b1, problem, dtype, device = self._operands(one_image(a), b, size)
-        out_size = (0,) + problem.output_size(self.mode)[1:]
+        empty = dataclasses.replace(problem, N=0)
         cuda = torch.device("cuda", device)
         if self.epilogue is _identity and self.out_dtype is None and not arguments:
-            return torch.empty(out_size, dtype=a.dtype, device=cuda, memory_format=torch.channels_last)
+            return torch.empty(empty.output_size(self.mode), dtype=a.dtype, device=cuda,
+                               memory_format=torch.channels_last)
         operation = self._plan(a1, b1, problem, dtype, device, self._epilogue_arguments(ones, problem)).operation
-        results = {}
+        results = allocate(self._output_specs(operation, empty), cuda)
+        return results["D"] if set(results) == {"D"} else results
+
+    def _output_specs(self, operation, problem):
+        """What a call of `operation` on `problem` allocates (kernel_params.allocate): each store of the
+        output's shape, channels-last, in its dtype from the C++ tree; each reduction over the rows (m) or the
+        columns (n), started at its identity."""
+        m, n, _ = problem.gemm(self.mode)
+        specs = []
         for name, out in operation.graph.outputs.items():
             if out.kind == "store":
                 out_dtype = torch_dtype(next(arg.dtype for arg in operation.tree.arguments if arg.name == name))
-                results[name] = torch.empty(out_size, dtype=out_dtype, device=cuda, memory_format=torch.channels_last)
-            elif out.kind == "row_reduce":
-                results[name] = torch.empty((0,), dtype=torch.float32, device=cuda)
+                specs.append((name, "store", problem.output_size(self.mode), out_dtype, True))
             else:
-                results[name] = torch.full((problem.gemm(self.mode)[1],), IDENTITY[out.reduction], dtype=torch.float32,
-                                           device=cuda)
-        return results["D"] if set(results) == {"D"} else results
+                specs.append((name, "reduce", (m if out.kind == "row_reduce" else n,), IDENTITY[out.reduction], False))
+        return specs
 
     def _pack(self, operation, kernel, layout, problem, arguments, outputs, device, split_k, partials):
         """The sm80 kernel's Launch: its Params packed (the pointers of this call included) and where each
