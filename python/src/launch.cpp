@@ -12,6 +12,7 @@
 #include <cuda_runtime_api.h>
 
 #include <array>
+#include <cstdio>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -96,6 +97,15 @@ std::vector<std::int64_t> conv_sm90_geometry(std::string const& mode, std::vecto
   return {f.N, f.H, f.W, f.C, f.K, f.R, f.S, f.P(), f.Q(), f.pad_h, f.pad_w, f.stride_h, f.stride_w, f.dilation_h, f.dilation_w};
 }
 
+// A read-only run of slots (pointers or scalars) in slot order.
+template <class T>
+struct Slots {
+  T const* data;
+  std::size_t count;
+  std::size_t size() const { return count; }
+  T const& operator[](std::size_t i) const { return data[i]; }
+};
+
 // A kernel launch whose Params bytes were packed once (tilefuse.kernel_params.Launch): a call patches the
 // pointers (64-bit), the scalars (float) and the tensor maps (128 bytes) at their offsets and launches, all
 // here rather than in Python (the warm call's host cost). Pointers and scalars come in slot order, as the
@@ -122,19 +132,25 @@ class PreparedLaunch {
   // The Params bytes of a call (what run() launches with).
   nb::bytes pack(std::vector<std::uint64_t> const& pointers, std::vector<double> const& scalars) {
     std::vector<char> params(template_);
-    fill(params.data(), pointers, scalars);
+    fill(params.data(), {pointers.data(), pointers.size()}, {scalars.data(), scalars.size()});
     return nb::bytes(params.data(), params.size());
   }
 
   void run(int device, std::uintptr_t stream, std::vector<std::uint64_t> const& pointers,
            std::vector<double> const& scalars) {
+    run_slots(device, stream, {pointers.data(), pointers.size()}, {scalars.data(), scalars.size()});
+  }
+
+  // run() on slot arrays: what tilefuse._torch_ops calls (through run_prepared_launch) without Python.
+  void run_slots(int device, std::uintptr_t stream, Slots<std::uint64_t> pointers, Slots<double> scalars) {
     int current = -1;
     check_cuda(cudaGetDevice(&current), "cudaGetDevice");
     if (current != device) check_cuda(cudaSetDevice(device), "cudaSetDevice");
     // The kernel copies its by-value parameter at launch; 64-byte alignment keeps the tensor maps at the
-    // alignment the struct declares.
-    storage_.resize((template_.size() + 7) / 8 + 8);
-    auto* aligned = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(storage_.data()) + 63) & ~std::uintptr_t{63});
+    // alignment the struct declares. One buffer per thread: the autograd engine's thread launches too.
+    thread_local std::vector<std::uint64_t> storage;
+    storage.resize((template_.size() + 7) / 8 + 8);
+    auto* aligned = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(storage.data()) + 63) & ~std::uintptr_t{63});
     std::memcpy(aligned, template_.data(), template_.size());
     fill(aligned, pointers, scalars);
     tilefuse::LaunchConfig config;
@@ -165,7 +181,7 @@ class PreparedLaunch {
     return offset;
   }
 
-  static std::uint64_t at(std::vector<std::uint64_t> const& pointers, int slot) {
+  static std::uint64_t at(Slots<std::uint64_t> pointers, int slot) {
     if (slot < 0 || static_cast<std::size_t>(slot) >= pointers.size()) {
       throw std::invalid_argument("tilefuse: pointer slot " + std::to_string(slot) + " of " +
                                   std::to_string(pointers.size()));
@@ -173,7 +189,7 @@ class PreparedLaunch {
     return pointers[static_cast<std::size_t>(slot)];
   }
 
-  std::vector<Blob> const& encoded(Maps& maps, std::vector<std::uint64_t> const& pointers) {
+  std::vector<Blob> const& encoded(Maps& maps, Slots<std::uint64_t> pointers) {
     // A hit (every warm call of a steady loop) compares in place: no allocation per launch.
     auto const same = [&](std::vector<std::uint64_t> const& key) {
       for (std::size_t i = 0; i < key.size(); ++i) {
@@ -186,6 +202,7 @@ class PreparedLaunch {
     }
     std::vector<std::uint64_t> bound;
     for (int slot : maps.slots) bound.push_back(at(pointers, slot));
+    nb::gil_scoped_acquire gil;  // a launch from the autograd engine's thread runs without the GIL
     nb::list args;
     for (std::uint64_t p : bound) args.append(p);
     nb::object const result = nb::steal(PyObject_CallObject(maps.encode.ptr(), nb::tuple(args).ptr()));
@@ -207,7 +224,7 @@ class PreparedLaunch {
     return maps.recent.back().second;
   }
 
-  void fill(char* params, std::vector<std::uint64_t> const& pointers, std::vector<double> const& scalars) {
+  void fill(char* params, Slots<std::uint64_t> pointers, Slots<double> scalars) {
     for (auto const& [offset, slot] : pointers_) {
       std::uint64_t const value = at(pointers, slot);
       std::memcpy(params + offset, &value, 8);
@@ -233,8 +250,24 @@ class PreparedLaunch {
   std::vector<char> template_;
   std::vector<std::pair<std::size_t, int>> pointers_, scalars_;
   std::vector<Maps> maps_;
-  std::vector<std::uint64_t> storage_;
 };
+
+// The C entry tilefuse._torch_ops launches a PreparedLaunch through (its address and this function's come from
+// PreparedLaunch.address and _C.run_prepared_launch_address): 0 on success, else 1 with the error in `error`.
+extern "C" int run_prepared_launch(void* launch, int device, std::uintptr_t stream, std::uint64_t const* pointers,
+                                   std::size_t pointer_count, double const* scalars, std::size_t scalar_count,
+                                   char* error, std::size_t error_size) {
+  try {
+    static_cast<PreparedLaunch*>(launch)->run_slots(device, stream, {pointers, pointer_count},
+                                                    {scalars, scalar_count});
+    return 0;
+  } catch (std::exception const& e) {
+    std::snprintf(error, error_size, "%s", e.what());
+  } catch (...) {
+    std::snprintf(error, error_size, "tilefuse: a launch failed (a Python error while encoding a tensor map)");
+  }
+  return 1;
+}
 
 // Runs a layout kernel (one thread; writes `words` 64-bit integers to its pointer argument) and
 // returns what it wrote.
@@ -302,7 +335,10 @@ void bind_launch(nb::module_& m) {
       .def("pack", &PreparedLaunch::pack, nb::arg("pointers"), nb::arg("scalars"),
            "The Params bytes a call with these pointers and scalars launches with.")
       .def("run", &PreparedLaunch::run, nb::arg("device"), nb::arg("stream"), nb::arg("pointers"),
-           nb::arg("scalars"));
+           nb::arg("scalars"))
+      .def_prop_ro("address", [](PreparedLaunch& self) { return reinterpret_cast<std::uintptr_t>(&self); },
+                   "This launch's address, for run_prepared_launch (valid while the object lives).");
+  m.attr("run_prepared_launch_address") = reinterpret_cast<std::uintptr_t>(&run_prepared_launch);
   m.def("read_layout", &read_layout, nb::arg("kernel"), nb::arg("device"), nb::arg("words"),
         "Runs a parameter-layout kernel and returns the integers it wrote.");
   m.def("device_properties", &device_properties, nb::arg("device"), "[sm_count, major, minor] of a device.");

@@ -17,7 +17,9 @@ import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
+from . import fast_path
 from .conv2d import Conv2d
+from .conv2d_phases import PhasedDgrad
 from .errors import TensorArgumentError
 from .epilogue.common import fused
 from .kernel_params import signature
@@ -115,11 +117,12 @@ class _Checked:
     ran, the grad's signature and the dgrad's and wgrad's warm calls for it (a later backward with that
     signature goes straight to them)."""
 
-    __slots__ = ("conv", "warm", "grad_signature", "dgrad", "wgrad")
+    __slots__ = ("conv", "warm", "grad_signature", "dgrad", "wgrad", "fast")
 
     def __init__(self, conv, warm):
         self.conv, self.warm = conv, warm
         self.grad_signature = self.dgrad = self.wgrad = None
+        self.fast = 0  # the C++ fast path's entry for this signature (fast_path), 0: none
 
 
 def _epilogue_arguments(bias, residual):
@@ -167,7 +170,65 @@ def _forward_checked(x, weight, bias, residual, stride, padding, dilation, activ
     y = known.conv.run(x, weight, **arguments)
     known.warm = known.conv.warm_call(x, weight, arguments)
     _CHECKED.remember(key, known)
+    if kind == "forward" and known.warm is not None and (bias is None or arguments["bias"] is bias):
+        known.fast = _remember_fast(x, weight, bias, residual, stride, padding, dilation, activation, layout,
+                                    known.warm, tuple(arguments))
     return y, known
+
+
+# ---- the C++ warm path (fast_path): calls of a checked signature without Python ----
+
+_FAST = {}  # (stride, padding, dilation, activation, layout) -> tilefuse._torch_ops.FastConv
+
+
+def fast_conv(stride, padding, dilation, activation, layout):
+    """The C++ warm path of conv2d with these arguments (call it with x, weight, bias, residual: the output,
+    or None where Python must take the call), or None without tilefuse._torch_ops."""
+    key = (tuple(stride), tuple(padding), tuple(dilation), activation, layout)
+    fast = _FAST.get(key)
+    if fast is None:
+        ops = fast_path.module()
+        if ops is None:
+            return None
+        geometry = (list(stride), list(padding), list(dilation))
+        fast = _FAST[key] = ops.FastConv(activation, lambda *args: _fast_backward(geometry, *args))
+    return fast
+
+
+def _remember_fast(x, weight, bias, residual, stride, padding, dilation, activation, layout, warm, names):
+    """Hands a checked forward call to the C++ warm path; its entry (0: not taken)."""
+    fast = fast_conv(stride, padding, dilation, activation, layout)
+    native = fast_path.native_warm_call(warm, names) if fast is not None else None
+    return 0 if native is None else fast.remember(x, weight, bias, residual, native)
+
+
+def _fast_backward(geometry, grad_y, x, weight, needs_x, needs_w, entry):
+    """The C++ node's backward when its entry has no warm dgrad / wgrad for grad_y's signature: the kernels
+    through Python, then their warm calls handed to the entry."""
+    stride, padding, dilation = geometry
+    grad = grad_y.contiguous(memory_format=CL)
+    grad_x = _dgrad_impl(grad, weight, list(x.shape), stride, padding, dilation) if needs_x else None
+    grad_w = _wgrad_impl(grad, x, list(weight.shape), stride, padding, dilation) if needs_w else None
+    if needs_x and needs_w and grad is grad_y:
+        _remember_fast_grads(entry, x, weight, grad_y, stride, padding, dilation)
+    return grad_x, grad_w
+
+
+def _remember_fast_grads(entry, x, weight, grad_y, stride, padding, dilation):
+    """The dgrad's and wgrad's warm calls for grad_y, in C++, on the fast path's entry (when both exist)."""
+    ops = fast_path.module()
+    if not entry or ops is None:
+        return
+    dgrad = _conv("dgrad", stride, padding, dilation, "require").warm_call(grad_y, weight, {}, tuple(x.shape))
+    wgrad = _conv("wgrad", stride, padding, dilation, "require", kernel_size=tuple(weight.shape[2:])).warm_call(
+        grad_y, x, {})
+    if isinstance(dgrad, PhasedDgrad):
+        native_dgrad = fast_path.native_phased_dgrad(dgrad, grad_y, weight)
+    else:
+        native_dgrad = fast_path.native_warm_call(dgrad)
+    native_wgrad = fast_path.native_warm_call(wgrad)
+    if native_dgrad is not None and native_wgrad is not None:
+        ops.FastConv.remember_grads(entry, grad_y, native_dgrad, native_wgrad)
 
 
 @torch.library.custom_op("tilefuse::conv2d", mutates_args=())
@@ -389,6 +450,7 @@ def _remember_grads(ctx, grad_y):
         grad_y, x, {})
     if dgrad is not None and wgrad is not None:
         checked.dgrad, checked.wgrad, checked.grad_signature = dgrad, wgrad, signature(grad_y)
+        _remember_fast_grads(checked.fast, x, weight, grad_y, stride, padding, dilation)
 
 
 def conv2d(x, weight, bias=None, residual=None, stride=1, padding=0, dilation=1, activation=None, layout="require"):
@@ -401,6 +463,13 @@ def conv2d(x, weight, bias=None, residual=None, stride=1, padding=0, dilation=1,
     def pair(v):
         return [v, v] if isinstance(v, int) else list(v)
 
+    stride, padding, dilation = pair(stride), pair(padding), pair(dilation)
+    activation = activation_name(activation)
+    if not torch.compiler.is_compiling():
+        fast = _FAST.get((tuple(stride), tuple(padding), tuple(dilation), activation, layout))
+        y = fast(x, weight, bias, residual) if fast is not None else None
+        if y is not None:
+            return y
     tensors = autocast(x, weight, bias, residual)
     pad_c = channels_to_pad(*tensors[:2])
     if pad_c and (layout == "convert" or tensors[0].is_contiguous(memory_format=CL)):
@@ -412,4 +481,4 @@ def conv2d(x, weight, bias=None, residual=None, stride=1, padding=0, dilation=1,
         op = _EagerConv2d.apply
     else:  # nothing to differentiate: the kernel alone, as torch's ops do under no_grad
         op = _forward_impl
-    return op(*tensors, pair(stride), pair(padding), pair(dilation), activation_name(activation), layout)
+    return op(*tensors, stride, padding, dilation, activation, layout)

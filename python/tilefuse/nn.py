@@ -10,7 +10,7 @@ Needs PyTorch; Linear's kernels need bf16 / fp16 on an sm_90 GPU (H100 / H200), 
 from .errors import require_torch
 
 torch = require_torch("tilefuse.nn")
-from . import ops  # noqa: E402 - registers the tilefuse:: custom ops
+from . import conv_ops, ops  # noqa: E402 - registers the tilefuse:: custom ops
 from .op_common import activation_name  # noqa: E402
 
 
@@ -78,6 +78,9 @@ class Conv2d(torch.nn.Conv2d):
         super().__init__(in_channels, out_channels, kernel_size, stride=stride, padding=padding, dilation=dilation,
                          groups=groups, bias=bias, padding_mode=padding_mode, device=device, dtype=dtype)
         self._explicit_padding = self._padding_pair()
+        # The C++ warm path's key (conv_ops.fast_conv): a call of a signature checked before runs from C++.
+        self._fast_key = (tuple(self.stride), tuple(self._explicit_padding), tuple(self.dilation), self.activation,
+                          self.layout)
 
     def _padding_pair(self):
         if self.padding == "valid":
@@ -91,6 +94,11 @@ class Conv2d(torch.nn.Conv2d):
         return list(self.padding)
 
     def forward(self, x, residual=None):
+        if not torch.compiler.is_compiling():
+            fast = conv_ops._FAST.get(getattr(self, "_fast_key", None))
+            y = fast(x, self.weight, self.bias, residual) if fast is not None else None
+            if y is not None:
+                return y
         return ops.conv2d(x, self.weight, self.bias, residual, list(self.stride), self._explicit_padding,
                           list(self.dilation), self.activation, self.layout)
 

@@ -1,0 +1,71 @@
+"""tilefuse._torch_ops, the C++ warm path of the conv ops, without a GPU: it is built and loads for the torch
+it was built for (and says why not for another), hands back None (the Python path) for everything it has no
+checked call of, and copies exactly the Python warm calls it can repeat."""
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import tilefuse  # noqa: E402
+from tilefuse import _C, conv_ops, fast_path  # noqa: E402
+from tilefuse.kernel_params import Launch, WarmCall  # noqa: E402
+
+CL = torch.channels_last
+
+
+def test_the_extension_is_built_with_torch_and_loads():
+    assert fast_path.available(), fast_path.why_unavailable()
+    assert fast_path.why_unavailable() is None
+
+
+def test_another_torch_version_is_refused_with_the_reason(monkeypatch):
+    monkeypatch.setattr(torch, "__version__", "0.0.1")
+    monkeypatch.setattr(fast_path, "_STATE", {})
+    assert fast_path.module() is None
+    assert "built for torch" in fast_path.why_unavailable() and "0.0.1" in fast_path.why_unavailable()
+
+
+def test_calls_without_a_checked_signature_go_to_python():
+    fast = conv_ops.fast_conv([1, 1], [1, 1], [1, 1], "none", "require")
+    before = fast.stats()["misses"]
+    x = torch.randn(2, 8, 5, 5).contiguous(memory_format=CL)
+    w = torch.randn(8, 8, 3, 3).contiguous(memory_format=CL)
+    assert fast(x, w, None, None) is None  # CPU tensors: never an entry
+    assert fast(x, w, torch.randn(8), torch.randn(2, 8, 5, 5)) is None
+
+    class Sub(torch.Tensor):
+        pass
+
+    assert fast(x.as_subclass(Sub), w, None, None) is None  # subclasses keep their own dispatch
+    assert fast.stats()["misses"] == before + 2
+
+
+def test_the_same_arguments_share_one_fast_conv():
+    a = conv_ops.fast_conv([2, 2], [0, 0], [1, 1], "relu", "require")
+    assert conv_ops.fast_conv((2, 2), (0, 0), (1, 1), "relu", "require") is a
+    assert conv_ops.fast_conv([2, 2], [0, 0], [1, 1], "none", "require") is not a
+
+
+def _warm(pointer_keys, scalars=(), outputs=None):
+    launch = Launch(kernel=0, grid=1, threads=128, smem_bytes=0, template=bytes(8 * len(pointer_keys) + 8))
+    launch.pointers = [(8 * i, key) for i, key in enumerate(pointer_keys)]
+    launch.scalars = [(8 * len(pointer_keys), name) for name in scalars]
+    outputs = outputs or [("D", "store", (2, 8, 5, 5), torch.bfloat16, True)]
+    return WarmCall(0, [launch], outputs)
+
+
+def test_python_warm_calls_are_copied_where_the_fast_path_can_repeat_them():
+    assert fast_path.native_warm_call(_warm(["a", "b", "arg:bias", "out:D"]), ("bias",)) is not None
+    assert fast_path.native_warm_call(_warm(["a", "b", "out:D", "partials", "tickets"])) is not None
+    # an epilogue scalar, a second output, a reduction, an argument it was not told of: the Python path
+    assert fast_path.native_warm_call(_warm(["a", "b", "out:D"], scalars=["alpha"])) is None
+    two = [("D", "store", (2, 8, 5, 5), torch.bfloat16, True), ("E", "store", (2, 8, 5, 5), torch.bfloat16, True)]
+    assert fast_path.native_warm_call(_warm(["a", "b", "out:D"], outputs=two)) is None
+    assert fast_path.native_warm_call(_warm(["a", "b", "out:D"], outputs=[("D", "reduce", (8,), 0.0, False)])) is None
+    assert fast_path.native_warm_call(_warm(["a", "b", "arg:scale", "out:D"])) is None
+
+
+def test_the_launch_entry_and_addresses_are_exported():
+    assert isinstance(_C.run_prepared_launch_address, int) and _C.run_prepared_launch_address != 0
+    native = _C.PreparedLaunch(0, 1, 128, 1, 0, 1, bytes(16))
+    assert native.address != 0
+    assert tilefuse.nn.Conv2d(8, 8, 3, padding=1)._fast_key == ((1, 1), (1, 1), (1, 1), "none", "require")
