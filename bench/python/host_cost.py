@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 
 import tilefuse
+import tilefuse.fast_path
 import tilefuse.nn
 import tilefuse.ops as ops
 import tilefuse.inference_ops  # noqa: F401 - registers the frozen graphs' ops
@@ -76,6 +77,23 @@ def rows():
     ]
 
 
+def training_rows():
+    """Forward + backward of one conv layer under autograd (grad mode on): tilefuse.nn.Conv2d (its C++ warm path
+    where tilefuse._torch_ops is built) beside torch.nn.Conv2d (cuDNN)."""
+    cl = torch.channels_last
+    x = torch.randn(8, 256, 14, 14, device="cuda", dtype=torch.bfloat16).contiguous(memory_format=cl)
+    x.requires_grad_()
+    grad = torch.randn(8, 256, 14, 14, device="cuda", dtype=torch.bfloat16).contiguous(memory_format=cl)
+    ours = tilefuse.nn.Conv2d(256, 256, 3, padding=1, bias=False).to("cuda", torch.bfloat16).to(memory_format=cl)
+    theirs = torch.nn.Conv2d(256, 256, 3, padding=1, bias=False).to("cuda", torch.bfloat16).to(memory_format=cl)
+    return [("conv 8x256x14x14, 3x3, training (grad mode on)", [
+        ("tilefuse.nn.Conv2d forward", lambda: ours(x)),
+        ("torch.nn.Conv2d forward", lambda: theirs(x)),
+        ("tilefuse.nn.Conv2d forward + backward", lambda: ours(x).backward(grad)),
+        ("torch.nn.Conv2d forward + backward", lambda: theirs(x).backward(grad)),
+    ])]
+
+
 def profile(name, call, count=2000):
     for _ in range(20):
         call()
@@ -97,13 +115,20 @@ def main():
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--markdown")
     args = parser.parse_args()
-    lines = [f"host us per warm call, {torch.cuda.get_device_name()}, torch {torch.__version__}, no_grad", ""]
+    fast = "C++ warm path on" if tilefuse.fast_path.available() else f"C++ warm path off: {tilefuse.fast_path.why_unavailable()}"
+    lines = [f"host us per warm call, {torch.cuda.get_device_name()}, torch {torch.__version__}, no_grad unless said; "
+             f"{fast}", ""]
     with torch.no_grad():
         table = rows()
         for group, calls in table:
             lines += [f"| {group} | host us per call |", "|---|---:|"]
             lines += [f"| {name} | {host_us(call):.1f} |" for name, call in calls]
             lines.append("")
+    for group, calls in training_rows():
+        lines += [f"| {group} | host us per call |", "|---|---:|"]
+        lines += [f"| {name} | {host_us(call):.1f} |" for name, call in calls]
+        lines.append("")
+    with torch.no_grad():
         print("\n".join(lines), flush=True)
         if args.markdown:
             open(args.markdown, "w").write("\n".join(lines) + "\n")

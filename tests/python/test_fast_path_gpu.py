@@ -1,0 +1,95 @@
+"""The C++ warm path (tilefuse._torch_ops) on a GPU: from the second call of a signature on, tilefuse.nn.Conv2d's
+forward and backward run from C++, and every output and gradient is exactly what the Python path gave and
+exactly the float64 reference rounded to the dtype (integer-valued inputs: every sum is exact in fp32)."""
+import pytest
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] < 8:
+    pytest.skip("needs an sm_80 or newer GPU", allow_module_level=True)
+
+import tilefuse.nn  # noqa: E402
+from tilefuse import conv_ops, fast_path  # noqa: E402
+
+F = torch.nn.functional
+CL = torch.channels_last
+
+
+def integers(*shape, generator):
+    return torch.randint(-1, 2, shape, device="cuda", generator=generator).to(torch.bfloat16)
+
+
+def exact(ours, reference, what):
+    expected = reference.to(torch.bfloat16)
+    bad = (ours.float() != expected.float()).sum().item()
+    assert bad == 0, f"{what}: {bad} of {ours.numel()} elements differ from the float64 reference"
+
+
+@pytest.mark.parametrize("stride,bias,residual", [(1, True, False), (2, False, False), (1, False, True),
+                                                  (2, True, True)])
+def test_training_steps_run_from_cpp_and_stay_exact(stride, bias, residual):
+    assert fast_path.available(), fast_path.why_unavailable()
+    g = torch.Generator(device="cuda").manual_seed(stride * 10 + bias * 2 + residual)
+    module = tilefuse.nn.Conv2d(64, 96, 3, stride=stride, padding=1, bias=bias, device="cuda", dtype=torch.bfloat16)
+    with torch.no_grad():
+        module.weight.copy_(integers(96, 64, 3, 3, generator=g))
+        if bias:
+            module.bias.copy_(integers(96, generator=g))
+    module = module.to(memory_format=CL)
+    fast = conv_ops.fast_conv(module.stride, module._explicit_padding, module.dilation, "none", "require")
+    before = dict(fast.stats()) if fast is not None else None
+    for step in range(4):
+        x = integers(3, 64, 17, 15, generator=g).contiguous(memory_format=CL).requires_grad_()
+        out_shape = F.conv2d(x.detach(), module.weight.detach(), stride=stride, padding=1).shape
+        r = integers(*out_shape, generator=g).contiguous(memory_format=CL).requires_grad_() if residual else None
+        y = module(x, r)
+        grad = integers(*y.shape, generator=g).contiguous(memory_format=CL)
+        inputs = [x, module.weight] + ([module.bias] if bias else []) + ([r] if residual else [])
+        grads = torch.autograd.grad(y, inputs, grad)
+        x64, w64, g64 = x.detach().double(), module.weight.detach().double(), grad.double()
+        ref = F.conv2d(x64, w64, module.bias.detach().double() if bias else None, stride=stride, padding=1)
+        exact(y, ref + (r.detach().double() if residual else 0), f"step {step} y")
+        assert y.is_contiguous(memory_format=CL)
+        exact(grads[0], torch.nn.grad.conv2d_input(x.shape, w64, g64, stride=stride, padding=1), f"step {step} grad x")
+        exact(grads[1], torch.nn.grad.conv2d_weight(x64, w64.shape, g64, stride=stride, padding=1),
+              f"step {step} grad w")
+        if bias:
+            exact(grads[2], g64.sum((0, 2, 3)), f"step {step} grad bias")
+        if residual:
+            exact(grads[-1], g64, f"step {step} grad residual")
+    stats = fast.stats() if fast is not None else conv_ops.fast_conv(
+        module.stride, module._explicit_padding, module.dilation, "none", "require").stats()
+    before = before or {"forwards": 0, "backwards": 0}
+    # step 0 plans through Python; steps 1-3 run from C++, their backwards by warm calls
+    assert stats["forwards"] - before["forwards"] == 3, stats
+    assert stats["backwards"] - before["backwards"] == 3, stats
+
+
+def test_inference_with_an_activation_runs_from_cpp_and_training_with_it_takes_python():
+    g = torch.Generator(device="cuda").manual_seed(7)
+    module = tilefuse.nn.Conv2d(32, 64, 1, activation="relu", device="cuda", dtype=torch.bfloat16).to(memory_format=CL)
+    x = torch.randn(2, 32, 9, 9, device="cuda", generator=g).bfloat16().contiguous(memory_format=CL)
+    with torch.no_grad():
+        first = module(x)
+        second = module(x)
+    fast = conv_ops.fast_conv((1, 1), (0, 0), (1, 1), "relu", "require")
+    assert fast.stats()["forwards"] >= 1
+    assert torch.equal(first, second)
+    misses = fast.stats()["misses"]
+    y = module(x.requires_grad_())  # relu's backward masks by the output: the Python op's
+    assert fast.stats()["misses"] == misses + 1
+    assert torch.equal(y, first)
+
+
+def test_a_contiguous_weight_and_a_stem_take_the_python_path_and_stay_correct():
+    g = torch.Generator(device="cuda").manual_seed(3)
+    stem = tilefuse.nn.Conv2d(3, 64, 7, stride=2, padding=3, bias=False, device="cuda", dtype=torch.bfloat16)
+    stem = stem.to(memory_format=CL)
+    reference = torch.nn.Conv2d(3, 64, 7, stride=2, padding=3, bias=False, device="cuda", dtype=torch.bfloat16)
+    reference.weight = stem.weight
+    for _ in range(3):
+        x = torch.randn(2, 3, 32, 32, device="cuda", generator=g).bfloat16().contiguous(memory_format=CL)
+        torch.testing.assert_close(stem(x).float(), reference(x).float(), rtol=2e-2, atol=5e-2)
+    plain = tilefuse.nn.Conv2d(16, 16, 3, padding=1, bias=False, device="cuda", dtype=torch.bfloat16)  # contiguous w
+    for _ in range(3):
+        x = torch.randn(2, 16, 8, 8, device="cuda", generator=g).bfloat16().contiguous(memory_format=CL)
+        torch.testing.assert_close(plain(x).float(), F.conv2d(x, plain.weight, padding=1).float(), rtol=2e-2, atol=5e-2)
