@@ -459,7 +459,8 @@ def conv2d(x, weight, bias=None, residual=None, stride=1, padding=0, dilation=1,
     weight (K, C, R, S) channels-last (layout="convert" copies them otherwise); bias (K,); residual y's shape.
     bf16 / fp16 on an sm_80+ GPU (float32 under torch.autocast("cuda") is cast to its dtype). Channels that
     do not make 16-byte rows (an RGB image's 3) are padded with zeros on x and the weight where the planner
-    says so (conv::channels_to_pad): a copy of x, then the aligned kernels."""
+    says so (conv::channels_to_pad): a copy of x, then the aligned kernels. A call whose tensors have the
+    signature of an earlier one runs from C++ (fast_path) where tilefuse._torch_ops is built."""
     def pair(v):
         return [v, v] if isinstance(v, int) else list(v)
 
@@ -470,6 +471,12 @@ def conv2d(x, weight, bias=None, residual=None, stride=1, padding=0, dilation=1,
         y = fast(x, weight, bias, residual) if fast is not None else None
         if y is not None:
             return y
+    return conv2d_python(x, weight, bias, residual, stride, padding, dilation, activation, layout)
+
+
+def conv2d_python(x, weight, bias, residual, stride, padding, dilation, activation, layout):
+    """conv2d through Python (the first call of a signature, and whatever the C++ path does not take): stride,
+    padding and dilation as lists, activation by its op name."""
     tensors = autocast(x, weight, bias, residual)
     pad_c = channels_to_pad(*tensors[:2])
     if pad_c and (layout == "convert" or tensors[0].is_contiguous(memory_format=CL)):

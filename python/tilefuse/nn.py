@@ -99,8 +99,8 @@ class Conv2d(torch.nn.Conv2d):
             y = fast(x, self.weight, self.bias, residual) if fast is not None else None
             if y is not None:
                 return y
-        return ops.conv2d(x, self.weight, self.bias, residual, list(self.stride), self._explicit_padding,
-                          list(self.dilation), self.activation, self.layout)
+        return conv_ops.conv2d_python(x, self.weight, self.bias, residual, list(self.stride),
+                                      list(self._explicit_padding), list(self.dilation), self.activation, self.layout)
 
     def extra_repr(self):
         return super().extra_repr() + f", activation={self.activation!r}"

@@ -42,9 +42,11 @@ class FastConv;
 // The autograd node of a fast forward: grad_x by the dgrad, grad_w by the wgrad, grad_bias a sum, grad_residual
 // grad_y (activation "none": grad_z is grad_y). A grad_y of another signature goes to Python (fallback).
 struct ConvFunction : torch::autograd::Function<ConvFunction> {
+  // bias and residual are optional (an absent one is no input of the node; the edges of those present follow
+  // x's and w's in order).
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, at::Tensor const& x, at::Tensor const& w,
-                            at::Tensor const& bias, at::Tensor const& residual, std::int64_t entry,
-                            std::int64_t owner);
+                            std::optional<at::Tensor> const& bias, std::optional<at::Tensor> const& residual,
+                            std::int64_t entry, std::int64_t owner);
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads);
 };
@@ -84,8 +86,9 @@ class FastConv {
         misses_.fetch_add(1, std::memory_order_relaxed);
         return py::none();
       }
-      y = ConvFunction::apply(*tensors[0], *tensors[1], b, r, reinterpret_cast<std::int64_t>(e),
-                              reinterpret_cast<std::int64_t>(this));
+      y = ConvFunction::apply(*tensors[0], *tensors[1], tensors[2] ? std::optional<at::Tensor>(b) : std::nullopt,
+                              tensors[3] ? std::optional<at::Tensor>(r) : std::nullopt,
+                              reinterpret_cast<std::int64_t>(e), reinterpret_cast<std::int64_t>(this));
     }
     forwards_.fetch_add(1, std::memory_order_relaxed);
     return py::reinterpret_steal<py::object>(THPVariable_Wrap(std::move(y)));
@@ -168,13 +171,15 @@ class FastConv {
 };
 
 at::Tensor ConvFunction::forward(torch::autograd::AutogradContext* ctx, at::Tensor const& x, at::Tensor const& w,
-                                 at::Tensor const& bias, at::Tensor const& residual, std::int64_t entry,
-                                 std::int64_t owner) {
+                                 std::optional<at::Tensor> const& bias, std::optional<at::Tensor> const& residual,
+                                 std::int64_t entry, std::int64_t owner) {
   auto const* e = reinterpret_cast<Entry const*>(entry);
-  at::Tensor y = e->forward->call(x, w, FastConv::arguments(bias, residual));
+  at::Tensor y = e->forward->call(x, w, FastConv::arguments(bias.value_or(at::Tensor()), residual.value_or(at::Tensor())));
   ctx->save_for_backward({x, w});
   ctx->saved_data["entry"] = entry;
   ctx->saved_data["owner"] = owner;
+  ctx->saved_data["bias"] = bias.has_value();
+  ctx->saved_data["residual"] = residual.has_value();
   return y;
 }
 
@@ -205,9 +210,10 @@ torch::autograd::variable_list ConvFunction::backward(torch::autograd::AutogradC
     if (needs_x) grad_x = THPVariable_Unpack(out[0].ptr());
     if (needs_w) grad_w = THPVariable_Unpack(out[1].ptr());
   }
+  bool const has_bias = ctx->saved_data["bias"].toBool(), has_residual = ctx->saved_data["residual"].toBool();
   at::Tensor grad_bias, grad_residual;
-  if (ctx->needs_input_grad(2)) grad_bias = grad_y.sum({0, 2, 3});
-  if (ctx->needs_input_grad(3)) grad_residual = grad_y;
+  if (has_bias && ctx->needs_input_grad(2)) grad_bias = grad_y.sum({0, 2, 3});
+  if (has_residual && ctx->needs_input_grad(has_bias ? 3 : 2)) grad_residual = grad_y;
   return {grad_x, grad_w, grad_bias, grad_residual, at::Tensor(), at::Tensor()};
 }
 
