@@ -25,6 +25,7 @@ import dataclasses
 import struct
 from dataclasses import dataclass
 
+from . import fast_path
 from .conv2d_phases import PhasedDgrad, PhasedDgradPlan
 from .dtypes import element_type
 from .errors import TensorArgumentError
@@ -240,6 +241,8 @@ class Conv2d:
         self.split_k = split_k
         self._operations = {}  # plan key -> ConvPlan
         self._warm = {}  # call signature -> WarmCall
+        self._table = None  # the same calls in C++ (fast_path.remember_run), made at the first one it takes
+        self._names = {}  # the epilogue argument names of those calls -> their id in the table
 
     # ---- operands ----
 
@@ -466,6 +469,12 @@ class Conv2d:
         numbers where it had numbers) repeats that call's checked plan: only pointers and scalars are new.
         CUDA tensors of other frameworks (anything with __dlpack__: CuPy, JAX, ...) are taken through DLPack
         without a copy; outputs are torch tensors."""
+        table = self._table
+        if table is not None and input_size is None:  # the C++ warm path: None where it has no such call
+            names = self._names.get(tuple(arguments))
+            y = table(a, b, names, *arguments.values()) if names is not None else None
+            if y is not None:
+                return y
         a, b = from_dlpack(a), from_dlpack(b)
         arguments = {name: from_dlpack(value) for name, value in arguments.items()}
         key = _call_key(a, b, input_size, arguments)
@@ -538,6 +547,8 @@ class Conv2d:
             isinstance(v, torch.Tensor) and v.data_ptr() != matrices[name].data_ptr() for name, v in arguments.items())
         if key is not None and not converted:
             self._warm[key] = warm
+            if input_size is None:
+                fast_path.remember_run(self, a, b, arguments, warm)
         return results["D"] if set(results) == {"D"} else results
 
     def _empty_batch(self, a, b, input_size, arguments):

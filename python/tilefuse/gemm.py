@@ -14,6 +14,7 @@ row stride (K-major: `weight.t()` of an (n, k) weight, as torch.nn.Linear holds 
 import struct
 from dataclasses import dataclass
 
+from . import fast_path
 from .errors import TensorArgumentError
 from .kernel_params import (IDENTITY, Launch, WarmCall, allocate, call_key, call_pointers, check_epilogue_arguments,
                             check_epilogue_function, check_out, check_out_dtype, current_raw_stream, device_properties,
@@ -106,6 +107,8 @@ class Gemm:
         self.tile = tile
         self._operations = {}  # plan key -> Operation
         self._warm = {}  # call signature -> WarmCall
+        self._table = None  # the same calls in C++ (fast_path.remember_run), made at the first one it takes
+        self._names = {}  # the epilogue argument names of those calls -> their id in the table
 
     # ---- planning ----
 
@@ -182,6 +185,12 @@ class Gemm:
         numbers where it had numbers) repeats that call's checked plan: only pointers and scalars are new.
         CUDA tensors of other frameworks (anything with __dlpack__: CuPy, JAX, ...) are taken through DLPack
         without a copy; outputs are torch tensors."""
+        table = self._table
+        if table is not None and out is None:  # the C++ warm path: None where it has no such call
+            names = self._names.get(tuple(arguments))
+            d = table(a, b, names, *arguments.values()) if names is not None else None
+            if d is not None:
+                return d
         a, b = from_dlpack(a), from_dlpack(b)
         arguments = {name: from_dlpack(value) for name, value in arguments.items()}
         key = call_key(a, b, arguments)
@@ -240,6 +249,7 @@ class Gemm:
                    arguments)
         if key is not None and not converted:
             self._warm[key] = WarmCall(ops.device_index, [launch], specs)
+            fast_path.remember_run(self, a, b, arguments, self._warm[key])
         if set(outputs) == {"D"}:
             return outputs["D"]
         return outputs

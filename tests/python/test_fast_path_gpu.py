@@ -93,3 +93,32 @@ def test_a_contiguous_weight_and_a_stem_take_the_python_path_and_stay_correct():
     for _ in range(3):
         x = torch.randn(2, 16, 8, 8, device="cuda", generator=g).bfloat16().contiguous(memory_format=CL)
         torch.testing.assert_close(plain(x).float(), F.conv2d(x, plain.weight, padding=1).float(), rtol=2e-2, atol=5e-2)
+
+
+def test_conv2d_and_gemm_run_repeat_from_the_cpp_table_with_new_tensors():
+    import tilefuse
+    from tilefuse.epilogue import relu
+
+    g = torch.Generator(device="cuda").manual_seed(11)
+    conv = tilefuse.Conv2d(padding=1, epilogue=lambda acc, bias, residual: relu(acc + bias + residual))
+    w = integers(32, 16, 3, 3, generator=g).contiguous(memory_format=CL)
+    b = integers(32, generator=g)
+    for step in range(3):
+        x = integers(2, 16, 9, 7, generator=g).contiguous(memory_format=CL)
+        r = integers(2, 32, 9, 7, generator=g).contiguous(memory_format=CL)
+        y = conv.run(x, w, bias=b, residual=r)
+        ref = torch.relu(F.conv2d(x.double(), w.double(), b.double(), padding=1) + r.double())
+        exact(y, ref, f"Conv2d.run call {step}")
+        assert y.is_contiguous(memory_format=CL)
+        if step == 0:
+            assert conv._table is not None  # the first call handed itself to C++
+    if torch.cuda.get_device_capability()[0] != 9:
+        return  # the Python GEMM runs the Hopper kernel only
+    gemm = tilefuse.Gemm(lambda acc, bias: acc + bias)
+    bias = integers(96, generator=g)
+    for step in range(3):
+        a = integers(40, 64, generator=g)
+        bt = integers(96, 64, generator=g)
+        d = gemm.run(a, bt.t(), bias=bias)
+        exact(d, a.double() @ bt.double().t() + bias.double(), f"Gemm.run call {step}")
+    assert gemm._table is not None

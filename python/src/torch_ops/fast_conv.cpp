@@ -39,6 +39,20 @@ struct Entry {
 
 class FastConv;
 
+// A torch.Tensor or Parameter itself (subclasses keep their own dispatch: the Python path).
+bool plain(py::handle h) {
+  static PyObject* const parameter = py::object(py::module_::import("torch.nn").attr("Parameter")).release().ptr();
+  PyTypeObject* const type = Py_TYPE(h.ptr());
+  return type == reinterpret_cast<PyTypeObject*>(THPVariableClass) || type == reinterpret_cast<PyTypeObject*>(parameter);
+}
+
+// What op_common.eager_path refuses, and autocast (whose cast the Python op makes).
+bool transformed() {
+  return c10::impl::TorchDispatchModeTLS::stack_len() > 0 ||
+         c10::impl::tls_is_dispatch_key_included(c10::DispatchKey::FuncTorchDynamicLayerFrontMode) ||
+         at::autocast::is_autocast_enabled(at::kCUDA);
+}
+
 // The autograd node of a fast forward: grad_x by the dgrad, grad_w by the wgrad, grad_bias a sum, grad_residual
 // grad_y (activation "none": grad_z is grad_y). A grad_y of another signature goes to Python (fallback).
 struct ConvFunction : torch::autograd::Function<ConvFunction> {
@@ -125,19 +139,6 @@ class FastConv {
   py::object const& fallback() const { return fallback_; }
 
  private:
-  static bool plain(py::handle h) {
-    static PyObject* const parameter = py::object(py::module_::import("torch.nn").attr("Parameter")).release().ptr();
-    PyTypeObject* const type = Py_TYPE(h.ptr());
-    return type == reinterpret_cast<PyTypeObject*>(THPVariableClass) || type == reinterpret_cast<PyTypeObject*>(parameter);
-  }
-
-  // What op_common.eager_path refuses, and autocast (whose cast the Python op makes).
-  static bool transformed() {
-    return c10::impl::TorchDispatchModeTLS::stack_len() > 0 ||
-           c10::impl::tls_is_dispatch_key_included(c10::DispatchKey::FuncTorchDynamicLayerFrontMode) ||
-           at::autocast::is_autocast_enabled(at::kCUDA);
-  }
-
   static Signature signature(at::Tensor const& x, at::Tensor const& w, at::Tensor const* bias, at::Tensor const* residual) {
     Signature s;
     s.add(x);
@@ -219,6 +220,59 @@ torch::autograd::variable_list ConvFunction::backward(torch::autograd::AutogradC
 
 // `keep` (the Python WarmCall, which owns the PreparedLaunch objects) is kept alive for good: entries are never
 // erased, and a node of an autograd graph may point at them.
+// The warm calls of one tilefuse.Conv2d or Gemm (their run()): by the signature of a, b, the epilogue's
+// argument names (an id Python keeps) and its tensors. A miss returns None: Python's run() takes the call.
+class WarmTable {
+ public:
+  static constexpr std::size_t kLimit = 4096;
+
+  py::object call(py::handle a, py::handle b, std::int64_t names, py::args values) {
+    Signature key;
+    std::vector<at::Tensor const*> tensors;
+    if (!key_of(a, b, names, values, key, tensors)) return py::none();
+    std::shared_ptr<WarmCall> warm;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto const found = calls_.find(key);
+      if (found == calls_.end()) return py::none();
+      warm = found->second;
+    }
+    at::Tensor y = warm->call(*tensors[0], *tensors[1], {tensors.begin() + 2, tensors.end()});
+    return py::reinterpret_steal<py::object>(THPVariable_Wrap(std::move(y)));
+  }
+
+  bool remember(py::handle a, py::handle b, std::int64_t names, py::args values, std::shared_ptr<WarmCall> warm) {
+    Signature key;
+    std::vector<at::Tensor const*> tensors;
+    if (!key_of(a, b, names, values, key, tensors)) return false;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (calls_.size() >= kLimit) return false;
+    calls_[key] = std::move(warm);
+    return true;
+  }
+
+ private:
+  static bool key_of(py::handle a, py::handle b, std::int64_t names, py::args const& values, Signature& key,
+                     std::vector<at::Tensor const*>& tensors) {
+    if (transformed()) return false;
+    for (py::handle h : {a, b}) {
+      if (!plain(h)) return false;
+      tensors.push_back(&THPVariable_Unpack(h.ptr()));
+    }
+    for (py::handle h : values) {
+      if (!plain(h)) return false;
+      tensors.push_back(&THPVariable_Unpack(h.ptr()));
+    }
+    if (tensors[0]->device().type() != c10::DeviceType::CUDA) return false;
+    key.add_word(names);
+    for (at::Tensor const* t : tensors) key.add(*t);
+    return !key.full();
+  }
+
+  std::mutex mutex_;
+  std::unordered_map<Signature, std::shared_ptr<WarmCall>, SignatureHash> calls_;
+};
+
 std::shared_ptr<WarmCall> make_warm_call(int device, std::vector<std::pair<std::uintptr_t, std::vector<int>>> const& launches,
                                          std::vector<std::int64_t> out_sizes, std::string const& out_dtype,
                                          std::int64_t partials_numel, bool zeroed, std::int64_t tickets_offset,
@@ -262,6 +316,10 @@ PYBIND11_MODULE(_torch_ops, m) {
            }), py::arg("out_size"), py::arg("filter_size"), py::arg("stride_h"), py::arg("stride_w"),
            py::arg("zero_fill"), py::arg("index"), py::arg("phases"))
       .def("__call__", &PhasedDgrad::call, py::arg("dy"), py::arg("w"));
+  py::class_<WarmTable>(m, "WarmTable", "The warm calls of one tilefuse.Conv2d or Gemm, by signature.")
+      .def(py::init<>())
+      .def("__call__", &WarmTable::call, py::arg("a"), py::arg("b"), py::arg("names"))
+      .def("remember", &WarmTable::remember, py::arg("a"), py::arg("b"), py::arg("names"), py::arg("warm"));
   py::class_<FastConv>(m, "FastConv", "The warm path of one conv op configuration (stride, padding, ...).")
       .def(py::init<std::string, py::object>(), py::arg("activation"), py::arg("fallback"))
       .def("__call__", &FastConv::call, py::arg("x"), py::arg("weight"), py::arg("bias").none(true),

@@ -21,6 +21,7 @@ class Signature {
   static constexpr std::size_t kCapacity = 80;
 
   void add(at::Tensor const& t);
+  void add_word(std::int64_t v) { push(v); }
   bool full() const { return overflow_; }
   bool operator==(Signature const& o) const;
   std::size_t hash() const;
