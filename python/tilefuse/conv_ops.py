@@ -170,34 +170,38 @@ def _forward_checked(x, weight, bias, residual, stride, padding, dilation, activ
     y = known.conv.run(x, weight, **arguments)
     known.warm = known.conv.warm_call(x, weight, arguments)
     _CHECKED.remember(key, known)
-    if kind == "forward" and known.warm is not None and (bias is None or arguments["bias"] is bias):
-        known.fast = _remember_fast(x, weight, bias, residual, stride, padding, dilation, activation, layout,
+    if known.warm is not None and (bias is None or arguments["bias"] is bias):
+        known.fast = _remember_fast(x, weight, bias, residual, stride, padding, dilation, activation, layout, kind,
                                     known.warm, tuple(arguments))
     return y, known
 
 
 # ---- the C++ warm path (fast_path): calls of a checked signature without Python ----
 
-_FAST = {}  # (stride, padding, dilation, activation, layout) -> tilefuse._torch_ops.FastConv
+_FAST = {}  # (stride, padding, dilation, activation, layout, kind) -> tilefuse._torch_ops.FastConv
 
 
-def fast_conv(stride, padding, dilation, activation, layout):
-    """The C++ warm path of conv2d with these arguments (call it with x, weight, bias, residual: the output,
-    or None where Python must take the call), or None without tilefuse._torch_ops."""
-    key = (tuple(stride), tuple(padding), tuple(dilation), activation, layout)
+def fast_conv(stride, padding, dilation, activation, layout, kind="forward"):
+    """The C++ warm path of conv2d (kind "forward") or conv2d_add_act ("add_act") with these arguments (call it
+    with x, weight, bias, residual: the output, or None where Python must take the call), or None without
+    tilefuse._torch_ops. The frozen graphs' conv2d_inference kernel takes the "require" ones."""
+    key = (tuple(stride), tuple(padding), tuple(dilation), activation, layout, kind)
     fast = _FAST.get(key)
     if fast is None:
         ops = fast_path.module()
         if ops is None:
             return None
         geometry = (list(stride), list(padding), list(dilation))
-        fast = _FAST[key] = ops.FastConv(activation, lambda *args: _fast_backward(geometry, *args))
+        trainable = kind == "forward" and activation == "none"  # grad_z is grad_y: the C++ node's backward
+        fast = _FAST[key] = ops.FastConv(trainable, lambda *args: _fast_backward(geometry, *args))
+        if layout == "require":
+            ops.register_inference_conv(*geometry, activation, kind == "add_act", fast)
     return fast
 
 
-def _remember_fast(x, weight, bias, residual, stride, padding, dilation, activation, layout, warm, names):
+def _remember_fast(x, weight, bias, residual, stride, padding, dilation, activation, layout, kind, warm, names):
     """Hands a checked forward call to the C++ warm path; its entry (0: not taken)."""
-    fast = fast_conv(stride, padding, dilation, activation, layout)
+    fast = fast_conv(stride, padding, dilation, activation, layout, kind)
     native = fast_path.native_warm_call(warm, names) if fast is not None else None
     return 0 if native is None else fast.remember(x, weight, bias, residual, native)
 
@@ -467,7 +471,7 @@ def conv2d(x, weight, bias=None, residual=None, stride=1, padding=0, dilation=1,
     stride, padding, dilation = pair(stride), pair(padding), pair(dilation)
     activation = activation_name(activation)
     if not torch.compiler.is_compiling():
-        fast = _FAST.get((tuple(stride), tuple(padding), tuple(dilation), activation, layout))
+        fast = _FAST.get((tuple(stride), tuple(padding), tuple(dilation), activation, layout, "forward"))
         y = fast(x, weight, bias, residual) if fast is not None else None
         if y is not None:
             return y

@@ -17,6 +17,7 @@ from typing import List, Optional
 import torch
 from torch import Tensor
 
+from . import fast_path
 from .conv_ops import _conv2d_add_act_fake, _forward_impl
 from .ops import _linear_fake, _linear_impl
 
@@ -37,7 +38,10 @@ def _conv2d_inference_fake(x, weight, bias, residual, stride, padding, dilation,
     return _conv2d_add_act_fake(x, weight, bias, residual, stride, padding, dilation, activation)
 
 
-_LIB.impl("conv2d_inference", _conv2d_inference, "CUDA")
-_LIB.impl("linear_inference", _linear_impl, "CUDA")
+if fast_path.available():  # C++ kernels that take the warm calls and call these on a miss
+    fast_path.module().register_inference_kernels(_conv2d_inference, _linear_impl)
+else:
+    _LIB.impl("conv2d_inference", _conv2d_inference, "CUDA")
+    _LIB.impl("linear_inference", _linear_impl, "CUDA")
 torch.library.register_fake("tilefuse::conv2d_inference", _conv2d_inference_fake, lib=_LIB)
 torch.library.register_fake("tilefuse::linear_inference", _linear_fake, lib=_LIB)

@@ -80,7 +80,7 @@ class Conv2d(torch.nn.Conv2d):
         self._explicit_padding = self._padding_pair()
         # The C++ warm path's key (conv_ops.fast_conv): a call of a signature checked before runs from C++.
         self._fast_key = (tuple(self.stride), tuple(self._explicit_padding), tuple(self.dilation), self.activation,
-                          self.layout)
+                          self.layout, "forward")
 
     def _padding_pair(self):
         if self.padding == "valid":

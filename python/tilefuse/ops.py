@@ -37,6 +37,7 @@ except ImportError as error:  # pragma: no cover - exercised only without torch
                               "of tilefuse (tilefuse.Gemm's planning, tilefuse.epilogue, tilefuse.jit) works "
                               "without it") from error
 
+from . import fast_path
 from .errors import TensorArgumentError
 from .gemm import Gemm
 from .kernel_params import check_out
@@ -164,8 +165,38 @@ def _linear_impl(x, weight, bias=None, residual=None, activation="none", out=Non
         return known.call(a, b, arguments, out).reshape(*lead, n)
     gemm = _gemm("forward", activation, bias is not None, residual is not None)
     y = gemm.run(a, b, out=out, **arguments)
-    _CHECKED.remember(key, gemm.warm_call(a, b, arguments) or False)
+    warm = gemm.warm_call(a, b, arguments)
+    _CHECKED.remember(key, warm or False)
+    if warm is not None and out is None and _reads_in_place((x, a), (weight, b), (bias, arguments.get("bias")),
+                                                            (residual, arguments.get("residual"))):
+        fast = fast_linear(activation)
+        native = fast_path.native_warm_call(warm, tuple(arguments)) if fast is not None else None
+        if native is not None:
+            fast.remember(x, weight, bias, residual, native)
     return y.reshape(*lead, n)
+
+
+def _reads_in_place(*pairs):
+    """Whether each (tensor, what the kernel read of it) shares its storage start: the C++ warm path passes the
+    tensors themselves."""
+    return all(t is None or t.data_ptr() == read.data_ptr() for t, read in pairs)
+
+
+_FAST_LINEAR = {}  # activation -> tilefuse._torch_ops.FastLinear
+
+
+def fast_linear(activation):
+    """The C++ warm path of linear without autograd for an activation (call it with x, weight, bias, residual:
+    the output, or None where Python must take the call), or None without tilefuse._torch_ops. The frozen
+    graphs' linear_inference kernel takes it too."""
+    fast = _FAST_LINEAR.get(activation)
+    if fast is None:
+        ops = fast_path.module()
+        if ops is None:
+            return None
+        fast = _FAST_LINEAR[activation] = ops.FastLinear()
+        ops.register_inference_linear(activation, fast)
+    return fast
 
 
 @torch.library.custom_op("tilefuse::linear", mutates_args=())
@@ -342,10 +373,16 @@ def linear(x, weight, bias=None, residual=None, activation=None):
     (out_features, in_features); bias: (out_features,) or None; residual: y's shape or None; activation: None,
     "relu", "gelu", "gelu_tanh", "silu", "sigmoid", "hardswish" or "relu6". bf16 / fp16 on an sm_90 GPU (or float32 under
     torch.autocast("cuda"), cast to its dtype); differentiable."""
+    activation = activation_name(activation)
+    if not torch.compiler.is_compiling():  # a checked signature without autograd: from C++ (fast_path)
+        fast = _FAST_LINEAR.get(activation)
+        y = fast(x, weight, bias, residual) if fast is not None else None
+        if y is not None:
+            return y
     tensors = autocast(x, weight, bias, residual)
     # Nothing to differentiate and nothing tracing: the kernel alone, without the custom-op dispatcher.
     op = _linear_impl if eager_path(tensors) and not needs_grad(tensors) else torch.ops.tilefuse.linear
-    return op(*tensors, activation_name(activation))
+    return op(*tensors, activation)
 
 
 def gemm(a, b, bias=None, residual=None, activation=None):

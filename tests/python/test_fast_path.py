@@ -1,6 +1,8 @@
 """tilefuse._torch_ops, the C++ warm path of the conv ops, without a GPU: it is built and loads for the torch
 it was built for (and says why not for another), hands back None (the Python path) for everything it has no
 checked call of, and copies exactly the Python warm calls it can repeat."""
+import importlib
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -25,7 +27,7 @@ def test_another_torch_version_is_refused_with_the_reason(monkeypatch):
 
 
 def test_calls_without_a_checked_signature_go_to_python():
-    fast = conv_ops.fast_conv([1, 1], [1, 1], [1, 1], "none", "require")
+    fast = conv_ops.fast_conv([1, 1], [1, 1], [1, 1], "none", "require", "forward")
     before = fast.stats()["misses"]
     x = torch.randn(2, 8, 5, 5).contiguous(memory_format=CL)
     w = torch.randn(8, 8, 3, 3).contiguous(memory_format=CL)
@@ -43,6 +45,20 @@ def test_the_same_arguments_share_one_fast_conv():
     a = conv_ops.fast_conv([2, 2], [0, 0], [1, 1], "relu", "require")
     assert conv_ops.fast_conv((2, 2), (0, 0), (1, 1), "relu", "require") is a
     assert conv_ops.fast_conv([2, 2], [0, 0], [1, 1], "none", "require") is not a
+    assert conv_ops.fast_conv([2, 2], [0, 0], [1, 1], "relu", "require", "add_act") is not a
+
+
+def test_the_frozen_graphs_ops_have_cpp_cuda_kernels_and_linear_a_fast_path():
+    importlib.import_module("tilefuse.inference_ops")
+    from tilefuse import ops
+
+    for op in ("tilefuse::conv2d_inference", "tilefuse::linear_inference"):
+        assert torch._C._dispatch_has_kernel_for_dispatch_key(op, "CUDA"), op
+    fast = ops.fast_linear("gelu")
+    assert ops.fast_linear("gelu") is fast and ops.fast_linear("relu") is not fast
+    x, w = torch.randn(4, 8), torch.randn(16, 8)
+    assert fast(x, w, None, None) is None  # CPU tensors: never an entry
+    assert fast.stats()["misses"] >= 1
 
 
 def _warm(pointer_keys, scalars=(), outputs=None):
@@ -68,4 +84,4 @@ def test_the_launch_entry_and_addresses_are_exported():
     assert isinstance(_C.run_prepared_launch_address, int) and _C.run_prepared_launch_address != 0
     native = _C.PreparedLaunch(0, 1, 128, 1, 0, 1, bytes(16))
     assert native.address != 0
-    assert tilefuse.nn.Conv2d(8, 8, 3, padding=1)._fast_key == ((1, 1), (1, 1), (1, 1), "none", "require")
+    assert tilefuse.nn.Conv2d(8, 8, 3, padding=1)._fast_key == ((1, 1), (1, 1), (1, 1), "none", "require", "forward")

@@ -1,6 +1,8 @@
 """The C++ warm path (tilefuse._torch_ops) on a GPU: from the second call of a signature on, tilefuse.nn.Conv2d's
 forward and backward run from C++, and every output and gradient is exactly what the Python path gave and
 exactly the float64 reference rounded to the dtype (integer-valued inputs: every sum is exact in fp32)."""
+import importlib
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -36,7 +38,7 @@ def test_training_steps_run_from_cpp_and_stay_exact(stride, bias, residual):
             module.bias.copy_(integers(96, generator=g))
     module = module.to(memory_format=CL)
     fast = conv_ops.fast_conv(module.stride, module._explicit_padding, module.dilation, "none", "require")
-    before = dict(fast.stats()) if fast is not None else None
+    before = dict(fast.stats())
     for step in range(4):
         x = integers(3, 64, 17, 15, generator=g).contiguous(memory_format=CL).requires_grad_()
         out_shape = F.conv2d(x.detach(), module.weight.detach(), stride=stride, padding=1).shape
@@ -56,9 +58,7 @@ def test_training_steps_run_from_cpp_and_stay_exact(stride, bias, residual):
             exact(grads[2], g64.sum((0, 2, 3)), f"step {step} grad bias")
         if residual:
             exact(grads[-1], g64, f"step {step} grad residual")
-    stats = fast.stats() if fast is not None else conv_ops.fast_conv(
-        module.stride, module._explicit_padding, module.dilation, "none", "require").stats()
-    before = before or {"forwards": 0, "backwards": 0}
+    stats = fast.stats()
     # step 0 plans through Python; steps 1-3 run from C++, their backwards by warm calls
     assert stats["forwards"] - before["forwards"] == 3, stats
     assert stats["backwards"] - before["backwards"] == 3, stats
@@ -122,3 +122,34 @@ def test_conv2d_and_gemm_run_repeat_from_the_cpp_table_with_new_tensors():
         d = gemm.run(a, bt.t(), bias=bias)
         exact(d, a.double() @ bt.double().t() + bias.double(), f"Gemm.run call {step}")
     assert gemm._table is not None
+
+
+def test_the_frozen_graphs_ops_and_linear_without_autograd_run_from_cpp():
+    importlib.import_module("tilefuse.inference_ops")  # registers the ops (C++ kernels over the fast paths)
+    import tilefuse.ops as ops
+
+    g = torch.Generator(device="cuda").manual_seed(5)
+    x = integers(2, 32, 8, 8, generator=g).contiguous(memory_format=CL)
+    w = integers(48, 32, 3, 3, generator=g).contiguous(memory_format=CL)
+    b = integers(48, generator=g)
+    r = integers(2, 48, 8, 8, generator=g).contiguous(memory_format=CL)
+    op = torch.ops.tilefuse.conv2d_inference
+    for residual_first in (False, True):
+        fast = conv_ops.fast_conv([1, 1], [1, 1], [1, 1], "relu", "require", "add_act" if residual_first else "forward")
+        before = fast.stats()["forwards"]
+        z = F.conv2d(x.double(), w.double(), b.double(), padding=1)
+        ref = torch.relu(z + r.double()) if residual_first else torch.relu(z) + r.double()
+        for step in range(3):
+            exact(op(x, w, b, r, [1, 1], [1, 1], [1, 1], "relu", residual_first), ref, f"conv2d_inference {step}")
+        assert fast.stats()["forwards"] - before == 2  # the first call plans through Python
+    if torch.cuda.get_device_capability()[0] != 9:
+        return
+    a = integers(3, 5, 64, generator=g)
+    wl = integers(80, 64, generator=g)
+    bl = integers(80, generator=g)
+    ref = torch.relu(a.double() @ wl.double().t() + bl.double())
+    with torch.no_grad():
+        for step in range(3):
+            exact(ops.linear(a, wl, bl, None, "relu"), ref, f"ops.linear {step}")
+            exact(torch.ops.tilefuse.linear_inference(a, wl, bl, None, "relu"), ref, f"linear_inference {step}")
+    assert ops.fast_linear("relu").stats()["hits"] >= 4

@@ -1,0 +1,231 @@
+// tilefuse._torch_ops: the warm calls of tilefuse's torch ops and run() methods in C++ against libtorch
+// (docs/python.md, "The C++ warm path"). Python checks, plans and makes the first call of every signature
+// and hands its launches over (tilefuse.fast_path); later calls of the signature never enter Python:
+//   FastConv    tilefuse.nn.Conv2d / ops.conv2d, with a C++ autograd node (warm dgrad and wgrad)
+//   FastLinear  tilefuse.ops.linear without autograd
+//   WarmTable   tilefuse.Conv2d.run / Gemm.run
+// and the frozen graphs' ops (tilefuse::conv2d_inference, linear_inference) get C++ CUDA kernels that take
+// the same fast paths and call their Python implementation on a miss.
+#include <torch/library.h>
+
+#include <array>
+#include <map>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "fast_ops.hpp"
+
+using namespace tilefuse_torch;
+
+namespace {
+
+// The warm calls of one tilefuse.Conv2d or Gemm (their run()): by the signature of a, b, the epilogue's
+// argument names (an id Python keeps) and its tensors. A miss returns None: Python's run() takes the call.
+class WarmTable {
+ public:
+  static constexpr std::size_t kLimit = 4096;
+
+  py::object call(py::handle a, py::handle b, std::int64_t names, py::args values) {
+    Signature key;
+    std::vector<at::Tensor const*> tensors;
+    if (!key_of(a, b, names, values, key, tensors)) return py::none();
+    std::shared_ptr<WarmCall> warm;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto const found = calls_.find(key);
+      if (found == calls_.end()) return py::none();
+      warm = found->second;
+    }
+    return wrap(warm->call(*tensors[0], *tensors[1], {tensors.begin() + 2, tensors.end()}));
+  }
+
+  bool remember(py::handle a, py::handle b, std::int64_t names, py::args values, std::shared_ptr<WarmCall> warm) {
+    Signature key;
+    std::vector<at::Tensor const*> tensors;
+    if (!key_of(a, b, names, values, key, tensors)) return false;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (calls_.size() >= kLimit) return false;
+    calls_[key] = std::move(warm);
+    return true;
+  }
+
+ private:
+  static bool key_of(py::handle a, py::handle b, std::int64_t names, py::args const& values, Signature& key,
+                     std::vector<at::Tensor const*>& tensors) {
+    if (transformed()) return false;
+    for (py::handle h : {a, b}) {
+      if (!plain(h)) return false;
+      tensors.push_back(&THPVariable_Unpack(h.ptr()));
+    }
+    for (py::handle h : values) {
+      if (!plain(h)) return false;
+      tensors.push_back(&THPVariable_Unpack(h.ptr()));
+    }
+    if (tensors[0]->device().type() != c10::DeviceType::CUDA) return false;
+    key.add_word(names);
+    for (at::Tensor const* t : tensors) key.add(*t);
+    return !key.full();
+  }
+
+  std::mutex mutex_;
+  std::unordered_map<Signature, std::shared_ptr<WarmCall>, SignatureHash> calls_;
+};
+
+// `keep` (the Python WarmCall, which owns the PreparedLaunch objects) is kept alive for good: entries are never
+// erased, and a node of an autograd graph may point at them.
+std::shared_ptr<WarmCall> make_warm_call(int device, std::vector<std::pair<std::uintptr_t, std::vector<int>>> const& launches,
+                                         std::vector<std::int64_t> out_sizes, std::string const& out_dtype,
+                                         std::int64_t partials_numel, bool zeroed, std::int64_t tickets_offset,
+                                         int arguments, py::object keep) {
+  keep.inc_ref();
+  std::vector<WarmCall::Launch> native;
+  for (auto const& [address, slots] : launches) native.push_back({reinterpret_cast<void*>(address), slots});
+  return std::make_shared<WarmCall>(device, std::move(native), std::move(out_sizes), scalar_type_named(out_dtype),
+                                    partials_numel, zeroed, tickets_offset, arguments);
+}
+
+// ---- the frozen graphs' ops: C++ CUDA kernels over the fast paths ----
+
+using ConvKey = std::tuple<std::array<std::int64_t, 6>, std::string, bool>;  // geometry, activation, residual first
+
+struct InferenceOps {
+  std::mutex mutex;
+  std::map<ConvKey, FastConv*> convs;        // the FastConv objects Python made (it keeps them alive)
+  std::map<std::string, FastLinear*> linears;
+  py::object conv_python, linear_python;     // the ops' Python implementations, for a miss
+};
+
+InferenceOps& inference_ops() {
+  static auto* ops = new InferenceOps();  // never destroyed: kernels may run until the process ends
+  return *ops;
+}
+
+std::optional<ConvKey> conv_key(c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation,
+                                std::string activation, bool residual_first) {
+  if (stride.size() != 2 || padding.size() != 2 || dilation.size() != 2) return std::nullopt;
+  return ConvKey{{stride[0], stride[1], padding[0], padding[1], dilation[0], dilation[1]}, std::move(activation),
+                 residual_first};
+}
+
+at::Tensor conv2d_inference_cuda(at::Tensor const& x, at::Tensor const& weight, std::optional<at::Tensor> const& bias,
+                                 std::optional<at::Tensor> const& residual, c10::IntArrayRef stride,
+                                 c10::IntArrayRef padding, c10::IntArrayRef dilation, c10::string_view activation,
+                                 bool residual_first) {
+  InferenceOps& ops = inference_ops();
+  FastConv* fast = nullptr;
+  if (auto const key = conv_key(stride, padding, dilation, std::string(activation), residual_first)) {
+    std::lock_guard<std::mutex> lock(ops.mutex);
+    auto const found = ops.convs.find(*key);
+    if (found != ops.convs.end()) fast = found->second;
+  }
+  if (fast != nullptr) {
+    std::optional<at::Tensor> y = fast->run(x, weight, bias ? &*bias : nullptr, residual ? &*residual : nullptr);
+    if (y) return std::move(*y);
+  }
+  py::gil_scoped_acquire gil;
+  return ops.conv_python(x, weight, bias, residual, stride.vec(), padding.vec(), dilation.vec(), std::string(activation),
+                         residual_first).cast<at::Tensor>();
+}
+
+at::Tensor linear_inference_cuda(at::Tensor const& x, at::Tensor const& weight, std::optional<at::Tensor> const& bias,
+                                 std::optional<at::Tensor> const& residual, c10::string_view activation) {
+  InferenceOps& ops = inference_ops();
+  FastLinear* fast = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(ops.mutex);
+    auto const found = ops.linears.find(std::string(activation));
+    if (found != ops.linears.end()) fast = found->second;
+  }
+  if (fast != nullptr) {
+    std::optional<at::Tensor> y = fast->run(x, weight, bias ? &*bias : nullptr, residual ? &*residual : nullptr);
+    if (y) return std::move(*y);
+  }
+  py::gil_scoped_acquire gil;
+  return ops.linear_python(x, weight, bias, residual, std::string(activation)).cast<at::Tensor>();
+}
+
+void register_inference_kernels(py::object conv_python, py::object linear_python) {
+  InferenceOps& ops = inference_ops();
+  ops.conv_python = std::move(conv_python);
+  ops.linear_python = std::move(linear_python);
+  static auto* library = new torch::Library(torch::Library::IMPL, "tilefuse", c10::DispatchKey::CUDA, __FILE__, __LINE__);
+  library->impl("conv2d_inference", TORCH_FN(conv2d_inference_cuda));
+  library->impl("linear_inference", TORCH_FN(linear_inference_cuda));
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_torch_ops, m) {
+  m.doc() = "tilefuse's warm torch-op and run() calls in C++ against libtorch (Python plans each first call)";
+  m.def("set_run_prepared_launch", &set_run_prepared_launch, py::arg("address"),
+        "Where tilefuse._C's run_prepared_launch is (_C.run_prepared_launch_address).");
+  py::class_<WarmCall, std::shared_ptr<WarmCall>>(m, "WarmCall",
+                                                  "A checked call's launches (kernel_params.WarmCall), replayed in C++.")
+      .def(py::init(&make_warm_call), py::arg("device"), py::arg("launches"), py::arg("out_sizes"),
+           py::arg("out_dtype"), py::arg("partials_numel"), py::arg("zeroed"), py::arg("tickets_offset"),
+           py::arg("arguments"), py::arg("keep"))
+      .def("__call__", [](WarmCall const& self, at::Tensor const& a, at::Tensor const& b, std::vector<at::Tensor> const& args) {
+             std::vector<at::Tensor const*> pointers;
+             for (at::Tensor const& t : args) pointers.push_back(&t);
+             return self.call(a, b, pointers);
+           }, py::arg("a"), py::arg("b"), py::arg("arguments"));
+  py::class_<PhasedDgrad, std::shared_ptr<PhasedDgrad>>(m, "PhasedDgrad", "A strided dgrad by phases, in C++.")
+      .def(py::init([](std::vector<std::int64_t> out_size, std::vector<std::int64_t> filter_size, std::int64_t sh,
+                       std::int64_t sw, bool zero_fill, at::Tensor index, py::list phases) {
+             std::vector<PhasedDgrad::Phase> list;
+             for (py::handle p : phases) {
+               py::tuple const t = py::cast<py::tuple>(p);
+               list.push_back({py::cast<std::shared_ptr<WarmCall>>(t[0]), py::cast<std::int64_t>(t[1]),
+                               py::cast<std::int64_t>(t[2]), py::cast<std::int64_t>(t[3]), py::cast<std::int64_t>(t[4]),
+                               py::cast<std::int64_t>(t[5]), py::cast<std::int64_t>(t[6]), py::cast<std::int64_t>(t[7]),
+                               py::cast<std::int64_t>(t[8]), py::cast<std::int64_t>(t[9])});
+             }
+             return std::make_shared<PhasedDgrad>(std::move(out_size), std::move(filter_size), sh, sw, zero_fill,
+                                                  std::move(index), std::move(list));
+           }), py::arg("out_size"), py::arg("filter_size"), py::arg("stride_h"), py::arg("stride_w"),
+           py::arg("zero_fill"), py::arg("index"), py::arg("phases"))
+      .def("__call__", &PhasedDgrad::call, py::arg("dy"), py::arg("w"));
+  py::class_<WarmTable>(m, "WarmTable", "The warm calls of one tilefuse.Conv2d or Gemm, by signature.")
+      .def(py::init<>())
+      .def("__call__", &WarmTable::call, py::arg("a"), py::arg("b"), py::arg("names"))
+      .def("remember", &WarmTable::remember, py::arg("a"), py::arg("b"), py::arg("names"), py::arg("warm"));
+  py::class_<FastConv>(m, "FastConv", "The warm path of one conv op configuration (stride, padding, ...).")
+      .def(py::init<bool, py::object>(), py::arg("trainable"), py::arg("backward_fallback"))
+      .def("__call__", &FastConv::call, py::arg("x"), py::arg("weight"), py::arg("bias").none(true),
+           py::arg("residual").none(true))
+      .def("stats", &FastConv::stats)
+      .def("remember", &FastConv::remember, py::arg("x"), py::arg("weight"), py::arg("bias").none(true),
+           py::arg("residual").none(true), py::arg("forward"))
+      .def_static("remember_grads", [](std::int64_t entry, at::Tensor const& grad_y, py::object dgrad,
+                                       std::shared_ptr<WarmCall> wgrad) {
+             Dgrad d;
+             if (py::isinstance<WarmCall>(dgrad)) d.direct = py::cast<std::shared_ptr<WarmCall>>(dgrad);
+             else d.phased = py::cast<std::shared_ptr<PhasedDgrad>>(dgrad);
+             FastConv::remember_grads(entry, grad_y, std::move(d), std::move(wgrad));
+           }, py::arg("entry"), py::arg("grad_y"), py::arg("dgrad"), py::arg("wgrad"),
+           "The dgrad and wgrad warm calls a backward of this entry takes for grad_y's signature.");
+  py::class_<FastLinear>(m, "FastLinear", "The warm path of tilefuse.ops.linear with one activation, without autograd.")
+      .def(py::init<>())
+      .def("__call__", &FastLinear::call, py::arg("x"), py::arg("weight"), py::arg("bias").none(true),
+           py::arg("residual").none(true))
+      .def("stats", &FastLinear::stats)
+      .def("remember", &FastLinear::remember, py::arg("x"), py::arg("weight"), py::arg("bias").none(true),
+           py::arg("residual").none(true), py::arg("warm"));
+  m.def("register_inference_conv", [](std::vector<std::int64_t> stride, std::vector<std::int64_t> padding,
+                                      std::vector<std::int64_t> dilation, std::string activation, bool residual_first,
+                                      FastConv* fast) {
+          auto const key = conv_key(stride, padding, dilation, std::move(activation), residual_first);
+          if (!key) throw std::invalid_argument("tilefuse._torch_ops: stride, padding and dilation are pairs");
+          std::lock_guard<std::mutex> lock(inference_ops().mutex);
+          inference_ops().convs[*key] = fast;
+        }, py::arg("stride"), py::arg("padding"), py::arg("dilation"), py::arg("activation"),
+        py::arg("residual_first"), py::arg("fast"), "The FastConv conv2d_inference's kernel takes for these arguments.");
+  m.def("register_inference_linear", [](std::string activation, FastLinear* fast) {
+          std::lock_guard<std::mutex> lock(inference_ops().mutex);
+          inference_ops().linears[std::move(activation)] = fast;
+        }, py::arg("activation"), py::arg("fast"), "The FastLinear linear_inference's kernel takes for an activation.");
+  m.def("register_inference_kernels", &register_inference_kernels, py::arg("conv_python"), py::arg("linear_python"),
+        "Registers the C++ CUDA kernels of tilefuse::conv2d_inference and linear_inference (defined by Python first), "
+        "with the Python implementations they call on a miss.");
+}
