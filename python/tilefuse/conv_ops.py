@@ -313,27 +313,10 @@ def _conv2d_grad_preact_fake(grad_y, x, weight, bias, stride, padding, dilation,
     return _empty_output(x, check_conv2d(x, weight, bias, grad_y, stride, padding, dilation, activation, "require"))
 
 
-@torch.library.custom_op("tilefuse::conv2d_dgrad", mutates_args=())
-def _conv2d_dgrad(grad_y: Tensor, weight: Tensor, input_size: List[int], stride: List[int], padding: List[int],
-                  dilation: List[int]) -> Tensor:
-    return _dgrad_impl(grad_y, weight, input_size, stride, padding, dilation)
-
-
 def _dgrad_impl(grad_y, weight, input_size, stride, padding, dilation):
     if input_size[0] == 0:
         return torch.empty(tuple(input_size), dtype=grad_y.dtype, device=grad_y.device, memory_format=CL)
     return _conv("dgrad", stride, padding, dilation, "require").run(grad_y, weight, input_size=tuple(input_size))
-
-
-@_conv2d_dgrad.register_fake
-def _conv2d_dgrad_fake(grad_y, weight, input_size, stride, padding, dilation):
-    return torch.empty(tuple(input_size), dtype=grad_y.dtype, device=grad_y.device, memory_format=CL)
-
-
-@torch.library.custom_op("tilefuse::conv2d_wgrad", mutates_args=())
-def _conv2d_wgrad(grad_y: Tensor, x: Tensor, weight_size: List[int], stride: List[int], padding: List[int],
-                  dilation: List[int]) -> Tensor:
-    return _wgrad_impl(grad_y, x, weight_size, stride, padding, dilation)
 
 
 def _wgrad_impl(grad_y, x, weight_size, stride, padding, dilation):
@@ -343,9 +326,27 @@ def _wgrad_impl(grad_y, x, weight_size, stride, padding, dilation):
     return conv.run(grad_y, x)
 
 
-@_conv2d_wgrad.register_fake
-def _conv2d_wgrad_fake(grad_y, x, weight_size, stride, padding, dilation):
+# The backward ops have no autograd formula (once differentiable): defined with torch.library.Library, so the
+# dispatcher goes from its C++ entry to their CUDA kernel (custom_op would put a Python autograd kernel before it).
+_LIB = torch.library.Library("tilefuse", "FRAGMENT")
+_LIB.define("conv2d_dgrad(Tensor grad_y, Tensor weight, int[] input_size, int[] stride, int[] padding, "
+            "int[] dilation) -> Tensor", tags=(torch.Tag.pt2_compliant_tag,))
+_LIB.define("conv2d_wgrad(Tensor grad_y, Tensor x, int[] weight_size, int[] stride, int[] padding, "
+            "int[] dilation) -> Tensor", tags=(torch.Tag.pt2_compliant_tag,))
+_LIB.impl("conv2d_dgrad", _dgrad_impl, "CompositeExplicitAutograd")
+_LIB.impl("conv2d_wgrad", _wgrad_impl, "CompositeExplicitAutograd")
+
+
+def _dgrad_fake(grad_y, weight, input_size, stride, padding, dilation):
+    return torch.empty(tuple(input_size), dtype=grad_y.dtype, device=grad_y.device, memory_format=CL)
+
+
+def _wgrad_fake(grad_y, x, weight_size, stride, padding, dilation):
     return torch.empty(tuple(weight_size), dtype=grad_y.dtype, device=grad_y.device, memory_format=CL)
+
+
+torch.library.register_fake("tilefuse::conv2d_dgrad", _dgrad_fake, lib=_LIB)
+torch.library.register_fake("tilefuse::conv2d_wgrad", _wgrad_fake, lib=_LIB)
 
 
 @torch.library.custom_op("tilefuse::conv2d_add_act", mutates_args=())
@@ -397,6 +398,43 @@ def _add_act_backward(ctx, grad_y):
 
 
 _conv2d_add_act.register_autograd(_add_act_backward, setup_context=_add_act_setup_context)
+
+
+# ---- C++ CUDA kernels of the ops torch.compile's graphs call (fast_path): a checked signature runs from C++,
+# anything else through these Python implementations, which hand each new signature's warm calls over ----
+
+def _conv2d_op_python(x, weight, bias, residual, stride, padding, dilation, activation, layout):
+    return _forward_impl(x, weight, bias, residual, stride, padding, dilation, activation, layout)
+
+
+def _add_act_op_python(x, weight, bias, residual, stride, padding, dilation, activation):
+    return _forward_impl(x, weight, bias, residual, stride, padding, dilation, activation, "require", "add_act")
+
+
+def _dgrad_op_python(grad_y, weight, input_size, stride, padding, dilation):
+    dx = _dgrad_impl(grad_y, weight, input_size, stride, padding, dilation)
+    if input_size[0]:
+        warm = _conv("dgrad", stride, padding, dilation, "require").warm_call(grad_y, weight, {}, tuple(input_size))
+        native = (fast_path.native_phased_dgrad(warm, grad_y, weight) if isinstance(warm, PhasedDgrad)
+                  else fast_path.native_warm_call(warm))
+        if native is not None:
+            fast_path.module().remember_dgrad(stride, padding, dilation, grad_y, weight, list(input_size), native)
+    return dx
+
+
+def _wgrad_op_python(grad_y, x, weight_size, stride, padding, dilation):
+    dw = _wgrad_impl(grad_y, x, weight_size, stride, padding, dilation)
+    if x.shape[0]:
+        conv = _conv("wgrad", stride, padding, dilation, "require", kernel_size=tuple(weight_size[2:]))
+        native = fast_path.native_warm_call(conv.warm_call(grad_y, x, {}))
+        if native is not None:
+            fast_path.module().remember_wgrad(stride, padding, dilation, grad_y, x, list(weight_size), native)
+    return dw
+
+
+if fast_path.available():
+    fast_path.module().register_training_kernels(_conv2d_op_python, _add_act_op_python, _dgrad_op_python,
+                                                 _wgrad_op_python)
 
 
 class _EagerConv2d(torch.autograd.Function):

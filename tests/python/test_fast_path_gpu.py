@@ -153,3 +153,36 @@ def test_the_frozen_graphs_ops_and_linear_without_autograd_run_from_cpp():
             exact(ops.linear(a, wl, bl, None, "relu"), ref, f"ops.linear {step}")
             exact(torch.ops.tilefuse.linear_inference(a, wl, bl, None, "relu"), ref, f"linear_inference {step}")
     assert ops.fast_linear("relu").stats()["hits"] >= 4
+
+
+def test_compiled_training_runs_the_backward_ops_from_cpp_and_stays_exact():
+    from tilefuse import fast_path as fp
+
+    g = torch.Generator(device="cuda").manual_seed(21)
+    model = torch.nn.Sequential(
+        tilefuse.nn.Conv2d(32, 64, 3, padding=1, bias=False, device="cuda", dtype=torch.bfloat16),
+        tilefuse.nn.Conv2d(64, 48, 3, stride=2, padding=1, bias=True, device="cuda", dtype=torch.bfloat16))
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(integers(*p.shape, generator=g))
+    model = model.to(memory_format=CL)
+    compiled = torch.compile(model, backend="aot_eager", fullgraph=True)
+    before = fp.module().backward_kernel_stats()
+    for step in range(3):
+        x = integers(2, 32, 12, 10, generator=g).contiguous(memory_format=CL).requires_grad_()
+        y = compiled(x)
+        grad = integers(*y.shape, generator=g).contiguous(memory_format=CL)
+        gx, g0, g1 = torch.autograd.grad(y, [x, model[0].weight, model[1].weight], grad)
+        x64, w0, w1, b1 = (t.detach().double() for t in (x, model[0].weight, model[1].weight, model[1].bias))
+        h = F.conv2d(x64, w0, padding=1)
+        exact(y, F.conv2d(h.to(torch.bfloat16).double(), w1, b1, stride=2, padding=1), f"step {step} y")
+        gh = torch.nn.grad.conv2d_input(h.shape, w1, grad.double(), stride=2, padding=1)
+        exact(g1, torch.nn.grad.conv2d_weight(h.to(torch.bfloat16).double(), w1.shape, grad.double(), stride=2,
+                                              padding=1), f"step {step} grad w1")
+        gh = gh.to(torch.bfloat16).double()
+        exact(g0, torch.nn.grad.conv2d_weight(x64, w0.shape, gh, padding=1), f"step {step} grad w0")
+        exact(gx, torch.nn.grad.conv2d_input(x.shape, w0, gh, padding=1), f"step {step} grad x")
+    after = fp.module().backward_kernel_stats()
+    # step 0's backward ops plan through Python; steps 1 and 2 run from the C++ tables (two convs each)
+    assert after["dgrad_hits"] - before["dgrad_hits"] >= 3, (before, after)
+    assert after["wgrad_hits"] - before["wgrad_hits"] >= 4, (before, after)

@@ -4,8 +4,9 @@
 //   FastConv    tilefuse.nn.Conv2d / ops.conv2d, with a C++ autograd node (warm dgrad and wgrad)
 //   FastLinear  tilefuse.ops.linear without autograd
 //   WarmTable   tilefuse.Conv2d.run / Gemm.run
-// and the frozen graphs' ops (tilefuse::conv2d_inference, linear_inference) get C++ CUDA kernels that take
-// the same fast paths and call their Python implementation on a miss.
+// and the ops torch.compile's graphs call (tilefuse::conv2d, conv2d_add_act, conv2d_dgrad, conv2d_wgrad, and the
+// frozen graphs' conv2d_inference, linear_inference) get C++ CUDA kernels that take the same fast paths and
+// call their Python implementation on a miss.
 #include <torch/library.h>
 
 #include <array>
@@ -145,6 +146,141 @@ at::Tensor linear_inference_cuda(at::Tensor const& x, at::Tensor const& weight, 
   return ops.linear_python(x, weight, bias, residual, std::string(activation)).cast<at::Tensor>();
 }
 
+// ---- the training ops' kernels (what torch.compile's graphs call): tilefuse::conv2d, conv2d_add_act, and the
+// backward ops conv2d_dgrad / conv2d_wgrad, over the same fast paths; their Python implementations on a miss ----
+
+// The dgrad's and wgrad's warm calls of one geometry, by the signature of their tensors and the size asked for.
+struct GradTable {
+  std::mutex mutex;
+  std::unordered_map<Signature, Dgrad, SignatureHash> dgrads;
+  std::unordered_map<Signature, std::shared_ptr<WarmCall>, SignatureHash> wgrads;
+};
+
+struct TrainingOps {
+  std::mutex mutex;
+  std::map<std::array<std::int64_t, 6>, std::unique_ptr<GradTable>> grads;
+  py::object conv_python, add_act_python, dgrad_python, wgrad_python;
+  std::atomic<std::int64_t> dgrad_hits{0}, wgrad_hits{0}, fallbacks{0};  // what the backward kernels took
+};
+
+TrainingOps& training_ops() {
+  static auto* ops = new TrainingOps();  // never destroyed, as inference_ops()
+  return *ops;
+}
+
+GradTable* grad_table(c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation, bool make) {
+  auto const key = conv_key(stride, padding, dilation, "", false);
+  if (!key) return nullptr;
+  TrainingOps& ops = training_ops();
+  std::lock_guard<std::mutex> lock(ops.mutex);
+  auto found = ops.grads.find(std::get<0>(*key));
+  if (found == ops.grads.end()) {
+    if (!make) return nullptr;
+    found = ops.grads.emplace(std::get<0>(*key), std::make_unique<GradTable>()).first;
+  }
+  return found->second.get();
+}
+
+Signature grad_signature(at::Tensor const& a, at::Tensor const& b, c10::IntArrayRef size) {
+  Signature s;
+  s.add(a);
+  s.add(b);
+  for (std::int64_t v : size) s.add_word(v);
+  return s;
+}
+
+FastConv* inference_conv(c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation,
+                         c10::string_view activation, bool add_act) {
+  auto const key = conv_key(stride, padding, dilation, std::string(activation), add_act);
+  if (!key) return nullptr;
+  InferenceOps& ops = inference_ops();
+  std::lock_guard<std::mutex> lock(ops.mutex);
+  auto const found = ops.convs.find(*key);
+  return found == ops.convs.end() ? nullptr : found->second;
+}
+
+at::Tensor conv2d_cuda(at::Tensor const& x, at::Tensor const& weight, std::optional<at::Tensor> const& bias,
+                       std::optional<at::Tensor> const& residual, c10::IntArrayRef stride, c10::IntArrayRef padding,
+                       c10::IntArrayRef dilation, c10::string_view activation, c10::string_view layout) {
+  if (layout == "require") {
+    if (FastConv* fast = inference_conv(stride, padding, dilation, activation, false)) {
+      std::optional<at::Tensor> y = fast->run(x, weight, bias ? &*bias : nullptr, residual ? &*residual : nullptr);
+      if (y) return std::move(*y);
+    }
+  }
+  py::gil_scoped_acquire gil;
+  return training_ops().conv_python(x, weight, bias, residual, stride.vec(), padding.vec(), dilation.vec(),
+                                    std::string(activation), std::string(layout)).cast<at::Tensor>();
+}
+
+at::Tensor conv2d_add_act_cuda(at::Tensor const& x, at::Tensor const& weight, std::optional<at::Tensor> const& bias,
+                               at::Tensor const& residual, c10::IntArrayRef stride, c10::IntArrayRef padding,
+                               c10::IntArrayRef dilation, c10::string_view activation) {
+  if (FastConv* fast = inference_conv(stride, padding, dilation, activation, true)) {
+    std::optional<at::Tensor> y = fast->run(x, weight, bias ? &*bias : nullptr, &residual);
+    if (y) return std::move(*y);
+  }
+  py::gil_scoped_acquire gil;
+  return training_ops().add_act_python(x, weight, bias, residual, stride.vec(), padding.vec(), dilation.vec(),
+                                       std::string(activation)).cast<at::Tensor>();
+}
+
+at::Tensor conv2d_dgrad_cuda(at::Tensor const& grad_y, at::Tensor const& weight, c10::IntArrayRef input_size,
+                             c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation) {
+  if (GradTable* table = grad_table(stride, padding, dilation, false)) {
+    Signature const key = grad_signature(grad_y, weight, input_size);
+    Dgrad dgrad;
+    {
+      std::lock_guard<std::mutex> lock(table->mutex);
+      auto const found = table->dgrads.find(key);
+      if (found != table->dgrads.end()) dgrad = found->second;
+    }
+    if (dgrad.direct || dgrad.phased) {
+      training_ops().dgrad_hits.fetch_add(1, std::memory_order_relaxed);
+      return dgrad.call(grad_y, weight);
+    }
+  }
+  training_ops().fallbacks.fetch_add(1, std::memory_order_relaxed);
+  py::gil_scoped_acquire gil;
+  return training_ops().dgrad_python(grad_y, weight, input_size.vec(), stride.vec(), padding.vec(), dilation.vec())
+      .cast<at::Tensor>();
+}
+
+at::Tensor conv2d_wgrad_cuda(at::Tensor const& grad_y, at::Tensor const& x, c10::IntArrayRef weight_size,
+                             c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation) {
+  if (GradTable* table = grad_table(stride, padding, dilation, false)) {
+    Signature const key = grad_signature(grad_y, x, weight_size);
+    std::shared_ptr<WarmCall> wgrad;
+    {
+      std::lock_guard<std::mutex> lock(table->mutex);
+      auto const found = table->wgrads.find(key);
+      if (found != table->wgrads.end()) wgrad = found->second;
+    }
+    if (wgrad) {
+      training_ops().wgrad_hits.fetch_add(1, std::memory_order_relaxed);
+      return wgrad->call(grad_y, x, {});
+    }
+  }
+  training_ops().fallbacks.fetch_add(1, std::memory_order_relaxed);
+  py::gil_scoped_acquire gil;
+  return training_ops().wgrad_python(grad_y, x, weight_size.vec(), stride.vec(), padding.vec(), dilation.vec())
+      .cast<at::Tensor>();
+}
+
+void register_training_kernels(py::object conv_python, py::object add_act_python, py::object dgrad_python,
+                               py::object wgrad_python) {
+  TrainingOps& ops = training_ops();
+  ops.conv_python = std::move(conv_python);
+  ops.add_act_python = std::move(add_act_python);
+  ops.dgrad_python = std::move(dgrad_python);
+  ops.wgrad_python = std::move(wgrad_python);
+  static auto* library = new torch::Library(torch::Library::IMPL, "tilefuse", c10::DispatchKey::CUDA, __FILE__, __LINE__);
+  library->impl("conv2d", TORCH_FN(conv2d_cuda));
+  library->impl("conv2d_add_act", TORCH_FN(conv2d_add_act_cuda));
+  library->impl("conv2d_dgrad", TORCH_FN(conv2d_dgrad_cuda));
+  library->impl("conv2d_wgrad", TORCH_FN(conv2d_wgrad_cuda));
+}
+
 void register_inference_kernels(py::object conv_python, py::object linear_python) {
   InferenceOps& ops = inference_ops();
   ops.conv_python = std::move(conv_python);
@@ -225,6 +361,44 @@ PYBIND11_MODULE(_torch_ops, m) {
           std::lock_guard<std::mutex> lock(inference_ops().mutex);
           inference_ops().linears[std::move(activation)] = fast;
         }, py::arg("activation"), py::arg("fast"), "The FastLinear linear_inference's kernel takes for an activation.");
+  m.def("register_training_kernels", &register_training_kernels, py::arg("conv_python"), py::arg("add_act_python"),
+        py::arg("dgrad_python"), py::arg("wgrad_python"),
+        "Registers C++ CUDA kernels of tilefuse::conv2d, conv2d_add_act, conv2d_dgrad and conv2d_wgrad over the fast "
+        "paths, with the Python implementations they call on a miss.");
+  m.def("backward_kernel_stats", [] {
+          py::dict d;
+          d["dgrad_hits"] = training_ops().dgrad_hits.load();
+          d["wgrad_hits"] = training_ops().wgrad_hits.load();
+          d["fallbacks"] = training_ops().fallbacks.load();
+          return d;
+        }, "How many calls the C++ kernels of conv2d_dgrad / conv2d_wgrad took from their tables, and sent to Python.");
+  m.def("remember_dgrad", [](std::vector<std::int64_t> stride, std::vector<std::int64_t> padding,
+                             std::vector<std::int64_t> dilation, at::Tensor const& grad_y, at::Tensor const& weight,
+                             std::vector<std::int64_t> input_size, py::object native) {
+          GradTable* table = grad_table(stride, padding, dilation, true);
+          if (table == nullptr) return false;
+          Dgrad d;
+          if (py::isinstance<WarmCall>(native)) d.direct = py::cast<std::shared_ptr<WarmCall>>(native);
+          else d.phased = py::cast<std::shared_ptr<PhasedDgrad>>(native);
+          Signature const key = grad_signature(grad_y, weight, input_size);
+          if (key.full()) return false;
+          std::lock_guard<std::mutex> lock(table->mutex);
+          table->dgrads[key] = std::move(d);
+          return true;
+        }, py::arg("stride"), py::arg("padding"), py::arg("dilation"), py::arg("grad_y"), py::arg("weight"),
+        py::arg("input_size"), py::arg("native"), "The warm call tilefuse::conv2d_dgrad's kernel takes for these.");
+  m.def("remember_wgrad", [](std::vector<std::int64_t> stride, std::vector<std::int64_t> padding,
+                             std::vector<std::int64_t> dilation, at::Tensor const& grad_y, at::Tensor const& x,
+                             std::vector<std::int64_t> weight_size, std::shared_ptr<WarmCall> native) {
+          GradTable* table = grad_table(stride, padding, dilation, true);
+          if (table == nullptr) return false;
+          Signature const key = grad_signature(grad_y, x, weight_size);
+          if (key.full()) return false;
+          std::lock_guard<std::mutex> lock(table->mutex);
+          table->wgrads[key] = std::move(native);
+          return true;
+        }, py::arg("stride"), py::arg("padding"), py::arg("dilation"), py::arg("grad_y"), py::arg("x"),
+        py::arg("weight_size"), py::arg("native"), "The warm call tilefuse::conv2d_wgrad's kernel takes for these.");
   m.def("register_inference_kernels", &register_inference_kernels, py::arg("conv_python"), py::arg("linear_python"),
         "Registers the C++ CUDA kernels of tilefuse::conv2d_inference and linear_inference (defined by Python first), "
         "with the Python implementations they call on a miss.");
