@@ -10,6 +10,7 @@ import os
 from .kernel_params import WarmCall, torch_module as _torch
 
 _STATE = {}  # "module": the extension or None, "why": the reason it is None
+_MAX_ARGUMENTS = 11  # epilogue tensors a C++ warm call takes (warm_call.cpp: 16 pointer slots in all)
 
 
 def module():
@@ -53,7 +54,7 @@ def native_warm_call(warm, argument_names=()):
     ops = module()
     if ops is None or not isinstance(warm, WarmCall):
         return None
-    if len(warm.outputs) != 1:
+    if len(warm.outputs) != 1 or len(argument_names) > _MAX_ARGUMENTS:
         return None
     name, kind, shape, dtype, channels_last = warm.outputs[0]
     if name != "D" or kind != "store" or channels_last != (len(shape) == 4):

@@ -78,6 +78,8 @@ def test_python_warm_calls_are_copied_where_the_fast_path_can_repeat_them():
     assert fast_path.native_warm_call(_warm(["a", "b", "out:D"], outputs=two)) is None
     assert fast_path.native_warm_call(_warm(["a", "b", "out:D"], outputs=[("D", "reduce", (8,), 0.0, False)])) is None
     assert fast_path.native_warm_call(_warm(["a", "b", "arg:scale", "out:D"])) is None
+    many = [f"t{i}" for i in range(12)]  # more epilogue tensors than the C++ call's slots
+    assert fast_path.native_warm_call(_warm(["a", "b"] + ["arg:" + n for n in many] + ["out:D"]), many) is None
 
 
 def test_the_launch_entry_and_addresses_are_exported():

@@ -79,6 +79,7 @@ WarmCall::WarmCall(int device, std::vector<Launch> launches, std::vector<std::in
     : device_(device), launches_(std::move(launches)), out_sizes_(std::move(out_sizes)), out_dtype_(out_dtype),
       partials_numel_(partials_numel), zeroed_(zeroed), tickets_offset_(tickets_offset), arguments_(arguments) {
   int const slots = 2 + arguments_ + 3;
+  if (slots > 16) throw std::invalid_argument("tilefuse._torch_ops: a warm call takes at most 11 epilogue tensors");
   for (Launch const& l : launches_) {
     for (int s : l.slots) {
       if (s < 0 || s >= slots) throw std::invalid_argument("tilefuse._torch_ops: a launch's pointer slot is out of range");
