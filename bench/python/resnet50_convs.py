@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from conv_layers import graph_ms  # noqa: E402
+from python_timing import graph_ms  # noqa: E402
 
 from tilefuse import conv_ops  # noqa: E402
 from tilefuse.op_common import channels_to_pad, pad_channels  # noqa: E402

@@ -2,7 +2,8 @@
 # The Python path's speed on the device machine, in one job: tilefuse-bench (the C++ device API beside cuDNN)
 # on the ResNet-50 layers, then the same problems from Python (bench/python/conv_layers.py) and the ResNet-50
 # training step (bench/python/resnet50_train.py), all on this GPU in this run. Results in $OUT.
-# Usage: OUT=... scripts/gpu/python_bench.sh [preset, default resnet50]
+# With GEMM=1, the GEMM preset too (tilefuse-bench gemm --preset issue3, then bench/python/gemm_shapes.py).
+# Usage: OUT=... [GEMM=1] scripts/gpu/python_bench.sh [preset, default resnet50]
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 OUT="${OUT:-gpu-out}"
@@ -25,6 +26,9 @@ stamp "tilefuse-bench built (rc $?)"
 build/bench/tilefuse-bench conv2d --preset "$preset" --mode all --json "$OUT/cpp-$preset-all.json" > "$OUT/cpp-all.log" 2>&1
 build/bench/tilefuse-bench conv2d --preset "$preset" --epilogue bias_relu_residual --json "$OUT/cpp-$preset-fused.json" \
   > "$OUT/cpp-fused.log" 2>&1
+if [[ -n "${GEMM:-}" ]]; then
+  build/bench/tilefuse-bench gemm --preset issue3 --json "$OUT/cpp-gemm.json" > "$OUT/cpp-gemm.log" 2>&1
+fi
 stamp "tilefuse-bench done"
 wait "$pip_pid"
 tail -1 "$OUT/pip.log"
@@ -35,6 +39,12 @@ for kind in all fused; do
   stamp "python $kind (rc $?)"
   tail -6 "$OUT/py-$preset-$kind.md"
 done
+if [[ -n "${GEMM:-}" ]]; then
+  python3 bench/python/gemm_shapes.py --cpp-json "$OUT/cpp-gemm.json" --json "$OUT/py-gemm.json" \
+    --markdown "$OUT/py-gemm.md" > "$OUT/py-gemm.log" 2>&1
+  stamp "python gemm (rc $?)"
+  tail -3 "$OUT/py-gemm.md"
+fi
 if [[ "$preset" == resnet50 ]]; then
   python3 bench/python/resnet50_train.py --json "$OUT/resnet50-train.json" --markdown "$OUT/resnet50-train.md" \
     ${TILEFUSE_TRAIN_ARGS:-} > "$OUT/train.log" 2>&1
