@@ -52,7 +52,8 @@ def test_the_frozen_graphs_ops_have_cpp_cuda_kernels_and_linear_a_fast_path():
     importlib.import_module("tilefuse.inference_ops")
     from tilefuse import ops
 
-    for op in ("tilefuse::conv2d_inference", "tilefuse::linear_inference"):
+    for op in ("tilefuse::conv2d_inference", "tilefuse::linear_inference", "tilefuse::linear", "tilefuse::conv2d",
+               "tilefuse::conv2d_add_act", "tilefuse::conv2d_dgrad", "tilefuse::conv2d_wgrad"):
         assert torch._C._dispatch_has_kernel_for_dispatch_key(op, "CUDA"), op
     fast = ops.fast_linear("gelu")
     assert ops.fast_linear("gelu") is fast and ops.fast_linear("relu") is not fast

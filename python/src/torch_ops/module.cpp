@@ -281,6 +281,13 @@ void register_training_kernels(py::object conv_python, py::object add_act_python
   library->impl("conv2d_wgrad", TORCH_FN(conv2d_wgrad_cuda));
 }
 
+// tilefuse::linear's CUDA kernel (under its Python autograd kernel): linear_inference's, which it matches.
+void register_linear_kernel(py::object linear_python) {
+  inference_ops().linear_python = std::move(linear_python);
+  static auto* library = new torch::Library(torch::Library::IMPL, "tilefuse", c10::DispatchKey::CUDA, __FILE__, __LINE__);
+  library->impl("linear", TORCH_FN(linear_inference_cuda));
+}
+
 void register_inference_kernels(py::object conv_python, py::object linear_python) {
   InferenceOps& ops = inference_ops();
   ops.conv_python = std::move(conv_python);
@@ -399,6 +406,8 @@ PYBIND11_MODULE(_torch_ops, m) {
           return true;
         }, py::arg("stride"), py::arg("padding"), py::arg("dilation"), py::arg("grad_y"), py::arg("x"),
         py::arg("weight_size"), py::arg("native"), "The warm call tilefuse::conv2d_wgrad's kernel takes for these.");
+  m.def("register_linear_kernel", &register_linear_kernel, py::arg("linear_python"),
+        "Registers the C++ CUDA kernel of tilefuse::linear (FastLinear; the Python implementation on a miss).");
   m.def("register_inference_kernels", &register_inference_kernels, py::arg("conv_python"), py::arg("linear_python"),
         "Registers the C++ CUDA kernels of tilefuse::conv2d_inference and linear_inference (defined by Python first), "
         "with the Python implementations they call on a miss.");
