@@ -115,7 +115,8 @@ std::int64_t FastConv::remember(at::Tensor const& x, at::Tensor const& w, std::o
     if (entries_.size() >= kLimit) return 0;
     found = entries_.emplace(key, std::make_unique<ConvEntry>()).first;
   }
-  found->second->forward = std::move(forward);
+  // Set once: a call on another thread may be running the entry's warm call (the same launches either way).
+  if (!found->second->forward) found->second->forward = std::move(forward);
   return reinterpret_cast<std::int64_t>(found->second.get());
 }
 
