@@ -291,6 +291,28 @@ def _grads(ctx, grad_y, kernels):
 _conv2d.register_autograd(_backward, setup_context=_setup_context)
 
 
+class _Conv2dOp(torch.autograd.Function):
+    """tilefuse::conv2d with grad, as its C++ Autograd kernel calls it (fast_path; without grad that kernel goes
+    below autograd itself): the op below autograd, then register_autograd's formula (_setup_context,
+    _backward). AOTAutograd traces it with fake tensors as it traced custom_op's own autograd kernel."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, residual, stride, padding, dilation, activation, layout):
+        inputs = (x, weight, bias, residual, stride, padding, dilation, activation, layout)
+        with torch._C._AutoDispatchBelowAutograd():
+            y = torch.ops.tilefuse.conv2d.default(*inputs)
+        _setup_context(ctx, inputs, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_y):
+        return _backward(ctx, grad_y)
+
+
+if fast_path.available():
+    fast_path.module().register_conv2d_autograd(_Conv2dOp.apply)
+
+
 @torch.library.custom_op("tilefuse::conv2d_grad_preact", mutates_args=())
 def _conv2d_grad_preact(grad_y: Tensor, x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: List[int],
                         padding: List[int], dilation: List[int], activation: str) -> Tensor:

@@ -245,6 +245,26 @@ def _linear_backward(ctx, grad_y):
 
 
 _linear.register_autograd(_linear_backward, setup_context=_linear_setup_context)
+
+
+class _LinearOp(torch.autograd.Function):
+    """tilefuse::linear with grad, as its C++ Autograd kernel calls it (conv_ops._Conv2dOp's twin)."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, residual, activation):
+        inputs = (x, weight, bias, residual, activation)
+        with torch._C._AutoDispatchBelowAutograd():
+            y = torch.ops.tilefuse.linear.default(*inputs)
+        _linear_setup_context(ctx, inputs, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_y):
+        return _linear_backward(ctx, grad_y)
+
+
+if fast_path.available():
+    fast_path.module().register_linear_autograd(_LinearOp.apply)
 if fast_path.available():  # a C++ CUDA kernel over FastLinear's calls, _linear_impl on a miss
     fast_path.module().register_linear_kernel(_linear_impl)
 

@@ -88,3 +88,56 @@ def test_the_launch_entry_and_addresses_are_exported():
     native = _C.PreparedLaunch(0, 1, 128, 1, 0, 1, bytes(16))
     assert native.address != 0
     assert tilefuse.nn.Conv2d(8, 8, 3, padding=1)._fast_key == ((1, 1), (1, 1), (1, 1), "none", "require", "forward")
+
+
+def _reference_kernels():
+    """CPU kernels for tilefuse::conv2d and its backward ops (float64 torch), in a Library removed afterwards:
+    the autograd wiring runs on the CPU through them."""
+    F = torch.nn.functional
+    lib = torch.library.Library("tilefuse", "IMPL")
+
+    def conv2d(x, weight, bias, residual, stride, padding, dilation, activation="none", layout="require"):
+        y = F.conv2d(x, weight, bias, stride, padding, dilation)
+        y = torch.relu(y) if activation == "relu" else y
+        return (y if residual is None else y + residual).contiguous(memory_format=CL)
+
+    def dgrad(grad_y, weight, input_size, stride, padding, dilation):
+        return torch.nn.grad.conv2d_input(input_size, weight, grad_y, stride, padding, dilation)
+
+    def wgrad(grad_y, x, weight_size, stride, padding, dilation):
+        return torch.nn.grad.conv2d_weight(x, weight_size, grad_y, stride, padding, dilation)
+
+    lib.impl("conv2d", conv2d, "CPU")
+    lib.impl("conv2d_dgrad", dgrad, "CPU")
+    lib.impl("conv2d_wgrad", wgrad, "CPU")
+    return lib
+
+
+@pytest.mark.parametrize("activation,residual", [("none", False), ("none", True), ("relu", False)])
+def test_the_conv_ops_cpp_autograd_kernel_takes_the_formula_with_grad_and_goes_below_without(activation, residual):
+    lib = _reference_kernels()
+    try:
+        g = torch.Generator().manual_seed(3)
+        x = torch.randn(2, 4, 6, 5, dtype=torch.float64, generator=g).contiguous(memory_format=CL).requires_grad_()
+        w = torch.randn(6, 4, 3, 3, dtype=torch.float64, generator=g).contiguous(memory_format=CL).requires_grad_()
+        b = torch.randn(6, dtype=torch.float64, generator=g).requires_grad_()
+        r = (torch.randn(2, 6, 3, 3, dtype=torch.float64, generator=g).contiguous(memory_format=CL).requires_grad_()
+             if residual else None)
+
+        def op(x, w, b, *rest):
+            return torch.ops.tilefuse.conv2d(x, w, b, rest[0] if rest else None, [2, 2], [1, 1], [1, 1], activation)
+
+        inputs = (x, w, b) + ((r,) if residual else ())
+        assert torch.autograd.gradcheck(op, inputs)  # the formula, reached through the C++ Autograd kernel
+        with torch.no_grad():  # below autograd straight from C++: no node
+            assert op(*inputs).grad_fn is None
+        assert op(*inputs).grad_fn is not None
+    finally:
+        lib._destroy()
+
+
+def test_the_linear_ops_cpp_autograd_kernel_takes_the_formula_with_grad():
+    from tilefuse import ops
+
+    assert torch._C._dispatch_has_kernel_for_dispatch_key("tilefuse::linear", "Autograd")
+    assert ops._LinearOp is not None and conv_ops._Conv2dOp is not None

@@ -7,6 +7,7 @@
 // and the ops torch.compile's graphs call (tilefuse::conv2d, conv2d_add_act, conv2d_dgrad, conv2d_wgrad, and the
 // frozen graphs' conv2d_inference, linear_inference) get C++ CUDA kernels that take the same fast paths and
 // call their Python implementation on a miss.
+#include <torch/csrc/autograd/grad_mode.h>
 #include <torch/library.h>
 
 #include <array>
@@ -281,6 +282,86 @@ void register_training_kernels(py::object conv_python, py::object add_act_python
   library->impl("conv2d_wgrad", TORCH_FN(conv2d_wgrad_cuda));
 }
 
+// ---- the Autograd kernels of tilefuse::conv2d and linear: without grad, straight below autograd (what
+// torch.library.custom_op's Python autograd kernel does then, at about 20 us of host time); with grad, the op's
+// Python autograd formula (an autograd.Function, which AOTAutograd traces with fake tensors) ----
+
+struct AutogradOps {
+  py::object conv2d_python, linear_python;  // (args...) -> output, recording the Python formula
+};
+
+AutogradOps& autograd_ops() {
+  static auto* ops = new AutogradOps();
+  return *ops;
+}
+
+bool any_requires_grad(std::initializer_list<at::Tensor const*> tensors) {
+  for (at::Tensor const* t : tensors) {
+    if (t != nullptr && t->defined() && t->requires_grad()) return true;
+  }
+  return false;
+}
+
+at::Tensor conv2d_autograd(c10::DispatchKeySet ks, at::Tensor const& x, at::Tensor const& weight,
+                           std::optional<at::Tensor> const& bias, std::optional<at::Tensor> const& residual,
+                           c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation,
+                           c10::string_view activation, c10::string_view layout) {
+  if (!torch::autograd::GradMode::is_enabled() ||
+      !any_requires_grad({&x, &weight, bias ? &*bias : nullptr, residual ? &*residual : nullptr})) {
+    static auto const op = c10::Dispatcher::singleton().findSchemaOrThrow("tilefuse::conv2d", "")
+        .typed<at::Tensor(at::Tensor const&, at::Tensor const&, std::optional<at::Tensor> const&,
+                          std::optional<at::Tensor> const&, c10::IntArrayRef, c10::IntArrayRef, c10::IntArrayRef,
+                          c10::string_view, c10::string_view)>();
+    at::AutoDispatchBelowAutograd guard;
+    return op.redispatch(ks & c10::after_autograd_keyset, x, weight, bias, residual, stride, padding, dilation,
+                         activation, layout);
+  }
+  py::gil_scoped_acquire gil;
+  return autograd_ops().conv2d_python(x, weight, bias, residual, stride.vec(), padding.vec(), dilation.vec(),
+                                      std::string(activation), std::string(layout)).cast<at::Tensor>();
+}
+
+at::Tensor linear_autograd(c10::DispatchKeySet ks, at::Tensor const& x, at::Tensor const& weight,
+                           std::optional<at::Tensor> const& bias, std::optional<at::Tensor> const& residual,
+                           c10::string_view activation) {
+  if (!torch::autograd::GradMode::is_enabled() ||
+      !any_requires_grad({&x, &weight, bias ? &*bias : nullptr, residual ? &*residual : nullptr})) {
+    static auto const op = c10::Dispatcher::singleton().findSchemaOrThrow("tilefuse::linear", "")
+        .typed<at::Tensor(at::Tensor const&, at::Tensor const&, std::optional<at::Tensor> const&,
+                          std::optional<at::Tensor> const&, c10::string_view)>();
+    at::AutoDispatchBelowAutograd guard;
+    return op.redispatch(ks & c10::after_autograd_keyset, x, weight, bias, residual, activation);
+  }
+  py::gil_scoped_acquire gil;
+  return autograd_ops().linear_python(x, weight, bias, residual, std::string(activation)).cast<at::Tensor>();
+}
+
+// Replacing custom_op's Python Autograd kernel is intended: the dispatcher's warning about it is not shown.
+struct QuietOverride : c10::WarningHandler {
+  void process(c10::Warning const&) override {}
+};
+
+torch::Library& autograd_library() {
+  static auto* library = new torch::Library(torch::Library::IMPL, "tilefuse", c10::DispatchKey::Autograd, __FILE__, __LINE__);
+  return *library;
+}
+
+// The C++ Autograd kernel of tilefuse::conv2d (`python`: its formula, for calls with grad).
+void register_conv2d_autograd(py::object python) {
+  autograd_ops().conv2d_python = std::move(python);
+  QuietOverride quiet;
+  c10::WarningUtils::WarningHandlerGuard guard(&quiet);
+  autograd_library().impl("conv2d", TORCH_FN(conv2d_autograd));
+}
+
+// The C++ Autograd kernel of tilefuse::linear (`python`: its formula, for calls with grad).
+void register_linear_autograd(py::object python) {
+  autograd_ops().linear_python = std::move(python);
+  QuietOverride quiet;
+  c10::WarningUtils::WarningHandlerGuard guard(&quiet);
+  autograd_library().impl("linear", TORCH_FN(linear_autograd));
+}
+
 // tilefuse::linear's CUDA kernel (under its Python autograd kernel): linear_inference's, which it matches.
 void register_linear_kernel(py::object linear_python) {
   inference_ops().linear_python = std::move(linear_python);
@@ -406,6 +487,11 @@ PYBIND11_MODULE(_torch_ops, m) {
           return true;
         }, py::arg("stride"), py::arg("padding"), py::arg("dilation"), py::arg("grad_y"), py::arg("x"),
         py::arg("weight_size"), py::arg("native"), "The warm call tilefuse::conv2d_wgrad's kernel takes for these.");
+  m.def("register_conv2d_autograd", &register_conv2d_autograd, py::arg("python"),
+        "Registers the C++ Autograd kernel of tilefuse::conv2d: below autograd without grad, `python` (the op's "
+        "autograd formula) with it.");
+  m.def("register_linear_autograd", &register_linear_autograd, py::arg("python"),
+        "Registers the C++ Autograd kernel of tilefuse::linear, as register_conv2d_autograd.");
   m.def("register_linear_kernel", &register_linear_kernel, py::arg("linear_python"),
         "Registers the C++ CUDA kernel of tilefuse::linear (FastLinear; the Python implementation on a miss).");
   m.def("register_inference_kernels", &register_inference_kernels, py::arg("conv_python"), py::arg("linear_python"),
