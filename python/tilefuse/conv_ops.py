@@ -309,8 +309,6 @@ class _Conv2dOp(torch.autograd.Function):
         return _backward(ctx, grad_y)
 
 
-if fast_path.available():
-    fast_path.module().register_conv2d_autograd(_Conv2dOp.apply)
 
 
 @torch.library.custom_op("tilefuse::conv2d_grad_preact", mutates_args=())
@@ -420,6 +418,26 @@ def _add_act_backward(ctx, grad_y):
 
 
 _conv2d_add_act.register_autograd(_add_act_backward, setup_context=_add_act_setup_context)
+
+
+class _AddActOp(torch.autograd.Function):
+    """tilefuse::conv2d_add_act with grad, as its C++ Autograd kernel calls it (_Conv2dOp's twin)."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, residual, stride, padding, dilation, activation):
+        inputs = (x, weight, bias, residual, stride, padding, dilation, activation)
+        with torch._C._AutoDispatchBelowAutograd():
+            y = torch.ops.tilefuse.conv2d_add_act.default(*inputs)
+        _add_act_setup_context(ctx, inputs, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_y):
+        return _add_act_backward(ctx, grad_y)
+
+
+if fast_path.available():  # C++ Autograd kernels in place of custom_op's Python ones
+    fast_path.module().register_conv2d_autograd(_Conv2dOp.apply, _AddActOp.apply)
 
 
 # ---- C++ CUDA kernels of the ops torch.compile's graphs call (fast_path): a checked signature runs from C++,

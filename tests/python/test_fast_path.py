@@ -107,7 +107,12 @@ def _reference_kernels():
     def wgrad(grad_y, x, weight_size, stride, padding, dilation):
         return torch.nn.grad.conv2d_weight(x, weight_size, grad_y, stride, padding, dilation)
 
+    def add_act(x, weight, bias, residual, stride, padding, dilation, activation="none"):
+        y = F.conv2d(x, weight, bias, stride, padding, dilation) + residual
+        return (torch.relu(y) if activation == "relu" else y).contiguous(memory_format=CL)
+
     lib.impl("conv2d", conv2d, "CPU")
+    lib.impl("conv2d_add_act", add_act, "CPU")
     lib.impl("conv2d_dgrad", dgrad, "CPU")
     lib.impl("conv2d_wgrad", wgrad, "CPU")
     return lib
@@ -136,8 +141,30 @@ def test_the_conv_ops_cpp_autograd_kernel_takes_the_formula_with_grad_and_goes_b
         lib._destroy()
 
 
+@pytest.mark.parametrize("activation", ["none", "relu"])
+def test_conv2d_add_acts_cpp_autograd_kernel_takes_its_formula(activation):
+    lib = _reference_kernels()
+    try:
+        g = torch.Generator().manual_seed(4)
+        x = torch.randn(2, 4, 5, 5, dtype=torch.float64, generator=g).contiguous(memory_format=CL).requires_grad_()
+        w = torch.randn(6, 4, 3, 3, dtype=torch.float64, generator=g).contiguous(memory_format=CL).requires_grad_()
+        b = torch.randn(6, dtype=torch.float64, generator=g).requires_grad_()
+        r = torch.randn(2, 6, 5, 5, dtype=torch.float64, generator=g).contiguous(memory_format=CL).requires_grad_()
+
+        def op(x, w, b, r):
+            return torch.ops.tilefuse.conv2d_add_act(x, w, b, r, [1, 1], [1, 1], [1, 1], activation)
+
+        assert torch.autograd.gradcheck(op, (x, w, b, r))
+        with torch.no_grad():
+            assert op(x, w, b, r).grad_fn is None
+    finally:
+        lib._destroy()
+
+
 def test_the_linear_ops_cpp_autograd_kernel_takes_the_formula_with_grad():
     from tilefuse import ops
 
     assert torch._C._dispatch_has_kernel_for_dispatch_key("tilefuse::linear", "Autograd")
-    assert ops._LinearOp is not None and conv_ops._Conv2dOp is not None
+    assert ops._LinearOp is not None and conv_ops._Conv2dOp is not None and conv_ops._AddActOp is not None
+    for op in ("tilefuse::conv2d", "tilefuse::conv2d_add_act", "tilefuse::linear"):
+        assert "module.cpp" in torch._C._dispatch_dump(op).split("Autograd[alias]:")[1].split("\n")[0], op

@@ -287,7 +287,7 @@ void register_training_kernels(py::object conv_python, py::object add_act_python
 // Python autograd formula (an autograd.Function, which AOTAutograd traces with fake tensors) ----
 
 struct AutogradOps {
-  py::object conv2d_python, linear_python;  // (args...) -> output, recording the Python formula
+  py::object conv2d_python, add_act_python, linear_python;  // (args...) -> output, recording the Python formula
 };
 
 AutogradOps& autograd_ops() {
@@ -321,6 +321,24 @@ at::Tensor conv2d_autograd(c10::DispatchKeySet ks, at::Tensor const& x, at::Tens
                                       std::string(activation), std::string(layout)).cast<at::Tensor>();
 }
 
+at::Tensor conv2d_add_act_autograd(c10::DispatchKeySet ks, at::Tensor const& x, at::Tensor const& weight,
+                                   std::optional<at::Tensor> const& bias, at::Tensor const& residual,
+                                   c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation,
+                                   c10::string_view activation) {
+  if (!torch::autograd::GradMode::is_enabled() ||
+      !any_requires_grad({&x, &weight, bias ? &*bias : nullptr, &residual})) {
+    static auto const op = c10::Dispatcher::singleton().findSchemaOrThrow("tilefuse::conv2d_add_act", "")
+        .typed<at::Tensor(at::Tensor const&, at::Tensor const&, std::optional<at::Tensor> const&, at::Tensor const&,
+                          c10::IntArrayRef, c10::IntArrayRef, c10::IntArrayRef, c10::string_view)>();
+    at::AutoDispatchBelowAutograd guard;
+    return op.redispatch(ks & c10::after_autograd_keyset, x, weight, bias, residual, stride, padding, dilation,
+                         activation);
+  }
+  py::gil_scoped_acquire gil;
+  return autograd_ops().add_act_python(x, weight, bias, residual, stride.vec(), padding.vec(), dilation.vec(),
+                                       std::string(activation)).cast<at::Tensor>();
+}
+
 at::Tensor linear_autograd(c10::DispatchKeySet ks, at::Tensor const& x, at::Tensor const& weight,
                            std::optional<at::Tensor> const& bias, std::optional<at::Tensor> const& residual,
                            c10::string_view activation) {
@@ -346,12 +364,15 @@ torch::Library& autograd_library() {
   return *library;
 }
 
-// The C++ Autograd kernel of tilefuse::conv2d (`python`: its formula, for calls with grad).
-void register_conv2d_autograd(py::object python) {
-  autograd_ops().conv2d_python = std::move(python);
+// The C++ Autograd kernels of tilefuse::conv2d and conv2d_add_act (`conv2d`, `add_act`: their formulas, for
+// calls with grad).
+void register_conv2d_autograd(py::object conv2d, py::object add_act) {
+  autograd_ops().conv2d_python = std::move(conv2d);
+  autograd_ops().add_act_python = std::move(add_act);
   QuietOverride quiet;
   c10::WarningUtils::WarningHandlerGuard guard(&quiet);
   autograd_library().impl("conv2d", TORCH_FN(conv2d_autograd));
+  autograd_library().impl("conv2d_add_act", TORCH_FN(conv2d_add_act_autograd));
 }
 
 // The C++ Autograd kernel of tilefuse::linear (`python`: its formula, for calls with grad).
@@ -487,9 +508,9 @@ PYBIND11_MODULE(_torch_ops, m) {
           return true;
         }, py::arg("stride"), py::arg("padding"), py::arg("dilation"), py::arg("grad_y"), py::arg("x"),
         py::arg("weight_size"), py::arg("native"), "The warm call tilefuse::conv2d_wgrad's kernel takes for these.");
-  m.def("register_conv2d_autograd", &register_conv2d_autograd, py::arg("python"),
-        "Registers the C++ Autograd kernel of tilefuse::conv2d: below autograd without grad, `python` (the op's "
-        "autograd formula) with it.");
+  m.def("register_conv2d_autograd", &register_conv2d_autograd, py::arg("conv2d"), py::arg("add_act"),
+        "Registers the C++ Autograd kernels of tilefuse::conv2d and conv2d_add_act: below autograd without grad, "
+        "the given callables (each op's autograd formula) with it.");
   m.def("register_linear_autograd", &register_linear_autograd, py::arg("python"),
         "Registers the C++ Autograd kernel of tilefuse::linear, as register_conv2d_autograd.");
   m.def("register_linear_kernel", &register_linear_kernel, py::arg("linear_python"),
