@@ -24,7 +24,7 @@ import torch.nn.functional as F
 import tilefuse
 from tilefuse.epilogue import relu
 
-from python_timing import eager_ms, events_ms, geomean, graph_ms  # bench/python/python_timing.py
+from python_timing import beside_cpp, geomean, write_report  # bench/python/python_timing.py
 
 CL = torch.channels_last
 
@@ -103,33 +103,18 @@ def main():
         ours_calls, torch_calls = [m[0] for m in made], [m[1] for m in made]
         conv, operands, extra = made[0][2], made[0][3], made[0][4]
         describe = conv.plan(*operands, **extra).describe()
-        ours = graph_ms(ours_calls, args.reps, args.per_graph)
-        peer = graph_ms(torch_calls, args.reps, args.per_graph)
-        ours_events = events_ms(ours_calls, 5 * args.reps)
-        peer_events = events_ms(torch_calls, 5 * args.reps)
-        eager, host_us = eager_ms(ours_calls, 200)
-        peer_eager, peer_host_us = eager_ms(torch_calls, 200)
-        cpp_ms = row["tilefuse"]["median_ms"] if row["tilefuse"].get("state") == "ok" else float("nan")
-        cudnn_ms = next((q["median_ms"] for q in row["peers"] if q.get("state") == "ok"), float("nan"))
-        out = dict(layer=p["layer"], mode=p["mode"], epilogue=p["epilogue"], python_graph_ms=ours, cpp_bench_ms=cpp_ms,
-                   python_events_ms=ours_events, python_over_cpp=ours_events / cpp_ms, graph_over_cpp=ours / cpp_ms,
-                   torch_events_ms=peer_events, torch_graph_ms=peer, speedup_vs_torch=peer_events / ours_events,
-                   cpp_bench_cudnn_ms=cudnn_ms, python_eager_ms=eager, python_host_us=host_us,
-                   torch_eager_ms=peer_eager, torch_host_us=peer_host_us, describe=describe,
-                   cpp_describe=row.get("tilefuse_describe", ""))
+        out = dict(layer=p["layer"], mode=p["mode"], epilogue=p["epilogue"],
+                   **beside_cpp(ours_calls, torch_calls, row, args.reps, args.per_graph, 200, "cpp_bench_cudnn_ms"),
+                   describe=describe, cpp_describe=row.get("tilefuse_describe", ""))
+        ours, ours_events, cpp_ms, peer_events, host_us = (out[k] for k in (
+            "python_graph_ms", "python_events_ms", "cpp_bench_ms", "torch_events_ms", "python_host_us"))
         rows.append(out)
         print(f"{p['layer']:>14} {p['mode']:5} {p['epilogue']:18} python {ours_events:.4f} ms (graph {ours:.4f})  C++ "
               f"{cpp_ms:.4f} ms ({ours_events / cpp_ms:.3f}x)  torch {peer_events:.4f} ms ({peer_events / ours_events:.3f}x)"
               f"  host {host_us:.1f} us", flush=True)
         del made, ours_calls, torch_calls
         torch.cuda.empty_cache()
-    if args.json:
-        json.dump(dict(device=torch.cuda.get_device_name(), torch=torch.__version__, rows=rows), open(args.json, "w"),
-                  indent=1)
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(markdown(rows))
-
+    write_report(args, rows, markdown)
 
 def markdown(rows):
     lines = ["| layer | mode | epilogue | Python ms (events) | C++ bench ms | Python / C++ | Python ms (graph) | "

@@ -22,7 +22,7 @@ import torch.nn.functional as F
 import tilefuse
 from tilefuse.epilogue.common import fused
 
-from python_timing import eager_ms, events_ms, geomean, graph_ms  # bench/python/python_timing.py
+from python_timing import beside_cpp, geomean, write_report  # bench/python/python_timing.py
 
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 
@@ -79,33 +79,19 @@ def main():
             describe = gemm.plan(*operands, **extra).describe()
         except tilefuse.TensorArgumentError as e:  # a layout run() copies first: what plan() says of it
             describe = f"copied into the Hopper kernel's layouts ({e})"
-        ours = graph_ms(ours_calls, args.reps, args.per_graph)
-        peer = graph_ms(torch_calls, args.reps, args.per_graph)
-        ours_events = events_ms(ours_calls, 5 * args.reps)
-        peer_events = events_ms(torch_calls, 5 * args.reps)
-        eager, host_us = eager_ms(ours_calls, 100)
-        _, peer_host_us = eager_ms(torch_calls, 100)
-        cpp_ms = row["tilefuse"]["median_ms"] if row["tilefuse"].get("state") == "ok" else float("nan")
-        cublas_ms = next((q["median_ms"] for q in row["peers"] if q.get("state") == "ok"), float("nan"))
         shape = f"{p['m']}x{p['n']}x{p['k']}"
-        out = dict(shape=shape, layout=p["layout"], epilogue=p["epilogue"], dtype=p["dtype"], python_events_ms=ours_events,
-                   python_graph_ms=ours, cpp_bench_ms=cpp_ms, python_over_cpp=ours_events / cpp_ms,
-                   torch_events_ms=peer_events, torch_graph_ms=peer, speedup_vs_torch=peer_events / ours_events,
-                   cpp_bench_cublas_ms=cublas_ms, python_eager_ms=eager, python_host_us=host_us,
-                   torch_host_us=peer_host_us, describe=describe, cpp_describe=row.get("tilefuse_describe", ""))
+        out = dict(shape=shape, layout=p["layout"], epilogue=p["epilogue"], dtype=p["dtype"],
+                   **beside_cpp(ours_calls, torch_calls, row, args.reps, args.per_graph, 100, "cpp_bench_cublas_ms"),
+                   describe=describe, cpp_describe=row.get("tilefuse_describe", ""))
+        ours_events, cpp_ms, peer_events, host_us = (out[k] for k in (
+            "python_events_ms", "cpp_bench_ms", "torch_events_ms", "python_host_us"))
         rows.append(out)
         print(f"{shape:>18} {p['layout']} {p['epilogue']:18} python {ours_events:.4f} ms  C++ {cpp_ms:.4f} ms "
               f"({ours_events / cpp_ms:.3f}x)  torch {peer_events:.4f} ms ({peer_events / ours_events:.3f}x)  host "
               f"{host_us:.1f} us", flush=True)
         del made, ours_calls, torch_calls
         torch.cuda.empty_cache()
-    if args.json:
-        json.dump(dict(device=torch.cuda.get_device_name(), torch=torch.__version__, rows=rows), open(args.json, "w"),
-                  indent=1)
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(markdown(rows))
-
+    write_report(args, rows, markdown)
 
 def markdown(rows):
     lines = ["| shape (m x n x k) | layout | epilogue | Python ms (events) | C++ bench ms | Python / C++ | Python ms (graph) "

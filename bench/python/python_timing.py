@@ -2,6 +2,7 @@
 arguments rotated over sets (so that the sets together are larger than L2; L2_BYTES: how much to exceed);
 GPU time by CUDA-graph replay (graph_ms), tilefuse-bench's events method (events_ms), eager wall and host
 time (eager_ms), and a geometric mean."""
+import json
 import math
 import statistics
 import time
@@ -96,3 +97,32 @@ def eager_ms(calls, count):
 def geomean(values):
     values = [v for v in values if v == v and v > 0]
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def beside_cpp(ours_calls, torch_calls, cpp_row, reps, per_graph, eager_count, peer_key):
+    """The Python call's and torch's times (graph replay, events, eager and host) beside what tilefuse-bench's
+    row (`cpp_row`, its JSON) measured for the same problem: the fields conv_layers.py and gemm_shapes.py record;
+    the bench's first peer that ran goes under `peer_key`."""
+    ours = graph_ms(ours_calls, reps, per_graph)
+    peer = graph_ms(torch_calls, reps, per_graph)
+    ours_events = events_ms(ours_calls, 5 * reps)
+    peer_events = events_ms(torch_calls, 5 * reps)
+    eager, host_us = eager_ms(ours_calls, eager_count)
+    peer_eager, peer_host_us = eager_ms(torch_calls, eager_count)
+    cpp_ms = cpp_row["tilefuse"]["median_ms"] if cpp_row["tilefuse"].get("state") == "ok" else float("nan")
+    cpp_peer_ms = next((q["median_ms"] for q in cpp_row["peers"] if q.get("state") == "ok"), float("nan"))
+    return {"python_graph_ms": ours, "cpp_bench_ms": cpp_ms, "python_events_ms": ours_events,
+            "python_over_cpp": ours_events / cpp_ms, "graph_over_cpp": ours / cpp_ms, "torch_events_ms": peer_events,
+            "torch_graph_ms": peer, "speedup_vs_torch": peer_events / ours_events, peer_key: cpp_peer_ms,
+            "python_eager_ms": eager, "python_host_us": host_us, "torch_eager_ms": peer_eager,
+            "torch_host_us": peer_host_us}
+
+
+def write_report(args, rows, markdown):
+    """The rows as JSON (args.json) and a markdown table (args.markdown, by markdown(rows)), where asked."""
+    if args.json:
+        json.dump(dict(device=torch.cuda.get_device_name(), torch=torch.__version__, rows=rows), open(args.json, "w"),
+                  indent=1)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(markdown(rows))
