@@ -24,7 +24,7 @@ from .errors import TensorArgumentError
 from .epilogue.common import fused
 from .kernel_params import signature
 from .op_common import (_DTYPES, CheckedCalls, _dtype_name, activation_name, autocast, channels_to_pad, eager_path,
-                        grad_epilogue, needs_grad, pad_channels)
+                        formula_function, grad_epilogue, needs_grad, pad_channels)
 
 CL = torch.channels_last
 _CONVS = {}  # key -> tilefuse.Conv2d (each caches its plans per shape; kernels are shared process-wide)
@@ -291,24 +291,7 @@ def _grads(ctx, grad_y, kernels):
 _conv2d.register_autograd(_backward, setup_context=_setup_context)
 
 
-class _Conv2dOp(torch.autograd.Function):
-    """tilefuse::conv2d with grad, as its C++ Autograd kernel calls it (fast_path; without grad that kernel goes
-    below autograd itself): the op below autograd, then register_autograd's formula (_setup_context,
-    _backward). AOTAutograd traces it with fake tensors as it traced custom_op's own autograd kernel."""
-
-    @staticmethod
-    def forward(ctx, x, weight, bias, residual, stride, padding, dilation, activation, layout):
-        inputs = (x, weight, bias, residual, stride, padding, dilation, activation, layout)
-        with torch._C._AutoDispatchBelowAutograd():
-            y = torch.ops.tilefuse.conv2d.default(*inputs)
-        _setup_context(ctx, inputs, y)
-        return y
-
-    @staticmethod
-    def backward(ctx, grad_y):
-        return _backward(ctx, grad_y)
-
-
+_Conv2dOp = formula_function(torch.ops.tilefuse.conv2d.default, _setup_context, _backward, "_Conv2dOp")
 
 
 @torch.library.custom_op("tilefuse::conv2d_grad_preact", mutates_args=())
@@ -420,20 +403,8 @@ def _add_act_backward(ctx, grad_y):
 _conv2d_add_act.register_autograd(_add_act_backward, setup_context=_add_act_setup_context)
 
 
-class _AddActOp(torch.autograd.Function):
-    """tilefuse::conv2d_add_act with grad, as its C++ Autograd kernel calls it (_Conv2dOp's twin)."""
-
-    @staticmethod
-    def forward(ctx, x, weight, bias, residual, stride, padding, dilation, activation):
-        inputs = (x, weight, bias, residual, stride, padding, dilation, activation)
-        with torch._C._AutoDispatchBelowAutograd():
-            y = torch.ops.tilefuse.conv2d_add_act.default(*inputs)
-        _add_act_setup_context(ctx, inputs, y)
-        return y
-
-    @staticmethod
-    def backward(ctx, grad_y):
-        return _add_act_backward(ctx, grad_y)
+_AddActOp = formula_function(torch.ops.tilefuse.conv2d_add_act.default, _add_act_setup_context, _add_act_backward,
+                             "_AddActOp")
 
 
 if fast_path.available():  # C++ Autograd kernels in place of custom_op's Python ones

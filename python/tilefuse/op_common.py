@@ -87,6 +87,22 @@ def pad_channels(t, pad_c):
     return torch.nn.functional.pad(t, (0, 0, 0, 0, 0, pad_c)).contiguous(memory_format=torch.channels_last)
 
 
+def formula_function(op, setup_context, backward, name):
+    """The autograd.Function an op's C++ Autograd kernel (fast_path) calls with grad: `op` (the OpOverload) below
+    autograd, then the op's registered setup_context and backward. AOTAutograd traces it with fake tensors as it
+    traced torch.library.custom_op's own autograd kernel."""
+
+    def forward(ctx, *inputs):
+        with torch._C._AutoDispatchBelowAutograd():
+            y = op(*inputs)
+        setup_context(ctx, inputs, y)
+        return y
+
+    return type(name, (torch.autograd.Function,), {"__doc__": f"{op} with grad, as its C++ Autograd kernel calls it.",
+                                                    "forward": staticmethod(forward),
+                                                    "backward": staticmethod(backward)})
+
+
 def needs_grad(tensors):
     """Whether autograd would record a call on these tensors (grad mode on and one of them requires grad)."""
     return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)

@@ -43,7 +43,7 @@ from .gemm import Gemm
 from .kernel_params import check_out
 from .epilogue.common import ACTIVATIONS
 from .op_common import (_DTYPES, _dtype_name, activation_name, autocast, eager_path, forward_epilogue,  # noqa: F401
-                        grad_epilogue, needs_grad, CheckedCalls)
+                        formula_function, grad_epilogue, needs_grad, CheckedCalls)
 _ALIGN = 8  # elements: 16 bytes of bf16 / fp16, what TMA needs of every leading dimension and pointer
 
 
@@ -247,25 +247,9 @@ def _linear_backward(ctx, grad_y):
 _linear.register_autograd(_linear_backward, setup_context=_linear_setup_context)
 
 
-class _LinearOp(torch.autograd.Function):
-    """tilefuse::linear with grad, as its C++ Autograd kernel calls it (conv_ops._Conv2dOp's twin)."""
-
-    @staticmethod
-    def forward(ctx, x, weight, bias, residual, activation):
-        inputs = (x, weight, bias, residual, activation)
-        with torch._C._AutoDispatchBelowAutograd():
-            y = torch.ops.tilefuse.linear.default(*inputs)
-        _linear_setup_context(ctx, inputs, y)
-        return y
-
-    @staticmethod
-    def backward(ctx, grad_y):
-        return _linear_backward(ctx, grad_y)
-
-
-if fast_path.available():
+_LinearOp = formula_function(torch.ops.tilefuse.linear.default, _linear_setup_context, _linear_backward, "_LinearOp")
+if fast_path.available():  # C++ Autograd and CUDA kernels (FastLinear's calls; _linear_impl on a miss)
     fast_path.module().register_linear_autograd(_LinearOp.apply)
-if fast_path.available():  # a C++ CUDA kernel over FastLinear's calls, _linear_impl on a miss
     fast_path.module().register_linear_kernel(_linear_impl)
 
 

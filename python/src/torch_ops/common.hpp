@@ -2,6 +2,7 @@
 // results.
 #pragma once
 
+#include <torch/csrc/autograd/grad_mode.h>
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/utils/pybind.h>
 
@@ -9,6 +10,7 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <c10/core/impl/TorchDispatchModeTLS.h>
 
+#include <initializer_list>
 #include <vector>
 
 namespace tilefuse_torch {
@@ -41,6 +43,15 @@ inline bool unpack(py::handle x, py::handle w, py::handle bias, py::handle resid
     out[i] = &THPVariable_Unpack(handles[i].ptr());
   }
   return !transformed();
+}
+
+// Whether autograd records a call on these tensors (grad mode on, one of them requiring grad; null: absent).
+inline bool records_grad(std::initializer_list<at::Tensor const*> tensors) {
+  if (!torch::autograd::GradMode::is_enabled()) return false;
+  for (at::Tensor const* t : tensors) {
+    if (t != nullptr && t->defined() && t->requires_grad()) return true;
+  }
+  return false;
 }
 
 inline py::object wrap(at::Tensor t) { return py::reinterpret_steal<py::object>(THPVariable_Wrap(std::move(t))); }

@@ -80,9 +80,7 @@ py::object FastConv::call(py::handle x, py::handle w, py::handle bias, py::handl
   at::Tensor const* t[4];
   if (!unpack(x, w, bias, residual, t)) return py::none();
   ConvEntry const* e = find(*t[0], *t[1], t[2], t[3]);
-  bool const record = e != nullptr && torch::autograd::GradMode::is_enabled() &&
-                      (t[0]->requires_grad() || t[1]->requires_grad() || (t[2] && t[2]->requires_grad()) ||
-                       (t[3] && t[3]->requires_grad()));
+  bool const record = e != nullptr && records_grad({t[0], t[1], t[2], t[3]});
   if (e == nullptr || (record && !trainable_)) {  // the Python op's backward recomputes or masks
     misses_.fetch_add(1, std::memory_order_relaxed);
     return py::none();

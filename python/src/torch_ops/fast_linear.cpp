@@ -1,6 +1,4 @@
 // FastLinear: tilefuse.ops.linear's checked calls without autograd, from C++.
-#include <torch/csrc/autograd/grad_mode.h>
-
 #include "fast_ops.hpp"
 
 namespace tilefuse_torch {
@@ -30,8 +28,7 @@ std::optional<at::Tensor> FastLinear::run(at::Tensor const& x, at::Tensor const&
 py::object FastLinear::call(py::handle x, py::handle w, py::handle bias, py::handle residual) {
   at::Tensor const* t[4];
   if (!unpack(x, w, bias, residual, t)) return py::none();
-  if (torch::autograd::GradMode::is_enabled() &&
-      (t[0]->requires_grad() || t[1]->requires_grad() || (t[2] && t[2]->requires_grad()) || (t[3] && t[3]->requires_grad()))) {
+  if (records_grad({t[0], t[1], t[2], t[3]})) {
     misses_.fetch_add(1, std::memory_order_relaxed);
     return py::none();  // autograd: the Python op
   }

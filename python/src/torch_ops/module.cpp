@@ -74,6 +74,14 @@ class WarmTable {
   std::unordered_map<Signature, std::shared_ptr<WarmCall>, SignatureHash> calls_;
 };
 
+// A dgrad's warm call from Python: a WarmCall, or a PhasedDgrad.
+Dgrad dgrad_of(py::handle native) {
+  Dgrad d;
+  if (py::isinstance<WarmCall>(native)) d.direct = py::cast<std::shared_ptr<WarmCall>>(native);
+  else d.phased = py::cast<std::shared_ptr<PhasedDgrad>>(native);
+  return d;
+}
+
 // `keep` (the Python WarmCall, which owns the PreparedLaunch objects) is kept alive for good: entries are never
 // erased, and a node of an autograd graph may point at them.
 std::shared_ptr<WarmCall> make_warm_call(int device, std::vector<std::pair<std::uintptr_t, std::vector<int>>> const& launches,
@@ -103,6 +111,12 @@ InferenceOps& inference_ops() {
   return *ops;
 }
 
+// The library every C++ CUDA kernel of a tilefuse op is registered in (never destroyed, as the kernels' state).
+torch::Library& cuda_library() {
+  static auto* library = new torch::Library(torch::Library::IMPL, "tilefuse", c10::DispatchKey::CUDA, __FILE__, __LINE__);
+  return *library;
+}
+
 std::optional<ConvKey> conv_key(c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation,
                                 std::string activation, bool residual_first) {
   if (stride.size() != 2 || padding.size() != 2 || dilation.size() != 2) return std::nullopt;
@@ -110,23 +124,27 @@ std::optional<ConvKey> conv_key(c10::IntArrayRef stride, c10::IntArrayRef paddin
                  residual_first};
 }
 
+// The FastConv Python registered for these arguments (register_inference_conv), or null.
+FastConv* inference_conv(c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation,
+                         c10::string_view activation, bool add_act) {
+  auto const key = conv_key(stride, padding, dilation, std::string(activation), add_act);
+  if (!key) return nullptr;
+  InferenceOps& ops = inference_ops();
+  std::lock_guard<std::mutex> lock(ops.mutex);
+  auto const found = ops.convs.find(*key);
+  return found == ops.convs.end() ? nullptr : found->second;
+}
+
 at::Tensor conv2d_inference_cuda(at::Tensor const& x, at::Tensor const& weight, std::optional<at::Tensor> const& bias,
                                  std::optional<at::Tensor> const& residual, c10::IntArrayRef stride,
                                  c10::IntArrayRef padding, c10::IntArrayRef dilation, c10::string_view activation,
                                  bool residual_first) {
-  InferenceOps& ops = inference_ops();
-  FastConv* fast = nullptr;
-  if (auto const key = conv_key(stride, padding, dilation, std::string(activation), residual_first)) {
-    std::lock_guard<std::mutex> lock(ops.mutex);
-    auto const found = ops.convs.find(*key);
-    if (found != ops.convs.end()) fast = found->second;
-  }
-  if (fast != nullptr) {
+  if (FastConv* fast = inference_conv(stride, padding, dilation, activation, residual_first)) {
     std::optional<at::Tensor> y = fast->run(x, weight, bias ? &*bias : nullptr, residual ? &*residual : nullptr);
     if (y) return std::move(*y);
   }
   py::gil_scoped_acquire gil;
-  return ops.conv_python(x, weight, bias, residual, stride.vec(), padding.vec(), dilation.vec(), std::string(activation),
+  return inference_ops().conv_python(x, weight, bias, residual, stride.vec(), padding.vec(), dilation.vec(), std::string(activation),
                          residual_first).cast<at::Tensor>();
 }
 
@@ -190,15 +208,6 @@ Signature grad_signature(at::Tensor const& a, at::Tensor const& b, c10::IntArray
   return s;
 }
 
-FastConv* inference_conv(c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation,
-                         c10::string_view activation, bool add_act) {
-  auto const key = conv_key(stride, padding, dilation, std::string(activation), add_act);
-  if (!key) return nullptr;
-  InferenceOps& ops = inference_ops();
-  std::lock_guard<std::mutex> lock(ops.mutex);
-  auto const found = ops.convs.find(*key);
-  return found == ops.convs.end() ? nullptr : found->second;
-}
 
 at::Tensor conv2d_cuda(at::Tensor const& x, at::Tensor const& weight, std::optional<at::Tensor> const& bias,
                        std::optional<at::Tensor> const& residual, c10::IntArrayRef stride, c10::IntArrayRef padding,
@@ -275,11 +284,10 @@ void register_training_kernels(py::object conv_python, py::object add_act_python
   ops.add_act_python = std::move(add_act_python);
   ops.dgrad_python = std::move(dgrad_python);
   ops.wgrad_python = std::move(wgrad_python);
-  static auto* library = new torch::Library(torch::Library::IMPL, "tilefuse", c10::DispatchKey::CUDA, __FILE__, __LINE__);
-  library->impl("conv2d", TORCH_FN(conv2d_cuda));
-  library->impl("conv2d_add_act", TORCH_FN(conv2d_add_act_cuda));
-  library->impl("conv2d_dgrad", TORCH_FN(conv2d_dgrad_cuda));
-  library->impl("conv2d_wgrad", TORCH_FN(conv2d_wgrad_cuda));
+  cuda_library().impl("conv2d", TORCH_FN(conv2d_cuda));
+  cuda_library().impl("conv2d_add_act", TORCH_FN(conv2d_add_act_cuda));
+  cuda_library().impl("conv2d_dgrad", TORCH_FN(conv2d_dgrad_cuda));
+  cuda_library().impl("conv2d_wgrad", TORCH_FN(conv2d_wgrad_cuda));
 }
 
 // ---- the Autograd kernels of tilefuse::conv2d and linear: without grad, straight below autograd (what
@@ -295,19 +303,12 @@ AutogradOps& autograd_ops() {
   return *ops;
 }
 
-bool any_requires_grad(std::initializer_list<at::Tensor const*> tensors) {
-  for (at::Tensor const* t : tensors) {
-    if (t != nullptr && t->defined() && t->requires_grad()) return true;
-  }
-  return false;
-}
 
 at::Tensor conv2d_autograd(c10::DispatchKeySet ks, at::Tensor const& x, at::Tensor const& weight,
                            std::optional<at::Tensor> const& bias, std::optional<at::Tensor> const& residual,
                            c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation,
                            c10::string_view activation, c10::string_view layout) {
-  if (!torch::autograd::GradMode::is_enabled() ||
-      !any_requires_grad({&x, &weight, bias ? &*bias : nullptr, residual ? &*residual : nullptr})) {
+  if (!records_grad({&x, &weight, bias ? &*bias : nullptr, residual ? &*residual : nullptr})) {
     static auto const op = c10::Dispatcher::singleton().findSchemaOrThrow("tilefuse::conv2d", "")
         .typed<at::Tensor(at::Tensor const&, at::Tensor const&, std::optional<at::Tensor> const&,
                           std::optional<at::Tensor> const&, c10::IntArrayRef, c10::IntArrayRef, c10::IntArrayRef,
@@ -325,8 +326,7 @@ at::Tensor conv2d_add_act_autograd(c10::DispatchKeySet ks, at::Tensor const& x, 
                                    std::optional<at::Tensor> const& bias, at::Tensor const& residual,
                                    c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation,
                                    c10::string_view activation) {
-  if (!torch::autograd::GradMode::is_enabled() ||
-      !any_requires_grad({&x, &weight, bias ? &*bias : nullptr, &residual})) {
+  if (!records_grad({&x, &weight, bias ? &*bias : nullptr, &residual})) {
     static auto const op = c10::Dispatcher::singleton().findSchemaOrThrow("tilefuse::conv2d_add_act", "")
         .typed<at::Tensor(at::Tensor const&, at::Tensor const&, std::optional<at::Tensor> const&, at::Tensor const&,
                           c10::IntArrayRef, c10::IntArrayRef, c10::IntArrayRef, c10::string_view)>();
@@ -342,8 +342,7 @@ at::Tensor conv2d_add_act_autograd(c10::DispatchKeySet ks, at::Tensor const& x, 
 at::Tensor linear_autograd(c10::DispatchKeySet ks, at::Tensor const& x, at::Tensor const& weight,
                            std::optional<at::Tensor> const& bias, std::optional<at::Tensor> const& residual,
                            c10::string_view activation) {
-  if (!torch::autograd::GradMode::is_enabled() ||
-      !any_requires_grad({&x, &weight, bias ? &*bias : nullptr, residual ? &*residual : nullptr})) {
+  if (!records_grad({&x, &weight, bias ? &*bias : nullptr, residual ? &*residual : nullptr})) {
     static auto const op = c10::Dispatcher::singleton().findSchemaOrThrow("tilefuse::linear", "")
         .typed<at::Tensor(at::Tensor const&, at::Tensor const&, std::optional<at::Tensor> const&,
                           std::optional<at::Tensor> const&, c10::string_view)>();
@@ -386,17 +385,15 @@ void register_linear_autograd(py::object python) {
 // tilefuse::linear's CUDA kernel (under its Python autograd kernel): linear_inference's, which it matches.
 void register_linear_kernel(py::object linear_python) {
   inference_ops().linear_python = std::move(linear_python);
-  static auto* library = new torch::Library(torch::Library::IMPL, "tilefuse", c10::DispatchKey::CUDA, __FILE__, __LINE__);
-  library->impl("linear", TORCH_FN(linear_inference_cuda));
+  cuda_library().impl("linear", TORCH_FN(linear_inference_cuda));
 }
 
 void register_inference_kernels(py::object conv_python, py::object linear_python) {
   InferenceOps& ops = inference_ops();
   ops.conv_python = std::move(conv_python);
   ops.linear_python = std::move(linear_python);
-  static auto* library = new torch::Library(torch::Library::IMPL, "tilefuse", c10::DispatchKey::CUDA, __FILE__, __LINE__);
-  library->impl("conv2d_inference", TORCH_FN(conv2d_inference_cuda));
-  library->impl("linear_inference", TORCH_FN(linear_inference_cuda));
+  cuda_library().impl("conv2d_inference", TORCH_FN(conv2d_inference_cuda));
+  cuda_library().impl("linear_inference", TORCH_FN(linear_inference_cuda));
 }
 
 }  // namespace
@@ -444,10 +441,7 @@ PYBIND11_MODULE(_torch_ops, m) {
            py::arg("residual").none(true), py::arg("forward"))
       .def_static("remember_grads", [](std::int64_t entry, at::Tensor const& grad_y, py::object dgrad,
                                        std::shared_ptr<WarmCall> wgrad) {
-             Dgrad d;
-             if (py::isinstance<WarmCall>(dgrad)) d.direct = py::cast<std::shared_ptr<WarmCall>>(dgrad);
-             else d.phased = py::cast<std::shared_ptr<PhasedDgrad>>(dgrad);
-             FastConv::remember_grads(entry, grad_y, std::move(d), std::move(wgrad));
+             FastConv::remember_grads(entry, grad_y, dgrad_of(dgrad), std::move(wgrad));
            }, py::arg("entry"), py::arg("grad_y"), py::arg("dgrad"), py::arg("wgrad"),
            "The dgrad and wgrad warm calls a backward of this entry takes for grad_y's signature.");
   py::class_<FastLinear>(m, "FastLinear", "The warm path of tilefuse.ops.linear with one activation, without autograd.")
@@ -486,13 +480,10 @@ PYBIND11_MODULE(_torch_ops, m) {
                              std::vector<std::int64_t> input_size, py::object native) {
           GradTable* table = grad_table(stride, padding, dilation, true);
           if (table == nullptr) return false;
-          Dgrad d;
-          if (py::isinstance<WarmCall>(native)) d.direct = py::cast<std::shared_ptr<WarmCall>>(native);
-          else d.phased = py::cast<std::shared_ptr<PhasedDgrad>>(native);
           Signature const key = grad_signature(grad_y, weight, input_size);
           if (key.full()) return false;
           std::lock_guard<std::mutex> lock(table->mutex);
-          table->dgrads[key] = std::move(d);
+          table->dgrads[key] = dgrad_of(native);
           return true;
         }, py::arg("stride"), py::arg("padding"), py::arg("dilation"), py::arg("grad_y"), py::arg("weight"),
         py::arg("input_size"), py::arg("native"), "The warm call tilefuse::conv2d_dgrad's kernel takes for these.");
