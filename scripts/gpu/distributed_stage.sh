@@ -3,7 +3,7 @@
 # (scripts/gpu/python_stage.sh's way), the tensor-parallel and DDP / FSDP2 tests on every GPU, then the overlap
 # benchmark under torchrun on every GPU and, on a machine of more than 2, on 2 of them too (both in one run).
 # NVLink multicast stays off. Results in $OUT: pytest.log.gz, tp-overlap-<world>.md / .json / .log.
-# Usage: OUT=... scripts/gpu/distributed_stage.sh [pytest timeout s, default 300]
+# Usage: OUT=... scripts/gpu/distributed_stage.sh [pytest timeout s, default 300] [more pytest files...]
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 OUT="${OUT:-gpu-out}"
@@ -11,7 +11,7 @@ mkdir -p "$OUT"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 start=$(date +%s)
 nvidia-smi -L
-scripts/gpu/python_stage.sh "${1:-300}" -rfE tests/python/test_parallel_gpu.py tests/python/test_distributed_gpu.py
+scripts/gpu/python_stage.sh "${1:-300}" -rfE tests/python/test_parallel_gpu.py tests/python/test_distributed_gpu.py "${@:2}"
 echo "[$(( $(date +%s) - start )) s] tests rc $?"
 gzip -f "$OUT/pytest.log"
 gpus=$(nvidia-smi -L | wc -l)
