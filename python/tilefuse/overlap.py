@@ -224,7 +224,7 @@ def _copy_engine_able(group, x, block):
         return False, (f"the group's {dist.get_world_size(group)} ranks are more than this node's "
                        f"{torch.cuda.device_count()} GPUs (symmetric memory maps peers on one node)")
     try:
-        import torch.distributed._symmetric_memory  # noqa: F401
+        import torch.distributed._symmetric_memory as _  # noqa: F401 - `as`: a bare import would make torch local
     except ImportError as error:
         return False, f"torch's symmetric memory is missing ({error})"
     return True, ""
