@@ -173,3 +173,28 @@ def test_parallelize_module_with_tilefuse_linears(tmp_path):
     process's."""
     outcomes = spawn(run_dtensor_rank, 2, (str(tmp_path / "rendezvous"),))
     assert outcomes == {0: "ok", 1: "ok"}, outcomes
+
+
+def test_the_copy_engine_check_runs_for_cuda_tensors(monkeypatch):
+    """The check that picks the copy engines, walked through for a CUDA tensor on a host without one (a slip in
+    it showed only on GPUs: a bare `import torch.distributed...` inside it made `torch` a local name)."""
+    import tilefuse.overlap as overlap
+
+    class CudaBlock:  # what the check reads of x
+        is_cuda = True
+
+        def dim(self):
+            return 2
+
+        def element_size(self):
+            return 2
+
+    monkeypatch.setattr(dist, "get_backend", lambda group=None: "nccl")
+    monkeypatch.setattr(dist, "get_world_size", lambda group=None: 2)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    assert overlap._copy_engine_able(None, CudaBlock(), 8 * 4096) == (True, "")
+    able, why = overlap._copy_engine_able(None, CudaBlock(), 7)
+    assert not able and "16-byte" in why
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    able, why = overlap._copy_engine_able(None, CudaBlock(), 8 * 4096)
+    assert not able and "more than this node's 1 GPUs" in why
