@@ -167,8 +167,8 @@ def _linear_impl(x, weight, bias=None, residual=None, activation="none", out=Non
     y = gemm.run(a, b, out=out, **arguments)
     warm = gemm.warm_call(a, b, arguments)
     _CHECKED.remember(key, warm or False)
-    if warm is not None and out is None and _reads_in_place((x, a), (weight, b), (bias, arguments.get("bias")),
-                                                            (residual, arguments.get("residual"))):
+    if warm is not None and _reads_in_place((x, a), (weight, b), (bias, arguments.get("bias")),
+                                            (residual, arguments.get("residual"))):
         fast = fast_linear(activation)
         native = fast_path.native_warm_call(warm, tuple(arguments)) if fast is not None else None
         if native is not None:

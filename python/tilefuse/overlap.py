@@ -63,16 +63,29 @@ def linear_reduce_scatter(x, weight, bias=None, residual=None, group=None, trans
 
 
 # ---- copy engines over symmetric memory ----
+#
+# Host time matters as much as the GPU's at small shapes (a call is a dozen enqueued operations): the streams,
+# events and workspace views are made once and kept, and each GEMM takes the C++ warm path (ops.fast_linear).
+# The GEMMs of one call run on two streams so that one's last, partly empty wave shares the SMs with the next
+# one's first (a block of rows is a few waves of tiles; docs/notes/parallel.md).
 
-_copy_streams = {}
+_streams = {}  # (device, role) -> a side stream: "gemm", "first", or "copy<i>" (one per peer: pulls run at once)
+_events = {}  # (device, i) -> an event, re-recorded each call
+_views = {}  # id(workspace) -> (the workspace, {(rank, shape, dtype, offset): that rank's buffer})
 
 
-def _copy_stream(device):
-    """One side stream per device for the pulls (made once: a new stream per call would cost host time)."""
-    stream = _copy_streams.get(device)
-    if stream is None:
-        stream = _copy_streams[device] = torch.cuda.Stream(device)
+def _stream(device, role):
+    stream = _streams.get((device, role))
+    if stream is None:  # "first" runs at high priority: its kernels take free SMs before the other streams'
+        stream = _streams[(device, role)] = torch.cuda.Stream(device, priority=-1 if role == "first" else 0)
     return stream
+
+
+def _event(device, i):
+    event = _events.get((device, i))
+    if event is None:
+        event = _events[(device, i)] = torch.cuda.Event()
+    return event
 
 
 def _workspace(group, nbytes):
@@ -85,54 +98,106 @@ def _workspace(group, nbytes):
     return symm_mem.get_symm_mem_workspace(group.group_name, min_size=nbytes)
 
 
+def _view(workspace, rank, shape, dtype, offset=0):
+    """Rank's buffer in the workspace as a tensor, made once per workspace allocation (a larger request makes
+    torch allocate a new workspace object: its views are made afresh)."""
+    held, views = _views.get(id(workspace), (None, None))
+    if held is not workspace:  # (the entry holds its workspace: its id stays its own)
+        if len(_views) >= 8:
+            _views.clear()
+        views = {}
+        _views[id(workspace)] = (workspace, views)
+    key = (rank, shape, dtype, offset)
+    view = views.get(key)
+    if view is None:
+        view = views[key] = workspace.get_buffer(rank, shape, dtype, storage_offset=offset)
+    return view
+
+
 def _into(x, weight, bias, residual, activation, out):
-    """The fused linear storing into `out` (a contiguous block of rows of a larger output)."""
-    ops._linear_impl(x, weight, bias, residual, activation, out=out)
+    """The fused linear storing into `out` (a contiguous block of rows of a larger output): the C++ warm path
+    where it has the call, else the Python one (which checks, plans and hands the call to C++)."""
+    fast = ops.fast_linear(activation)
+    if fast is None or fast(x, weight, bias, residual, out) is None:
+        ops._linear_impl(x, weight, bias, residual, activation, out=out)
+
+
+def _runs(rank, world):
+    """The other ranks as at most two runs of consecutive ranks, [rank + 1, world) then [0, rank): a run's blocks
+    are adjacent both in the output and in a buffer that holds the others' blocks in rank order (slot
+    `_slot(rank, r)` for rank r), so one GEMM takes a run."""
+    return [(lo, hi) for lo, hi in ((rank + 1, world), (0, rank)) if hi > lo]
+
+
+def _slot(rank, other):
+    return other if other < rank else other - 1
 
 
 def _all_gather_linear_ce(x, weight, bias, activation, group, world, rank):
     rows, n = x.shape[0], weight.shape[0]
-    out = torch.empty(world * rows, n, dtype=x.dtype, device=x.device)
-    staged = torch.empty(world - 1, *x.shape, dtype=x.dtype, device=x.device)
+    device = x.device
+    out = torch.empty(world * rows, n, dtype=x.dtype, device=device)
+    staged = torch.empty((world - 1) * rows, x.shape[1], dtype=x.dtype, device=device)  # the others', rank order
     workspace = _workspace(group, x.numel() * x.element_size())
-    current, copies = torch.cuda.current_stream(), _copy_stream(x.device)
+    shape = tuple(x.shape)
+    current, gemm = torch.cuda.current_stream(), _stream(device, "gemm")
     workspace.barrier(channel=0)  # every peer has finished reading this workspace's previous contents
-    workspace.get_buffer(rank, x.shape, x.dtype).copy_(x)
+    _view(workspace, rank, shape, x.dtype).copy_(x)
     workspace.barrier(channel=1)  # every rank's block is in its workspace
-    copies.wait_stream(current)
-    arrived = []
-    with torch.cuda.stream(copies):
-        for step in range(1, world):
-            staged[step - 1].copy_(workspace.get_buffer((rank + step) % world, x.shape, x.dtype))
-            arrived.append(copies.record_event())
+    for other in range(world):  # every pull at once, each on its own stream (its own link)
+        if other == rank:
+            continue
+        copies = _stream(device, f"copy{other}")
+        copies.wait_stream(current)
+        with torch.cuda.stream(copies):
+            s = _slot(rank, other)
+            staged[s * rows:(s + 1) * rows].copy_(_view(workspace, other, shape, x.dtype))
+            _event(device, other).record(copies)
     _into(x, weight, bias, None, activation, out[rank * rows:(rank + 1) * rows])
-    for step in range(1, world):
-        source = (rank + step) % world
-        current.wait_event(arrived[step - 1])
-        _into(staged[step - 1], weight, bias, None, activation, out[source * rows:(source + 1) * rows])
-    current.wait_stream(copies)
-    workspace.barrier(channel=0)  # the peers have pulled this rank's block
+    with torch.cuda.stream(gemm):  # beside the GEMM above: fills its last wave
+        for lo, hi in _runs(rank, world):
+            for other in range(lo, hi):
+                gemm.wait_event(_event(device, other))
+            s = _slot(rank, lo)
+            _into(staged[s * rows:(s + hi - lo) * rows], weight, bias, None, activation, out[lo * rows:hi * rows])
+    last = _stream(device, f"copy{(rank + 1) % world}")
+    for other in range(world):
+        if other != rank:
+            last.wait_event(_event(device, other))
+    with torch.cuda.stream(last):  # the peers have pulled this rank's block (waits for no GEMM)
+        workspace.barrier(channel=0)
+    current.wait_stream(gemm)
+    current.wait_stream(last)
     return out
 
 
 def _linear_reduce_scatter_ce(x, weight, bias, residual, group, world, rank, rows):
     n = weight.shape[0]
-    shape, slot = (rows, n), rows * n
-    received = torch.empty(world - 1, rows, n, dtype=x.dtype, device=x.device)
-    workspace = _workspace(group, (world - 1) * slot * x.element_size())
-    current, copies = torch.cuda.current_stream(), _copy_stream(x.device)
+    device = x.device
+    received = torch.empty(world - 1, rows, n, dtype=x.dtype, device=device)
+    out = torch.empty(rows, n, dtype=x.dtype, device=device)
+    workspace = _workspace(group, (world - 1) * rows * n * x.element_size())
+    current, gemm, first = torch.cuda.current_stream(), _stream(device, "gemm"), _stream(device, "first")
     workspace.barrier(channel=0)
-    for step in range(1, world):  # the partial for rank + step, then the one from rank - step comes in
-        owner, sender = (rank + step) % world, (rank - step) % world
-        mine = workspace.get_buffer(rank, shape, x.dtype, storage_offset=(step - 1) * slot)
-        _into(x[owner * rows:(owner + 1) * rows], weight, None, None, "none", mine)
-        workspace.barrier(channel=1)  # every rank's partial of this step is in its workspace
-        copies.wait_stream(current)
+    first.wait_stream(current)
+    gemm.wait_stream(current)
+    with torch.cuda.stream(first):  # the others' partials (a high-priority stream: the peers wait for them)
+        for lo, hi in _runs(rank, world):  # into this rank's workspace in rank order
+            s = _slot(rank, lo)
+            _into(x[lo * rows:hi * rows], weight, None, None, "none",
+                  _view(workspace, rank, ((hi - lo) * rows, n), x.dtype, s * rows * n))
+        workspace.barrier(channel=1)  # every rank's partials are in its workspace
+    with torch.cuda.stream(gemm):  # this rank's own block with bias and residual: takes the SMs the partials
+        _into(x[rank * rows:(rank + 1) * rows], weight, bias, residual, "none", out)  # leave, then runs as they travel
+    for other in range(world):
+        if other == rank:
+            continue
+        copies = _stream(device, f"copy{other}")
+        copies.wait_stream(first)
         with torch.cuda.stream(copies):
-            received[step - 1].copy_(workspace.get_buffer(sender, shape, x.dtype, storage_offset=(step - 1) * slot))
-    out = torch.empty(rows, n, dtype=x.dtype, device=x.device)
-    _into(x[rank * rows:(rank + 1) * rows], weight, bias, residual, "none", out)
-    current.wait_stream(copies)
+            received[_slot(rank, other)].copy_(_view(workspace, other, (rows, n), x.dtype, _slot(other, rank) * rows * n))
+        current.wait_stream(copies)
+    current.wait_stream(gemm)
     out.add_(received[0] if world == 2 else received.sum(0, dtype=torch.float32))  # rounded once to x's dtype
     workspace.barrier(channel=0)  # the peers have pulled this rank's partials
     return out

@@ -3,7 +3,9 @@
 # on the ResNet-50 layers, then the same problems from Python (bench/python/conv_layers.py) and the ResNet-50
 # training step (bench/python/resnet50_train.py), all on this GPU in this run. Results in $OUT.
 # With GEMM=1, the GEMM preset too (tilefuse-bench gemm --preset issue3, then bench/python/gemm_shapes.py).
-# Usage: OUT=... [GEMM=1] scripts/gpu/python_bench.sh [preset, default resnet50]
+# With FP8=1, the FP8 shapes too (tilefuse-fp8-bench's default set: issue 7's four and 4096x7168x16384, then
+# bench/python/fp8_shapes.py). CONV=0 skips the conv preset, its Python rows and the training step.
+# Usage: OUT=... [GEMM=1] [FP8=1] [CONV=0] scripts/gpu/python_bench.sh [conv preset, default resnet50]
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 OUT="${OUT:-gpu-out}"
@@ -21,31 +23,46 @@ git rev-parse HEAD 2>/dev/null || echo "commit: ${GIT_COMMIT:-unknown}"
  echo "pip rc $?" >> "$OUT/pip.log") &
 pip_pid=$!
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILEFUSE_BUILD_BENCH=ON -DTILEFUSE_CUDA_ARCHS=90a \
-  > "$OUT/configure.log" 2>&1 && ninja -C build bench/tilefuse-bench > "$OUT/build-bench.log" 2>&1
+  > "$OUT/configure.log" 2>&1 && ninja -C build bench/tilefuse-bench ${FP8:+bench/tilefuse-fp8-bench} \
+  > "$OUT/build-bench.log" 2>&1
 stamp "tilefuse-bench built (rc $?)"
-build/bench/tilefuse-bench conv2d --preset "$preset" --mode all --json "$OUT/cpp-$preset-all.json" > "$OUT/cpp-all.log" 2>&1
-build/bench/tilefuse-bench conv2d --preset "$preset" --epilogue bias_relu_residual --json "$OUT/cpp-$preset-fused.json" \
-  > "$OUT/cpp-fused.log" 2>&1
+if [[ "${CONV:-1}" != 0 ]]; then
+  build/bench/tilefuse-bench conv2d --preset "$preset" --mode all --json "$OUT/cpp-$preset-all.json" > "$OUT/cpp-all.log" 2>&1
+  build/bench/tilefuse-bench conv2d --preset "$preset" --epilogue bias_relu_residual --json "$OUT/cpp-$preset-fused.json" \
+    > "$OUT/cpp-fused.log" 2>&1
+fi
 if [[ -n "${GEMM:-}" ]]; then
   build/bench/tilefuse-bench gemm --preset issue3 --json "$OUT/cpp-gemm.json" > "$OUT/cpp-gemm.log" 2>&1
+fi
+if [[ -n "${FP8:-}" ]]; then
+  build/bench/tilefuse-fp8-bench --json "$OUT/cpp-fp8.json" > "$OUT/cpp-fp8.log" 2>&1
+  stamp "tilefuse-fp8-bench (rc $?)"
 fi
 stamp "tilefuse-bench done"
 wait "$pip_pid"
 tail -1 "$OUT/pip.log"
 export PYTHONPATH="$PWD/build/python/site"
-for kind in all fused; do
-  python3 bench/python/conv_layers.py --cpp-json "$OUT/cpp-$preset-$kind.json" --json "$OUT/py-$preset-$kind.json" \
-    --markdown "$OUT/py-$preset-$kind.md" > "$OUT/py-$kind.log" 2>&1
-  stamp "python $kind (rc $?)"
-  tail -6 "$OUT/py-$preset-$kind.md"
-done
+if [[ "${CONV:-1}" != 0 ]]; then
+  for kind in all fused; do
+    python3 bench/python/conv_layers.py --cpp-json "$OUT/cpp-$preset-$kind.json" --json "$OUT/py-$preset-$kind.json" \
+      --markdown "$OUT/py-$preset-$kind.md" > "$OUT/py-$kind.log" 2>&1
+    stamp "python $kind (rc $?)"
+    tail -6 "$OUT/py-$preset-$kind.md"
+  done
+fi
 if [[ -n "${GEMM:-}" ]]; then
   python3 bench/python/gemm_shapes.py --cpp-json "$OUT/cpp-gemm.json" --json "$OUT/py-gemm.json" \
     --markdown "$OUT/py-gemm.md" > "$OUT/py-gemm.log" 2>&1
   stamp "python gemm (rc $?)"
   tail -3 "$OUT/py-gemm.md"
 fi
-if [[ "$preset" == resnet50 ]]; then
+if [[ -n "${FP8:-}" ]]; then
+  python3 bench/python/fp8_shapes.py --cpp-json "$OUT/cpp-fp8.json" --json "$OUT/py-fp8.json" \
+    --markdown "$OUT/py-fp8.md" > "$OUT/py-fp8.log" 2>&1
+  stamp "python fp8 (rc $?)"
+  tail -4 "$OUT/py-fp8.md"
+fi
+if [[ "${CONV:-1}" != 0 && "$preset" == resnet50 ]]; then
   python3 bench/python/resnet50_train.py --json "$OUT/resnet50-train.json" --markdown "$OUT/resnet50-train.md" \
     ${TILEFUSE_TRAIN_ARGS:-} > "$OUT/train.log" 2>&1
   stamp "training step (rc $?)"

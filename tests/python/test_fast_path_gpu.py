@@ -156,6 +156,30 @@ def test_the_frozen_graphs_ops_and_linear_without_autograd_run_from_cpp():
     assert ops.fast_linear("relu").stats()["hits"] >= 6
 
 
+def test_linear_into_a_block_of_rows_runs_from_cpp_and_a_misfit_out_goes_back_to_python():
+    """tilefuse.overlap's GEMMs store into blocks of rows of a larger output through the C++ warm path."""
+    if torch.cuda.get_device_capability()[0] != 9:
+        pytest.skip("the linear's warm path is the Hopper GEMM's")
+    import tilefuse.ops as ops
+
+    g = torch.Generator(device="cuda").manual_seed(9)
+    x, w, b = integers(48, 64, generator=g), integers(72, 64, generator=g), integers(72, generator=g)
+    ref = torch.relu(x.double() @ w.double().t() + b.double())
+    big = torch.full((3 * 48, 72), float("nan"), dtype=torch.bfloat16, device="cuda")
+    with torch.no_grad():
+        ops._linear_impl(x, w, b, None, "relu", out=big[48:96])  # the first call: Python checks and hands it over
+        fast = ops.fast_linear("relu")
+        hits = fast.stats()["hits"]
+        assert fast(x, w, b, None, big[96:]) is not None
+        assert fast.stats()["hits"] == hits + 1
+        for block in (big[48:96], big[96:]):
+            exact(block, ref, "a block of rows")
+        assert torch.isnan(big[:48].float()).all(), "a store outside its block of rows"
+        assert fast(x, w, b, None, big[:47]) is None  # another shape: Python's check says why
+        assert fast(x, w, b, None, big[:48].float()) is None
+        assert fast(x, w, b, None, big.t()[:, :48]) is None  # not contiguous
+
+
 def test_compiled_training_runs_the_backward_ops_from_cpp_and_stays_exact():
     from tilefuse import fast_path as fp
 

@@ -4,7 +4,7 @@
 namespace tilefuse_torch {
 
 std::optional<at::Tensor> FastLinear::run(at::Tensor const& x, at::Tensor const& w, at::Tensor const* bias,
-                                          at::Tensor const* residual) {
+                                          at::Tensor const* residual, at::Tensor const* out) {
   if (x.device().type() != c10::DeviceType::CUDA) {
     misses_.fetch_add(1, std::memory_order_relaxed);
     return std::nullopt;
@@ -20,19 +20,28 @@ std::optional<at::Tensor> FastLinear::run(at::Tensor const& x, at::Tensor const&
     }
     entry = found->second;
   }
+  if (out != nullptr && !entry.warm->fits_out(*out)) {
+    misses_.fetch_add(1, std::memory_order_relaxed);
+    return std::nullopt;
+  }
   hits_.fetch_add(1, std::memory_order_relaxed);
   // a = x as (m, k) and b = w.t() as (k, n) share x's and w's storage (Python remembered only such calls)
-  return entry.warm->call(x, w, epilogue_tensors(bias, residual)).view(entry.out_shape);
+  return entry.warm->call(x, w, epilogue_tensors(bias, residual), out).view(entry.out_shape);
 }
 
-py::object FastLinear::call(py::handle x, py::handle w, py::handle bias, py::handle residual) {
+py::object FastLinear::call(py::handle x, py::handle w, py::handle bias, py::handle residual, py::handle out) {
   at::Tensor const* t[4];
   if (!unpack(x, w, bias, residual, t)) return py::none();
+  at::Tensor const* into = nullptr;
+  if (!out.is_none()) {
+    if (!plain(out)) return py::none();
+    into = &THPVariable_Unpack(out.ptr());
+  }
   if (records_grad({t[0], t[1], t[2], t[3]})) {
     misses_.fetch_add(1, std::memory_order_relaxed);
     return py::none();  // autograd: the Python op
   }
-  std::optional<at::Tensor> y = run(*t[0], *t[1], t[2], t[3]);
+  std::optional<at::Tensor> y = run(*t[0], *t[1], t[2], t[3], into);
   return y ? wrap(std::move(*y)) : py::none();
 }
 

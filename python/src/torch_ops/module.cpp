@@ -447,7 +447,7 @@ PYBIND11_MODULE(_torch_ops, m) {
   py::class_<FastLinear>(m, "FastLinear", "The warm path of tilefuse.ops.linear with one activation, without autograd.")
       .def(py::init<>())
       .def("__call__", &FastLinear::call, py::arg("x"), py::arg("weight"), py::arg("bias").none(true),
-           py::arg("residual").none(true))
+           py::arg("residual").none(true), py::arg("out").none(true) = py::none())
       .def("stats", &FastLinear::stats)
       .def("remember", &FastLinear::remember, py::arg("x"), py::arg("weight"), py::arg("bias").none(true),
            py::arg("residual").none(true), py::arg("warm"));

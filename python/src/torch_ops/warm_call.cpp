@@ -87,14 +87,23 @@ WarmCall::WarmCall(int device, std::vector<Launch> launches, std::vector<std::in
   }
 }
 
-at::Tensor WarmCall::call(at::Tensor const& a, at::Tensor const& b, std::vector<at::Tensor const*> const& arguments) const {
+bool WarmCall::fits_out(at::Tensor const& out) const {
+  return out.defined() && out.sizes().vec() == out_sizes_ && out.scalar_type() == out_dtype_ &&
+         out.device() == c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(device_)) &&
+         out_sizes_.size() == 2 && out.is_contiguous() && reinterpret_cast<std::uintptr_t>(out.data_ptr()) % 16 == 0 &&
+         !out.requires_grad();
+}
+
+at::Tensor WarmCall::call(at::Tensor const& a, at::Tensor const& b, std::vector<at::Tensor const*> const& arguments,
+                          at::Tensor const* into) const {
   TORCH_CHECK(g_run != nullptr, "tilefuse._torch_ops: tilefuse._C's launch entry was not set");
   TORCH_CHECK(static_cast<int>(arguments.size()) == arguments_, "tilefuse._torch_ops: ", arguments.size(),
               " epilogue tensors for a call that takes ", arguments_);
   auto const options = at::TensorOptions().device(c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(device_)));
-  at::Tensor out = at::empty(out_sizes_, options.dtype(out_dtype_), out_sizes_.size() == 4
-                                                                         ? c10::MemoryFormat::ChannelsLast
-                                                                         : c10::MemoryFormat::Contiguous);
+  at::Tensor out = into != nullptr ? *into
+                                   : at::empty(out_sizes_, options.dtype(out_dtype_), out_sizes_.size() == 4
+                                                                                      ? c10::MemoryFormat::ChannelsLast
+                                                                                      : c10::MemoryFormat::Contiguous);
   at::Tensor partials;
   if (partials_numel_ > 0) {
     partials = zeroed_ ? at::zeros({partials_numel_}, options.dtype(at::kFloat))

@@ -55,8 +55,13 @@ class WarmCall {
   WarmCall(int device, std::vector<Launch> launches, std::vector<std::int64_t> out_sizes, at::ScalarType out_dtype,
            std::int64_t partials_numel, bool zeroed, std::int64_t tickets_offset, int arguments);
 
-  // The output of a call; `arguments` are the epilogue's tensors in the order of the slots.
-  at::Tensor call(at::Tensor const& a, at::Tensor const& b, std::vector<at::Tensor const*> const& arguments) const;
+  // The output of a call; `arguments` are the epilogue's tensors in the order of the slots. `out`: a tensor to
+  // store into instead of a new one (the caller checked it: fits_out).
+  at::Tensor call(at::Tensor const& a, at::Tensor const& b, std::vector<at::Tensor const*> const& arguments,
+                  at::Tensor const* out = nullptr) const;
+  // Whether `out` can take the call's output: its sizes and dtype, row-major contiguous, on the call's device,
+  // 16-byte aligned (the kernels store 16-byte pieces), not recorded by autograd.
+  bool fits_out(at::Tensor const& out) const;
   int device() const { return device_; }
 
  private:
