@@ -6,6 +6,7 @@ max(GEMM alone, collective alone), all measured in the same run. bf16; medians o
 rotating operand sets, rank 0's numbers (the ranks are synchronized each iteration).
 
     torchrun --nproc-per-node 2 bench/python/tp_overlap.py [--shapes mlp small] [--iters 30] [--markdown out.md]
+        [--timeline FILE]  (rank 0's GPU activity during one call of each tilefuse op: which work overlaps)
 
 Shapes (tokens x hidden x intermediate, the intermediate split over the ranks): mlp = 8192 x 8192 x 28672;
 small = 4096 x 4096 x 4096 (communication weighs more).
@@ -107,17 +108,59 @@ def run(world, shape, iters):
     return results
 
 
+def timeline(world, shape, path):
+    """Rank 0's kernels and copies during one call of each overlapped op (torch.profiler), by start time: the
+    stream, start and duration in us from the call's first activity, and the name."""
+    import tilefuse.parallel as tp
+    from torch.profiler import ProfilerActivity, profile
+
+    tokens, hidden, inter = shape
+    local, rows = inter // world, tokens // world
+    bf16 = dict(device="cuda", dtype=torch.bfloat16)
+    x, w1, b1 = torch.randn(rows, hidden, **bf16), torch.randn(local, hidden, **bf16), torch.randn(local, **bf16)
+    h, w2, r = torch.randn(tokens, local, **bf16), torch.randn(hidden, local, **bf16), torch.randn(rows, hidden, **bf16)
+    calls = {"all_gather_linear": lambda: tp.all_gather_linear(x, w1, b1, "gelu"),
+             "linear_reduce_scatter": lambda: tp.linear_reduce_scatter(h, w2, None, r)}
+    lines = []
+    with torch.no_grad():
+        for name, call in calls.items():
+            for _ in range(3):
+                call()
+            torch.cuda.synchronize()
+            dist.barrier()
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                call()
+                torch.cuda.synchronize()
+            dist.barrier()
+            events = sorted((e for e in prof.events() if e.device_type.name == "CUDA"), key=lambda e: e.time_range.start)
+            if not events:
+                continue
+            t0 = events[0].time_range.start
+            lines += [f"## {name}, {world} GPUs, {' x '.join(map(str, shape))}", "",
+                      "| stream | start us | us | activity |", "|---:|---:|---:|---|"]
+            lines += [f"| {getattr(e, 'device_resource_id', '?')} | {e.time_range.start - t0:.0f} | "
+                      f"{e.time_range.elapsed_us():.0f} | {e.name[:70]} |" for e in events]
+            lines.append("")
+    if dist.get_rank() == 0:
+        open(path, "w").write("\n".join(lines) + "\n")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--shapes", nargs="+", default=["mlp", "small"], choices=sorted(SHAPES))
     parser.add_argument("--iters", type=int, default=30)
     parser.add_argument("--markdown")
     parser.add_argument("--json")
+    parser.add_argument("--timeline", help="write rank 0's GPU activity during one call of each op (mlp shape) here")
     args = parser.parse_args()
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
     dist.init_process_group("nccl", device_id=torch.device("cuda", torch.cuda.current_device()))
+    if args.timeline:
+        timeline(world, SHAPES[args.shapes[0]], args.timeline)
+        dist.destroy_process_group()
+        return
     report = {"device": torch.cuda.get_device_name(), "world": world, "torch": torch.__version__, "shapes": {}}
     lines = [f"# Overlapped collectives, {world} x {report['device']}, torch {torch.__version__}", ""]
     for name in args.shapes:
