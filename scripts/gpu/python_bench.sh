@@ -2,7 +2,8 @@
 # The Python path's speed on the device machine, in one job: tilefuse-bench (the C++ device API beside cuDNN)
 # on the ResNet-50 layers, then the same problems from Python (bench/python/conv_layers.py) and the ResNet-50
 # training step (bench/python/resnet50_train.py), all on this GPU in this run. Results in $OUT.
-# With GEMM=1, the GEMM preset too (tilefuse-bench gemm --preset issue3, then bench/python/gemm_shapes.py).
+# With GEMM=1, the GEMM preset too (tilefuse-bench gemm --preset issue3 --kernel auto --split-k 0: the planner's
+# kernel and split, what Python runs; then bench/python/gemm_shapes.py).
 # With FP8=1, the FP8 shapes too (tilefuse-fp8-bench's default set: issue 7's four and 4096x7168x16384, then
 # bench/python/fp8_shapes.py). CONV=0 skips the conv preset, its Python rows and the training step.
 # Usage: OUT=... [GEMM=1] [FP8=1] [CONV=0] scripts/gpu/python_bench.sh [conv preset, default resnet50]
@@ -32,7 +33,7 @@ if [[ "${CONV:-1}" != 0 ]]; then
     > "$OUT/cpp-fused.log" 2>&1
 fi
 if [[ -n "${GEMM:-}" ]]; then
-  build/bench/tilefuse-bench gemm --preset issue3 --json "$OUT/cpp-gemm.json" > "$OUT/cpp-gemm.log" 2>&1
+  build/bench/tilefuse-bench gemm --preset issue3 --kernel auto --split-k 0 --json "$OUT/cpp-gemm.json" > "$OUT/cpp-gemm.log" 2>&1
 fi
 if [[ -n "${FP8:-}" ]]; then
   build/bench/tilefuse-fp8-bench --json "$OUT/cpp-fp8.json" > "$OUT/cpp-fp8.log" 2>&1
