@@ -91,6 +91,8 @@ def run(world, shape, iters):
             iters, sets)
         results["tilefuse linear_reduce_scatter"] = attempt(
             lambda s: tp.linear_reduce_scatter(hs[s], w2, None, residual), iters, sets)
+        results["tilefuse linear_reduce_scatter, schedule partials_first"] = attempt(
+            lambda s: tp.linear_reduce_scatter(hs[s], w2, None, residual, schedule="partials_first"), iters, sets)
         results["tilefuse linear_reduce_scatter, transport p2p (NCCL ring)"] = attempt(
             lambda s: tp.linear_reduce_scatter(hs[s], w2, None, residual, transport="p2p"), iters, sets)
         try:
@@ -120,7 +122,9 @@ def timeline(world, shape, path):
     x, w1, b1 = torch.randn(rows, hidden, **bf16), torch.randn(local, hidden, **bf16), torch.randn(local, **bf16)
     h, w2, r = torch.randn(tokens, local, **bf16), torch.randn(hidden, local, **bf16), torch.randn(rows, hidden, **bf16)
     calls = {"all_gather_linear": lambda: tp.all_gather_linear(x, w1, b1, "gelu"),
-             "linear_reduce_scatter": lambda: tp.linear_reduce_scatter(h, w2, None, r)}
+             "linear_reduce_scatter": lambda: tp.linear_reduce_scatter(h, w2, None, r),
+             "linear_reduce_scatter, partials_first": lambda: tp.linear_reduce_scatter(h, w2, None, r,
+                                                                                       schedule="partials_first")}
     lines = []
     with torch.no_grad():
         for name, call in calls.items():

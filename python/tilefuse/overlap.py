@@ -40,14 +40,21 @@ def all_gather_linear(x, weight, bias=None, activation=None, group=None, transpo
     return _all_gather_linear_p2p(x.contiguous(), weight, bias, activation, group, world, rank)
 
 
-def linear_reduce_scatter(x, weight, bias=None, residual=None, group=None, transport="auto"):
+SCHEDULES = ("steps", "partials_first")
+
+
+def linear_reduce_scatter(x, weight, bias=None, residual=None, group=None, transport="auto", schedule="steps"):
     """This rank's block of rows of sum_r(x_r @ weight_r^T) + bias + residual, the reduce-scatter overlapped:
     x is this rank's (world * rows, k_r) slice of the features (every row), weight (n, k_r); residual (rows, n),
     this rank's block. The other ranks' blocks are computed first and travel while the next one computes; this
     rank's own GEMM comes last with the bias and the residual in its epilogue, and the partials received are
-    added to it."""
+    added to it. schedule (copy engines only): "steps", one partial per step, each travelling under the next
+    step's GEMM; "partials_first", every partial in at most two GEMMs, then the own block beside their pulls
+    (docs/notes/parallel.md measures both)."""
     _forward_only("linear_reduce_scatter", x, weight, bias, residual)
     _check_transport(transport)
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule={schedule!r}: use one of {', '.join(SCHEDULES)}")
     world, rank = _world(group)
     rows = _split(x.shape[0], world, "the rows of x")
     if residual is not None and tuple(residual.shape) != (rows, weight.shape[0]):
@@ -58,7 +65,8 @@ def linear_reduce_scatter(x, weight, bias=None, residual=None, group=None, trans
     x = x.contiguous()
     if _use_copy_engine(transport, group, x, rows * weight.shape[0]):
         with torch.cuda.device(x.device):
-            return _linear_reduce_scatter_ce(x, weight, bias, residual, _group(group), world, rank, rows)
+            run = _reduce_scatter_steps_ce if schedule == "steps" else _reduce_scatter_partials_first_ce
+            return run(x, weight, bias, residual, _group(group), world, rank, rows)
     return _linear_reduce_scatter_p2p(x, weight, bias, residual, group, world, rank, rows)
 
 
@@ -70,7 +78,7 @@ def linear_reduce_scatter(x, weight, bias=None, residual=None, group=None, trans
 # one's first (a block of rows is a few waves of tiles; docs/notes/parallel.md).
 
 _streams = {}  # (device, role) -> a side stream: "gemm", "first", or "copy<i>" (one per peer: pulls run at once)
-_events = {}  # (device, i) -> an event, re-recorded each call
+_events = {}  # (device, rank or name) -> an event, re-recorded each call
 _views = {}  # id(workspace) -> (the workspace, {(rank, shape, dtype, offset): that rank's buffer})
 
 
@@ -144,16 +152,19 @@ def _all_gather_linear_ce(x, weight, bias, activation, group, world, rank):
     workspace.barrier(channel=0)  # every peer has finished reading this workspace's previous contents
     _view(workspace, rank, shape, x.dtype).copy_(x)
     workspace.barrier(channel=1)  # every rank's block is in its workspace
+    ready = _event(device, "ready")
+    ready.record(current)
+    # The own block's GEMM is issued first: the host may wait in a peer copy's enqueue (the 4-GPU timeline).
+    _into(x, weight, bias, None, activation, out[rank * rows:(rank + 1) * rows])
     for other in range(world):  # every pull at once, each on its own stream (its own link)
         if other == rank:
             continue
         copies = _stream(device, f"copy{other}")
-        copies.wait_stream(current)
+        copies.wait_event(ready)  # the barrier, not the GEMM issued after it
         with torch.cuda.stream(copies):
             s = _slot(rank, other)
             staged[s * rows:(s + 1) * rows].copy_(_view(workspace, other, shape, x.dtype))
             _event(device, other).record(copies)
-    _into(x, weight, bias, None, activation, out[rank * rows:(rank + 1) * rows])
     with torch.cuda.stream(gemm):  # beside the GEMM above: fills its last wave
         for lo, hi in _runs(rank, world):
             for other in range(lo, hi):
@@ -171,7 +182,37 @@ def _all_gather_linear_ce(x, weight, bias, activation, group, world, rank):
     return out
 
 
-def _linear_reduce_scatter_ce(x, weight, bias, residual, group, world, rank, rows):
+def _reduce_scatter_steps_ce(x, weight, bias, residual, group, world, rank, rows):
+    """Step s: the partial for rank + s into this rank's workspace, a barrier, then the pull of rank - s's
+    partial for this rank, which travels while step s + 1's GEMM runs; the own block last."""
+    n = weight.shape[0]
+    device = x.device
+    received = torch.empty(world - 1, rows, n, dtype=x.dtype, device=device)
+    out = torch.empty(rows, n, dtype=x.dtype, device=device)
+    workspace = _workspace(group, (world - 1) * rows * n * x.element_size())
+    current = torch.cuda.current_stream()
+    workspace.barrier(channel=0)
+    for step in range(1, world):
+        owner, sender = (rank + step) % world, (rank - step) % world
+        offset = (step - 1) * rows * n
+        _into(x[owner * rows:(owner + 1) * rows], weight, None, None, "none",
+              _view(workspace, rank, (rows, n), x.dtype, offset))
+        workspace.barrier(channel=1)  # every rank's partial of this step is in its workspace
+        copies = _stream(device, f"copy{sender}")
+        copies.wait_stream(current)
+        with torch.cuda.stream(copies):
+            received[step - 1].copy_(_view(workspace, sender, (rows, n), x.dtype, offset))
+    _into(x[rank * rows:(rank + 1) * rows], weight, bias, residual, "none", out)
+    for step in range(1, world):
+        current.wait_stream(_stream(device, f"copy{(rank - step) % world}"))
+    out.add_(received[0] if world == 2 else received.sum(0, dtype=torch.float32))  # rounded once to x's dtype
+    workspace.barrier(channel=0)  # the peers have pulled this rank's partials
+    return out
+
+
+def _reduce_scatter_partials_first_ce(x, weight, bias, residual, group, world, rank, rows):
+    """Every partial first (one GEMM per run of ranks, on a high-priority stream), a barrier, then every pull
+    at once while the own block's GEMM runs beside the partials' last wave."""
     n = weight.shape[0]
     device = x.device
     received = torch.empty(world - 1, rows, n, dtype=x.dtype, device=device)
