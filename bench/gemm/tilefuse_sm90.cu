@@ -1,7 +1,8 @@
 // Instantiations of the Hopper kernel (gemm::GemmSm90, TMA + WGMMA), A row-major and B column-major (tn,
 // the layouts it takes): with Sm90AutoConfig (the tile per problem; --kernel sm90) bf16 none and
 // bias_gelu_residual and fp16 none; with one tile each (--kernel sm90-large | sm90-medium | sm90-narrow)
-// bf16 none, to measure the tile model's choices; with the ping-pong schedule (--kernel sm90-pingpong |
+// bf16 none, to measure the tile model's choices; with split-K summed in the kernel (--kernel sm90-split-large |
+// sm90-split-medium, --split-k S) bf16 none and bias_gelu_residual; with the ping-pong schedule (--kernel sm90-pingpong |
 // sm90-pingpong-wide, and with 2-CTA multicast sm90-pingpong-multicast | sm90-pingpong-wide-multicast)
 // bf16 none and bias_gelu_residual; sm90-large-3stage (128x256 with a 3-stage ring) bf16 none and
 // bias_gelu_residual.
@@ -43,6 +44,11 @@ std::unique_ptr<TilefuseGemmOp> make_tilefuse_sm90(DType dtype, OperandLayout la
   // and fused: what the fourth stage is worth (gemm_sm90.md v72).
   if (kernel == "sm90-large-3stage") return make_bf16_plain_or_fused<gemm::Sm90TileConfig<128, 256, 64, 3>>(
       dtype, epilogue, "sm90 128x256, 3 stages");
+  // Split-K summed inside the kernel (--split-k S, S >= 2 dividing k): skinny outputs with long K.
+  if (kernel == "sm90-split-large") return make_bf16_plain_or_fused<gemm::Sm90SplitReduce<gemm::Sm90LargeConfig>>(
+      dtype, epilogue, "sm90 128x256, split-K in the kernel");
+  if (kernel == "sm90-split-medium") return make_bf16_plain_or_fused<gemm::Sm90SplitReduce<gemm::Sm90MediumConfig>>(
+      dtype, epilogue, "sm90 128x128, split-K in the kernel");
   if (kernel == "sm90-pingpong-multicast") return make_bf16_plain_or_fused<gemm::Sm90PingPongMulticastConfig>(
       dtype, epilogue, "sm90 ping-pong 128x128, 2-CTA multicast");
   if (kernel == "sm90-pingpong-wide-multicast") return make_bf16_plain_or_fused<gemm::Sm90PingPongWideMulticastConfig>(

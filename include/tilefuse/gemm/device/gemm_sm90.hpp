@@ -4,8 +4,10 @@
 //   the layouts wgmma reads straight from 128-byte-swizzled shared memory), bf16, fp16 or FP8 (e4m3 /
 //   e5m2, with the Sm90Fp8* configs; gemm::ScaledGemm adds torch._scaled_mm's scales).
 // The Arguments are gemm::Gemm's. can_implement() explains every refusal in a sentence; the other
-// layouts, split-K and operands TMA cannot describe (16-byte alignment) are refused with a pointer to
-// gemm::Gemm, the sm80 kernel, which runs them.
+// layouts and operands TMA cannot describe (16-byte alignment) are refused with a pointer to gemm::Gemm,
+// the sm80 kernel, which runs them. Split-K: a Sm90SplitReduce<...> config with split_k >= 2 (batch 1, k
+// a multiple of split_k whose parts are whole 16-byte pieces, n a multiple of 4): each split is a batch entry
+// of K-slices and the kernel sums them at L2 (sm90_split_reduction.h) in a workspace_size() workspace.
 //
 // Two ways to run:
 //   run(args, workspace, stream)            plans (validates, binds the epilogue, encodes both tensor
@@ -59,7 +61,7 @@ struct GemmSm90Arguments {
   index_t ldb = epilogue::kPacked;
   index_t batch_stride_b = epilogue::kPacked;
   epilogue::EpilogueArguments<Epilogue> epilogue;  // "D" and every named input of the tree, set by name
-  int split_k = 1;                                 // must be 1: the Hopper kernel does not split K
+  int split_k = 1;  // 1; with a Sm90SplitReduce config the number of K splits (>= 2), summed in the kernel
   // FP8 block-wise scales, for block-scaled configs only (Sm90BlockScaled; gemm::ScaledGemm sets them):
   // scale_a[row, kb] at block_scale_a[row * strides[0] + kb * strides[1]], kb = k / 128; scale_b[kb, nb]
   // at block_scale_b[kb * strides[0] + nb * strides[1]], nb = n / 128. Device memory.
@@ -95,6 +97,7 @@ class GemmSm90 {
     typename Kernel::Params params;
     unsigned grid = 0;
     int sm_count = 0;
+    std::size_t split_bytes = 0;  // split-K: the workspace's sums and tickets, zeroed before each launch
   };
 
   static Status can_implement(Arguments const& args) {
@@ -102,10 +105,23 @@ class GemmSm90 {
     return initialize(args, &plan);
   }
 
-  static std::size_t workspace_size(Arguments const&) { return 0; }
+  // Split-K (Sm90SplitReduce configs): m x n fp32 sums, then a ticket per 16-row slice of each tile.
+  static std::size_t workspace_size(Arguments const& args) {
+    if constexpr (Kernel::kReduceSplits) {
+      GemmCoord const& p = args.problem;
+      index_t const tiles_m = (p.m + Config::kTileM - 1) / Config::kTileM;
+      index_t const tiles_n = (p.n + Config::kTileN - 1) / Config::kTileN;
+      return static_cast<std::size_t>(p.m * p.n) * sizeof(float) +
+             static_cast<std::size_t>(Kernel::split_ticket_count(tiles_m, tiles_n)) * sizeof(int);
+    } else {
+      (void)args;
+      return 0;
+    }
+  }
 
-  // Checks `args` and fills *plan; encodes the two tensor maps (the only driver work).
-  static Status initialize(Arguments const& args, Plan* plan) {
+  // Checks `args` and fills *plan; encodes the two tensor maps (the only driver work). Split-K configs take
+  // their workspace here (run(plan) refuses a plan without one; can_implement() needs none).
+  static Status initialize(Arguments const& args, Plan* plan, void* workspace = nullptr) {
     TILEFUSE_RETURN_IF_ERROR(check_layouts_and_shape(args));
     Resolved r;
     TILEFUSE_RETURN_IF_ERROR(check_operand<LayoutA>("a", args.a, args.problem.m, args.problem.k, args.problem.batch,
@@ -114,11 +130,18 @@ class GemmSm90 {
                                                     args.ldb, args.batch_stride_b, &r.ldb, &r.batch_stride_b));
     TILEFUSE_RETURN_IF_ERROR(check_device(plan));
     GemmCoord const& p = args.problem;
+    // The kernel's problem: with split-K, split s is batch entry s of K-slices k_run long (a view of A and B).
+    GemmCoord run = p;
+    if constexpr (Kernel::kReduceSplits) {
+      run = GemmCoord{p.m, p.n, p.k / args.split_k, args.split_k};
+      r.batch_stride_a = r.batch_stride_b = run.k;
+      TILEFUSE_RETURN_IF_ERROR(bind_split_workspace(args, workspace, plan));
+    }
     index_t const tiles_m = (p.m + Config::kTileM - 1) / Config::kTileM;
     index_t const tiles_n = (p.n + Config::kTileN - 1) / Config::kTileN;
     // With a cluster of ClusterM CTAs along M, the scheduler's unit is ClusterM tile rows.
     constexpr index_t kClusterM = Config::kClusterM;
-    index_t const tiles = (tiles_m + kClusterM - 1) / kClusterM * tiles_n * p.batch;
+    index_t const tiles = (tiles_m + kClusterM - 1) / kClusterM * tiles_n * run.batch;
     // The kernel walks tile indices in int, up to two grid strides past the last one (ping-pong).
     if (tiles > std::numeric_limits<int>::max() - 4 * index_t{1024}) {
       return not_supported("gemm_sm90: ", tiles, Config::kClusterM > 1 ? " tile pairs" : " tiles",
@@ -132,16 +155,16 @@ class GemmSm90 {
     Status const bound = args.epilogue.bind({p.m, p.n, p.batch}, &params.epilogue);
     if (!bound.ok()) return {bound.code(), "gemm_sm90 epilogue: " + bound.message()};
     // A (m x k row-major) is (k, m, batch) innermost first; B (k x n column-major) is (k, n, batch).
-    TILEFUSE_RETURN_IF_ERROR(encode_sm90_operand("a", args.a, p.k, p.m, p.batch, r.lda, r.batch_stride_a,
+    TILEFUSE_RETURN_IF_ERROR(encode_sm90_operand("a", args.a, run.k, p.m, run.batch, r.lda, r.batch_stride_a,
                                                  Config::kTileK, Config::kTileM, &params.tma_a));
-    TILEFUSE_RETURN_IF_ERROR(encode_sm90_operand("b", args.b, p.k, p.n, p.batch, r.ldb, r.batch_stride_b,
+    TILEFUSE_RETURN_IF_ERROR(encode_sm90_operand("b", args.b, run.k, p.n, run.batch, r.ldb, r.batch_stride_b,
                                                  Config::kTileK, Config::kTileN / Config::kClusterM, &params.tma_b));
     TILEFUSE_RETURN_IF_ERROR(encode_sm90_aux<Kernel>("gemm_sm90", p.m, p.n, p.batch, &params));
     encode_sm90_store<Kernel>(p.m, p.n, p.batch, &params);
-    params.batch_mask_a = tma_batch_mask(p.batch, r.batch_stride_a);
-    params.batch_mask_b = tma_batch_mask(p.batch, r.batch_stride_b);
+    params.batch_mask_a = tma_batch_mask(run.batch, r.batch_stride_a);
+    params.batch_mask_b = tma_batch_mask(run.batch, r.batch_stride_b);
     TILEFUSE_RETURN_IF_ERROR(bind_block_scales(args, &params));
-    params.problem = p;
+    params.problem = run;
     params.tiles_m = static_cast<int>(tiles_m);
     params.tiles_n = static_cast<int>(tiles_n);
     params.tiles = static_cast<int>(tiles);
@@ -157,17 +180,29 @@ class GemmSm90 {
     return {};
   }
 
-  static Status run(Arguments const& args, void* /*workspace*/, cudaStream_t stream) {
+  static Status run(Arguments const& args, void* workspace, cudaStream_t stream) {
     Plan plan;
-    TILEFUSE_RETURN_IF_ERROR(initialize(args, &plan));
+    TILEFUSE_RETURN_IF_ERROR(initialize(args, &plan, workspace));
     return run(plan, stream);
   }
 
-  // Launches a plan made by initialize(): starts the tree's reductions at their identity, then the
-  // kernel. No driver calls.
+  // Launches a plan made by initialize(): starts the tree's reductions at their identity (and zeroes the
+  // split-K sums), then the kernel. No driver calls.
   static Status run(Plan const& plan, cudaStream_t stream) {
     typename Kernel::Params params = plan.params;
-    TILEFUSE_RETURN_IF_ERROR(detail::initialize_reductions<Epilogue>(params.epilogue, params.problem, stream));
+    GemmCoord output = params.problem;
+    if constexpr (Kernel::kReduceSplits) {
+      output = GemmCoord{params.problem.m, params.problem.n, params.problem.k * params.problem.batch, 1};
+      if (params.split_sums == nullptr) {
+        return invalid_argument("gemm_sm90: split-K needs a workspace of workspace_size(args) bytes; pass it to "
+                                "initialize(args, &plan, workspace) or run(args, workspace, stream)");
+      }
+      if (cudaError_t const e = cudaMemsetAsync(params.split_sums, 0, plan.split_bytes, stream); e != cudaSuccess) {
+        return {StatusCode::kCudaError, status_message("gemm_sm90: zeroing the split-K sums (", plan.split_bytes,
+                                                       " bytes) failed: ", cudaGetErrorString(e))};
+      }
+    }
+    TILEFUSE_RETURN_IF_ERROR(detail::initialize_reductions<Epilogue>(params.epilogue, output, stream));
     LaunchConfig config;
     config.grid = dim3(plan.grid);
     config.cluster = dim3(Config::kClusterM, 1, 1);
@@ -194,7 +229,10 @@ class GemmSm90 {
                           Config::kSchedule == Sm90Schedule::kPingPong ? " (ping-pong)" : "",
                           Config::kClusterM > 1 ? ", clusters of 2 along M sharing B by TMA multicast" : "", ", ",
                           plan.params.tiles, Config::kClusterM > 1 ? " tile pairs on " : " tiles on ", plan.grid,
-                          " blocks", Kernel::d_by_tma(plan.params) ? ", D stored by TMA" : "");
+                          " blocks", Kernel::d_by_tma(plan.params) ? ", D stored by TMA" : "",
+                          Kernel::kReduceSplits ? status_message(", split-K ", plan.params.problem.batch,
+                                                                 " summed in the kernel")
+                                                : std::string());
   }
 
  private:
@@ -292,10 +330,41 @@ class GemmSm90 {
       return invalid_argument("gemm_sm90: problem (m, n, k, batch) = (", p.m, ", ", p.n, ", ", p.k, ", ", p.batch,
                               ") has an extent below 1");
     }
-    if (args.split_k != 1) {
-      return not_supported("gemm_sm90: split_k = ", args.split_k, " but the Hopper kernel does not split K (pass 1); ",
-                           "use gemm::Gemm (the sm80 kernel) for parallel split-K");
+    if constexpr (Kernel::kReduceSplits) {
+      constexpr index_t kAlign = 16 / static_cast<index_t>(sizeof(ElementAB));
+      if (args.split_k < 2) {
+        return invalid_argument("gemm_sm90: split_k = ", args.split_k, " with a Sm90SplitReduce config; pass 2 or "
+                                "more, or use the config without Sm90SplitReduce");
+      }
+      if (p.batch != 1) return not_supported("gemm_sm90: split-K with batch = ", p.batch, " (the splits are the batch)");
+      if (p.k % args.split_k != 0 || (p.k / args.split_k) % kAlign != 0) {
+        return not_supported("gemm_sm90: k = ", p.k, " does not split into ", args.split_k, " parts of a multiple of ",
+                             kAlign, " elements (each part starts on a 16-byte boundary for TMA); pick a split_k "
+                             "that does");
+      }
+      if (p.n % 4 != 0) {
+        return not_supported("gemm_sm90: split-K needs n a multiple of 4 (the sums are added 4 floats at a time); n = ",
+                             p.n);
+      }
+    } else if (args.split_k != 1) {
+      return not_supported("gemm_sm90: split_k = ", args.split_k, " but this config does not split K (pass 1, or use a ",
+                           "Sm90SplitReduce config); gemm::Gemm (the sm80 kernel) runs parallel split-K");
     }
+    return {};
+  }
+
+  // Split-K: the workspace's sums (16-byte aligned for the kernel's vector reductions) and tickets.
+  static Status bind_split_workspace(Arguments const& args, void* workspace, Plan* plan) {
+    plan->split_bytes = workspace_size(args);
+    plan->params.split_sums = nullptr;
+    plan->params.split_tickets = nullptr;
+    if (workspace == nullptr) return {};
+    if (reinterpret_cast<std::uintptr_t>(workspace) % 16 != 0) {
+      return invalid_argument("gemm_sm90: the split-K workspace ", workspace, " is not 16-byte aligned");
+    }
+    plan->params.split_sums = static_cast<float*>(workspace);
+    plan->params.split_tickets = reinterpret_cast<int*>(static_cast<char*>(workspace) +
+                                                        static_cast<std::size_t>(args.problem.m * args.problem.n) * sizeof(float));
     return {};
   }
 
