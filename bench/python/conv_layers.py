@@ -11,10 +11,8 @@ which is what a call costs the CPU.
 
     python bench/python/conv_layers.py --cpp-json bench.json --json python.json --markdown python.md
 """
-import argparse
 import json
 import math
-import statistics
 import sys
 import time
 
@@ -24,7 +22,7 @@ import torch.nn.functional as F
 import tilefuse
 from tilefuse.epilogue import relu
 
-from python_timing import beside_cpp, geomean, write_report  # bench/python/python_timing.py
+from python_timing import beside_cpp, beside_cpp_arguments, summary_line, write_report  # bench/python/python_timing.py
 
 CL = torch.channels_last
 
@@ -80,14 +78,7 @@ def set_bytes(p):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cpp-json", required=True, help="tilefuse-bench conv2d --json output of the same job")
-    parser.add_argument("--json", help="write the rows here")
-    parser.add_argument("--markdown", help="write the table here")
-    parser.add_argument("--reps", type=int, default=30)
-    parser.add_argument("--per-graph", type=int, default=20)
-    parser.add_argument("--budget-s", type=float, default=400.0, help="stop starting new rows after this")
-    args = parser.parse_args()
+    args = beside_cpp_arguments(__doc__.split("\n\n")[0], "tilefuse-bench conv2d", per_graph=20, budget_s=400.0)
     torch.backends.cudnn.benchmark = True  # torch's peers with their fastest algorithms, as a training user runs them
     cpp = json.load(open(args.cpp_json))
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
@@ -129,10 +120,7 @@ def markdown(rows):
     lines.append("")
     for key in sorted({(r["mode"], r["epilogue"]) for r in rows}):
         sel = [r for r in rows if (r["mode"], r["epilogue"]) == key]
-        lines.append(f"- {key[0]} {key[1]}: Python / C++ geomean {geomean([r['python_over_cpp'] for r in sel]):.3f} "
-                     f"(range {min(r['python_over_cpp'] for r in sel):.3f} - {max(r['python_over_cpp'] for r in sel):.3f})"
-                     f", torch / Python geomean {geomean([r['speedup_vs_torch'] for r in sel]):.3f}, host "
-                     f"{statistics.median(r['python_host_us'] for r in sel):.1f} us/call (median), {len(sel)} rows")
+        lines.append(summary_line(f"{key[0]} {key[1]}: ", sel))
     return "\n".join(lines) + "\n"
 
 

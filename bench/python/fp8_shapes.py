@@ -11,10 +11,8 @@ call (python_timing.py).
 
     python bench/python/fp8_shapes.py --cpp-json cpp-fp8.json --json py-fp8.json --markdown py-fp8.md
 """
-import argparse
 import json
 import math
-import statistics
 import sys
 import time
 
@@ -22,7 +20,8 @@ import torch
 
 import tilefuse
 
-from python_timing import beside_cpp, eager_ms, events_ms, geomean, graph_ms, write_report  # bench/python
+from python_timing import (beside_cpp, beside_cpp_arguments, eager_ms, events_ms, graph_ms,  # bench/python
+                           summary_line, write_report)
 
 # The bench's accumulation names that scaled_mm expresses -> use_fast_accum. Both run the planner's kernel for
 # the mode (gemm::plan_scaled_gemm, as gemm::ScaledGemm picks it with no Config); block-wise always promotes.
@@ -99,14 +98,7 @@ def plan_of(row, device):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cpp-json", required=True, help="tilefuse-fp8-bench --json output of the same job")
-    parser.add_argument("--json", help="write the rows here")
-    parser.add_argument("--markdown", help="write the table here")
-    parser.add_argument("--reps", type=int, default=30)
-    parser.add_argument("--per-graph", type=int, default=10)
-    parser.add_argument("--budget-s", type=float, default=300.0, help="stop starting new rows after this")
-    args = parser.parse_args()
+    args = beside_cpp_arguments(__doc__.split("\n\n")[0], "tilefuse-fp8-bench")
     cpp = json.load(open(args.cpp_json))
     reasons = [not_expressed(row) for row in cpp["rows"]]
     print(f"{len(cpp['rows'])} rows of {args.cpp_json} ({cpp.get('device', '?')}): "
@@ -178,13 +170,7 @@ def markdown(rows):
     lines += [""] + notes + ([""] if notes else [])
     for mode in [m for m in MODES if any(r["scales"] == m for r in timed)] + (["all"] if timed else []):
         group = [r for r in timed if mode in ("all", r["scales"])]
-        ratios = [r["python_over_cpp"] for r in group if r["python_over_cpp"] == r["python_over_cpp"]]
-        within = sum(v <= 1.03 for v in ratios)
-        lines.append(f"- {mode}: Python / C++ geomean {geomean(ratios):.3f} (range {min(ratios, default=NAN):.3f} - "
-                     f"{max(ratios, default=NAN):.3f}, {within} of {len(ratios)} within 3%), graph / C++ "
-                     f"{geomean([r['graph_over_cpp'] for r in group]):.3f}, torch / Python geomean "
-                     f"{geomean([r['speedup_vs_torch'] for r in group]):.3f}, host "
-                     f"{statistics.median(r['python_host_us'] for r in group):.1f} us/call (median), {len(group)} rows")
+        lines.append(summary_line(f"{mode}: ", group))
     return "\n".join(lines) + "\n"
 
 

@@ -9,10 +9,8 @@ GPU time also by CUDA-graph replay, eager and host time per call (python_timing.
 
     python bench/python/gemm_shapes.py --cpp-json gemm.json --json python-gemm.json --markdown python-gemm.md
 """
-import argparse
 import json
 import math
-import statistics
 import sys
 import time
 
@@ -22,7 +20,7 @@ import torch.nn.functional as F
 import tilefuse
 from tilefuse.epilogue.common import fused
 
-from python_timing import beside_cpp, geomean, write_report  # bench/python/python_timing.py
+from python_timing import beside_cpp, beside_cpp_arguments, summary_line, write_report  # bench/python/python_timing.py
 
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 
@@ -52,14 +50,7 @@ def set_bytes(p):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cpp-json", required=True, help="tilefuse-bench gemm --json output of the same job")
-    parser.add_argument("--json", help="write the rows here")
-    parser.add_argument("--markdown", help="write the table here")
-    parser.add_argument("--reps", type=int, default=30)
-    parser.add_argument("--per-graph", type=int, default=10)
-    parser.add_argument("--budget-s", type=float, default=300.0, help="stop starting new rows after this")
-    args = parser.parse_args()
+    args = beside_cpp_arguments(__doc__.split("\n\n")[0], "tilefuse-bench gemm")
     cpp = json.load(open(args.cpp_json))
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     generator = torch.Generator(device="cuda").manual_seed(1)
@@ -103,10 +94,7 @@ def markdown(rows):
                      f"{r['torch_events_ms']:.4f} | {r['speedup_vs_torch']:.3f} | {r['cpp_bench_cublas_ms']:.4f} | "
                      f"{r['python_host_us']:.1f} | {r['torch_host_us']:.1f} |")
     if rows:
-        lines += ["", f"- Python / C++ geomean {geomean([r['python_over_cpp'] for r in rows]):.3f} (range "
-                  f"{min(r['python_over_cpp'] for r in rows):.3f} - {max(r['python_over_cpp'] for r in rows):.3f}), "
-                  f"torch / Python geomean {geomean([r['speedup_vs_torch'] for r in rows]):.3f}, host "
-                  f"{statistics.median(r['python_host_us'] for r in rows):.1f} us/call (median), {len(rows)} rows"]
+        lines += ["", summary_line("", rows)]
     return "\n".join(lines) + "\n"
 
 

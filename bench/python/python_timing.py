@@ -118,6 +118,34 @@ def beside_cpp(ours_calls, torch_calls, cpp_row, reps, per_graph, eager_count, p
             "torch_host_us": peer_host_us}
 
 
+def beside_cpp_arguments(description, bench_command, per_graph=10, budget_s=300.0):
+    """The command line every Python-beside-C++ benchmark takes: the C++ bench's JSON of the same job, where to
+    write the rows and the table, and the timing's counts and time budget."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--cpp-json", required=True, help=f"{bench_command} --json output of the same job")
+    parser.add_argument("--json", help="write the rows here")
+    parser.add_argument("--markdown", help="write the table here")
+    parser.add_argument("--reps", type=int, default=30)
+    parser.add_argument("--per-graph", type=int, default=per_graph)
+    parser.add_argument("--budget-s", type=float, default=budget_s, help="stop starting new rows after this")
+    return parser.parse_args()
+
+
+def summary_line(label, rows):
+    """One group's summary: Python's time over the C++ bench's (geomean, range, rows within 3%; a row whose C++
+    time is missing is left out), over graph replay where rows have it, torch's over Python's, the host time."""
+    ratios = [r["python_over_cpp"] for r in rows if r["python_over_cpp"] == r["python_over_cpp"]]
+    graph = [r["graph_over_cpp"] for r in rows if r.get("graph_over_cpp", math.nan) == r.get("graph_over_cpp")]
+    within = sum(v <= 1.03 for v in ratios)
+    return (f"- {label}Python / C++ geomean {geomean(ratios):.3f} (range {min(ratios, default=math.nan):.3f} - "
+            f"{max(ratios, default=math.nan):.3f}, {within} of {len(ratios)} within 3%)"
+            + (f", graph / C++ {geomean(graph):.3f}" if graph else "")
+            + f", torch / Python geomean {geomean([r['speedup_vs_torch'] for r in rows]):.3f}, host "
+            f"{statistics.median(r['python_host_us'] for r in rows):.1f} us/call (median), {len(rows)} rows")
+
+
 def write_report(args, rows, markdown):
     """The rows as JSON (args.json) and a markdown table (args.markdown, by markdown(rows)), where asked."""
     if args.json:
