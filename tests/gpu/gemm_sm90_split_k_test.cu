@@ -62,6 +62,11 @@ TEST(GemmSm90SplitK, RefusalsSayWhy) {
   EXPECT_NE(Op::can_implement(args).message().find("does not split into 3 parts"), std::string::npos);
   args.split_k = 1;
   EXPECT_NE(Op::can_implement(args).message().find("pass 2 or more"), std::string::npos);
+  args.problem = GemmCoord{64, 64, 512, 2};
+  args.split_k = 2;
+  EXPECT_NE(Op::can_implement(args).message().find("batch = 2"), std::string::npos);
+  args.problem = GemmCoord{64, 66, 512, 1};
+  EXPECT_NE(Op::can_implement(args).message().find("n a multiple of 4"), std::string::npos);
   typename Plain::Arguments plain;
   plain.problem = GemmCoord{128, 256, 1024, 1};
   plain.split_k = 4;

@@ -177,7 +177,14 @@ def test_linear_into_a_block_of_rows_runs_from_cpp_and_a_misfit_out_goes_back_to
         assert torch.isnan(big[:48].float()).all(), "a store outside its block of rows"
         assert fast(x, w, b, None, big[:47]) is None  # another shape: Python's check says why
         assert fast(x, w, b, None, big[:48].float()) is None
-        assert fast(x, w, b, None, big.t()[:, :48]) is None  # not contiguous
+        strided = torch.empty(72, 48, dtype=torch.bfloat16, device="cuda").t()
+        assert fast(x, w, b, None, strided) is None  # the right shape, not contiguous
+        assert fast(x, w, b, None, x.new_empty(48, 72)) is not None
+        wide = torch.empty(48, 72 + 64, dtype=torch.bfloat16, device="cuda")
+        assert fast(x, w, b, None, wide[:, :72]) is None  # a view of a wider matrix
+        shared = torch.empty(48 * 72, dtype=torch.bfloat16, device="cuda")
+        x_in_it = shared[:48 * 64].view(48, 64).copy_(x)
+        assert fast(x_in_it, w, b, None, shared.view(48, 72)) is None  # out overlaps x
 
 
 def test_compiled_training_runs_the_backward_ops_from_cpp_and_stays_exact():

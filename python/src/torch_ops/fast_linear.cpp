@@ -1,4 +1,6 @@
 // FastLinear: tilefuse.ops.linear's checked calls without autograd, from C++.
+#include <ATen/MemoryOverlap.h>
+
 #include "fast_ops.hpp"
 
 namespace tilefuse_torch {
@@ -20,7 +22,10 @@ std::optional<at::Tensor> FastLinear::run(at::Tensor const& x, at::Tensor const&
     }
     entry = found->second;
   }
-  if (out != nullptr && !entry.warm->fits_out(*out)) {
+  auto const apart = [&](at::Tensor const* t) {  // out must not share memory with an input
+    return t == nullptr || at::get_overlap_status(*out, *t) == at::MemOverlapStatus::No;
+  };
+  if (out != nullptr && (!entry.warm->fits_out(*out) || !apart(&x) || !apart(&w) || !apart(bias) || !apart(residual))) {
     misses_.fetch_add(1, std::memory_order_relaxed);
     return std::nullopt;
   }

@@ -62,7 +62,8 @@ class FastLinear {
   static constexpr std::size_t kLimit = 4096;
 
   // The output (stored into `out` where one is given: a (rows, n) tensor, e.g. a block of rows of a larger
-  // one), or None where Python must take the call (also an `out` that does not fit: Python says why).
+  // one, sharing no memory with the inputs), or None where Python must take the call (also an `out` that
+  // does not fit: Python says why).
   py::object call(py::handle x, py::handle w, py::handle bias, py::handle residual, py::handle out);
   std::optional<at::Tensor> run(at::Tensor const& x, at::Tensor const& w, at::Tensor const* bias,
                                 at::Tensor const* residual, at::Tensor const* out = nullptr);

@@ -97,7 +97,8 @@ class GemmSm90 {
     typename Kernel::Params params;
     unsigned grid = 0;
     int sm_count = 0;
-    std::size_t split_bytes = 0;  // split-K: the workspace's sums and tickets, zeroed before each launch
+    std::size_t split_bytes = 0;  // split-K: the workspace's sums and tickets, zeroed before each launch (one
+                                  // launch at a time per workspace: two streams need two workspaces)
   };
 
   static Status can_implement(Arguments const& args) {
