@@ -22,7 +22,7 @@ import torch.nn.functional as F
 import tilefuse
 from tilefuse.epilogue import relu
 
-from python_timing import beside_cpp, beside_cpp_arguments, summary_line, write_report  # bench/python/python_timing.py
+from python_timing import beside_cpp, beside_cpp_arguments, progress_line, summary_line, write_report  # bench/python/python_timing.py
 
 CL = torch.channels_last
 
@@ -97,15 +97,12 @@ def main():
         out = dict(layer=p["layer"], mode=p["mode"], epilogue=p["epilogue"],
                    **beside_cpp(ours_calls, torch_calls, row, args.reps, args.per_graph, 200, "cpp_bench_cudnn_ms"),
                    describe=describe, cpp_describe=row.get("tilefuse_describe", ""))
-        ours, ours_events, cpp_ms, peer_events, host_us = (out[k] for k in (
-            "python_graph_ms", "python_events_ms", "cpp_bench_ms", "torch_events_ms", "python_host_us"))
         rows.append(out)
-        print(f"{p['layer']:>14} {p['mode']:5} {p['epilogue']:18} python {ours_events:.4f} ms (graph {ours:.4f})  C++ "
-              f"{cpp_ms:.4f} ms ({ours_events / cpp_ms:.3f}x)  torch {peer_events:.4f} ms ({peer_events / ours_events:.3f}x)"
-              f"  host {host_us:.1f} us", flush=True)
+        print(progress_line(f"{p['layer']:>14} {p['mode']:5} {p['epilogue']:18}", out), flush=True)
         del made, ours_calls, torch_calls
         torch.cuda.empty_cache()
     write_report(args, rows, markdown)
+
 
 def markdown(rows):
     lines = ["| layer | mode | epilogue | Python ms (events) | C++ bench ms | Python / C++ | Python ms (graph) | "

@@ -20,7 +20,7 @@ import torch
 
 import tilefuse
 
-from python_timing import (beside_cpp, beside_cpp_arguments, eager_ms, events_ms, graph_ms,  # bench/python
+from python_timing import (beside_cpp, beside_cpp_arguments, progress_line,  # bench/python
                            summary_line, write_report)
 
 # The bench's accumulation names that scaled_mm expresses -> use_fast_accum. Both run the planner's kernel for
@@ -74,18 +74,6 @@ def cpp_shim(row):
     return {"tilefuse": side(row["tilefuse_ms"]), "peers": [side(row["cublaslt_ms"])]}
 
 
-def alone(calls, row, args):
-    """beside_cpp's fields without a torch peer (torch refused the call): the torch fields NaN."""
-    ours, events = graph_ms(calls, args.reps, args.per_graph), events_ms(calls, 5 * args.reps)
-    eager, host_us = eager_ms(calls, 100)
-    cpp_ms = row["tilefuse_ms"] if row["tilefuse_ms"] > 0 else NAN
-    return {"python_graph_ms": ours, "cpp_bench_ms": cpp_ms, "python_events_ms": events,
-            "python_over_cpp": events / cpp_ms, "graph_over_cpp": ours / cpp_ms, "torch_events_ms": NAN,
-            "torch_graph_ms": NAN, "speedup_vs_torch": NAN,
-            "cpp_bench_cublaslt_ms": row["cublaslt_ms"] if row["cublaslt_ms"] > 0 else NAN,
-            "python_eager_ms": eager, "python_host_us": host_us, "torch_eager_ms": NAN, "torch_host_us": NAN}
-
-
 def plan_of(row, device):
     """The kernel scaled_mm's planner picks (what ScaledGemm._choose asks tilefuse._C), for the JSON."""
     try:
@@ -128,16 +116,11 @@ def main():
             torch_note = ""
         except (RuntimeError, NotImplementedError, TypeError, ValueError) as e:
             torch_note = f"torch._scaled_mm refused it: {str(e).splitlines()[0][:160]}"
-        if torch_note:
-            out.update(alone(ours_calls, row, args))
-        else:
-            out.update(beside_cpp(ours_calls, torch_calls, cpp_shim(row), args.reps, args.per_graph, 100,
-                                  "cpp_bench_cublaslt_ms"))
+        out.update(beside_cpp(ours_calls, None if torch_note else torch_calls, cpp_shim(row), args.reps,
+                              args.per_graph, 100, "cpp_bench_cublaslt_ms"))
         out.update(torch_note=torch_note, plan=plan_of(row, device))
         rows.append(out)
-        ours, cpp_ms, peer = out["python_events_ms"], out["cpp_bench_ms"], out["torch_events_ms"]
-        print(f"{shape:>18} {row['scales']:10} {row['accumulation']:15} python {ours:.4f} ms  C++ {cpp_ms:.4f} ms "
-              f"({ours / cpp_ms:.3f}x)  torch {peer:.4f} ms ({peer / ours:.3f}x)  host {out['python_host_us']:.1f} us"
+        print(progress_line(f"{shape:>18} {row['scales']:10} {row['accumulation']:15}", out)
               + (f"  [{torch_note}]" if torch_note else ""), flush=True)
         del made, ours_calls, torch_calls
         torch.cuda.empty_cache()

@@ -20,7 +20,7 @@ import torch.nn.functional as F
 import tilefuse
 from tilefuse.epilogue.common import fused
 
-from python_timing import beside_cpp, beside_cpp_arguments, summary_line, write_report  # bench/python/python_timing.py
+from python_timing import beside_cpp, beside_cpp_arguments, progress_line, summary_line, write_report  # bench/python/python_timing.py
 
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 
@@ -74,15 +74,12 @@ def main():
         out = dict(shape=shape, layout=p["layout"], epilogue=p["epilogue"], dtype=p["dtype"],
                    **beside_cpp(ours_calls, torch_calls, row, args.reps, args.per_graph, 100, "cpp_bench_cublas_ms"),
                    describe=describe, cpp_describe=row.get("tilefuse_describe", ""))
-        ours_events, cpp_ms, peer_events, host_us = (out[k] for k in (
-            "python_events_ms", "cpp_bench_ms", "torch_events_ms", "python_host_us"))
         rows.append(out)
-        print(f"{shape:>18} {p['layout']} {p['epilogue']:18} python {ours_events:.4f} ms  C++ {cpp_ms:.4f} ms "
-              f"({ours_events / cpp_ms:.3f}x)  torch {peer_events:.4f} ms ({peer_events / ours_events:.3f}x)  host "
-              f"{host_us:.1f} us", flush=True)
+        print(progress_line(f"{shape:>18} {p['layout']} {p['epilogue']:18}", out), flush=True)
         del made, ours_calls, torch_calls
         torch.cuda.empty_cache()
     write_report(args, rows, markdown)
+
 
 def markdown(rows):
     lines = ["| shape (m x n x k) | layout | epilogue | Python ms (events) | C++ bench ms | Python / C++ | Python ms (graph) "

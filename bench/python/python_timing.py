@@ -101,14 +101,19 @@ def geomean(values):
 
 def beside_cpp(ours_calls, torch_calls, cpp_row, reps, per_graph, eager_count, peer_key):
     """The Python call's and torch's times (graph replay, events, eager and host) beside what tilefuse-bench's
-    row (`cpp_row`, its JSON) measured for the same problem: the fields conv_layers.py and gemm_shapes.py record;
-    the bench's first peer that ran goes under `peer_key`."""
+    row (`cpp_row`, its JSON) measured for the same problem: the fields conv_layers.py, gemm_shapes.py and
+    fp8_shapes.py record; the bench's first peer that ran goes under `peer_key`. torch_calls None (torch
+    refused the problem): the torch fields are NaN."""
+    nan = float("nan")
     ours = graph_ms(ours_calls, reps, per_graph)
-    peer = graph_ms(torch_calls, reps, per_graph)
     ours_events = events_ms(ours_calls, 5 * reps)
-    peer_events = events_ms(torch_calls, 5 * reps)
     eager, host_us = eager_ms(ours_calls, eager_count)
-    peer_eager, peer_host_us = eager_ms(torch_calls, eager_count)
+    if torch_calls is None:
+        peer = peer_events = peer_eager = peer_host_us = nan
+    else:
+        peer = graph_ms(torch_calls, reps, per_graph)
+        peer_events = events_ms(torch_calls, 5 * reps)
+        peer_eager, peer_host_us = eager_ms(torch_calls, eager_count)
     cpp_ms = cpp_row["tilefuse"]["median_ms"] if cpp_row["tilefuse"].get("state") == "ok" else float("nan")
     cpp_peer_ms = next((q["median_ms"] for q in cpp_row["peers"] if q.get("state") == "ok"), float("nan"))
     return {"python_graph_ms": ours, "cpp_bench_ms": cpp_ms, "python_events_ms": ours_events,
@@ -131,6 +136,13 @@ def beside_cpp_arguments(description, bench_command, per_graph=10, budget_s=300.
     parser.add_argument("--per-graph", type=int, default=per_graph)
     parser.add_argument("--budget-s", type=float, default=budget_s, help="stop starting new rows after this")
     return parser.parse_args()
+
+
+def progress_line(label, out):
+    """A row's line on stdout while the benchmark runs."""
+    ours, cpp_ms, peer = out["python_events_ms"], out["cpp_bench_ms"], out["torch_events_ms"]
+    return (f"{label} python {ours:.4f} ms (graph {out['python_graph_ms']:.4f})  C++ {cpp_ms:.4f} ms "
+            f"({ours / cpp_ms:.3f}x)  torch {peer:.4f} ms ({peer / ours:.3f}x)  host {out['python_host_us']:.1f} us")
 
 
 def summary_line(label, rows):

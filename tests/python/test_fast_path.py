@@ -118,16 +118,21 @@ def _reference_kernels():
     return lib
 
 
+def leaf(g, *shape):
+    """A float64 tensor that requires grad (channels-last where it has 4 dimensions), for gradcheck."""
+    t = torch.randn(*shape, dtype=torch.float64, generator=g)
+    return (t.contiguous(memory_format=CL) if t.dim() == 4 else t).requires_grad_()
+
+
 @pytest.mark.parametrize("activation,residual", [("none", False), ("none", True), ("relu", False)])
 def test_the_conv_ops_cpp_autograd_kernel_takes_the_formula_with_grad_and_goes_below_without(activation, residual):
     lib = _reference_kernels()
     try:
         g = torch.Generator().manual_seed(3)
-        x = torch.randn(2, 4, 6, 5, dtype=torch.float64, generator=g).contiguous(memory_format=CL).requires_grad_()
-        w = torch.randn(6, 4, 3, 3, dtype=torch.float64, generator=g).contiguous(memory_format=CL).requires_grad_()
-        b = torch.randn(6, dtype=torch.float64, generator=g).requires_grad_()
-        r = (torch.randn(2, 6, 3, 3, dtype=torch.float64, generator=g).contiguous(memory_format=CL).requires_grad_()
-             if residual else None)
+        x = leaf(g, 2, 4, 6, 5)
+        w = leaf(g, 6, 4, 3, 3)
+        b = leaf(g, 6)
+        r = leaf(g, 2, 6, 3, 3) if residual else None
 
         def op(x, w, b, *rest):
             return torch.ops.tilefuse.conv2d(x, w, b, rest[0] if rest else None, [2, 2], [1, 1], [1, 1], activation)
@@ -146,10 +151,10 @@ def test_conv2d_add_acts_cpp_autograd_kernel_takes_its_formula(activation):
     lib = _reference_kernels()
     try:
         g = torch.Generator().manual_seed(4)
-        x = torch.randn(2, 4, 5, 5, dtype=torch.float64, generator=g).contiguous(memory_format=CL).requires_grad_()
-        w = torch.randn(6, 4, 3, 3, dtype=torch.float64, generator=g).contiguous(memory_format=CL).requires_grad_()
-        b = torch.randn(6, dtype=torch.float64, generator=g).requires_grad_()
-        r = torch.randn(2, 6, 5, 5, dtype=torch.float64, generator=g).contiguous(memory_format=CL).requires_grad_()
+        x = leaf(g, 2, 4, 5, 5)
+        w = leaf(g, 6, 4, 3, 3)
+        b = leaf(g, 6)
+        r = leaf(g, 2, 6, 5, 5)
 
         def op(x, w, b, r):
             return torch.ops.tilefuse.conv2d_add_act(x, w, b, r, [1, 1], [1, 1], [1, 1], activation)

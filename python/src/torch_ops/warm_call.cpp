@@ -88,9 +88,9 @@ WarmCall::WarmCall(int device, std::vector<Launch> launches, std::vector<std::in
 }
 
 bool WarmCall::fits_out(at::Tensor const& out) const {
-  return out.defined() && out.sizes().vec() == out_sizes_ && out.scalar_type() == out_dtype_ &&
+  return out_sizes_.size() == 2 && out.defined() && out.sizes().equals(out_sizes_) && out.scalar_type() == out_dtype_ &&
          out.device() == c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(device_)) &&
-         out_sizes_.size() == 2 && out.is_contiguous() && reinterpret_cast<std::uintptr_t>(out.data_ptr()) % 16 == 0 &&
+         out.is_contiguous() && reinterpret_cast<std::uintptr_t>(out.data_ptr()) % 16 == 0 &&
          !out.requires_grad();
 }
 
