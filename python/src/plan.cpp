@@ -180,6 +180,7 @@ nb::dict gemm_plan_dict(tilefuse::gemm::Sm90GemmPlan const& plan) {
   d["config"] = plan.config;
   d["tile"] = plan.tile;
   d["tile_shape"] = nb::make_tuple(plan.tile_m, plan.tile_n, plan.tile_k);
+  d["split_k"] = plan.split_k;
   d["why"] = plan.why;
   return d;
 }
@@ -196,6 +197,38 @@ std::optional<tilefuse::gemm::Sm90Tile> gemm_tile_named(std::optional<std::strin
 nb::dict plan_gemm_sm90(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, DeviceTuple const& device,
                         std::optional<std::string> const& tile) {
   return gemm_plan_dict(tilefuse::gemm::plan_gemm_sm90({m, n, k, batch}, device_of(device), false, gemm_tile_named(tile)));
+}
+
+// The whole GEMM plan (gemm::plan_gemm, as gemm::Gemm makes it): family, copies, tile, split.
+nb::dict plan_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, DeviceTuple const& device,
+                   bool sixteen_bit, bool hopper_layouts, bool tma_aligned, int split_k,
+                   std::optional<std::string> const& tile, std::string const& family) {
+  using tilefuse::gemm::GemmFamily;
+  tilefuse::gemm::GemmRequest r;
+  r.problem = {m, n, k, batch};
+  r.sixteen_bit = sixteen_bit;
+  r.hopper_layouts = hopper_layouts;
+  r.tma_aligned = tma_aligned;
+  r.split_k = split_k;
+  r.tile = gemm_tile_named(tile);
+  r.family = family == "auto"   ? GemmFamily::kAuto
+             : family == "sm80" ? GemmFamily::kSm80
+             : family == "sm90" ? GemmFamily::kSm90
+                                : throw std::invalid_argument("tilefuse: family '" + family + "': use auto, sm80 or sm90");
+  tilefuse::gemm::GemmPlan plan;
+  tilefuse::Status const s = tilefuse::gemm::plan_gemm(r, device_of(device), &plan);
+  if (!s.ok()) throw std::invalid_argument("tilefuse: " + s.message());
+  nb::dict d = gemm_plan_dict(plan.sm90);
+  d["family"] = tilefuse::gemm::name_of(plan.family);
+  d["copy_operands"] = plan.copy_operands;
+  d["padded_k"] = plan.padded_k;
+  if (plan.family != GemmFamily::kSm90) d["split_k"] = plan.split_k;
+  tilefuse::GemmCoord const run{m, n, plan.padded_k, batch};
+  bool const split = plan.family == GemmFamily::kSm90 && plan.sm90.split_k > 1;
+  d["split_workspace_bytes"] = split ? tilefuse::gemm::sm90_split_workspace_bytes(run, plan.sm90.tile_m, plan.sm90.tile_n) : 0;
+  d["split_tickets_offset"] = split ? tilefuse::gemm::sm90_split_tickets_offset(run) : 0;
+  d["why"] = plan.why;
+  return d;
 }
 
 nb::dict plan_scaled_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, DeviceTuple const& device,
@@ -224,6 +257,9 @@ void bind_plan(nb::module_& m) {
         "residual_by_tma"_a, "Every Hopper conv kernel the planner can pick for a mode and tree: (kernel, tree, split).");
   m.def("plan_gemm_sm90", &plan_gemm_sm90, "m"_a, "n"_a, "k"_a, "batch"_a, "device"_a, "tile"_a = nb::none(),
         "gemm::plan_gemm_sm90: the Hopper GEMM's config for a problem (gemm::GemmSm90 with Sm90AutoConfig).");
+  m.def("plan_gemm", &plan_gemm, "m"_a, "n"_a, "k"_a, "batch"_a, "device"_a, "sixteen_bit"_a = true,
+        "hopper_layouts"_a = true, "tma_aligned"_a = true, "split_k"_a = 0, "tile"_a = nb::none(), "family"_a = "auto",
+        "gemm::plan_gemm: the GEMM's kernel family, operand copies, tile and split, as gemm::Gemm plans them.");
   m.def("plan_scaled_gemm", &plan_scaled_gemm, "m"_a, "n"_a, "k"_a, "batch"_a, "device"_a, "scaling"_a,
         "fast_accum"_a, "gemm::plan_scaled_gemm: the FP8 scaled GEMM's config, as gemm::ScaledGemm picks it.");
 }

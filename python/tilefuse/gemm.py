@@ -11,12 +11,13 @@ The layers a call goes down (docs/python.md):
 A is (m, k) or (batch, m, k) with unit column stride (row-major); B is (k, n) or (batch, k, n) with unit
 row stride (K-major: `weight.t()` of an (n, k) weight, as torch.nn.Linear holds it). bf16 or fp16.
 """
+import dataclasses
 import struct
 from dataclasses import dataclass
 
 from . import fast_path
 from .errors import TensorArgumentError
-from .kernel_params import (IDENTITY, Launch, WarmCall, allocate, call_key, call_pointers, check_epilogue_arguments,
+from .kernel_params import (IDENTITY, Launch, WarmCall, allocate, workspace, call_key, call_pointers, check_epilogue_arguments,
                             check_epilogue_function, check_out, check_out_dtype, current_raw_stream, device_properties,
                             from_dlpack, kernel_origin, loaded_on, pack_epilogue, parse_nodes, spec_key,
                             torch_module as _torch, trace_value)
@@ -26,11 +27,13 @@ from .tensors import COLUMN_MAJOR, ROW_MAJOR, check_gemm_operands, torch_dtype
 _ELEMENTS = ("bfloat16", "float16")
 
 
-def plan_gemm(m, n, k, batch, device, tile=None):
-    """The C++ planner's Hopper GEMM plan (gemm::plan_gemm_sm90 through tilefuse._C): a dict of config,
-    tile, tile_shape (m, n, k) and why. device: (major, minor, SMs); tile: None (the wave model) or a name."""
+def plan_gemm(m, n, k, batch, device, tile=None, *, hopper_layouts=True, tma_aligned=True, split_k=0):
+    """The C++ planner's GEMM plan (gemm::plan_gemm through tilefuse._C, as gemm::Gemm makes it): a dict of
+    family ("sm90" / "sm80"), copy_operands and padded_k (A and B first copied into the Hopper kernel's
+    layouts), config, tile, tile_shape (m, n, k), split_k (K split and summed in the kernel) and why.
+    device: (major, minor, SMs); tile: None (the wave model) or a name; split_k: 0 lets the planner choose."""
     from . import _C
-    return _C.plan_gemm_sm90(m, n, k, batch, device, tile)
+    return _C.plan_gemm(m, n, k, batch, device, True, hopper_layouts, tma_aligned, split_k, tile)
 
 
 def _identity(acc):
@@ -50,6 +53,16 @@ class Operation:
     config: tuple = None  # (C++ config, tile m, tile n, tile k)
     element_b: str = None  # B's type when it differs from A's (FP8)
     loaded: dict = None  # kernel_params.loaded_on: device index -> (kernel, further kernels, layout)
+    split_k: int = 1  # >= 2: K split that many ways, summed in the kernel (a Sm90SplitReduce config)
+    split_bytes: int = 0  # the split's zeroed workspace: fp32 sums, then tickets from tickets_offset
+    tickets_offset: int = 0
+
+    def for_problem(self, why, split_k=1, split_bytes=0, tickets_offset=0):
+        """This kernel as one problem's plan: the planner's why and split (the CUBIN and its loads shared)."""
+        planned = dataclasses.replace(self, why=why, split_k=split_k, split_bytes=split_bytes,
+                                      tickets_offset=tickets_offset)
+        planned.graph, planned.tree = self.graph, self.tree
+        return planned
 
     def describe(self):
         name, tm, tn, tk = self.config
@@ -64,7 +77,7 @@ class Operation:
         return kernel, layout
 
 
-LAYOUT_VERSION, LAYOUT_HEADER_WORDS = 2, 24  # sm90_params_layout.h's kLayoutVersion and kLayoutHeader
+LAYOUT_VERSION, LAYOUT_HEADER_WORDS = 3, 26  # sm90_params_layout.h's kLayoutVersion and kLayoutHeader
 
 
 def parse_layout(words):
@@ -78,6 +91,7 @@ def parse_layout(words):
     block_names = ("block_scale_a", "block_scale_b", "block_scale_a_row", "block_scale_a_kblock",
                    "block_scale_b_kblock", "block_scale_b_nblock", "block_scale_a_vector", "block_scaled")
     layout.update(zip(block_names, words[16:24]))
+    layout["split_sums"], layout["split_tickets"] = words[24], words[25]  # -1: the config does not split
     layout["nodes"] = parse_nodes(words, LAYOUT_HEADER_WORDS, words[15])
     return layout
 
@@ -120,9 +134,28 @@ class Gemm:
             raise TensorArgumentError(f"tilefuse.Gemm.plan: the problem (m, n, batch) = ({ops.m}, {ops.n}, "
                                       f"{ops.batch}) is empty: run() returns its empty result without a kernel, so "
                                       "there is no plan")
-        if self._CONVERTS and (not ops.aligned or ops.layout_a != ROW_MAJOR or ops.layout_b != COLUMN_MAJOR or ops.k == 0):
+        sm_count, major, minor = device_properties(ops.device_index or 0)
+        if self._needs_copy(ops, (major, minor, sm_count)):
             ops = self._check(*hopper_operands(a, b))  # as run() copies them
         return self._plan(ops, arguments)
+
+    def _needs_copy(self, ops, device):
+        """Whether the planner copies the operands into the Hopper kernel's layouts (an error where it runs
+        another kernel family, which the Python path does not reach)."""
+        if not self._CONVERTS:
+            if not ops.aligned or ops.layout_a != ROW_MAJOR or ops.layout_b != COLUMN_MAJOR:
+                raise TensorArgumentError("the Hopper GEMM needs 16-byte-aligned operands: "
+                                          + "; ".join(ops.alignment_notes) + ". Pad k to a multiple of 8 elements or "
+                                          "copy the tensors")
+            return False
+        plan = plan_gemm(ops.m, ops.n, ops.k, ops.batch, device, None if self.tile == "auto" else self.tile,
+                         hopper_layouts=ops.layout_a == ROW_MAJOR and ops.layout_b == COLUMN_MAJOR,
+                         tma_aligned=ops.aligned)
+        if plan["family"] != "sm90":
+            raise TensorArgumentError(f"tilefuse.Gemm's Python path runs the Hopper kernel; the planner picks the "
+                                      f"{plan['family']} kernel here ({plan['why']}). The sm_80 kernel is reachable "
+                                      "from C++ (gemm::Gemm) and from tilefuse.emit.pytorch extensions")
+        return plan["copy_operands"]
 
     # What the op takes and how it picks its kernel (tilefuse.scaled_mm's FP8 op changes these).
     _OPERAND_DTYPES = _ELEMENTS
@@ -137,9 +170,11 @@ class Gemm:
                                    empty_k=self._CONVERTS, empty_mn=self._EMPTY)
 
     def _choose(self, ops, device):
-        """(tile name, (C++ config, tile m, n, k), why) for the problem: the C++ planner's plan."""
+        """(tile name, (C++ config, tile m, n, k), why, (split_k, workspace bytes, tickets offset)) for the
+        problem (operands already in the kernel's layouts): the C++ planner's plan."""
         plan = plan_gemm(ops.m, ops.n, ops.k, ops.batch, device, None if self.tile == "auto" else self.tile)
-        return plan["tile"], (plan["config"], *plan["tile_shape"]), plan["why"]
+        split = (plan["split_k"], plan["split_workspace_bytes"], plan["split_tickets_offset"])
+        return plan["tile"], (plan["config"], *plan["tile_shape"]), plan["why"], split
 
     def _plan(self, ops, arguments):
         from .epilogue import to_cpp, trace
@@ -152,7 +187,7 @@ class Gemm:
         out = self._out_dtype(ops.dtype)
         acc_shape = (ops.batch, ops.m, ops.n) if ops.batch > 1 else (ops.m, ops.n)
         sm_count, major, minor = device_properties(ops.device_index or 0)
-        tile, config, why = self._choose(ops, (major, minor, sm_count))
+        tile, config, why, split = self._choose(ops, (major, minor, sm_count))
         element_b = ops.b.dtype if ops.b.dtype != ops.dtype else None
         # The plan key holds every shape, so a call with new shapes is traced (and its arguments' shapes
         # checked) again; the kernel itself is shared by every plan with the same tree and tile.
@@ -166,6 +201,7 @@ class Gemm:
             graph = trace(self.epilogue, acc=acc_shape, **traced)
             tree = to_cpp(graph, element=out)
             operation = _compiled(str(tree), ops.dtype, element_b, tile, config, why, graph, tree)
+            operation = operation.for_problem(why, *split)
             self._operations[key] = operation
         return operation
 
@@ -218,19 +254,11 @@ class Gemm:
                                       f"{ops.a.device}; move them with .cuda()")
         if min(ops.m, ops.n, ops.batch) == 0:
             return self._empty_result(ops, arguments, out)
-        sm_count, major, _ = device_properties(ops.device_index)
-        if major != 9:
-            raise TensorArgumentError(f"tilefuse.Gemm's Python path runs the Hopper kernel (sm_90: H100 / H200); "
-                                      f"cuda:{ops.device_index} is sm_{major}x. The sm_80 kernel is reachable from "
-                                      "C++ (gemm::Gemm) and from tilefuse.emit.pytorch extensions")
+        sm_count, major, minor = device_properties(ops.device_index)
         converted = False
-        if not ops.aligned or ops.layout_a != ROW_MAJOR or ops.layout_b != COLUMN_MAJOR or ops.k == 0:
-            if not self._CONVERTS:
-                raise TensorArgumentError("the Hopper GEMM needs 16-byte-aligned operands: "
-                                          + "; ".join(ops.alignment_notes) + ". Pad k to a multiple of 8 elements or "
-                                          "copy the tensors")
-            # Any layout and any k run, as torch.matmul's do: the operands are copied into the kernel's
-            # layouts, k zero-padded to whole 16-byte pieces (the sum is unchanged).
+        if self._needs_copy(ops, (major, minor, sm_count)):
+            # Any layout and any k run, as torch.matmul's do: the planner has the operands copied into the
+            # kernel's layouts, k zero-padded to whole 16-byte pieces (the sum is unchanged).
             a, b = hopper_operands(a, b)
             ops = self._check(a, b)
             converted = True
@@ -243,10 +271,12 @@ class Gemm:
             check_out(out, specs, "tilefuse.Gemm.run", ops.device_index)
         outputs = allocate(specs, device, out)
         launch = self._pack(operation, kernel, layout, ops, arguments, outputs, sm_count)
-        launch.run(ops.device_index, current_raw_stream(ops.device_index), call_pointers(a, b, arguments, outputs),
-                   arguments)
+        numel = -(-operation.split_bytes // 4)  # the split's sums and tickets, zeroed per call
+        partials = workspace(numel, True, device)
+        launch.run(ops.device_index, current_raw_stream(ops.device_index),
+                   call_pointers(a, b, arguments, outputs, partials, operation.tickets_offset), arguments)
         if key is not None and not converted:
-            self._warm[key] = WarmCall(ops.device_index, [launch], specs)
+            self._warm[key] = WarmCall(ops.device_index, [launch], specs, numel, numel > 0, operation.tickets_offset)
             fast_path.remember_run(self, a, b, arguments, self._warm[key])
         if set(outputs) == {"D"}:
             return outputs["D"]
@@ -302,17 +332,29 @@ class Gemm:
         _, tm, tn, tk = operation.config
         struct.pack_into("<i", params, layout["batch_mask_a"], 0 if ops.batch > 1 and ops.batch_stride_a == 0 else -1)
         struct.pack_into("<i", params, layout["batch_mask_b"], 0 if ops.batch > 1 and ops.batch_stride_b == 0 else -1)
-        for field, value in (("m", ops.m), ("n", ops.n), ("k", ops.k), ("batch", ops.batch)):
+        # With the split, split s is batch entry s of K-slices k / splits long (views of A and B); the epilogue
+        # sees the one output.
+        splits = operation.split_k
+        dtype, m, n, k, batch = ops.dtype, ops.m, ops.n, ops.k // splits, ops.batch * splits
+        lda, ldb, stride_a, stride_b = ops.lda, ops.ldb, ops.batch_stride_a, ops.batch_stride_b
+        if splits > 1:
+            if layout["split_sums"] < 0:
+                raise RuntimeError("tilefuse: the split-K GEMM kernel's layout has no split sums; clear the JIT cache "
+                                   "(TILEFUSE_CACHE_DIR) and retry")
+            stride_a = stride_b = k
+            struct.pack_into("<i", params, layout["batch_mask_a"], -1)
+            struct.pack_into("<i", params, layout["batch_mask_b"], -1)
+        for field, value in (("m", m), ("n", n), ("k", k), ("batch", batch)):
             struct.pack_into("<q", params, layout[field], value)
-        tiles_m, tiles_n = -(-ops.m // tm), -(-ops.n // tn)
+        tiles_m, tiles_n = -(-m // tm), -(-n // tn)
         struct.pack_into("<i", params, layout["tiles_m"], tiles_m)
         struct.pack_into("<i", params, layout["tiles_n"], tiles_n)
-        tiles = tiles_m * tiles_n * ops.batch
+        tiles = tiles_m * tiles_n * batch
         struct.pack_into("<i", params, layout["tiles"], tiles)
         # persistent: at most one block per SM
         launch = Launch(kernel.kernel, min(tiles, sm_count), layout["threads"], layout["smem_bytes"])
-        dtype, m, n, k, batch = ops.dtype, ops.m, ops.n, ops.k, ops.batch
-        lda, ldb, stride_a, stride_b = ops.lda, ops.ldb, ops.batch_stride_a, ops.batch_stride_b
+        if splits > 1:
+            launch.pointers += [(layout["split_sums"], "partials"), (layout["split_tickets"], "tickets")]
         launch.add_map(layout["tma_a"], "a", lambda pointer: _C.encode_sm90_operand(
             "a", dtype, pointer, k, m, batch, lda, stride_a, tk, tm))
         dtype_b = operation.element_b or dtype
@@ -357,7 +399,7 @@ def _compiled(tree_text, element, element_b, tile, config, why, graph, tree):
     key = (tree_text, element, element_b, config)
     if key not in _COMPILED:
         cached = gemm_kernel(tree, element, config[0], element_b=element_b)
-        operation = Operation(tile, element, tree_text, cached, why, config, element_b)
+        operation = Operation(tile, element, tree_text, cached, why, config, element_b, loaded={})
         operation.graph, operation.tree = graph, tree
         _COMPILED[key] = operation
     return _COMPILED[key]

@@ -76,7 +76,7 @@ class ScaledGemm(Gemm):
         from . import _C
 
         plan = _C.plan_scaled_gemm(ops.m, ops.n, ops.k, ops.batch, device, self.mode, self.fast_accum)
-        return plan["tile"], (plan["config"], *plan["tile_shape"]), plan["why"]
+        return plan["tile"], (plan["config"], *plan["tile_shape"]), plan["why"], (1, 0, 0)
 
     def _pack(self, operation, kernel, layout, ops, arguments, outputs, sm_count):
         """Gemm's packing, plus (block-wise) the scales' pointers and strides for the mainloop."""

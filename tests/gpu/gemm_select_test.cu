@@ -1,5 +1,6 @@
-// gemm::Gemm's kernel selection (GemmAutoConfig, the default): the Hopper kernel (GemmSm90 with
-// Sm90AutoConfig) on an sm_90 device when it accepts the problem, the sm_80 kernel otherwise, and
+// gemm::Gemm's kernel selection (GemmAutoConfig, the default; the planner gemm::plan_gemm): the Hopper kernel
+// (GemmSm90 with Sm90AutoConfig) on an sm_90 device for bf16 / fp16, its operands copied first where TMA cannot
+// read them, with K split in the kernel where the planner splits; the sm_80 kernel otherwise, and
 // describe() saying which ran and why. Results are checked either way with the GEMM harness
 // (every output element against the host reference, poisoned outputs, guards).
 // The Hopper expectations are skipped on devices other than sm_90; the rest runs anywhere.
@@ -68,38 +69,63 @@ TEST(GemmSelect, AlignedTnRunsTheHopperKernelOnSm90) {
   EXPECT_TRUE(AutoTn::can_implement(args).ok());
 }
 
-TEST(GemmSelect, UnalignedLeadingDimensionFallsBackNamingTheField) {
+// Operands TMA cannot read as they are: on sm_90 packed into the workspace for the Hopper kernel (the
+// planner says why), without a workspace (or on other devices) the sm_80 kernel's element-wise path.
+TEST(GemmSelect, UnalignedOperandsAreCopiedForTheHopperKernel) {
   Buffers buf;
+  Stream stream;
   auto args = args_for<AutoTn>(buf, GemmCoord{100, 64, 61, 1});  // packed lda = ldb = 61
   std::string const d = AutoTn::describe(args);
-  EXPECT_TRUE(starts_with(d, "sm80 mma.sync")) << d;
-  EXPECT_TRUE(contains(d, "element-wise path")) << d;
-  if (on_sm90()) EXPECT_TRUE(contains(d, "Hopper kernel refused: lda = 61 is not a multiple of 8")) << d;
+  if (on_sm90()) {
+    EXPECT_TRUE(starts_with(d, "sm90 TMA + WGMMA")) << d;
+    EXPECT_TRUE(contains(d, "A and B copied first into row-major A and K-major B, K zero-padded 61 -> 64")) << d;
+    EXPECT_TRUE(contains(d, "16-byte alignment")) << d;
+    EXPECT_GE(AutoTn::workspace_size(args), std::size_t{(100 + 64) * 64 * 2});
+  } else {
+    EXPECT_TRUE(starts_with(d, "sm80 mma.sync")) << d;
+    EXPECT_TRUE(contains(d, "element-wise path")) << d;
+  }
   EXPECT_FALSE(contains(d, "use gemm::Gemm")) << d;
+  // No workspace: the sm_80 kernel runs it (nothing to copy into).
+  EXPECT_TRUE(AutoTn::run(args, nullptr, stream.get()).ok());
 
   auto shifted = args_for<AutoTn>(buf, GemmCoord{64, 64, 64, 1});
   shifted.a = buf.a.as<bfloat16_t const>() + 1;  // 2-byte aligned base
   std::string const s = AutoTn::describe(shifted);
-  EXPECT_TRUE(starts_with(s, "sm80 mma.sync")) << s;
-  if (on_sm90()) EXPECT_TRUE(contains(s, "is not 16-byte aligned")) << s;
+  if (on_sm90()) {
+    EXPECT_TRUE(contains(s, "A and B copied first")) << s;
+    EXPECT_FALSE(contains(s, "K zero-padded")) << s;
+  } else {
+    EXPECT_TRUE(starts_with(s, "sm80 mma.sync")) << s;
+  }
+  stream.synchronize();
 }
 
-TEST(GemmSelect, SplitKFallsBack) {
+TEST(GemmSelect, AForcedSplitRunsInTheHopperKernel) {
   Buffers buf;
   auto args = args_for<AutoTn>(buf, GemmCoord{256, 256, 1024, 1});
   args.split_k = 4;
   std::string const d = AutoTn::describe(args);
-  EXPECT_TRUE(starts_with(d, "sm80 mma.sync")) << d;
-  EXPECT_TRUE(contains(d, "split-K 4")) << d;
-  if (on_sm90()) EXPECT_TRUE(contains(d, "split_k = 4")) << d;
+  if (on_sm90()) {
+    EXPECT_TRUE(contains(d, "split-K 4 summed in the kernel")) << d;
+  } else {
+    EXPECT_TRUE(starts_with(d, "sm80 mma.sync")) << d;
+    EXPECT_TRUE(contains(d, "split-K 4")) << d;
+  }
   EXPECT_GT(AutoTn::workspace_size(args), 0u);
+  args.split_k = 3;  // 1024 / 3 is not whole: the Hopper kernel runs unsplit
+  if (on_sm90()) EXPECT_FALSE(contains(AutoTn::describe(args), "split-K")) << AutoTn::describe(args);
 }
 
-TEST(GemmSelect, OtherLayoutsAndTypesUseTheSm80Kernel) {
+TEST(GemmSelect, OtherLayoutsAreCopiedAndOtherTypesUseTheSm80Kernel) {
   Buffers buf;
   std::string const tt = AutoTt::describe(args_for<AutoTt>(buf, GemmCoord{256, 256, 128, 1}));
-  EXPECT_TRUE(starts_with(tt, "sm80 mma.sync")) << tt;
-  EXPECT_TRUE(contains(tt, "Hopper kernel not used: A is row-major and B is row-major")) << tt;
+  if (on_sm90()) {
+    EXPECT_TRUE(starts_with(tt, "sm90 TMA + WGMMA")) << tt;
+    EXPECT_TRUE(contains(tt, "their layouts are not the kernel's")) << tt;
+  } else {
+    EXPECT_TRUE(starts_with(tt, "sm80 mma.sync")) << tt;
+  }
   std::string const f = AutoTf32::describe(args_for<AutoTf32, float>(buf, GemmCoord{256, 256, 128, 1}));
   EXPECT_TRUE(starts_with(f, "sm80 mma.sync")) << f;
   EXPECT_TRUE(contains(f, "takes bf16 or fp16")) << f;
@@ -208,9 +234,9 @@ TILEFUSE_GPU_GEMM_SM90_TEST(GemmSelect, Bf16NarrowTileShapes, bfloat16_t, specs:
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSelect, Bf16NarrowTileResidualRelu, bfloat16_t, specs::ResidualRelu,
                             gemm::Sm90NarrowConfig, small_cases(906))
 
-// split_k = 0 lets the operation choose: a small output with a long K that the Hopper kernel refuses
-// (lda = 8191 is odd) splits on the sm_80 kernel; on the sm_80 kernel too, an output of 128 tiles
-// (lda = 4095) does not, nor does a short K; describe() and workspace_size() agree with the choice,
+// split_k = 0 lets the planner choose: on sm_90 a small output with a long K splits in the Hopper kernel
+// (127 x 255 x 8191: copied, K padded to 8192, 16 splits), a large output or a short K does not; on other
+// devices the sm_80 kernel splits the small one. describe() and workspace_size() agree with the choice,
 // and run() without a workspace says what it needs.
 TEST(GemmSelect, SplitKZeroChooses) {
   Buffers buf;
@@ -219,10 +245,15 @@ TEST(GemmSelect, SplitKZeroChooses) {
   small.split_k = 0;
   ASSERT_TRUE(AutoTn::can_implement(small).ok()) << AutoTn::can_implement(small).to_string();
   std::string const d = AutoTn::describe(small);
-  EXPECT_TRUE(starts_with(d, "sm80 mma.sync")) << d;
-  EXPECT_TRUE(contains(d, "split-K ")) << d;
+  if (on_sm90()) {
+    EXPECT_TRUE(starts_with(d, "sm90 TMA + WGMMA")) << d;
+    EXPECT_TRUE(contains(d, "split-K 16 summed in the kernel")) << d;
+  } else {
+    EXPECT_TRUE(starts_with(d, "sm80 mma.sync")) << d;
+    EXPECT_TRUE(contains(d, "split-K ")) << d;
+  }
   EXPECT_GT(AutoTn::workspace_size(small), 0u);
-  Status const ran = AutoTn::run(small, nullptr, stream.get());
+  Status const ran = AutoTn::run(small, nullptr, stream.get());  // no workspace: the sm_80 kernel, which splits
   EXPECT_FALSE(ran.ok());
   EXPECT_TRUE(contains(ran.message(), "chosen for split_k = 0")) << ran.to_string();
   for (GemmCoord const problem : {GemmCoord{2048, 2048, 4095, 1}, GemmCoord{1024, 1024, 128, 1}}) {
@@ -231,7 +262,7 @@ TEST(GemmSelect, SplitKZeroChooses) {
     SCOPED_TRACE(::testing::Message() << problem.m << " x " << problem.n << " x " << problem.k);
     ASSERT_TRUE(AutoTn::can_implement(other).ok());
     EXPECT_FALSE(contains(AutoTn::describe(other), "split-K")) << AutoTn::describe(other);
-    EXPECT_EQ(AutoTn::workspace_size(other), 0u);
+    if (problem.k == 128 || !on_sm90()) EXPECT_EQ(AutoTn::workspace_size(other), 0u);  // (4095: the copies' bytes)
   }
   stream.synchronize();
 }
@@ -244,7 +275,7 @@ TEST(GemmSelect, Bf16TtAutoSplitKResidualRelu) {
       auto_split_k_cases(908));
 }
 
-TEST(GemmSelect, Bf16TtFallbackResults) {
+TEST(GemmSelect, Bf16TtCopiedResults) {
   run_gemm_cases<bfloat16_t, RowMajor, RowMajor, specs::StoreD, Sm80LargeConfig, AutoGemm>(small_cases(904));
 }
 

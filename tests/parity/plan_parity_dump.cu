@@ -189,6 +189,15 @@ int main(int argc, char** argv) {
     bool const fast = rng() % 2 == 0;
     gemm::Sm90GemmPlan const plain = gemm::plan_gemm_sm90(g, device);
     gemm::Sm90GemmPlan const scaled = gemm::plan_scaled_gemm(g, device, scaling, fast);
+    // The whole plan (gemm::Gemm's): operand facts and a split request drawn at random.
+    gemm::GemmRequest request;
+    request.problem = g;
+    request.sixteen_bit = rng() % 8 != 0;
+    request.hopper_layouts = rng() % 3 != 0;
+    request.tma_aligned = rng() % 3 != 0;
+    request.split_k = rng() % 3 == 0 ? static_cast<int>(rng() % 9) : 0;
+    gemm::GemmPlan whole;
+    if (!gemm::plan_gemm(request, device, &whole).ok()) return 1;  // (the family is not forced: it always plans)
     auto const s = [](auto const& v) { return std::to_string(v); };
     char const* const scaling_name = scaling == gemm::Fp8Scaling::kPerTensor ? "per-tensor"
                                      : scaling == gemm::Fp8Scaling::kRowWise ? "row-wise" : "block-wise";
@@ -196,7 +205,14 @@ int main(int argc, char** argv) {
            "], \"device\": [" + s(device.major) + ", " + s(device.minor) + ", " + s(device.sm_count) +
            "], \"scaling\": \"" + scaling_name + "\", \"fast_accum\": " + (fast ? "true" : "false") +
            ", \"plain\": {\"config\": " + quoted(plain.config) + ", \"tile\": " + quoted(plain.tile) +
-           "}, \"scaled\": {\"config\": " + quoted(scaled.config) + ", \"tile\": " + quoted(scaled.tile) + "}}");
+           "}, \"scaled\": {\"config\": " + quoted(scaled.config) + ", \"tile\": " + quoted(scaled.tile) + "}" +
+           ", \"request\": {\"sixteen_bit\": " + (request.sixteen_bit ? "true" : "false") +
+           ", \"hopper_layouts\": " + (request.hopper_layouts ? "true" : "false") +
+           ", \"tma_aligned\": " + (request.tma_aligned ? "true" : "false") + ", \"split_k\": " + s(request.split_k) +
+           "}, \"whole\": {\"family\": " + quoted(gemm::name_of(whole.family)) +
+           ", \"copy_operands\": " + (whole.copy_operands ? "true" : "false") + ", \"padded_k\": " + s(whole.padded_k) +
+           ", \"config\": " + quoted(whole.sm90.config) + ", \"split_k\": " +
+           s(whole.family == gemm::GemmFamily::kSm90 ? whole.sm90.split_k : whole.split_k) + "}}");
   }
   w.out << "\n]\n";
   std::printf("plan_parity_dump: %d conv and 200 gemm plans in %s\n", cases, argv[1]);

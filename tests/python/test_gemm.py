@@ -41,8 +41,8 @@ def test_bad_tile_is_refused():
         tilefuse.Gemm(tile="64x64")
 
 
-def _words(header, nodes, block=(-1,) * 7 + (0,)):
-    words = [2] + header + [len(nodes)] + list(block)
+def _words(header, nodes, block=(-1,) * 7 + (0,), split=(-1, -1)):
+    words = [3] + header + [len(nodes)] + list(block) + list(split)
     for kind, data, ld, batch_stride, value, name in nodes:
         raw = name.encode().ljust(32, b"\0")
         words += [kind, data, ld, batch_stride, value] + [struct.unpack("<q", raw[i:i + 8])[0] for i in range(0, 32, 8)]
@@ -62,6 +62,9 @@ def test_layout_parser_reads_fields_and_names():
     block = parse_layout(_words(header, [], block=(488, 496, 504, 512, 520, 528, 536, 1)))
     assert block["block_scaled"] == 1 and block["block_scale_b"] == 496 and block["block_scale_a_vector"] == 536
     assert block["nodes"] == []
+    split = parse_layout(_words(header, [(8, 304, 312, 320, -1, "D")], split=(544, 552)))
+    assert (split["split_sums"], split["split_tickets"]) == (544, 552) and split["nodes"][0]["name"] == "D"
+    assert layout["split_sums"] == -1
 
 
 def test_layout_of_another_version_is_refused():

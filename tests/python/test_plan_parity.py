@@ -11,7 +11,6 @@ import pytest
 from tilefuse import _C
 from tilefuse.conv2d import ConvProblem
 from tilefuse.epilogue import gelu, relu, tensor, to_cpp, trace
-from tilefuse.gemm import plan_gemm
 from tilefuse.kernel_params import tree_facts
 
 
@@ -98,7 +97,11 @@ def test_python_gemm_plans_equal_the_cpp_plans():
     for case in cases:
         m, n, k, batch = case["problem"]
         device = tuple(case["device"])
-        plain = plan_gemm(m, n, k, batch, device)
+        plain = _C.plan_gemm_sm90(m, n, k, batch, device, None)
         assert (plain["config"], plain["tile"]) == (case["plain"]["config"], case["plain"]["tile"]), case
+        r = case["request"]
+        whole = _C.plan_gemm(m, n, k, batch, device, r["sixteen_bit"], r["hopper_layouts"], r["tma_aligned"],
+                             r["split_k"], None)
+        assert {key: whole[key] for key in case["whole"]} == case["whole"], case
         scaled = _C.plan_scaled_gemm(m, n, k, batch, device, case["scaling"], case["fast_accum"])
         assert (scaled["config"], scaled["tile"]) == (case["scaled"]["config"], case["scaled"]["tile"]), case

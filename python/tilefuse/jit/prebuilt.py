@@ -4,7 +4,7 @@
 it off with -C cmake.define.TILEFUSE_PREBUILT=OFF) and installs the result as tilefuse/prebuilt: entries in
 the disk cache's own format and keys, which KernelCache reads (read-only) when its own folder misses. The
 set (`common_kernels`), bf16 and fp16, for sm_90a:
-  - the Hopper GEMM, every tile of its wave model, with the epilogues of tilefuse.ops / tilefuse.nn
+  - the Hopper GEMM, every tile of its wave model and its split-K config, with the epilogues of tilefuse.ops / tilefuse.nn
     (tilefuse.epilogue.common.fused): none, bias, bias + relu / gelu / silu, bias + residual, bias + relu +
     residual;
   - the Hopper conv: every kernel the C++ planner can pick (tilefuse._C.conv_sm90_kernel_choices: each
@@ -31,7 +31,9 @@ from .cache import prebuilt_dir  # noqa: F401 - where the built set is installed
 COMMON_EPILOGUES = (("none", False, False), ("none", True, False), ("relu", True, False), ("gelu", True, False),
                     ("silu", True, False), ("none", True, True), ("relu", True, True))
 ELEMENTS = ("bfloat16", "float16")
-GEMM_CONFIGS = ("Sm90LargeConfig", "Sm90MediumConfig", "Sm90NarrowConfig")
+# Every config the GEMM planner picks (gemm_plan.hpp: the three tiles, and the 128x128 one with K split in the kernel).
+GEMM_CONFIGS = ("Sm90LargeConfig", "Sm90MediumConfig", "Sm90NarrowConfig",
+                "tilefuse::gemm::Sm90SplitReduce<tilefuse::gemm::Sm90MediumConfig>")
 CONV_EPILOGUES = (("none", False, False), ("none", True, False), ("relu", True, False), ("relu", True, True),
                   "relu(acc + bias + residual)")
 SM80_CONV_CONFIGS = ("Sm80LargeConfig", "Sm80SmallConfig", "Sm80NarrowConfig")

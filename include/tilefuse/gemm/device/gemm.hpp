@@ -40,11 +40,13 @@
 
 #include <tilefuse/core/status.hpp>
 #include <tilefuse/epilogue/arguments.hpp>
+#include <tilefuse/gemm/device/gemm_plan.hpp>
 #include <tilefuse/gemm/device/gemm_sm90.hpp>
 #include <tilefuse/gemm/device/operand_check.hpp>
 #include <tilefuse/gemm/device/sm80_launch.hpp>
 #include <tilefuse/gemm/gemm_config.h>
 #include <tilefuse/gemm/device/sm90_operand_map.hpp>
+#include <tilefuse/gemm/kernel/pack_k_major.h>
 #include <tilefuse/gemm/kernel/sm80_gemm.h>
 #include <tilefuse/gemm/kernel/sm80_tma_operands.h>
 #include <tilefuse/runtime/pointer_check.hpp>
@@ -167,32 +169,42 @@ class Gemm {
   // row-major and B column-major (its only layouts), and the sm_80 kernel with Sm80DefaultConfig;
   // under an Sm80 config, that config's sm_80 kernel.
   static constexpr bool kAuto = std::is_same_v<Config, GemmAutoConfig>;
+  // (Operands in other layouts or unaligned are copied into its layouts first: gemm_plan.hpp, plan_gemm.)
   static constexpr bool kHopperCandidate =
-      kAuto && (std::is_same_v<ElementAB, bfloat16_t> || std::is_same_v<ElementAB, half_t>) &&
-      std::is_same_v<LayoutA, RowMajor> && std::is_same_v<LayoutB, ColumnMajor>;
+      kAuto && (std::is_same_v<ElementAB, bfloat16_t> || std::is_same_v<ElementAB, half_t>);
+  static constexpr bool kHopperLayouts = std::is_same_v<LayoutA, RowMajor> && std::is_same_v<LayoutB, ColumnMajor>;
   using Sm80Config = std::conditional_t<kAuto, Sm80DefaultConfig<ElementAB>, Config>;
   // The Hopper operation (named only; instantiated only when kHopperCandidate).
   using Hopper = GemmSm90<ElementAB, RowMajor, ColumnMajor, Epilogue, Sm90AutoConfig>;
 
   static Status can_implement(Arguments const& args) {
     if constexpr (kHopperCandidate) {
-      if (choose(args).hopper) return {};
+      if (choose(args, nullptr, /*with_workspace=*/true).hopper) return {};
     }
     Plan plan;
     return make_plan(args, &plan);
   }
 
+  // Bytes of workspace run() takes: the Hopper kernel's operand copies and in-kernel split sums where the
+  // plan has them, else the sm_80 kernel's split-K partials (the larger, for a Hopper plan that falls back).
+  // Without it (workspace null) the Hopper kernel runs unsplit, and operands that need a copy run on the
+  // sm_80 kernel.
   static std::size_t workspace_size(Arguments const& args) {
+    std::size_t const sm80 = detail::split_k_workspace_bytes(args.problem, sm80_split_k(args));
     if constexpr (kHopperCandidate) {
-      if (choose(args).hopper) return 0;
+      Decision const d = decide(args);
+      if (d.status.ok() && d.plan.family == GemmFamily::kSm90) return std::max(sm80, hopper_workspace_bytes(d));
     }
-    return detail::split_k_workspace_bytes(args.problem, sm80_split_k(args));
+    return sm80;
   }
 
   static Status run(Arguments const& args, void* workspace, cudaStream_t stream) {
     if constexpr (kHopperCandidate) {
-      Choice const choice = choose(args);
-      if (choice.hopper) return Hopper::run(choice.plan, stream);
+      Choice const choice = choose(args, workspace, workspace != nullptr);
+      if (choice.hopper) {
+        if (choice.copy) TILEFUSE_RETURN_IF_ERROR(copy_operands(args, choice, workspace, stream));
+        return Hopper::run(choice.plan, stream);
+      }
     }
     Plan plan;
     TILEFUSE_RETURN_IF_ERROR(make_plan(args, &plan));
@@ -211,17 +223,17 @@ class Gemm {
 
   // Which kernel runs this problem, and why: "sm90 TMA + WGMMA GEMM ..., tile 128x256x64, ..." or
   // "sm80 mma.sync GEMM ... (Hopper kernel refused: lda = 4093 is not a multiple of 8 elements ...)".
+  // What run() does with a workspace of workspace_size() bytes.
   static std::string describe(Arguments const& args) {
     std::string hopper_note;
     if constexpr (kHopperCandidate) {
-      Choice const choice = choose(args);
-      if (choice.hopper) return Hopper::describe(choice.plan);
+      Choice const choice = choose(args, nullptr, /*with_workspace=*/true);
+      if (choice.hopper) {
+        return (choice.planned_only.empty() ? Hopper::describe(choice.plan) : choice.planned_only) + choice.note;
+      }
       hopper_note = " (Hopper kernel refused: " + choice.why_not + ")";
     } else if constexpr (kAuto) {
-      hopper_note = std::is_same_v<ElementAB, bfloat16_t> || std::is_same_v<ElementAB, half_t>
-                        ? status_message(" (Hopper kernel not used: A is ", LayoutA::kName, " and B is ", LayoutB::kName,
-                                         ", it reads A row-major and B column-major only)")
-                        : std::string(" (Hopper kernel not used: it takes bf16 or fp16 operands)");
+      hopper_note = " (Hopper kernel not used: it takes bf16 or fp16 operands)";
     }
     Plan plan;
     Status const s = make_plan(args, &plan);
@@ -250,17 +262,16 @@ class Gemm {
     bool hopper = false;
     std::string why_not;
     typename detail::HopperPlanOf<kHopperCandidate, Hopper>::type plan{};
+    bool copy = false;   // A and B packed into the workspace first (copy_operands)
+    index_t padded_k = 0;
+    std::string note;    // what describe() adds to the Hopper kernel's text (the copies)
+    std::string planned_only;  // planned without a workspace for the copies: the kernel's text (no plan made)
   };
 
-  static detail::PlanCache<Choice>& cache() {
-    static detail::PlanCache<Choice> instance;
-    return instance;
-  }
-
-  // The cache key: every byte the plan depends on. The epilogue enters as its bound Params (zeroed
-  // first, so that padding compares equal); false when the epilogue does not bind (the sm_80 path
-  // then reports it).
-  static bool cache_key(Arguments const& args, std::string* key) {
+  // The cache key: every byte the plan depends on (the workspace too: the copies and split sums live there).
+  // The epilogue enters as its bound Params (zeroed first, so that padding compares equal); false when the
+  // epilogue does not bind (the sm_80 path then reports it).
+  static bool cache_key(Arguments const& args, void const* workspace, bool with_workspace, std::string* key) {
     typename Epilogue::Params params;
     std::memset(static_cast<void*>(&params), 0, sizeof(params));
     GemmCoord const& p = args.problem;
@@ -268,7 +279,7 @@ class Gemm {
     int device = -1;
     if (cudaGetDevice(&device) != cudaSuccess) (void)cudaGetLastError();
     key->clear();
-    key->reserve(96 + sizeof(params));
+    key->reserve(112 + sizeof(params));
     detail::append_key_bytes(*key, device);
     detail::append_key_bytes(*key, p.m);
     detail::append_key_bytes(*key, p.n);
@@ -281,19 +292,46 @@ class Gemm {
     detail::append_key_bytes(*key, args.ldb);
     detail::append_key_bytes(*key, args.batch_stride_b);
     detail::append_key_bytes(*key, args.split_k);
+    detail::append_key_bytes(*key, workspace);
+    detail::append_key_bytes(*key, with_workspace);
     key->append(reinterpret_cast<char const*>(&params), sizeof(params));
     return true;
   }
 
-  // Asks the Hopper kernel (through the cache).
-  static Choice choose(Arguments const& args) {
+  // Asks the planner, then the Hopper kernel (through the cache). with_workspace: run() has a workspace of
+  // workspace_size() bytes at `workspace` (describe() and can_implement() plan as if it had, with none).
+  static Choice choose(Arguments const& args, void* workspace, bool with_workspace) {
     Choice choice;
     if constexpr (kHopperCandidate) {
       std::string key;
-      bool const keyed = cache_key(args, &key);
+      bool const keyed = cache_key(args, workspace, with_workspace, &key);
       if (keyed && cache().find(key, &choice)) return choice;
+      choice = plan_hopper(args, workspace, with_workspace);
+      if (keyed) cache().insert(key, choice);
+    }
+    return choice;
+  }
+
+  static Choice plan_hopper(Arguments const& args, void* workspace, bool with_workspace) {
+    Choice choice;
+    if constexpr (kHopperCandidate) {
+      Decision const d = decide(args);
+      if (!d.status.ok()) {
+        choice.why_not = d.status.message();
+        return choice;
+      }
+      if (d.plan.family != GemmFamily::kSm90) {
+        choice.why_not = d.plan.why.substr(d.plan.why.find(": ") + 2);
+        return choice;
+      }
+      if (d.plan.copy_operands && !with_workspace) {
+        choice.why_not = "A and B need copying into its layouts and run() got no workspace (pass workspace_size() "
+                         "bytes)";
+        return choice;
+      }
+      GemmCoord const& p = args.problem;
       typename Hopper::Arguments h;
-      h.problem = args.problem;
+      h.problem = p;
       h.a = args.a;
       h.lda = args.lda;
       h.batch_stride_a = args.batch_stride_a;
@@ -301,13 +339,71 @@ class Gemm {
       h.ldb = args.ldb;
       h.batch_stride_b = args.batch_stride_b;
       h.epilogue = args.epilogue;
-      h.split_k = args.split_k == 0 ? 1 : args.split_k;  // 0: the Hopper kernel's choice is not to split
-      Status const s = Hopper::initialize(h, &choice.plan);
+      h.split_k = with_workspace ? d.plan.sm90.split_k : 1;  // without a workspace, no split
+      char* const base = static_cast<char*>(workspace);
+      std::size_t split_offset = 0;
+      if (d.plan.copy_operands) {
+        choice.copy = true;
+        choice.padded_k = d.plan.padded_k;
+        index_t const kp = d.plan.padded_k;
+        choice.note = "; " + d.plan.why.substr(d.plan.why.find("A and B copied"));
+        if (base == nullptr) {  // describe() and can_implement(): the copies' plan, told from the planner's
+          choice.hopper = true;
+          choice.planned_only = status_message(
+              "sm90 TMA + WGMMA GEMM (warp-specialized, persistent), tile 128x", d.plan.sm90.tile_n, "x",
+              d.plan.sm90.tile_k, d.plan.sm90.split_k > 1 ? status_message(", split-K ", d.plan.sm90.split_k,
+                                                                           " summed in the kernel") : "");
+          return choice;
+        }
+        h.a = reinterpret_cast<ElementAB const*>(base);
+        h.b = reinterpret_cast<ElementAB const*>(base + copy_a_bytes(d, p));
+        h.problem.k = kp;
+        h.lda = h.ldb = kp;
+        h.batch_stride_a = copied_batches(p.batch, d.resolved.batch_stride_a) == 1 && p.batch > 1 ? 0 : p.m * kp;
+        h.batch_stride_b = copied_batches(p.batch, d.resolved.batch_stride_b) == 1 && p.batch > 1 ? 0 : p.n * kp;
+        split_offset = copy_bytes(d, p);
+      }
+      void* const split_workspace = base != nullptr && h.split_k > 1 ? base + split_offset : nullptr;
+      Status const s = Hopper::initialize(h, &choice.plan, split_workspace);
       choice.hopper = s.ok();
       if (!s.ok()) choice.why_not = detail::hopper_refusal(s.message());
-      if (keyed) cache().insert(key, choice);
     }
     return choice;
+  }
+
+  // Packs A and B into the workspace as the Hopper kernel reads them (kernel/pack_k_major.h).
+  static Status copy_operands(Arguments const& args, Choice const& choice, void* workspace, cudaStream_t stream) {
+    Decision d;
+    d.problem = args.problem;
+    TILEFUSE_RETURN_IF_ERROR(make_plan(args, &d.resolved));
+    d.plan.padded_k = choice.padded_k;
+    GemmCoord const& p = args.problem;
+    auto* const a_out = static_cast<ElementAB*>(workspace);
+    auto* const b_out = reinterpret_cast<ElementAB*>(static_cast<char*>(workspace) + copy_a_bytes(d, p));
+    Plan const& r = d.resolved;
+    bool const a_rows = std::is_same_v<LayoutA, RowMajor>;  // A (m x k): row r, column c
+    TILEFUSE_RETURN_IF_ERROR(pack(args.a, p.m, p.k, a_rows ? r.lda : 1, a_rows ? 1 : r.lda,
+                                  copied_batches(p.batch, r.batch_stride_a), r.batch_stride_a, a_out, choice.padded_k,
+                                  stream));
+    bool const b_columns = std::is_same_v<LayoutB, ColumnMajor>;  // B (k x n) packed as n rows of k
+    return pack(args.b, p.n, p.k, b_columns ? r.ldb : 1, b_columns ? 1 : r.ldb,
+                copied_batches(p.batch, r.batch_stride_b), r.batch_stride_b, b_out, choice.padded_k, stream);
+  }
+
+  static Status pack(ElementAB const* src, index_t rows, index_t k, index_t row_stride, index_t k_stride,
+                     index_t batches, index_t batch_stride, ElementAB* dst, index_t padded_k, cudaStream_t stream) {
+    index_t const row_tiles = (rows + kPackTile - 1) / kPackTile;
+    index_t const k_tiles = (padded_k + kPackTile - 1) / kPackTile;
+    if (k_tiles > 65535 || batches > 65535) {
+      return not_supported("gemm: copying the operands for the Hopper kernel: k = ", k, " and batch = ", batches,
+                           " exceed the copy's grid (65535 tiles of 32 along k, 65535 batches)");
+    }
+    LaunchConfig config;
+    config.grid = dim3(static_cast<unsigned>(row_tiles), static_cast<unsigned>(k_tiles), static_cast<unsigned>(batches));
+    config.block = dim3(kPackTile, kPackRowsPerPass);
+    config.stream = stream;
+    void* kernel_args[] = {&src, &rows, &k, &row_stride, &k_stride, &batch_stride, &dst, &padded_k};
+    return host_adapter().launch(config, reinterpret_cast<void const*>(&pack_k_major_kernel<ElementAB>), kernel_args);
   }
 
   template <bool kAligned>
@@ -331,6 +427,66 @@ class Gemm {
     std::string why_narrow;
     typename Epilogue::Params epilogue;
   };
+
+  // The planner's decision (gemm_plan.hpp: plan_gemm) with the operands' facts from the sm_80 plan.
+  struct Decision {
+    Status status;  // the sm_80 plan's verdict on the arguments (run() reports it on the sm_80 path)
+    Plan resolved;  // strides resolved, alignment known
+    GemmPlan plan;
+    GemmCoord problem;
+  };
+
+  static Decision decide(Arguments const& args) {
+    Decision d;
+    d.problem = args.problem;
+    d.status = make_plan(args, &d.resolved);
+    if (!d.status.ok()) return d;
+    GemmRequest r;
+    r.problem = args.problem;
+    r.sixteen_bit = !kIsTf32;
+    r.hopper_layouts = kHopperLayouts;
+    r.tma_aligned = d.resolved.aligned;
+    r.split_k = args.split_k;
+    r.family = kHopperCandidate ? GemmFamily::kAuto : GemmFamily::kSm80;
+    d.status = plan_gemm(r, current_device_facts(), &d.plan);
+    return d;
+  }
+
+  // The packed copies: A (m x padded_k row-major), then B (n x padded_k), then the split sums, each on a
+  // 256-byte boundary. A batch stride of 0 (one matrix for the whole batch) copies that one matrix.
+  static constexpr std::size_t kWorkspaceAlign = 256;
+  static std::size_t round_up(std::size_t bytes) { return (bytes + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign; }
+  static index_t copied_batches(index_t batch, index_t stride) { return batch > 1 && stride == 0 ? 1 : batch; }
+  static std::size_t copy_a_bytes(Decision const& d, GemmCoord const& p) {
+    return round_up(static_cast<std::size_t>(copied_batches(p.batch, d.resolved.batch_stride_a) * p.m * d.plan.padded_k) *
+                    sizeof(ElementAB));
+  }
+  static std::size_t copy_b_bytes(Decision const& d, GemmCoord const& p) {
+    return round_up(static_cast<std::size_t>(copied_batches(p.batch, d.resolved.batch_stride_b) * p.n * d.plan.padded_k) *
+                    sizeof(ElementAB));
+  }
+  static std::size_t copy_bytes(Decision const& d, GemmCoord const& p) {
+    return d.plan.copy_operands ? copy_a_bytes(d, p) + copy_b_bytes(d, p) : 0;
+  }
+  static std::size_t hopper_workspace_bytes(Decision const& d) {
+    std::size_t bytes = copy_bytes(d, d.problem);
+    if constexpr (kHopperCandidate) {
+      if (d.plan.sm90.split_k > 1) {
+        typename Hopper::Arguments h;
+        h.problem = d.problem;
+        h.problem.k = d.plan.padded_k;
+        h.split_k = d.plan.sm90.split_k;
+        bytes += Hopper::workspace_size(h);
+      }
+    }
+    return bytes;
+  }
+
+  static detail::PlanCache<Choice>& cache() {
+    static detail::PlanCache<Choice> instance;
+    return instance;
+  }
+
 
   // The sm_80 kernel's split count: args.split_k, or for 0 the choice for its tile (1 for a bad value,
   // which make_plan refuses).

@@ -3,6 +3,8 @@
 // gemm::ScaledGemm and the Python package (through tilefuse._C) all ask these. Host code, no CUDA calls.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -18,22 +20,136 @@ struct Sm90GemmPlan {
   int tile_n = 256;
   int tile_k = 64;
   std::string tile;    // "128x256", "128x128 ping-pong", ...
+  int split_k = 1;     // >= 2: K split that many ways and summed in the kernel (config Sm90SplitReduce<...>)
   std::string why;
 };
 
+// The C++ type of a split config: Sm90SplitReduce over the tile's config, spelled in full so that the JIT can
+// name it outside the namespace.
+inline std::string sm90_split_config_name(Sm90Tile tile) {
+  return std::string("tilefuse::gemm::Sm90SplitReduce<tilefuse::gemm::") + config_name_of(tile, false) + ">";
+}
+
+// Whether the Hopper kernel can split this K `split` ways (its checks: batch 1, parts of whole 16-byte
+// pieces of 16-bit elements).
+inline bool sm90_can_split(GemmCoord const& p, int split) {
+  return split >= 2 && p.batch == 1 && p.k % split == 0 && (p.k / split) % 8 == 0;
+}
+
 // bf16 / fp16 (fp8: the Sm90Fp8* twins, k-tiles of 128): the tile by the wave model, or `forced`.
+// split_k (16-bit only): 0 lets the model choose (choose_sm90_split_k: 128x128 tiles, K summed in the
+// kernel), 1 does not split, >= 2 splits that many ways (the caller checks sm90_can_split first).
 inline Sm90GemmPlan plan_gemm_sm90(GemmCoord const& problem, DeviceFacts const& device, bool fp8 = false,
-                                   std::optional<Sm90Tile> forced = std::nullopt) {
-  Sm90Tile const tile = forced ? *forced : choose_sm90_tile(problem, device.sms());
+                                   std::optional<Sm90Tile> forced = std::nullopt, int split_k = 1) {
+  int const split = fp8 ? 1 : split_k == 0 ? (forced ? 1 : choose_sm90_split_k(problem, device.sms())) : split_k;
+  Sm90Tile const tile = forced ? *forced : split > 1 ? Sm90Tile::kMedium : choose_sm90_tile(problem, device.sms());
   Sm90GemmPlan plan;
-  plan.config = config_name_of(tile, fp8);
+  plan.config = split > 1 ? sm90_split_config_name(tile) : config_name_of(tile, fp8);
   plan.tile_n = Sm90TileModel::kTileN[static_cast<int>(tile)];
   plan.tile_k = fp8 ? 128 : 64;
   plan.tile = name_of(tile);
+  plan.split_k = split > 1 ? split : 1;
   plan.why = forced ? std::string("tile fixed by the caller")
                     : status_message("tile chosen by the wave model (choose_sm90_tile) for this problem on ",
                                      device.sms(), " SMs");
+  if (split > 1) {
+    plan.why += split_k == 0 ? status_message("; K split ", split, " ways and summed in the kernel: the tiles leave "
+                                              "more than half the SMs idle (choose_sm90_split_k)")
+                             : status_message("; K split ", split, " ways as asked, summed in the kernel");
+  }
   return plan;
+}
+
+// The in-kernel split's workspace (GemmSm90::workspace_size for a Sm90SplitReduce config): m rows of fp32 sums
+// n rounded up to 4 apart, then one int ticket per 16-row slice of each tile_m x tile_n tile.
+inline std::size_t sm90_split_tickets_offset(GemmCoord const& p) {
+  return static_cast<std::size_t>(p.m * ((p.n + 3) / 4 * 4)) * sizeof(float);
+}
+inline std::size_t sm90_split_workspace_bytes(GemmCoord const& p, int tile_m, int tile_n) {
+  auto const tickets = static_cast<std::size_t>((p.m + tile_m - 1) / tile_m * (tile_m / 16) * ((p.n + tile_n - 1) / tile_n));
+  return sm90_split_tickets_offset(p) + tickets * sizeof(int);
+}
+
+// ---- the whole GEMM plan: kernel family, operand copies, tile and split ----
+
+enum class GemmFamily { kAuto, kSm80, kSm90 };
+
+inline char const* name_of(GemmFamily family) {
+  switch (family) {
+    case GemmFamily::kSm80: return "sm80";
+    case GemmFamily::kSm90: return "sm90";
+    default: return "auto";
+  }
+}
+
+// What the planner needs to know of a call: the problem, facts about its operands, the overrides.
+struct GemmRequest {
+  GemmCoord problem;
+  bool sixteen_bit = true;     // bf16 / fp16 operands (the Hopper kernel's); false: float / tf32
+  bool hopper_layouts = true;  // A row-major and B column-major (both contiguous along K)
+  bool tma_aligned = true;     // bases 16-byte aligned, leading dimensions and batch strides whole 16-byte pieces
+  bool hopper_code = true;     // the binary (or the JIT) has the Hopper kernel's sm_90a code
+  int split_k = 0;             // 0: choose; 1: no split; >= 2: that many splits
+  GemmFamily family = GemmFamily::kAuto;  // an override: kSm80 or kSm90 forces the family
+  std::optional<Sm90Tile> tile;           // an override of the Hopper tile
+};
+
+struct GemmPlan {
+  GemmFamily family = GemmFamily::kSm80;
+  // The Hopper kernel reads A row-major and B K-major with 16-byte-aligned rows: operands in other layouts
+  // or unaligned are first copied so (a packing copy per operand), K zero-padded to padded_k.
+  bool copy_operands = false;
+  index_t padded_k = 0;  // the K the Hopper kernel reads (k, or k rounded up to 8 when copying; at least 8)
+  Sm90GemmPlan sm90;     // family kSm90: config, tile and in-kernel split
+  int split_k = 1;       // family kSm80: the requested split (0: the sm80 kernel's choose_split_k for its tile)
+  std::string why;
+};
+
+// The plan, or why the forced family cannot run. The Hopper kernel runs wherever it can (an sm_90 device,
+// 16-bit operands, its code present), its operands copied when TMA cannot read them as they are: a copy
+// costs two passes over A and B, the element-wise sm80 kernel 3-30x the Hopper kernel's time
+// (docs/notes/gemm_sm90.md, operands copied for the Hopper kernel).
+inline Status plan_gemm(GemmRequest const& r, DeviceFacts const& device, GemmPlan* plan) {
+  *plan = GemmPlan{};
+  GemmCoord const& p = r.problem;
+  std::string why_not;
+  if (!device.is_sm90()) {
+    why_not = status_message("the device is sm_", device.major, device.minor, ", the Hopper kernel needs sm_90");
+  } else if (!r.sixteen_bit) {
+    why_not = "the Hopper GEMM takes bf16 or fp16 operands";
+  } else if (!r.hopper_code) {
+    why_not = "this binary has no sm_90a code of the Hopper kernel (build with TILEFUSE_CUDA_ARCHS including 90a)";
+  } else if (r.family == GemmFamily::kSm80) {
+    why_not = "the sm80 kernel was asked for";
+  }
+  if (!why_not.empty()) {
+    if (r.family == GemmFamily::kSm90) return not_supported("gemm: the Hopper kernel was asked for, but ", why_not);
+    plan->family = GemmFamily::kSm80;
+    plan->split_k = r.split_k;
+    plan->why = "sm80 kernel: " + why_not;
+    return {};
+  }
+  plan->family = GemmFamily::kSm90;
+  plan->copy_operands = !r.hopper_layouts || !r.tma_aligned || p.k < 1;
+  plan->padded_k = plan->copy_operands ? std::max<index_t>((p.k + 7) / 8 * 8, 8) : p.k;
+  GemmCoord const run{p.m, p.n, plan->padded_k, p.batch};
+  int split = r.split_k;
+  std::string split_note;
+  if (split >= 2 && !sm90_can_split(run, split)) {
+    split_note = status_message("; split_k = ", split, " not taken: the Hopper kernel splits batch 1 only, into parts "
+                                "of K (", run.k, ") that are whole 16-byte pieces");
+    split = 1;
+  }
+  plan->sm90 = plan_gemm_sm90(run, device, false, r.tile, split);
+  plan->why = plan->sm90.why + split_note;
+  if (plan->copy_operands) {
+    plan->why += status_message("; A and B copied first into row-major A and K-major B",
+                                plan->padded_k != p.k ? status_message(", K zero-padded ", p.k, " -> ", plan->padded_k) : "",
+                                " (", !r.hopper_layouts ? "their layouts are not the kernel's"
+                                      : p.k < 1        ? "k = 0"
+                                                       : "TMA cannot read them: 16-byte alignment", ")");
+  }
+  return {};
 }
 
 // The scaled GEMM (torch._scaled_mm's scales). kPerTensor / kRowWise / kBlockWise as ScalingMode.

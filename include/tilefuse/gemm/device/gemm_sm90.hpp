@@ -6,7 +6,7 @@
 // The Arguments are gemm::Gemm's. can_implement() explains every refusal in a sentence; the other
 // layouts and operands TMA cannot describe (16-byte alignment) are refused with a pointer to gemm::Gemm,
 // the sm80 kernel, which runs them. Split-K: a Sm90SplitReduce<...> config with split_k >= 2 (batch 1, k
-// a multiple of split_k whose parts are whole 16-byte pieces, n a multiple of 4): each split is a batch entry
+// a multiple of split_k whose parts are whole 16-byte pieces): each split is a batch entry
 // of K-slices and the kernel sums them at L2 (sm90_split_reduction.h) in a workspace_size() workspace.
 //
 // Two ways to run:
@@ -34,6 +34,7 @@
 #include <tilefuse/core/tensor_ref.h>
 #include <tilefuse/epilogue/arguments.hpp>
 #include <tilefuse/epilogue/reduction_init.h>
+#include <tilefuse/gemm/device/gemm_plan.hpp>
 #include <tilefuse/gemm/device/operand_check.hpp>
 #include <tilefuse/gemm/device/reductions.hpp>
 #include <tilefuse/gemm/device/sm90_operand_map.hpp>
@@ -106,14 +107,16 @@ class GemmSm90 {
     return initialize(args, &plan);
   }
 
-  // Split-K (Sm90SplitReduce configs): m x n fp32 sums, then a ticket per 16-row slice of each tile.
+  // Split-K (Sm90SplitReduce configs): m x sums_stride(n) fp32 sums, then a ticket per 16-row slice of each tile.
+  static std::size_t split_sums_bytes(GemmCoord const& p) {
+    return static_cast<std::size_t>(p.m * Kernel::SplitReduction::sums_stride(p.n)) * sizeof(float);
+  }
   static std::size_t workspace_size(Arguments const& args) {
     if constexpr (Kernel::kReduceSplits) {
       GemmCoord const& p = args.problem;
       index_t const tiles_m = (p.m + Config::kTileM - 1) / Config::kTileM;
       index_t const tiles_n = (p.n + Config::kTileN - 1) / Config::kTileN;
-      return static_cast<std::size_t>(p.m * p.n) * sizeof(float) +
-             static_cast<std::size_t>(Kernel::split_ticket_count(tiles_m, tiles_n)) * sizeof(int);
+      return split_sums_bytes(p) + static_cast<std::size_t>(Kernel::split_ticket_count(tiles_m, tiles_n)) * sizeof(int);
     } else {
       (void)args;
       return 0;
@@ -343,10 +346,6 @@ class GemmSm90 {
                              kAlign, " elements (each part starts on a 16-byte boundary for TMA); pick a split_k "
                              "that does");
       }
-      if (p.n % 4 != 0) {
-        return not_supported("gemm_sm90: split-K needs n a multiple of 4 (the sums are added 4 floats at a time); n = ",
-                             p.n);
-      }
     } else if (args.split_k != 1) {
       return not_supported("gemm_sm90: split_k = ", args.split_k, " but this config does not split K (pass 1, or use a ",
                            "Sm90SplitReduce config); gemm::Gemm (the sm80 kernel) runs parallel split-K");
@@ -364,8 +363,7 @@ class GemmSm90 {
       return invalid_argument("gemm_sm90: the split-K workspace ", workspace, " is not 16-byte aligned");
     }
     plan->params.split_sums = static_cast<float*>(workspace);
-    plan->params.split_tickets = reinterpret_cast<int*>(static_cast<char*>(workspace) +
-                                                        static_cast<std::size_t>(args.problem.m * args.problem.n) * sizeof(float));
+    plan->params.split_tickets = reinterpret_cast<int*>(static_cast<char*>(workspace) + split_sums_bytes(args.problem));
     return {};
   }
 
@@ -430,8 +428,10 @@ class GemmSm90 {
 
 };
 
-// GemmSm90 with Sm90AutoConfig: the same interface, the tile picked per problem by choose_sm90_tile
-// (128x256, 128x128 or 128x64; one kernel instantiation each). A Plan remembers which one it holds.
+// GemmSm90 with Sm90AutoConfig: the same interface, the tile picked per problem by the planner
+// (gemm_plan.hpp: plan_gemm_sm90; 128x256, 128x128 or 128x64, one kernel instantiation each) and, for
+// 16-bit operands with split_k = 0 (choose) or >= 2, K split and summed in the kernel on the 128x128 tile
+// (Sm90SplitReduce: a workspace of workspace_size(args) bytes). A Plan remembers which one it holds.
 template <class ElementAB, class LayoutA, class LayoutB, class Epilogue, class ElementB>
 class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> {
   // The three tiles in bytes are the same for every element type; FP8 has twice the elements of K.
@@ -442,6 +442,9 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
                           std::conditional_t<kFp8, Sm90Fp8MediumConfig, Sm90MediumConfig>, ElementB>;
   using Narrow = GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue,
                           std::conditional_t<kFp8, Sm90Fp8NarrowConfig, Sm90NarrowConfig>, ElementB>;
+  // FP8 does not split (named as Medium so that nothing of a split FP8 kernel is instantiated).
+  using Split = std::conditional_t<
+      kFp8, Medium, GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90SplitReduce<Sm90MediumConfig>, ElementB>>;
 
  public:
   using EpilogueArgs = epilogue::EpilogueArguments<Epilogue>;
@@ -449,9 +452,11 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
 
   struct Plan {
     Sm90Tile tile = Sm90Tile::kLarge;
-    typename Large::Plan large;    // valid when tile == kLarge
+    int split_k = 1;               // >= 2: the split plan below
+    typename Large::Plan large;    // valid when tile == kLarge and split_k == 1
     typename Medium::Plan medium;  // ... kMedium
     typename Narrow::Plan narrow;  // ... kNarrow
+    typename Split::Plan split;    // ... split_k >= 2 (the 128x128 tile)
   };
 
   static Status can_implement(Arguments const& args) {
@@ -459,31 +464,53 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
     return initialize(args, &plan);
   }
 
-  static std::size_t workspace_size(Arguments const&) { return 0; }
-
-  // The tile this problem gets on the current device (the model needs the SM count).
-  static Sm90Tile tile_for(GemmCoord const& problem) {
-    int const sms = current_device_sm_count();
-    if (sms == 0) return Sm90Tile::kLarge;  // initialize() then reports the missing device
-    return choose_sm90_tile(problem, sms);
+  static std::size_t workspace_size(Arguments const& args) {
+    if constexpr (!kFp8) {
+      int const split = planned(args).split_k;
+      if (split > 1) return Split::workspace_size(split_arguments(args, split));
+    }
+    return 0;
   }
 
-  static Status initialize(Arguments const& args, Plan* plan) {
-    plan->tile = tile_for(args.problem);
+  // The planner's choice on the current device (the model needs the SM count).
+  static Sm90GemmPlan planned(Arguments const& args) {
+    DeviceFacts facts = current_device_facts();
+    if (facts.sm_count == 0) facts.sm_count = 132;  // initialize() then reports the missing device
+    bool const splits = !kFp8 && (args.split_k == 0 || sm90_can_split(args.problem, args.split_k));
+    return plan_gemm_sm90(args.problem, facts, kFp8, std::nullopt, splits ? args.split_k : 1);
+  }
+
+  // Checks `args` and fills *plan (a split plan takes its workspace here; without one, run(plan) refuses).
+  static Status initialize(Arguments const& args, Plan* plan, void* workspace = nullptr) {
+    if (args.split_k < 0) return invalid_argument("gemm_sm90: split_k = ", args.split_k, " must be 0, 1 or more");
+    if (args.split_k >= 2 && (kFp8 || !sm90_can_split(args.problem, args.split_k))) {
+      return not_supported("gemm_sm90: split_k = ", args.split_k, " cannot split k = ", args.problem.k,
+                           kFp8 ? " of FP8 operands (the split runs on 16-bit operands)"
+                                : " (batch 1, parts of whole 16-byte pieces)");
+    }
+    Sm90GemmPlan const chosen = planned(args);
+    plan->split_k = chosen.split_k;
+    plan->tile = chosen.tile_n == 256 ? Sm90Tile::kLarge : chosen.tile_n == 128 ? Sm90Tile::kMedium : Sm90Tile::kNarrow;
+    if constexpr (!kFp8) {
+      if (plan->split_k > 1) return Split::initialize(split_arguments(args, plan->split_k), &plan->split, workspace);
+    }
+    Arguments plain = args;
+    plain.split_k = 1;
     switch (plan->tile) {
-      case Sm90Tile::kMedium: return Medium::initialize(args, &plan->medium);
-      case Sm90Tile::kNarrow: return Narrow::initialize(args, &plan->narrow);
-      default: return Large::initialize(args, &plan->large);
+      case Sm90Tile::kMedium: return Medium::initialize(plain, &plan->medium);
+      case Sm90Tile::kNarrow: return Narrow::initialize(plain, &plan->narrow);
+      default: return Large::initialize(plain, &plan->large);
     }
   }
 
-  static Status run(Arguments const& args, void* /*workspace*/, cudaStream_t stream) {
+  static Status run(Arguments const& args, void* workspace, cudaStream_t stream) {
     Plan plan;
-    TILEFUSE_RETURN_IF_ERROR(initialize(args, &plan));
+    TILEFUSE_RETURN_IF_ERROR(initialize(args, &plan, workspace));
     return run(plan, stream);
   }
 
   static Status run(Plan const& plan, cudaStream_t stream) {
+    if (plan.split_k > 1) return Split::run(plan.split, stream);
     switch (plan.tile) {
       case Sm90Tile::kMedium: return Medium::run(plan.medium, stream);
       case Sm90Tile::kNarrow: return Narrow::run(plan.narrow, stream);
@@ -492,20 +519,27 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
   }
 
   static std::string describe(Arguments const& args) {
-    switch (tile_for(args.problem)) {
-      case Sm90Tile::kMedium: return Medium::describe(args) + " (tile picked per problem)";
-      case Sm90Tile::kNarrow: return Narrow::describe(args) + " (tile picked per problem)";
-      default: return Large::describe(args) + " (tile picked per problem)";
-    }
+    Plan plan;
+    Status const s = initialize(args, &plan);
+    if (!s.ok()) return "cannot run: " + s.message();
+    return describe(plan);
   }
 
   // describe() for a plan already made (no driver work, no re-validation).
   static std::string describe(Plan const& plan) {
+    if (plan.split_k > 1) return Split::describe(plan.split) + " (tile and split picked per problem)";
     switch (plan.tile) {
       case Sm90Tile::kMedium: return Medium::describe(plan.medium) + " (tile picked per problem)";
       case Sm90Tile::kNarrow: return Narrow::describe(plan.narrow) + " (tile picked per problem)";
       default: return Large::describe(plan.large) + " (tile picked per problem)";
     }
+  }
+
+ private:
+  static Arguments split_arguments(Arguments const& args, int split) {
+    Arguments a = args;
+    a.split_k = split;
+    return a;
   }
 };
 

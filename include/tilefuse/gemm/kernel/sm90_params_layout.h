@@ -8,7 +8,9 @@
 //              then kThreads, kSmemBytes, and the number of named epilogue nodes;
 // out[16..23]  FP8 block-wise scales (block_scales, read by block-scaled configs): offsets of a, b,
 //              a_row, a_kblock, b_kblock, b_nblock, a_vector, then 1 if the config is block-scaled;
-// out[24 + 9 i ...]  named node i of the epilogue tree (epilogue/params_layout.h).
+// out[24..25]  split-K summed in the kernel (Sm90SplitReduce configs): offsets of split_sums and
+//              split_tickets, -1 for configs that do not split;
+// out[26 + 9 i ...]  named node i of the epilogue tree (epilogue/params_layout.h).
 // Index types: the offsets of problem fields and of the block-scale strides hold index_t (int64),
 // tiles_*, batch_mask_* and a_vector int, a and b pointers.
 #pragma once
@@ -21,8 +23,8 @@
 
 namespace tilefuse::gemm::sm90 {
 
-inline constexpr long long kLayoutVersion = 2;
-inline constexpr int kLayoutHeader = 24;
+inline constexpr long long kLayoutVersion = 3;
+inline constexpr int kLayoutHeader = 26;
 inline constexpr int kLayoutPerNode = epilogue::kNodeLayoutWords;
 
 template <class Kernel, class Epilogue>
@@ -54,6 +56,12 @@ __global__ void sm90_params_layout_kernel(long long* out) {
   out[21] = offset(&p.block_scales.b_nblock, base);
   out[22] = offset(&p.block_scales.a_vector, base);
   out[23] = Kernel::kBlockScaled ? 1 : 0;
+  out[24] = -1;
+  out[25] = -1;
+  if constexpr (Kernel::kReduceSplits) {
+    out[24] = offset(&p.split_sums, base);
+    out[25] = offset(&p.split_tickets, base);
+  }
   out[15] = epilogue::write_node_layouts<Epilogue>(p.epilogue, base, out + kLayoutHeader);
 }
 

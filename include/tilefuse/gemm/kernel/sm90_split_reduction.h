@@ -21,10 +21,13 @@ struct SplitReductionPart {
   static constexpr int kAccumulators = kTileN / 2;  // fp32 per consumer thread and row block
   struct NoSums {};
   struct Sums {
-    float* split_sums = nullptr;   // problem.m x problem.n fp32, row-major, zero at launch
+    float* split_sums = nullptr;   // problem.m x sums_stride(problem.n) fp32, row-major, zero at launch
     int* split_tickets = nullptr;  // ticket_count() counters, zero at launch
   };
   using Params = cuda::std::conditional_t<kEnabled, Sums, NoSums>;  // a base of the kernel's Params
+
+  // The sums' row stride: n rounded up to whole 16-byte vectors (each lane adds 4 columns at a time).
+  TILEFUSE_HOST_DEVICE static constexpr index_t sums_stride(index_t n) { return (n + 3) / 4 * 4; }
 
   // The tickets of a grid of tiles_m x tiles_n tiles: one per 16-row slice of each tile.
   TILEFUSE_HOST_DEVICE static constexpr index_t ticket_count(index_t tiles_m, index_t tiles_n) {
@@ -41,7 +44,8 @@ struct SplitReductionPart {
                                   int warp_row0) {
     if constexpr (kEnabled) {
       index_t const m = p.problem.m;
-      index_t const n = p.problem.n;  // a multiple of 4 and split_sums 16-byte aligned (the device API's checks)
+      index_t const n = p.problem.n;
+      index_t const stride = sums_stride(n);  // split_sums 16-byte aligned (the device API's check)
       index_t const row0 = index_t{tile.m} * kTileM + warp_row0;
       if (row0 >= m) return true;
       index_t const n0 = index_t{tile.n} * kTileN;
@@ -51,7 +55,7 @@ struct SplitReductionPart {
       bool const odd = lane % 2 == 1;
       index_t const row = row0 + lane / 4 + (odd ? 8 : 0);
       index_t const col = n0 + 2 * (lane % 4) - (odd ? 2 : 0);
-      float* const sums = p.split_sums + row * n + col;
+      float* const sums = p.split_sums + row * stride + col;  // col % 4 == 0: a vector ends inside the row
       // NOTES: shuffled straight from acc (a select between two accumulators per lane), ptxas serialized
       // every wgmma of the kernel (C7514) and spilled the 128x256 tile; from a copy it does neither.
       float v[kAccumulators];
@@ -88,7 +92,7 @@ struct SplitReductionPart {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           if (r + 8 * h < m) {
-            float2 const sum = __ldcg(reinterpret_cast<float2 const*>(p.split_sums + (r + 8 * h) * n + c + 8 * j));
+            float2 const sum = __ldcg(reinterpret_cast<float2 const*>(p.split_sums + (r + 8 * h) * stride + c + 8 * j));
             acc[4 * j + 2 * h] = sum.x;
             acc[4 * j + 2 * h + 1] = sum.y;
           }

@@ -1,0 +1,120 @@
+// Tests of the GEMM planner (gemm/device/gemm_plan.hpp: plan_gemm, plan_gemm_sm90, choose_sm90_split_k): the
+// kernel family per device and operand type, the copies into the Hopper kernel's layouts, the in-kernel split
+// where the tiles leave most SMs idle, forced families and splits. Host only.
+#include <tilefuse/gemm/device/gemm_plan.hpp>
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace tilefuse::gemm {
+namespace {
+
+constexpr DeviceFacts kH100{9, 0, 132};
+constexpr DeviceFacts kA100{8, 0, 108};
+
+GemmPlan planned(GemmRequest const& r, DeviceFacts const& device = kH100) {
+  GemmPlan plan;
+  Status const s = plan_gemm(r, device, &plan);
+  EXPECT_TRUE(s.ok()) << s.to_string();
+  return plan;
+}
+
+GemmRequest request(index_t m, index_t n, index_t k) {
+  GemmRequest r;
+  r.problem = {m, n, k, 1};
+  return r;
+}
+
+bool contains(std::string const& text, char const* word) { return text.find(word) != std::string::npos; }
+
+TEST(GemmPlan, HopperOnSm90ForSixteenBitOperands) {
+  GemmPlan const p = planned(request(8192, 8192, 8192));
+  EXPECT_EQ(p.family, GemmFamily::kSm90);
+  EXPECT_FALSE(p.copy_operands);
+  EXPECT_EQ(p.sm90.config, "Sm90LargeConfig");
+  EXPECT_EQ(p.sm90.split_k, 1);
+
+  GemmPlan const a100 = planned(request(8192, 8192, 8192), kA100);
+  EXPECT_EQ(a100.family, GemmFamily::kSm80);
+  EXPECT_TRUE(contains(a100.why, "sm_80")) << a100.why;
+
+  GemmRequest tf32 = request(512, 512, 512);
+  tf32.sixteen_bit = false;
+  EXPECT_EQ(planned(tf32).family, GemmFamily::kSm80);
+  GemmRequest no_code = request(512, 512, 512);
+  no_code.hopper_code = false;
+  EXPECT_TRUE(contains(planned(no_code).why, "no sm_90a code"));
+}
+
+TEST(GemmPlan, UnalignedOrOtherLayoutsAreCopiedWithKPadded) {
+  GemmRequest odd = request(4095, 4097, 4093);
+  odd.tma_aligned = false;
+  GemmPlan const p = planned(odd);
+  EXPECT_EQ(p.family, GemmFamily::kSm90);
+  EXPECT_TRUE(p.copy_operands);
+  EXPECT_EQ(p.padded_k, 4096);
+  EXPECT_TRUE(contains(p.why, "K zero-padded 4093 -> 4096")) << p.why;
+
+  GemmRequest tt = request(256, 256, 128);
+  tt.hopper_layouts = false;
+  GemmPlan const t = planned(tt);
+  EXPECT_TRUE(t.copy_operands);
+  EXPECT_EQ(t.padded_k, 128);
+  EXPECT_TRUE(contains(t.why, "layouts are not the kernel's")) << t.why;
+
+  EXPECT_EQ(planned(request(64, 64, 0)).padded_k, 8);  // k = 0: eight zeros, acc = 0
+}
+
+TEST(GemmPlan, SplitsWhereTheTilesLeaveMostSmsIdle) {
+  // ViT-B/16 at batch 1: 12 tiles of 128x128 on 132 SMs, K = 3072.
+  GemmPlan const vit = planned(request(197, 768, 3072));
+  EXPECT_EQ(vit.sm90.split_k, 8);
+  EXPECT_EQ(vit.sm90.config, "tilefuse::gemm::Sm90SplitReduce<tilefuse::gemm::Sm90MediumConfig>");
+  EXPECT_EQ(planned(request(256, 256, 16384)).sm90.split_k, 16);
+  // Enough tiles (128 of 128x64), a short K, a batch: no split.
+  EXPECT_EQ(planned(request(128, 8192, 8192)).sm90.split_k, 1);
+  EXPECT_EQ(planned(request(197, 768, 128)).sm90.split_k, 1);
+  GemmRequest batched = request(197, 768, 3072);
+  batched.problem.batch = 2;
+  EXPECT_EQ(planned(batched).sm90.split_k, 1);
+  // Copied operands split on the padded K (8191 -> 8192: 16 parts of 512).
+  GemmRequest skinny = request(127, 255, 8191);
+  skinny.tma_aligned = false;
+  GemmPlan const s = planned(skinny);
+  EXPECT_TRUE(s.copy_operands);
+  EXPECT_EQ(s.sm90.split_k, 16);
+  // split_k = 1 never splits; a forced split is taken where the kernel can split so, else dropped with why.
+  GemmRequest none = request(197, 768, 3072);
+  none.split_k = 1;
+  EXPECT_EQ(planned(none).sm90.split_k, 1);
+  GemmRequest forced = request(1024, 1024, 1024);
+  forced.split_k = 4;
+  EXPECT_EQ(planned(forced).sm90.split_k, 4);
+  forced.split_k = 3;
+  GemmPlan const dropped = planned(forced);
+  EXPECT_EQ(dropped.sm90.split_k, 1);
+  EXPECT_TRUE(contains(dropped.why, "split_k = 3 not taken")) << dropped.why;
+}
+
+TEST(GemmPlan, ForcedFamilies) {
+  GemmRequest sm80 = request(8192, 8192, 8192);
+  sm80.family = GemmFamily::kSm80;
+  EXPECT_EQ(planned(sm80).family, GemmFamily::kSm80);
+  GemmRequest sm90 = request(512, 512, 512);
+  sm90.family = GemmFamily::kSm90;
+  GemmPlan plan;
+  Status const s = plan_gemm(sm90, kA100, &plan);
+  EXPECT_FALSE(s.ok());
+  EXPECT_TRUE(contains(s.message(), "the Hopper kernel was asked for")) << s.message();
+}
+
+TEST(GemmPlan, SplitWorkspaceMatchesTheKernelsLayout) {
+  // 197 x 768 on 128x128 tiles: 197 rows of 768 floats, then 2 x 8 x 6 tickets.
+  EXPECT_EQ(sm90_split_tickets_offset({197, 768, 3072, 1}), std::size_t{197} * 768 * 4);
+  EXPECT_EQ(sm90_split_workspace_bytes({197, 768, 3072, 1}, 128, 128), std::size_t{197} * 768 * 4 + 96 * 4);
+  EXPECT_EQ(sm90_split_tickets_offset({64, 66, 512, 1}), std::size_t{64} * 68 * 4);  // rows padded to 4 floats
+}
+
+}  // namespace
+}  // namespace tilefuse::gemm
