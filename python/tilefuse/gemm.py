@@ -275,9 +275,13 @@ class Gemm:
         partials = workspace(numel, True, device)
         launch.run(ops.device_index, current_raw_stream(ops.device_index),
                    call_pointers(a, b, arguments, outputs, partials, operation.tickets_offset), arguments)
-        if key is not None and not converted:
-            self._warm[key] = WarmCall(ops.device_index, [launch], specs, numel, numel > 0, operation.tickets_offset)
-            fast_path.remember_run(self, a, b, arguments, self._warm[key])
+        if key is not None:
+            warm = WarmCall(ops.device_index, [launch], specs, numel, numel > 0, operation.tickets_offset)
+            if converted:  # the signature is the caller's tensors': each warm call copies them again
+                self._warm[key] = CopyingWarmCall(warm)
+            else:
+                self._warm[key] = warm
+                fast_path.remember_run(self, a, b, arguments, warm)
         if set(outputs) == {"D"}:
             return outputs["D"]
         return outputs
@@ -363,6 +367,19 @@ class Gemm:
         pack_epilogue(params, layout["nodes"], arguments, outputs, ops.device_index, ops.batch, record=launch)
         launch.template = bytes(params)
         return launch
+
+
+class CopyingWarmCall:
+    """The warm call of operands the planner copies into the Hopper kernel's layouts (another layout, unaligned
+    rows, odd k): copy them as the first call did, then the kernel's WarmCall on the copies."""
+
+    def __init__(self, warm):
+        self.warm = warm
+        self.device, self.outputs = warm.device, warm.outputs
+
+    def call(self, a, b, arguments, out=None):
+        a, b = hopper_operands(a, b)
+        return self.warm.call(a, b, arguments, out)
 
 
 def hopper_operands(a, b):

@@ -150,6 +150,21 @@ def test_any_layout_and_odd_k_run(m, n, k):
         check(d, ref, torch.relu(a_ @ b_ + bias), f"{m}x{n}x{k} a {tuple(a_.stride())} b {tuple(b_.stride())}")
 
 
+def test_copied_operands_have_a_warm_call():
+    """A signature whose operands are copied (odd k) repeats as a warm call that copies again: new tensors of
+    the same signature give their own results, and the call after the first takes no planning."""
+    from tilefuse.gemm import CopyingWarmCall
+    m, n, k = 127, 255, 8191
+    gemm = tilefuse.Gemm(epilogue=lambda acc, bias: relu(acc + bias))
+    bias = torch.randn(n, device="cuda").to(torch.bfloat16)
+    for seed in range(3):
+        a, b = operands(m, n, k, torch.bfloat16, seed=seed)
+        poison()
+        d = gemm.run(a, b, bias=bias)
+        check(d, torch.relu(a.double() @ b.double() + bias.double()), torch.relu(a @ b + bias), f"copied call {seed}")
+    assert any(isinstance(w, CopyingWarmCall) for w in gemm._warm.values())
+
+
 @pytest.mark.parametrize("m,n,k", [(197, 768, 3072), (256, 256, 16384), (8, 4096, 4096), (66, 66, 2048)])
 def test_split_k_summed_in_the_kernel(m, n, k):
     """Skinny outputs with a long K: the planner splits K in the kernel (its describe() says so), the sums and
