@@ -9,19 +9,15 @@
 // lets it choose), and launches through the host adapter. Host code: include from .cu files compiled by nvcc.
 //
 // Kernel selection (Config):
-//   GemmAutoConfig (the default)  bf16/fp16 with A row-major and B column-major: the Hopper kernel
-//                                 (GemmSm90 with Sm90AutoConfig: TMA + WGMMA, tile per problem) when
-//                                 the device is an sm_90, the binary holds its sm_90a code and
-//                                 GemmSm90::can_implement accepts the problem (16-byte alignment,
-//                                 split_k 1 or 0); the sm_80 kernel with Sm80DefaultConfig otherwise.
-//                                 describe() names the kernel and, for the sm_80 one, why the Hopper
-//                                 kernel was not used.
+//   GemmAutoConfig (the default)  the planner's choice (gemm_plan.hpp: plan_gemm): on an sm_90 device with
+//                                 bf16/fp16 operands the Hopper kernel (GemmSm90, Sm90AutoConfig), the
+//                                 operands first packed into the workspace where TMA cannot read them and
+//                                 K split in the kernel where the planner splits; else the sm_80 kernel
+//                                 with Sm80DefaultConfig. describe() says which and why.
 //   an Sm80TileConfig             always the sm_80 kernel with that config.
-// Plans of the Hopper kernel (validation, two tensor-map encodes through the host adapter) are cached:
-// the last 16 argument sets per Gemm type, keyed by their bytes (device, problem, pointers, strides,
-// split_k and the bound epilogue parameters), behind a mutex; a repeated run() with the same
-// arguments does no driver work. A refusal is cached the same way, so the sm_80 fallback does not
-// re-ask the Hopper kernel on every call.
+// Hopper plans (validation, tensor-map encodes) are cached: the last 16 argument sets per Gemm type, keyed
+// by their bytes and the workspace (gemm_plan_cache.hpp); a repeated run() does no driver work, and a
+// refusal is cached too.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -41,104 +37,18 @@
 #include <tilefuse/core/status.hpp>
 #include <tilefuse/epilogue/arguments.hpp>
 #include <tilefuse/gemm/device/gemm_plan.hpp>
+#include <tilefuse/gemm/device/gemm_plan_cache.hpp>
+#include <tilefuse/gemm/device/pack_operand.hpp>
 #include <tilefuse/gemm/device/gemm_sm90.hpp>
 #include <tilefuse/gemm/device/operand_check.hpp>
 #include <tilefuse/gemm/device/sm80_launch.hpp>
 #include <tilefuse/gemm/gemm_config.h>
 #include <tilefuse/gemm/device/sm90_operand_map.hpp>
-#include <tilefuse/gemm/kernel/pack_k_major.h>
 #include <tilefuse/gemm/kernel/sm80_gemm.h>
 #include <tilefuse/gemm/kernel/sm80_tma_operands.h>
 #include <tilefuse/runtime/pointer_check.hpp>
 
 namespace tilefuse::gemm {
-
-namespace detail {
-
-// Counts of a PlanCache's look-ups, for tests and the benchmark.
-struct PlanCacheStats {
-  long long hits = 0;
-  long long misses = 0;
-};
-
-// The last kSlots (key -> value) pairs, replaced round robin; every member is thread-safe.
-template <class Value, int kSlots = 16>
-class PlanCache {
- public:
-  bool find(std::string const& key, Value* out) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (Slot const& slot : slots_) {
-      if (slot.used && slot.key == key) {
-        *out = slot.value;
-        ++stats_.hits;
-        return true;
-      }
-    }
-    ++stats_.misses;
-    return false;
-  }
-  void insert(std::string const& key, Value const& value) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (Slot& slot : slots_) {
-      if (slot.used && slot.key == key) {
-        slot.value = value;
-        return;
-      }
-    }
-    Slot& slot = slots_[next_++ % kSlots];
-    slot = Slot{true, key, value};
-  }
-  PlanCacheStats stats() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return stats_;
-  }
-
- private:
-  struct Slot {
-    bool used = false;
-    std::string key;
-    Value value{};
-  };
-  std::mutex mutex_;
-  std::array<Slot, kSlots> slots_{};
-  unsigned next_ = 0;
-  PlanCacheStats stats_;
-};
-
-template <class T>
-void append_key_bytes(std::string& key, T const& value) {
-  static_assert(std::is_trivially_copyable_v<T>);
-  key.append(reinterpret_cast<char const*>(&value), sizeof(value));
-}
-
-// The Plan of the Hopper operation when there is one (no instantiation otherwise).
-template <bool kHopper, class Hopper>
-struct HopperPlanOf {
-  using type = char;
-};
-template <class Hopper>
-struct HopperPlanOf<true, Hopper> {
-  using type = typename Hopper::Plan;
-};
-
-// "gemm_sm90: lda = 4093 ... which TMA needs; pad it or use gemm::Gemm (the sm80 kernel)" ->
-// "lda = 4093 ... which TMA needs; pad it": the Hopper kernel's refusal as gemm::Gemm reports it.
-inline std::string hopper_refusal(std::string message) {
-  constexpr std::string_view kPrefix = "gemm_sm90: ";
-  if (message.rfind(kPrefix, 0) == 0) message.erase(0, kPrefix.size());
-  std::size_t const use = message.find("use gemm::Gemm");
-  if (use != std::string::npos) {
-    message.erase(use);
-    for (std::string_view tail : {" or ", "; ", ", ", " "}) {
-      if (message.size() >= tail.size() && message.compare(message.size() - tail.size(), tail.size(), tail) == 0) {
-        message.erase(message.size() - tail.size());
-      }
-    }
-  }
-  return message;
-}
-
-}  // namespace detail
 
 template <class ElementAB, class LayoutA, class LayoutB, class Epilogue, class Config = GemmAutoConfig>
 class Gemm {
@@ -382,28 +292,12 @@ class Gemm {
     auto* const b_out = reinterpret_cast<ElementAB*>(static_cast<char*>(workspace) + copy_a_bytes(d, p));
     Plan const& r = d.resolved;
     bool const a_rows = std::is_same_v<LayoutA, RowMajor>;  // A (m x k): row r, column c
-    TILEFUSE_RETURN_IF_ERROR(pack(args.a, p.m, p.k, a_rows ? r.lda : 1, a_rows ? 1 : r.lda,
+    TILEFUSE_RETURN_IF_ERROR(pack_k_major(args.a, p.m, p.k, a_rows ? r.lda : 1, a_rows ? 1 : r.lda,
                                   copied_batches(p.batch, r.batch_stride_a), r.batch_stride_a, a_out, choice.padded_k,
                                   stream));
     bool const b_columns = std::is_same_v<LayoutB, ColumnMajor>;  // B (k x n) packed as n rows of k
-    return pack(args.b, p.n, p.k, b_columns ? r.ldb : 1, b_columns ? 1 : r.ldb,
+    return pack_k_major(args.b, p.n, p.k, b_columns ? r.ldb : 1, b_columns ? 1 : r.ldb,
                 copied_batches(p.batch, r.batch_stride_b), r.batch_stride_b, b_out, choice.padded_k, stream);
-  }
-
-  static Status pack(ElementAB const* src, index_t rows, index_t k, index_t row_stride, index_t k_stride,
-                     index_t batches, index_t batch_stride, ElementAB* dst, index_t padded_k, cudaStream_t stream) {
-    index_t const row_tiles = (rows + kPackTile - 1) / kPackTile;
-    index_t const k_tiles = (padded_k + kPackTile - 1) / kPackTile;
-    if (k_tiles > 65535 || batches > 65535) {
-      return not_supported("gemm: copying the operands for the Hopper kernel: k = ", k, " and batch = ", batches,
-                           " exceed the copy's grid (65535 tiles of 32 along k, 65535 batches)");
-    }
-    LaunchConfig config;
-    config.grid = dim3(static_cast<unsigned>(row_tiles), static_cast<unsigned>(k_tiles), static_cast<unsigned>(batches));
-    config.block = dim3(kPackTile, kPackRowsPerPass);
-    config.stream = stream;
-    void* kernel_args[] = {&src, &rows, &k, &row_stride, &k_stride, &batch_stride, &dst, &padded_k};
-    return host_adapter().launch(config, reinterpret_cast<void const*>(&pack_k_major_kernel<ElementAB>), kernel_args);
   }
 
   template <bool kAligned>
