@@ -389,6 +389,7 @@ def hopper_operands(a, b):
     if not (hasattr(a, "new_zeros") and hasattr(b, "new_zeros")):
         raise TensorArgumentError("tilefuse.Gemm: these operands are not in the Hopper GEMM's layouts (a row-major, b "
                                   "K-major, k a multiple of 8), and copying them needs torch tensors")
+    pad = _torch().nn.functional.pad
     k = a.shape[-1]
     kp = max(-(-k // 8) * 8, 8)  # k = 0 pads to 8 zeros: the kernel then gives acc = 0, as torch's a @ b
 
@@ -400,9 +401,8 @@ def hopper_operands(a, b):
     def copied(t):  # t: (..., rows, k) -> packed (..., rows, kp), zeros beyond k
         if fits(t):
             return t
-        out = t.new_zeros((*t.shape[:-1], kp)) if kp != k else t.new_empty((*t.shape[:-1], kp))
-        out[..., :k] = t
-        return out
+        out = pad(t, (0, kp - k))  # one kernel writes the copy and the zeros (a new tensor even for kp == k)
+        return out if out.is_contiguous() else out.contiguous()
 
     return copied(a), copied(b.transpose(-1, -2)).transpose(-1, -2)
 
