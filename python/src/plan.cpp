@@ -223,6 +223,9 @@ nb::dict plan_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t 
   d["copy_operands"] = plan.copy_operands;
   d["padded_k"] = plan.padded_k;
   if (plan.family != GemmFamily::kSm90) d["split_k"] = plan.split_k;
+  d["sm80_config"] = plan.sm80_config;  // family sm80: its config, tile and path ("" / zeros otherwise)
+  d["sm80_tile"] = nb::make_tuple(plan.sm80_tile[0], plan.sm80_tile[1], plan.sm80_tile[2]);
+  d["sm80_aligned"] = plan.sm80_aligned;
   tilefuse::GemmCoord const run{m, n, plan.padded_k, batch};
   bool const split = plan.family == GemmFamily::kSm90 && plan.sm90.split_k > 1;
   d["split_workspace_bytes"] = split ? tilefuse::gemm::sm90_split_workspace_bytes(run, plan.sm90.tile_m, plan.sm90.tile_n) : 0;

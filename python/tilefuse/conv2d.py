@@ -30,6 +30,7 @@ from .conv2d_phases import PhasedDgrad, PhasedDgradPlan
 from .dtypes import element_type
 from .errors import TensorArgumentError
 from .kernel_params import (IDENTITY, NODE_WORDS, Launch, WarmCall, allocate, workspace, call_key, call_pointers, current_raw_stream,
+                            split_k_lanes,
                             device_properties, from_dlpack, kernel_origin, loaded_on, pack_epilogue, parse_nodes,
                             spec_key, torch_module as _torch, tree_facts, check_epilogue_arguments,
                             check_epilogue_function, check_out_dtype)
@@ -46,15 +47,6 @@ _LAYOUT_FIELDS = ("version", "family", "size", "threads", "smem_bytes", "geometr
                   "reduce_split_k", "reduce_partials", "reduce_epilogue", "a_tiled", "x_tiled", "sm90_k_per_split",
                   "tma_aux", "batch_mask_aux", "column_by_tma", "tma_d", "d_by_tma", "split_sums", "split_tickets",
                   "flags", "spare", "staged_aux", "staged_column", "spare2", "reduce_node_count")
-
-
-def split_k_lanes(vectors, split_k):
-    """Threads that share one output vector in the split-K pass: gemm::split_k_lanes
-    (gemm/kernel/split_k_epilogue.h), which the kernel derives itself; the grid is sized by it."""
-    lanes = 1
-    while lanes < 32 and lanes < split_k and vectors * lanes < (1 << 17):
-        lanes *= 2
-    return lanes
 
 
 def _ceil(a, b):

@@ -25,6 +25,7 @@ from .dtypes import element_type
 from .tensors import COLUMN_MAJOR, ROW_MAJOR, check_gemm_operands, torch_dtype
 
 _ELEMENTS = ("bfloat16", "float16")
+KERNELS = ("auto", "sm80", "sm90")  # the kernel family: the planner's choice, or forced (gemm::GemmFamily)
 
 
 def plan_gemm(m, n, k, batch, device, tile=None, *, hopper_layouts=True, tma_aligned=True, split_k=0):
@@ -97,18 +98,20 @@ def parse_layout(words):
 
 
 class Gemm:
-    """D = epilogue(A @ B) on an H100 / H200 (sm_90), with the epilogue a Python function of the
-    accumulator and named arguments (tilefuse.epilogue), compiled once per signature by the JIT.
+    """D = epilogue(A @ B), with the epilogue a Python function of the accumulator and named arguments
+    (tilefuse.epilogue), compiled once per signature by the JIT, on the kernel the C++ planner picks
+    (gemm::plan_gemm, as gemm::Gemm): the Hopper kernel on an H100 / H200, the sm80 kernel on other GPUs.
 
         gemm = tilefuse.Gemm(epilogue=lambda acc, bias: relu(acc + bias))
         d = gemm.run(a, w.t(), bias=b)          # a: (m, k), w: (n, k), b: (n,)
 
     run() returns D, or a dict of every output when the epilogue returns a dict. out_dtype: D's dtype
     (default: the operands'). tile: "auto" (the C++ planner's wave model, gemm::choose_sm90_tile) or "128x256",
-    "128x128", "128x64".
+    "128x128", "128x64" (the Hopper kernel's). kernel: "auto" (the planner's family), "sm80" or "sm90" (forced:
+    an error where that family cannot run).
     """
 
-    def __init__(self, epilogue=None, *, out_dtype=None, tile="auto"):
+    def __init__(self, epilogue=None, *, out_dtype=None, tile="auto", kernel="auto"):
         check_epilogue_function(epilogue, f"tilefuse.{type(self).__name__}")
         check_out_dtype(out_dtype, f"tilefuse.{type(self).__name__}")
         if tile != "auto":
@@ -116,9 +119,12 @@ class Gemm:
                 plan_gemm(1, 1, 1, 1, (9, 0, 132), tile)  # the planner knows its tiles
             except ValueError as e:
                 raise ValueError(str(e).removeprefix("tilefuse: ")) from None
+        if kernel not in KERNELS:
+            raise ValueError(f"kernel={kernel!r}: use one of {', '.join(KERNELS)}")
         self.epilogue = epilogue or _identity
         self.out_dtype = out_dtype
         self.tile = tile
+        self.kernel = kernel
         self._operations = {}  # plan key -> Operation
         self._warm = {}  # call signature -> WarmCall
         self._table = None  # the same calls in C++ (fast_path.remember_run), made at the first one it takes
@@ -135,27 +141,30 @@ class Gemm:
                                       f"{ops.batch}) is empty: run() returns its empty result without a kernel, so "
                                       "there is no plan")
         sm_count, major, minor = device_properties(ops.device_index or 0)
-        if self._needs_copy(ops, (major, minor, sm_count)):
+        whole = self._whole_plan(ops, (major, minor, sm_count))
+        if whole["family"] == "sm80":
+            a, b, ops = self._sm80_operands(a, b, ops)
+            return self._plan_sm80(whole, ops, arguments, (major, minor))
+        if whole["copy_operands"]:
             ops = self._check(*hopper_operands(a, b))  # as run() copies them
         return self._plan(ops, arguments)
 
-    def _needs_copy(self, ops, device):
-        """Whether the planner copies the operands into the Hopper kernel's layouts (an error where it runs
-        another kernel family, which the Python path does not reach)."""
-        if not self._CONVERTS:
+    def _whole_plan(self, ops, device):
+        """The C++ planner's plan for these operands (gemm::plan_gemm, as gemm::Gemm asks it): the kernel family
+        and whether the operands are first copied into the Hopper kernel's layouts."""
+        if not self._CONVERTS:  # FP8: the Hopper kernel only, on the operands as given (their scales index k)
+            if device[0] != 9:
+                raise TensorArgumentError(f"tilefuse's FP8 GEMM runs on sm_90 (H100 / H200); this GPU is sm_"
+                                          f"{device[0]}{device[1]}: use torch._scaled_mm there")
             if not ops.aligned or ops.layout_a != ROW_MAJOR or ops.layout_b != COLUMN_MAJOR:
                 raise TensorArgumentError("the Hopper GEMM needs 16-byte-aligned operands: "
                                           + "; ".join(ops.alignment_notes) + ". Pad k to a multiple of 8 elements or "
                                           "copy the tensors")
-            return False
-        plan = plan_gemm(ops.m, ops.n, ops.k, ops.batch, device, None if self.tile == "auto" else self.tile,
-                         hopper_layouts=ops.layout_a == ROW_MAJOR and ops.layout_b == COLUMN_MAJOR,
-                         tma_aligned=ops.aligned)
-        if plan["family"] != "sm90":
-            raise TensorArgumentError(f"tilefuse.Gemm's Python path runs the Hopper kernel; the planner picks the "
-                                      f"{plan['family']} kernel here ({plan['why']}). The sm_80 kernel is reachable "
-                                      "from C++ (gemm::Gemm) and from tilefuse.emit.pytorch extensions")
-        return plan["copy_operands"]
+            return {"family": "sm90", "copy_operands": False}
+        from . import _C
+        return _C.plan_gemm(ops.m, ops.n, ops.k, ops.batch, device, True,
+                            ops.layout_a == ROW_MAJOR and ops.layout_b == COLUMN_MAJOR, ops.aligned, 0,
+                            None if self.tile == "auto" else self.tile, self.kernel)
 
     # What the op takes and how it picks its kernel (tilefuse.scaled_mm's FP8 op changes these).
     _OPERAND_DTYPES = _ELEMENTS
@@ -191,7 +200,7 @@ class Gemm:
         element_b = ops.b.dtype if ops.b.dtype != ops.dtype else None
         # The plan key holds every shape, so a call with new shapes is traced (and its arguments' shapes
         # checked) again; the kernel itself is shared by every plan with the same tree and tile.
-        key = (ops.dtype, element_b, out, ops.m, ops.n, ops.k, ops.batch, config,
+        key = (ops.dtype, element_b, out, ops.m, ops.n, ops.k, ops.batch, config, sm_count,
                tuple(sorted((name, spec_key(value)) for name, value in arguments.items())))
         operation = self._operations.get(key)
         if operation is None:
@@ -255,8 +264,11 @@ class Gemm:
         if min(ops.m, ops.n, ops.batch) == 0:
             return self._empty_result(ops, arguments, out)
         sm_count, major, minor = device_properties(ops.device_index)
+        whole = self._whole_plan(ops, (major, minor, sm_count))
+        if whole["family"] == "sm80":
+            return self._run_sm80(whole, a, b, ops, arguments, key, out, (major, minor))
         converted = False
-        if self._needs_copy(ops, (major, minor, sm_count)):
+        if whole["copy_operands"]:
             # Any layout and any k run, as torch.matmul's do: the planner has the operands copied into the
             # kernel's layouts, k zero-padded to whole 16-byte pieces (the sum is unchanged).
             a, b = hopper_operands(a, b)
@@ -285,6 +297,58 @@ class Gemm:
         if set(outputs) == {"D"}:
             return outputs["D"]
         return outputs
+
+    # ---- the sm80 family (gemm_sm80.py) ----
+
+    def _sm80_operands(self, a, b, ops):
+        """(a, b, ops) for the sm80 kernel, which reads any layout but needs k >= 1: k = 0 runs on 8 zeros."""
+        if ops.k == 0:
+            a, b = hopper_operands(a, b)
+            ops = self._check(a, b)
+        return a, b, ops
+
+    def _plan_sm80(self, whole, ops, arguments, capability):
+        from .epilogue import to_cpp, trace
+        from .gemm_sm80 import compiled_sm80, layout_names
+
+        out = self._out_dtype(ops.dtype)
+        major, minor = capability
+        arch = f"sm_{major}{minor}" + ("a" if major == 9 else "")
+        layouts = layout_names(ops)
+        key = ("sm80", ops.dtype, out, ops.m, ops.n, ops.k, ops.batch, layouts, whole["sm80_aligned"],
+               whole["split_k"], arch, tuple(sorted((name, spec_key(value)) for name, value in arguments.items())))
+        operation = self._operations.get(key)
+        if operation is None:
+            acc_shape = (ops.batch, ops.m, ops.n) if ops.batch > 1 else (ops.m, ops.n)
+            graph = trace(self.epilogue, acc=acc_shape, **{name: trace_value(v) for name, v in arguments.items()})
+            tree = to_cpp(graph, element=out)
+            operation = compiled_sm80(str(tree), tree, graph, ops.dtype, whole, layouts, arch)
+            self._operations[key] = operation
+        return operation
+
+    def _run_sm80(self, whole, a, b, ops, arguments, key, out, capability):
+        """The sm80 kernel's run, as gemm::Gemm launches it (and its split-K pass); remembered for warm calls."""
+        from .gemm_sm80 import sm80_launches
+
+        a_in, b_in = a, b
+        a, b, ops = self._sm80_operands(a, b, ops)
+        operation = self._plan_sm80(whole, ops, arguments, capability)
+        kernel, split_kernel, layout = operation.kernel_on(ops.device_index)
+        device = _torch().device("cuda", ops.device_index)
+        specs = self._output_specs(operation.graph, operation.tree, ops)
+        if out is not None:
+            check_out(out, specs, "tilefuse.Gemm.run", ops.device_index)
+        outputs = allocate(specs, device, out)
+        launches, numel = sm80_launches(operation, kernel, split_kernel, layout, ops, arguments, outputs)
+        partials = workspace(numel, False, device)
+        pointers = call_pointers(a, b, arguments, outputs, partials)
+        stream = current_raw_stream(ops.device_index)
+        for launch in launches:
+            launch.run(ops.device_index, stream, pointers, arguments)
+        if key is not None:
+            warm = WarmCall(ops.device_index, launches, specs, numel, False)
+            self._warm[key] = CopyingWarmCall(warm) if a is not a_in or b is not b_in else warm
+        return outputs["D"] if set(outputs) == {"D"} else outputs
 
     def _empty_result(self, ops, arguments, out):
         """run()'s result where m, n or the batch is 0, as torch's: empty stores, row and column reductions at
@@ -389,7 +453,6 @@ def hopper_operands(a, b):
     if not (hasattr(a, "new_zeros") and hasattr(b, "new_zeros")):
         raise TensorArgumentError("tilefuse.Gemm: these operands are not in the Hopper GEMM's layouts (a row-major, b "
                                   "K-major, k a multiple of 8), and copying them needs torch tensors")
-    pad = _torch().nn.functional.pad
     k = a.shape[-1]
     kp = max(-(-k // 8) * 8, 8)  # k = 0 pads to 8 zeros: the kernel then gives acc = 0, as torch's a @ b
 
@@ -401,8 +464,11 @@ def hopper_operands(a, b):
     def copied(t):  # t: (..., rows, k) -> packed (..., rows, kp), zeros beyond k
         if fits(t):
             return t
-        out = pad(t, (0, kp - k))  # one kernel writes the copy and the zeros (a new tensor even for kp == k)
-        return out if out.is_contiguous() else out.contiguous()
+        out = t.new_empty((*t.shape[:-1], kp))
+        if kp != k:
+            out[..., k:].zero_()
+        out[..., :k].copy_(t)
+        return out
 
     return copied(a), copied(b.transpose(-1, -2)).transpose(-1, -2)
 

@@ -336,6 +336,15 @@ def call_pointers(a, b, arguments, results, partials=None, tickets_offset=0):
     return pointers
 
 
+def split_k_lanes(vectors, split_k):
+    """Threads that share one output vector in the split-K pass: gemm::split_k_lanes
+    (gemm/kernel/split_k_epilogue.h), which the pass derives itself; its grid is sized by it."""
+    lanes = 1
+    while lanes < 32 and lanes < split_k and vectors * lanes < (1 << 17):
+        lanes *= 2
+    return lanes
+
+
 def workspace(numel, zeroed, device):
     """A float32 workspace of numel elements (None for 0), zeroed where the kernel needs it so."""
     if not numel:

@@ -211,7 +211,8 @@ int main(int argc, char** argv) {
            ", \"tma_aligned\": " + (request.tma_aligned ? "true" : "false") + ", \"split_k\": " + s(request.split_k) +
            "}, \"whole\": {\"family\": " + quoted(gemm::name_of(whole.family)) +
            ", \"copy_operands\": " + (whole.copy_operands ? "true" : "false") + ", \"padded_k\": " + s(whole.padded_k) +
-           ", \"config\": " + quoted(whole.sm90.config) + ", \"split_k\": " +
+           ", \"config\": " + quoted(whole.sm90.config) + ", \"sm80_config\": " + quoted(whole.sm80_config) +
+           ", \"sm80_aligned\": " + (whole.sm80_aligned ? "true" : "false") + ", \"split_k\": " +
            s(whole.family == gemm::GemmFamily::kSm90 ? whole.sm90.split_k : whole.split_k) + "}}");
   }
   w.out << "\n]\n";

@@ -66,6 +66,22 @@ def test_generated_gemm_kernel_compiles_to_a_cubin(compiled):
     assert kernel.info["inputs"]["arch"] == "sm_90a" and kernel.info["compile_seconds"] > 0
 
 
+def test_sm80_gemm_kernel_compiles_with_its_layout_kernel_and_split_k_pass(nvrtc_version, relu_bias_tree, tmp_path):
+    """The sm80 family's source (tilefuse.Gemm on GPUs other than sm_90): kernel, parameter layout and the
+    split-K pass in one CUBIN, for sm_80; a bad layout or config is refused by name."""
+    from tilefuse.jit import gemm_sm80_kernel, gemm_sm80_source
+
+    kernel = gemm_sm80_kernel(relu_bias_tree, "bfloat16", "Sm80LargeConfig", "column", "row", False, arch="sm_80",
+                              cache_dir=tmp_path, require_cached=False)
+    assert kernel.cubin[:4] == b"\x7fELF" and kernel.info["inputs"]["arch"] == "sm_80"
+    assert kernel.lowered_name.startswith("_ZN8tilefuse4gemm4sm8016sm80_gemm_kernel")
+    assert set(kernel.info["lowered_names"]) == {"layout", "split_k"}
+    with pytest.raises(ValueError, match="layout_b='diagonal'"):
+        gemm_sm80_source(relu_bias_tree, layout_b="diagonal")
+    with pytest.raises(ValueError, match="Sm80LargeConfig"):
+        gemm_sm80_source(relu_bias_tree, config="Sm90LargeConfig")
+
+
 def test_second_call_hits_and_require_cached_allows_hits(compiled, relu_bias_tree):
     directory, first = compiled
     again = gemm_kernel(relu_bias_tree, "bfloat16", "Sm90LargeConfig", cache_dir=directory, require_cached=True)

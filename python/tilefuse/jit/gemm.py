@@ -3,7 +3,7 @@ from .cache import KernelCache, key_inputs
 from .errors import JitError
 from .headers import include_dir
 from .nvrtc import compile_to_cubin
-from .source import gemm_sm90_source
+from .source import gemm_sm80_source, gemm_sm90_source
 from .toolkit import cuda_include_dirs
 
 # NVRTC's flags (the include folders are added at compile time and are not part of the cache key).
@@ -21,6 +21,14 @@ def gemm_kernel(epilogue, element="bfloat16", config="Sm90LargeConfig", *, eleme
     $TILEFUSE_JIT_REQUIRE_CACHED). Needs libnvrtc (its version is part of the key), never a GPU.
     """
     return compile_cached(gemm_sm90_source(epilogue, element, config, element_b), arch, cache_dir, require_cached)
+
+
+def gemm_sm80_kernel(epilogue, element="bfloat16", config="Sm80LargeConfig", layout_a="row", layout_b="column",
+                     aligned=True, *, arch="sm_90a", cache_dir=None, require_cached=None):
+    """The CachedKernel of the sm80 GEMM kernel gemm_sm80_source(...) describes (with its layout kernel and its
+    split-K pass, info["lowered_names"]["split_k"]), compiled for `arch` (sm_80, sm_86, sm_89, sm_90a, ...)."""
+    source = gemm_sm80_source(epilogue, element, config, layout_a, layout_b, aligned)
+    return compile_cached(source, arch, cache_dir, require_cached)
 
 
 def compile_cached(kernel, arch, cache_dir=None, require_cached=None):

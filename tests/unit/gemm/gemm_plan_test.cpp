@@ -38,6 +38,15 @@ TEST(GemmPlan, HopperOnSm90ForSixteenBitOperands) {
   GemmPlan const a100 = planned(request(8192, 8192, 8192), kA100);
   EXPECT_EQ(a100.family, GemmFamily::kSm80);
   EXPECT_TRUE(contains(a100.why, "sm_80")) << a100.why;
+  EXPECT_EQ(a100.sm80_config, "Sm80LargeConfig");
+  EXPECT_EQ(a100.split_k, 1);
+  // The sm80 kernel's split for split_k = 0 (choose_split_k on its 128x256x64 tile), its path from the facts.
+  GemmRequest skinny = request(127, 255, 8191);
+  skinny.tma_aligned = false;
+  GemmPlan const s80 = planned(skinny, kA100);
+  EXPECT_EQ(s80.split_k, choose_split_k({127, 255, 8191, 1}, 128, 256, 64, 108));
+  EXPECT_GT(s80.split_k, 1);
+  EXPECT_FALSE(s80.sm80_aligned);
 
   GemmRequest tf32 = request(512, 512, 512);
   tf32.sixteen_bit = false;

@@ -68,10 +68,9 @@ class Gemm {
     index_t ldb = epilogue::kPacked;
     index_t batch_stride_b = epilogue::kPacked;
     EpilogueArgs epilogue;  // "D" and every named input of the tree, set by name (device pointers)
-    // > 1: parallel split-K through an fp32 workspace of workspace_size() bytes. 0: let the operation
-    // choose: the Hopper kernel where it runs (it does not split K), otherwise the sm_80 kernel splits
-    // when its output tiles leave most SMs idle and K is long (choose_split_k, as Conv2d does);
-    // ask workspace_size() after setting it.
+    // 1 (the default): no split, so a call needs no workspace unless its operands must be copied. > 1: K split
+    // that many ways (in the Hopper kernel where it can, else the sm_80 kernel's parallel split-K), 0: the
+    // planner chooses (gemm_plan.hpp; tilefuse.Gemm always asks so); ask workspace_size() after setting it.
     int split_k = 1;
   };
 
@@ -176,12 +175,14 @@ class Gemm {
     index_t padded_k = 0;
     std::string note;    // what describe() adds to the Hopper kernel's text (the copies)
     std::string planned_only;  // planned without a workspace for the copies: the kernel's text (no plan made)
+    bool uses_workspace = false;  // the plan holds addresses in `workspace` (copies, split sums)
+    void const* workspace = nullptr;
   };
 
-  // The cache key: every byte the plan depends on (the workspace too: the copies and split sums live there).
-  // The epilogue enters as its bound Params (zeroed first, so that padding compares equal); false when the
+  // The cache key: every byte the plan depends on but the workspace's address (a Choice that uses the
+  // workspace remembers it, and is made again for another). The epilogue enters as its bound Params (zeroed first, so that padding compares equal); false when the
   // epilogue does not bind (the sm_80 path then reports it).
-  static bool cache_key(Arguments const& args, void const* workspace, bool with_workspace, std::string* key) {
+  static bool cache_key(Arguments const& args, bool with_workspace, std::string* key) {
     typename Epilogue::Params params;
     std::memset(static_cast<void*>(&params), 0, sizeof(params));
     GemmCoord const& p = args.problem;
@@ -202,7 +203,6 @@ class Gemm {
     detail::append_key_bytes(*key, args.ldb);
     detail::append_key_bytes(*key, args.batch_stride_b);
     detail::append_key_bytes(*key, args.split_k);
-    detail::append_key_bytes(*key, workspace);
     detail::append_key_bytes(*key, with_workspace);
     key->append(reinterpret_cast<char const*>(&params), sizeof(params));
     return true;
@@ -214,8 +214,10 @@ class Gemm {
     Choice choice;
     if constexpr (kHopperCandidate) {
       std::string key;
-      bool const keyed = cache_key(args, workspace, with_workspace, &key);
-      if (keyed && cache().find(key, &choice)) return choice;
+      bool const keyed = cache_key(args, with_workspace, &key);
+      if (keyed && cache().find(key, &choice) && (!choice.uses_workspace || choice.workspace == workspace)) {
+        return choice;
+      }
       choice = plan_hopper(args, workspace, with_workspace);
       if (keyed) cache().insert(key, choice);
     }
@@ -274,7 +276,10 @@ class Gemm {
         split_offset = copy_bytes(d, p);
       }
       void* const split_workspace = base != nullptr && h.split_k > 1 ? base + split_offset : nullptr;
-      Status const s = Hopper::initialize(h, &choice.plan, split_workspace);
+      if (reinterpret_cast<std::uintptr_t>(split_workspace) % 16 != 0) h.split_k = 1;  // the sums need 16 bytes
+      choice.uses_workspace = choice.copy || h.split_k > 1;
+      choice.workspace = workspace;
+      Status const s = Hopper::initialize(h, &choice.plan, h.split_k > 1 ? split_workspace : nullptr);
       choice.hopper = s.ok();
       if (!s.ok()) choice.why_not = detail::hopper_refusal(s.message());
     }
@@ -341,6 +346,7 @@ class Gemm {
     r.hopper_layouts = kHopperLayouts;
     r.tma_aligned = d.resolved.aligned;
     r.split_k = args.split_k;
+    r.hopper_code = hopper_code_here();
     r.family = kHopperCandidate ? GemmFamily::kAuto : GemmFamily::kSm80;
     d.status = plan_gemm(r, current_device_facts(), &d.plan);
     return d;
@@ -439,6 +445,37 @@ class Gemm {
     plan->aligned = plan->why_narrow.empty();
     if constexpr (kTmaCandidate) plan->tma = plan->aligned && tma_kernel_runs_here();
     return {};
+  }
+
+  // Whether this binary holds the Hopper GEMM's sm_90a code for the current device (asked once per device).
+  static bool hopper_code_here() {
+    if constexpr (!kHopperCandidate) {
+      return false;
+    } else {
+      int device = 0;
+      if (cudaGetDevice(&device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return false;
+      }
+      static std::array<std::atomic<signed char>, 64> known{};  // per device: 0 not asked, 1 yes, -1 no
+      auto const asked = [device] {
+        using Large = GemmSm90<ElementAB, RowMajor, ColumnMajor, Epilogue, Sm90LargeConfig>;
+        cudaFuncAttributes attributes{};
+        if (cudaFuncGetAttributes(&attributes, reinterpret_cast<void const*>(
+                                                   &sm90::sm90_gemm_kernel<typename Large::Kernel>)) != cudaSuccess) {
+          (void)cudaGetLastError();
+          return false;
+        }
+        return attributes.binaryVersion == 90;
+      };
+      if (device < 0 || device >= static_cast<int>(known.size())) return asked();
+      signed char answer = known[static_cast<std::size_t>(device)].load(std::memory_order_relaxed);
+      if (answer == 0) {
+        answer = asked() ? 1 : -1;
+        known[static_cast<std::size_t>(device)].store(answer, std::memory_order_relaxed);
+      }
+      return answer > 0;
+    }
   }
 
   // Whether the current device is an sm_90 and this binary holds sm_90 code of the TMA kernel (whose

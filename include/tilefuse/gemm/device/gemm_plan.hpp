@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -101,7 +102,13 @@ struct GemmPlan {
   bool copy_operands = false;
   index_t padded_k = 0;  // the K the Hopper kernel reads (k, or k rounded up to 8 when copying; at least 8)
   Sm90GemmPlan sm90;     // family kSm90: config, tile and in-kernel split
-  int split_k = 1;       // family kSm80: the requested split (0: the sm80 kernel's choose_split_k for its tile)
+  // Family kSm80 with 16-bit operands: Sm80DefaultConfig's tile (Sm80LargeConfig), the 16-byte cp.async path
+  // or the element-wise one, and the split (choose_split_k for split_k = 0). For float / tf32 operands the
+  // config is empty and split_k the request (gemm::Gemm resolves both for its tf32 config).
+  std::string sm80_config;
+  std::array<int, 3> sm80_tile{0, 0, 0};
+  bool sm80_aligned = false;
+  int split_k = 1;
   std::string why;
 };
 
@@ -126,6 +133,13 @@ inline Status plan_gemm(GemmRequest const& r, DeviceFacts const& device, GemmPla
     if (r.family == GemmFamily::kSm90) return not_supported("gemm: the Hopper kernel was asked for, but ", why_not);
     plan->family = GemmFamily::kSm80;
     plan->split_k = r.split_k;
+    plan->sm80_aligned = r.tma_aligned;
+    if (r.sixteen_bit) {
+      plan->sm80_config = config_name_of(Sm80Tile::kLarge);
+      plan->sm80_tile = sm80_tile_shape(Sm80Tile::kLarge);
+      auto const [tm, tn, tk] = plan->sm80_tile;
+      plan->split_k = r.split_k == 0 ? choose_split_k(p, tm, tn, tk, device.sms()) : std::max(r.split_k, 1);
+    }
     plan->why = "sm80 kernel: " + why_not;
     return {};
   }

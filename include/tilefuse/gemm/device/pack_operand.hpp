@@ -5,6 +5,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+
 #include <tilefuse/core/coord.h>
 #include <tilefuse/core/status.hpp>
 #include <tilefuse/gemm/kernel/pack_k_major.h>
@@ -18,15 +20,15 @@ Status pack_k_major(T const* src, index_t rows, index_t k, index_t row_stride, i
                     index_t batch_stride, T* dst, index_t padded_k, cudaStream_t stream) {
   index_t const row_tiles = (rows + kPackTile - 1) / kPackTile;
   index_t const k_tiles = (padded_k + kPackTile - 1) / kPackTile;
-  if (k_tiles > 65535 || batches > 65535) {
-    return not_supported("gemm: copying the operands for the Hopper kernel: k = ", k, " and batch = ", batches,
-                         " exceed the copy's grid (65535 tiles of 32 along k, 65535 batches)");
+  if (row_tiles > 0x7fffffff) {
+    return not_supported("gemm: copying an operand of ", rows, " rows for the Hopper kernel: more row tiles than a grid");
   }
   LaunchConfig config;
-  config.grid = dim3(static_cast<unsigned>(row_tiles), static_cast<unsigned>(k_tiles), static_cast<unsigned>(batches));
+  config.grid = dim3(static_cast<unsigned>(row_tiles), static_cast<unsigned>(std::min<index_t>(k_tiles, 65535)),
+                     static_cast<unsigned>(std::min<index_t>(batches, 65535)));
   config.block = dim3(kPackTile, kPackRowsPerPass);
   config.stream = stream;
-  void* kernel_args[] = {&src, &rows, &k, &row_stride, &k_stride, &batch_stride, &dst, &padded_k};
+  void* kernel_args[] = {&src, &rows, &k, &row_stride, &k_stride, &batch_stride, &dst, &padded_k, &batches};
   return host_adapter().launch(config, reinterpret_cast<void const*>(&pack_k_major_kernel<T>), kernel_args);
 }
 
