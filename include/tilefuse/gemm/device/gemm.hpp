@@ -219,6 +219,7 @@ class Gemm {
         return choice;
       }
       choice = plan_hopper(args, workspace, with_workspace);
+      choice.workspace = workspace;
       if (keyed) cache().insert(key, choice);
     }
     return choice;
@@ -259,6 +260,8 @@ class Gemm {
         choice.padded_k = d.plan.padded_k;
         index_t const kp = d.plan.padded_k;
         choice.note = "; " + d.plan.why.substr(d.plan.why.find("A and B copied"));
+        choice.uses_workspace = true;  // (a run() with its workspace never takes this choice: see choose)
+        choice.workspace = workspace;
         if (base == nullptr) {  // describe() and can_implement(): the copies' plan, told from the planner's
           choice.hopper = true;
           choice.planned_only = status_message(
@@ -278,7 +281,6 @@ class Gemm {
       void* const split_workspace = base != nullptr && h.split_k > 1 ? base + split_offset : nullptr;
       if (reinterpret_cast<std::uintptr_t>(split_workspace) % 16 != 0) h.split_k = 1;  // the sums need 16 bytes
       choice.uses_workspace = choice.copy || h.split_k > 1;
-      choice.workspace = workspace;
       Status const s = Hopper::initialize(h, &choice.plan, h.split_k > 1 ? split_workspace : nullptr);
       choice.hopper = s.ok();
       if (!s.ok()) choice.why_not = detail::hopper_refusal(s.message());
