@@ -46,6 +46,7 @@
 #include <tilefuse/gemm/device/sm90_operand_map.hpp>
 #include <tilefuse/gemm/kernel/sm80_gemm.h>
 #include <tilefuse/gemm/kernel/sm80_tma_operands.h>
+#include <tilefuse/runtime/per_device_fact.hpp>
 #include <tilefuse/runtime/pointer_check.hpp>
 
 namespace tilefuse::gemm {
@@ -454,49 +455,17 @@ class Gemm {
     if constexpr (!kHopperCandidate) {
       return false;
     } else {
-      int device = 0;
-      if (cudaGetDevice(&device) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return false;
-      }
-      static std::array<std::atomic<signed char>, 64> known{};  // per device: 0 not asked, 1 yes, -1 no
-      auto const asked = [device] {
+      return per_device_fact([](int) {
         using Large = GemmSm90<ElementAB, RowMajor, ColumnMajor, Epilogue, Sm90LargeConfig>;
-        cudaFuncAttributes attributes{};
-        if (cudaFuncGetAttributes(&attributes, reinterpret_cast<void const*>(
-                                                   &sm90::sm90_gemm_kernel<typename Large::Kernel>)) != cudaSuccess) {
-          (void)cudaGetLastError();
-          return false;
-        }
-        return attributes.binaryVersion == 90;
-      };
-      if (device < 0 || device >= static_cast<int>(known.size())) return asked();
-      signed char answer = known[static_cast<std::size_t>(device)].load(std::memory_order_relaxed);
-      if (answer == 0) {
-        answer = asked() ? 1 : -1;
-        known[static_cast<std::size_t>(device)].store(answer, std::memory_order_relaxed);
-      }
-      return answer > 0;
+        return kernel_binary_version(reinterpret_cast<void const*>(&sm90::sm90_gemm_kernel<typename Large::Kernel>)) == 90;
+      });
     }
   }
 
   // Whether the current device is an sm_90 and this binary holds sm_90 code of the TMA kernel (whose
-  // shared memory fits). The answer depends on the device only, so it is asked once per device and
-  // remembered (make_plan runs on every run(), describe() and can_implement()).
+  // shared memory fits); asked once per device (make_plan runs on every run(), describe() and can_implement()).
   static bool tma_kernel_runs_here() {
-    int device = 0;
-    if (cudaGetDevice(&device) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return false;
-    }
-    static std::array<std::atomic<signed char>, 64> known{};  // per device: 0 not asked, 1 yes, -1 no
-    if (device < 0 || device >= static_cast<int>(known.size())) return tma_kernel_runs_on(device);
-    signed char answer = known[static_cast<std::size_t>(device)].load(std::memory_order_relaxed);
-    if (answer == 0) {
-      answer = tma_kernel_runs_on(device) ? 1 : -1;
-      known[static_cast<std::size_t>(device)].store(answer, std::memory_order_relaxed);
-    }
-    return answer > 0;
+    return per_device_fact([](int device) { return tma_kernel_runs_on(device); });
   }
   static bool tma_kernel_runs_on(int device) {
     int major = 0, smem_optin = 0;
