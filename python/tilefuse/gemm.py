@@ -453,6 +453,8 @@ def hopper_operands(a, b):
     if not (hasattr(a, "new_zeros") and hasattr(b, "new_zeros")):
         raise TensorArgumentError("tilefuse.Gemm: these operands are not in the Hopper GEMM's layouts (a row-major, b "
                                   "K-major, k a multiple of 8), and copying them needs torch tensors")
+    torch = _torch()
+    pad = torch.nn.functional.pad
     k = a.shape[-1]
     kp = max(-(-k // 8) * 8, 8)  # k = 0 pads to 8 zeros: the kernel then gives acc = 0, as torch's a @ b
 
@@ -464,11 +466,10 @@ def hopper_operands(a, b):
     def copied(t):  # t: (..., rows, k) -> packed (..., rows, kp), zeros beyond k
         if fits(t):
             return t
-        out = t.new_empty((*t.shape[:-1], kp))
-        if kp != k:
-            out[..., k:].zero_()
-        out[..., :k].copy_(t)
-        return out
+        if kp == k:  # a packed copy (one kernel)
+            return t.clone(memory_format=torch.contiguous_format)
+        out = pad(t, (0, kp - k))  # zeros past k and the copy in one call (torch allocates it row-major)
+        return out if out.is_contiguous() else out.contiguous()
 
     return copied(a), copied(b.transpose(-1, -2)).transpose(-1, -2)
 
