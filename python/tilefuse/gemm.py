@@ -162,9 +162,12 @@ class Gemm:
                                           "copy the tensors")
             return {"family": "sm90", "copy_operands": False}
         from . import _C
-        return _C.plan_gemm(ops.m, ops.n, ops.k, ops.batch, device, True,
-                            ops.layout_a == ROW_MAJOR and ops.layout_b == COLUMN_MAJOR, ops.aligned, 0,
-                            None if self.tile == "auto" else self.tile, self.kernel)
+        try:
+            return _C.plan_gemm(ops.m, ops.n, ops.k, ops.batch, device, True,
+                                ops.layout_a == ROW_MAJOR and ops.layout_b == COLUMN_MAJOR, ops.aligned, 0,
+                                None if self.tile == "auto" else self.tile, self.kernel)
+        except ValueError as e:  # a forced family that cannot run here
+            raise TensorArgumentError(f"tilefuse.Gemm(kernel={self.kernel!r}): {str(e).removeprefix('tilefuse: ')}") from None
 
     # What the op takes and how it picks its kernel (tilefuse.scaled_mm's FP8 op changes these).
     _OPERAND_DTYPES = _ELEMENTS

@@ -2,6 +2,7 @@
 newer) where the C++ planner picks it (gemm::plan_gemm: a GPU other than sm_90, or kernel="sm80"), launched as
 gemm::Gemm launches it (gemm/device/sm80_launch.hpp: launch_tiled, then the split-K pass when K is split).
 """
+import dataclasses
 import struct
 from dataclasses import dataclass
 
@@ -75,7 +76,7 @@ def compiled_sm80(tree_text, tree, graph, element, plan, layouts, arch):
         operation.graph, operation.tree = graph, tree
         _COMPILED[key] = operation
     shared = _COMPILED[key]
-    planned = Sm80Operation(**{**shared.__dict__, "why": plan["why"], "split_k": plan["split_k"]})
+    planned = dataclasses.replace(shared, why=plan["why"], split_k=plan["split_k"])  # the CUBIN's loads shared
     planned.graph, planned.tree = shared.graph, shared.tree
     return planned
 

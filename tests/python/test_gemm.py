@@ -158,3 +158,53 @@ def test_empty_problems_get_their_outputs_from_the_epilogue(monkeypatch):
     assert torch.equal(got["colmax"], torch.zeros(40)) and got["rowmax"].shape == (0,)
     plain = tilefuse.Gemm()._empty_result(ops, {}, None)
     assert plain.shape == (0, 40) and plain.dtype == torch.bfloat16
+
+
+def test_the_sm80_family_plans_compiles_and_packs_as_launch_tiled():
+    """tilefuse.Gemm's sm80 family without a GPU: the planner's sm80 plan (an sm_80 device, unaligned operands of
+    two layouts, K split), the operation NVRTC compiles for it, and the bytes packed for the kernel and the split-K
+    pass as gemm::detail::launch_tiled / launch_split_k_epilogue fill them."""
+    import struct
+    from types import SimpleNamespace
+
+    from tilefuse.gemm_sm80 import sm80_launches
+    from tilefuse.jit import NvrtcNotFoundError, nvrtc
+    from tilefuse.tensors import ROW_MAJOR
+
+    try:
+        nvrtc.version()
+    except NvrtcNotFoundError as error:
+        pytest.skip(f"NVRTC is not available here: {error}")
+    m, n, k = 127, 255, 8191
+    ops = SimpleNamespace(m=m, n=n, k=k, batch=1, dtype="bfloat16", layout_a=ROW_MAJOR, layout_b=ROW_MAJOR,
+                          aligned=False, device_index=0, lda=k, ldb=n, batch_stride_a=m * k, batch_stride_b=k * n)
+    gemm = tilefuse.Gemm(kernel="sm80")
+    whole = gemm._whole_plan(ops, (8, 0, 108))
+    assert (whole["family"], whole["sm80_config"], whole["sm80_aligned"]) == ("sm80", "Sm80LargeConfig", False)
+    splits = whole["split_k"]
+    assert splits > 1
+    operation = gemm._plan_sm80(whole, ops, {}, (8, 0))
+    assert operation.split_k == splits and operation.arch == "sm_80"
+    assert operation.describe().startswith("sm80 mma.sync GEMM, tile 128x256x64 (Sm80LargeConfig), A row-major, B "
+                                           f"row-major, element-wise path, split-K {splits}"), operation.describe()
+    # Packing, with made-up offsets: 8 bytes apart, so each field is read back where it was put.
+    names = ("m", "n", "k", "batch", "lda", "ldb", "batch_stride_a", "batch_stride_b", "k_per_split", "split_k",
+             "tiles_m", "tiles_n", "a", "b", "partials")
+    layout = {name: 8 * i for i, name in enumerate(names)}
+    reduce_names = ("reduce_m", "reduce_n", "reduce_k", "reduce_batch", "reduce_split_k", "reduce_partials")
+    layout.update({name: 8 * i for i, name in enumerate(reduce_names)})
+    layout.update(size=8 * len(names), reduce_size=8 * len(reduce_names), tile_m=128, tile_n=256, tile_k=64,
+                  threads=256, smem_bytes=147456, nodes=[], reduce_nodes=[])
+    kernel, pass_kernel = SimpleNamespace(kernel=11), SimpleNamespace(kernel=12)
+    (main, second), numel = sm80_launches(operation, kernel, pass_kernel, layout, ops, {}, {})
+    q = lambda t, name: struct.unpack_from("<q", t, layout[name])[0]  # noqa: E731
+    i = lambda t, name: struct.unpack_from("<i", t, layout[name])[0]  # noqa: E731
+    assert [q(main.template, f) for f in ("m", "n", "k", "batch", "lda", "ldb", "batch_stride_a", "batch_stride_b")] \
+        == [m, n, k, 1, k, n, m * k, k * n]
+    assert q(main.template, "k_per_split") == -(-(-(-k // 64)) // splits) * 64
+    assert [i(main.template, f) for f in ("split_k", "tiles_m", "tiles_n")] == [splits, 1, 1]
+    assert (main.grid, main.grid_z, main.threads, main.smem_bytes) == (1, splits, 256, 147456)
+    assert sorted(key for _, key in main.pointers) == ["a", "b", "partials"]
+    assert [q(second.template, f) for f in ("reduce_m", "reduce_n", "reduce_k", "reduce_batch")] == [m, n, k, 1]
+    assert i(second.template, "reduce_split_k") == splits and second.pointers == [(layout["reduce_partials"], "partials")]
+    assert numel == splits * m * n

@@ -281,7 +281,7 @@ class Gemm {
       }
       void* const split_workspace = base != nullptr && h.split_k > 1 ? base + split_offset : nullptr;
       if (reinterpret_cast<std::uintptr_t>(split_workspace) % 16 != 0) h.split_k = 1;  // the sums need 16 bytes
-      choice.uses_workspace = choice.copy || h.split_k > 1;
+      choice.uses_workspace = choice.copy || (with_workspace && d.plan.sm90.split_k > 1);  // (split or not by its address)
       Status const s = Hopper::initialize(h, &choice.plan, h.split_k > 1 ? split_workspace : nullptr);
       choice.hopper = s.ok();
       if (!s.ok()) choice.why_not = detail::hopper_refusal(s.message());
