@@ -337,7 +337,13 @@ class Gemm:
         a, b, ops = self._sm80_operands(a, b, ops)
         operation = self._plan_sm80(whole, ops, arguments, capability)
         kernel, split_kernel, layout = operation.kernel_on(ops.device_index)
-        device = _torch().device("cuda", ops.device_index)
+        torch = _torch()
+        limit = getattr(torch.cuda.get_device_properties(ops.device_index), "shared_memory_per_block_optin", None)
+        if limit and layout["smem_bytes"] > limit:  # gemm::Gemm's check_shared_memory: say so, not a launch error
+            raise TensorArgumentError(f"tilefuse.Gemm: the sm80 kernel's {operation.config} needs {layout['smem_bytes']} "
+                                      f"bytes of shared memory per block and cuda:{ops.device_index} allows {limit}; "
+                                      "use torch.matmul on this GPU")
+        device = torch.device("cuda", ops.device_index)
         specs = self._output_specs(operation.graph, operation.tree, ops)
         if out is not None:
             check_out(out, specs, "tilefuse.Gemm.run", ops.device_index)
