@@ -147,7 +147,7 @@ class Gemm:
             return self._plan_sm80(whole, ops, arguments, (major, minor))
         if whole["copy_operands"]:
             ops = self._check(*hopper_operands(a, b))  # as run() copies them
-        return self._plan(ops, arguments)
+        return self._plan(ops, arguments, whole)
 
     def _whole_plan(self, ops, device):
         """The C++ planner's plan for these operands (gemm::plan_gemm, as gemm::Gemm asks it): the kernel family
@@ -181,37 +181,39 @@ class Gemm:
         return check_gemm_operands(a, b, allowed_dtypes=self._OPERAND_DTYPES, mixed_fp8=self._MIXED_FP8,
                                    empty_k=self._CONVERTS, empty_mn=self._EMPTY)
 
-    def _choose(self, ops, device):
+    def _choose(self, ops, device, whole):
         """(tile name, (C++ config, tile m, n, k), why, (split_k, workspace bytes, tickets offset)) for the
-        problem (operands already in the kernel's layouts): the C++ planner's plan."""
-        plan = plan_gemm(ops.m, ops.n, ops.k, ops.batch, device, None if self.tile == "auto" else self.tile)
-        split = (plan["split_k"], plan["split_workspace_bytes"], plan["split_tickets_offset"])
-        return plan["tile"], (plan["config"], *plan["tile_shape"]), plan["why"], split
+        problem: the Hopper part of the C++ planner's plan (`whole`, made for the operands before any copy)."""
+        split = (whole["split_k"], whole["split_workspace_bytes"], whole["split_tickets_offset"])
+        return whole["tile"], (whole["config"], *whole["tile_shape"]), whole["why"], split
 
-    def _plan(self, ops, arguments):
+    def _traced(self, ops, arguments):
+        """(graph, C++ tree) of the epilogue traced on this problem's accumulator and arguments (a 0-dim tensor is
+        a scalar the kernel reads from device memory, traced as a number)."""
         from .epilogue import to_cpp, trace
 
+        acc_shape = (ops.batch, ops.m, ops.n) if ops.batch > 1 else (ops.m, ops.n)
+        traced = {name: trace_value(value) for name, value in arguments.items()
+                  if name not in self._MAINLOOP_ARGUMENTS}
+        graph = trace(self.epilogue, acc=acc_shape, **traced)
+        return graph, to_cpp(graph, element=self._out_dtype(ops.dtype))
+
+    def _plan(self, ops, arguments, whole):
         if ops.layout_a != ROW_MAJOR or ops.layout_b != COLUMN_MAJOR:
             raise TensorArgumentError(
                 f"the Hopper GEMM reads a row-major (unit stride along k) and b K-major (unit stride along k, "
                 f"e.g. weight.t() of an (n, k) weight); got a {ops.layout_a} and b {ops.layout_b}. Pass "
                 "a.contiguous() and b.t().contiguous().t()")
-        out = self._out_dtype(ops.dtype)
-        acc_shape = (ops.batch, ops.m, ops.n) if ops.batch > 1 else (ops.m, ops.n)
         sm_count, major, minor = device_properties(ops.device_index or 0)
-        tile, config, why, split = self._choose(ops, (major, minor, sm_count))
+        tile, config, why, split = self._choose(ops, (major, minor, sm_count), whole)
         element_b = ops.b.dtype if ops.b.dtype != ops.dtype else None
         # The plan key holds every shape, so a call with new shapes is traced (and its arguments' shapes
         # checked) again; the kernel itself is shared by every plan with the same tree and tile.
-        key = (ops.dtype, element_b, out, ops.m, ops.n, ops.k, ops.batch, config, sm_count,
-               tuple(sorted((name, spec_key(value)) for name, value in arguments.items())))
+        key = (ops.dtype, element_b, self._out_dtype(ops.dtype), ops.m, ops.n, ops.k, ops.batch, config, sm_count,
+               whole["copy_operands"], _arguments_key(arguments))
         operation = self._operations.get(key)
         if operation is None:
-            # A 0-dim tensor is a scalar the kernel reads from device memory (traced as a number).
-            traced = {name: trace_value(value) for name, value in arguments.items()
-                      if name not in self._MAINLOOP_ARGUMENTS}
-            graph = trace(self.epilogue, acc=acc_shape, **traced)
-            tree = to_cpp(graph, element=out)
+            graph, tree = self._traced(ops, arguments)
             operation = _compiled(str(tree), ops.dtype, element_b, tile, config, why, graph, tree)
             operation = operation.for_problem(why, *split)
             self._operations[key] = operation
@@ -277,29 +279,41 @@ class Gemm:
             a, b = hopper_operands(a, b)
             ops = self._check(a, b)
             converted = True
-        torch = _torch()
-        operation = self._plan(ops, arguments)
+        operation = self._plan(ops, arguments, whole)
         kernel, layout = operation.kernel_on(ops.device_index)
-        device = torch.device("cuda", ops.device_index)
+        specs, outputs = self._outputs(operation, ops, out)
+        launch = self._pack(operation, kernel, layout, ops, arguments, outputs, sm_count)
+        numel = -(-operation.split_bytes // 4)  # the split's sums and tickets, zeroed per call
+        return self._launch(key, ops, a, b, arguments, specs, outputs, [launch], numel, numel > 0,
+                            operation.tickets_offset, copied=converted)
+
+    def _outputs(self, operation, ops, out):
+        """(specs, outputs) of a call of `operation`: what it allocates, allocated (or `out`, checked)."""
         specs = self._output_specs(operation.graph, operation.tree, ops)
         if out is not None:
             check_out(out, specs, "tilefuse.Gemm.run", ops.device_index)
-        outputs = allocate(specs, device, out)
-        launch = self._pack(operation, kernel, layout, ops, arguments, outputs, sm_count)
-        numel = -(-operation.split_bytes // 4)  # the split's sums and tickets, zeroed per call
-        partials = workspace(numel, True, device)
-        launch.run(ops.device_index, current_raw_stream(ops.device_index),
-                   call_pointers(a, b, arguments, outputs, partials, operation.tickets_offset), arguments)
+        return specs, allocate(specs, _torch().device("cuda", ops.device_index), out)
+
+    def _launch(self, key, ops, a, b, arguments, specs, outputs, launches, numel, zeroed, tickets_offset=0,
+                copied=False, fast=True):
+        """Runs the launches on the current stream with a float32 workspace of numel elements and remembers the
+        call under `key` for the warm path (a copied call copies again; the C++ warm path takes the others
+        where `fast`). Returns D, or the dict of outputs."""
+        device = ops.device_index
+        partials = workspace(numel, zeroed, _torch().device("cuda", device))
+        pointers = call_pointers(a, b, arguments, outputs, partials, tickets_offset)
+        stream = current_raw_stream(device)
+        for launch in launches:
+            launch.run(device, stream, pointers, arguments)
         if key is not None:
-            warm = WarmCall(ops.device_index, [launch], specs, numel, numel > 0, operation.tickets_offset)
-            if converted:  # the signature is the caller's tensors': each warm call copies them again
+            warm = WarmCall(device, launches, specs, numel, zeroed, tickets_offset)
+            if copied:  # the signature is the caller's tensors': each warm call copies them again
                 self._warm[key] = CopyingWarmCall(warm)
             else:
                 self._warm[key] = warm
-                fast_path.remember_run(self, a, b, arguments, warm)
-        if set(outputs) == {"D"}:
-            return outputs["D"]
-        return outputs
+                if fast:
+                    fast_path.remember_run(self, a, b, arguments, warm)
+        return outputs["D"] if set(outputs) == {"D"} else outputs
 
     # ---- the sm80 family (gemm_sm80.py) ----
 
@@ -311,20 +325,16 @@ class Gemm:
         return a, b, ops
 
     def _plan_sm80(self, whole, ops, arguments, capability):
-        from .epilogue import to_cpp, trace
         from .gemm_sm80 import compiled_sm80, layout_names
 
-        out = self._out_dtype(ops.dtype)
         major, minor = capability
         arch = f"sm_{major}{minor}" + ("a" if major == 9 else "")
         layouts = layout_names(ops)
-        key = ("sm80", ops.dtype, out, ops.m, ops.n, ops.k, ops.batch, layouts, whole["sm80_aligned"],
-               whole["split_k"], arch, tuple(sorted((name, spec_key(value)) for name, value in arguments.items())))
+        key = ("sm80", ops.dtype, self._out_dtype(ops.dtype), ops.m, ops.n, ops.k, ops.batch, layouts,
+               whole["sm80_aligned"], whole["split_k"], arch, _arguments_key(arguments))
         operation = self._operations.get(key)
         if operation is None:
-            acc_shape = (ops.batch, ops.m, ops.n) if ops.batch > 1 else (ops.m, ops.n)
-            graph = trace(self.epilogue, acc=acc_shape, **{name: trace_value(v) for name, v in arguments.items()})
-            tree = to_cpp(graph, element=out)
+            graph, tree = self._traced(ops, arguments)
             operation = compiled_sm80(str(tree), tree, graph, ops.dtype, whole, layouts, arch)
             self._operations[key] = operation
         return operation
@@ -333,7 +343,7 @@ class Gemm:
         """The sm80 kernel's run, as gemm::Gemm launches it (and its split-K pass); remembered for warm calls."""
         from .gemm_sm80 import sm80_launches
 
-        a_in, b_in = a, b
+        a_in = a
         a, b, ops = self._sm80_operands(a, b, ops)
         operation = self._plan_sm80(whole, ops, arguments, capability)
         kernel, split_kernel, layout = operation.kernel_on(ops.device_index)
@@ -343,21 +353,11 @@ class Gemm:
             raise TensorArgumentError(f"tilefuse.Gemm: the sm80 kernel's {operation.config} needs {layout['smem_bytes']} "
                                       f"bytes of shared memory per block and cuda:{ops.device_index} allows {limit}; "
                                       "use torch.matmul on this GPU")
-        device = torch.device("cuda", ops.device_index)
-        specs = self._output_specs(operation.graph, operation.tree, ops)
-        if out is not None:
-            check_out(out, specs, "tilefuse.Gemm.run", ops.device_index)
-        outputs = allocate(specs, device, out)
+        specs, outputs = self._outputs(operation, ops, out)
         launches, numel = sm80_launches(operation, kernel, split_kernel, layout, ops, arguments, outputs)
-        partials = workspace(numel, False, device)
-        pointers = call_pointers(a, b, arguments, outputs, partials)
-        stream = current_raw_stream(ops.device_index)
-        for launch in launches:
-            launch.run(ops.device_index, stream, pointers, arguments)
-        if key is not None:
-            warm = WarmCall(ops.device_index, launches, specs, numel, False)
-            self._warm[key] = CopyingWarmCall(warm) if a is not a_in or b is not b_in else warm
-        return outputs["D"] if set(outputs) == {"D"} else outputs
+        # (a workspace not zeroed: every split writes its whole tile; the Python warm path only, as before)
+        return self._launch(key, ops, a, b, arguments, specs, outputs, launches, numel, False,
+                            copied=a is not a_in, fast=False)
 
     def _empty_result(self, ops, arguments, out):
         """run()'s result where m, n or the batch is 0, as torch's: empty stores, row and column reductions at
@@ -453,6 +453,11 @@ class CopyingWarmCall:
     def call(self, a, b, arguments, out=None):
         a, b = hopper_operands(a, b)
         return self.warm.call(a, b, arguments, out)
+
+
+def _arguments_key(arguments):
+    """The epilogue arguments' part of a plan key: each name with its shape, dtype and broadcast (spec_key)."""
+    return tuple(sorted((name, spec_key(value)) for name, value in arguments.items()))
 
 
 def hopper_operands(a, b):

@@ -13,7 +13,7 @@ LAYOUT_VERSION, LAYOUT_HEADER, LAYOUT_NODES = 1, 32, 64  # gemm/kernel/sm80_para
 _FIELDS = ("version", "size", "threads", "smem_bytes", "tile_m", "tile_n", "tile_k", "m", "n", "k", "batch", "a",
            "lda", "batch_stride_a", "b", "ldb", "batch_stride_b", "split_k", "k_per_split", "partials", "tiles_m",
            "tiles_n", "node_count", "reduce_size", "reduce_m", "reduce_n", "reduce_k", "reduce_batch",
-           "reduce_split_k", "reduce_partials", "reduce_node_count")
+           "reduce_split_k", "reduce_partials", "reduce_epilogue", "reduce_node_count")
 _PASS_THREADS = 256  # gemm::kSplitKEpilogueThreads
 
 

@@ -71,7 +71,7 @@ class ScaledGemm(Gemm):
         if block_wise:
             self._MAINLOOP_ARGUMENTS = ("scale_a", "scale_b")
 
-    def _choose(self, ops, device):
+    def _choose(self, ops, device, whole):
         """The C++ planner's plan (gemm::plan_scaled_gemm, as gemm::ScaledGemm picks it)."""
         from . import _C
 

@@ -12,6 +12,7 @@
 #include <tilefuse/arch/tma.h>
 #include <tilefuse/conv/device/conv2d_plan.hpp>
 #include <tilefuse/core/status.hpp>
+#include <tilefuse/gemm/device/gemm_plan.hpp>
 
 namespace tilefuse::conv {
 
@@ -33,16 +34,10 @@ inline ConvSm90Splits conv_sm90_splits(GemmCoord const& g, ConvPlan const& plan)
   return s;
 }
 
-// The workspace of the in-kernel split-K: the m x n fp32 sums, then a ticket per 16-row slice of every
-// tile (128 rows, at least 64 columns: enough for every Hopper wgrad tile). Zeroed before each launch.
-// (The sums' rows are n rounded up to 4 floats apart: SplitReductionPart::sums_stride.)
-inline std::size_t conv_sm90_split_tickets_offset(GemmCoord const& g) {
-  return static_cast<std::size_t>(g.m * ((g.n + 3) / 4 * 4)) * sizeof(float);
-}
-inline std::size_t conv_sm90_split_sums_bytes(GemmCoord const& g) {
-  auto const tickets = static_cast<std::size_t>((g.m + 127) / 128 * 8 * ((g.n + 63) / 64));
-  return conv_sm90_split_tickets_offset(g) + tickets * sizeof(int);
-}
+// The workspace of the in-kernel split-K, the GEMM's split layout (gemm_plan.hpp): the m x n fp32 sums, then a
+// ticket per 16-row slice of every tile of 128 x 64 (enough for every Hopper wgrad tile). Zeroed before each launch.
+inline std::size_t conv_sm90_split_tickets_offset(GemmCoord const& g) { return gemm::sm90_split_tickets_offset(g); }
+inline std::size_t conv_sm90_split_sums_bytes(GemmCoord const& g) { return gemm::sm90_split_workspace_bytes(g, 128, 64); }
 
 // Whether a tile runs the cooperative schedule (else ping-pong); Conv2d checks it against each config.
 inline constexpr bool conv_sm90_cooperative(ConvSm90Tile tile, bool im2col) {

@@ -26,7 +26,7 @@
 #include <tilefuse/conv/implicit_gemm.h>
 #include <tilefuse/core/platform.h>
 #include <tilefuse/epilogue/params_layout.h>
-#include <tilefuse/gemm/kernel/split_k_epilogue.h>
+#include <tilefuse/gemm/kernel/split_k_pass_layout.h>
 
 namespace tilefuse::conv {
 
@@ -85,18 +85,8 @@ __global__ void conv_params_layout_kernel(long long* out) {
   if constexpr (requires { p.tiles; }) out[16] = offset(&p.tiles, base);
   out[22] = offset(&p.epilogue, base);
   if constexpr (!cuda::std::is_void_v<ReduceEpilogue>) {
-    gemm::SplitKEpilogueParams<ReduceEpilogue> const r{};
-    void const* r_base = &r;
-    out[24] = static_cast<long long>(sizeof(r));
-    out[25] = offset(&r.problem.m, r_base);
-    out[26] = offset(&r.problem.n, r_base);
-    out[27] = offset(&r.problem.k, r_base);
-    out[28] = offset(&r.problem.batch, r_base);
-    out[29] = offset(&r.split_k, r_base);
-    out[30] = offset(&r.partials, r_base);
-    out[31] = offset(&r.epilogue, r_base);
-    out[47] = epilogue::write_node_layouts<ReduceEpilogue>(
-        r.epilogue, r_base, out + kConvLayoutHeader + epilogue::kNodeLayoutWords * kConvLayoutMaxNodes);
+    out[47] = gemm::write_split_k_pass_layout<ReduceEpilogue>(
+        out + 24, out + kConvLayoutHeader + epilogue::kNodeLayoutWords * kConvLayoutMaxNodes);
   }
   if constexpr (requires { p.a_tiled; }) out[32] = offset(&p.a_tiled, base);
   if constexpr (requires { p.x_tiled; }) out[33] = offset(&p.x_tiled, base);

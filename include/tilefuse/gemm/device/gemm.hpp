@@ -172,8 +172,10 @@ class Gemm {
     bool hopper = false;
     std::string why_not;
     typename detail::HopperPlanOf<kHopperCandidate, Hopper>::type plan{};
-    bool copy = false;   // A and B packed into the workspace first (copy_operands)
+    bool copy = false;   // A and B packed into the workspace first (copy_operands), from these strides
     index_t padded_k = 0;
+    index_t lda = 0, ldb = 0, batch_stride_a = 0, batch_stride_b = 0;
+    std::size_t b_offset = 0;  // where B's copy starts in the workspace
     std::string note;    // what describe() adds to the Hopper kernel's text (the copies)
     std::string planned_only;  // planned without a workspace for the copies: the kernel's text (no plan made)
     bool uses_workspace = false;  // the plan holds addresses in `workspace` (copies, split sums)
@@ -181,8 +183,8 @@ class Gemm {
   };
 
   // The cache key: every byte the plan depends on but the workspace's address (a Choice that uses the
-  // workspace remembers it, and is made again for another). The epilogue enters as its bound Params (zeroed first, so that padding compares equal); false when the
-  // epilogue does not bind (the sm_80 path then reports it).
+  // workspace remembers it, and is made again for another). The epilogue enters as its bound Params (zeroed
+  // first, so that padding compares equal); false when the epilogue does not bind (the sm_80 path then reports it).
   static bool cache_key(Arguments const& args, bool with_workspace, std::string* key) {
     typename Epilogue::Params params;
     std::memset(static_cast<void*>(&params), 0, sizeof(params));
@@ -243,6 +245,8 @@ class Gemm {
                          "bytes)";
         return choice;
       }
+      // A plan with copies or split sums holds addresses in the workspace (choose remakes it for another).
+      choice.uses_workspace = d.plan.copy_operands || (with_workspace && d.plan.sm90.split_k > 1);
       GemmCoord const& p = args.problem;
       typename Hopper::Arguments h;
       h.problem = p;
@@ -257,12 +261,15 @@ class Gemm {
       char* const base = static_cast<char*>(workspace);
       std::size_t split_offset = 0;
       if (d.plan.copy_operands) {
-        choice.copy = true;
-        choice.padded_k = d.plan.padded_k;
         index_t const kp = d.plan.padded_k;
+        choice.copy = true;
+        choice.padded_k = kp;
+        choice.lda = d.resolved.lda;
+        choice.ldb = d.resolved.ldb;
+        choice.batch_stride_a = d.resolved.batch_stride_a;
+        choice.batch_stride_b = d.resolved.batch_stride_b;
+        choice.b_offset = copy_a_bytes(d, p);
         choice.note = "; " + d.plan.why.substr(d.plan.why.find("A and B copied"));
-        choice.uses_workspace = true;  // (a run() with its workspace never takes this choice: see choose)
-        choice.workspace = workspace;
         if (base == nullptr) {  // describe() and can_implement(): the copies' plan, told from the planner's
           choice.hopper = true;
           choice.planned_only = status_message(
@@ -272,7 +279,7 @@ class Gemm {
           return choice;
         }
         h.a = reinterpret_cast<ElementAB const*>(base);
-        h.b = reinterpret_cast<ElementAB const*>(base + copy_a_bytes(d, p));
+        h.b = reinterpret_cast<ElementAB const*>(base + choice.b_offset);
         h.problem.k = kp;
         h.lda = h.ldb = kp;
         h.batch_stride_a = copied_batches(p.batch, d.resolved.batch_stride_a) == 1 && p.batch > 1 ? 0 : p.m * kp;
@@ -281,7 +288,6 @@ class Gemm {
       }
       void* const split_workspace = base != nullptr && h.split_k > 1 ? base + split_offset : nullptr;
       if (reinterpret_cast<std::uintptr_t>(split_workspace) % 16 != 0) h.split_k = 1;  // the sums need 16 bytes
-      choice.uses_workspace = choice.copy || (with_workspace && d.plan.sm90.split_k > 1);  // (split or not by its address)
       Status const s = Hopper::initialize(h, &choice.plan, h.split_k > 1 ? split_workspace : nullptr);
       choice.hopper = s.ok();
       if (!s.ok()) choice.why_not = detail::hopper_refusal(s.message());
@@ -289,23 +295,19 @@ class Gemm {
     return choice;
   }
 
-  // Packs A and B into the workspace as the Hopper kernel reads them (kernel/pack_k_major.h).
-  static Status copy_operands(Arguments const& args, Choice const& choice, void* workspace, cudaStream_t stream) {
-    Decision d;
-    d.problem = args.problem;
-    TILEFUSE_RETURN_IF_ERROR(make_plan(args, &d.resolved));
-    d.plan.padded_k = choice.padded_k;
+  // Packs A and B into the workspace as the Hopper kernel reads them (kernel/pack_k_major.h), from the
+  // strides the plan resolved.
+  static Status copy_operands(Arguments const& args, Choice const& c, void* workspace, cudaStream_t stream) {
     GemmCoord const& p = args.problem;
     auto* const a_out = static_cast<ElementAB*>(workspace);
-    auto* const b_out = reinterpret_cast<ElementAB*>(static_cast<char*>(workspace) + copy_a_bytes(d, p));
-    Plan const& r = d.resolved;
+    auto* const b_out = reinterpret_cast<ElementAB*>(static_cast<char*>(workspace) + c.b_offset);
     bool const a_rows = std::is_same_v<LayoutA, RowMajor>;  // A (m x k): row r, column c
-    TILEFUSE_RETURN_IF_ERROR(pack_k_major(args.a, p.m, p.k, a_rows ? r.lda : 1, a_rows ? 1 : r.lda,
-                                  copied_batches(p.batch, r.batch_stride_a), r.batch_stride_a, a_out, choice.padded_k,
-                                  stream));
+    TILEFUSE_RETURN_IF_ERROR(pack_k_major(args.a, p.m, p.k, a_rows ? c.lda : 1, a_rows ? 1 : c.lda,
+                                          copied_batches(p.batch, c.batch_stride_a), c.batch_stride_a, a_out,
+                                          c.padded_k, stream));
     bool const b_columns = std::is_same_v<LayoutB, ColumnMajor>;  // B (k x n) packed as n rows of k
-    return pack_k_major(args.b, p.n, p.k, b_columns ? r.ldb : 1, b_columns ? 1 : r.ldb,
-                copied_batches(p.batch, r.batch_stride_b), r.batch_stride_b, b_out, choice.padded_k, stream);
+    return pack_k_major(args.b, p.n, p.k, b_columns ? c.ldb : 1, b_columns ? 1 : c.ldb,
+                        copied_batches(p.batch, c.batch_stride_b), c.batch_stride_b, b_out, c.padded_k, stream);
   }
 
   template <bool kAligned>
@@ -372,24 +374,15 @@ class Gemm {
     return d.plan.copy_operands ? copy_a_bytes(d, p) + copy_b_bytes(d, p) : 0;
   }
   static std::size_t hopper_workspace_bytes(Decision const& d) {
-    std::size_t bytes = copy_bytes(d, d.problem);
-    if constexpr (kHopperCandidate) {
-      if (d.plan.sm90.split_k > 1) {
-        typename Hopper::Arguments h;
-        h.problem = d.problem;
-        h.problem.k = d.plan.padded_k;
-        h.split_k = d.plan.sm90.split_k;
-        bytes += Hopper::workspace_size(h);
-      }
-    }
-    return bytes;
+    GemmCoord const run{d.problem.m, d.problem.n, d.plan.padded_k, d.problem.batch};
+    return copy_bytes(d, d.problem) +
+           (d.plan.sm90.split_k > 1 ? sm90_split_workspace_bytes(run, d.plan.sm90.tile_m, d.plan.sm90.tile_n) : 0);
   }
 
   static detail::PlanCache<Choice>& cache() {
     static detail::PlanCache<Choice> instance;
     return instance;
   }
-
 
   // The sm_80 kernel's split count: args.split_k, or for 0 the choice for its tile (1 for a bad value,
   // which make_plan refuses).

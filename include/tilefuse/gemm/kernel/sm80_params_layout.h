@@ -5,15 +5,16 @@
 // out[0..31]  kSm80LayoutVersion, sizeof(Params), kThreads, kSmemBytes, kTileM, kTileN, kTileK, then the
 //             offsets of problem.m, .n, .k, .batch (index_t), operands.a, .lda, .batch_stride_a, .b, .ldb,
 //             .batch_stride_b, split_k (int), k_per_split (index_t), partials (float*), tiles_m, tiles_n (int),
-//             the number of named epilogue nodes; then the split-K pass's SplitKEpilogueParams: its sizeof,
-//             problem.m, .n, .k, .batch, split_k, partials, and the number of its named nodes; [31] unused;
+//             the number of named epilogue nodes; then the split-K pass's SplitKEpilogueParams
+//             (split_k_pass_layout.h): its sizeof, problem.m, .n, .k, .batch, split_k, partials, the offset of its
+//             epilogue, and the number of its named nodes;
 // out[32 + 9 i ...]        named node i of the kernel's epilogue tree (epilogue/params_layout.h);
 // out[32 + 9 (64 + i) ...] named node i of the pass's tree.
 #pragma once
 
 #include <tilefuse/core/platform.h>
 #include <tilefuse/epilogue/params_layout.h>
-#include <tilefuse/gemm/kernel/split_k_epilogue.h>
+#include <tilefuse/gemm/kernel/split_k_pass_layout.h>
 
 namespace tilefuse::gemm::sm80 {
 
@@ -51,17 +52,8 @@ __global__ void sm80_gemm_params_layout_kernel(long long* out) {
   out[20] = offset(&p.tiles_m, base);
   out[21] = offset(&p.tiles_n, base);
   out[22] = epilogue::write_node_layouts<Epilogue>(p.epilogue, base, out + kSm80LayoutHeader);
-  SplitKEpilogueParams<Epilogue> const r{};
-  void const* r_base = &r;
-  out[23] = static_cast<long long>(sizeof(r));
-  out[24] = offset(&r.problem.m, r_base);
-  out[25] = offset(&r.problem.n, r_base);
-  out[26] = offset(&r.problem.k, r_base);
-  out[27] = offset(&r.problem.batch, r_base);
-  out[28] = offset(&r.split_k, r_base);
-  out[29] = offset(&r.partials, r_base);
-  out[30] = epilogue::write_node_layouts<Epilogue>(
-      r.epilogue, r_base, out + kSm80LayoutHeader + epilogue::kNodeLayoutWords * kSm80LayoutMaxNodes);
+  out[31] = write_split_k_pass_layout<Epilogue>(
+      out + 23, out + kSm80LayoutHeader + epilogue::kNodeLayoutWords * kSm80LayoutMaxNodes);
 }
 
 }  // namespace tilefuse::gemm::sm80
