@@ -57,7 +57,7 @@ if [[ $with_torch == 1 ]] && ! "$python" -c "import torch, sys; sys.exit(torch._
 fi
 if [ ${#python_missing[@]} -gt 0 ]; then
   echo "setup: pip installing ${python_missing[*]} into $("$python" -c 'import sys; print(sys.prefix)')"
-  "$python" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "${python_missing[@]}" || {
+  "$python" -m pip install --quiet --disable-pip-version-check --no-cache-dir --root-user-action=ignore "${python_missing[@]}" || {
     echo "setup: pip could not install ${python_missing[*]} into $python" >&2
     exit 1
   }
