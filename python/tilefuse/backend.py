@@ -73,7 +73,8 @@ def backend(gm, example_inputs, measure=True, require_cuda=True, mode=None, opti
     Without CUDA graphs, a frozen (inference) graph so rewritten is also compiled without the rewrites and the
     two are timed on the example inputs: the faster is returned, so the backend is never slower than Inductor
     alone by more than the timing's noise. With CUDA graphs, a frozen inference graph replays from the backend's
-    own graph (ReplayedGraph), training and unfrozen graphs from Inductor's. require_cuda: as fuse's, for tests
+    own graph (ReplayedGraph), training and unfrozen graphs from Inductor's; when measuring, the rewritten graph's
+    own ops (no Inductor) are replayed too and the faster of the two replays kept. require_cuda: as fuse's, for tests
     on CPU; chooser:
     a Chooser (tests), else one made here when measuring."""
     from torch._inductor import config as inductor_config
@@ -90,12 +91,15 @@ def backend(gm, example_inputs, measure=True, require_cuda=True, mode=None, opti
         patches["triton.cudagraphs"] = False
     if measure and chooser is None:
         chooser = Chooser(graphs=graphs)
-    race = measure and not graphs and not torch.is_grad_enabled() and _real(example_inputs, require_cuda)
-    plain = _graph_copy(gm) if race else None
+    race = measure and not torch.is_grad_enabled() and _real(example_inputs, require_cuda)
+    plain = _graph_copy(gm) if race and not graphs else None
     attention = [] if torch.is_grad_enabled() else native_attention(gm, require_cuda=require_cuda)
     decisions = fuse(gm, example_inputs, require_cuda=require_cuda, chooser=chooser if measure else None)
+    own_ops = _graph_copy(gm) if race and replayed else None
     compiled = compile_fx(gm, example_inputs, config_patches=patches or None, **kwargs)
     verdict = ""
+    if own_ops is not None:
+        compiled, verdict = _race_replays(compiled, own_ops, example_inputs, chooser)
     if plain is not None and (any(d.fused for d in decisions) or any(why is None for _, why in attention)):
         alone = compile_fx(plain, example_inputs, config_patches=patches or None, **kwargs)
         fused_ms, alone_ms = chooser.graph_timer(compiled, alone, example_inputs)
@@ -115,7 +119,20 @@ def backend(gm, example_inputs, measure=True, require_cuda=True, mode=None, opti
                                            else f"as traced ({why})") for name, why in attention]
         log.info("tilefuse.backend: %d of %d conv and linear chains fused into tilefuse kernels%s%s\n  %s", taken,
                  len(decisions), _attention_summary(attention), verdict, "\n  ".join(notes))
-    return ReplayedGraph(compiled) if replayed else compiled
+    return ReplayedGraph(compiled) if replayed and own_ops is None else compiled
+
+
+def _race_replays(compiled, own_ops, example_inputs, chooser):
+    """(the faster replayed forward, what the log says): Inductor's compiled forward and the rewritten graph's
+    own ops (tilefuse's kernels and torch's eager ones, no Inductor), each replayed from the backend's own CUDA
+    graph and timed on the example inputs. Replayed, Inductor's kernels are not always the faster: ViT-B/16 at
+    batch 1 and 8 on an H200, eager's cuBLAS GEMMs and flash attention beat them (docs/notes/python_path.md)."""
+    inductor, eager = ReplayedGraph(compiled), ReplayedGraph(own_ops)
+    inductor_ms, eager_ms = chooser.graph_timer(inductor, eager, example_inputs)
+    faster = eager_ms < inductor_ms
+    return (eager if faster else inductor), (
+        f"; replayed from one CUDA graph: {inductor_ms:.3f} ms with Inductor's kernels, {eager_ms:.3f} ms with the "
+        f"graph's own ops: {'the own ops' if faster else 'Inductor'} kept")
 
 
 def _attention_summary(attention):

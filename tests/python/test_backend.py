@@ -353,6 +353,43 @@ def test_torch_compile_modes_reach_inductor_and_the_chooser(cpu_kernels, monkeyp
     assert seen["graphs"] == bool(how)
 
 
+@pytest.mark.parametrize("faster", ["inductor", "own ops"])
+def test_replayed_graphs_race_inductor_against_the_graphs_own_ops(cpu_kernels, monkeypatch, caplog, faster):
+    """With CUDA graphs and freezing, the backend replays a frozen graph from its own CUDA graph; measuring, it
+    captures Inductor's forward and the rewritten graph's own ops (no Inductor), times both replays and keeps the
+    faster; the log says which. (On CPU the replays run uncaptured: what is checked is the race and the answer.)"""
+    import functools
+    import logging
+
+    import torch._inductor.config as inductor_config
+
+    from tilefuse.backend_graphs import ReplayedGraph
+
+    made = []
+    monkeypatch.setattr(tb, "ReplayedGraph", lambda compiled: made.append(ReplayedGraph(compiled)) or made[-1])
+    torch.manual_seed(7)
+    model = Block().eval()
+    randomize_batch_norms(model)
+    model = model.to(torch.bfloat16).to(memory_format=CL)
+    x = torch.randn(2, 16, 9, 9).to(torch.bfloat16).contiguous(memory_format=CL)
+    chooser = Pick([True], graph_ms=(1.0, 2.0) if faster == "inductor" else (2.0, 1.0))
+    torch._dynamo.reset()
+    backend = functools.partial(tb.backend, require_cuda=False, chooser=chooser)
+    with torch.no_grad(), inductor_config.patch(freezing=True), \
+            caplog.at_level(logging.INFO, logger="tilefuse.backend"):
+        got = torch.compile(model, backend=backend, mode="reduce-overhead")(x)
+        want = model(x)
+    assert len(chooser.raced) == 1 and len(made) == 2, (chooser.raced, made)
+    (inductor_out, inductor_ops), (own_out, own_ops) = chooser.raced[0]
+    assert inductor_ops == own_ops == {"tilefuse::conv2d_inference"}, (inductor_ops, own_ops)
+    assert made[1].compiled.__class__.__name__ == "GraphModule"  # the own ops: the rewritten graph, run as it is
+    assert_close(inductor_out[0], want)
+    assert_close(own_out[0], want)
+    assert_close(got, want)
+    kept = "the own ops kept" if faster == "own ops" else "Inductor kept"
+    assert "replayed from one CUDA graph: " in caplog.text and kept in caplog.text, caplog.text
+
+
 class Mlp(nn.Module):
     def __init__(self, d=32):
         super().__init__()

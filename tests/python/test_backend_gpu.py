@@ -83,8 +83,9 @@ def test_measured_backend_with_cuda_graphs(tmp_path, monkeypatch):
 
 
 def test_frozen_graphs_replay_from_the_backends_own_cuda_graph(tmp_path, monkeypatch):
-    """mode="reduce-overhead" with freezing: the backend captures the compiled forward once (ReplayedGraph) and
-    replays it; each call's output is its own (a later call does not overwrite it) and right for its input."""
+    """mode="reduce-overhead" with freezing: the backend captures the compiled forward and the graph's own ops
+    once each (ReplayedGraph), keeps the faster and replays it; each call's output is its own (a later call does
+    not overwrite it) and right for its input."""
     from torch._inductor import config as inductor_config
 
     import tilefuse.backend as backend_module
@@ -101,7 +102,8 @@ def test_frozen_graphs_replay_from_the_backends_own_cuda_graph(tmp_path, monkeyp
         wants = [model(t) for t in inputs]
         compiled = torch.compile(model, backend="tilefuse", mode="reduce-overhead")
         gots = [compiled(t) for t in inputs]
-    assert len(made) == 1 and made[0].why_not is None and made[0].captures == 1, made and made[0].why_not
+    # two captured (Inductor's forward and the graph's own ops, raced), each once
+    assert len(made) == 2 and all(m.why_not is None and m.captures == 1 for m in made), [m.why_not for m in made]
     for got, want in zip(gots, wants):
         assert torch.allclose(got.float(), want.float(), rtol=5e-2, atol=5e-2), (got - want).abs().max()
     assert len({g.data_ptr() for g in gots}) == len(gots)
