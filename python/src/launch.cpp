@@ -12,6 +12,7 @@
 #include <cuda_runtime_api.h>
 
 #include <array>
+#include <cstddef>
 #include <cstdio>
 #include <cstdint>
 #include <cstring>
@@ -22,6 +23,7 @@
 
 #include <tilefuse/conv/device/conv2d_sm90_launch.hpp>
 #include <tilefuse/gemm/device/sm90_operand_map.hpp>
+#include <tilefuse/gemm/kernel/pack_k_major_params.h>
 #include <tilefuse/runtime/host_adapter.hpp>
 
 #include "conv_values.hpp"
@@ -296,6 +298,23 @@ std::vector<int> device_properties(int device) {
   return {sms, major, minor};
 }
 
+// The packing copy's launch (gemm::pack_k_major_launch, as gemm::Gemm makes it): (Params bytes with null
+// pointers, the src and dst pointers' offsets in them, grid x, grid z, threads per block).
+nb::tuple pack_k_major_launch(std::int64_t rows, std::int64_t k, std::int64_t row_stride, std::int64_t k_stride,
+                              std::int64_t batches, std::int64_t batch_stride, std::int64_t padded_k) {
+  using tilefuse::gemm::PackKMajorParams;
+  auto const launch = tilefuse::gemm::pack_k_major_launch(nullptr, rows, k, row_stride, k_stride, batches,
+                                                          batch_stride, nullptr, padded_k);
+  if (launch.grid_x == 0 || launch.grid_z == 0) {
+    throw std::invalid_argument("tilefuse: copying an operand of " + std::to_string(batches) + " x " +
+                                std::to_string(rows) + " x " + std::to_string(padded_k) +
+                                " for the Hopper GEMM: no tiles, or more 32 x 32 tiles than a grid holds");
+  }
+  return nb::make_tuple(nb::bytes(reinterpret_cast<char const*>(&launch.params), sizeof(PackKMajorParams)),
+                        offsetof(PackKMajorParams, src), offsetof(PackKMajorParams, dst), launch.grid_x,
+                        launch.grid_z, tilefuse::gemm::kPackThreads);
+}
+
 }  // namespace
 
 void bind_launch(nb::module_& m) {
@@ -339,6 +358,10 @@ void bind_launch(nb::module_& m) {
       .def_prop_ro("address", [](PreparedLaunch& self) { return reinterpret_cast<std::uintptr_t>(&self); },
                    "This launch's address, for run_prepared_launch (valid while the object lives).");
   m.attr("run_prepared_launch_address") = reinterpret_cast<std::uintptr_t>(&run_prepared_launch);
+  m.def("pack_k_major_launch", &pack_k_major_launch, nb::arg("rows"), nb::arg("k"), nb::arg("row_stride"),
+        nb::arg("k_stride"), nb::arg("batches"), nb::arg("batch_stride"), nb::arg("padded_k"),
+        "The launch of the packing copy into the Hopper GEMM's K-major layout (gemm/kernel/pack_k_major.h): "
+        "(params, src offset, dst offset, grid, grid_z, threads).");
   m.def("read_layout", &read_layout, nb::arg("kernel"), nb::arg("device"), nb::arg("words"),
         "Runs a parameter-layout kernel and returns the integers it wrote.");
   m.def("device_properties", &device_properties, nb::arg("device"), "[sm_count, major, minor] of a device.");

@@ -16,6 +16,7 @@ import struct
 from dataclasses import dataclass
 
 from . import fast_path
+from .gemm_pack import pack_k_major
 from .errors import TensorArgumentError
 from .kernel_params import (IDENTITY, Launch, WarmCall, allocate, workspace, call_key, call_pointers, check_epilogue_arguments,
                             check_epilogue_function, check_out, check_out_dtype, current_raw_stream, device_properties,
@@ -480,6 +481,8 @@ def hopper_operands(a, b):
     def copied(t):  # t: (..., rows, k) -> packed (..., rows, kp), zeros beyond k
         if fits(t):
             return t
+        if t.is_cuda:  # gemm::Gemm's packing kernel: one launch, the zeros written by it
+            return pack_k_major(t, kp, element_type(t.dtype).name)
         if kp == k:  # a packed copy (one kernel)
             return t.clone(memory_format=torch.contiguous_format)
         out = pad(t, (0, kp - k))  # zeros past k and the copy in one call (torch allocates it row-major)

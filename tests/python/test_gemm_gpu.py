@@ -186,6 +186,42 @@ def test_the_sm80_kernel_batched_with_a_shared_b():
     check(d, a.double() @ b.double(), a @ b, "sm80 batched, shared b")
 
 
+def test_operands_are_copied_by_the_packing_kernel_exactly():
+    """hopper_operands on CUDA tensors runs gemm::Gemm's packing kernel (tilefuse.gemm_pack): every layout, odd k,
+    strided and offset views, a shared b, k = 0 and rows that are not a multiple of its 32 x 32 tile give the
+    bits torch's own pad gives, zeros past k included (into memory poisoned first)."""
+    import torch.nn.functional as F
+
+    from tilefuse.gemm import hopper_operands
+
+    def packed(t, kp):  # torch's copy of t (..., rows, k): row-major, zeros past k
+        return F.pad(t, (0, kp - t.shape[-1])).contiguous()
+
+    g = torch.Generator(device="cuda").manual_seed(3)
+
+    def rand(*shape):
+        return torch.randn(*shape, device="cuda", generator=g).to(torch.bfloat16)
+
+    cases = {
+        "odd k": (rand(70, 13), rand(45, 13).t()),
+        "row-major b": (rand(64, 40), rand(40, 33)),
+        "transposed a": (rand(40, 97).t(), rand(33, 40).t()),
+        "batched, odd k, strided": (rand(3, 70, 26)[:, :, ::2], rand(3, 13, 50)),
+        "offset view": (rand(100, 1001)[1:, 3:], rand(1001, 64)[3:]),
+        "shared b (batch stride 0)": (rand(3, 36, 24), rand(1, 50, 24).transpose(-1, -2).expand(3, 24, 50)),
+        "k = 0": (rand(6, 0), rand(0, 5)),
+        "fp16, long k": (rand(127, 8191).half(), rand(255, 8191).half().t()),
+    }
+    for name, (a, b) in cases.items():
+        poison()
+        a2, b2 = hopper_operands(a, b)
+        kp = a2.shape[-1]
+        assert kp % 8 == 0 and kp >= max(a.shape[-1], 8), name
+        assert torch.equal(a2, packed(a, kp)), name
+        assert torch.equal(b2.transpose(-1, -2), packed(b.transpose(-1, -2), kp)), name
+        assert a2.stride(-1) == 1 and b2.stride(-2) == 1, name
+
+
 def test_copied_operands_have_a_warm_call():
     """A signature whose operands are copied (odd k) repeats as a warm call that copies again: new tensors of
     the same signature give their own results, and the call after the first takes no planning."""

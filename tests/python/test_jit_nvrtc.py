@@ -82,6 +82,19 @@ def test_sm80_gemm_kernel_compiles_with_its_layout_kernel_and_split_k_pass(nvrtc
         gemm_sm80_source(relu_bias_tree, config="Sm90LargeConfig")
 
 
+@pytest.mark.parametrize("element, arch", [("bfloat16", "sm_90a"), ("float16", "sm_80")])
+def test_the_operand_packing_kernel_compiles_without_a_layout_kernel(nvrtc_version, tmp_path, element, arch):
+    """tilefuse.Gemm copies operands TMA cannot read with gemm::Gemm's packing kernel (tilefuse.gemm_pack): it
+    compiles alone (its Params are plain: no layout kernel), for the Hopper and the sm80 families."""
+    from tilefuse.jit import pack_k_major_kernel
+
+    kernel = pack_k_major_kernel(element, arch=arch, cache_dir=tmp_path, require_cached=False)
+    assert kernel.cubin[:4] == b"\x7fELF" and kernel.info["inputs"]["arch"] == arch
+    assert kernel.lowered_name.startswith("_ZN8tilefuse4gemm19pack_k_major_kernel")
+    assert kernel.info["lowered_names"] == {}
+    assert pack_k_major_kernel(element, arch=arch, cache_dir=tmp_path, require_cached=True).hit
+
+
 def test_second_call_hits_and_require_cached_allows_hits(compiled, relu_bias_tree):
     directory, first = compiled
     again = gemm_kernel(relu_bias_tree, "bfloat16", "Sm90LargeConfig", cache_dir=directory, require_cached=True)
@@ -114,7 +127,10 @@ def test_common_epilogues_come_prebuilt_with_the_installed_package(nvrtc_version
     if not os.path.isdir(prebuilt_dir()):
         pytest.skip("this install has no prebuilt kernels (a source checkout, or TILEFUSE_PREBUILT=OFF)")
     kinds = {kind for kind, *_ in common_kernels()}
-    assert kinds == {"gemm", "conv90", "conv80"}
+    assert kinds == {"gemm", "conv90", "conv80", "pack"}
+    from tilefuse.jit import pack_k_major_kernel
+
+    assert pack_k_major_kernel("bfloat16", cache_dir=tmp_path, require_cached=True).path.startswith(prebuilt_dir())
     tree = to_cpp(trace(lambda acc, bias: relu(acc + bias), acc=(128, 256), bias=(256,)), "float16")
     kernel = gemm_kernel(tree, "float16", "Sm90MediumConfig", cache_dir=tmp_path, require_cached=True)
     assert kernel.hit and kernel.path.startswith(prebuilt_dir())

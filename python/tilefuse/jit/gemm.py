@@ -3,7 +3,7 @@ from .cache import KernelCache, key_inputs
 from .errors import JitError
 from .headers import include_dir
 from .nvrtc import compile_to_cubin
-from .source import gemm_sm80_source, gemm_sm90_source
+from .source import gemm_sm80_source, gemm_sm90_source, pack_k_major_source
 from .toolkit import cuda_include_dirs
 
 # NVRTC's flags (the include folders are added at compile time and are not part of the cache key).
@@ -31,8 +31,14 @@ def gemm_sm80_kernel(epilogue, element="bfloat16", config="Sm80LargeConfig", lay
     return compile_cached(source, arch, cache_dir, require_cached)
 
 
+def pack_k_major_kernel(element="bfloat16", *, arch="sm_90a", cache_dir=None, require_cached=None):
+    """The CachedKernel of the packing copy into the Hopper GEMM's K-major layout (pack_k_major_source)."""
+    return compile_cached(pack_k_major_source(element), arch, cache_dir, require_cached)
+
+
 def compile_cached(kernel, arch, cache_dir=None, require_cached=None):
-    """The CachedKernel of a KernelSource (kernel and layout kernel in one CUBIN) for `arch`."""
+    """The CachedKernel of a KernelSource (kernel, and its layout kernel where it has one, in one CUBIN) for
+    `arch`."""
     flags = [*BASE_FLAGS, f"--gpu-architecture={arch}"]
 
     def build():
@@ -42,9 +48,10 @@ def compile_cached(kernel, arch, cache_dir=None, require_cached=None):
                            "CUDA_HOME to the toolkit's folder")
         includes = [f"-I{d}" for d in (include_dir(), *toolkit)]
         extra = dict(kernel.extra_expressions)
-        expressions = [kernel.name_expression, kernel.layout_expression, *extra.values()]
+        layout = [kernel.layout_expression] if kernel.layout_expression else []
+        expressions = [kernel.name_expression, *layout, *extra.values()]
         compiled = compile_to_cubin(kernel.source, expressions, flags + includes)
-        names = {"layout": compiled.lowered_names[kernel.layout_expression]}
+        names = {"layout": compiled.lowered_names[e] for e in layout}
         names.update((key, compiled.lowered_names[expression]) for key, expression in extra.items())
         return compiled.cubin, compiled.lowered_names[kernel.name_expression], names
 

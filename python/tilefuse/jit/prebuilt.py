@@ -12,7 +12,8 @@ set (`common_kernels`), bf16 and fp16, for sm_90a:
     + residual and relu(acc + bias + residual) (the ResNet block's order), and for dgrad and wgrad;
   - the sm80 conv kernels (every tile, aligned or not, each mode) that the planner falls back to on Hopper
     where no Hopper kernel takes the problem (C = 3 stems, strided dgrad): with no epilogue, and in fprop with
-    the conv epilogues above (a stem's folded BatchNorm + ReLU). tests/python/test_prebuilt_coverage.py checks
+    the conv epilogues above (a stem's folded BatchNorm + ReLU);
+  - the copy of GEMM operands into the Hopper kernel's layout (gemm/kernel/pack_k_major.h). tests/python/test_prebuilt_coverage.py checks
     that a ResNet-50's inference and training steps ask for nothing else.
 
 A prebuilt entry is found only when everything in the key agrees: the generated source (so the trees the
@@ -69,7 +70,7 @@ def _tree(activation, bias, residual, element):
 
 def common_kernels():
     """The jobs of every prebuilt kernel: ("gemm", tree, element, config), ("conv90", tree, kernel, kernel tree,
-    split) or ("conv80", tree, element, mode, config, aligned)."""
+    split), ("conv80", tree, element, mode, config, aligned) or ("pack", element)."""
     from .. import _C
     from ..kernel_params import tree_facts
 
@@ -89,14 +90,17 @@ def common_kernels():
                     kernels.append(("conv90", str(tree), kernel, kernel_tree, split))
         kernels += [("conv80", str(tree), element, mode, config, aligned) for mode, mode_trees in trees.items()
                     for tree in mode_trees for config in SM80_CONV_CONFIGS for aligned in (True, False)]
+        kernels.append(("pack", element))
     return kernels
 
 
 def _build_one(job):
     kind, out = job[0], job[-1]
     from .conv import conv_kernel, conv_sm90_kernel
-    from .gemm import gemm_kernel
+    from .gemm import gemm_kernel, pack_k_major_kernel
 
+    if kind == "pack":
+        return pack_k_major_kernel(job[1], cache_dir=out, require_cached=False).hit
     if kind == "gemm":
         _, tree, element, config, _ = job
         kernel = gemm_kernel(tree, element, config, cache_dir=out, require_cached=False)

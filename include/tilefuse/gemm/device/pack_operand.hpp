@@ -5,8 +5,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include <algorithm>
-
 #include <tilefuse/core/coord.h>
 #include <tilefuse/core/status.hpp>
 #include <tilefuse/gemm/kernel/pack_k_major.h>
@@ -18,17 +16,18 @@ namespace tilefuse::gemm {
 template <class T>
 Status pack_k_major(T const* src, index_t rows, index_t k, index_t row_stride, index_t k_stride, index_t batches,
                     index_t batch_stride, T* dst, index_t padded_k, cudaStream_t stream) {
-  index_t const row_tiles = (rows + kPackTile - 1) / kPackTile;
-  index_t const k_tiles = (padded_k + kPackTile - 1) / kPackTile;
-  if (row_tiles > 0x7fffffff) {
-    return not_supported("gemm: copying an operand of ", rows, " rows for the Hopper kernel: more row tiles than a grid");
+  PackKMajorLaunch launch =
+      pack_k_major_launch(src, rows, k, row_stride, k_stride, batches, batch_stride, dst, padded_k);
+  if (launch.grid_x == 0 && rows > 0 && padded_k > 0) {
+    return not_supported("gemm: copying an operand of ", rows, " x ", padded_k,
+                         " for the Hopper kernel: more 32 x 32 tiles than a grid holds");
   }
+  if (launch.grid_x == 0 || batches == 0) return Status::success();
   LaunchConfig config;
-  config.grid = dim3(static_cast<unsigned>(row_tiles), static_cast<unsigned>(std::min<index_t>(k_tiles, 65535)),
-                     static_cast<unsigned>(std::min<index_t>(batches, 65535)));
-  config.block = dim3(kPackTile, kPackRowsPerPass);
+  config.grid = dim3(static_cast<unsigned>(launch.grid_x), 1, static_cast<unsigned>(launch.grid_z));
+  config.block = dim3(kPackThreads);
   config.stream = stream;
-  void* kernel_args[] = {&src, &rows, &k, &row_stride, &k_stride, &batch_stride, &dst, &padded_k, &batches};
+  void* kernel_args[] = {&launch.params};
   return host_adapter().launch(config, reinterpret_cast<void const*>(&pack_k_major_kernel<T>), kernel_args);
 }
 

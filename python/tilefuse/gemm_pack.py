@@ -1,0 +1,56 @@
+"""The copy of a GEMM operand into the Hopper kernel's K-major layout, by the kernel gemm::Gemm copies with
+(gemm/kernel/pack_k_major.h): one launch per operand that reads any strides and writes the zeros past k, where
+torch's pad is a fill and a copy. The launch (grid, parameters) is tilefuse._C.pack_k_major_launch's, the C++
+one's; the kernel is JIT-compiled per element type and architecture (prebuilt for bf16 and fp16 on sm_90a)."""
+from .kernel_params import current_raw_stream, device_properties, torch_module
+
+_CACHED = {}  # (element, arch) -> CachedKernel
+_LOADED = {}  # (element, arch, device) -> LoadedKernel
+_LAUNCHES = {}  # (element, arch, device, rows, k, strides, batches, padded_k) -> PreparedLaunch
+
+
+def arch_of(device):
+    """The JIT's architecture for a device: sm_90a on sm_90 (the Hopper kernels' own), else sm_XY."""
+    _, major, minor = device_properties(device)
+    return f"sm_{major}{minor}" + ("a" if major == 9 else "")
+
+
+def pack_k_major(t, padded_k, element):
+    """t (..., rows, k) on a CUDA device, any strides -> a new row-major (..., rows, padded_k) tensor, zeros
+    past k (padded_k >= k), on the current torch stream. element: t's tilefuse type name (bfloat16, ...)."""
+    from . import _C
+
+    torch = torch_module()
+    rows, k = t.shape[-2], t.shape[-1]
+    batches = t.shape[0] if t.dim() == 3 else 1
+    out = torch.empty((*t.shape[:-1], padded_k), dtype=t.dtype, device=t.device)
+    if out.numel() == 0:
+        return out
+    row_stride, k_stride = t.stride(-2), t.stride(-1)
+    batch_stride = t.stride(0) if t.dim() == 3 else 0
+    device = t.device.index
+    arch = arch_of(device)
+    key = (element, arch, device, rows, k, row_stride, k_stride, batches, batch_stride, padded_k)
+    launch = _LAUNCHES.get(key)
+    if launch is None:
+        params, src_offset, dst_offset, grid, grid_z, threads = _C.pack_k_major_launch(
+            rows, k, row_stride, k_stride, batches, batch_stride, padded_k)
+        launch = _C.PreparedLaunch(_kernel(element, arch, device), grid, threads, 1, 0, grid_z, params)
+        launch.add_pointer(src_offset, 0)
+        launch.add_pointer(dst_offset, 1)
+        _LAUNCHES[key] = launch
+    launch.run(device, current_raw_stream(device), [t.data_ptr(), out.data_ptr()], [])
+    return out
+
+
+def _kernel(element, arch, device):
+    """The packing kernel's handle on `device`, compiled (or found in the caches) and loaded the first time."""
+    from .jit.gemm import pack_k_major_kernel
+    from .jit.loader import load_kernel
+
+    if (element, arch) not in _CACHED:
+        _CACHED[element, arch] = pack_k_major_kernel(element, arch=arch)
+    if (element, arch, device) not in _LOADED:
+        with torch_module().cuda.device(device):
+            _LOADED[element, arch, device] = load_kernel(_CACHED[element, arch])
+    return _LOADED[element, arch, device].kernel
