@@ -39,6 +39,28 @@ void check_cuda(cudaError_t error, char const* what) {
                            cudaGetErrorString(error) + ")");
 }
 
+// Makes `device` current for a scope and gives the caller's current device back after it (a launch on another
+// GPU must not move torch's current device).
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device) {
+    check_cuda(cudaGetDevice(&previous_), "cudaGetDevice");
+    if (previous_ != device) {
+      check_cuda(cudaSetDevice(device), "cudaSetDevice");
+      switched_ = true;
+    }
+  }
+  ~DeviceScope() {
+    if (switched_) (void)cudaSetDevice(previous_);
+  }
+  DeviceScope(DeviceScope const&) = delete;
+  DeviceScope& operator=(DeviceScope const&) = delete;
+
+ private:
+  int previous_ = 0;
+  bool switched_ = false;
+};
+
 void raise_status(tilefuse::Status const& s) {
   if (s.ok()) return;
   if (s.code() == tilefuse::StatusCode::kCudaError) throw std::runtime_error("tilefuse: " + s.message());
@@ -145,9 +167,7 @@ class PreparedLaunch {
 
   // run() on slot arrays: what tilefuse._torch_ops calls (through run_prepared_launch) without Python.
   void run_slots(int device, std::uintptr_t stream, Slots<std::uint64_t> pointers, Slots<double> scalars) {
-    int current = -1;
-    check_cuda(cudaGetDevice(&current), "cudaGetDevice");
-    if (current != device) check_cuda(cudaSetDevice(device), "cudaSetDevice");
+    DeviceScope const on(device);
     // The kernel copies its by-value parameter at launch; 64-byte alignment keeps the tensor maps at the
     // alignment the struct declares. One buffer per thread: the autograd engine's thread launches too.
     thread_local std::vector<std::uint64_t> storage;
@@ -274,7 +294,7 @@ extern "C" int run_prepared_launch(void* launch, int device, std::uintptr_t stre
 // Runs a layout kernel (one thread; writes `words` 64-bit integers to its pointer argument) and
 // returns what it wrote.
 std::vector<std::int64_t> read_layout(std::uintptr_t kernel, int device, int words) {
-  check_cuda(cudaSetDevice(device), "cudaSetDevice");
+  DeviceScope const on(device);
   void* out = nullptr;
   check_cuda(cudaMalloc(&out, sizeof(std::int64_t) * words), "cudaMalloc");
   std::vector<std::int64_t> host(static_cast<std::size_t>(words), -1);

@@ -33,7 +33,7 @@ from .kernel_params import (IDENTITY, NODE_WORDS, Launch, WarmCall, allocate, wo
                             split_k_lanes,
                             device_properties, from_dlpack, kernel_origin, loaded_on, pack_epilogue, parse_nodes,
                             spec_key, torch_module as _torch, tree_facts, check_epilogue_arguments,
-                            check_epilogue_function, check_out_dtype)
+                            check_epilogue_function, check_out_dtype, uses_coordinates)
 from .tensors import CONV_LAYOUT_MODES, check_conv_activation, torch_dtype
 
 MODES = ("fprop", "dgrad", "wgrad")
@@ -431,6 +431,10 @@ class Conv2d:
         if plan is None:
             graph = trace(self.epilogue, acc=(m, n), **arguments)
             tree = to_cpp(graph, element=out)
+            if uses_coordinates(tree) and max(m, n) >= 1 << 24:  # as conv::Conv2d refuses it
+                raise TensorArgumentError(f"conv2d {self.mode}: the epilogue reads element coordinates (row(), col()), "
+                                          f"which are exact only below 2^24, but its GEMM is {m} x {n}; split the "
+                                          "batch, or pass the coordinates as a vector")
             planned = self._plan_input(a, b, problem, dtype, device, tree)
             unaligned = self._residual_unaligned(planned, tree, arguments)
             if unaligned is not None:

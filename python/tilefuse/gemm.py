@@ -21,7 +21,7 @@ from .errors import TensorArgumentError
 from .kernel_params import (IDENTITY, Launch, WarmCall, allocate, workspace, call_key, call_pointers, check_epilogue_arguments,
                             check_epilogue_function, check_out, check_out_dtype, current_raw_stream, device_properties,
                             from_dlpack, kernel_origin, loaded_on, pack_epilogue, parse_nodes, spec_key,
-                            torch_module as _torch, trace_value)
+                            torch_module as _torch, trace_value, uses_coordinates)
 from .dtypes import element_type
 from .tensors import COLUMN_MAJOR, ROW_MAJOR, check_gemm_operands, torch_dtype
 
@@ -197,7 +197,12 @@ class Gemm:
         traced = {name: trace_value(value) for name, value in arguments.items()
                   if name not in self._MAINLOOP_ARGUMENTS}
         graph = trace(self.epilogue, acc=acc_shape, **traced)
-        return graph, to_cpp(graph, element=self._out_dtype(ops.dtype))
+        tree = to_cpp(graph, element=self._out_dtype(ops.dtype))
+        if uses_coordinates(tree) and max(ops.m, ops.n, ops.batch) >= 1 << 24:  # as gemm::Gemm refuses it
+            raise TensorArgumentError(f"tilefuse.Gemm: the epilogue reads element coordinates (row(), col(), "
+                                      f"batch()), which are exact only below 2^24, but the problem is {ops.m} x "
+                                      f"{ops.n} x {ops.batch}; split it, or pass the coordinates as a vector")
+        return graph, tree
 
     def _plan(self, ops, arguments, whole):
         if ops.layout_a != ROW_MAJOR or ops.layout_b != COLUMN_MAJOR:

@@ -5,6 +5,7 @@ writes where each field lives (gemm/kernel/sm90_params_layout.h, conv/kernel/con
 epilogue part of both layouts is the same (epilogue/params_layout.h) and is read and filled here.
 """
 import functools
+import re
 import struct
 import sys
 from dataclasses import dataclass, field
@@ -42,6 +43,12 @@ def tree_facts(tree):
                 and text.count("AuxLoad<") == 1 and aux[0].dtype in _16BIT)
     return {"reads_memory": any(k in text for k in ("AuxLoad<", "RowBroadcast<", "ColBroadcast<")),
             "residual_by_tma": residual}
+
+
+def uses_coordinates(tree):
+    """Whether an epilogue tree (its C++ type) reads the element's coordinates (Row, Col, Batch: floats, exact
+    below 2^24), as epilogue::uses_coordinates asks of the C++ type."""
+    return re.search(r"epilogue::(Row|Col|Batch|Coordinate<[^>]*>)(?=[,> ]|$)", str(tree)) is not None
 
 
 def torch_module():

@@ -226,3 +226,20 @@ def test_the_sm80_family_plans_compiles_and_packs_as_launch_tiled():
     assert [q(second.template, f) for f in ("reduce_m", "reduce_n", "reduce_k", "reduce_batch")] == [m, n, k, 1]
     assert i(second.template, "reduce_split_k") == splits and second.pointers == [(layout["reduce_partials"], "partials")]
     assert numel == splits * m * n
+
+
+def test_epilogues_reading_coordinates_are_refused_past_2_24():
+    """row() / col() / batch() are floats, exact below 2^24: tilefuse.Gemm refuses larger problems for such a
+    tree, as gemm::Gemm does, and takes the same tree below it and other trees at any size."""
+    from types import SimpleNamespace
+
+    import tilefuse
+    from tilefuse.epilogue import relu, row, where
+    from tilefuse.errors import TensorArgumentError
+
+    gemm = tilefuse.Gemm(epilogue=lambda acc: where(row() < 4, relu(acc), acc))
+    big = SimpleNamespace(batch=1, m=1 << 24, n=8, dtype="bfloat16")
+    with pytest.raises(TensorArgumentError, match=r"coordinates .* exact only below 2\^24"):
+        gemm._traced(big, {})
+    gemm._traced(SimpleNamespace(batch=1, m=(1 << 24) - 1, n=8, dtype="bfloat16"), {})
+    tilefuse.Gemm(epilogue=lambda acc: relu(acc))._traced(big, {})

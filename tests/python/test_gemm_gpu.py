@@ -151,31 +151,40 @@ def test_any_layout_and_odd_k_run(m, n, k):
 
 
 @pytest.mark.parametrize("m,n,k,layouts", [(200, 136, 72, "tn"), (257, 384, 520, "nn"), (1000, 1000, 1000, "tt"),
-                                            (127, 255, 8191, "nt"), (33, 17, 5, "tn"), (40, 24, 0, "tn")])
+                                            (127, 255, 8191, "nt"), (256, 256, 16384, "tn"), (33, 17, 5, "tn"),
+                                            (40, 24, 0, "tn")])
 def test_the_sm80_kernel_from_python(m, n, k, layouts):
     """kernel="sm80": the mma.sync kernel the planner picks on GPUs other than sm_90, forced here: every layout
     (t: row-major, n: column-major, for A then B), unaligned k (the element-wise path), split-K with its pass
-    (127 x 255 x 8191), k = 0, a fused epilogue; first and warm calls against float64."""
+    (127 x 255 x 8191 element-wise, 256 x 256 x 16384 aligned), k = 0, a fused epilogue; the first call, then a
+    warm call on new tensors of the same signature (its pointers patched), each against float64."""
     g = torch.Generator(device="cuda").manual_seed(m + n + k)
-    a = torch.randn(m, k, device="cuda", generator=g).to(torch.bfloat16)
-    b = torch.randn(k, n, device="cuda", generator=g).to(torch.bfloat16)
-    if layouts[0] == "n":
-        a = a.t().contiguous().t()
-    if layouts[1] == "n":
-        b = b.t().contiguous().t()
-    bias = torch.randn(n, device="cuda", generator=g).to(torch.bfloat16)
-    residual = torch.randn(m, n, device="cuda", generator=g).to(torch.bfloat16)
+
+    def tensors():
+        a = torch.randn(m, k, device="cuda", generator=g).to(torch.bfloat16)
+        b = torch.randn(k, n, device="cuda", generator=g).to(torch.bfloat16)
+        if layouts[0] == "n":
+            a = a.t().contiguous().t()
+        if layouts[1] == "n":
+            b = b.t().contiguous().t()
+        bias = torch.randn(n, device="cuda", generator=g).to(torch.bfloat16)
+        residual = torch.randn(m, n, device="cuda", generator=g).to(torch.bfloat16)
+        return a, b, bias, residual
+
     gemm = tilefuse.Gemm(epilogue=lambda acc, bias, residual: relu(acc + bias) + residual, kernel="sm80")
+    a, b, bias, residual = tensors()
     op = gemm.plan(a, b, bias=bias, residual=residual)
     assert op.describe().startswith("sm80 mma.sync GEMM"), op.describe()
-    if (m, n, k) == (127, 255, 8191):
+    if (m, n) in ((127, 255), (256, 256)):
         assert op.split_k > 1 and "split-K" in op.describe(), op.describe()
-    ref = torch.relu(a.double() @ b.double() + bias.double()) + residual.double()
-    same = torch.relu(a @ b + bias) + residual
     for call in range(2):
+        if call:
+            a, b, bias, residual = tensors()
         poison()
         d = gemm.run(a, b, bias=bias, residual=residual)
-        check(d, ref, same, f"sm80 {layouts} {m}x{n}x{k} call {call}")
+        ref = torch.relu(a.double() @ b.double() + bias.double()) + residual.double()
+        check(d, ref, torch.relu(a @ b + bias) + residual, f"sm80 {layouts} {m}x{n}x{k} call {call}")
+    assert len(gemm._warm) == 1  # the second call was the first's warm call
 
 
 def test_the_sm80_kernel_batched_with_a_shared_b():

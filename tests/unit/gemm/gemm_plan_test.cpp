@@ -118,6 +118,23 @@ TEST(GemmPlan, ForcedFamilies) {
   EXPECT_TRUE(contains(s.message(), "the Hopper kernel was asked for")) << s.message();
 }
 
+TEST(GemmPlan, RefusesWhatNoKernelCanRun) {
+  GemmPlan plan;
+  Status const turing = plan_gemm(request(512, 512, 512), DeviceFacts{7, 5, 40}, &plan);
+  EXPECT_FALSE(turing.ok());
+  EXPECT_TRUE(contains(turing.message(), "sm_75")) << turing.message();
+  // The sm80 kernel's grid: batch x split on z, at most 65535 (the Hopper kernel folds the batch into its tiles).
+  GemmRequest batched = request(64, 64, 64);
+  batched.problem.batch = 70000;
+  Status const grid = plan_gemm(batched, kA100, &plan);
+  EXPECT_FALSE(grid.ok());
+  EXPECT_TRUE(contains(grid.message(), "65535")) << grid.message();
+  EXPECT_EQ(planned(batched).family, GemmFamily::kSm90);
+  batched.problem.batch = 65535;
+  EXPECT_EQ(planned(batched, kA100).split_k, 1);
+  EXPECT_EQ(planned(request(64, 64, 64), DeviceFacts{}).family, GemmFamily::kSm80);  // facts unknown: planned
+}
+
 TEST(GemmPlan, SplitWorkspaceMatchesTheKernelsLayout) {
   // 197 x 768 on 128x128 tiles: 197 rows of 768 floats, then 2 x 8 x 6 tickets.
   EXPECT_EQ(sm90_split_tickets_offset({197, 768, 3072, 1}), std::size_t{197} * 768 * 4);

@@ -131,6 +131,10 @@ inline Status plan_gemm(GemmRequest const& r, DeviceFacts const& device, GemmPla
   }
   if (!why_not.empty()) {
     if (r.family == GemmFamily::kSm90) return not_supported("gemm: the Hopper kernel was asked for, but ", why_not);
+    if (device.major > 0 && device.major < 8) {  // 0: facts unknown (host-only callers)
+      return not_supported("gemm: the device is sm_", device.major, device.minor,
+                           "; tilefuse's GEMM kernels need sm_80 or newer (bf16 / fp16 mma.sync)");
+    }
     plan->family = GemmFamily::kSm80;
     plan->split_k = r.split_k;
     plan->sm80_aligned = r.tma_aligned;
@@ -139,6 +143,12 @@ inline Status plan_gemm(GemmRequest const& r, DeviceFacts const& device, GemmPla
       plan->sm80_tile = sm80_tile_shape(Sm80Tile::kLarge);
       auto const [tm, tn, tk] = plan->sm80_tile;
       plan->split_k = r.split_k == 0 ? choose_split_k(p, tm, tn, tk, device.sms()) : std::max(r.split_k, 1);
+      index_t const tiles = ((p.m + tm - 1) / tm) * ((p.n + tn - 1) / tn);
+      if (tiles > 0x7fffffff || p.batch * plan->split_k > 65535) {  // the kernel's grid: (tiles, 1, batch x split)
+        return not_supported("gemm: the sm80 kernel's grid cannot hold ", tiles, " tiles and batch x split_k = ",
+                             p.batch * plan->split_k, " (at most 2^31 - 1 tiles and 65535 batch x split); split the "
+                             "batch into calls of at most 65535");
+      }
     }
     plan->why = "sm80 kernel: " + why_not;
     return {};
