@@ -103,7 +103,7 @@ class Gemm {
     std::size_t const sm80 = detail::split_k_workspace_bytes(args.problem, sm80_split_k(args));
     if constexpr (kHopperCandidate) {
       Decision const d = decide(args);
-      if (d.status.ok() && d.plan.family == GemmFamily::kSm90) return std::max(sm80, hopper_workspace_bytes(d));
+      if (d.status.ok() && d.plan.family == GemmFamily::kSm90) return std::max(sm80, hopper_workspace_of(d).bytes);
     }
     return sm80;
   }
@@ -259,7 +259,7 @@ class Gemm {
       h.epilogue = args.epilogue;
       h.split_k = with_workspace ? d.plan.sm90.split_k : 1;  // without a workspace, no split
       char* const base = static_cast<char*>(workspace);
-      std::size_t split_offset = 0;
+      HopperWorkspace const layout = hopper_workspace_of(d);
       if (d.plan.copy_operands) {
         index_t const kp = d.plan.padded_k;
         choice.copy = true;
@@ -268,7 +268,7 @@ class Gemm {
         choice.ldb = d.resolved.ldb;
         choice.batch_stride_a = d.resolved.batch_stride_a;
         choice.batch_stride_b = d.resolved.batch_stride_b;
-        choice.b_offset = copy_a_bytes(d, p);
+        choice.b_offset = layout.b_offset;
         choice.note = "; " + d.plan.why.substr(d.plan.why.find("A and B copied"));
         if (base == nullptr) {  // describe() and can_implement(): the copies' plan, told from the planner's
           choice.hopper = true;
@@ -284,9 +284,8 @@ class Gemm {
         h.lda = h.ldb = kp;
         h.batch_stride_a = copied_batches(p.batch, d.resolved.batch_stride_a) == 1 && p.batch > 1 ? 0 : p.m * kp;
         h.batch_stride_b = copied_batches(p.batch, d.resolved.batch_stride_b) == 1 && p.batch > 1 ? 0 : p.n * kp;
-        split_offset = copy_bytes(d, p);
       }
-      void* const split_workspace = base != nullptr && h.split_k > 1 ? base + split_offset : nullptr;
+      void* const split_workspace = base != nullptr && h.split_k > 1 ? base + layout.split_offset : nullptr;
       if (reinterpret_cast<std::uintptr_t>(split_workspace) % 16 != 0) h.split_k = 1;  // the sums need 16 bytes
       Status const s = Hopper::initialize(h, &choice.plan, h.split_k > 1 ? split_workspace : nullptr);
       choice.hopper = s.ok();
@@ -357,26 +356,8 @@ class Gemm {
     return d;
   }
 
-  // The packed copies: A (m x padded_k row-major), then B (n x padded_k), then the split sums, each on a
-  // 256-byte boundary. A batch stride of 0 (one matrix for the whole batch) copies that one matrix.
-  static constexpr std::size_t kWorkspaceAlign = 256;
-  static std::size_t round_up(std::size_t bytes) { return (bytes + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign; }
-  static index_t copied_batches(index_t batch, index_t stride) { return batch > 1 && stride == 0 ? 1 : batch; }
-  static std::size_t copy_a_bytes(Decision const& d, GemmCoord const& p) {
-    return round_up(static_cast<std::size_t>(copied_batches(p.batch, d.resolved.batch_stride_a) * p.m * d.plan.padded_k) *
-                    sizeof(ElementAB));
-  }
-  static std::size_t copy_b_bytes(Decision const& d, GemmCoord const& p) {
-    return round_up(static_cast<std::size_t>(copied_batches(p.batch, d.resolved.batch_stride_b) * p.n * d.plan.padded_k) *
-                    sizeof(ElementAB));
-  }
-  static std::size_t copy_bytes(Decision const& d, GemmCoord const& p) {
-    return d.plan.copy_operands ? copy_a_bytes(d, p) + copy_b_bytes(d, p) : 0;
-  }
-  static std::size_t hopper_workspace_bytes(Decision const& d) {
-    GemmCoord const run{d.problem.m, d.problem.n, d.plan.padded_k, d.problem.batch};
-    return copy_bytes(d, d.problem) +
-           (d.plan.sm90.split_k > 1 ? sm90_split_workspace_bytes(run, d.plan.sm90.tile_m, d.plan.sm90.tile_n) : 0);
+  static HopperWorkspace hopper_workspace_of(Decision const& d) {
+    return hopper_workspace(d.plan, d.problem, d.resolved.batch_stride_a, d.resolved.batch_stride_b, sizeof(ElementAB));
   }
 
   static detail::PlanCache<Choice>& cache() {

@@ -176,6 +176,39 @@ inline Status plan_gemm(GemmRequest const& r, DeviceFacts const& device, GemmPla
   return {};
 }
 
+// gemm::Gemm's workspace for a Hopper plan: the packed copies of A (m x padded_k row-major), then of B
+// (n x padded_k), then the in-kernel split's sums and tickets, each on a 256-byte boundary. An operand with
+// batch stride 0 (one matrix for the whole batch) is copied once.
+inline constexpr std::size_t kGemmWorkspaceAlign = 256;
+
+inline index_t copied_batches(index_t batch, index_t batch_stride) { return batch > 1 && batch_stride == 0 ? 1 : batch; }
+
+struct HopperWorkspace {
+  std::size_t b_offset = 0;      // B's copy
+  std::size_t split_offset = 0;  // the split's sums (after the copies)
+  std::size_t bytes = 0;         // the whole workspace
+};
+
+inline HopperWorkspace hopper_workspace(GemmPlan const& plan, GemmCoord const& p, index_t batch_stride_a,
+                                        index_t batch_stride_b, std::size_t element_bytes) {
+  auto const round_up = [](std::size_t bytes) {
+    return (bytes + kGemmWorkspaceAlign - 1) / kGemmWorkspaceAlign * kGemmWorkspaceAlign;
+  };
+  auto const copy = [&](index_t rows, index_t batch_stride) {
+    return round_up(static_cast<std::size_t>(copied_batches(p.batch, batch_stride) * rows * plan.padded_k) *
+                    element_bytes);
+  };
+  HopperWorkspace w;
+  if (plan.copy_operands) {
+    w.b_offset = copy(p.m, batch_stride_a);
+    w.split_offset = w.b_offset + copy(p.n, batch_stride_b);
+  }
+  GemmCoord const run{p.m, p.n, plan.padded_k, p.batch};
+  w.bytes = w.split_offset +
+            (plan.sm90.split_k > 1 ? sm90_split_workspace_bytes(run, plan.sm90.tile_m, plan.sm90.tile_n) : 0);
+  return w;
+}
+
 // The scaled GEMM (torch._scaled_mm's scales). kPerTensor / kRowWise / kBlockWise as ScalingMode.
 enum class Fp8Scaling { kPerTensor, kRowWise, kBlockWise };
 // Row-wise fast accumulation with K of at most this many k-tiles of 128 runs ping-pong: the epilogue's

@@ -35,6 +35,7 @@
 #include <tilefuse/epilogue/arguments.hpp>
 #include <tilefuse/epilogue/reduction_init.h>
 #include <tilefuse/gemm/device/gemm_plan.hpp>
+#include <tilefuse/gemm/device/gemm_sm90_arguments.hpp>
 #include <tilefuse/gemm/device/operand_check.hpp>
 #include <tilefuse/gemm/device/reductions.hpp>
 #include <tilefuse/gemm/device/sm90_operand_map.hpp>
@@ -42,35 +43,13 @@
 #include <tilefuse/epilogue/tree_walk.hpp>
 #include <tilefuse/gemm/gemm_config.h>
 #include <tilefuse/gemm/kernel/sm90_gemm.h>
+#include <tilefuse/runtime/cluster_occupancy.hpp>
 #include <tilefuse/runtime/device_query.hpp>
 #include <tilefuse/runtime/host_adapter.hpp>
 #include <tilefuse/runtime/pointer_check.hpp>
 #include <tilefuse/runtime/tensor_map.hpp>
 
 namespace tilefuse::gemm {
-
-// The arguments of every GemmSm90 of one element type and epilogue (the fields of gemm::Gemm's),
-// shared by the configs so that the auto config can hand them to the one it picks.
-// ElementB: B's element type when it differs from A's (FP8 only: e4m3 x e5m2 and the reverse).
-template <class ElementAB, class Epilogue, class ElementB = ElementAB>
-struct GemmSm90Arguments {
-  GemmCoord problem;  // m, n, k, batch
-  ElementAB const* a = nullptr;
-  index_t lda = epilogue::kPacked;
-  index_t batch_stride_a = epilogue::kPacked;
-  ElementB const* b = nullptr;
-  index_t ldb = epilogue::kPacked;
-  index_t batch_stride_b = epilogue::kPacked;
-  epilogue::EpilogueArguments<Epilogue> epilogue;  // "D" and every named input of the tree, set by name
-  int split_k = 1;  // 1; with a Sm90SplitReduce config the number of K splits (>= 2), summed in the kernel
-  // FP8 block-wise scales, for block-scaled configs only (Sm90BlockScaled; gemm::ScaledGemm sets them):
-  // scale_a[row, kb] at block_scale_a[row * strides[0] + kb * strides[1]], kb = k / 128; scale_b[kb, nb]
-  // at block_scale_b[kb * strides[0] + nb * strides[1]], nb = n / 128. Device memory.
-  float const* block_scale_a = nullptr;
-  index_t block_scale_a_strides[2] = {0, 0};
-  float const* block_scale_b = nullptr;
-  index_t block_scale_b_strides[2] = {0, 0};
-};
 
 // The tile per problem (Sm90AutoConfig): choose_sm90_tile in tile_models.hpp.
 
@@ -254,34 +233,14 @@ class GemmSm90 {
       return not_supported("gemm_sm90: no CUDA device is available");
     }
     static int cached[64] = {};
-    if (device >= 0 && device < 64 && cached[device] > 0) {
+    bool const cacheable = device >= 0 && device < 64;
+    if (cacheable && cached[device] > 0) {
       *clusters = cached[device];
       return {};
     }
-    void const* kernel = kernel_address();
-    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Kernel::kSmemBytes) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return not_supported("gemm_sm90: cannot give the kernel ", Kernel::kSmemBytes, " bytes of shared memory");
-    }
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(Config::kClusterM, 1, 1);
-    config.blockDim = dim3(Kernel::kThreads, 1, 1);
-    config.dynamicSmemBytes = Kernel::kSmemBytes;
-    cudaLaunchAttribute attribute{};
-    attribute.id = cudaLaunchAttributeClusterDimension;
-    attribute.val.clusterDim.x = Config::kClusterM;
-    attribute.val.clusterDim.y = 1;
-    attribute.val.clusterDim.z = 1;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
-    int count = 0;
-    if (cudaOccupancyMaxActiveClusters(&count, kernel, &config) != cudaSuccess || count < 1) {
-      (void)cudaGetLastError();
-      return not_supported("gemm_sm90: the device cannot hold a cluster of ", Config::kClusterM,
-                           " blocks of this kernel; use a config without Sm90Multicast");
-    }
-    if (device >= 0 && device < 64) cached[device] = count;
-    *clusters = count;
+    TILEFUSE_RETURN_IF_ERROR(max_resident_clusters("gemm_sm90", kernel_address(), Config::kClusterM, Kernel::kThreads,
+                                                   Kernel::kSmemBytes, clusters));
+    if (cacheable) cached[device] = *clusters;
     return {};
   }
 
