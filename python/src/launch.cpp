@@ -24,6 +24,7 @@
 #include <tilefuse/conv/device/conv2d_sm90_launch.hpp>
 #include <tilefuse/gemm/device/sm90_operand_map.hpp>
 #include <tilefuse/gemm/kernel/pack_k_major_params.h>
+#include <tilefuse/runtime/default_host_adapter.hpp>
 #include <tilefuse/runtime/host_adapter.hpp>
 
 #include "conv_values.hpp"
@@ -39,8 +40,24 @@ void check_cuda(cudaError_t error, char const* what) {
                            cudaGetErrorString(error) + ")");
 }
 
+// Whether `device` has its primary context (torch's hasPrimaryContext): making a device current creates it
+// (hundreds of MB), so a device without one is not made current again. True where the driver cannot be asked.
+bool has_primary_context(int device) {
+  using GetState = int (*)(int, unsigned*, int*);  // cuDevicePrimaryCtxGetState(CUdevice, flags, active)
+  static GetState const get = [] {
+    void* fn = nullptr;
+    return tilefuse::cuda_runtime_entry_point_lookup("cuDevicePrimaryCtxGetState", &fn).ok()
+               ? reinterpret_cast<GetState>(fn)
+               : nullptr;
+  }();
+  if (get == nullptr) return true;
+  unsigned flags = 0;
+  int active = 0;
+  return get(device, &flags, &active) != 0 || active != 0;
+}
+
 // Makes `device` current for a scope and gives the caller's current device back after it (a launch on another
-// GPU must not move torch's current device).
+// GPU must not move torch's current device), unless that device has no context yet.
 class DeviceScope {
  public:
   explicit DeviceScope(int device) {
@@ -51,7 +68,7 @@ class DeviceScope {
     }
   }
   ~DeviceScope() {
-    if (switched_) (void)cudaSetDevice(previous_);
+    if (switched_ && has_primary_context(previous_)) (void)cudaSetDevice(previous_);
   }
   DeviceScope(DeviceScope const&) = delete;
   DeviceScope& operator=(DeviceScope const&) = delete;

@@ -127,8 +127,14 @@ def _race_replays(compiled, own_ops, example_inputs, chooser):
     own ops (tilefuse's kernels and torch's eager ones, no Inductor), each replayed from the backend's own CUDA
     graph and timed on the example inputs. Replayed, Inductor's kernels are not always the faster: ViT-B/16 at
     batch 1 and 8 on an H200, eager's cuBLAS GEMMs and flash attention beat them (docs/notes/python_path.md)."""
-    inductor, eager = ReplayedGraph(compiled), ReplayedGraph(own_ops)
-    inductor_ms, eager_ms = chooser.graph_timer(inductor, eager, example_inputs)
+    # One memory pool for both: their replays run one after the other and each one's outputs are cloned at once.
+    pool = torch.cuda.graph_pool_handle() if torch.cuda.is_available() else None
+    inductor, eager = ReplayedGraph(compiled, pool=pool), ReplayedGraph(own_ops, pool=pool)
+    try:
+        inductor_ms, eager_ms = chooser.graph_timer(inductor, eager, example_inputs)
+    except Exception as error:  # noqa: BLE001 - the graph's own ops failed: Inductor's forward, as before the race
+        return ReplayedGraph(compiled), (f"; replayed from one CUDA graph: Inductor's kernels (the graph's own ops "
+                                         f"failed: {type(error).__name__}: {str(error)[:200]})")
     faster = eager_ms < inductor_ms
     return (eager if faster else inductor), (
         f"; replayed from one CUDA graph: {inductor_ms:.3f} ms with Inductor's kernels, {eager_ms:.3f} ms with the "
@@ -150,12 +156,17 @@ def _real(example_inputs, require_cuda):
 
 
 def _graph_copy(gm):
-    """A GraphModule over a copy of gm's graph (the nodes' metadata shared, the module's attributes too): the
-    graph before fuse() rewrites gm's, for Inductor alone."""
+    """A GraphModule over a copy of gm's graph (the nodes' metadata shared, the module's tensors too), its
+    subgraph modules (the bodies of higher-order ops) copied alike, since Inductor's passes rewrite those in
+    place: the graph as it is now, for a second compile or to run as it is."""
     graph = torch.fx.Graph()
     graph._codegen = gm.graph._codegen
     graph.output(graph.graph_copy(gm.graph, {}))
-    return torch.fx.GraphModule(gm, graph)
+    copy = torch.fx.GraphModule(gm, graph)
+    for name, child in gm.named_children():
+        if isinstance(child, torch.fx.GraphModule):
+            setattr(copy, name, _graph_copy(child))
+    return copy
 
 
 @dataclass

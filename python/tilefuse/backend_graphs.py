@@ -22,9 +22,10 @@ class ReplayedGraph:
 
     WARMUP = 2
 
-    def __init__(self, compiled, graph_factory=None):
+    def __init__(self, compiled, graph_factory=None, pool=None):
         self.compiled = compiled
         self._graph_factory = graph_factory or torch.cuda.CUDAGraph
+        self.pool = pool  # a memory pool shared with graphs replayed one after the other (None: its own)
         self.graph = None
         self.why_not = None
         self.captures = 0
@@ -66,7 +67,7 @@ class ReplayedGraph:
                     self._run(run_on)
             torch.cuda.current_stream().wait_stream(side)
             graph = self._graph_factory()
-            with torch.cuda.graph(graph):
+            with torch.cuda.graph(graph, pool=self.pool):
                 self.outputs = self._run(run_on)
         except Exception as error:  # noqa: BLE001 - a graph that cannot be captured still runs, uncaptured
             self.why_not = f"the capture failed: {type(error).__name__}: {str(error)[:200]}"

@@ -21,6 +21,8 @@ def pack_k_major(t, padded_k, element):
     from . import _C
 
     torch = torch_module()
+    if t.dim() == 3 and t.shape[0] > 1 and t.stride(0) == 0:  # one matrix for the whole batch: copied once
+        return pack_k_major(t[:1], padded_k, element).expand(t.shape[0], -1, -1)
     rows, k = t.shape[-2], t.shape[-1]
     batches = t.shape[0] if t.dim() == 3 else 1
     out = torch.empty((*t.shape[:-1], padded_k), dtype=t.dtype, device=t.device)
@@ -49,8 +51,9 @@ def _kernel(element, arch, device):
     from .jit.loader import load_kernel
 
     if (element, arch) not in _CACHED:
-        _CACHED[element, arch] = pack_k_major_kernel(element, arch=arch)
-    if (element, arch, device) not in _LOADED:
+        _CACHED.setdefault((element, arch), pack_k_major_kernel(element, arch=arch))
+    loaded = _LOADED.get((element, arch, device))
+    if loaded is None:  # a second thread's load is dropped, never the one a launch holds
         with torch_module().cuda.device(device):
-            _LOADED[element, arch, device] = load_kernel(_CACHED[element, arch])
-    return _LOADED[element, arch, device].kernel
+            loaded = _LOADED.setdefault((element, arch, device), load_kernel(_CACHED[element, arch]))
+    return loaded.kernel

@@ -182,7 +182,8 @@ int main(int argc, char** argv) {
   }
   // The Hopper GEMM's and the scaled GEMM's configs.
   for (int i = 0; i < 200; ++i) {
-    GemmCoord const g{1 + static_cast<index_t>(rng() % 9000), 1 + static_cast<index_t>(rng() % 9000),
+    bool const few_rows = rng() % 4 == 0;  // the skinny kernel's m, or just past it
+    GemmCoord const g{1 + static_cast<index_t>(rng() % (few_rows ? 10 : 9000)), 1 + static_cast<index_t>(rng() % 9000),
                       1 + static_cast<index_t>(rng() % 9000), rng() % 4 == 0 ? 3 : 1};
     DeviceFacts const device = pick(devices);
     auto const scaling = static_cast<gemm::Fp8Scaling>(rng() % 3);
@@ -196,6 +197,7 @@ int main(int argc, char** argv) {
     request.hopper_layouts = rng() % 3 != 0;
     request.tma_aligned = rng() % 3 != 0;
     request.split_k = rng() % 3 == 0 ? static_cast<int>(rng() % 9) : 0;
+    request.skinny_code = rng() % 2 == 0;
     gemm::GemmPlan whole;
     if (!gemm::plan_gemm(request, device, &whole).ok()) return 1;  // (the family is not forced: it always plans)
     auto const s = [](auto const& v) { return std::to_string(v); };
@@ -209,7 +211,7 @@ int main(int argc, char** argv) {
            ", \"request\": {\"sixteen_bit\": " + (request.sixteen_bit ? "true" : "false") +
            ", \"hopper_layouts\": " + (request.hopper_layouts ? "true" : "false") +
            ", \"tma_aligned\": " + (request.tma_aligned ? "true" : "false") + ", \"split_k\": " + s(request.split_k) +
-           "}, \"whole\": {\"family\": " + quoted(gemm::name_of(whole.family)) +
+           ", \"skinny_code\": " + (request.skinny_code ? "true" : "false") + "}, \"whole\": {\"family\": " + quoted(gemm::name_of(whole.family)) +
            ", \"copy_operands\": " + (whole.copy_operands ? "true" : "false") + ", \"padded_k\": " + s(whole.padded_k) +
            ", \"config\": " + quoted(whole.sm90.config) + ", \"sm80_config\": " + quoted(whole.sm80_config) +
            ", \"sm80_aligned\": " + (whole.sm80_aligned ? "true" : "false") + ", \"split_k\": " +

@@ -366,7 +366,7 @@ def test_replayed_graphs_race_inductor_against_the_graphs_own_ops(cpu_kernels, m
     from tilefuse.backend_graphs import ReplayedGraph
 
     made = []
-    monkeypatch.setattr(tb, "ReplayedGraph", lambda compiled: made.append(ReplayedGraph(compiled)) or made[-1])
+    monkeypatch.setattr(tb, "ReplayedGraph", lambda compiled, **kw: made.append(ReplayedGraph(compiled, **kw)) or made[-1])
     torch.manual_seed(7)
     model = Block().eval()
     randomize_batch_norms(model)
@@ -388,6 +388,29 @@ def test_replayed_graphs_race_inductor_against_the_graphs_own_ops(cpu_kernels, m
     assert_close(got, want)
     kept = "the own ops kept" if faster == "own ops" else "Inductor kept"
     assert "replayed from one CUDA graph: " in caplog.text and kept in caplog.text, caplog.text
+
+
+def test_a_replay_race_that_fails_keeps_inductors_forward(cpu_kernels, caplog):
+    """If running or capturing the graph's own ops fails, the compile still succeeds with Inductor's forward (as
+    before the race), and the log says why."""
+    import functools
+    import logging
+
+    import torch._inductor.config as inductor_config
+
+    class Failing(Pick):
+        def graph_timer(self, inductor, own, inputs):
+            raise RuntimeError("no capture here")
+
+    model = Block().eval().to(torch.bfloat16).to(memory_format=CL)
+    x = torch.randn(2, 16, 9, 9).to(torch.bfloat16).contiguous(memory_format=CL)
+    torch._dynamo.reset()
+    backend = functools.partial(tb.backend, require_cuda=False, chooser=Failing([True]))
+    with torch.no_grad(), inductor_config.patch(freezing=True), \
+            caplog.at_level(logging.INFO, logger="tilefuse.backend"):
+        got = torch.compile(model, backend=backend, mode="reduce-overhead")(x)
+        assert_close(got, model(x))
+    assert "the graph's own ops failed: RuntimeError: no capture here" in caplog.text, caplog.text
 
 
 class Mlp(nn.Module):

@@ -93,7 +93,7 @@ def test_frozen_graphs_replay_from_the_backends_own_cuda_graph(tmp_path, monkeyp
 
     monkeypatch.setenv("TILEFUSE_CACHE_DIR", str(tmp_path))
     made = []
-    monkeypatch.setattr(backend_module, "ReplayedGraph", lambda compiled: made.append(ReplayedGraph(compiled)) or made[-1])
+    monkeypatch.setattr(backend_module, "ReplayedGraph", lambda compiled, **kw: made.append(ReplayedGraph(compiled, **kw)) or made[-1])
     model, x = model_and_input(seed=6)
     model.eval()
     torch._dynamo.reset()

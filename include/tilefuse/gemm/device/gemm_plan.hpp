@@ -11,6 +11,7 @@
 
 #include <tilefuse/core/status.hpp>
 #include <tilefuse/gemm/device/tile_models.hpp>
+#include <tilefuse/gemm/kernel/skinny_gemm_shape.h>
 
 namespace tilefuse::gemm {
 
@@ -73,12 +74,13 @@ inline std::size_t sm90_split_workspace_bytes(GemmCoord const& p, int tile_m, in
 
 // ---- the whole GEMM plan: kernel family, operand copies, tile and split ----
 
-enum class GemmFamily { kAuto, kSm80, kSm90 };
+enum class GemmFamily { kAuto, kSm80, kSm90, kSkinny };
 
 inline char const* name_of(GemmFamily family) {
   switch (family) {
     case GemmFamily::kSm80: return "sm80";
     case GemmFamily::kSm90: return "sm90";
+    case GemmFamily::kSkinny: return "skinny";
     default: return "auto";
   }
 }
@@ -90,6 +92,7 @@ struct GemmRequest {
   bool hopper_layouts = true;  // A row-major and B column-major (both contiguous along K)
   bool tma_aligned = true;     // bases 16-byte aligned, leading dimensions and batch strides whole 16-byte pieces
   bool hopper_code = true;     // the binary (or the JIT) has the Hopper kernel's sm_90a code
+  bool skinny_code = false;    // the caller runs the skinny kernel (gemm/kernel/skinny_gemm.h) too
   int split_k = 0;             // 0: choose; 1: no split; >= 2: that many splits
   GemmFamily family = GemmFamily::kAuto;  // an override: kSm80 or kSm90 forces the family
   std::optional<Sm90Tile> tile;           // an override of the Hopper tile
@@ -116,9 +119,35 @@ struct GemmPlan {
 // 16-bit operands, its code present), its operands copied when TMA cannot read them as they are: a copy
 // costs two passes over A and B, the element-wise sm80 kernel 3-30x the Hopper kernel's time
 // (docs/notes/gemm_sm90.md, operands copied for the Hopper kernel).
+// Why the skinny kernel cannot take a call, empty where it can: 16-bit operands, A row-major and B K-major with
+// 16-byte-aligned rows, at most kSkinnyMaxRows rows, a batch the grid holds, an sm_80+ device.
+inline std::string why_not_skinny(GemmRequest const& r, DeviceFacts const& device) {
+  GemmCoord const& p = r.problem;
+  if (!r.skinny_code) return "the caller has no skinny kernel";
+  if (!r.sixteen_bit) return "it takes bf16 or fp16 operands";
+  if (!r.hopper_layouts || !r.tma_aligned) return "it reads row-major A and K-major B with 16-byte-aligned rows";
+  if (p.m < 1 || p.m > skinny::kSkinnyMaxRows) return status_message("m = ", p.m, " is not 1 to ", skinny::kSkinnyMaxRows);
+  if (p.k < 1) return "k = 0";
+  if (p.batch > skinny::kSkinnyMaxBatch) return status_message("batch = ", p.batch, " is past the grid's 65535");
+  if (device.major > 0 && device.major < 8) return status_message("the device is sm_", device.major, device.minor);
+  return {};
+}
+
 inline Status plan_gemm(GemmRequest const& r, DeviceFacts const& device, GemmPlan* plan) {
   *plan = GemmPlan{};
   GemmCoord const& p = r.problem;
+  // A few rows: the product is bound by B's bytes, which CUDA cores stream at memory speed, where a 128-row
+  // tensor-core tile would be mostly padding (docs/notes/gemm_sm90.md, the skinny kernel).
+  if (r.family == GemmFamily::kAuto || r.family == GemmFamily::kSkinny) {
+    std::string const why_not = why_not_skinny(r, device);
+    if (why_not.empty()) {
+      plan->family = GemmFamily::kSkinny;
+      plan->why = status_message("skinny kernel: m = ", p.m, " rows (at most ", skinny::kSkinnyMaxRows,
+                                 "): B streamed once by CUDA cores, ", skinny::kSkinnyColumns, " columns per block");
+      return {};
+    }
+    if (r.family == GemmFamily::kSkinny) return not_supported("gemm: the skinny kernel was asked for, but ", why_not);
+  }
   std::string why_not;
   if (!device.is_sm90()) {
     why_not = status_message("the device is sm_", device.major, device.minor, ", the Hopper kernel needs sm_90");

@@ -14,7 +14,9 @@ namespace tilefuse::gemm {
 // One block per 32 x 32 tile of one matrix (grid x: tiles, z: batches, stepping over those beyond gridDim.z).
 template <class T>
 __global__ void __launch_bounds__(kPackThreads) pack_k_major_kernel(PackKMajorParams const p) {
-  __shared__ T tile[kPackTile][kPackTile + 1];
+  // Rows an odd number of 32-bit words apart, so that the transposed fill (one row per lane) is conflict-free.
+  constexpr int kRow = kPackTile + (sizeof(T) < 4 ? 4 / static_cast<int>(sizeof(T)) : 1);
+  __shared__ T tile[kPackTile][kRow];
   T const* const src = static_cast<T const*>(p.src);
   T* const dst = static_cast<T*>(p.dst);
   index_t const r0 = (index_t{blockIdx.x} % p.row_tiles) * kPackTile;

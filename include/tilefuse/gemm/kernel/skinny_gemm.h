@@ -1,0 +1,158 @@
+// The GEMM of a few rows (m <= kSkinnyMaxRows: a decode step, a classifier head): D = epilogue(A B) with
+// A m x k row-major and B k x n column-major (K-major), 16-bit, rows 16-byte aligned. Such a product reads B
+// once and uses each element of it m times: it is bound by B's bytes, and a 128-row tensor-core tile would
+// be mostly padding. So CUDA cores stream B at memory speed instead: a block of kSkinnyWarps warps owns
+// kSkinnyColumns output columns, each warp a share of K in 16-byte pieces (A's few rows stay in L1 / L2),
+// fp32 products; the warps' sums meet in shared memory and each row's kSkinnyColumns values take the
+// epilogue tree as one fragment, as the split-K pass applies it (split_k_epilogue.h).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cuda/std/type_traits>
+
+#include <tilefuse/core/coord.h>
+#include <tilefuse/core/numeric_types.h>
+#include <tilefuse/core/platform.h>
+#include <tilefuse/epilogue/evt.h>
+#include <tilefuse/gemm/kernel/skinny_gemm_shape.h>
+
+namespace tilefuse::gemm::skinny {
+
+template <class Element, class Epilogue>
+struct Params {
+  GemmCoord problem;
+  Element const* a = nullptr;  // a[b * batch_stride_a + r * lda + c], r < m, c < k
+  index_t lda = 0;
+  index_t batch_stride_a = 0;
+  Element const* b = nullptr;  // b[b * batch_stride_b + j * ldb + c], j < n, c < k (column j of B)
+  index_t ldb = 0;
+  index_t batch_stride_b = 0;
+  typename Epilogue::Params epilogue;
+};
+
+namespace detail {
+
+// acc += the 8 products of one 16-byte piece of a row of A and one of a column of B.
+template <class Element>
+TILEFUSE_DEVICE void add_products(float& acc, uint4 const& a, uint4 const& b) {
+  unsigned const av[4] = {a.x, a.y, a.z, a.w};
+  unsigned const bv[4] = {b.x, b.y, b.z, b.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    float2 x, y;
+    if constexpr (cuda::std::is_same_v<Element, bfloat16_t>) {
+      x = __bfloat1622float2(*reinterpret_cast<__nv_bfloat162 const*>(&av[i]));
+      y = __bfloat1622float2(*reinterpret_cast<__nv_bfloat162 const*>(&bv[i]));
+    } else {
+      x = __half22float2(*reinterpret_cast<__half2 const*>(&av[i]));
+      y = __half22float2(*reinterpret_cast<__half2 const*>(&bv[i]));
+    }
+    acc = fmaf(x.x, y.x, acc);
+    acc = fmaf(x.y, y.y, acc);
+  }
+}
+
+// One halving of a warp's reduce-scatter: lanes with bit `kOffset` set keep the upper half of the values,
+// the others the lower, each adding its partner's copy of the half it keeps.
+template <int kOffset, int kHalf, int kValues>
+TILEFUSE_DEVICE void halve(float (&v)[kValues], int lane) {
+  bool const upper = (lane & kOffset) != 0;
+#pragma unroll
+  for (int i = 0; i < kHalf; ++i) {
+    float const send = upper ? v[i] : v[i + kHalf];
+    float const keep = upper ? v[i + kHalf] : v[i];
+    v[i] = keep + __shfl_xor_sync(0xffffffffu, send, kOffset);
+  }
+}
+
+// The warp's sums of 64 values, reduce-scattered: afterwards lane l holds the sums of values 2 l and 2 l + 1
+// in v[0] and v[1] (62 shuffles, where summing each value across the warp takes 320).
+TILEFUSE_DEVICE void reduce_scatter(float (&v)[64], int lane) {
+  halve<16, 32>(v, lane);
+  halve<8, 16>(v, lane);
+  halve<4, 8>(v, lane);
+  halve<2, 4>(v, lane);
+  halve<1, 2>(v, lane);
+}
+
+}  // namespace detail
+
+// grid (ceil(n / kSkinnyColumns), batch), kSkinnyThreads threads. The host checks m <= kSkinnyMaxRows,
+// 16-byte-aligned bases, leading dimensions and batch strides (whole 16-byte pieces), batch <= 65535.
+template <class Element, class Epilogue>
+__global__ void __launch_bounds__(kSkinnyThreads) skinny_gemm_kernel(__grid_constant__ Params<Element, Epilogue> const p) {
+  static_assert(sizeof(Element) == 2, "the skinny GEMM reads 16-bit operands");
+  constexpr int kPiece = 8;  // elements per 16-byte load
+  constexpr int kValues = kSkinnyMaxRows * kSkinnyColumns;
+  __shared__ float partial[kSkinnyWarps][kValues];
+  int const warp = static_cast<int>(threadIdx.x) / 32;
+  int const lane = static_cast<int>(threadIdx.x) % 32;
+  index_t const m = p.problem.m;
+  index_t const k = p.problem.k;
+  index_t const col0 = index_t{blockIdx.x} * kSkinnyColumns;
+  index_t const batch = blockIdx.y;
+  int const columns = p.problem.n - col0 < kSkinnyColumns ? static_cast<int>(p.problem.n - col0) : kSkinnyColumns;
+  Element const* const a = p.a + batch * p.batch_stride_a;
+  Element const* const b = p.b + batch * p.batch_stride_b + col0 * p.ldb;
+
+  float acc[kValues];  // [row][column]
+#pragma unroll
+  for (int i = 0; i < kValues; ++i) acc[i] = 0.f;
+  uint4 const zero = make_uint4(0, 0, 0, 0);
+  index_t const pieces = k / kPiece;
+  for (index_t piece = index_t{warp} * 32 + lane; piece < pieces; piece += kSkinnyThreads) {
+    index_t const c = piece * kPiece;
+    uint4 bv[kSkinnyColumns];
+#pragma unroll
+    for (int j = 0; j < kSkinnyColumns; ++j) {  // B is read once: past L1
+      bv[j] = j < columns ? __ldcs(reinterpret_cast<uint4 const*>(b + j * p.ldb + c)) : zero;
+    }
+#pragma unroll
+    for (int r = 0; r < kSkinnyMaxRows; ++r) {
+      if (r < m) {  // m is the block's: no divergence
+        uint4 const av = __ldg(reinterpret_cast<uint4 const*>(a + r * p.lda + c));
+#pragma unroll
+        for (int j = 0; j < kSkinnyColumns; ++j) detail::add_products<Element>(acc[r * kSkinnyColumns + j], av, bv[j]);
+      }
+    }
+  }
+  // K's last k % 8 elements, one per lane of warp 0.
+  index_t const tail = pieces * kPiece + lane;
+  if (warp == 0 && tail < k) {
+#pragma unroll
+    for (int r = 0; r < kSkinnyMaxRows; ++r) {
+      if (r < m) {
+        float const x = to_float(a[r * p.lda + tail]);
+#pragma unroll
+        for (int j = 0; j < kSkinnyColumns; ++j) {
+          if (j < columns) acc[r * kSkinnyColumns + j] = fmaf(x, to_float(b[j * p.ldb + tail]), acc[r * kSkinnyColumns + j]);
+        }
+      }
+    }
+  }
+  static_assert(kValues == 64, "the reduce-scatter halves 64 values five times");
+  detail::reduce_scatter(acc, lane);
+  partial[warp][2 * lane] = acc[0];
+  partial[warp][2 * lane + 1] = acc[1];
+  __syncthreads();
+  if (threadIdx.x < m) {  // thread r applies the tree to row r's columns
+    int const r = static_cast<int>(threadIdx.x);
+    epilogue::Fragment<kSkinnyColumns> f;
+    f.row = r;
+    f.col = col0;
+    f.batch = batch;
+    f.valid = columns;
+#pragma unroll
+    for (int j = 0; j < kSkinnyColumns; ++j) {
+      float sum = 0.f;
+#pragma unroll
+      for (int w = 0; w < kSkinnyWarps; ++w) sum += partial[w][r * kSkinnyColumns + j];
+      f.acc[j] = sum;
+    }
+    epilogue::evaluate<Epilogue>(p.epilogue, f);
+  }
+}
+
+}  // namespace tilefuse::gemm::skinny
