@@ -26,16 +26,16 @@ from .dtypes import element_type
 from .tensors import COLUMN_MAJOR, ROW_MAJOR, check_gemm_operands, torch_dtype
 
 _ELEMENTS = ("bfloat16", "float16")
-KERNELS = ("auto", "sm80", "sm90")  # the kernel family: the planner's choice, or forced (gemm::GemmFamily)
+KERNELS = ("auto", "sm80", "sm90", "skinny")  # the kernel family: the planner's choice, or forced (gemm::GemmFamily)
 
 
 def plan_gemm(m, n, k, batch, device, tile=None, *, hopper_layouts=True, tma_aligned=True, split_k=0):
-    """The C++ planner's GEMM plan (gemm::plan_gemm through tilefuse._C, as gemm::Gemm makes it): a dict of
-    family ("sm90" / "sm80"), copy_operands and padded_k (A and B first copied into the Hopper kernel's
-    layouts), config, tile, tile_shape (m, n, k), split_k (K split and summed in the kernel) and why.
-    device: (major, minor, SMs); tile: None (the wave model) or a name; split_k: 0 lets the planner choose."""
+    """The C++ planner's GEMM plan (gemm::plan_gemm through tilefuse._C, as gemm::Gemm and tilefuse.Gemm make
+    it): a dict of family ("sm90" / "sm80" / "skinny"), copy_operands and padded_k (A and B first copied into the
+    Hopper kernel's layouts), config, tile, tile_shape (m, n, k), split_k (K split and summed in the kernel) and
+    why. device: (major, minor, SMs); tile: None (the wave model) or a name; split_k: 0 lets the planner choose."""
     from . import _C
-    return _C.plan_gemm(m, n, k, batch, device, True, hopper_layouts, tma_aligned, split_k, tile)
+    return _C.plan_gemm(m, n, k, batch, device, True, hopper_layouts, tma_aligned, split_k, tile, skinny_code=True)
 
 
 def _identity(acc):
@@ -101,15 +101,16 @@ def parse_layout(words):
 class Gemm:
     """D = epilogue(A @ B), with the epilogue a Python function of the accumulator and named arguments
     (tilefuse.epilogue), compiled once per signature by the JIT, on the kernel the C++ planner picks
-    (gemm::plan_gemm, as gemm::Gemm): the Hopper kernel on an H100 / H200, the sm80 kernel on other GPUs.
+    (gemm::plan_gemm, as gemm::Gemm): the Hopper kernel on an H100 / H200, the sm80 kernel on other GPUs, the
+    skinny kernel for a few rows (m <= 8, CUDA cores streaming B) on any of them.
 
         gemm = tilefuse.Gemm(epilogue=lambda acc, bias: relu(acc + bias))
         d = gemm.run(a, w.t(), bias=b)          # a: (m, k), w: (n, k), b: (n,)
 
     run() returns D, or a dict of every output when the epilogue returns a dict. out_dtype: D's dtype
     (default: the operands'). tile: "auto" (the C++ planner's wave model, gemm::choose_sm90_tile) or "128x256",
-    "128x128", "128x64" (the Hopper kernel's). kernel: "auto" (the planner's family), "sm80" or "sm90" (forced:
-    an error where that family cannot run).
+    "128x128", "128x64" (the Hopper kernel's). kernel: "auto" (the planner's family), "sm80", "sm90" or "skinny"
+    (forced: an error where that family cannot run).
     """
 
     def __init__(self, epilogue=None, *, out_dtype=None, tile="auto", kernel="auto"):
@@ -146,6 +147,8 @@ class Gemm:
         if whole["family"] == "sm80":
             a, b, ops = self._sm80_operands(a, b, ops)
             return self._plan_sm80(whole, ops, arguments, (major, minor))
+        if whole["family"] == "skinny":
+            return self._plan_skinny(whole, ops, arguments, (major, minor))
         if whole["copy_operands"]:
             ops = self._check(*hopper_operands(a, b))  # as run() copies them
         return self._plan(ops, arguments, whole)
@@ -166,7 +169,7 @@ class Gemm:
         try:
             return _C.plan_gemm(ops.m, ops.n, ops.k, ops.batch, device, True,
                                 ops.layout_a == ROW_MAJOR and ops.layout_b == COLUMN_MAJOR, ops.aligned, 0,
-                                None if self.tile == "auto" else self.tile, self.kernel)
+                                None if self.tile == "auto" else self.tile, self.kernel, skinny_code=True)
         except ValueError as e:  # a forced family that cannot run here
             raise TensorArgumentError(f"tilefuse.Gemm(kernel={self.kernel!r}): {str(e).removeprefix('tilefuse: ')}") from None
 
@@ -278,6 +281,8 @@ class Gemm:
         whole = self._whole_plan(ops, (major, minor, sm_count))
         if whole["family"] == "sm80":
             return self._run_sm80(whole, a, b, ops, arguments, key, out, (major, minor))
+        if whole["family"] == "skinny":
+            return self._run_skinny(whole, a, b, ops, arguments, key, out, (major, minor))
         converted = False
         if whole["copy_operands"]:
             # Any layout and any k run, as torch.matmul's do: the planner has the operands copied into the
@@ -364,6 +369,32 @@ class Gemm:
         # (a workspace not zeroed: every split writes its whole tile; the Python warm path only, as before)
         return self._launch(key, ops, a, b, arguments, specs, outputs, launches, numel, False,
                             copied=a is not a_in, fast=False)
+
+    # ---- the skinny family (gemm_skinny.py) ----
+
+    def _plan_skinny(self, whole, ops, arguments, capability):
+        from .gemm_skinny import compiled_skinny
+
+        major, minor = capability
+        arch = f"sm_{major}{minor}" + ("a" if major == 9 else "")
+        key = ("skinny", ops.dtype, self._out_dtype(ops.dtype), ops.m, ops.n, ops.k, ops.batch, arch,
+               _arguments_key(arguments))
+        operation = self._operations.get(key)
+        if operation is None:
+            graph, tree = self._traced(ops, arguments)
+            operation = compiled_skinny(str(tree), tree, graph, ops.dtype, whole["why"], arch)
+            self._operations[key] = operation
+        return operation
+
+    def _run_skinny(self, whole, a, b, ops, arguments, key, out, capability):
+        """The skinny kernel's run, as gemm::Gemm launches it; remembered for warm calls (and the C++ warm path)."""
+        from .gemm_skinny import skinny_launch
+
+        operation = self._plan_skinny(whole, ops, arguments, capability)
+        kernel, layout = operation.kernel_on(ops.device_index)
+        specs, outputs = self._outputs(operation, ops, out)
+        launch = skinny_launch(operation, kernel, layout, ops, arguments, outputs)
+        return self._launch(key, ops, a, b, arguments, specs, outputs, [launch], 0, False)
 
     def _empty_result(self, ops, arguments, out):
         """run()'s result where m, n or the batch is 0, as torch's: empty stores, row and column reductions at

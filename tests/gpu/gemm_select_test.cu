@@ -275,6 +275,56 @@ TEST(GemmSelect, Bf16TtAutoSplitKResidualRelu) {
       auto_split_k_cases(908));
 }
 
+// A few rows (m <= 8), A row-major and B K-major with 16-byte-aligned rows: the skinny kernel. Every m, n off
+// its 8-column blocks, k with a tail past its 16-byte pieces and k below 8, a long k, batches (one with a shared
+// B), an epilogue with unaligned rows.
+std::vector<GemmCase> skinny_cases(std::uint64_t seed) {
+  std::vector<GemmCase> cases;
+  auto add = [&](GemmCase c) {
+    c.ld_a = c.ld_b = Ld::kAligned;
+    c.seed = seed * 100 + cases.size();
+    cases.push_back(c);
+  };
+  for (index_t m = 1; m <= 8; ++m) add(make_case(m, 8 * m + 3, 61 + 64 * m));
+  add(make_case(8, 4096, 4096));
+  add(make_case(1, 1, 7));
+  add(make_case(3, 1000, 1001));
+  GemmCase c = make_case(5, 77, 300, 3);
+  c.batch_gap = 8;
+  add(c);
+  c = make_case(8, 40, 129, 2);
+  c.shared_b = true;
+  add(c);
+  c = make_case(2, 33, 4100);
+  c.ld_epilogue = Ld::kOdd;
+  add(c);
+  return cases;
+}
+
+TEST(GemmSelect, FewRowsRunTheSkinnyKernel) {
+  Buffers buf;
+  auto args = args_for<AutoTn>(buf, GemmCoord{8, 1024, 1024, 1});
+  std::string const d = AutoTn::describe(args);
+  EXPECT_TRUE(starts_with(d, "skinny kernel: m = 8 rows")) << d;
+  EXPECT_EQ(AutoTn::workspace_size(args), 0u);
+  EXPECT_TRUE(AutoTn::can_implement(args).ok());
+  args.problem.m = 9;  // past it: the tensor-core kernels
+  EXPECT_FALSE(starts_with(AutoTn::describe(args), "skinny")) << AutoTn::describe(args);
+  auto odd = args_for<AutoTn>(buf, GemmCoord{4, 64, 61, 1});  // packed lda = 61: rows not 16-byte aligned
+  EXPECT_FALSE(starts_with(AutoTn::describe(odd), "skinny")) << AutoTn::describe(odd);
+  auto tt = args_for<AutoTt>(buf, GemmCoord{4, 64, 64, 1});  // B row-major: not the skinny kernel's layout
+  EXPECT_FALSE(starts_with(AutoTt::describe(tt), "skinny")) << AutoTt::describe(tt);
+}
+TEST(GemmSelect, Bf16SkinnyResults) {
+  run_gemm_cases<bfloat16_t, RowMajor, ColumnMajor, specs::StoreD, Sm80LargeConfig, AutoGemm>(skinny_cases(910));
+}
+TEST(GemmSelect, Bf16SkinnyResidualRelu) {
+  run_gemm_cases<bfloat16_t, RowMajor, ColumnMajor, specs::ResidualRelu, Sm80LargeConfig, AutoGemm>(skinny_cases(911));
+}
+TEST(GemmSelect, Fp16SkinnyResults) {
+  run_gemm_cases<half_t, RowMajor, ColumnMajor, specs::StoreD, Sm80LargeConfig, AutoGemm>(skinny_cases(912));
+}
+
 TEST(GemmSelect, Bf16TtCopiedResults) {
   run_gemm_cases<bfloat16_t, RowMajor, RowMajor, specs::StoreD, Sm80LargeConfig, AutoGemm>(small_cases(904));
 }

@@ -228,6 +228,47 @@ def test_the_sm80_family_plans_compiles_and_packs_as_launch_tiled():
     assert numel == splits * m * n
 
 
+def test_the_skinny_family_plans_compiles_and_packs_as_launch_skinny():
+    """tilefuse.Gemm's skinny family without a GPU: the planner picks it for m <= 8 aligned (on sm_90 and sm_80
+    facts alike) and not past 8 or for unaligned rows; the operation NVRTC compiles; the bytes packed as
+    gemm::launch_skinny fills them, grid (ceil(n / 8), 1, batch)."""
+    import struct
+    from types import SimpleNamespace
+
+    from tilefuse.gemm_skinny import skinny_launch
+    from tilefuse.jit import NvrtcNotFoundError, nvrtc
+    from tilefuse.tensors import COLUMN_MAJOR, ROW_MAJOR
+
+    try:
+        nvrtc.version()
+    except NvrtcNotFoundError as error:
+        pytest.skip(f"NVRTC is not available here: {error}")
+
+    def facts(m, aligned=True):
+        return SimpleNamespace(m=m, n=1001, k=4100, batch=3, dtype="bfloat16", layout_a=ROW_MAJOR,
+                               layout_b=COLUMN_MAJOR, aligned=aligned, device_index=0, lda=4104, ldb=4112,
+                               batch_stride_a=m * 4104, batch_stride_b=0)
+
+    gemm = tilefuse.Gemm()
+    for device in ((9, 0, 132), (8, 0, 108)):
+        assert gemm._whole_plan(facts(8), device)["family"] == "skinny"
+        assert gemm._whole_plan(facts(9), device)["family"] != "skinny"
+        assert gemm._whole_plan(facts(4, aligned=False), device)["family"] != "skinny"
+    ops = facts(5)
+    whole = gemm._whole_plan(ops, (9, 0, 132))
+    operation = gemm._plan_skinny(whole, ops, {}, (9, 0))
+    assert operation.arch == "sm_90a" and operation.describe().startswith("skinny kernel: m = 5 rows"), operation.describe()
+    names = ("m", "n", "k", "batch", "a", "lda", "batch_stride_a", "b", "ldb", "batch_stride_b")
+    layout = {name: 8 * i for i, name in enumerate(names)}
+    layout.update(size=8 * len(names), threads=128, columns=8, nodes=[])
+    launch = skinny_launch(operation, SimpleNamespace(kernel=11), layout, ops, {}, {})
+    q = lambda name: struct.unpack_from("<q", launch.template, layout[name])[0]  # noqa: E731
+    assert [q(f) for f in ("m", "n", "k", "batch", "lda", "batch_stride_a", "ldb", "batch_stride_b")] == \
+        [5, 1001, 4100, 3, 4104, 5 * 4104, 4112, 0]
+    assert (launch.grid, launch.grid_z, launch.threads, launch.smem_bytes) == (126, 3, 128, 0)
+    assert sorted(key for _, key in launch.pointers) == ["a", "b"]
+
+
 def test_epilogues_reading_coordinates_are_refused_past_2_24():
     """row() / col() / batch() are floats, exact below 2^24: tilefuse.Gemm refuses larger problems for such a
     tree, as gemm::Gemm does, and takes the same tree below it and other trees at any size."""

@@ -233,6 +233,47 @@ def test_operands_are_copied_by_the_packing_kernel_exactly():
             assert b2.stride(0) == 0, "a matrix shared by the batch is copied once"
 
 
+@pytest.mark.parametrize("m,n,k,batch", [(1, 4096, 4096, None), (8, 1000, 1001, None), (3, 77, 7, None),
+                                          (5, 200, 520, 3), (8, 8, 4104, None)])
+def test_a_few_rows_run_the_skinny_kernel(m, n, k, batch):
+    """m <= 8 with A row-major and B K-major, rows 16-byte aligned: the planner's skinny kernel (CUDA cores streaming
+    B once), every m, n off its 8-column blocks, a k tail past its 16-byte pieces, batches; a fused epilogue with
+    a scalar; the first call and a warm call on new tensors (its pointers patched), against float64."""
+    g = torch.Generator(device="cuda").manual_seed(m + n + k)
+    lead = (batch,) if batch else ()
+    kp = -(-k // 8) * 8  # rows 16 bytes apart: k padded in the storage, the view k wide
+
+    def tensors():
+        a = torch.randn(*lead, m, kp, device="cuda", generator=g).to(torch.bfloat16)[..., :k]
+        w = torch.randn(*lead, n, kp, device="cuda", generator=g).to(torch.bfloat16)[..., :k]
+        bias = torch.randn(n, device="cuda", generator=g).to(torch.bfloat16)
+        residual = torch.randn(*lead, m, n, device="cuda", generator=g).to(torch.bfloat16)
+        return a, w.transpose(-1, -2), bias, residual
+
+    gemm = tilefuse.Gemm(epilogue=lambda acc, bias, residual, alpha: relu(alpha * acc + bias) + residual)
+    a, b, bias, residual = tensors()
+    op = gemm.plan(a, b, bias=bias, residual=residual, alpha=0.5)
+    assert op.describe().startswith(f"skinny kernel: m = {m} rows"), op.describe()
+    for call, alpha in enumerate((0.5, -1.25)):
+        if call:
+            a, b, bias, residual = tensors()
+        poison()
+        d = gemm.run(a, b, bias=bias, residual=residual, alpha=alpha)
+        ref = torch.relu(alpha * (a.double() @ b.double()) + bias.double()) + residual.double()
+        check(d, ref, torch.relu(alpha * (a @ b) + bias) + residual, f"skinny {m}x{n}x{k} batch {batch} call {call}")
+    assert len(gemm._warm) == 1
+
+
+def test_the_skinny_kernel_forced_or_refused():
+    """kernel="skinny" runs where it can and is refused with the planner's reason where it cannot (m past 8)."""
+    a, b = operands(4, 264, 128, torch.float16)
+    d = tilefuse.Gemm(kernel="skinny").run(a, b)
+    check(d, a.double() @ b.double(), a @ b, "forced skinny fp16")
+    big_a, big_b = operands(9, 64, 64, torch.bfloat16)
+    with pytest.raises(tilefuse.TensorArgumentError, match="m = 9 is not 1 to 8"):
+        tilefuse.Gemm(kernel="skinny").run(big_a, big_b)
+
+
 def test_copied_operands_have_a_warm_call():
     """A signature whose operands are copied (odd k) repeats as a warm call that copies again: new tensors of
     the same signature give their own results, and the call after the first takes no planning."""
@@ -250,7 +291,7 @@ def test_copied_operands_have_a_warm_call():
             gemm._first_call = None
 
 
-@pytest.mark.parametrize("m,n,k", [(197, 768, 3072), (256, 256, 16384), (8, 4096, 4096), (66, 66, 2048)])
+@pytest.mark.parametrize("m,n,k", [(197, 768, 3072), (256, 256, 16384), (16, 4096, 4096), (66, 66, 2048)])
 def test_split_k_summed_in_the_kernel(m, n, k):
     """Skinny outputs with a long K: the planner splits K in the kernel (its describe() says so), the sums and
     tickets zeroed per call; the first call, warm calls (C++ fast path) and a fused epilogue agree with float64."""

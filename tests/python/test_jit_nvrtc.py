@@ -83,6 +83,21 @@ def test_sm80_gemm_kernel_compiles_with_its_layout_kernel_and_split_k_pass(nvrtc
 
 
 @pytest.mark.parametrize("element, arch", [("bfloat16", "sm_90a"), ("float16", "sm_80")])
+def test_the_skinny_gemm_kernel_compiles_with_its_layout_kernel(nvrtc_version, relu_bias_tree, tmp_path, element, arch):
+    """The skinny family's source (tilefuse.Gemm for m <= 8): kernel and parameter layout in one CUBIN, for the
+    Hopper and the sm80 generations; other element types are refused by name."""
+    from tilefuse.jit import gemm_skinny_kernel
+    from tilefuse.jit.source import gemm_skinny_source
+
+    kernel = gemm_skinny_kernel(relu_bias_tree, element, arch=arch, cache_dir=tmp_path, require_cached=False)
+    assert kernel.cubin[:4] == b"\x7fELF" and kernel.info["inputs"]["arch"] == arch
+    assert kernel.lowered_name.startswith("_ZN8tilefuse4gemm6skinny18skinny_gemm_kernel")
+    assert set(kernel.info["lowered_names"]) == {"layout"}
+    with pytest.raises(ValueError, match="float8_e4m3"):
+        gemm_skinny_source(relu_bias_tree, "float8_e4m3")
+
+
+@pytest.mark.parametrize("element, arch", [("bfloat16", "sm_90a"), ("float16", "sm_80")])
 def test_the_operand_packing_kernel_compiles_without_a_layout_kernel(nvrtc_version, tmp_path, element, arch):
     """tilefuse.Gemm copies operands TMA cannot read with gemm::Gemm's packing kernel (tilefuse.gemm_pack): it
     compiles alone (its Params are plain: no layout kernel), for the Hopper and the sm80 families."""
@@ -127,7 +142,7 @@ def test_common_epilogues_come_prebuilt_with_the_installed_package(nvrtc_version
     if not os.path.isdir(prebuilt_dir()):
         pytest.skip("this install has no prebuilt kernels (a source checkout, or TILEFUSE_PREBUILT=OFF)")
     kinds = {kind for kind, *_ in common_kernels()}
-    assert kinds == {"gemm", "conv90", "conv80", "pack"}
+    assert kinds == {"gemm", "conv90", "conv80", "pack", "skinny"}
     from tilefuse.jit import pack_k_major_kernel
 
     assert pack_k_major_kernel("bfloat16", cache_dir=tmp_path, require_cached=True).path.startswith(prebuilt_dir())

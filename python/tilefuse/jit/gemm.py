@@ -3,7 +3,7 @@ from .cache import KernelCache, key_inputs
 from .errors import JitError
 from .headers import include_dir
 from .nvrtc import compile_to_cubin
-from .source import gemm_sm80_source, gemm_sm90_source, pack_k_major_source
+from .source import gemm_skinny_source, gemm_sm80_source, gemm_sm90_source, pack_k_major_source
 from .toolkit import cuda_include_dirs
 
 # NVRTC's flags (the include folders are added at compile time and are not part of the cache key).
@@ -29,6 +29,11 @@ def gemm_sm80_kernel(epilogue, element="bfloat16", config="Sm80LargeConfig", lay
     split-K pass, info["lowered_names"]["split_k"]), compiled for `arch` (sm_80, sm_86, sm_89, sm_90a, ...)."""
     source = gemm_sm80_source(epilogue, element, config, layout_a, layout_b, aligned)
     return compile_cached(source, arch, cache_dir, require_cached)
+
+
+def gemm_skinny_kernel(epilogue, element="bfloat16", *, arch="sm_90a", cache_dir=None, require_cached=None):
+    """The CachedKernel of the skinny GEMM kernel (gemm_skinny_source) for `arch`, with its layout kernel."""
+    return compile_cached(gemm_skinny_source(epilogue, element), arch, cache_dir, require_cached)
 
 
 def pack_k_major_kernel(element="bfloat16", *, arch="sm_90a", cache_dir=None, require_cached=None):

@@ -13,6 +13,7 @@ set (`common_kernels`), bf16 and fp16, for sm_90a:
   - the sm80 conv kernels (every tile, aligned or not, each mode) that the planner falls back to on Hopper
     where no Hopper kernel takes the problem (C = 3 stems, strided dgrad): with no epilogue, and in fprop with
     the conv epilogues above (a stem's folded BatchNorm + ReLU);
+  - the skinny GEMM (m <= 8: gemm/kernel/skinny_gemm.h) with the GEMM epilogues above;
   - the copy of GEMM operands into the Hopper kernel's layout (gemm/kernel/pack_k_major.h). tests/python/test_prebuilt_coverage.py checks
     that a ResNet-50's inference and training steps ask for nothing else.
 
@@ -70,7 +71,7 @@ def _tree(activation, bias, residual, element):
 
 def common_kernels():
     """The jobs of every prebuilt kernel: ("gemm", tree, element, config), ("conv90", tree, kernel, kernel tree,
-    split), ("conv80", tree, element, mode, config, aligned) or ("pack", element)."""
+    split), ("conv80", tree, element, mode, config, aligned), ("skinny", tree, element) or ("pack", element)."""
     from .. import _C
     from ..kernel_params import tree_facts
 
@@ -79,6 +80,7 @@ def common_kernels():
         for epilogue in COMMON_EPILOGUES:
             tree = _tree(*epilogue, element)
             kernels += [("gemm", tree, element, config) for config in GEMM_CONFIGS]
+            kernels.append(("skinny", tree, element))
         trees = {"fprop": [_residual_block_tree(element) if isinstance(e, str) else _cpp_tree(*e, element)
                            for e in CONV_EPILOGUES],
                  "dgrad": [_cpp_tree("none", False, False, element)], "wgrad": [_cpp_tree("none", False, False, element)]}
@@ -97,10 +99,12 @@ def common_kernels():
 def _build_one(job):
     kind, out = job[0], job[-1]
     from .conv import conv_kernel, conv_sm90_kernel
-    from .gemm import gemm_kernel, pack_k_major_kernel
+    from .gemm import gemm_kernel, gemm_skinny_kernel, pack_k_major_kernel
 
     if kind == "pack":
         return pack_k_major_kernel(job[1], cache_dir=out, require_cached=False).hit
+    if kind == "skinny":
+        return gemm_skinny_kernel(job[1], job[2], cache_dir=out, require_cached=False).hit
     if kind == "gemm":
         _, tree, element, config, _ = job
         kernel = gemm_kernel(tree, element, config, cache_dir=out, require_cached=False)

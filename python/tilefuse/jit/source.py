@@ -77,6 +77,22 @@ def gemm_sm90_source(epilogue, element="bfloat16", config="Sm90LargeConfig", ele
                         f"&{_NS}sm90_params_layout_kernel<tilefuse_jit::Kernel, tilefuse_jit::Epilogue>")
 
 
+def gemm_skinny_source(epilogue, element="bfloat16"):
+    """Source of tilefuse::gemm::skinny::skinny_gemm_kernel<Element, Epilogue> (m <= 8 rows: B streamed once by
+    CUDA cores; gemm/kernel/skinny_gemm.h) and its parameter-layout kernel (skinny_params_layout.h)."""
+    operand = element_type(element, what="element")
+    if operand.name not in _CONV_ELEMENTS:
+        raise ValueError(f"element={element!r}: the skinny GEMM reads {', '.join(_CONV_ELEMENTS)} operands")
+    epilogue = _one_line(epilogue)
+    ns = "tilefuse::gemm::skinny::"
+    source = _translation_unit("one skinny GEMM kernel (a few rows) with a fused epilogue.",
+                               ("tilefuse/gemm/kernel/skinny_gemm.h", "tilefuse/gemm/kernel/skinny_params_layout.h"),
+                               (("Epilogue", epilogue),))
+    return KernelSource(source, f"&{ns}skinny_gemm_kernel<{operand.cpp}, tilefuse_jit::Epilogue>",
+                        f"{ns}skinny_gemm_kernel<{operand.cpp}, {epilogue}>",
+                        f"&{ns}skinny_params_layout_kernel<{operand.cpp}, tilefuse_jit::Epilogue>")
+
+
 def pack_k_major_source(element="bfloat16"):
     """Source of tilefuse::gemm::pack_k_major_kernel<Element> (gemm/kernel/pack_k_major.h): the copy of an
     operand into the Hopper GEMM's K-major layout, as gemm::Gemm copies it. No layout kernel: its Params are

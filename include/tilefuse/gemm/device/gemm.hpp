@@ -39,6 +39,7 @@
 #include <tilefuse/gemm/device/gemm_plan.hpp>
 #include <tilefuse/gemm/device/gemm_plan_cache.hpp>
 #include <tilefuse/gemm/device/pack_operand.hpp>
+#include <tilefuse/gemm/device/skinny_launch.hpp>
 #include <tilefuse/gemm/device/gemm_sm90.hpp>
 #include <tilefuse/gemm/device/operand_check.hpp>
 #include <tilefuse/gemm/device/sm80_launch.hpp>
@@ -83,13 +84,16 @@ class Gemm {
   static constexpr bool kHopperCandidate =
       kAuto && (std::is_same_v<ElementAB, bfloat16_t> || std::is_same_v<ElementAB, half_t>);
   static constexpr bool kHopperLayouts = std::is_same_v<LayoutA, RowMajor> && std::is_same_v<LayoutB, ColumnMajor>;
+  // A few rows (m <= 8) in those layouts: the skinny kernel (skinny_launch.hpp), where the planner picks it.
+  static constexpr bool kSkinnyCandidate = kHopperCandidate && kHopperLayouts;
   using Sm80Config = std::conditional_t<kAuto, Sm80DefaultConfig<ElementAB>, Config>;
   // The Hopper operation (named only; instantiated only when kHopperCandidate).
   using Hopper = GemmSm90<ElementAB, RowMajor, ColumnMajor, Epilogue, Sm90AutoConfig>;
 
   static Status can_implement(Arguments const& args) {
     if constexpr (kHopperCandidate) {
-      if (choose(args, nullptr, /*with_workspace=*/true).hopper) return {};
+      Choice const choice = choose(args, nullptr, /*with_workspace=*/true);
+      if (choice.hopper || choice.skinny) return {};
     }
     Plan plan;
     return make_plan(args, &plan);
@@ -104,6 +108,7 @@ class Gemm {
     if constexpr (kHopperCandidate) {
       Decision const d = decide(args);
       if (d.status.ok() && d.plan.family == GemmFamily::kSm90) return std::max(sm80, hopper_workspace_of(d).bytes);
+      if (d.status.ok() && d.plan.family == GemmFamily::kSkinny) return 0;
     }
     return sm80;
   }
@@ -111,6 +116,12 @@ class Gemm {
   static Status run(Arguments const& args, void* workspace, cudaStream_t stream) {
     if constexpr (kHopperCandidate) {
       Choice const choice = choose(args, workspace, workspace != nullptr);
+      if constexpr (kSkinnyCandidate) {
+        if (choice.skinny) {
+          return launch_skinny<ElementAB, Epilogue>(args.problem, args.a, choice.lda, choice.batch_stride_a, args.b,
+                                                    choice.ldb, choice.batch_stride_b, choice.epilogue, stream);
+        }
+      }
       if (choice.hopper) {
         if (choice.copy) TILEFUSE_RETURN_IF_ERROR(copy_operands(args, choice, workspace, stream));
         return Hopper::run(choice.plan, stream);
@@ -138,6 +149,7 @@ class Gemm {
     std::string hopper_note;
     if constexpr (kHopperCandidate) {
       Choice const choice = choose(args, nullptr, /*with_workspace=*/true);
+      if (choice.skinny) return choice.note;
       if (choice.hopper) {
         return (choice.planned_only.empty() ? Hopper::describe(choice.plan) : choice.planned_only) + choice.note;
       }
@@ -170,6 +182,8 @@ class Gemm {
   // The outcome of asking the Hopper kernel: its plan, or why it refused.
   struct Choice {
     bool hopper = false;
+    bool skinny = false;  // the skinny kernel, with lda ... batch_stride_b resolved and the epilogue bound
+    typename Epilogue::Params epilogue{};
     std::string why_not;
     typename detail::HopperPlanOf<kHopperCandidate, Hopper>::type plan{};
     bool copy = false;   // A and B packed into the workspace first (copy_operands), from these strides
@@ -234,6 +248,16 @@ class Gemm {
       Decision const d = decide(args);
       if (!d.status.ok()) {
         choice.why_not = d.status.message();
+        return choice;
+      }
+      if (kSkinnyCandidate && d.plan.family == GemmFamily::kSkinny) {
+        choice.skinny = true;
+        choice.lda = d.resolved.lda;
+        choice.ldb = d.resolved.ldb;
+        choice.batch_stride_a = d.resolved.batch_stride_a;
+        choice.batch_stride_b = d.resolved.batch_stride_b;
+        choice.epilogue = d.resolved.epilogue;
+        choice.note = d.plan.why;
         return choice;
       }
       if (d.plan.family != GemmFamily::kSm90) {
@@ -351,6 +375,7 @@ class Gemm {
     r.tma_aligned = d.resolved.aligned;
     r.split_k = args.split_k;
     r.hopper_code = hopper_code_here();
+    r.skinny_code = kSkinnyCandidate;
     r.family = kHopperCandidate ? GemmFamily::kAuto : GemmFamily::kSm80;
     d.status = plan_gemm(r, current_device_facts(), &d.plan);
     return d;

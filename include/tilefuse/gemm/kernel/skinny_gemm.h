@@ -79,7 +79,7 @@ TILEFUSE_DEVICE void reduce_scatter(float (&v)[64], int lane) {
 
 }  // namespace detail
 
-// grid (ceil(n / kSkinnyColumns), batch), kSkinnyThreads threads. The host checks m <= kSkinnyMaxRows,
+// grid (ceil(n / kSkinnyColumns), 1, batch), kSkinnyThreads threads. The host checks m <= kSkinnyMaxRows,
 // 16-byte-aligned bases, leading dimensions and batch strides (whole 16-byte pieces), batch <= 65535.
 template <class Element, class Epilogue>
 __global__ void __launch_bounds__(kSkinnyThreads) skinny_gemm_kernel(__grid_constant__ Params<Element, Epilogue> const p) {
@@ -92,7 +92,7 @@ __global__ void __launch_bounds__(kSkinnyThreads) skinny_gemm_kernel(__grid_cons
   index_t const m = p.problem.m;
   index_t const k = p.problem.k;
   index_t const col0 = index_t{blockIdx.x} * kSkinnyColumns;
-  index_t const batch = blockIdx.y;
+  index_t const batch = blockIdx.z;
   int const columns = p.problem.n - col0 < kSkinnyColumns ? static_cast<int>(p.problem.n - col0) : kSkinnyColumns;
   Element const* const a = p.a + batch * p.batch_stride_a;
   Element const* const b = p.b + batch * p.batch_stride_b + col0 * p.ldb;
