@@ -8,7 +8,7 @@
 # bench/python/fp8_shapes.py). CONV=0 skips the conv preset, its Python rows and the training step.
 # PHASE=cpp runs only the install and the C++ benches, PHASE=python only the Python side, reading the C++ JSON
 # that a PHASE=cpp call left in build/bench-json on the same (warm) machine: two calls where one would not fit.
-# Usage: OUT=... [GEMM=1] [FP8=1] [CONV=0] [PHASE=cpp|python] scripts/gpu/python_bench.sh [conv preset, default resnet50]
+# Usage: OUT=... [GEMM=1 [GEMM_PRESET=issue38-wide]] [FP8=1] [CONV=0] [PHASE=cpp|python] scripts/gpu/python_bench.sh [conv preset, default resnet50]
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 OUT="${OUT:-gpu-out}"
@@ -39,7 +39,7 @@ if [[ "${CONV:-1}" != 0 ]]; then
     > "$OUT/cpp-fused.log" 2>&1
 fi
 if [[ -n "${GEMM:-}" ]]; then
-  build/bench/tilefuse-bench gemm --preset issue3 --kernel auto --split-k 0 --json "$J/cpp-gemm.json" > "$OUT/cpp-gemm.log" 2>&1
+  build/bench/tilefuse-bench gemm --preset "${GEMM_PRESET:-issue3}" --kernel auto --split-k 0 --json "$J/cpp-gemm.json" > "$OUT/cpp-gemm.log" 2>&1
 fi
 if [[ -n "${FP8:-}" ]]; then
   build/bench/tilefuse-fp8-bench --json "$J/cpp-fp8.json" > "$OUT/cpp-fp8.log" 2>&1
