@@ -2,7 +2,7 @@
 // A m x k row-major and B k x n column-major (K-major), 16-bit, rows 16-byte aligned. Such a product reads B
 // once and uses each element of it m times: it is bound by B's bytes, and a 128-row tensor-core tile would
 // be mostly padding. So CUDA cores stream B at memory speed instead: a block of kSkinnyWarps warps owns
-// kSkinnyColumns output columns, each warp a share of K in 16-byte pieces (A's few rows stay in L1 / L2),
+// kSkinnyColumns output columns, each warp a share of K in 8-byte pieces (A's few rows stay in L1 / L2),
 // fp32 products; the warps' sums meet in shared memory and each row's kSkinnyColumns values take the
 // epilogue tree as one fragment, as the split-K pass applies it (split_k_epilogue.h).
 #pragma once
@@ -34,23 +34,20 @@ struct Params {
 
 namespace detail {
 
-// acc += the 8 products of one 16-byte piece of a row of A and one of a column of B.
+// The four values of an 8-byte piece of 16-bit elements, as floats.
 template <class Element>
-TILEFUSE_DEVICE void add_products(float& acc, uint4 const& a, uint4 const& b) {
-  unsigned const av[4] = {a.x, a.y, a.z, a.w};
-  unsigned const bv[4] = {b.x, b.y, b.z, b.w};
+TILEFUSE_DEVICE void to_floats(uint2 const& piece, float (&out)[4]) {
+  unsigned const words[2] = {piece.x, piece.y};
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    float2 x, y;
+  for (int i = 0; i < 2; ++i) {
+    float2 v;
     if constexpr (cuda::std::is_same_v<Element, bfloat16_t>) {
-      x = __bfloat1622float2(*reinterpret_cast<__nv_bfloat162 const*>(&av[i]));
-      y = __bfloat1622float2(*reinterpret_cast<__nv_bfloat162 const*>(&bv[i]));
+      v = __bfloat1622float2(*reinterpret_cast<__nv_bfloat162 const*>(&words[i]));
     } else {
-      x = __half22float2(*reinterpret_cast<__half2 const*>(&av[i]));
-      y = __half22float2(*reinterpret_cast<__half2 const*>(&bv[i]));
+      v = __half22float2(*reinterpret_cast<__half2 const*>(&words[i]));
     }
-    acc = fmaf(x.x, y.x, acc);
-    acc = fmaf(x.y, y.y, acc);
+    out[2 * i] = v.x;
+    out[2 * i + 1] = v.y;
   }
 }
 
@@ -82,9 +79,9 @@ TILEFUSE_DEVICE void reduce_scatter(float (&v)[64], int lane) {
 // grid (ceil(n / kSkinnyColumns), 1, batch), kSkinnyThreads threads. The host checks m <= kSkinnyMaxRows,
 // 16-byte-aligned bases, leading dimensions and batch strides (whole 16-byte pieces), batch <= 65535.
 template <class Element, class Epilogue>
-__global__ void __launch_bounds__(kSkinnyThreads) skinny_gemm_kernel(__grid_constant__ Params<Element, Epilogue> const p) {
+__global__ void __launch_bounds__(kSkinnyThreads, 4) skinny_gemm_kernel(__grid_constant__ Params<Element, Epilogue> const p) {
   static_assert(sizeof(Element) == 2, "the skinny GEMM reads 16-bit operands");
-  constexpr int kPiece = 8;  // elements per 16-byte load
+  constexpr int kPiece = 4;  // elements per 8-byte load
   constexpr int kValues = kSkinnyMaxRows * kSkinnyColumns;
   __shared__ float partial[kSkinnyWarps][kValues];
   int const warp = static_cast<int>(threadIdx.x) / 32;
@@ -100,25 +97,38 @@ __global__ void __launch_bounds__(kSkinnyThreads) skinny_gemm_kernel(__grid_cons
   float acc[kValues];  // [row][column]
 #pragma unroll
   for (int i = 0; i < kValues; ++i) acc[i] = 0.f;
-  uint4 const zero = make_uint4(0, 0, 0, 0);
+  // 8-byte pieces (4 elements): each row's and each column's piece is converted to floats once and used for
+  // 8 products, so conversions stay a quarter of the FMAs (16-byte pieces held as floats would not fit the
+  // registers beside the 64 sums).
+  uint2 const zero = make_uint2(0, 0);
   index_t const pieces = k / kPiece;
   for (index_t piece = index_t{warp} * 32 + lane; piece < pieces; piece += kSkinnyThreads) {
     index_t const c = piece * kPiece;
-    uint4 bv[kSkinnyColumns];
+    uint2 bv[kSkinnyColumns];
 #pragma unroll
     for (int j = 0; j < kSkinnyColumns; ++j) {  // B is read once: past L1
-      bv[j] = j < columns ? __ldcs(reinterpret_cast<uint4 const*>(b + j * p.ldb + c)) : zero;
+      bv[j] = j < columns ? __ldcs(reinterpret_cast<uint2 const*>(b + j * p.ldb + c)) : zero;
     }
+    float af[kSkinnyMaxRows][kPiece];
 #pragma unroll
     for (int r = 0; r < kSkinnyMaxRows; ++r) {
-      if (r < m) {  // m is the block's: no divergence
-        uint4 const av = __ldg(reinterpret_cast<uint4 const*>(a + r * p.lda + c));
+      uint2 const av = r < m ? __ldg(reinterpret_cast<uint2 const*>(a + r * p.lda + c)) : zero;  // m: the block's
+      detail::to_floats<Element>(av, af[r]);
+    }
 #pragma unroll
-        for (int j = 0; j < kSkinnyColumns; ++j) detail::add_products<Element>(acc[r * kSkinnyColumns + j], av, bv[j]);
+    for (int j = 0; j < kSkinnyColumns; ++j) {
+      float bf[kPiece];
+      detail::to_floats<Element>(bv[j], bf);
+#pragma unroll
+      for (int r = 0; r < kSkinnyMaxRows; ++r) {
+        if (r < m) {  // the block's m: a uniform branch, no products of padding rows
+#pragma unroll
+          for (int e = 0; e < kPiece; ++e) acc[r * kSkinnyColumns + j] = fmaf(af[r][e], bf[e], acc[r * kSkinnyColumns + j]);
+        }
       }
     }
   }
-  // K's last k % 8 elements, one per lane of warp 0.
+  // K's last k % 4 elements, one per lane of warp 0.
   index_t const tail = pieces * kPiece + lane;
   if (warp == 0 && tail < k) {
 #pragma unroll
