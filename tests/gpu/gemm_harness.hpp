@@ -288,6 +288,7 @@ struct GemmCase {
   bool shared_vectors = false;   // bias vectors with batch_stride 0 (one for the whole batch)
   bool shared_b = false;         // one B for the whole batch (batch_stride_b = 0)
   int split_k = 1;
+  gemm::GemmFamily family = gemm::GemmFamily::kAuto;  // gemm::Gemm's typed override (operations that have it)
   bool refusal_allowed = false;  // can_implement may refuse the case (then nothing is run)
   Inputs inputs = Inputs::kIntegers;
   std::uint64_t seed = 1;
@@ -653,6 +654,7 @@ bool run_gemm_case(GemmCase const& c, Stream const& stream, CaseTally& tally) {
   }
   args.epilogue = device_args;
   args.split_k = c.split_k;
+  if constexpr (requires { args.family; }) args.family = c.family;
 
   std::string const path = Op::describe(args);
   Status const implementable = Op::can_implement(args);

@@ -275,19 +275,21 @@ TEST(GemmSelect, Bf16TtAutoSplitKResidualRelu) {
       auto_split_k_cases(908));
 }
 
-// A few rows (m <= 8), A row-major and B K-major with 16-byte-aligned rows: the skinny kernel. Every m, n off
-// its 8-column blocks, k with a tail past its 16-byte pieces and k below 8, a long k, batches (one with a shared
-// B), an epilogue with unaligned rows.
+// A few rows (m <= 8), A row-major and B K-major with 16-byte-aligned rows: the skinny kernel, forced (the planner
+// picks it only where its blocks fill the SMs). Every m, n off its 8-column blocks, k with a tail past its 8-byte
+// pieces and k below 4, a long k, batches (one with a shared B), an epilogue with unaligned rows.
 std::vector<GemmCase> skinny_cases(std::uint64_t seed) {
   std::vector<GemmCase> cases;
   auto add = [&](GemmCase c) {
     c.ld_a = c.ld_b = Ld::kAligned;
+    c.family = gemm::GemmFamily::kSkinny;
     c.seed = seed * 100 + cases.size();
     cases.push_back(c);
   };
   for (index_t m = 1; m <= 8; ++m) add(make_case(m, 8 * m + 3, 61 + 64 * m));
   add(make_case(8, 4096, 4096));
   add(make_case(1, 1, 7));
+  add(make_case(6, 20, 3));
   add(make_case(3, 1000, 1001));
   GemmCase c = make_case(5, 77, 300, 3);
   c.batch_gap = 8;
@@ -303,13 +305,21 @@ std::vector<GemmCase> skinny_cases(std::uint64_t seed) {
 
 TEST(GemmSelect, FewRowsRunTheSkinnyKernel) {
   Buffers buf;
-  auto args = args_for<AutoTn>(buf, GemmCoord{8, 1024, 1024, 1});
+  auto args = args_for<AutoTn>(buf, GemmCoord{8, 4096, 1024, 1});  // 512 blocks of 8 columns
   std::string const d = AutoTn::describe(args);
   EXPECT_TRUE(starts_with(d, "skinny kernel: m = 8 rows")) << d;
   EXPECT_EQ(AutoTn::workspace_size(args), 0u);
   EXPECT_TRUE(AutoTn::can_implement(args).ok());
-  args.problem.m = 9;  // past it: the tensor-core kernels
+  auto few_blocks = args_for<AutoTn>(buf, GemmCoord{8, 256, 16384, 1});  // 32 blocks: the tensor-core kernels
+  EXPECT_FALSE(starts_with(AutoTn::describe(few_blocks), "skinny")) << AutoTn::describe(few_blocks);
+  few_blocks.family = gemm::GemmFamily::kSkinny;  // unless forced
+  EXPECT_TRUE(starts_with(AutoTn::describe(few_blocks), "skinny kernel")) << AutoTn::describe(few_blocks);
+  args.problem.m = 9;  // past it: the tensor-core kernels, and a forced skinny kernel refused with the reason
   EXPECT_FALSE(starts_with(AutoTn::describe(args), "skinny")) << AutoTn::describe(args);
+  args.family = gemm::GemmFamily::kSkinny;
+  Status const refused = AutoTn::can_implement(args);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_TRUE(contains(refused.message(), "m = 9 is not 1 to 8")) << refused.to_string();
   auto odd = args_for<AutoTn>(buf, GemmCoord{4, 64, 61, 1});  // packed lda = 61: rows not 16-byte aligned
   EXPECT_FALSE(starts_with(AutoTn::describe(odd), "skinny")) << AutoTn::describe(odd);
   auto tt = args_for<AutoTt>(buf, GemmCoord{4, 64, 64, 1});  // B row-major: not the skinny kernel's layout

@@ -251,7 +251,10 @@ def test_the_skinny_family_plans_compiles_and_packs_as_launch_skinny():
 
     gemm = tilefuse.Gemm()
     for device in ((9, 0, 132), (8, 0, 108)):
-        assert gemm._whole_plan(facts(8), device)["family"] == "skinny"
+        assert gemm._whole_plan(facts(8), device)["family"] == "skinny"  # 126 blocks x 3 batches
+        few = facts(8)
+        few.batch = 1  # 126 blocks: fewer than the SMs
+        assert gemm._whole_plan(few, device)["family"] == ("skinny" if device[2] <= 126 else "sm90"), device
         assert gemm._whole_plan(facts(9), device)["family"] != "skinny"
         assert gemm._whole_plan(facts(4, aligned=False), device)["family"] != "skinny"
     ops = facts(5)

@@ -236,9 +236,10 @@ def test_operands_are_copied_by_the_packing_kernel_exactly():
 @pytest.mark.parametrize("m,n,k,batch", [(1, 4096, 4096, None), (8, 1000, 1001, None), (3, 77, 7, None),
                                           (5, 200, 520, 3), (8, 8, 4104, None)])
 def test_a_few_rows_run_the_skinny_kernel(m, n, k, batch):
-    """m <= 8 with A row-major and B K-major, rows 16-byte aligned: the planner's skinny kernel (CUDA cores streaming
-    B once), every m, n off its 8-column blocks, a k tail past its 16-byte pieces, batches; a fused epilogue with
-    a scalar; the first call and a warm call on new tensors (its pointers patched), against float64."""
+    """m <= 8 with A row-major and B K-major, rows 16-byte aligned: the skinny kernel (CUDA cores streaming B
+    once; forced, as the planner picks it only where its blocks fill the SMs), every m, n off its 8-column
+    blocks, a k tail past its 8-byte pieces, batches; a fused epilogue with a scalar; the first call and a warm
+    call on new tensors (its pointers patched), against float64."""
     g = torch.Generator(device="cuda").manual_seed(m + n + k)
     lead = (batch,) if batch else ()
     kp = -(-k // 8) * 8  # rows 16 bytes apart: k padded in the storage, the view k wide
@@ -250,7 +251,8 @@ def test_a_few_rows_run_the_skinny_kernel(m, n, k, batch):
         residual = torch.randn(*lead, m, n, device="cuda", generator=g).to(torch.bfloat16)
         return a, w.transpose(-1, -2), bias, residual
 
-    gemm = tilefuse.Gemm(epilogue=lambda acc, bias, residual, alpha: relu(alpha * acc + bias) + residual)
+    gemm = tilefuse.Gemm(epilogue=lambda acc, bias, residual, alpha: relu(alpha * acc + bias) + residual,
+                         kernel="skinny")
     a, b, bias, residual = tensors()
     op = gemm.plan(a, b, bias=bias, residual=residual, alpha=0.5)
     assert op.describe().startswith(f"skinny kernel: m = {m} rows"), op.describe()
@@ -264,8 +266,16 @@ def test_a_few_rows_run_the_skinny_kernel(m, n, k, batch):
     assert len(gemm._warm) == 1
 
 
-def test_the_skinny_kernel_forced_or_refused():
-    """kernel="skinny" runs where it can and is refused with the planner's reason where it cannot (m past 8)."""
+def test_the_skinny_kernel_chosen_forced_or_refused():
+    """The planner picks the skinny kernel for a few rows whose blocks fill the SMs (1 x 4096 x 1024), not for few
+    blocks over a long K (8 x 256 x 16384: the Hopper kernel splits it); kernel="skinny" runs where it can and is
+    refused with the planner's reason where it cannot (m past 8)."""
+    a, b = operands(1, 4096, 1024, torch.bfloat16)
+    assert tilefuse.Gemm().plan(a, b).describe().startswith("skinny kernel"), tilefuse.Gemm().plan(a, b).describe()
+    d = tilefuse.Gemm().run(a, b)
+    check(d, a.double() @ b.double(), a @ b, "skinny, the planner's choice")
+    a, b = operands(8, 256, 16384, torch.bfloat16)
+    assert not tilefuse.Gemm().plan(a, b).describe().startswith("skinny"), tilefuse.Gemm().plan(a, b).describe()
     a, b = operands(4, 264, 128, torch.float16)
     d = tilefuse.Gemm(kernel="skinny").run(a, b)
     check(d, a.double() @ b.double(), a @ b, "forced skinny fp16")

@@ -74,6 +74,9 @@ class Gemm {
     // that many ways (in the Hopper kernel where it can, else the sm_80 kernel's parallel split-K), 0: the
     // planner chooses (gemm_plan.hpp; tilefuse.Gemm always asks so); ask workspace_size() after setting it.
     int split_k = 1;
+    // A typed override of the planner's kernel family (GemmAutoConfig only): kSm90 (the Hopper kernel), kSkinny
+    // (m <= 8 rows) or kSm80; run() and can_implement() refuse, saying why, where that family cannot run.
+    GemmFamily family = GemmFamily::kAuto;
   };
 
   // Which kernels this Gemm may run: under GemmAutoConfig, the Hopper kernel for bf16/fp16 with A
@@ -94,6 +97,10 @@ class Gemm {
     if constexpr (kHopperCandidate) {
       Choice const choice = choose(args, nullptr, /*with_workspace=*/true);
       if (choice.hopper || choice.skinny) return {};
+      if (choice.forced_refusal) return not_supported("gemm: ", choice.why_not);
+    } else if (args.family == GemmFamily::kSm90 || args.family == GemmFamily::kSkinny) {
+      return not_supported("gemm: the ", name_of(args.family), " kernel was asked for, but this Gemm runs the sm80 "
+                           "kernel only (an Sm80 config, or operands other than bf16 / fp16)");
     }
     Plan plan;
     return make_plan(args, &plan);
@@ -116,6 +123,7 @@ class Gemm {
   static Status run(Arguments const& args, void* workspace, cudaStream_t stream) {
     if constexpr (kHopperCandidate) {
       Choice const choice = choose(args, workspace, workspace != nullptr);
+      if (choice.forced_refusal) return not_supported("gemm: ", choice.why_not);
       if constexpr (kSkinnyCandidate) {
         if (choice.skinny) {
           return launch_skinny<ElementAB, Epilogue>(args.problem, args.a, choice.lda, choice.batch_stride_a, args.b,
@@ -128,6 +136,9 @@ class Gemm {
       }
     }
     Plan plan;
+    if (!kHopperCandidate && (args.family == GemmFamily::kSm90 || args.family == GemmFamily::kSkinny)) {
+      return can_implement(args);
+    }
     TILEFUSE_RETURN_IF_ERROR(make_plan(args, &plan));
     if (plan.split_k > 1 && workspace == nullptr) {
       return invalid_argument("gemm: split_k = ", plan.split_k, args.split_k == 0 ? " (chosen for split_k = 0)" : "",
@@ -149,6 +160,7 @@ class Gemm {
     std::string hopper_note;
     if constexpr (kHopperCandidate) {
       Choice const choice = choose(args, nullptr, /*with_workspace=*/true);
+      if (choice.forced_refusal) return "cannot run: gemm: " + choice.why_not;
       if (choice.skinny) return choice.note;
       if (choice.hopper) {
         return (choice.planned_only.empty() ? Hopper::describe(choice.plan) : choice.planned_only) + choice.note;
@@ -183,6 +195,7 @@ class Gemm {
   struct Choice {
     bool hopper = false;
     bool skinny = false;  // the skinny kernel, with lda ... batch_stride_b resolved and the epilogue bound
+    bool forced_refusal = false;  // args.family forced a family that cannot run: why_not says why
     typename Epilogue::Params epilogue{};
     std::string why_not;
     typename detail::HopperPlanOf<kHopperCandidate, Hopper>::type plan{};
@@ -220,6 +233,7 @@ class Gemm {
     detail::append_key_bytes(*key, args.ldb);
     detail::append_key_bytes(*key, args.batch_stride_b);
     detail::append_key_bytes(*key, args.split_k);
+    detail::append_key_bytes(*key, args.family);
     detail::append_key_bytes(*key, with_workspace);
     key->append(reinterpret_cast<char const*>(&params), sizeof(params));
     return true;
@@ -248,6 +262,7 @@ class Gemm {
       Decision const d = decide(args);
       if (!d.status.ok()) {
         choice.why_not = d.status.message();
+        choice.forced_refusal = args.family == GemmFamily::kSm90 || args.family == GemmFamily::kSkinny;
         return choice;
       }
       if (kSkinnyCandidate && d.plan.family == GemmFamily::kSkinny) {
@@ -313,7 +328,10 @@ class Gemm {
       if (reinterpret_cast<std::uintptr_t>(split_workspace) % 16 != 0) h.split_k = 1;  // the sums need 16 bytes
       Status const s = Hopper::initialize(h, &choice.plan, h.split_k > 1 ? split_workspace : nullptr);
       choice.hopper = s.ok();
-      if (!s.ok()) choice.why_not = detail::hopper_refusal(s.message());
+      if (!s.ok()) {
+        choice.why_not = detail::hopper_refusal(s.message());
+        choice.forced_refusal = args.family == GemmFamily::kSm90;
+      }
     }
     return choice;
   }
@@ -376,7 +394,7 @@ class Gemm {
     r.split_k = args.split_k;
     r.hopper_code = hopper_code_here();
     r.skinny_code = kSkinnyCandidate;
-    r.family = kHopperCandidate ? GemmFamily::kAuto : GemmFamily::kSm80;
+    r.family = kHopperCandidate ? args.family : GemmFamily::kSm80;
     d.status = plan_gemm(r, current_device_facts(), &d.plan);
     return d;
   }

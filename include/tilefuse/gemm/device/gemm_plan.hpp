@@ -120,8 +120,10 @@ struct GemmPlan {
 // costs two passes over A and B, the element-wise sm80 kernel 3-30x the Hopper kernel's time
 // (docs/notes/gemm_sm90.md, operands copied for the Hopper kernel).
 // Why the skinny kernel cannot take a call, empty where it can: 16-bit operands, A row-major and B K-major with
-// 16-byte-aligned rows, at most kSkinnyMaxRows rows, a batch the grid holds, an sm_80+ device.
-inline std::string why_not_skinny(GemmRequest const& r, DeviceFacts const& device) {
+// 16-byte-aligned rows, at most kSkinnyMaxRows rows, a batch the grid holds, an sm_80+ device; chosen (not
+// forced) only with no split or tile asked for and at least a block per SM (fewer blocks leave most SMs idle
+// while each streams a long K: the tensor-core kernels split it instead).
+inline std::string why_not_skinny(GemmRequest const& r, DeviceFacts const& device, bool forced) {
   GemmCoord const& p = r.problem;
   if (!r.skinny_code) return "the caller has no skinny kernel";
   if (!r.sixteen_bit) return "it takes bf16 or fp16 operands";
@@ -129,7 +131,15 @@ inline std::string why_not_skinny(GemmRequest const& r, DeviceFacts const& devic
   if (p.m < 1 || p.m > skinny::kSkinnyMaxRows) return status_message("m = ", p.m, " is not 1 to ", skinny::kSkinnyMaxRows);
   if (p.k < 1) return "k = 0";
   if (p.batch > skinny::kSkinnyMaxBatch) return status_message("batch = ", p.batch, " is past the grid's 65535");
+  index_t const blocks = (p.n + skinny::kSkinnyColumns - 1) / skinny::kSkinnyColumns;
+  if (blocks > 0x7fffffff) return status_message("n = ", p.n, " is past its grid");
   if (device.major > 0 && device.major < 8) return status_message("the device is sm_", device.major, device.minor);
+  if (forced) return {};
+  if (r.split_k >= 2) return status_message("split_k = ", r.split_k, " was asked for");
+  if (r.tile) return "a Hopper tile was asked for";
+  if (blocks * p.batch < device.sms()) {
+    return status_message(blocks * p.batch, " blocks of ", skinny::kSkinnyColumns, " columns leave SMs idle");
+  }
   return {};
 }
 
@@ -139,7 +149,7 @@ inline Status plan_gemm(GemmRequest const& r, DeviceFacts const& device, GemmPla
   // A few rows: the product is bound by B's bytes, which CUDA cores stream at memory speed, where a 128-row
   // tensor-core tile would be mostly padding (docs/notes/gemm_sm90.md, the skinny kernel).
   if (r.family == GemmFamily::kAuto || r.family == GemmFamily::kSkinny) {
-    std::string const why_not = why_not_skinny(r, device);
+    std::string const why_not = why_not_skinny(r, device, r.family == GemmFamily::kSkinny);
     if (why_not.empty()) {
       plan->family = GemmFamily::kSkinny;
       plan->why = status_message("skinny kernel: m = ", p.m, " rows (at most ", skinny::kSkinnyMaxRows,

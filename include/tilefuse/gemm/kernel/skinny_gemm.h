@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(kSkinnyThreads, 4) skinny_gemm_kernel(__grid_c
     index_t const c = piece * kPiece;
     uint2 bv[kSkinnyColumns];
 #pragma unroll
-    for (int j = 0; j < kSkinnyColumns; ++j) {  // B is read once: past L1
+    for (int j = 0; j < kSkinnyColumns; ++j) {  // B is read once: evict first (a B the batch shares is read again)
       bv[j] = j < columns ? __ldcs(reinterpret_cast<uint2 const*>(b + j * p.ldb + c)) : zero;
     }
     float af[kSkinnyMaxRows][kPiece];
