@@ -74,6 +74,43 @@ TILEFUSE_DEVICE void reduce_scatter(float (&v)[64], int lane) {
   halve<1, 2>(v, lane);
 }
 
+inline constexpr int kPiece = 4;  // elements per 8-byte load
+
+// Adds this thread's share of K (pieces first, first + kSkinnyThreads, ... of kPiece elements) of the block's
+// rows and columns into acc ([row][column]). kRows: m rounded up to a power of two. 8-byte pieces: each row's
+// and each column's piece is converted to floats once and used for 8 products, so the conversions stay a
+// quarter of the FMAs (16-byte pieces held as floats do not fit the registers beside the 64 sums). Rows past m
+// and columns past n read the last real one (valid memory, no predicates): their sums are never stored.
+template <int kRows, class Element>
+TILEFUSE_DEVICE void add_pieces(float (&acc)[kSkinnyMaxRows * kSkinnyColumns], Element const* a, index_t lda,
+                                Element const* b, index_t ldb, index_t m, int columns, index_t pieces, index_t first) {
+  for (index_t piece = first; piece < pieces; piece += kSkinnyThreads) {
+    index_t const c = piece * kPiece;
+    uint2 bv[kSkinnyColumns];
+#pragma unroll
+    for (int j = 0; j < kSkinnyColumns; ++j) {  // B is read once: evict first (a B the batch shares is read again)
+      int const column = j < columns ? j : columns - 1;
+      bv[j] = __ldcs(reinterpret_cast<uint2 const*>(b + column * ldb + c));
+    }
+    float af[kRows][kPiece];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      index_t const row = r < m ? r : m - 1;
+      to_floats<Element>(__ldg(reinterpret_cast<uint2 const*>(a + row * lda + c)), af[r]);
+    }
+#pragma unroll
+    for (int j = 0; j < kSkinnyColumns; ++j) {
+      float bf[kPiece];
+      to_floats<Element>(bv[j], bf);
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+#pragma unroll
+        for (int e = 0; e < kPiece; ++e) acc[r * kSkinnyColumns + j] = fmaf(af[r][e], bf[e], acc[r * kSkinnyColumns + j]);
+      }
+    }
+  }
+}
+
 }  // namespace detail
 
 // grid (ceil(n / kSkinnyColumns), 1, batch), kSkinnyThreads threads. The host checks m <= kSkinnyMaxRows,
@@ -81,7 +118,6 @@ TILEFUSE_DEVICE void reduce_scatter(float (&v)[64], int lane) {
 template <class Element, class Epilogue>
 __global__ void __launch_bounds__(kSkinnyThreads, 4) skinny_gemm_kernel(__grid_constant__ Params<Element, Epilogue> const p) {
   static_assert(sizeof(Element) == 2, "the skinny GEMM reads 16-bit operands");
-  constexpr int kPiece = 4;  // elements per 8-byte load
   constexpr int kValues = kSkinnyMaxRows * kSkinnyColumns;
   __shared__ float partial[kSkinnyWarps][kValues];
   int const warp = static_cast<int>(threadIdx.x) / 32;
@@ -97,39 +133,19 @@ __global__ void __launch_bounds__(kSkinnyThreads, 4) skinny_gemm_kernel(__grid_c
   float acc[kValues];  // [row][column]
 #pragma unroll
   for (int i = 0; i < kValues; ++i) acc[i] = 0.f;
-  // 8-byte pieces (4 elements): each row's and each column's piece is converted to floats once and used for
-  // 8 products, so conversions stay a quarter of the FMAs (16-byte pieces held as floats would not fit the
-  // registers beside the 64 sums).
-  uint2 const zero = make_uint2(0, 0);
-  index_t const pieces = k / kPiece;
-  for (index_t piece = index_t{warp} * 32 + lane; piece < pieces; piece += kSkinnyThreads) {
-    index_t const c = piece * kPiece;
-    uint2 bv[kSkinnyColumns];
-#pragma unroll
-    for (int j = 0; j < kSkinnyColumns; ++j) {  // B is read once: evict first (a B the batch shares is read again)
-      bv[j] = j < columns ? __ldcs(reinterpret_cast<uint2 const*>(b + j * p.ldb + c)) : zero;
-    }
-    float af[kSkinnyMaxRows][kPiece];
-#pragma unroll
-    for (int r = 0; r < kSkinnyMaxRows; ++r) {
-      uint2 const av = r < m ? __ldg(reinterpret_cast<uint2 const*>(a + r * p.lda + c)) : zero;  // m: the block's
-      detail::to_floats<Element>(av, af[r]);
-    }
-#pragma unroll
-    for (int j = 0; j < kSkinnyColumns; ++j) {
-      float bf[kPiece];
-      detail::to_floats<Element>(bv[j], bf);
-#pragma unroll
-      for (int r = 0; r < kSkinnyMaxRows; ++r) {
-        if (r < m) {  // the block's m: a uniform branch, no products of padding rows
-#pragma unroll
-          for (int e = 0; e < kPiece; ++e) acc[r * kSkinnyColumns + j] = fmaf(af[r][e], bf[e], acc[r * kSkinnyColumns + j]);
-        }
-      }
-    }
+  index_t const pieces = k / detail::kPiece;
+  index_t const first = index_t{warp} * 32 + lane;
+  if (m <= 1) {
+    detail::add_pieces<1>(acc, a, p.lda, b, p.ldb, m, columns, pieces, first);
+  } else if (m <= 2) {
+    detail::add_pieces<2>(acc, a, p.lda, b, p.ldb, m, columns, pieces, first);
+  } else if (m <= 4) {
+    detail::add_pieces<4>(acc, a, p.lda, b, p.ldb, m, columns, pieces, first);
+  } else {
+    detail::add_pieces<8>(acc, a, p.lda, b, p.ldb, m, columns, pieces, first);
   }
   // K's last k % 4 elements, one per lane of warp 0.
-  index_t const tail = pieces * kPiece + lane;
+  index_t const tail = pieces * detail::kPiece + lane;
   if (warp == 0 && tail < k) {
 #pragma unroll
     for (int r = 0; r < kSkinnyMaxRows; ++r) {
