@@ -209,43 +209,13 @@ class Gemm {
     void const* workspace = nullptr;
   };
 
-  // The cache key: every byte the plan depends on but the workspace's address (a Choice that uses the
-  // workspace remembers it, and is made again for another). The epilogue enters as its bound Params (zeroed
-  // first, so that padding compares equal); false when the epilogue does not bind (the sm_80 path then reports it).
-  static bool cache_key(Arguments const& args, bool with_workspace, std::string* key) {
-    typename Epilogue::Params params;
-    std::memset(static_cast<void*>(&params), 0, sizeof(params));
-    GemmCoord const& p = args.problem;
-    if (!args.epilogue.bind({p.m, p.n, p.batch}, &params).ok()) return false;
-    int device = -1;
-    if (cudaGetDevice(&device) != cudaSuccess) (void)cudaGetLastError();
-    key->clear();
-    key->reserve(112 + sizeof(params));
-    detail::append_key_bytes(*key, device);
-    detail::append_key_bytes(*key, p.m);
-    detail::append_key_bytes(*key, p.n);
-    detail::append_key_bytes(*key, p.k);
-    detail::append_key_bytes(*key, p.batch);
-    detail::append_key_bytes(*key, args.a);
-    detail::append_key_bytes(*key, args.lda);
-    detail::append_key_bytes(*key, args.batch_stride_a);
-    detail::append_key_bytes(*key, args.b);
-    detail::append_key_bytes(*key, args.ldb);
-    detail::append_key_bytes(*key, args.batch_stride_b);
-    detail::append_key_bytes(*key, args.split_k);
-    detail::append_key_bytes(*key, args.family);
-    detail::append_key_bytes(*key, with_workspace);
-    key->append(reinterpret_cast<char const*>(&params), sizeof(params));
-    return true;
-  }
-
   // Asks the planner, then the Hopper kernel (through the cache). with_workspace: run() has a workspace of
   // workspace_size() bytes at `workspace` (describe() and can_implement() plan as if it had, with none).
   static Choice choose(Arguments const& args, void* workspace, bool with_workspace) {
     Choice choice;
     if constexpr (kHopperCandidate) {
       std::string key;
-      bool const keyed = cache_key(args, with_workspace, &key);
+      bool const keyed = detail::gemm_plan_key<Epilogue>(args, with_workspace, &key);
       if (keyed && cache().find(key, &choice) && (!choice.uses_workspace || choice.workspace == workspace)) {
         return choice;
       }
@@ -282,6 +252,7 @@ class Gemm {
       if (d.plan.copy_operands && !with_workspace) {
         choice.why_not = "A and B need copying into its layouts and run() got no workspace (pass workspace_size() "
                          "bytes)";
+        choice.forced_refusal = args.family == GemmFamily::kSm90;
         return choice;
       }
       // A plan with copies or split sums holds addresses in the workspace (choose remakes it for another).
@@ -497,26 +468,9 @@ class Gemm {
     return major == 9 && attributes.binaryVersion == 90 && TmaKernel::kSmemBytes <= smem_optin;
   }
 
-  // The config's shared memory (pipeline stages, or the staged accumulator tile) must fit one block of
-  // the current device (the opt-in limit: 163 KiB on sm_80, 227 KiB on sm_90). Without a usable device
-  // the launch reports the error instead.
   static Status check_shared_memory() {
-    constexpr int kBytes = Kernel<true>::kSmemBytes;
-    int device = 0;
-    int limit = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return {};
-    }
-    if (kBytes > limit) {
-      return not_supported("gemm: the config's tile ", Sm80Config::kTileM, "x", Sm80Config::kTileN, "x", Sm80Config::kTileK,
-                           " with ", Sm80Config::kStages, " stages of ", sizeof(ElementAB), "-byte elements needs ", kBytes,
-                           " bytes of shared memory per block, but device ", device, " allows at most ", limit,
-                           "; use fewer stages or a smaller tile",
-                           kIsTf32 ? " (Sm80Tf32LargeConfig or Sm80Tf32SmallConfig for float / tfloat32_t inputs)" : "");
-    }
-    return {};
+    return detail::check_sm80_shared_memory(Kernel<true>::kSmemBytes, Sm80Config::kTileM, Sm80Config::kTileN,
+                                            Sm80Config::kTileK, Sm80Config::kStages, sizeof(ElementAB), kIsTf32);
   }
 
   template <bool kAligned>

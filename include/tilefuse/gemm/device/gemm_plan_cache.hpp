@@ -2,7 +2,10 @@
 // word a Hopper refusal as gemm::Gemm reports it. Host code.
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <array>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -66,6 +69,34 @@ template <class T>
 void append_key_bytes(std::string& key, T const& value) {
   static_assert(std::is_trivially_copyable_v<T>);
   key.append(reinterpret_cast<char const*>(&value), sizeof(value));
+}
+
+// gemm::Gemm's plan-cache key: every byte a plan depends on but the workspace's address (a plan that uses the
+// workspace remembers it, and is made again for another). The epilogue enters as its bound Params (zeroed
+// first, so that padding compares equal); false when the epilogue does not bind (the sm_80 path reports it).
+template <class Epilogue, class Arguments>
+bool gemm_plan_key(Arguments const& args, bool with_workspace, std::string* key) {
+  typename Epilogue::Params params;
+  std::memset(static_cast<void*>(&params), 0, sizeof(params));
+  auto const& p = args.problem;
+  if (!args.epilogue.bind({p.m, p.n, p.batch}, &params).ok()) return false;
+  int device = -1;
+  if (cudaGetDevice(&device) != cudaSuccess) (void)cudaGetLastError();
+  key->clear();
+  key->reserve(112 + sizeof(params));
+  append_key_bytes(*key, device);
+  append_key_bytes(*key, p);
+  append_key_bytes(*key, args.a);
+  append_key_bytes(*key, args.lda);
+  append_key_bytes(*key, args.batch_stride_a);
+  append_key_bytes(*key, args.b);
+  append_key_bytes(*key, args.ldb);
+  append_key_bytes(*key, args.batch_stride_b);
+  append_key_bytes(*key, args.split_k);
+  append_key_bytes(*key, args.family);
+  append_key_bytes(*key, with_workspace);
+  key->append(reinterpret_cast<char const*>(&params), sizeof(params));
+  return true;
 }
 
 // The Plan of the Hopper operation when there is one (no instantiation otherwise).

@@ -29,6 +29,27 @@ inline Status check_split_k_workspace_alignment(char const* op, int split_k, voi
   return {};
 }
 
+// An sm_80-path config's shared memory (pipeline stages, or the staged accumulator tile) must fit one block of
+// the current device (the opt-in limit: 163 KiB on sm_80, 227 KiB on sm_90). Without a usable device the
+// launch reports the error instead.
+inline Status check_sm80_shared_memory(int bytes, int tile_m, int tile_n, int tile_k, int stages,
+                                       std::size_t element_bytes, bool tf32) {
+  int device = 0;
+  int limit = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return {};
+  }
+  if (bytes > limit) {
+    return not_supported("gemm: the config's tile ", tile_m, "x", tile_n, "x", tile_k, " with ", stages, " stages of ",
+                         element_bytes, "-byte elements needs ", bytes, " bytes of shared memory per block, but device ",
+                         device, " allows at most ", limit, "; use fewer stages or a smaller tile",
+                         tf32 ? " (Sm80Tf32LargeConfig or Sm80Tf32SmallConfig for float / tfloat32_t inputs)" : "");
+  }
+  return {};
+}
+
 // Parallel split-K's second pass: sums the split_k fp32 partials ([split][batch][m][n]) of problem p and
 // applies the epilogue (split_k_epilogue_kernel). Shared by the sm80 kernel and the Hopper conv wgrad.
 template <class Epilogue>
