@@ -135,6 +135,60 @@ TEST(GemmPlan, RefusesWhatNoKernelCanRun) {
   EXPECT_EQ(planned(request(64, 64, 64), DeviceFacts{}).family, GemmFamily::kSm80);  // facts unknown: planned
 }
 
+TEST(GemmPlan, AFewRowsRunTheSkinnyKernelWhereItsBlocksFillTheSms) {
+  GemmRequest r = request(8, 4096, 1024);  // 512 blocks of 8 columns
+  r.skinny_code = true;
+  GemmPlan const p = planned(r);
+  EXPECT_EQ(p.family, GemmFamily::kSkinny);
+  EXPECT_TRUE(contains(p.why, "skinny kernel: m = 8 rows")) << p.why;
+  EXPECT_EQ(planned(r, kA100).family, GemmFamily::kSkinny);
+  GemmRequest no_code = request(8, 4096, 1024);  // a caller without the kernel (the conv planners)
+  EXPECT_EQ(planned(no_code).family, GemmFamily::kSm90);
+  GemmRequest nine = r;
+  nine.problem.m = 9;
+  EXPECT_EQ(planned(nine).family, GemmFamily::kSm90);
+  GemmRequest few = r;
+  few.problem.n = 256;  // 32 blocks: most SMs idle
+  EXPECT_EQ(planned(few).family, GemmFamily::kSm90);
+  GemmRequest split = r;
+  split.split_k = 2;
+  EXPECT_EQ(planned(split).family, GemmFamily::kSm90);
+  GemmRequest tiled = r;
+  tiled.tile = Sm90Tile::kNarrow;
+  EXPECT_EQ(planned(tiled).family, GemmFamily::kSm90);
+  GemmRequest unaligned = r;
+  unaligned.tma_aligned = false;
+  EXPECT_NE(planned(unaligned).family, GemmFamily::kSkinny);
+  // Forced: wherever it can run, and refused with the reason where it cannot.
+  few.family = GemmFamily::kSkinny;
+  EXPECT_EQ(planned(few).family, GemmFamily::kSkinny);
+  nine.family = GemmFamily::kSkinny;
+  GemmPlan plan;
+  Status const refused = plan_gemm(nine, kH100, &plan);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_TRUE(contains(refused.message(), "m = 9 is not 1 to 8")) << refused.message();
+}
+
+TEST(GemmPlan, GemmsWorkspaceHoldsTheCopiesThenTheSplitSums) {
+  GemmRequest r = request(127, 255, 8191);
+  r.tma_aligned = false;
+  GemmPlan const p = planned(r);
+  ASSERT_TRUE(p.copy_operands);
+  ASSERT_GT(p.sm90.split_k, 1);
+  HopperWorkspace const w = hopper_workspace(p, r.problem, 127 * 8191, 8191 * 255, 2);
+  EXPECT_EQ(w.b_offset, (127u * 8192 * 2 + 255) / 256 * 256);
+  EXPECT_EQ(w.split_offset, w.b_offset + (255u * 8192 * 2 + 255) / 256 * 256);
+  GemmCoord const run{127, 255, 8192, 1};
+  EXPECT_EQ(w.bytes, w.split_offset + sm90_split_workspace_bytes(run, p.sm90.tile_m, p.sm90.tile_n));
+  GemmRequest shared = request(64, 64, 61);  // batch 3 with a B shared by the batch: B copied once
+  shared.problem.batch = 3;
+  shared.tma_aligned = false;
+  GemmPlan const q = planned(shared);
+  HopperWorkspace const v = hopper_workspace(q, shared.problem, 64 * 61, 0, 2);
+  EXPECT_EQ(v.b_offset, (3u * 64 * 64 * 2 + 255) / 256 * 256);
+  EXPECT_EQ(v.bytes - v.b_offset, (64u * 64 * 2 + 255) / 256 * 256);
+}
+
 TEST(GemmPlan, SplitWorkspaceMatchesTheKernelsLayout) {
   // 197 x 768 on 128x128 tiles: 197 rows of 768 floats, then 2 x 8 x 6 tickets.
   EXPECT_EQ(sm90_split_tickets_offset({197, 768, 3072, 1}), std::size_t{197} * 768 * 4);
