@@ -33,7 +33,7 @@ from .kernel_params import (IDENTITY, NODE_WORDS, Launch, WarmCall, allocate, wo
                             split_k_lanes,
                             device_properties, from_dlpack, kernel_origin, loaded_on, pack_epilogue, parse_nodes,
                             spec_key, torch_module as _torch, tree_facts, check_epilogue_arguments,
-                            check_epilogue_function, check_out_dtype, uses_coordinates)
+                            check_epilogue_function, check_out_dtype, uses_coordinates, jit_arch)
 from .tensors import CONV_LAYOUT_MODES, check_conv_activation, torch_dtype
 
 MODES = ("fprop", "dgrad", "wgrad")
@@ -449,7 +449,7 @@ class Conv2d:
             if hopper:
                 operation = _compiled_sm90(str(tree), self.mode, planned, dtype, graph, tree)
             else:
-                arch = f"sm_{major}{minor}" + ("a" if major == 9 else "")
+                arch = jit_arch(major, minor)
                 operation = _compiled(str(tree), self.mode, planned["family"], planned["sm80_config"],
                                       planned["sm80_tile"], dtype, planned["aligned"], arch, graph, tree)
             plan = self._operations[key] = ConvPlan(operation, planned["split_k"], planned, self._why(planned))

@@ -21,7 +21,7 @@ from .errors import TensorArgumentError
 from .kernel_params import (IDENTITY, Launch, WarmCall, allocate, workspace, call_key, call_pointers, check_epilogue_arguments,
                             check_epilogue_function, check_out, check_out_dtype, current_raw_stream, device_properties,
                             from_dlpack, kernel_origin, loaded_on, pack_epilogue, parse_nodes, spec_key,
-                            torch_module as _torch, trace_value, uses_coordinates)
+                            torch_module as _torch, trace_value, uses_coordinates, jit_arch)
 from .dtypes import element_type
 from .tensors import COLUMN_MAJOR, ROW_MAJOR, check_gemm_operands, torch_dtype
 
@@ -339,7 +339,7 @@ class Gemm:
         from .gemm_sm80 import compiled_sm80, layout_names
 
         major, minor = capability
-        arch = f"sm_{major}{minor}" + ("a" if major == 9 else "")
+        arch = jit_arch(major, minor)
         layouts = layout_names(ops)
         key = ("sm80", ops.dtype, self._out_dtype(ops.dtype), ops.m, ops.n, ops.k, ops.batch, layouts,
                whole["sm80_aligned"], whole["split_k"], arch, _arguments_key(arguments))
@@ -376,7 +376,7 @@ class Gemm:
         from .gemm_skinny import compiled_skinny
 
         major, minor = capability
-        arch = f"sm_{major}{minor}" + ("a" if major == 9 else "")
+        arch = jit_arch(major, minor)
         key = ("skinny", ops.dtype, self._out_dtype(ops.dtype), ops.m, ops.n, ops.k, ops.batch, arch,
                _arguments_key(arguments))
         operation = self._operations.get(key)

@@ -2,7 +2,7 @@
 (gemm/kernel/pack_k_major.h): one launch per operand that reads any strides and writes the zeros past k, where
 torch's pad is a fill and a copy. The launch (grid, parameters) is tilefuse._C.pack_k_major_launch's, the C++
 one's; the kernel is JIT-compiled per element type and architecture (prebuilt for bf16 and fp16 on sm_90a)."""
-from .kernel_params import current_raw_stream, device_properties, torch_module
+from .kernel_params import current_raw_stream, device_properties, jit_arch, torch_module
 
 _CACHED = {}  # (element, arch) -> CachedKernel
 _LOADED = {}  # (element, arch, device) -> LoadedKernel
@@ -10,9 +10,8 @@ _LAUNCHES = {}  # (element, arch, device, rows, k, strides, batches, padded_k) -
 
 
 def arch_of(device):
-    """The JIT's architecture for a device: sm_90a on sm_90 (the Hopper kernels' own), else sm_XY."""
-    _, major, minor = device_properties(device)
-    return f"sm_{major}{minor}" + ("a" if major == 9 else "")
+    """The JIT's architecture for a device (jit_arch of its compute capability)."""
+    return jit_arch(*device_properties(device)[1:])
 
 
 def pack_k_major(t, padded_k, element):

@@ -4,7 +4,7 @@ the C++ planner picks it (gemm::plan_gemm, family "skinny"): B streamed once by 
 import struct
 from dataclasses import dataclass
 
-from .kernel_params import Launch, kernel_origin, loaded_on, pack_epilogue, parse_nodes
+from .kernel_params import Launch, kernel_origin, loaded_on, pack_epilogue, parse_header, parse_nodes
 
 LAYOUT_VERSION, LAYOUT_HEADER = 1, 16  # gemm/kernel/skinny_params_layout.h
 _FIELDS = ("version", "size", "threads", "columns", "max_rows", "m", "n", "k", "batch", "a", "lda", "batch_stride_a",
@@ -14,10 +14,7 @@ _MAX_NODES = 64
 
 def parse_skinny_layout(words):
     """The dict of the skinny GEMM's layout kernel's output (include/tilefuse/gemm/kernel/skinny_params_layout.h)."""
-    if words[0] != LAYOUT_VERSION:
-        raise RuntimeError(f"tilefuse: the skinny GEMM kernel's parameter layout has version {words[0]}, this package "
-                           f"reads {LAYOUT_VERSION}; clear the JIT cache (TILEFUSE_CACHE_DIR) and retry")
-    layout = dict(zip(_FIELDS, words[:LAYOUT_HEADER]))
+    layout = parse_header(words, _FIELDS, LAYOUT_VERSION, "skinny GEMM")
     layout["nodes"] = parse_nodes(words, LAYOUT_HEADER, layout["node_count"])
     return layout
 

@@ -6,7 +6,8 @@ import dataclasses
 import struct
 from dataclasses import dataclass
 
-from .kernel_params import NODE_WORDS, Launch, kernel_origin, loaded_on, pack_epilogue, parse_nodes, split_k_lanes
+from .kernel_params import (NODE_WORDS, Launch, kernel_origin, loaded_on, pack_epilogue, parse_header, parse_nodes,
+                            split_k_lanes)
 from .tensors import ROW_MAJOR
 
 LAYOUT_VERSION, LAYOUT_HEADER, LAYOUT_NODES = 1, 32, 64  # gemm/kernel/sm80_params_layout.h
@@ -19,10 +20,7 @@ _PASS_THREADS = 256  # gemm::kSplitKEpilogueThreads
 
 def parse_sm80_layout(words):
     """The dict of an sm80 GEMM layout kernel's output (include/tilefuse/gemm/kernel/sm80_params_layout.h)."""
-    if words[0] != LAYOUT_VERSION:
-        raise RuntimeError(f"tilefuse: the sm80 GEMM kernel's parameter layout has version {words[0]}, this package "
-                           f"reads {LAYOUT_VERSION}; clear the JIT cache (TILEFUSE_CACHE_DIR) and retry")
-    layout = dict(zip(_FIELDS, words[:LAYOUT_HEADER]))
+    layout = parse_header(words, _FIELDS, LAYOUT_VERSION, "sm80 GEMM")
     layout["nodes"] = parse_nodes(words, LAYOUT_HEADER, layout["node_count"])
     layout["reduce_nodes"] = parse_nodes(words, LAYOUT_HEADER + NODE_WORDS * LAYOUT_NODES, layout["reduce_node_count"])
     return layout

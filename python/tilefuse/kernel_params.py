@@ -92,6 +92,20 @@ def loaded_on(operation, device, header_words, parse):
     return operation.loaded[device]
 
 
+def jit_arch(major, minor):
+    """The JIT's architecture for a compute capability: sm_90a on sm_90 (the Hopper kernels' own), else sm_XY."""
+    return f"sm_{major}{minor}" + ("a" if major == 9 else "")
+
+
+def parse_header(words, fields, version, what):
+    """The named header words of a layout kernel's output, after checking its version (a CUBIN in the cache from
+    another version of the package would pack wrong bytes). what: the kernel, for the message."""
+    if words[0] != version:
+        raise RuntimeError(f"tilefuse: the {what} kernel's parameter layout has version {words[0]}, this package "
+                           f"reads {version}; clear the JIT cache (TILEFUSE_CACHE_DIR) and retry")
+    return dict(zip(fields, words[:len(fields)]))
+
+
 def parse_nodes(words, start, count):
     """The named epilogue nodes of a layout: dicts of kind, name and the byte offsets of data / ld /
     batch_stride / value (-1: the node has no such field)."""
