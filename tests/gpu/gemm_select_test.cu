@@ -275,6 +275,31 @@ TEST(GemmSelect, Bf16TtAutoSplitKResidualRelu) {
       auto_split_k_cases(908));
 }
 
+// Arguments::family, the typed override of the planner's family: kSm80 runs the sm80 kernel, kSm90 the Hopper
+// kernel where it can run (refused with the planner's reason elsewhere), and a Gemm without the Hopper kernel
+// (tf32) refuses kSm90 and kSkinny.
+TEST(GemmSelect, AForcedFamilyRunsOrIsRefused) {
+  Buffers buf;
+  auto args = args_for<AutoTn>(buf, GemmCoord{256, 256, 128, 1});
+  args.family = gemm::GemmFamily::kSm80;
+  EXPECT_TRUE(starts_with(AutoTn::describe(args), "sm80 mma.sync")) << AutoTn::describe(args);
+  args.family = gemm::GemmFamily::kSm90;
+  if (on_sm90()) {
+    EXPECT_TRUE(starts_with(AutoTn::describe(args), "sm90 TMA + WGMMA")) << AutoTn::describe(args);
+  } else {
+    Status const refused = AutoTn::can_implement(args);
+    EXPECT_FALSE(refused.ok());
+    EXPECT_TRUE(contains(refused.message(), "the Hopper kernel was asked for")) << refused.to_string();
+  }
+  auto tf32 = args_for<AutoTf32, float>(buf, GemmCoord{64, 64, 64, 1});
+  tf32.family = gemm::GemmFamily::kSm90;
+  Status const refused = AutoTf32::can_implement(tf32);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_TRUE(contains(refused.message(), "runs the sm80 kernel only")) << refused.to_string();
+  Stream stream;
+  EXPECT_FALSE(AutoTf32::run(tf32, nullptr, stream.get()).ok());
+}
+
 // A few rows (m <= 8), A row-major and B K-major with 16-byte-aligned rows: the skinny kernel, forced (the planner
 // picks it only where its blocks fill the SMs). Every m, n off its 8-column blocks, k with a tail past its 8-byte
 // pieces and k below 4, a long k, batches (one with a shared B), an epilogue with unaligned rows.
