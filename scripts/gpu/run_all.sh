@@ -26,8 +26,8 @@
 #   TILEFUSE_GPU_BUILD_DIR     default build (the benchmark is expected at <dir>/bench/tilefuse-bench)
 #   TILEFUSE_GPU_BUDGET_S      total seconds for everything (default 530)
 #   TILEFUSE_GPU_TEST_FILTER   gtest filter of the test stage (default '*')
-#   TILEFUSE_MEMCHECK_FILTER   default 'GemmSmall.*:Conv2dSmall.*:GemmSm90Small.*'
-#   TILEFUSE_RACECHECK_FILTER  default 'GemmSmall.Bf16Store*:Conv2dSmall.Bf16Fprop*:GemmSm90Small.*'
+#   TILEFUSE_MEMCHECK_FILTER   default 'GemmSmall.*:Conv2dSmall.*:GemmSm90Small.*:GemmSelect.Bf16Skinny*'
+#   TILEFUSE_RACECHECK_FILTER  default 'GemmSmall.Bf16Store*:Conv2dSmall.Bf16Fprop*:GemmSm90Small.*:GemmSelect.Bf16SkinnyResults'
 #   TILEFUSE_BENCH_ARGS        ';'-separated tilefuse-bench invocations (default 'gemm --preset issue3')
 #   TILEFUSE_PY_GPU_TESTS      pytest arguments for a Python stage on the GPU (pip install of the package
 #                              into <build>/python, then tests/python with these arguments, e.g.
@@ -51,8 +51,8 @@ archs="${TILEFUSE_CUDA_ARCHS:-90a}"
 build_dir="${TILEFUSE_GPU_BUILD_DIR:-build}"
 budget="${TILEFUSE_GPU_BUDGET_S:-530}"
 test_filter="${TILEFUSE_GPU_TEST_FILTER:-*}"
-memcheck_filter="${TILEFUSE_MEMCHECK_FILTER:-GemmSmall.*:Conv2dSmall.*:GemmSm90Small.*}"
-racecheck_filter="${TILEFUSE_RACECHECK_FILTER:-GemmSmall.Bf16Store*:Conv2dSmall.Bf16Fprop*:GemmSm90Small.*}"
+memcheck_filter="${TILEFUSE_MEMCHECK_FILTER:-GemmSmall.*:Conv2dSmall.*:GemmSm90Small.*:GemmSelect.Bf16Skinny*}"
+racecheck_filter="${TILEFUSE_RACECHECK_FILTER:-GemmSmall.Bf16Store*:Conv2dSmall.Bf16Fprop*:GemmSm90Small.*:GemmSelect.Bf16SkinnyResults}"
 bench_args="${TILEFUSE_BENCH_ARGS:-gemm --preset issue3}"
 jobs="${JOBS:-$(nproc)}"
 test_bin="$build_dir/tests/gpu/tilefuse_gpu_tests"
