@@ -33,7 +33,7 @@ from .kernel_params import (IDENTITY, NODE_WORDS, Launch, WarmCall, allocate, wo
                             split_k_lanes,
                             device_properties, from_dlpack, kernel_origin, loaded_on, pack_epilogue, parse_nodes,
                             spec_key, torch_module as _torch, tree_facts, check_epilogue_arguments,
-                            check_epilogue_function, check_out_dtype, uses_coordinates, jit_arch)
+                            check_epilogue_function, check_out_dtype, uses_coordinates, jit_arch, parse_header)
 from .tensors import CONV_LAYOUT_MODES, check_conv_activation, torch_dtype
 
 MODES = ("fprop", "dgrad", "wgrad")
@@ -171,10 +171,7 @@ class ConvPlan:
 
 def parse_conv_layout(words):
     """The dict of a conv layout kernel's output (include/tilefuse/conv/kernel/conv_params_layout.h)."""
-    if words[0] != _LAYOUT_VERSION:
-        raise RuntimeError(f"tilefuse: the conv kernel's parameter layout has version {words[0]}, this package reads "
-                           f"{_LAYOUT_VERSION}; clear the JIT cache (TILEFUSE_CACHE_DIR) and retry")
-    layout = dict(zip(_LAYOUT_FIELDS, words[:_LAYOUT_HEADER]))
+    layout = parse_header(words, _LAYOUT_FIELDS, _LAYOUT_VERSION, "conv")
     if layout["geometry_bytes"] != 60:
         raise RuntimeError(f"tilefuse: ConvGeometry is {layout['geometry_bytes']} bytes, this package packs 15 ints")
     layout["nodes"] = parse_nodes(words, _LAYOUT_HEADER, layout["node_count"])

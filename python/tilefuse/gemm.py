@@ -21,7 +21,7 @@ from .errors import TensorArgumentError
 from .kernel_params import (IDENTITY, Launch, WarmCall, allocate, workspace, call_key, call_pointers, check_epilogue_arguments,
                             check_epilogue_function, check_out, check_out_dtype, current_raw_stream, device_properties,
                             from_dlpack, kernel_origin, loaded_on, pack_epilogue, parse_nodes, spec_key,
-                            torch_module as _torch, trace_value, uses_coordinates, jit_arch)
+                            torch_module as _torch, trace_value, uses_coordinates, jit_arch, parse_header)
 from .dtypes import element_type
 from .tensors import COLUMN_MAJOR, ROW_MAJOR, check_gemm_operands, torch_dtype
 
@@ -84,12 +84,9 @@ LAYOUT_VERSION, LAYOUT_HEADER_WORDS = 3, 26  # sm90_params_layout.h's kLayoutVer
 
 def parse_layout(words):
     """The dict of a layout kernel's output (include/tilefuse/gemm/kernel/sm90_params_layout.h)."""
-    if words[0] != LAYOUT_VERSION:
-        raise RuntimeError(f"tilefuse: the kernel's parameter layout has version {words[0]}, this package reads "
-                           f"{LAYOUT_VERSION}; clear the JIT cache (TILEFUSE_CACHE_DIR) and retry")
-    names = ("size", "tma_a", "tma_b", "batch_mask_a", "batch_mask_b", "m", "n", "k", "batch", "tiles_m", "tiles_n",
-             "tiles", "threads", "smem_bytes")
-    layout = dict(zip(names, words[1:15]))
+    names = ("version", "size", "tma_a", "tma_b", "batch_mask_a", "batch_mask_b", "m", "n", "k", "batch", "tiles_m",
+             "tiles_n", "tiles", "threads", "smem_bytes")
+    layout = parse_header(words, names, LAYOUT_VERSION, "Hopper GEMM")
     block_names = ("block_scale_a", "block_scale_b", "block_scale_a_row", "block_scale_a_kblock",
                    "block_scale_b_kblock", "block_scale_b_nblock", "block_scale_a_vector", "block_scaled")
     layout.update(zip(block_names, words[16:24]))

@@ -284,20 +284,33 @@ TEST(GemmSelect, AForcedFamilyRunsOrIsRefused) {
   args.family = gemm::GemmFamily::kSm80;
   EXPECT_TRUE(starts_with(AutoTn::describe(args), "sm80 mma.sync")) << AutoTn::describe(args);
   args.family = gemm::GemmFamily::kSm90;
+  Stream stream;
   if (on_sm90()) {
     EXPECT_TRUE(starts_with(AutoTn::describe(args), "sm90 TMA + WGMMA")) << AutoTn::describe(args);
+    auto few_rows = args_for<AutoTn>(buf, GemmCoord{8, 4096, 1024, 1});  // the planner's choice: skinny
+    few_rows.family = gemm::GemmFamily::kSm90;
+    EXPECT_TRUE(starts_with(AutoTn::describe(few_rows), "sm90 TMA + WGMMA")) << AutoTn::describe(few_rows);
+    auto copied = args_for<AutoTn>(buf, GemmCoord{100, 64, 61, 1});  // needs copies: no workspace, no Hopper run
+    copied.family = gemm::GemmFamily::kSm90;
+    Status const ran = AutoTn::run(copied, nullptr, stream.get());
+    EXPECT_FALSE(ran.ok());
+    EXPECT_TRUE(contains(ran.message(), "need copying")) << ran.to_string();
   } else {
     Status const refused = AutoTn::can_implement(args);
     EXPECT_FALSE(refused.ok());
-    EXPECT_TRUE(contains(refused.message(), "the Hopper kernel was asked for")) << refused.to_string();
+    EXPECT_TRUE(starts_with(refused.message(), "gemm: the Hopper kernel was asked for")) << refused.to_string();
   }
+  auto tt = args_for<AutoTt>(buf, GemmCoord{4, 4096, 64, 1});
+  tt.family = gemm::GemmFamily::kSkinny;  // B row-major: refused with the layout it needs
+  EXPECT_TRUE(contains(AutoTt::describe(tt), "row-major A and K-major B")) << AutoTt::describe(tt);
   auto tf32 = args_for<AutoTf32, float>(buf, GemmCoord{64, 64, 64, 1});
   tf32.family = gemm::GemmFamily::kSm90;
   Status const refused = AutoTf32::can_implement(tf32);
   EXPECT_FALSE(refused.ok());
   EXPECT_TRUE(contains(refused.message(), "runs the sm80 kernel only")) << refused.to_string();
-  Stream stream;
+  EXPECT_TRUE(starts_with(AutoTf32::describe(tf32), "cannot run")) << AutoTf32::describe(tf32);
   EXPECT_FALSE(AutoTf32::run(tf32, nullptr, stream.get()).ok());
+  stream.synchronize();
 }
 
 // A few rows (m <= 8), A row-major and B K-major with 16-byte-aligned rows: the skinny kernel, forced (the planner

@@ -97,7 +97,7 @@ class Gemm {
     if constexpr (kHopperCandidate) {
       Choice const choice = choose(args, nullptr, /*with_workspace=*/true);
       if (choice.hopper || choice.skinny) return {};
-      if (choice.forced_refusal) return not_supported("gemm: ", choice.why_not);
+      if (choice.forced_refusal) return forced_refusal(choice.why_not);
     } else if (args.family == GemmFamily::kSm90 || args.family == GemmFamily::kSkinny) {
       return not_supported("gemm: the ", name_of(args.family), " kernel was asked for, but this Gemm runs the sm80 "
                            "kernel only (an Sm80 config, or operands other than bf16 / fp16)");
@@ -123,7 +123,7 @@ class Gemm {
   static Status run(Arguments const& args, void* workspace, cudaStream_t stream) {
     if constexpr (kHopperCandidate) {
       Choice const choice = choose(args, workspace, workspace != nullptr);
-      if (choice.forced_refusal) return not_supported("gemm: ", choice.why_not);
+      if (choice.forced_refusal) return forced_refusal(choice.why_not);
       if constexpr (kSkinnyCandidate) {
         if (choice.skinny) {
           return launch_skinny<ElementAB, Epilogue>(args.problem, args.a, choice.lda, choice.batch_stride_a, args.b,
@@ -160,7 +160,7 @@ class Gemm {
     std::string hopper_note;
     if constexpr (kHopperCandidate) {
       Choice const choice = choose(args, nullptr, /*with_workspace=*/true);
-      if (choice.forced_refusal) return "cannot run: gemm: " + choice.why_not;
+      if (choice.forced_refusal) return "cannot run: " + forced_refusal(choice.why_not).message();
       if (choice.skinny) return choice.note;
       if (choice.hopper) {
         return (choice.planned_only.empty() ? Hopper::describe(choice.plan) : choice.planned_only) + choice.note;
@@ -168,6 +168,9 @@ class Gemm {
       hopper_note = " (Hopper kernel refused: " + choice.why_not + ")";
     } else if constexpr (kAuto) {
       hopper_note = " (Hopper kernel not used: it takes bf16 or fp16 operands)";
+    }
+    if (!kHopperCandidate && (args.family == GemmFamily::kSm90 || args.family == GemmFamily::kSkinny)) {
+      return "cannot run: " + can_implement(args).message();
     }
     Plan plan;
     Status const s = make_plan(args, &plan);
@@ -191,6 +194,11 @@ class Gemm {
   }
 
  private:
+  // A forced family's refusal, worded once ("gemm: ..." whether the planner or the Hopper kernel refused).
+  static Status forced_refusal(std::string const& why_not) {
+    return not_supported(why_not.rfind("gemm: ", 0) == 0 ? "" : "gemm: ", why_not);
+  }
+
   // The outcome of asking the Hopper kernel: its plan, or why it refused.
   struct Choice {
     bool hopper = false;
@@ -364,7 +372,7 @@ class Gemm {
     r.tma_aligned = d.resolved.aligned;
     r.split_k = args.split_k;
     r.hopper_code = hopper_code_here();
-    r.skinny_code = kSkinnyCandidate;
+    r.skinny_code = kHopperCandidate;  // (other layouts: the planner refuses them with the reason)
     r.family = kHopperCandidate ? args.family : GemmFamily::kSm80;
     d.status = plan_gemm(r, current_device_facts(), &d.plan);
     return d;

@@ -113,8 +113,9 @@ TILEFUSE_DEVICE void add_pieces(float (&acc)[kSkinnyMaxRows * kSkinnyColumns], E
 
 }  // namespace detail
 
-// grid (ceil(n / kSkinnyColumns), 1, batch), kSkinnyThreads threads. The host checks m <= kSkinnyMaxRows,
-// 16-byte-aligned bases, leading dimensions and batch strides (whole 16-byte pieces), batch <= 65535.
+// grid (ceil(n / kSkinnyColumns), 1, batch), kSkinnyThreads threads. The host checks 1 <= m <= kSkinnyMaxRows
+// (rows past m read row m - 1), n >= 1, 16-byte-aligned bases, leading dimensions and batch strides (whole
+// 16-byte pieces), batch <= 65535.
 template <class Element, class Epilogue>
 __global__ void __launch_bounds__(kSkinnyThreads, 4) skinny_gemm_kernel(__grid_constant__ Params<Element, Epilogue> const p) {
   static_assert(sizeof(Element) == 2, "the skinny GEMM reads 16-bit operands");
