@@ -515,7 +515,7 @@ def hopper_operands(a, b):
         if fits(t):
             return t
         if t.is_cuda:  # gemm::Gemm's packing kernel: one launch, the zeros written by it
-            return pack_k_major(t, kp, element_type(t.dtype).name)
+            return pack_k_major(t, kp)
         if kp == k:  # a packed copy (one kernel)
             return t.clone(memory_format=torch.contiguous_format)
         out = pad(t, (0, kp - k))  # zeros past k and the copy in one call (torch allocates it row-major)

@@ -2,26 +2,23 @@
 (gemm/kernel/pack_k_major.h): one launch per operand that reads any strides and writes the zeros past k, where
 torch's pad is a fill and a copy. The launch (grid, parameters) is tilefuse._C.pack_k_major_launch's, the C++
 one's; the kernel is JIT-compiled per element type and architecture (prebuilt for bf16 and fp16 on sm_90a)."""
+from .dtypes import element_type
 from .kernel_params import current_raw_stream, device_properties, jit_arch, torch_module
 
 _CACHED = {}  # (element, arch) -> CachedKernel
 _LOADED = {}  # (element, arch, device) -> LoadedKernel
-_LAUNCHES = {}  # (element, arch, device, rows, k, strides, batches, padded_k) -> PreparedLaunch
+_LAUNCHES = {}  # (dtype, device, rows, k, strides, batches, padded_k) -> PreparedLaunch
 
 
-def arch_of(device):
-    """The JIT's architecture for a device (jit_arch of its compute capability)."""
-    return jit_arch(*device_properties(device)[1:])
-
-
-def pack_k_major(t, padded_k, element):
+def pack_k_major(t, padded_k):
     """t (..., rows, k) on a CUDA device, any strides -> a new row-major (..., rows, padded_k) tensor, zeros
-    past k (padded_k >= k), on the current torch stream. element: t's tilefuse type name (bfloat16, ...)."""
+    past k (padded_k >= k), on the current torch stream. The launch is made once per signature (its element
+    type and architecture resolved then); a warm call allocates and launches."""
     from . import _C
 
     torch = torch_module()
     if t.dim() == 3 and t.shape[0] > 1 and t.stride(0) == 0:  # one matrix for the whole batch: copied once
-        return pack_k_major(t[:1], padded_k, element).expand(t.shape[0], -1, -1)
+        return pack_k_major(t[:1], padded_k).expand(t.shape[0], -1, -1)
     rows, k = t.shape[-2], t.shape[-1]
     batches = t.shape[0] if t.dim() == 3 else 1
     out = torch.empty((*t.shape[:-1], padded_k), dtype=t.dtype, device=t.device)
@@ -30,13 +27,13 @@ def pack_k_major(t, padded_k, element):
     row_stride, k_stride = t.stride(-2), t.stride(-1)
     batch_stride = t.stride(0) if t.dim() == 3 else 0
     device = t.device.index
-    arch = arch_of(device)
-    key = (element, arch, device, rows, k, row_stride, k_stride, batches, batch_stride, padded_k)
+    key = (t.dtype, device, rows, k, row_stride, k_stride, batches, batch_stride, padded_k)
     launch = _LAUNCHES.get(key)
     if launch is None:
         params, src_offset, dst_offset, grid, grid_z, threads = _C.pack_k_major_launch(
             rows, k, row_stride, k_stride, batches, batch_stride, padded_k)
-        launch = _C.PreparedLaunch(_kernel(element, arch, device), grid, threads, 1, 0, grid_z, params)
+        kernel = _kernel(element_type(t.dtype).name, jit_arch(*device_properties(device)[1:]), device)
+        launch = _C.PreparedLaunch(kernel, grid, threads, 1, 0, grid_z, params)
         launch.add_pointer(src_offset, 0)
         launch.add_pointer(dst_offset, 1)
         _LAUNCHES[key] = launch

@@ -1,6 +1,7 @@
 """tilefuse.Gemm's skinny family: a few rows (m <= 8) with A row-major and B K-major, 16-byte-aligned rows, where
 the C++ planner picks it (gemm::plan_gemm, family "skinny"): B streamed once by CUDA cores
 (gemm/kernel/skinny_gemm.h), launched as gemm::Gemm launches it (gemm/device/skinny_launch.hpp)."""
+import dataclasses
 import struct
 from dataclasses import dataclass
 
@@ -56,7 +57,7 @@ def compiled_skinny(tree_text, tree, graph, element, why, arch):
         operation.graph, operation.tree = graph, tree
         _COMPILED[key] = operation
     shared = _COMPILED[key]
-    planned = SkinnyOperation(element, tree_text, shared.cached, why, arch, loaded=shared.loaded)
+    planned = dataclasses.replace(shared, why=why)  # the CUBIN's loads shared
     planned.graph, planned.tree = shared.graph, shared.tree
     return planned
 

@@ -94,7 +94,7 @@ struct GemmRequest {
   bool hopper_code = true;     // the binary (or the JIT) has the Hopper kernel's sm_90a code
   bool skinny_code = false;    // the caller runs the skinny kernel (gemm/kernel/skinny_gemm.h) too
   int split_k = 0;             // 0: choose; 1: no split; >= 2: that many splits
-  GemmFamily family = GemmFamily::kAuto;  // an override: kSm80 or kSm90 forces the family
+  GemmFamily family = GemmFamily::kAuto;  // an override: kSm80, kSm90 or kSkinny forces the family
   std::optional<Sm90Tile> tile;           // an override of the Hopper tile
 };
 
