@@ -3,6 +3,8 @@
 # (#ifndef / #ifdef / #if defined of a TILEFUSE_ macro, other than the TILEFUSE_ARCH_* and
 # TILEFUSE_IS_DEVICE_CODE facts the compiler sets) and no getenv. Also (issue 36): at most 10 version
 # tags (v16, v130c) in comments under include/; numbers and version trails go to docs/notes/.
+# And: a function defined at a header's top level is inline, constexpr or a template (else each translation
+# unit that includes it defines it again and the link fails).
 # Run by ctest (repo.include_rules).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +26,16 @@ tags=$({ grep -rhoE '//.*|/\*([^*]|\*[^/])*(\*/|$)|^\s*\*( .*|$)' include/ || tr
 if ((tags > 10)); then
   echo "include/ comments carry $tags version tags (at most 10): keep the why, move the numbers and runs to docs/notes/:"
   grep -rnE '(//|/\*|^\s*\*( |$)).*\bv[0-9]+[a-z]?\b' include/ || true
+  bad=1
+fi
+not_inline=$(for f in $(find include -name '*.h' -o -name '*.hpp' -o -name '*.cuh'); do
+  awk -v f="$f" '/^(TILEFUSE_DEVICE|TILEFUSE_HOST_DEVICE|__device__|__host__)[ (]/ && prev !~ /^template/ &&
+    $0 !~ /(inline|constexpr|TILEFUSE_FORCEINLINE)/ { print f ":" NR ": " $0 }
+    $0 !~ /^ *\/\// { prev = $0 }' "$f"
+done)
+if [[ -n "$not_inline" ]]; then
+  echo "include/ defines functions that are neither inline, constexpr nor templates (multiple definitions at link):"
+  echo "$not_inline"
   bad=1
 fi
 if [[ $bad == 0 ]]; then echo "include/: no build switches, no getenv, $tags version tags in comments"; fi

@@ -66,7 +66,7 @@ TILEFUSE_DEVICE void halve(float (&v)[kValues], int lane) {
 
 // The warp's sums of 64 values, reduce-scattered: afterwards lane l holds the sums of values 2 l and 2 l + 1
 // in v[0] and v[1] (62 shuffles, where summing each value across the warp takes 320).
-TILEFUSE_DEVICE void reduce_scatter(float (&v)[64], int lane) {
+inline TILEFUSE_DEVICE void reduce_scatter(float (&v)[64], int lane) {
   halve<16, 32>(v, lane);
   halve<8, 16>(v, lane);
   halve<4, 8>(v, lane);
