@@ -76,12 +76,18 @@ TEST(GemmPlan, UnalignedOrOtherLayoutsAreCopiedWithKPadded) {
 }
 
 TEST(GemmPlan, SplitsWhereTheTilesLeaveMostSmsIdle) {
-  // ViT-B/16 at batch 1: 12 tiles of 128x128 on 132 SMs, K = 3072.
+  // ViT-B/16 at batch 1: 12 tiles of 128x128 on 132 SMs, K = 3072: 4 parts (8 fill the SMs, but each split
+  // adds its reductions of the output).
   GemmPlan const vit = planned(request(197, 768, 3072));
-  EXPECT_EQ(vit.sm90.split_k, 8);
+  EXPECT_EQ(vit.sm90.split_k, 4);
   EXPECT_EQ(vit.sm90.config, "tilefuse::gemm::Sm90SplitReduce<tilefuse::gemm::Sm90MediumConfig>");
   EXPECT_EQ(planned(request(256, 256, 16384)).sm90.split_k, 16);
-  // Enough tiles (128 of 128x64), a short K, a batch: no split.
+  // A tiny output with a very long K: far past the old cap of 16 parts.
+  EXPECT_EQ(planned(request(64, 64, 65536)).sm90.split_k, 128);
+  // Enough tiles (128 of 128x64), a short K, a batch; or a split whose sums cost more than it saves (48
+  // tiles of 128x128 over K = 768: measured 0.0175 ms split in 2 against 0.0103 unsplit on an H200): no split.
+  EXPECT_EQ(planned(request(197, 3072, 768)).sm90.split_k, 1);
+  EXPECT_EQ(planned(request(8, 1000, 768)).sm90.split_k, 1);
   EXPECT_EQ(planned(request(128, 8192, 8192)).sm90.split_k, 1);
   EXPECT_EQ(planned(request(197, 768, 128)).sm90.split_k, 1);
   GemmRequest batched = request(197, 768, 3072);

@@ -141,31 +141,47 @@ inline Sm90Tile choose_sm90_tile(GemmCoord const& p, int sm_count) {
   return best;
 }
 
-// Split-K of the Hopper GEMM, summed in the kernel (Sm90SplitReduce over the 128x128 tile): when the
-// wave model's tile leaves more than half the SMs without a tile and K is long, K splits into up to
-// kMaxSplits parts that fill the SMs, each at least kMinKTiles k-tiles long and a whole number of 16-byte
-// pieces (the kernel's checks: batch 1). 1: no split. k: the K the kernel reads (padded
-// when the operands are copied). Measured on an H200 (docs/notes/gemm_sm90.md, split-K summed in the
-// kernel): 197x768x3072 0.0202 -> 0.0173 ms at 8 splits, 256x256x16384 0.055 -> 0.0195 at 16; at 128 tiles
-// and more a split lost (128x8192x8192, 64 tiles of 128x128: 0.0425 -> 0.0508).
+// Split-K of the Hopper GEMM, summed in the kernel (Sm90SplitReduce over the 128x128 tile). The wave
+// model above, extended: split s runs tiles x s blocks of k / s each, and pays for the sums: a fixed part
+// (the memset launch, a ring filled per split, the last split's read-back) and a part per output element
+// and split (its reduction at L2). The count with the least modelled cost wins, no split included; each
+// part at least kMinKTiles k-tiles long and a whole number of 16-byte pieces (the kernel's checks: batch 1).
+// k: the K the kernel reads (padded when the operands are copied). Fitted on an H200, where one unit is
+// about 0.244 ns (docs/notes/gemm_sm90.md, "the split's cost"): fixed about 4.4 us, 5 us per 1e6
+// element-splits.
 struct Sm90SplitModel {
-  static constexpr int kMaxSplits = 16;
+  static constexpr int kMaxSplits = 128;
   static constexpr index_t kMinKTiles = 4;
+  static constexpr double kFixedCost = 18e6;
+  static constexpr double kCostPerElementSplit = 20.5;
 };
+
+// The wave model's cost of `tile` over `p` with K split `split` ways (split 1: sm90_tile_cost).
+inline double sm90_split_cost(Sm90Tile tile, GemmCoord const& p, int split, int sm_count) {
+  GemmCoord const part{p.m, p.n, (p.k + split - 1) / split, p.batch * split};
+  double const sums = split > 1 ? Sm90SplitModel::kFixedCost + Sm90SplitModel::kCostPerElementSplit *
+                                                                    static_cast<double>(p.m) * p.n * split
+                                : 0.0;
+  return sm90_tile_cost(tile, part, sm_count) + sums;
+}
 
 inline int choose_sm90_split_k(GemmCoord const& p, int sm_count) {
   if (p.batch != 1 || p.m < 1 || p.n < 1 || p.k < 1) return 1;
   int const sms = sm_count > 0 ? sm_count : 132;
-  Sm90Tile const tile = choose_sm90_tile(p, sms);
-  index_t const tile_n = Sm90TileModel::kTileN[static_cast<int>(tile)];
-  index_t const wave_tiles = ((p.m + 127) / 128) * ((p.n + tile_n - 1) / tile_n);
-  if (2 * wave_tiles > sms) return 1;
+  double best_cost = sm90_tile_cost(choose_sm90_tile(p, sms), p, sms);
+  int best = 1;
   index_t const tiles = ((p.m + 127) / 128) * ((p.n + 127) / 128);  // the split's 128x128 tiles
-  index_t const most = std::min<index_t>({Sm90SplitModel::kMaxSplits, sms / tiles, (p.k / 64) / Sm90SplitModel::kMinKTiles});
-  for (index_t s = most; s >= 2; --s) {
-    if (p.k % s == 0 && (p.k / s) % 8 == 0) return static_cast<int>(s);
+  index_t const most = std::min<index_t>(
+      {Sm90SplitModel::kMaxSplits, 2 * index_t{sms} / tiles, (p.k / 64) / Sm90SplitModel::kMinKTiles});
+  for (index_t s = 2; s <= most; ++s) {
+    if (p.k % s != 0 || (p.k / s) % 8 != 0) continue;
+    double const cost = sm90_split_cost(Sm90Tile::kMedium, p, static_cast<int>(s), sms);
+    if (cost < best_cost) {
+      best_cost = cost;
+      best = static_cast<int>(s);
+    }
   }
-  return 1;
+  return best;
 }
 
 }  // namespace tilefuse::gemm
