@@ -33,6 +33,8 @@ std::vector<GemmCase> split_cases(std::uint64_t seed) {
   add(64, 64, 2048, 2);
   add(64, 66, 512, 2);        // n not a multiple of 4: the sums' rows are padded to whole vectors
   add(127, 255, 8192, 16);    // both odd: the issue's skinny row, unaligned D
+  add(64, 64, 65536, 128);    // the planner's most parts: one tile, 128 splits on the tickets
+  add(3, 40, 16384, 128);     // parts of 128 (two k-tiles each), three rows
   // Refused: k does not split into 16-byte parts, batches.
   add(128, 256, 1000, 3, true);
   add(128, 256, 1020, 3, true);
