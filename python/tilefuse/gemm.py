@@ -99,7 +99,7 @@ class Gemm:
     """D = epilogue(A @ B), with the epilogue a Python function of the accumulator and named arguments
     (tilefuse.epilogue), compiled once per signature by the JIT, on the kernel the C++ planner picks
     (gemm::plan_gemm, as gemm::Gemm): the Hopper kernel on an H100 / H200, the sm80 kernel on other GPUs, the
-    skinny kernel for a few rows (m <= 8, CUDA cores streaming B) on any of them.
+    skinny kernel for a few rows (m <= 16, B streamed into mma.sync) on any of them.
 
         gemm = tilefuse.Gemm(epilogue=lambda acc, bias: relu(acc + bias))
         d = gemm.run(a, w.t(), bias=b)          # a: (m, k), w: (n, k), b: (n,)

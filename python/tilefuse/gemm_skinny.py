@@ -1,5 +1,5 @@
-"""tilefuse.Gemm's skinny family: a few rows (m <= 8) with A row-major and B K-major, 16-byte-aligned rows, where
-the C++ planner picks it (gemm::plan_gemm, family "skinny"): B streamed once by CUDA cores
+"""tilefuse.Gemm's skinny family: a few rows (m <= 16) with A row-major and B K-major, 16-byte-aligned rows, where
+the C++ planner picks it (gemm::plan_gemm, family "skinny"): B streamed once into mma.sync
 (gemm/kernel/skinny_gemm.h), launched as gemm::Gemm launches it (gemm/device/skinny_launch.hpp)."""
 import dataclasses
 import struct

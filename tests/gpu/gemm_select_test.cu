@@ -313,7 +313,7 @@ TEST(GemmSelect, AForcedFamilyRunsOrIsRefused) {
   stream.synchronize();
 }
 
-// A few rows (m <= 8), A row-major and B K-major with 16-byte-aligned rows: the skinny kernel, forced (the planner
+// A few rows (m <= 16), A row-major and B K-major with 16-byte-aligned rows: the skinny kernel, forced (the planner
 // picks it only where its blocks fill the SMs). Every m, n off its 8-column blocks, k with a tail past its 8-byte
 // pieces and k below 4, a long k, batches (one with a shared B), an epilogue with unaligned rows.
 std::vector<GemmCase> skinny_cases(std::uint64_t seed) {
@@ -324,7 +324,9 @@ std::vector<GemmCase> skinny_cases(std::uint64_t seed) {
     c.seed = seed * 100 + cases.size();
     cases.push_back(c);
   };
-  for (index_t m = 1; m <= 8; ++m) add(make_case(m, 8 * m + 3, 61 + 64 * m));
+  for (index_t m = 1; m <= 16; ++m) add(make_case(m, 8 * m + 3, 61 + 64 * m));
+  add(make_case(16, 4096, 4096));
+  add(make_case(12, 24, 31));  // k below one 32-element chunk
   add(make_case(8, 4096, 4096));
   add(make_case(1, 1, 7));
   add(make_case(6, 20, 3));
@@ -352,12 +354,12 @@ TEST(GemmSelect, FewRowsRunTheSkinnyKernel) {
   EXPECT_FALSE(starts_with(AutoTn::describe(few_blocks), "skinny")) << AutoTn::describe(few_blocks);
   few_blocks.family = gemm::GemmFamily::kSkinny;  // unless forced
   EXPECT_TRUE(starts_with(AutoTn::describe(few_blocks), "skinny kernel")) << AutoTn::describe(few_blocks);
-  args.problem.m = 9;  // past it: the tensor-core kernels, and a forced skinny kernel refused with the reason
+  args.problem.m = 17;  // past it: the tensor-core kernels, and a forced skinny kernel refused with the reason
   EXPECT_FALSE(starts_with(AutoTn::describe(args), "skinny")) << AutoTn::describe(args);
   args.family = gemm::GemmFamily::kSkinny;
   Status const refused = AutoTn::can_implement(args);
   EXPECT_FALSE(refused.ok());
-  EXPECT_TRUE(contains(refused.message(), "m = 9 is not 1 to 8")) << refused.to_string();
+  EXPECT_TRUE(contains(refused.message(), "m = 17 is not 1 to 16")) << refused.to_string();
   auto odd = args_for<AutoTn>(buf, GemmCoord{4, 64, 61, 1});  // packed lda = 61: rows not 16-byte aligned
   EXPECT_FALSE(starts_with(AutoTn::describe(odd), "skinny")) << AutoTn::describe(odd);
   auto tt = args_for<AutoTt>(buf, GemmCoord{4, 64, 64, 1});  // B row-major: not the skinny kernel's layout

@@ -229,7 +229,7 @@ def test_the_sm80_family_plans_compiles_and_packs_as_launch_tiled():
 
 
 def test_the_skinny_family_plans_compiles_and_packs_as_launch_skinny():
-    """tilefuse.Gemm's skinny family without a GPU: the planner picks it for m <= 8 aligned (on sm_90 and sm_80
+    """tilefuse.Gemm's skinny family without a GPU: the planner picks it for m <= 16 aligned (on sm_90 and sm_80
     facts alike) and not past 8 or for unaligned rows; the operation NVRTC compiles; the bytes packed as
     gemm::launch_skinny fills them, grid (ceil(n / 8), 1, batch)."""
     import struct
@@ -255,7 +255,7 @@ def test_the_skinny_family_plans_compiles_and_packs_as_launch_skinny():
         few = facts(8)
         few.batch = 1  # 126 blocks: fewer than the SMs
         assert gemm._whole_plan(few, device)["family"] == ("skinny" if device[2] <= 126 else "sm90"), device
-        assert gemm._whole_plan(facts(9), device)["family"] != "skinny"
+        assert gemm._whole_plan(facts(17), device)["family"] != "skinny"
         assert gemm._whole_plan(facts(4, aligned=False), device)["family"] != "skinny"
     ops = facts(5)
     whole = gemm._whole_plan(ops, (9, 0, 132))

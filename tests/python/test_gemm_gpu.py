@@ -234,9 +234,10 @@ def test_operands_are_copied_by_the_packing_kernel_exactly():
 
 
 @pytest.mark.parametrize("m,n,k,batch", [(1, 4096, 4096, None), (8, 1000, 1001, None), (3, 77, 7, None),
-                                          (5, 200, 520, 3), (8, 8, 4104, None)])
+                                          (5, 200, 520, 3), (8, 8, 4104, None), (9, 300, 777, None),
+                                          (16, 4096, 4096, None), (13, 64, 33, 2)])
 def test_a_few_rows_run_the_skinny_kernel(m, n, k, batch):
-    """m <= 8 with A row-major and B K-major, rows 16-byte aligned: the skinny kernel (CUDA cores streaming B
+    """m <= 16 with A row-major and B K-major, rows 16-byte aligned: the skinny kernel (B streamed into mma.sync
     once; forced, as the planner picks it only where its blocks fill the SMs), every m, n off its 8-column
     blocks, a k tail past its 8-byte pieces, batches; a fused epilogue with a scalar; the first call and a warm
     call on new tensors (its pointers patched), against float64."""
@@ -269,7 +270,7 @@ def test_a_few_rows_run_the_skinny_kernel(m, n, k, batch):
 def test_the_skinny_kernel_chosen_forced_or_refused():
     """The planner picks the skinny kernel for a few rows whose blocks fill the SMs (1 x 4096 x 1024), not for few
     blocks over a long K (8 x 256 x 16384: the Hopper kernel splits it); kernel="skinny" runs where it can and is
-    refused with the planner's reason where it cannot (m past 8)."""
+    refused with the planner's reason where it cannot (m past 16)."""
     a, b = operands(1, 4096, 1024, torch.bfloat16)
     assert tilefuse.Gemm().plan(a, b).describe().startswith("skinny kernel"), tilefuse.Gemm().plan(a, b).describe()
     d = tilefuse.Gemm().run(a, b)
@@ -279,8 +280,8 @@ def test_the_skinny_kernel_chosen_forced_or_refused():
     a, b = operands(4, 264, 128, torch.float16)
     d = tilefuse.Gemm(kernel="skinny").run(a, b)
     check(d, a.double() @ b.double(), a @ b, "forced skinny fp16")
-    big_a, big_b = operands(9, 64, 64, torch.bfloat16)
-    with pytest.raises(tilefuse.TensorArgumentError, match="m = 9 is not 1 to 8"):
+    big_a, big_b = operands(17, 64, 64, torch.bfloat16)
+    with pytest.raises(tilefuse.TensorArgumentError, match="m = 17 is not 1 to 16"):
         tilefuse.Gemm(kernel="skinny").run(big_a, big_b)
 
 

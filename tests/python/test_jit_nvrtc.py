@@ -84,7 +84,7 @@ def test_sm80_gemm_kernel_compiles_with_its_layout_kernel_and_split_k_pass(nvrtc
 
 @pytest.mark.parametrize("element, arch", [("bfloat16", "sm_90a"), ("float16", "sm_80")])
 def test_the_skinny_gemm_kernel_compiles_with_its_layout_kernel(nvrtc_version, relu_bias_tree, tmp_path, element, arch):
-    """The skinny family's source (tilefuse.Gemm for m <= 8): kernel and parameter layout in one CUBIN, for the
+    """The skinny family's source (tilefuse.Gemm for m <= 16): kernel and parameter layout in one CUBIN, for the
     Hopper and the sm80 generations; other element types are refused by name."""
     from tilefuse.jit import gemm_skinny_kernel
     from tilefuse.jit.source import gemm_skinny_source

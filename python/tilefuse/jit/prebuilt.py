@@ -13,7 +13,7 @@ set (`common_kernels`), bf16 and fp16, for sm_90a:
   - the sm80 conv kernels (every tile, aligned or not, each mode) that the planner falls back to on Hopper
     where no Hopper kernel takes the problem (C = 3 stems, strided dgrad): with no epilogue, and in fprop with
     the conv epilogues above (a stem's folded BatchNorm + ReLU);
-  - the skinny GEMM (m <= 8: gemm/kernel/skinny_gemm.h) with the GEMM epilogues above;
+  - the skinny GEMM (m <= 16: gemm/kernel/skinny_gemm.h) with the GEMM epilogues above;
   - the copy of GEMM operands into the Hopper kernel's layout (gemm/kernel/pack_k_major.h). tests/python/test_prebuilt_coverage.py checks
     that a ResNet-50's inference and training steps ask for nothing else.
 

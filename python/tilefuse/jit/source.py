@@ -78,8 +78,8 @@ def gemm_sm90_source(epilogue, element="bfloat16", config="Sm90LargeConfig", ele
 
 
 def gemm_skinny_source(epilogue, element="bfloat16"):
-    """Source of tilefuse::gemm::skinny::skinny_gemm_kernel<Element, Epilogue> (m <= 8 rows: B streamed once by
-    CUDA cores; gemm/kernel/skinny_gemm.h) and its parameter-layout kernel (skinny_params_layout.h)."""
+    """Source of tilefuse::gemm::skinny::skinny_gemm_kernel<Element, Epilogue> (m <= 16 rows: B streamed once into
+    mma.sync; gemm/kernel/skinny_gemm.h) and its parameter-layout kernel (skinny_params_layout.h)."""
     operand = element_type(element, what="element")
     if operand.name not in _CONV_ELEMENTS:
         raise ValueError(f"element={element!r}: the skinny GEMM reads {', '.join(_CONV_ELEMENTS)} operands")

@@ -151,7 +151,7 @@ TEST(GemmPlan, AFewRowsRunTheSkinnyKernelWhereItsBlocksFillTheSms) {
   GemmRequest no_code = request(8, 4096, 1024);  // a caller without the kernel (the conv planners)
   EXPECT_EQ(planned(no_code).family, GemmFamily::kSm90);
   GemmRequest nine = r;
-  nine.problem.m = 9;
+  nine.problem.m = 17;
   EXPECT_EQ(planned(nine).family, GemmFamily::kSm90);
   GemmRequest few = r;
   few.problem.n = 256;  // 32 blocks: most SMs idle
@@ -172,7 +172,7 @@ TEST(GemmPlan, AFewRowsRunTheSkinnyKernelWhereItsBlocksFillTheSms) {
   GemmPlan plan;
   Status const refused = plan_gemm(nine, kH100, &plan);
   EXPECT_FALSE(refused.ok());
-  EXPECT_TRUE(contains(refused.message(), "m = 9 is not 1 to 8")) << refused.message();
+  EXPECT_TRUE(contains(refused.message(), "m = 17 is not 1 to 16")) << refused.message();
 }
 
 TEST(GemmPlan, GemmsWorkspaceHoldsTheCopiesThenTheSplitSums) {

@@ -75,7 +75,7 @@ class Gemm {
     // planner chooses (gemm_plan.hpp; tilefuse.Gemm always asks so); ask workspace_size() after setting it.
     int split_k = 1;
     // A typed override of the planner's kernel family (GemmAutoConfig only): kSm90 (the Hopper kernel), kSkinny
-    // (m <= 8 rows) or kSm80; run() and can_implement() refuse, saying why, where that family cannot run.
+    // (m <= 16 rows) or kSm80; run() and can_implement() refuse, saying why, where that family cannot run.
     GemmFamily family = GemmFamily::kAuto;
   };
 
@@ -87,7 +87,7 @@ class Gemm {
   static constexpr bool kHopperCandidate =
       kAuto && (std::is_same_v<ElementAB, bfloat16_t> || std::is_same_v<ElementAB, half_t>);
   static constexpr bool kHopperLayouts = std::is_same_v<LayoutA, RowMajor> && std::is_same_v<LayoutB, ColumnMajor>;
-  // A few rows (m <= 8) in those layouts: the skinny kernel (skinny_launch.hpp), where the planner picks it.
+  // A few rows (m <= 16) in those layouts: the skinny kernel (skinny_launch.hpp), where the planner picks it.
   static constexpr bool kSkinnyCandidate = kHopperCandidate && kHopperLayouts;
   using Sm80Config = std::conditional_t<kAuto, Sm80DefaultConfig<ElementAB>, Config>;
   // The Hopper operation (named only; instantiated only when kHopperCandidate).

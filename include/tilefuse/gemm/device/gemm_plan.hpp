@@ -146,14 +146,14 @@ inline std::string why_not_skinny(GemmRequest const& r, DeviceFacts const& devic
 inline Status plan_gemm(GemmRequest const& r, DeviceFacts const& device, GemmPlan* plan) {
   *plan = GemmPlan{};
   GemmCoord const& p = r.problem;
-  // A few rows: the product is bound by B's bytes, which CUDA cores stream at memory speed, where a 128-row
-  // tensor-core tile would be mostly padding (docs/notes/gemm_sm90.md, the skinny kernel).
+  // A few rows: the product is bound by B's bytes, which the skinny kernel streams straight into m16n8k16
+  // mmas, where a 128-row tile would be mostly padding (docs/notes/gemm_sm90.md, the skinny kernel).
   if (r.family == GemmFamily::kAuto || r.family == GemmFamily::kSkinny) {
     std::string const why_not = why_not_skinny(r, device, r.family == GemmFamily::kSkinny);
     if (why_not.empty()) {
       plan->family = GemmFamily::kSkinny;
       plan->why = status_message("skinny kernel: m = ", p.m, " rows (at most ", skinny::kSkinnyMaxRows,
-                                 "): B streamed once by CUDA cores, ", skinny::kSkinnyColumns, " columns per block");
+                                 "): B streamed once into mma.sync, ", skinny::kSkinnyColumns, " columns per block");
       return {};
     }
     if (r.family == GemmFamily::kSkinny) return not_supported("gemm: the skinny kernel was asked for, but ", why_not);

@@ -1,4 +1,4 @@
-// Launches the skinny GEMM (kernel/skinny_gemm.h: m <= kSkinnyMaxRows, B streamed once by CUDA cores) for a
+// Launches the skinny GEMM (kernel/skinny_gemm.h: m <= kSkinnyMaxRows, B streamed once into mma.sync) for a
 // problem the planner gave it (gemm_plan.hpp, family kSkinny): the tree's reductions started at their
 // identity, then one block per kSkinnyColumns output columns and batch entry. Host code: include from .cu files.
 #pragma once

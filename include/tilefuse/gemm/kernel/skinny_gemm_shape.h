@@ -4,9 +4,9 @@
 
 namespace tilefuse::gemm::skinny {
 
-inline constexpr int kSkinnyMaxRows = 8;       // the most rows of A (m) the kernel takes
-inline constexpr int kSkinnyColumns = 8;       // output columns per block: one 8-wide epilogue fragment per row
-inline constexpr int kSkinnyWarps = 4;         // per block, each a quarter of K
+inline constexpr int kSkinnyMaxRows = 16;      // the most rows of A (m): one m16n8k16 mma's rows
+inline constexpr int kSkinnyColumns = 8;       // output columns per block: the mma's n, one epilogue fragment per row
+inline constexpr int kSkinnyWarps = 8;         // per block, each an eighth of K's 32-element chunks
 inline constexpr int kSkinnyThreads = 32 * kSkinnyWarps;
 inline constexpr int kSkinnyMaxBatch = 65535;  // the grid's z
 
