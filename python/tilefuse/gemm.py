@@ -79,7 +79,7 @@ class Operation:
         return kernel, layout
 
 
-LAYOUT_VERSION, LAYOUT_HEADER_WORDS = 3, 26  # sm90_params_layout.h's kLayoutVersion and kLayoutHeader
+LAYOUT_VERSION, LAYOUT_HEADER_WORDS = 4, 29  # sm90_params_layout.h's kLayoutVersion and kLayoutHeader
 
 
 def parse_layout(words):
@@ -91,6 +91,7 @@ def parse_layout(words):
                    "block_scale_b_kblock", "block_scale_b_nblock", "block_scale_a_vector", "block_scaled")
     layout.update(zip(block_names, words[16:24]))
     layout["split_sums"], layout["split_tickets"] = words[24], words[25]  # -1: the config does not split
+    layout["tma_d"], layout["d_by_tma"] = words[26], words[27]  # -1: the kernel's lanes always store D
     layout["nodes"] = parse_nodes(words, LAYOUT_HEADER_WORDS, words[15])
     return layout
 
@@ -248,6 +249,8 @@ class Gemm:
         a, b = from_dlpack(a), from_dlpack(b)
         arguments = {name: from_dlpack(value) for name, value in arguments.items()}
         key = call_key(a, b, arguments)
+        if key is not None and out is not None:  # D's alignment decides its TMA stores (_pack_d_store)
+            key = key + (("out", out.data_ptr() % 16),)
         warm = self._warm.get(key) if key is not None else None
         if warm is not None:
             if out is not None:
@@ -472,8 +475,33 @@ class Gemm:
         launch.add_map(layout["tma_b"], "b", lambda pointer: _C.encode_sm90_operand(
             "b", dtype_b, pointer, k, n, batch, ldb, stride_b, tk, tn))
         pack_epilogue(params, layout["nodes"], arguments, outputs, ops.device_index, ops.batch, record=launch)
+        self._pack_d_store(params, launch, layout, ops, outputs)
         launch.template = bytes(params)
         return launch
+
+    @staticmethod
+    def _pack_d_store(params, launch, layout, ops, outputs):
+        """D by TMA stores where the kernel has them and D allows them, as gemm::encode_sm90_store decides
+        (d_storable_by_tma: an aligned base, rows and batch entries whole 16-byte pieces apart, n a multiple of
+        8); trees with more than one store keep the lanes' stores. Warm calls keep the decision: their D has
+        the first call's alignment (run() keys an `out` by it)."""
+        from . import _C
+
+        if layout["d_by_tma"] < 0:
+            return
+        torch = _torch()
+        stores = [node for node in layout["nodes"] if node["kind"] == "store"]
+        d = outputs.get("D")
+        dtype = {torch.bfloat16: "bfloat16", torch.float16: "float16"}.get(getattr(d, "dtype", None))
+        storable = len(stores) == 1 and stores[0]["name"] == "D" and dtype is not None
+        if storable:
+            ld, batch_stride = d.stride(-2), d.stride(0) if d.dim() == 3 else 0
+            storable = _C.d_storable_by_tma(d.data_ptr(), ops.n, ld, ops.batch, batch_stride)
+        struct.pack_into("<i", params, layout["d_by_tma"], 1 if storable else 0)
+        if storable:
+            m, n, batch = ops.m, ops.n, ops.batch
+            launch.add_map(layout["tma_d"], "out:D", lambda pointer: _C.encode_sm90_operand(
+                "D", dtype, pointer, n, m, batch, ld, batch_stride, 64, 16))
 
 
 class CopyingWarmCall:

@@ -41,8 +41,8 @@ def test_bad_tile_is_refused():
         tilefuse.Gemm(tile="64x64")
 
 
-def _words(header, nodes, block=(-1,) * 7 + (0,), split=(-1, -1)):
-    words = [3] + header + [len(nodes)] + list(block) + list(split)
+def _words(header, nodes, block=(-1,) * 7 + (0,), split=(-1, -1), store=(-1, -1)):
+    words = [4] + header + [len(nodes)] + list(block) + list(split) + list(store) + [0]
     for kind, data, ld, batch_stride, value, name in nodes:
         raw = name.encode().ljust(32, b"\0")
         words += [kind, data, ld, batch_stride, value] + [struct.unpack("<q", raw[i:i + 8])[0] for i in range(0, 32, 8)]
@@ -65,6 +65,9 @@ def test_layout_parser_reads_fields_and_names():
     split = parse_layout(_words(header, [(8, 304, 312, 320, -1, "D")], split=(544, 552)))
     assert (split["split_sums"], split["split_tickets"]) == (544, 552) and split["nodes"][0]["name"] == "D"
     assert layout["split_sums"] == -1
+    assert (layout["tma_d"], layout["d_by_tma"]) == (-1, -1)
+    stored = parse_layout(_words(header, [(8, 304, 312, 320, -1, "D")], store=(640, 768)))
+    assert (stored["tma_d"], stored["d_by_tma"]) == (640, 768) and stored["nodes"][0]["name"] == "D"
 
 
 def test_layout_of_another_version_is_refused():

@@ -395,3 +395,26 @@ def test_empty_problems_return_torchs_empty_results(m, n, k, batch):
             assert torch.equal(got["colmax"], torch.zeros(n, device="cuda"))
     with pytest.raises(tilefuse.errors.TensorArgumentError, match="no plan"):
         tilefuse.Gemm().plan(a, b)
+
+
+def test_d_stored_by_tma_into_any_out():
+    """D leaves by TMA stores where it is aligned for them (gemm::encode_sm90_store's rule, from Python too): a
+    new D, an aligned `out` and one 2 bytes off (TMA cannot store there: the lanes store it) all get the same
+    exact-enough result; a call with the misaligned `out` after an aligned one plans again instead of reusing
+    the aligned call's TMA stores."""
+    a, b = operands(256, 512, 128, torch.bfloat16, seed=7)
+    gemm = tilefuse.Gemm(epilogue=lambda acc: relu(acc))
+    ref, same = torch.relu(a.double() @ b.double()), torch.relu(a @ b)
+    poison()
+    check(gemm.run(a, b), ref, same, "new D")
+    storage = torch.empty(256 * 512 + 8, device="cuda", dtype=torch.bfloat16)
+    for offset in (0, 1, 0, 1):  # aligned, 2 bytes off, and back: each its own warm call
+        out = storage[offset:offset + 256 * 512].view(256, 512)
+        out.fill_(float("nan"))
+        d = gemm.run(a, b, out=out)
+        assert d.data_ptr() == out.data_ptr()
+        check(d, ref, same, f"out at element offset {offset}")
+    batched_a, batched_b = operands(100, 72, 64, torch.float16, batch=3, seed=8)
+    poison()
+    check(gemm.run(batched_a, batched_b), torch.relu(batched_a.double() @ batched_b.double()),
+          torch.relu(batched_a @ batched_b), "batched D by TMA")

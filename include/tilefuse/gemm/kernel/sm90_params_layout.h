@@ -10,7 +10,9 @@
 //              a_row, a_kblock, b_kblock, b_nblock, a_vector, then 1 if the config is block-scaled;
 // out[24..25]  split-K summed in the kernel (Sm90SplitReduce configs): offsets of split_sums and
 //              split_tickets, -1 for configs that do not split;
-// out[26 + 9 i ...]  named node i of the epilogue tree (epilogue/params_layout.h).
+// out[26..27]  D by TMA stores (Kernel::kTmaStore): offsets of tma_d and d_by_tma, -1 for kernels whose
+//              lanes always store D; out[28] reserved (0);
+// out[29 + 9 i ...]  named node i of the epilogue tree (epilogue/params_layout.h).
 // Index types: the offsets of problem fields and of the block-scale strides hold index_t (int64),
 // tiles_*, batch_mask_* and a_vector int, a and b pointers.
 #pragma once
@@ -23,8 +25,8 @@
 
 namespace tilefuse::gemm::sm90 {
 
-inline constexpr long long kLayoutVersion = 3;
-inline constexpr int kLayoutHeader = 26;
+inline constexpr long long kLayoutVersion = 4;
+inline constexpr int kLayoutHeader = 29;
 inline constexpr int kLayoutPerNode = epilogue::kNodeLayoutWords;
 
 template <class Kernel, class Epilogue>
@@ -61,6 +63,13 @@ __global__ void sm90_params_layout_kernel(long long* out) {
   if constexpr (Kernel::kReduceSplits) {
     out[24] = offset(&p.split_sums, base);
     out[25] = offset(&p.split_tickets, base);
+  }
+  out[26] = -1;
+  out[27] = -1;
+  out[28] = 0;
+  if constexpr (Kernel::kTmaStore) {
+    out[26] = offset(&p.tma_d, base);
+    out[27] = offset(&p.d_by_tma, base);
   }
   out[15] = epilogue::write_node_layouts<Epilogue>(p.epilogue, base, out + kLayoutHeader);
 }
