@@ -314,8 +314,8 @@ TEST(GemmSelect, AForcedFamilyRunsOrIsRefused) {
 }
 
 // A few rows (m <= 16), A row-major and B K-major with 16-byte-aligned rows: the skinny kernel, forced (the planner
-// picks it only where its blocks fill the SMs). Every m, n off its 8-column blocks, k with a tail past its 8-byte
-// pieces and k below 4, a long k, batches (one with a shared B), an epilogue with unaligned rows.
+// picks it only where its blocks fill the SMs). Every m, n off its 8-column blocks, k with a tail past its
+// 32-element chunks and k below one chunk, a long k, batches (one with a shared B), an epilogue with unaligned rows.
 std::vector<GemmCase> skinny_cases(std::uint64_t seed) {
   std::vector<GemmCase> cases;
   auto add = [&](GemmCase c) {

@@ -239,7 +239,7 @@ def test_operands_are_copied_by_the_packing_kernel_exactly():
 def test_a_few_rows_run_the_skinny_kernel(m, n, k, batch):
     """m <= 16 with A row-major and B K-major, rows 16-byte aligned: the skinny kernel (B streamed into mma.sync
     once; forced, as the planner picks it only where its blocks fill the SMs), every m, n off its 8-column
-    blocks, a k tail past its 8-byte pieces, batches; a fused epilogue with a scalar; the first call and a warm
+    blocks, a k tail past its 32-element chunks, batches; a fused epilogue with a scalar; the first call and a warm
     call on new tensors (its pointers patched), against float64."""
     g = torch.Generator(device="cuda").manual_seed(m + n + k)
     lead = (batch,) if batch else ()

@@ -39,6 +39,8 @@ TILEFUSE_DEVICE inline void mma_m16n8k16(float (&d)[4], cuda::std::uint32_t cons
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
   }
+#elif defined(__CUDA_ARCH__)
+  __trap();  // no mma.sync below sm_80: fail loudly, never a silent zero
 #endif
 }
 
@@ -51,6 +53,8 @@ TILEFUSE_DEVICE inline void mma_m16n8k8_tf32(float (&d)[4], cuda::std::uint32_t 
       "{%0, %1, %2, %3};\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#elif defined(__CUDA_ARCH__)
+  __trap();  // no mma.sync below sm_80: fail loudly, never a silent zero
 #endif
 }
 

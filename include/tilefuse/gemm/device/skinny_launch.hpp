@@ -5,6 +5,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
+
 #include <tilefuse/core/coord.h>
 #include <tilefuse/core/status.hpp>
 #include <tilefuse/gemm/device/reductions.hpp>
@@ -21,6 +23,15 @@ Status launch_skinny(GemmCoord const& p, Element const* a, index_t lda, index_t 
   if (p.m < 1 || p.m > skinny::kSkinnyMaxRows || p.batch > skinny::kSkinnyMaxBatch) {
     return invalid_argument("gemm skinny: m = ", p.m, " and batch = ", p.batch, " must be 1 to ",
                             skinny::kSkinnyMaxRows, " and at most ", skinny::kSkinnyMaxBatch);
+  }
+  if (p.n < 1 || p.k < 1) return invalid_argument("gemm skinny: n = ", p.n, " and k = ", p.k, " must be at least 1");
+  // The kernel's 16-byte loads: aligned bases, rows and batch entries whole 16-byte pieces apart.
+  auto const aligned = [&p](void const* base, index_t ld, index_t batch_stride) {
+    return reinterpret_cast<std::uintptr_t>(base) % 16 == 0 && ld % 8 == 0 && (p.batch == 1 || batch_stride % 8 == 0);
+  };
+  if (!aligned(a, lda, batch_stride_a) || !aligned(b, ldb, batch_stride_b)) {
+    return invalid_argument("gemm skinny: a and b need 16-byte-aligned bases and leading dimensions and batch "
+                            "strides of whole 16-byte pieces (lda = ", lda, ", ldb = ", ldb, ")");
   }
   skinny::Params<Element, Epilogue> params;
   params.problem = p;

@@ -2,7 +2,7 @@
 // A m x k row-major and B k x n column-major (K-major), 16-bit, rows 16-byte aligned. Such a product reads B
 // once and uses each element of it m times: it is bound by B's bytes, and a 128-row tile would be mostly
 // padding. So a block of kSkinnyWarps warps owns kSkinnyColumns output columns and streams their part of B
-// straight from global memory into m16n8k16 mma.sync fragments (no shared memory, no ring): each warp takes
+// straight from global memory into m16n8k16 mma.sync fragments (no staging in shared memory, no ring): each warp takes
 // every kSkinnyWarps-th 32-element chunk of K, each lane 16 bytes of one column of B and of one row of A
 // (two for m > 8), kUnroll chunks in flight. K's order inside a chunk is permuted alike for A and B (lane
 // quarter q holds elements 8q .. 8q + 7, which the mma reads as k 2q, 2q + 1, 2q + 8, 2q + 9 of two k16
@@ -37,7 +37,7 @@ struct Params {
 namespace detail {
 
 inline constexpr int kChunk = 32;   // K elements per warp step: 4 lanes x 8 elements of each column
-inline constexpr int kUnroll = 4;   // chunks a lane has in flight (4 x 16 bytes of B, as many of A)
+inline constexpr int kUnroll = 4;   // chunks a lane has in flight (4 x 16 bytes of B; of A as many, twice past m = 8)
 
 // Lane l's 8 elements of a chunk: row or column l / 4 (clamped to the last real one: valid memory, its
 // sums never stored), elements 8 (l % 4) .. + 7 of the chunk.
@@ -101,7 +101,7 @@ TILEFUSE_DEVICE void add_chunks(float (&acc)[4], Element const* a_lo, Element co
 
 }  // namespace detail
 
-// grid (ceil(n / kSkinnyColumns), 1, batch), kSkinnyThreads threads, sm_80+. The host checks 1 <= m <=
+// grid (ceil(n / kSkinnyColumns), 1, batch), kSkinnyThreads threads, sm_80+. launch_skinny checks 1 <= m <=
 // kSkinnyMaxRows, n >= 1, k >= 1, 16-byte-aligned bases, leading dimensions and batch strides (whole 16-byte
 // pieces), batch <= 65535.
 template <class Element, class Epilogue>
