@@ -6,7 +6,8 @@
 //
 // issue38-wide: the wider set of issue 38 (bf16 tn, epilogue none): a few rows (m = 1 to 16: decode steps,
 // classifier heads), tiny m x n with a very long k, very short k on a large m x n, odd k that leaves rows
-// unaligned.
+// unaligned, and ViT-B/16's linears at batch 8 (1576 tokens: a few waves of tiles, where the backend's chooser
+// met them).
 //
 // issue3-tf32: issue 3's fp32-input row: 8192^3 and 4096^3, tf32 (fp32 in memory), tn, epilogue none,
 // against cuBLAS with CUBLAS_COMPUTE_32F_FAST_TF32. The dtype and layout are pinned: tn is the one
@@ -34,7 +35,8 @@ constexpr std::array kIssue38Wide = {
     Shape{1, 4096, 4096},   Shape{1, 8192, 8192},    Shape{4, 14336, 4096},  Shape{8, 4096, 4096},
     Shape{8, 1000, 768},    Shape{16, 4096, 4096},   Shape{197, 768, 3072},  Shape{197, 3072, 768},
     Shape{256, 256, 16384}, Shape{64, 64, 65536},    Shape{8192, 8192, 64},  Shape{4096, 4096, 32},
-    Shape{2048, 2047, 2047}, Shape{513, 1025, 4097},
+    Shape{2048, 2047, 2047}, Shape{513, 1025, 4097}, Shape{12, 4096, 4096},  Shape{1576, 3072, 768},
+    Shape{1576, 768, 3072}, Shape{1576, 2304, 768},
 };
 
 std::vector<GemmProblem> issue3_tf32_problems(int split_k) {
