@@ -249,8 +249,6 @@ class Gemm:
         a, b = from_dlpack(a), from_dlpack(b)
         arguments = {name: from_dlpack(value) for name, value in arguments.items()}
         key = call_key(a, b, arguments)
-        if key is not None and out is not None:  # D's alignment decides its TMA stores (_pack_d_store)
-            key = key + (("out", out.data_ptr() % 16),)
         warm = self._warm.get(key) if key is not None else None
         if warm is not None:
             if out is not None:
@@ -483,8 +481,9 @@ class Gemm:
     def _pack_d_store(params, launch, layout, ops, outputs):
         """D by TMA stores where the kernel has them and D allows them, as gemm::encode_sm90_store decides
         (d_storable_by_tma: an aligned base, rows and batch entries whole 16-byte pieces apart, n a multiple of
-        8); trees with more than one store keep the lanes' stores. Warm calls keep the decision: their D has
-        the first call's alignment (run() keys an `out` by it)."""
+        8); trees with more than one store keep the lanes' stores. Warm calls keep the decision: every D they get
+        is 16-byte aligned (allocated, or an `out` that check_out / the C++ warm path's fits_out accepts), and
+        its ld and batch stride follow from the signature's shape."""
         from . import _C
 
         if layout["d_by_tma"] < 0:

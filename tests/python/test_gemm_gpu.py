@@ -397,23 +397,26 @@ def test_empty_problems_return_torchs_empty_results(m, n, k, batch):
         tilefuse.Gemm().plan(a, b)
 
 
-def test_d_stored_by_tma_into_any_out():
-    """D leaves by TMA stores where it is aligned for them (gemm::encode_sm90_store's rule, from Python too): a
-    new D, an aligned `out` and one 2 bytes off (TMA cannot store there: the lanes store it) all get the same
-    exact-enough result; a call with the misaligned `out` after an aligned one plans again instead of reusing
-    the aligned call's TMA stores."""
-    a, b = operands(256, 512, 128, torch.bfloat16, seed=7)
+def test_d_stored_by_tma_or_by_the_lanes():
+    """D leaves by TMA stores where it is aligned for them (gemm::encode_sm90_store's rule, from Python too) and
+    by the lanes' stores where not (n not a multiple of 8): a new D, an `out` block of a larger tensor (new
+    pointers re-encode D's tensor map) and a batched D all agree with float64; an `out` off 16 bytes is refused."""
     gemm = tilefuse.Gemm(epilogue=lambda acc: relu(acc))
-    ref, same = torch.relu(a.double() @ b.double()), torch.relu(a @ b)
-    poison()
-    check(gemm.run(a, b), ref, same, "new D")
-    storage = torch.empty(256 * 512 + 8, device="cuda", dtype=torch.bfloat16)
-    for offset in (0, 1, 0, 1):  # aligned, 2 bytes off, and back: each its own warm call
-        out = storage[offset:offset + 256 * 512].view(256, 512)
-        out.fill_(float("nan"))
-        d = gemm.run(a, b, out=out)
-        assert d.data_ptr() == out.data_ptr()
-        check(d, ref, same, f"out at element offset {offset}")
+    for n in (512, 257):
+        a, b = operands(256, n, 128, torch.bfloat16, seed=n)
+        ref, same = torch.relu(a.double() @ b.double()), torch.relu(a @ b)
+        poison()
+        check(gemm.run(a, b), ref, same, f"new D, n = {n}")
+        storage = torch.empty(3 * 256 * n, device="cuda", dtype=torch.bfloat16)
+        for block in range(3):  # the first call, then warm calls with new pointers
+            out = storage[block * 256 * n:(block + 1) * 256 * n].view(256, n)
+            out.fill_(float("nan"))
+            d = gemm.run(a, b, out=out)
+            assert d.data_ptr() == out.data_ptr()
+            check(d, ref, same, f"out block {block}, n = {n}")
+    a, b = operands(256, 512, 128, torch.bfloat16, seed=5)
+    with pytest.raises(tilefuse.TensorArgumentError, match="16-byte"):
+        gemm.run(a, b, out=torch.empty(256 * 512 + 1, device="cuda", dtype=torch.bfloat16)[1:].view(256, 512))
     batched_a, batched_b = operands(100, 72, 64, torch.float16, batch=3, seed=8)
     poison()
     check(gemm.run(batched_a, batched_b), torch.relu(batched_a.double() @ batched_b.double()),
