@@ -17,8 +17,10 @@ def test_tile_model_is_the_cpp_planners():
     assert tile(8192, 8192, 8192) == "128x256"
     assert tile(1000, 1000, 1000) == "128x128"
     assert tile(128, 8192, 8192) == "128x64"
-    assert tile(128, 8192, 1024) == "128x128"  # 128x64 only from k = 4096
-    assert plan_gemm(128, 8192, 1024, 1, (9, 0, 132), "128x64")["config"] == "Sm90NarrowConfig"
+    assert tile(1024, 8192, 1024) == "128x256"  # below k = 4096, 128x64 only for m <= 256
+    assert tile(128, 8192, 1024) == "128x64"
+    assert tile(197, 3072, 768) == "128x64"
+    assert plan_gemm(1024, 8192, 1024, 1, (9, 0, 132), "128x64")["config"] == "Sm90NarrowConfig"
     with pytest.raises(ValueError, match="tile='96x96'"):
         tilefuse.Gemm(tile="96x96")
 

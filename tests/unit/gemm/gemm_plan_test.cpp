@@ -76,11 +76,15 @@ TEST(GemmPlan, UnalignedOrOtherLayoutsAreCopiedWithKPadded) {
 }
 
 TEST(GemmPlan, SplitsWhereTheTilesLeaveMostSmsIdle) {
-  // ViT-B/16 at batch 1: 12 tiles of 128x128 on 132 SMs, K = 3072: 4 parts (8 fill the SMs, but each split
-  // adds its reductions of the output).
+  // A skinny output with a long K: 4 tiles of 128x128 on 132 SMs, K = 8192 in 8 parts (more fill the SMs, but
+  // each split adds its reductions of the output).
+  GemmPlan const tall = planned(request(128, 512, 8192));
+  EXPECT_EQ(tall.sm90.split_k, 8);
+  EXPECT_EQ(tall.sm90.config, "tilefuse::gemm::Sm90SplitReduce<tilefuse::gemm::Sm90MediumConfig>");
+  // ViT-B/16 at batch 1 (197 x 768 x 3072): the 128x64 tile's 24 blocks unsplit cost less than any split.
   GemmPlan const vit = planned(request(197, 768, 3072));
-  EXPECT_EQ(vit.sm90.split_k, 4);
-  EXPECT_EQ(vit.sm90.config, "tilefuse::gemm::Sm90SplitReduce<tilefuse::gemm::Sm90MediumConfig>");
+  EXPECT_EQ(vit.sm90.split_k, 1);
+  EXPECT_EQ(vit.sm90.config, "Sm90NarrowConfig");
   EXPECT_EQ(planned(request(256, 256, 16384)).sm90.split_k, 16);
   // A tiny output with a very long K: far past the old cap of 16 parts.
   EXPECT_EQ(planned(request(64, 64, 65536)).sm90.split_k, 128);
@@ -90,7 +94,7 @@ TEST(GemmPlan, SplitsWhereTheTilesLeaveMostSmsIdle) {
   EXPECT_EQ(planned(request(8, 1000, 768)).sm90.split_k, 1);
   EXPECT_EQ(planned(request(128, 8192, 8192)).sm90.split_k, 1);
   EXPECT_EQ(planned(request(197, 768, 128)).sm90.split_k, 1);
-  GemmRequest batched = request(197, 768, 3072);
+  GemmRequest batched = request(128, 512, 8192);
   batched.problem.batch = 2;
   EXPECT_EQ(planned(batched).sm90.split_k, 1);
   // Copied operands split on the padded K (8191 -> 8192: 16 parts of 512).

@@ -111,13 +111,16 @@ inline char const* config_name_of(Sm90Tile tile, bool fp8) {
 // where kEpilogueK is the epilogue of one tile in units of k and the efficiency is the relative
 // throughput of the tile's mainloop at full occupancy (narrower wgmmas read more shared memory per
 // flop): measured on an H200 at 8192^3, 128x128 ran at 0.92 and 128x64 at 0.61 of 128x256's rate.
-// The 128x64 tile is a candidate only for k >= kNarrowMinK: with a short mainloop its per-k-tile
-// latency dominates. Measurements and the fit: docs/notes/gemm_sm90.md ("tile per problem").
+// The 128x64 tile is a candidate for k >= kNarrowMinK, and below it only for m <= kNarrowShortKMaxM: with a
+// short mainloop and many tile rows it lost (1000^3), while with one or two tile rows, where reading A twice as
+// often costs little, it won (197 x 3072 x 768 and 197 x 768 x 3072). Measurements and the fit:
+// docs/notes/gemm_sm90.md ("tile per problem", "the split's cost").
 struct Sm90TileModel {
   static constexpr double kEpilogueK = 192.0;
   static constexpr double kEfficiency[3] = {1.0, 0.92, 0.61};  // Large, Medium, Narrow
   static constexpr int kTileN[3] = {256, 128, 64};
   static constexpr index_t kNarrowMinK = 4096;
+  static constexpr index_t kNarrowShortKMaxM = 256;
 };
 
 inline double sm90_tile_cost(Sm90Tile tile, GemmCoord const& p, int sm_count) {
@@ -135,7 +138,7 @@ inline double sm90_tile_cost(Sm90Tile tile, GemmCoord const& p, int sm_count) {
 inline Sm90Tile choose_sm90_tile(GemmCoord const& p, int sm_count) {
   Sm90Tile best = Sm90Tile::kLarge;
   for (Sm90Tile t : {Sm90Tile::kMedium, Sm90Tile::kNarrow}) {
-    if (t == Sm90Tile::kNarrow && p.k < Sm90TileModel::kNarrowMinK) continue;
+    if (t == Sm90Tile::kNarrow && p.k < Sm90TileModel::kNarrowMinK && p.m > Sm90TileModel::kNarrowShortKMaxM) continue;
     if (sm90_tile_cost(t, p, sm_count) < sm90_tile_cost(best, p, sm_count)) best = t;
   }
   return best;
