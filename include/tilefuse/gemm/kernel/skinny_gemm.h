@@ -105,7 +105,7 @@ TILEFUSE_DEVICE void add_chunks(float (&acc)[4], Element const* a_lo, Element co
 // kSkinnyMaxRows, n >= 1, k >= 1, 16-byte-aligned bases, leading dimensions and batch strides (whole 16-byte
 // pieces), batch <= 65535.
 template <class Element, class Epilogue>
-__global__ void __launch_bounds__(kSkinnyThreads, 3) skinny_gemm_kernel(__grid_constant__ Params<Element, Epilogue> const p) {
+__global__ void __launch_bounds__(kSkinnyThreads, 4) skinny_gemm_kernel(__grid_constant__ Params<Element, Epilogue> const p) {
   static_assert(sizeof(Element) == 2, "the skinny GEMM reads 16-bit operands");
   static_assert(kSkinnyMaxRows == 16 && kSkinnyColumns == 8, "one m16n8k16 mma's rows and columns");
   constexpr int kValues = kSkinnyMaxRows * kSkinnyColumns;
