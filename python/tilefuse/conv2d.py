@@ -33,7 +33,8 @@ from .kernel_params import (IDENTITY, NODE_WORDS, Launch, WarmCall, allocate, wo
                             split_k_lanes,
                             device_properties, from_dlpack, kernel_origin, loaded_on, pack_epilogue, parse_nodes,
                             spec_key, torch_module as _torch, tree_facts, check_epilogue_arguments,
-                            check_epilogue_function, check_out_dtype, uses_coordinates, jit_arch, parse_header)
+                            check_epilogue_function, check_out_dtype, uses_coordinates, jit_arch, parse_header,
+                            pack_d_by_tma)
 from .tensors import CONV_LAYOUT_MODES, check_conv_activation, torch_dtype
 
 MODES = ("fprop", "dgrad", "wgrad")
@@ -680,14 +681,7 @@ class Conv2d:
                 struct.pack_into("<i", params, layout["column_by_tma"], 1 if copyable else 0)
         if layout["tma_store_kernel"]:
             node = next(node for node in layout["nodes"] if node["kind"] == "store")
-            d = outputs[node["name"]]
-            dtype = element_type(d.dtype, what=node["name"]).name
-            ld = d.stride(0)
-            storable = _C.d_storable_by_tma(d.data_ptr(), n, ld, 1, 0)
-            struct.pack_into("<i", params, layout["d_by_tma"], 1 if storable else 0)
-            if storable:
-                launch.add_map(layout["tma_d"], "out:" + node["name"], lambda pointer: _C.encode_sm90_operand(
-                    "D", dtype, pointer, n, m, 1, ld, 0, 64, 16))
+            pack_d_by_tma(params, launch, layout, outputs[node["name"]], "out:" + node["name"], m, n)
 
 
 def _alignment(value):

@@ -20,8 +20,8 @@ from .gemm_pack import pack_k_major
 from .errors import TensorArgumentError
 from .kernel_params import (IDENTITY, Launch, WarmCall, allocate, workspace, call_key, call_pointers, check_epilogue_arguments,
                             check_epilogue_function, check_out, check_out_dtype, current_raw_stream, device_properties,
-                            from_dlpack, kernel_origin, loaded_on, pack_epilogue, parse_nodes, spec_key,
-                            torch_module as _torch, trace_value, uses_coordinates, jit_arch, parse_header)
+                            from_dlpack, kernel_origin, loaded_on, pack_d_by_tma, pack_epilogue, parse_nodes,
+                            spec_key, torch_module as _torch, trace_value, uses_coordinates, jit_arch, parse_header)
 from .dtypes import element_type
 from .tensors import COLUMN_MAJOR, ROW_MAJOR, check_gemm_operands, torch_dtype
 
@@ -479,28 +479,13 @@ class Gemm:
 
     @staticmethod
     def _pack_d_store(params, launch, layout, ops, outputs):
-        """D by TMA stores where the kernel has them and D allows them, as gemm::encode_sm90_store decides
-        (d_storable_by_tma: an aligned base, rows and batch entries whole 16-byte pieces apart, n a multiple of
-        8); trees with more than one store keep the lanes' stores. Warm calls keep the decision: every D they get
-        is 16-byte aligned (allocated, or an `out` that check_out / the C++ warm path's fits_out accepts), and
-        its ld and batch stride follow from the signature's shape."""
-        from . import _C
-
-        if layout["d_by_tma"] < 0:
-            return
-        torch = _torch()
+        """D by TMA stores where the kernel has them and D allows them (kernel_params.pack_d_by_tma); trees with
+        more than one store keep the lanes' stores. Warm calls keep the decision: every D they get is 16-byte
+        aligned (allocated, or an `out` that check_out / the C++ warm path's fits_out accepts), and its ld and
+        batch stride follow from the signature's shape."""
         stores = [node for node in layout["nodes"] if node["kind"] == "store"]
-        d = outputs.get("D")
-        dtype = {torch.bfloat16: "bfloat16", torch.float16: "float16"}.get(getattr(d, "dtype", None))
-        storable = len(stores) == 1 and stores[0]["name"] == "D" and dtype is not None
-        if storable:
-            ld, batch_stride = d.stride(-2), d.stride(0) if d.dim() == 3 else 0
-            storable = _C.d_storable_by_tma(d.data_ptr(), ops.n, ld, ops.batch, batch_stride)
-        struct.pack_into("<i", params, layout["d_by_tma"], 1 if storable else 0)
-        if storable:
-            m, n, batch = ops.m, ops.n, ops.batch
-            launch.add_map(layout["tma_d"], "out:D", lambda pointer: _C.encode_sm90_operand(
-                "D", dtype, pointer, n, m, batch, ld, batch_stride, 64, 16))
+        if layout["d_by_tma"] >= 0 and len(stores) == 1 and stores[0]["name"] == "D":
+            pack_d_by_tma(params, launch, layout, outputs["D"], "out:D", ops.m, ops.n)
 
 
 class CopyingWarmCall:

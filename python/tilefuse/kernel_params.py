@@ -106,6 +106,24 @@ def parse_header(words, fields, version, what):
     return dict(zip(fields, words[:len(fields)]))
 
 
+def pack_d_by_tma(params, launch, layout, d, key, m, n):
+    """D by TMA stores where D allows them, for a kernel that has them (layout's d_by_tma and tma_d offsets):
+    gemm::encode_sm90_store's rule through _C (d_storable_by_tma: 16-bit D, an aligned base, rows and batch
+    entries whole 16-byte pieces apart, n a multiple of 8) sets d_by_tma, and D's tensor map is recorded under
+    `key` (encoded again per pointer). d: D as (m, n), or (batch, m, n)."""
+    from . import _C
+    from .dtypes import element_type
+
+    element = element_type(d.dtype, what="D").name
+    batch, batch_stride = (d.shape[0], d.stride(0)) if d.dim() == 3 else (1, 0)
+    ld = d.stride(-2)
+    storable = element in ("bfloat16", "float16") and _C.d_storable_by_tma(d.data_ptr(), n, ld, batch, batch_stride)
+    struct.pack_into("<i", params, layout["d_by_tma"], 1 if storable else 0)
+    if storable:
+        launch.add_map(layout["tma_d"], key, lambda pointer: _C.encode_sm90_operand(
+            "D", element, pointer, n, m, batch, ld, batch_stride, 64, 16))
+
+
 def parse_nodes(words, start, count):
     """The named epilogue nodes of a layout: dicts of kind, name and the byte offsets of data / ld /
     batch_stride / value (-1: the node has no such field)."""

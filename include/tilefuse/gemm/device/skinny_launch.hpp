@@ -5,11 +5,10 @@
 
 #include <cuda_runtime_api.h>
 
-#include <cstdint>
-
 #include <tilefuse/core/coord.h>
 #include <tilefuse/core/status.hpp>
 #include <tilefuse/gemm/device/reductions.hpp>
+#include <tilefuse/gemm/device/sm90_operand_map.hpp>  // tma_rows_aligned: the same 16-byte rule
 #include <tilefuse/gemm/kernel/skinny_gemm.h>
 #include <tilefuse/runtime/host_adapter.hpp>
 
@@ -26,10 +25,7 @@ Status launch_skinny(GemmCoord const& p, Element const* a, index_t lda, index_t 
   }
   if (p.n < 1 || p.k < 1) return invalid_argument("gemm skinny: n = ", p.n, " and k = ", p.k, " must be at least 1");
   // The kernel's 16-byte loads: aligned bases, rows and batch entries whole 16-byte pieces apart.
-  auto const aligned = [&p](void const* base, index_t ld, index_t batch_stride) {
-    return reinterpret_cast<std::uintptr_t>(base) % 16 == 0 && ld % 8 == 0 && (p.batch == 1 || batch_stride % 8 == 0);
-  };
-  if (!aligned(a, lda, batch_stride_a) || !aligned(b, ldb, batch_stride_b)) {
+  if (!tma_rows_aligned(a, lda, p.batch, batch_stride_a) || !tma_rows_aligned(b, ldb, p.batch, batch_stride_b)) {
     return invalid_argument("gemm skinny: a and b need 16-byte-aligned bases and leading dimensions and batch "
                             "strides of whole 16-byte pieces (lda = ", lda, ", ldb = ", ldb, ")");
   }
