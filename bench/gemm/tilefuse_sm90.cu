@@ -7,6 +7,7 @@
 // bf16 none and bias_gelu_residual; sm90-large-3stage (128x256 with a 3-stage ring) bf16 none and
 // bias_gelu_residual.
 #include <tilefuse/gemm/device/gemm_sm90.hpp>
+#include <tilefuse/gemm/device/gemm_sm90_auto.hpp>
 
 #include "tilefuse_op_impl.cuh"
 

@@ -181,6 +181,7 @@ nb::dict gemm_plan_dict(tilefuse::gemm::Sm90GemmPlan const& plan) {
   d["tile"] = plan.tile;
   d["tile_shape"] = nb::make_tuple(plan.tile_m, plan.tile_n, plan.tile_k);
   d["split_k"] = plan.split_k;
+  d["residual_by_tma"] = plan.residual_by_tma;
   d["why"] = plan.why;
   return d;
 }
@@ -202,10 +203,12 @@ nb::dict plan_gemm_sm90(std::int64_t m, std::int64_t n, std::int64_t k, std::int
 // The whole GEMM plan (gemm::plan_gemm, as gemm::Gemm makes it): family, copies, tile, split.
 nb::dict plan_gemm(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, DeviceTuple const& device,
                    bool sixteen_bit, bool hopper_layouts, bool tma_aligned, int split_k,
-                   std::optional<std::string> const& tile, std::string const& family, bool skinny_code) {
+                   std::optional<std::string> const& tile, std::string const& family, bool skinny_code,
+                   bool residual_by_tma) {
   using tilefuse::gemm::GemmFamily;
   tilefuse::gemm::GemmRequest r;
   r.skinny_code = skinny_code;
+  r.residual_by_tma = residual_by_tma;
   r.problem = {m, n, k, batch};
   r.sixteen_bit = sixteen_bit;
   r.hopper_layouts = hopper_layouts;
@@ -265,8 +268,9 @@ void bind_plan(nb::module_& m) {
         "gemm::plan_gemm_sm90: the Hopper GEMM's config for a problem (gemm::GemmSm90 with Sm90AutoConfig).");
   m.def("plan_gemm", &plan_gemm, "m"_a, "n"_a, "k"_a, "batch"_a, "device"_a, "sixteen_bit"_a = true,
         "hopper_layouts"_a = true, "tma_aligned"_a = true, "split_k"_a = 0, "tile"_a = nb::none(), "family"_a = "auto",
-        "skinny_code"_a = false,
-        "gemm::plan_gemm: the GEMM's kernel family, operand copies, tile and split, as gemm::Gemm plans them.");
+        "skinny_code"_a = false, "residual_by_tma"_a = false,
+        "gemm::plan_gemm: the GEMM's kernel family, operand copies, tile, split and whether the residual comes by "
+        "TMA, as gemm::Gemm plans them.");
   m.def("plan_scaled_gemm", &plan_scaled_gemm, "m"_a, "n"_a, "k"_a, "batch"_a, "device"_a, "scaling"_a,
         "fast_accum"_a, "gemm::plan_scaled_gemm: the FP8 scaled GEMM's config, as gemm::ScaledGemm picks it.");
 }

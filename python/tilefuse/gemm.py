@@ -21,7 +21,8 @@ from .errors import TensorArgumentError
 from .kernel_params import (IDENTITY, Launch, WarmCall, allocate, workspace, call_key, call_pointers, check_epilogue_arguments,
                             check_epilogue_function, check_out, check_out_dtype, current_raw_stream, device_properties,
                             from_dlpack, kernel_origin, loaded_on, pack_d_by_tma, pack_epilogue, parse_nodes,
-                            spec_key, torch_module as _torch, trace_value, uses_coordinates, jit_arch, parse_header)
+                            node_strides, spec_key, torch_module as _torch, trace_value, tree_facts, uses_coordinates, jit_arch,
+                            parse_header)
 from .dtypes import element_type
 from .tensors import COLUMN_MAJOR, ROW_MAJOR, check_gemm_operands, torch_dtype
 
@@ -79,7 +80,7 @@ class Operation:
         return kernel, layout
 
 
-LAYOUT_VERSION, LAYOUT_HEADER_WORDS = 4, 29  # sm90_params_layout.h's kLayoutVersion and kLayoutHeader
+LAYOUT_VERSION, LAYOUT_HEADER_WORDS = 5, 34  # sm90_params_layout.h's kLayoutVersion and kLayoutHeader
 
 
 def parse_layout(words):
@@ -92,6 +93,10 @@ def parse_layout(words):
     layout.update(zip(block_names, words[16:24]))
     layout["split_sums"], layout["split_tickets"] = words[24], words[25]  # -1: the config does not split
     layout["tma_d"], layout["d_by_tma"] = words[26], words[27]  # -1: the kernel's lanes always store D
+    flags = max(words[28], 0)  # the residual by TMA (Sm90TmaResidual configs): its map, and the bias beside it
+    layout["tma_aux_kernel"], layout["tma_column_kernel"] = bool(flags & 1), bool(flags & 2)
+    (layout["tma_aux"], layout["batch_mask_aux"], layout["column_by_tma"], layout["staged_aux"],
+     layout["staged_column"]) = words[29:34]
     layout["nodes"] = parse_nodes(words, LAYOUT_HEADER_WORDS, words[15])
     return layout
 
@@ -126,6 +131,7 @@ class Gemm:
         self.tile = tile
         self.kernel = kernel
         self._operations = {}  # plan key -> Operation
+        self._last_trace = None  # (shapes key, (graph, tree)) of the last trace (_traced)
         self._warm = {}  # call signature -> WarmCall
         self._table = None  # the same calls in C++ (fast_path.remember_run), made at the first one it takes
         self._names = {}  # the epilogue argument names of those calls -> their id in the table
@@ -141,7 +147,7 @@ class Gemm:
                                       f"{ops.batch}) is empty: run() returns its empty result without a kernel, so "
                                       "there is no plan")
         sm_count, major, minor = device_properties(ops.device_index or 0)
-        whole = self._whole_plan(ops, (major, minor, sm_count))
+        whole = self._whole_plan(ops, (major, minor, sm_count), arguments)
         if whole["family"] == "sm80":
             a, b, ops = self._sm80_operands(a, b, ops)
             return self._plan_sm80(whole, ops, arguments, (major, minor))
@@ -151,9 +157,10 @@ class Gemm:
             ops = self._check(*hopper_operands(a, b))  # as run() copies them
         return self._plan(ops, arguments, whole)
 
-    def _whole_plan(self, ops, device):
-        """The C++ planner's plan for these operands (gemm::plan_gemm, as gemm::Gemm asks it): the kernel family
-        and whether the operands are first copied into the Hopper kernel's layouts."""
+    def _whole_plan(self, ops, device, arguments):
+        """The C++ planner's plan for these operands (gemm::plan_gemm, as gemm::Gemm asks it): the kernel family,
+        whether the operands are first copied into the Hopper kernel's layouts, and whether the residual comes by
+        TMA."""
         if not self._CONVERTS:  # FP8: the Hopper kernel only, on the operands as given (their scales index k)
             if device[0] != 9:
                 raise TensorArgumentError(f"tilefuse's FP8 GEMM runs on sm_90 (H100 / H200); this GPU is sm_"
@@ -167,7 +174,8 @@ class Gemm:
         try:
             return _C.plan_gemm(ops.m, ops.n, ops.k, ops.batch, device, True,
                                 ops.layout_a == ROW_MAJOR and ops.layout_b == COLUMN_MAJOR, ops.aligned, 0,
-                                None if self.tile == "auto" else self.tile, self.kernel, skinny_code=True)
+                                None if self.tile == "auto" else self.tile, self.kernel, skinny_code=True,
+                                residual_by_tma=self._residual_by_tma(ops, arguments))
         except ValueError as e:  # a forced family that cannot run here
             raise TensorArgumentError(f"tilefuse.Gemm(kernel={self.kernel!r}): {str(e).removeprefix('tilefuse: ')}") from None
 
@@ -189,10 +197,31 @@ class Gemm:
         split = (whole["split_k"], whole["split_workspace_bytes"], whole["split_tickets_offset"])
         return whole["tile"], (whole["config"], *whole["tile_shape"]), whole["why"], split
 
+    def _residual_by_tma(self, ops, arguments):
+        """GemmRequest::residual_by_tma, as gemm::Gemm finds it: the traced tree stages one 16-bit residual
+        (kernel_params.tree_facts, the C++ trait's rule) and this call's residual has a 16-byte-aligned base,
+        leading dimension and batch stride."""
+        from . import _C
+
+        matrices = [v for v in arguments.values() if getattr(v, "dim", lambda: 0)() >= 2]
+        if len(matrices) != 1 or str(matrices[0].dtype) not in ("torch.bfloat16", "torch.float16"):
+            return False  # (a tree stages one 16-bit matrix input at most)
+        _, tree = self._traced(ops, arguments)
+        if not tree_facts(tree)["residual_by_tma"]:
+            return False
+        name = next(arg.name for arg in tree.arguments if arg.kind == "aux_load")
+        data, ld, batch_stride = node_strides(name, "aux_load", arguments[name], ops.device_index, ops.batch)
+        return _C.tma_rows_aligned(data, ld, ops.batch, batch_stride)
+
     def _traced(self, ops, arguments):
         """(graph, C++ tree) of the epilogue traced on this problem's accumulator and arguments (a 0-dim tensor is
-        a scalar the kernel reads from device memory, traced as a number)."""
+        a scalar the kernel reads from device memory, traced as a number); the last one is kept for the same
+        shapes (the planner's residual fact traces first)."""
         from .epilogue import to_cpp, trace
+
+        trace_key = (ops.dtype, ops.m, ops.n, ops.batch, _arguments_key(arguments))
+        if self._last_trace is not None and self._last_trace[0] == trace_key:
+            return self._last_trace[1]
 
         acc_shape = (ops.batch, ops.m, ops.n) if ops.batch > 1 else (ops.m, ops.n)
         traced = {name: trace_value(value) for name, value in arguments.items()
@@ -203,6 +232,7 @@ class Gemm:
             raise TensorArgumentError(f"tilefuse.Gemm: the epilogue reads element coordinates (row(), col(), "
                                       f"batch()), which are exact only below 2^24, but the problem is {ops.m} x "
                                       f"{ops.n} x {ops.batch}; split it, or pass the coordinates as a vector")
+        self._last_trace = (trace_key, (graph, tree))
         return graph, tree
 
     def _plan(self, ops, arguments, whole):
@@ -276,7 +306,7 @@ class Gemm:
         if min(ops.m, ops.n, ops.batch) == 0:
             return self._empty_result(ops, arguments, out)
         sm_count, major, minor = device_properties(ops.device_index)
-        whole = self._whole_plan(ops, (major, minor, sm_count))
+        whole = self._whole_plan(ops, (major, minor, sm_count), arguments)
         if whole["family"] == "sm80":
             return self._run_sm80(whole, a, b, ops, arguments, key, out, (major, minor))
         if whole["family"] == "skinny":
@@ -473,9 +503,38 @@ class Gemm:
         launch.add_map(layout["tma_b"], "b", lambda pointer: _C.encode_sm90_operand(
             "b", dtype_b, pointer, k, n, batch, ldb, stride_b, tk, tn))
         pack_epilogue(params, layout["nodes"], arguments, outputs, ops.device_index, ops.batch, record=launch)
+        self._pack_residual_map(params, launch, layout, ops, arguments, tm)
         self._pack_d_store(params, launch, layout, ops, outputs)
         launch.template = bytes(params)
         return launch
+
+    @staticmethod
+    def _pack_residual_map(params, launch, layout, ops, arguments, tile_m):
+        """The residual's tensor map where the kernel loads it by TMA (gemm::encode_sm90_aux's rules, through _C),
+        and whether its column vector (the bias) rides beside it. The planner chose the kernel for a residual TMA
+        can read; warm calls keep the decision (their signature holds the residual's strides and alignment)."""
+        from . import _C
+
+        if not layout["tma_aux_kernel"]:
+            return
+        by_offset = {node["data"]: node for node in layout["nodes"]}
+        name = by_offset[layout["staged_aux"]]["name"]
+        residual = arguments[name]
+        data, ld, batch_stride = node_strides(name, "aux_load", residual, ops.device_index, ops.batch)
+        if not _C.tma_rows_aligned(data, ld, ops.batch, batch_stride):
+            raise RuntimeError(f"tilefuse: the GEMM kernel loads {name!r} by TMA, but it is not aligned for it; the "
+                               "planner should have chosen the kernel without (report this)")
+        dtype = element_type(residual.dtype, what=name).name
+        m, n, batch = ops.m, ops.n, ops.batch
+        launch.add_map(layout["tma_aux"], "arg:" + name, lambda pointer: _C.encode_sm90_operand(
+            "residual", dtype, pointer, n, m, batch, ld, batch_stride, 64, tile_m))
+        struct.pack_into("<i", params, layout["batch_mask_aux"], 0 if batch == 1 or batch_stride == 0 else -1)
+        if layout["tma_column_kernel"]:
+            node = by_offset[layout["staged_column"]]
+            column = arguments[node["name"]]
+            data, _, column_stride = node_strides(node["name"], node["kind"], column, ops.device_index, batch)
+            copyable = _C.column_copyable_by_tma(data, column.element_size(), n, batch, column_stride)
+            struct.pack_into("<i", params, layout["column_by_tma"], 1 if copyable else 0)
 
     @staticmethod
     def _pack_d_store(params, launch, layout, ops, outputs):

@@ -223,6 +223,47 @@ TEST(GemmSelect, Bf16TnResidualReluResults) {
   run_gemm_cases<bfloat16_t, RowMajor, ColumnMajor, specs::ResidualRelu, Sm80LargeConfig, AutoGemm>(
       sm90_cases(small_cases(902)));
 }
+// Residual trees load the residual by TMA where its rows are whole 16-byte pieces (the planner's
+// GemmRequest::residual_by_tma) and take the staged epilogue where they are not, or where K is split:
+// describe() says which. The result lists run both (packed, padded and odd leading dimensions).
+using ResidualTn = gemm::Gemm<bfloat16_t, RowMajor, ColumnMajor, specs::ResidualRelu::Tree<bfloat16_t>>;
+TEST(GemmSelect, AnAlignedResidualIsLoadedByTma) {
+  if (!on_sm90()) GTEST_SKIP() << sm90_skip_reason();
+  Buffers buf;
+  DeviceBuffer residual{kRoom};
+  GemmCoord const p{512, 512, 256, 1};
+  auto args = args_for<ResidualTn>(buf, p);
+  args.epilogue.set("bias", buf.b.as<bfloat16_t const>());
+  args.epilogue.set("C", residual.as<bfloat16_t const>());
+  std::string const d = ResidualTn::describe(args);
+  EXPECT_TRUE(starts_with(d, "sm90 TMA + WGMMA")) << d;
+  EXPECT_TRUE(contains(d, "the residual loaded by TMA")) << d;
+  auto odd = args;
+  odd.epilogue.set("C", residual.as<bfloat16_t const>(), {.ld = p.n + 1});
+  std::string const o = ResidualTn::describe(odd);
+  EXPECT_TRUE(starts_with(o, "sm90 TMA + WGMMA")) << o;
+  EXPECT_FALSE(contains(o, "the residual loaded by TMA")) << o;
+  auto shifted = args;  // a base 2 bytes past a 16-byte boundary
+  shifted.epilogue.set("C", residual.as<bfloat16_t const>() + 1);
+  EXPECT_FALSE(contains(ResidualTn::describe(shifted), "the residual loaded by TMA")) << ResidualTn::describe(shifted);
+  auto split = args;  // a split plan sums in the kernel and stages the residual
+  split.split_k = 2;
+  std::string const sp = ResidualTn::describe(split);
+  EXPECT_TRUE(contains(sp, "split-K 2")) << sp;
+  EXPECT_FALSE(contains(sp, "the residual loaded by TMA")) << sp;
+}
+TEST(GemmSelect, Bf16TnResidualByTmaResults) {
+  run_gemm_cases<bfloat16_t, RowMajor, ColumnMajor, specs::ResidualRelu, Sm80LargeConfig, AutoGemm>(
+      sm90_cases(epilogue_cases(907)));
+}
+TEST(GemmSelect, Fp16TnResidualByTmaPersistent) {
+  run_gemm_cases<half_t, RowMajor, ColumnMajor, specs::ResidualRelu, Sm80LargeConfig, AutoGemm>(
+      sm90_cases(persistent_cases(908)));
+}
+TEST(GemmSelect, Bf16TnAlphaBetaCResults) {  // a residual without a column vector beside it
+  run_gemm_cases<bfloat16_t, RowMajor, ColumnMajor, specs::AlphaBetaC, Sm80LargeConfig, AutoGemm>(
+      sm90_cases(epilogue_cases(909)));
+}
 TEST(GemmSelect, Fp16TnStoreResults) {
   run_gemm_cases<half_t, RowMajor, ColumnMajor, specs::StoreD, Sm80LargeConfig, AutoGemm>(
       sm90_cases(small_cases(903)));

@@ -33,19 +33,10 @@ struct Sm90LargePackedLoadsConfig : Sm90LargeConfig {
 struct Sm90MediumPackedLoadsConfig : Sm90MediumConfig {
   static constexpr bool kPackedLoads = true;
 };
-// ... with the residual loaded by TMA from the producer (opt-in: sm90_gemm.h kTmaAux).
-struct Sm90LargeTmaAuxConfig : Sm90LargeConfig {
-  static constexpr bool kPackedLoads = true;
-  static constexpr bool kTmaAux = true;
-};
-struct Sm90MediumTmaAuxConfig : Sm90MediumConfig {
-  static constexpr bool kPackedLoads = true;
-  static constexpr bool kTmaAux = true;
-};
-struct Sm90NarrowTmaAuxConfig : gemm::Sm90NarrowConfig {
-  static constexpr bool kPackedLoads = true;
-  static constexpr bool kTmaAux = true;
-};
+// ... with the residual loaded by TMA from the producer (the planner's choice for aligned residuals).
+using Sm90LargeTmaAuxConfig = gemm::Sm90TmaResidual<Sm90LargeConfig>;
+using Sm90MediumTmaAuxConfig = gemm::Sm90TmaResidual<Sm90MediumConfig>;
+using Sm90NarrowTmaAuxConfig = gemm::Sm90TmaResidual<gemm::Sm90NarrowConfig>;
 
 // Empty when the current device is an sm_90; otherwise why the Hopper tests skip.
 inline std::string sm90_skip_reason() {

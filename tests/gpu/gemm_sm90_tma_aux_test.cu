@@ -1,5 +1,5 @@
-// gemm::GemmSm90 with the packed epilogue's residual loaded by TMA from the producer (Config::kTmaAux,
-// opt-in until measured: gemm_sm90.md v77): trees that read a 16-bit residual C, on the epilogue and
+// gemm::GemmSm90 with the packed epilogue's residual loaded by TMA from the producer (Sm90TmaResidual, the
+// planner's choice for aligned residuals; gemm_select_test.cu runs it through gemm::Gemm): trees that read a 16-bit residual C, on the epilogue and
 // persistent case lists with every leading dimension and batch stride a multiple of 8 (what the
 // residual's tensor map needs), shapes that are not tile multiples (the sub-tiles past the output
 // arrive as zeros and are skipped), and persistent blocks (the slots' phases across tiles).
@@ -9,7 +9,7 @@ namespace tilefuse::gpu_test {
 namespace {
 
 static_assert(gemm::sm90::GemmKernel<bfloat16_t, specs::ResidualRelu::Tree<bfloat16_t>, Sm90LargeTmaAuxConfig>::kTmaAux,
-              "the opt-in config loads the residual by TMA");
+              "the TMA residual config loads the residual by TMA");
 static_assert(!gemm::sm90::GemmKernel<bfloat16_t, specs::ResidualRelu::Tree<bfloat16_t>, Sm90LargePackedLoadsConfig>::kTmaAux,
               "packed loads alone do not");
 

@@ -198,6 +198,7 @@ int main(int argc, char** argv) {
     request.tma_aligned = rng() % 3 != 0;
     request.split_k = rng() % 3 == 0 ? static_cast<int>(rng() % 9) : 0;
     request.skinny_code = rng() % 2 == 0;
+    request.residual_by_tma = rng() % 3 == 0;
     gemm::GemmPlan whole;
     if (!gemm::plan_gemm(request, device, &whole).ok()) return 1;  // (the family is not forced: it always plans)
     auto const s = [](auto const& v) { return std::to_string(v); };
@@ -211,7 +212,9 @@ int main(int argc, char** argv) {
            ", \"request\": {\"sixteen_bit\": " + (request.sixteen_bit ? "true" : "false") +
            ", \"hopper_layouts\": " + (request.hopper_layouts ? "true" : "false") +
            ", \"tma_aligned\": " + (request.tma_aligned ? "true" : "false") + ", \"split_k\": " + s(request.split_k) +
-           ", \"skinny_code\": " + (request.skinny_code ? "true" : "false") + "}, \"whole\": {\"family\": " + quoted(gemm::name_of(whole.family)) +
+           ", \"skinny_code\": " + (request.skinny_code ? "true" : "false") +
+           ", \"residual_by_tma\": " + (request.residual_by_tma ? "true" : "false") +
+           "}, \"whole\": {\"family\": " + quoted(gemm::name_of(whole.family)) +
            ", \"copy_operands\": " + (whole.copy_operands ? "true" : "false") + ", \"padded_k\": " + s(whole.padded_k) +
            ", \"config\": " + quoted(whole.sm90.config) + ", \"sm80_config\": " + quoted(whole.sm80_config) +
            ", \"sm80_aligned\": " + (whole.sm80_aligned ? "true" : "false") + ", \"split_k\": " +

@@ -43,8 +43,8 @@ def test_bad_tile_is_refused():
         tilefuse.Gemm(tile="64x64")
 
 
-def _words(header, nodes, block=(-1,) * 7 + (0,), split=(-1, -1), store=(-1, -1)):
-    words = [4] + header + [len(nodes)] + list(block) + list(split) + list(store) + [0]
+def _words(header, nodes, block=(-1,) * 7 + (0,), split=(-1, -1), store=(-1, -1), residual=(0,) + (-1,) * 5):
+    words = [5] + header + [len(nodes)] + list(block) + list(split) + list(store) + list(residual)
     for kind, data, ld, batch_stride, value, name in nodes:
         raw = name.encode().ljust(32, b"\0")
         words += [kind, data, ld, batch_stride, value] + [struct.unpack("<q", raw[i:i + 8])[0] for i in range(0, 32, 8)]
@@ -70,6 +70,12 @@ def test_layout_parser_reads_fields_and_names():
     assert (layout["tma_d"], layout["d_by_tma"]) == (-1, -1)
     stored = parse_layout(_words(header, [(8, 304, 312, 320, -1, "D")], store=(640, 768)))
     assert (stored["tma_d"], stored["d_by_tma"]) == (640, 768) and stored["nodes"][0]["name"] == "D"
+    assert not layout["tma_aux_kernel"] and not layout["tma_column_kernel"]
+    by_tma = parse_layout(_words(header, [(8, 304, 312, 320, -1, "D")], store=(640, 768),
+                                 residual=(3, 800, 928, 932, 304, 336)))
+    assert by_tma["tma_aux_kernel"] and by_tma["tma_column_kernel"]
+    assert (by_tma["tma_aux"], by_tma["batch_mask_aux"], by_tma["column_by_tma"]) == (800, 928, 932)
+    assert (by_tma["staged_aux"], by_tma["staged_column"]) == (304, 336) and by_tma["nodes"][0]["name"] == "D"
 
 
 def test_layout_of_another_version_is_refused():

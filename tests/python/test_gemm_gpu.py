@@ -421,3 +421,37 @@ def test_d_stored_by_tma_or_by_the_lanes():
     poison()
     check(gemm.run(batched_a, batched_b), torch.relu(batched_a.double() @ batched_b.double()),
           torch.relu(batched_a @ batched_b), "batched D by TMA")
+
+
+def test_residual_by_tma_or_staged():
+    """A residual whose rows TMA can read is loaded by TMA (the planner's residual_by_tma, as gemm::Gemm decides
+    it), one that is not (an odd leading dimension, a base off 16 bytes) runs the staged epilogue; both agree with
+    float64, and so do warm calls with new pointers and a batched residual."""
+    gemm = tilefuse.Gemm(epilogue=lambda acc, bias, residual: relu(acc + bias + residual))
+    m, n, k = 300, 520, 264
+    a, b = operands(m, n, k, torch.bfloat16, seed=11)
+    bias = torch.randn(n, device="cuda").to(torch.bfloat16)
+    storage = torch.randn(m * (n + 1) + 8, device="cuda").to(torch.bfloat16)
+    aligned = storage[:m * n].view(m, n)
+    odd_ld = storage[:m * (n + 1)].view(m, n + 1)[:, :n]
+    shifted = storage[1:m * n + 1].view(m, n)
+    for residual, by_tma in ((aligned, True), (odd_ld, False), (shifted, False)):
+        text = gemm.plan(a, b, bias=bias, residual=residual).describe()
+        assert ("residual loaded by TMA" in text) == by_tma, text
+        ref = torch.relu(a.double() @ b.double() + bias.double() + residual.double())
+        same = torch.relu(a @ b + bias + residual)
+        for call in range(2):  # the first call, then the warm one
+            poison()
+            check(gemm.run(a, b, bias=bias, residual=residual), ref, same, f"residual by TMA {by_tma}, call {call}")
+    other = torch.randn(m, n, device="cuda").to(torch.bfloat16)  # a warm call with a new residual pointer
+    poison()
+    check(gemm.run(a, b, bias=bias, residual=other), torch.relu(a.double() @ b.double() + bias.double() + other.double()),
+          torch.relu(a @ b + bias + other), "new residual pointer")
+    batched_a, batched_b = operands(100, 72, 64, torch.float16, batch=3, seed=12)
+    bias16 = torch.randn(72, device="cuda").to(torch.float16)
+    for residual in (torch.randn(3, 100, 72, device="cuda").to(torch.float16),
+                     torch.randn(100, 72, device="cuda").to(torch.float16)):  # per batch entry, and shared
+        poison()
+        check(gemm.run(batched_a, batched_b, bias=bias16, residual=residual),
+              torch.relu(batched_a.double() @ batched_b.double() + bias16.double() + residual.double()),
+              torch.relu(batched_a @ batched_b + bias16 + residual), f"batched residual {tuple(residual.shape)}")

@@ -101,7 +101,8 @@ def test_python_gemm_plans_equal_the_cpp_plans():
         assert (plain["config"], plain["tile"]) == (case["plain"]["config"], case["plain"]["tile"]), case
         r = case["request"]
         whole = _C.plan_gemm(m, n, k, batch, device, r["sixteen_bit"], r["hopper_layouts"], r["tma_aligned"],
-                             r["split_k"], None, skinny_code=r["skinny_code"])
+                             r["split_k"], None, skinny_code=r["skinny_code"],
+                             residual_by_tma=r["residual_by_tma"])
         assert {key: whole[key] for key in case["whole"]} == case["whole"], case
         scaled = _C.plan_scaled_gemm(m, n, k, batch, device, case["scaling"], case["fast_accum"])
         assert (scaled["config"], scaled["tile"]) == (case["scaled"]["config"], case["scaled"]["tile"]), case

@@ -204,6 +204,16 @@ template <class Base>
 struct Sm90SplitReduce : Base {
   static constexpr bool kReduceSplits = true;
 };
+// Trees with one 16-bit residual take the packed epilogue with the residual (and its one column vector, the
+// bias) loaded by TMA from the producer into a ring of sub-tiles, and D stored by TMA (sm90_epilogue_path.h
+// kTmaAux): the planner's choice for such trees where TMA can read the residual (gemm_plan.hpp,
+// GemmRequest::residual_by_tma; docs/notes/gemm_sm90.md, the TMA residual as the GEMM default). Other trees
+// compile as under Base.
+template <class Base>
+struct Sm90TmaResidual : Base {
+  static constexpr bool kPackedLoads = true;
+  static constexpr bool kTmaAux = true;
+};
 // Not a configuration but a request: GemmSm90 picks Sm90LargeConfig, Sm90MediumConfig or
 // Sm90NarrowConfig per problem (gemm/device/gemm_sm90.hpp: choose_sm90_tile).
 struct Sm90AutoConfig {};

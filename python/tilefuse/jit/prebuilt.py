@@ -6,7 +6,8 @@ the disk cache's own format and keys, which KernelCache reads (read-only) when i
 set (`common_kernels`), bf16 and fp16, for sm_90a:
   - the Hopper GEMM, every tile of its wave model and its split-K config, with the epilogues of tilefuse.ops / tilefuse.nn
     (tilefuse.epilogue.common.fused): none, bias, bias + relu / gelu / silu, bias + residual, bias + relu +
-    residual;
+    residual; the residual trees also with each tile's TMA residual config (Sm90TmaResidual, the planner's choice
+    where the residual is aligned for TMA);
   - the Hopper conv: every kernel the C++ planner can pick (tilefuse._C.conv_sm90_kernel_choices: each
     tile of each source, each wgrad split reduction) for fprop with none, bias, bias + relu, relu(acc + bias)
     + residual and relu(acc + bias + residual) (the ResNet block's order), and for dgrad and wgrad;
@@ -36,6 +37,9 @@ ELEMENTS = ("bfloat16", "float16")
 # Every config the GEMM planner picks (gemm_plan.hpp: the three tiles, and the 128x128 one with K split in the kernel).
 GEMM_CONFIGS = ("Sm90LargeConfig", "Sm90MediumConfig", "Sm90NarrowConfig",
                 "tilefuse::gemm::Sm90SplitReduce<tilefuse::gemm::Sm90MediumConfig>")
+# ... and for trees with a residual TMA can stage (gemm_plan.hpp: sm90_tma_residual_config_name).
+GEMM_TMA_RESIDUAL_CONFIGS = tuple(f"tilefuse::gemm::Sm90TmaResidual<tilefuse::gemm::{tile}>"
+                                  for tile in ("Sm90LargeConfig", "Sm90MediumConfig", "Sm90NarrowConfig"))
 CONV_EPILOGUES = (("none", False, False), ("none", True, False), ("relu", True, False), ("relu", True, True),
                   "relu(acc + bias + residual)")
 SM80_CONV_CONFIGS = ("Sm80LargeConfig", "Sm80SmallConfig", "Sm80NarrowConfig")
@@ -80,6 +84,8 @@ def common_kernels():
         for epilogue in COMMON_EPILOGUES:
             tree = _tree(*epilogue, element)
             kernels += [("gemm", tree, element, config) for config in GEMM_CONFIGS]
+            if tree_facts(_cpp_tree(*epilogue, element))["residual_by_tma"]:
+                kernels += [("gemm", tree, element, config) for config in GEMM_TMA_RESIDUAL_CONFIGS]
             kernels.append(("skinny", tree, element))
         trees = {"fprop": [_residual_block_tree(element) if isinstance(e, str) else _cpp_tree(*e, element)
                            for e in CONV_EPILOGUES],

@@ -56,6 +56,39 @@ TEST(GemmPlan, HopperOnSm90ForSixteenBitOperands) {
   EXPECT_TRUE(contains(planned(no_code).why, "no sm_90a code"));
 }
 
+// A residual TMA can read is loaded by TMA (Sm90TmaResidual over the tile's config) unless K is split; FP8
+// plans and the sm80 kernel never take it.
+TEST(GemmPlan, AResidualTmaCanReadIsLoadedByTma) {
+  GemmRequest r = request(8192, 8192, 8192);
+  r.residual_by_tma = true;
+  GemmPlan const p = planned(r);
+  EXPECT_EQ(p.family, GemmFamily::kSm90);
+  EXPECT_TRUE(p.sm90.residual_by_tma);
+  EXPECT_EQ(p.sm90.config, "tilefuse::gemm::Sm90TmaResidual<tilefuse::gemm::Sm90LargeConfig>");
+  EXPECT_TRUE(contains(p.why, "residual loaded by TMA")) << p.why;
+  r.residual_by_tma = false;
+  EXPECT_EQ(planned(r).sm90.config, "Sm90LargeConfig");
+
+  GemmRequest narrow = request(197, 3072, 768);  // the 128x64 tile, unsplit
+  narrow.residual_by_tma = true;
+  GemmPlan const n = planned(narrow);
+  EXPECT_EQ(n.sm90.split_k, 1);
+  EXPECT_EQ(n.sm90.config, "tilefuse::gemm::Sm90TmaResidual<tilefuse::gemm::" +
+                               std::string(config_name_of(Sm90Tile::kNarrow, false)) + ">");
+
+  GemmRequest split = request(256, 256, 16384);  // split in the kernel: the residual is staged
+  split.residual_by_tma = true;
+  GemmPlan const s = planned(split);
+  ASSERT_GT(s.sm90.split_k, 1);
+  EXPECT_FALSE(s.sm90.residual_by_tma);
+  EXPECT_EQ(s.sm90.config, sm90_split_config_name(Sm90Tile::kMedium));
+
+  EXPECT_FALSE(plan_gemm_sm90({8192, 8192, 8192, 1}, kH100, /*fp8=*/true, std::nullopt, 1, true).residual_by_tma);
+  GemmPlan const a100 = planned(r, kA100);
+  EXPECT_EQ(a100.family, GemmFamily::kSm80);
+  EXPECT_FALSE(a100.sm90.residual_by_tma);
+}
+
 TEST(GemmPlan, UnalignedOrOtherLayoutsAreCopiedWithKPadded) {
   GemmRequest odd = request(4095, 4097, 4093);
   odd.tma_aligned = false;

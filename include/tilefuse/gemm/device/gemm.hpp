@@ -41,6 +41,7 @@
 #include <tilefuse/gemm/device/pack_operand.hpp>
 #include <tilefuse/gemm/device/skinny_launch.hpp>
 #include <tilefuse/gemm/device/gemm_sm90.hpp>
+#include <tilefuse/gemm/device/gemm_sm90_auto.hpp>
 #include <tilefuse/gemm/device/operand_check.hpp>
 #include <tilefuse/gemm/device/sm80_launch.hpp>
 #include <tilefuse/gemm/gemm_config.h>
@@ -374,6 +375,12 @@ class Gemm {
     r.hopper_code = hopper_code_here();
     r.skinny_code = kHopperCandidate;  // (other layouts: the planner refuses them with the reason)
     r.family = kHopperCandidate ? args.family : GemmFamily::kSm80;
+    if constexpr (kHopperCandidate) {
+      typename Hopper::Arguments h;
+      h.problem = args.problem;
+      h.epilogue = args.epilogue;
+      r.residual_by_tma = Hopper::residual_by_tma(h);
+    }
     d.status = plan_gemm(r, current_device_facts(), &d.plan);
     return d;
   }

@@ -23,6 +23,7 @@ struct Sm90GemmPlan {
   int tile_k = 64;
   std::string tile;    // "128x256", "128x128 ping-pong", ...
   int split_k = 1;     // >= 2: K split that many ways and summed in the kernel (config Sm90SplitReduce<...>)
+  bool residual_by_tma = false;  // the tree's residual loaded by TMA (config Sm90TmaResidual<...>)
   std::string why;
 };
 
@@ -30,6 +31,11 @@ struct Sm90GemmPlan {
 // name it outside the namespace.
 inline std::string sm90_split_config_name(Sm90Tile tile) {
   return std::string("tilefuse::gemm::Sm90SplitReduce<tilefuse::gemm::") + config_name_of(tile, false) + ">";
+}
+
+// The C++ type of a TMA residual config: Sm90TmaResidual over the tile's config, spelled in full.
+inline std::string sm90_tma_residual_config_name(Sm90Tile tile) {
+  return std::string("tilefuse::gemm::Sm90TmaResidual<tilefuse::gemm::") + config_name_of(tile, false) + ">";
 }
 
 // Whether the Hopper kernel can split this K `split` ways (its checks: batch 1, parts of whole 16-byte
@@ -41,12 +47,18 @@ inline bool sm90_can_split(GemmCoord const& p, int split) {
 // bf16 / fp16 (fp8: the Sm90Fp8* twins, k-tiles of 128): the tile by the wave model, or `forced`.
 // split_k (16-bit only): 0 lets the model choose (choose_sm90_split_k: 128x128 tiles, K summed in the
 // kernel), 1 does not split, >= 2 splits that many ways (the caller checks sm90_can_split first).
+// residual_by_tma: the epilogue tree stages one 16-bit residual that TMA can read (GemmRequest says when);
+// an unsplit 16-bit plan then loads it by TMA (Sm90TmaResidual), the fused GEMM's default.
 inline Sm90GemmPlan plan_gemm_sm90(GemmCoord const& problem, DeviceFacts const& device, bool fp8 = false,
-                                   std::optional<Sm90Tile> forced = std::nullopt, int split_k = 1) {
+                                   std::optional<Sm90Tile> forced = std::nullopt, int split_k = 1,
+                                   bool residual_by_tma = false) {
   int const split = fp8 ? 1 : split_k == 0 ? (forced ? 1 : choose_sm90_split_k(problem, device.sms())) : split_k;
   Sm90Tile const tile = forced ? *forced : split > 1 ? Sm90Tile::kMedium : choose_sm90_tile(problem, device.sms());
   Sm90GemmPlan plan;
-  plan.config = split > 1 ? sm90_split_config_name(tile) : config_name_of(tile, fp8);
+  plan.residual_by_tma = residual_by_tma && !fp8 && split == 1;
+  plan.config = split > 1              ? sm90_split_config_name(tile)
+                : plan.residual_by_tma ? sm90_tma_residual_config_name(tile)
+                                       : std::string(config_name_of(tile, fp8));
   plan.tile_n = Sm90TileModel::kTileN[static_cast<int>(tile)];
   plan.tile_k = fp8 ? 128 : 64;
   plan.tile = name_of(tile);
@@ -59,6 +71,7 @@ inline Sm90GemmPlan plan_gemm_sm90(GemmCoord const& problem, DeviceFacts const& 
                                               "more than half the SMs idle (choose_sm90_split_k)")
                              : status_message("; K split ", split, " ways as asked, summed in the kernel");
   }
+  if (plan.residual_by_tma) plan.why += "; the residual loaded by TMA beside the mainloop";
   return plan;
 }
 
@@ -94,6 +107,9 @@ struct GemmRequest {
   bool hopper_code = true;     // the binary (or the JIT) has the Hopper kernel's sm_90a code
   bool skinny_code = false;    // the caller runs the skinny kernel (gemm/kernel/skinny_gemm.h) too
   int split_k = 0;             // 0: choose; 1: no split; >= 2: that many splits
+  // The epilogue tree stages one 16-bit residual (a 16-bit store of an elementwise tree with one 16-bit
+  // AuxLoad: Sm90TmaResidual's kernel has kTmaAux) and that residual is TMA-aligned (tma_rows_aligned).
+  bool residual_by_tma = false;
   GemmFamily family = GemmFamily::kAuto;  // an override: kSm80, kSm90 or kSkinny forces the family
   std::optional<Sm90Tile> tile;           // an override of the Hopper tile
 };
@@ -203,7 +219,7 @@ inline Status plan_gemm(GemmRequest const& r, DeviceFacts const& device, GemmPla
                                 "of K (", run.k, ") that are whole 16-byte pieces");
     split = 1;
   }
-  plan->sm90 = plan_gemm_sm90(run, device, false, r.tile, split);
+  plan->sm90 = plan_gemm_sm90(run, device, false, r.tile, split, r.residual_by_tma);
   plan->why = plan->sm90.why + split_note;
   if (plan->copy_operands) {
     plan->why += status_message("; A and B copied first into row-major A and K-major B",

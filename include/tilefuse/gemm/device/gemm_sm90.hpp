@@ -15,8 +15,8 @@
 //   initialize(args, &plan); run(plan, s)   plans once and launches many times: a Plan holds the encoded
 //                                           tensor maps, so repeated runs do no driver work at all.
 // Config: Sm90LargeConfig (128x256x64, the default), Sm90MediumConfig (128x128x64), Sm90NarrowConfig
-// (128x64x64), or Sm90AutoConfig, which picks one of the three per problem by a wave model
-// (choose_sm90_tile below; gemm::Gemm's default path uses it).
+// (128x64x64), or Sm90AutoConfig (gemm_sm90_auto.hpp), which the planner resolves per problem
+// (gemm::Gemm's default path uses it).
 // Host code: include from .cu files compiled by nvcc.
 #pragma once
 
@@ -50,8 +50,6 @@
 #include <tilefuse/runtime/tensor_map.hpp>
 
 namespace tilefuse::gemm {
-
-// The tile per problem (Sm90AutoConfig): choose_sm90_tile in tile_models.hpp.
 
 template <class ElementAB, class LayoutA, class LayoutB, class Epilogue, class Config = Sm90LargeConfig,
           class ElementB = ElementAB>
@@ -212,7 +210,8 @@ class GemmSm90 {
                           Config::kSchedule == Sm90Schedule::kPingPong ? " (ping-pong)" : "",
                           Config::kClusterM > 1 ? ", clusters of 2 along M sharing B by TMA multicast" : "", ", ",
                           plan.params.tiles, Config::kClusterM > 1 ? " tile pairs on " : " tiles on ", plan.grid,
-                          " blocks", Kernel::d_by_tma(plan.params) ? ", D stored by TMA" : "",
+                          " blocks", Kernel::kTmaAux ? ", the residual loaded by TMA" : "",
+                          Kernel::d_by_tma(plan.params) ? ", D stored by TMA" : "",
                           Kernel::kReduceSplits ? status_message(", split-K ", plan.params.problem.batch,
                                                                  " summed in the kernel")
                                                 : std::string());
@@ -384,122 +383,6 @@ class GemmSm90 {
     return {};
   }
 
-
-};
-
-// GemmSm90 with Sm90AutoConfig: the same interface, the tile picked per problem by the planner
-// (gemm_plan.hpp: plan_gemm_sm90; 128x256, 128x128 or 128x64, one kernel instantiation each) and, for
-// 16-bit operands with split_k = 0 (choose) or >= 2, K split and summed in the kernel on the 128x128 tile
-// (Sm90SplitReduce: a workspace of workspace_size(args) bytes). A Plan remembers which one it holds.
-template <class ElementAB, class LayoutA, class LayoutB, class Epilogue, class ElementB>
-class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> {
-  // The three tiles in bytes are the same for every element type; FP8 has twice the elements of K.
-  static constexpr bool kFp8 = sizeof(ElementAB) == 1;
-  using Large = GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue,
-                         std::conditional_t<kFp8, Sm90Fp8LargeConfig, Sm90LargeConfig>, ElementB>;
-  using Medium = GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue,
-                          std::conditional_t<kFp8, Sm90Fp8MediumConfig, Sm90MediumConfig>, ElementB>;
-  using Narrow = GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue,
-                          std::conditional_t<kFp8, Sm90Fp8NarrowConfig, Sm90NarrowConfig>, ElementB>;
-  // FP8 does not split (named as Medium so that nothing of a split FP8 kernel is instantiated).
-  using Split = std::conditional_t<
-      kFp8, Medium, GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90SplitReduce<Sm90MediumConfig>, ElementB>>;
-
- public:
-  using EpilogueArgs = epilogue::EpilogueArguments<Epilogue>;
-  using Arguments = GemmSm90Arguments<ElementAB, Epilogue, ElementB>;
-
-  struct Plan {
-    Sm90Tile tile = Sm90Tile::kLarge;
-    int split_k = 1;               // >= 2: the split plan below
-    typename Large::Plan large;    // valid when tile == kLarge and split_k == 1
-    typename Medium::Plan medium;  // ... kMedium
-    typename Narrow::Plan narrow;  // ... kNarrow
-    typename Split::Plan split;    // ... split_k >= 2 (the 128x128 tile)
-  };
-
-  static Status can_implement(Arguments const& args) {
-    Plan plan;
-    return initialize(args, &plan);
-  }
-
-  static std::size_t workspace_size(Arguments const& args) {
-    if constexpr (!kFp8) {
-      int const split = planned(args).split_k;
-      if (split > 1) return Split::workspace_size(split_arguments(args, split));
-    }
-    return 0;
-  }
-
-  // The planner's choice on the current device (the model needs the SM count).
-  static Sm90GemmPlan planned(Arguments const& args) {
-    DeviceFacts facts = current_device_facts();
-    if (facts.sm_count == 0) facts.sm_count = 132;  // initialize() then reports the missing device
-    bool const splits = !kFp8 && (args.split_k == 0 || sm90_can_split(args.problem, args.split_k));
-    return plan_gemm_sm90(args.problem, facts, kFp8, std::nullopt, splits ? args.split_k : 1);
-  }
-
-  // Checks `args` and fills *plan (a split plan takes its workspace here; without one, run(plan) refuses).
-  static Status initialize(Arguments const& args, Plan* plan, void* workspace = nullptr) {
-    if (args.split_k < 0) return invalid_argument("gemm_sm90: split_k = ", args.split_k, " must be 0, 1 or more");
-    if (args.split_k >= 2 && (kFp8 || !sm90_can_split(args.problem, args.split_k))) {
-      return not_supported("gemm_sm90: split_k = ", args.split_k, " cannot split k = ", args.problem.k,
-                           kFp8 ? " of FP8 operands (the split runs on 16-bit operands)"
-                                : " (batch 1, parts of whole 16-byte pieces)");
-    }
-    Sm90GemmPlan const chosen = planned(args);
-    plan->split_k = chosen.split_k;
-    plan->tile = chosen.tile_n == 256 ? Sm90Tile::kLarge : chosen.tile_n == 128 ? Sm90Tile::kMedium : Sm90Tile::kNarrow;
-    if constexpr (!kFp8) {
-      if (plan->split_k > 1) return Split::initialize(split_arguments(args, plan->split_k), &plan->split, workspace);
-    }
-    Arguments plain = args;
-    plain.split_k = 1;
-    switch (plan->tile) {
-      case Sm90Tile::kMedium: return Medium::initialize(plain, &plan->medium);
-      case Sm90Tile::kNarrow: return Narrow::initialize(plain, &plan->narrow);
-      default: return Large::initialize(plain, &plan->large);
-    }
-  }
-
-  static Status run(Arguments const& args, void* workspace, cudaStream_t stream) {
-    Plan plan;
-    TILEFUSE_RETURN_IF_ERROR(initialize(args, &plan, workspace));
-    return run(plan, stream);
-  }
-
-  static Status run(Plan const& plan, cudaStream_t stream) {
-    if (plan.split_k > 1) return Split::run(plan.split, stream);
-    switch (plan.tile) {
-      case Sm90Tile::kMedium: return Medium::run(plan.medium, stream);
-      case Sm90Tile::kNarrow: return Narrow::run(plan.narrow, stream);
-      default: return Large::run(plan.large, stream);
-    }
-  }
-
-  static std::string describe(Arguments const& args) {
-    Plan plan;
-    Status const s = initialize(args, &plan);
-    if (!s.ok()) return "cannot run: " + s.message();
-    return describe(plan);
-  }
-
-  // describe() for a plan already made (no driver work, no re-validation).
-  static std::string describe(Plan const& plan) {
-    if (plan.split_k > 1) return Split::describe(plan.split) + " (tile and split picked per problem)";
-    switch (plan.tile) {
-      case Sm90Tile::kMedium: return Medium::describe(plan.medium) + " (tile picked per problem)";
-      case Sm90Tile::kNarrow: return Narrow::describe(plan.narrow) + " (tile picked per problem)";
-      default: return Large::describe(plan.large) + " (tile picked per problem)";
-    }
-  }
-
- private:
-  static Arguments split_arguments(Arguments const& args, int split) {
-    Arguments a = args;
-    a.split_k = split;
-    return a;
-  }
 };
 
 }  // namespace tilefuse::gemm

@@ -38,6 +38,7 @@
 #include <tilefuse/epilogue/sinks.h>
 #include <tilefuse/gemm/device/gemm_plan.hpp>
 #include <tilefuse/gemm/device/gemm_sm90.hpp>
+#include <tilefuse/gemm/device/gemm_sm90_auto.hpp>
 #include <tilefuse/gemm/scaled_gemm_problem.hpp>
 #include <tilefuse/runtime/pointer_check.hpp>
 

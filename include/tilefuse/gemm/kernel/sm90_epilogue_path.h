@@ -85,14 +85,13 @@ struct EpiloguePath {
       return false;
     }
   }
-  // Opt-in on top of packed loads (Config::kTmaAux, with Config::kAuxStages slots, default 4): the
-  // staged matrix input (the residual) comes by TMA, each tile's 64-column sub-tiles (TileM x 64,
-  // 128-byte swizzle) into a ring of slots as far ahead as the slots allow (after the tile's k-tiles by
-  // the producer, or by aux warps: kAuxWarp below), instead of by each consumer lane's cp.async. The
-  // device API encodes Params::tma_aux (the residual as (n, m, batch), box 64 x TileM).
-  // NOTES: GemmSm90 keeps it opt-in (the fused 8192^3 GEMM 0.98x the default); Conv2d's fused residual
-  // trees run it, with the bias beside it, on 64x256 ping-pong too (docs/notes/gemm_sm90.md, the residual
-  // by TMA; docs/notes/conv_sm90.md).
+  // On top of packed loads (Config::kTmaAux, with Config::kAuxStages slots, default 4; gemm_config.h's
+  // Sm90TmaResidual, which the GEMM planner picks for aligned residuals): the staged matrix input (the
+  // residual) comes by TMA, each tile's 64-column sub-tiles (TileM x 64, 128-byte swizzle) into a ring of
+  // slots as far ahead as the slots allow (after the tile's k-tiles by the producer, or by aux warps:
+  // kAuxWarp below), instead of by each consumer lane's cp.async. The device API encodes Params::tma_aux
+  // (the residual as (n, m, batch), box 64 x TileM). NOTES: docs/notes/gemm_sm90.md, the residual by TMA
+  // and the TMA residual as the GEMM default; docs/notes/conv_sm90.md.
   TILEFUSE_HOST_DEVICE static constexpr bool tma_aux_asked() {
     if constexpr (requires { Config::kTmaAux; }) {
       return Config::kTmaAux;

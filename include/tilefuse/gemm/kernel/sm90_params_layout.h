@@ -11,8 +11,11 @@
 // out[24..25]  split-K summed in the kernel (Sm90SplitReduce configs): offsets of split_sums and
 //              split_tickets, -1 for configs that do not split;
 // out[26..27]  D by TMA stores (Kernel::kTmaStore): offsets of tma_d and d_by_tma, -1 for kernels whose
-//              lanes always store D; out[28] reserved (0);
-// out[29 + 9 i ...]  named node i of the epilogue tree (epilogue/params_layout.h).
+//              lanes always store D;
+// out[28..33]  the residual by TMA (Kernel::kTmaAux): the flags kTmaAux | kTmaColumn << 1, then the offsets
+//              of tma_aux, batch_mask_aux and column_by_tma, of the staged residual's data pointer and of the
+//              staged column vector's (-1 where the kernel has none);
+// out[34 + 9 i ...]  named node i of the epilogue tree (epilogue/params_layout.h).
 // Index types: the offsets of problem fields and of the block-scale strides hold index_t (int64),
 // tiles_*, batch_mask_* and a_vector int, a and b pointers.
 #pragma once
@@ -25,8 +28,8 @@
 
 namespace tilefuse::gemm::sm90 {
 
-inline constexpr long long kLayoutVersion = 4;
-inline constexpr int kLayoutHeader = 29;
+inline constexpr long long kLayoutVersion = 5;
+inline constexpr int kLayoutHeader = 34;
 inline constexpr int kLayoutPerNode = epilogue::kNodeLayoutWords;
 
 template <class Kernel, class Epilogue>
@@ -66,10 +69,18 @@ __global__ void sm90_params_layout_kernel(long long* out) {
   }
   out[26] = -1;
   out[27] = -1;
-  out[28] = 0;
   if constexpr (Kernel::kTmaStore) {
     out[26] = offset(&p.tma_d, base);
     out[27] = offset(&p.d_by_tma, base);
+  }
+  out[28] = (Kernel::kTmaAux ? 1 : 0) | (Kernel::kTmaColumn ? 2 : 0);
+  for (int i = 29; i < 34; ++i) out[i] = -1;
+  if constexpr (Kernel::kTmaAux) {
+    out[29] = offset(&p.tma_aux, base);
+    out[30] = offset(&p.batch_mask_aux, base);
+    out[31] = offset(&p.column_by_tma, base);
+    out[32] = offset(&Kernel::staged_aux(p.epilogue)->data, base);
+    if constexpr (Kernel::kTmaColumn) out[33] = offset(&Kernel::staged_column(p.epilogue)->data, base);
   }
   out[15] = epilogue::write_node_layouts<Epilogue>(p.epilogue, base, out + kLayoutHeader);
 }
