@@ -21,7 +21,7 @@ from .errors import TensorArgumentError
 from .kernel_params import (IDENTITY, Launch, WarmCall, allocate, workspace, call_key, call_pointers, check_epilogue_arguments,
                             check_epilogue_function, check_out, check_out_dtype, current_raw_stream, device_properties,
                             from_dlpack, kernel_origin, loaded_on, pack_d_by_tma, pack_epilogue, parse_nodes,
-                            node_strides, spec_key, torch_module as _torch, trace_value, tree_facts, uses_coordinates, jit_arch,
+                            layout_of, node_strides, spec_key, torch_module as _torch, trace_value, tree_facts, uses_coordinates, jit_arch,
                             parse_header)
 from .dtypes import element_type
 from .tensors import COLUMN_MAJOR, ROW_MAJOR, check_gemm_operands, torch_dtype
@@ -140,6 +140,8 @@ class Gemm:
 
     def plan(self, a, b, **arguments):
         """The Operation that run(a, b, **arguments) launches (compiled or taken from the cache)."""
+        a, b = from_dlpack(a), from_dlpack(b)
+        arguments = {name: from_dlpack(value) for name, value in arguments.items()}
         check_epilogue_arguments(self.epilogue, arguments, "tilefuse.Gemm", ignore=self._MAINLOOP_ARGUMENTS)
         ops = self._check(a, b)
         if min(ops.m, ops.n, ops.batch) == 0:
@@ -171,11 +173,12 @@ class Gemm:
                                           "copy the tensors")
             return {"family": "sm90", "copy_operands": False}
         from . import _C
+        residual_by_tma = self._residual_by_tma(ops, arguments)  # (its argument errors are the caller's, as raised)
         try:
             return _C.plan_gemm(ops.m, ops.n, ops.k, ops.batch, device, True,
                                 ops.layout_a == ROW_MAJOR and ops.layout_b == COLUMN_MAJOR, ops.aligned, 0,
                                 None if self.tile == "auto" else self.tile, self.kernel, skinny_code=True,
-                                residual_by_tma=self._residual_by_tma(ops, arguments))
+                                residual_by_tma=residual_by_tma)
         except ValueError as e:  # a forced family that cannot run here
             raise TensorArgumentError(f"tilefuse.Gemm(kernel={self.kernel!r}): {str(e).removeprefix('tilefuse: ')}") from None
 
@@ -203,15 +206,16 @@ class Gemm:
         leading dimension and batch stride."""
         from . import _C
 
-        matrices = [v for v in arguments.values() if getattr(v, "dim", lambda: 0)() >= 2]
-        if len(matrices) != 1 or str(matrices[0].dtype) not in ("torch.bfloat16", "torch.float16"):
-            return False  # (a tree stages one 16-bit matrix input at most)
+        if not any(getattr(v, "dim", lambda: 0)() >= 2 and str(v.dtype) in ("torch.bfloat16", "torch.float16")
+                   for v in arguments.values()):
+            return False  # no 16-bit tensor that could be a residual: no need to trace
         _, tree = self._traced(ops, arguments)
         if not tree_facts(tree)["residual_by_tma"]:
             return False
         name = next(arg.name for arg in tree.arguments if arg.kind == "aux_load")
-        data, ld, batch_stride = node_strides(name, "aux_load", arguments[name], ops.device_index, ops.batch)
-        return _C.tma_rows_aligned(data, ld, ops.batch, batch_stride)
+        residual = arguments[name]
+        ld, batch_stride = layout_of(name, "aux_load", tuple(residual.shape), tuple(residual.stride()), ops.batch)
+        return _C.tma_rows_aligned(residual.data_ptr(), ld, ops.batch, batch_stride)
 
     def _traced(self, ops, arguments):
         """(graph, C++ tree) of the epilogue traced on this problem's accumulator and arguments (a 0-dim tensor is

@@ -1,6 +1,7 @@
 """tilefuse.Gemm on a machine without a GPU: the tile model, the layout parser and the refusals that come
 before any kernel work."""
 import struct
+import types
 
 import numpy as np
 import pytest
@@ -208,7 +209,7 @@ def test_the_sm80_family_plans_compiles_and_packs_as_launch_tiled():
     ops = SimpleNamespace(m=m, n=n, k=k, batch=1, dtype="bfloat16", layout_a=ROW_MAJOR, layout_b=ROW_MAJOR,
                           aligned=False, device_index=0, lda=k, ldb=n, batch_stride_a=m * k, batch_stride_b=k * n)
     gemm = tilefuse.Gemm(kernel="sm80")
-    whole = gemm._whole_plan(ops, (8, 0, 108))
+    whole = gemm._whole_plan(ops, (8, 0, 108), {})
     assert (whole["family"], whole["sm80_config"], whole["sm80_aligned"]) == ("sm80", "Sm80LargeConfig", False)
     splits = whole["split_k"]
     assert splits > 1
@@ -262,14 +263,14 @@ def test_the_skinny_family_plans_compiles_and_packs_as_launch_skinny():
 
     gemm = tilefuse.Gemm()
     for device in ((9, 0, 132), (8, 0, 108)):
-        assert gemm._whole_plan(facts(8), device)["family"] == "skinny"  # 126 blocks x 3 batches
+        assert gemm._whole_plan(facts(8), device, {})["family"] == "skinny"  # 126 blocks x 3 batches
         few = facts(8)
         few.batch = 1  # 126 blocks: fewer than the SMs
-        assert gemm._whole_plan(few, device)["family"] == ("skinny" if device[2] <= 126 else "sm90"), device
-        assert gemm._whole_plan(facts(17), device)["family"] != "skinny"
-        assert gemm._whole_plan(facts(4, aligned=False), device)["family"] != "skinny"
+        assert gemm._whole_plan(few, device, {})["family"] == ("skinny" if device[2] <= 126 else "sm90"), device
+        assert gemm._whole_plan(facts(17), device, {})["family"] != "skinny"
+        assert gemm._whole_plan(facts(4, aligned=False), device, {})["family"] != "skinny"
     ops = facts(5)
-    whole = gemm._whole_plan(ops, (9, 0, 132))
+    whole = gemm._whole_plan(ops, (9, 0, 132), {})
     operation = gemm._plan_skinny(whole, ops, {}, (9, 0))
     assert operation.arch == "sm_90a" and operation.describe().startswith("skinny kernel: m = 5 rows"), operation.describe()
     names = ("m", "n", "k", "batch", "a", "lda", "batch_stride_a", "b", "ldb", "batch_stride_b")
@@ -298,3 +299,28 @@ def test_epilogues_reading_coordinates_are_refused_past_2_24():
         gemm._traced(big, {})
     gemm._traced(SimpleNamespace(batch=1, m=(1 << 24) - 1, n=8, dtype="bfloat16"), {})
     tilefuse.Gemm(epilogue=lambda acc: relu(acc))._traced(big, {})
+
+
+def test_the_residual_fact_follows_the_tree_and_the_residuals_strides():
+    """Gemm._residual_by_tma, the planner's GemmRequest::residual_by_tma as gemm::Gemm finds it: a tree with one
+    16-bit residual whose rows TMA can read (16-byte base, ld a multiple of 8), whatever else the tree reads."""
+    torch = pytest.importorskip("torch")
+    from tilefuse.epilogue import relu
+
+    bf16 = torch.bfloat16
+    m, n = 64, 48
+    gemm = tilefuse.Gemm(epilogue=lambda acc, bias, residual: relu(acc + bias + residual))
+    ops = types.SimpleNamespace(m=m, n=n, k=32, batch=1, dtype="bfloat16", device_index=None)  # (no GPU to check on)
+    storage = torch.zeros(m * (n + 1) + 8, dtype=bf16)
+    assert storage.data_ptr() % 16 == 0
+    bias = torch.zeros(n, dtype=bf16)
+    aligned = storage[:m * n].view(m, n)
+    assert gemm._residual_by_tma(ops, {"bias": bias, "residual": aligned})
+    assert gemm._residual_by_tma(ops, {"bias": bias.view(1, n), "residual": aligned})  # a 2-D bias is no residual
+    assert not gemm._residual_by_tma(ops, {"bias": bias, "residual": storage[:m * (n + 1)].view(m, n + 1)[:, :n]})
+    assert not gemm._residual_by_tma(ops, {"bias": bias, "residual": storage[1:m * n + 1].view(m, n)})
+    assert not gemm._residual_by_tma(ops, {"bias": bias, "residual": aligned.float()})  # a 32-bit residual
+    plain = tilefuse.Gemm(epilogue=lambda acc, bias: relu(acc + bias))
+    assert not plain._residual_by_tma(ops, {"bias": bias})
+    twice = tilefuse.Gemm(epilogue=lambda acc, residual: acc + residual * residual)  # read twice: not staged
+    assert not twice._residual_by_tma(ops, {"residual": aligned})

@@ -214,8 +214,8 @@ struct Sm90TmaResidual : Base {
   static constexpr bool kPackedLoads = true;
   static constexpr bool kTmaAux = true;
 };
-// Not a configuration but a request: GemmSm90 picks Sm90LargeConfig, Sm90MediumConfig or
-// Sm90NarrowConfig per problem (gemm/device/gemm_sm90.hpp: choose_sm90_tile).
+// Not a configuration but a request: GemmSm90 (gemm_sm90_auto.hpp) runs the config the planner names:
+// a tile (Large, Medium, Narrow), a split, or a tile's TMA residual twin (gemm_plan.hpp: plan_gemm_sm90).
 struct Sm90AutoConfig {};
 
 }  // namespace tilefuse::gemm

@@ -293,8 +293,8 @@ class Gemm {
           choice.hopper = true;
           choice.planned_only = status_message(
               "sm90 TMA + WGMMA GEMM (warp-specialized, persistent), tile 128x", d.plan.sm90.tile_n, "x",
-              d.plan.sm90.tile_k, d.plan.sm90.split_k > 1 ? status_message(", split-K ", d.plan.sm90.split_k,
-                                                                           " summed in the kernel") : "");
+              d.plan.sm90.tile_k, d.plan.sm90.residual_by_tma ? ", the residual loaded by TMA" : "",
+              d.plan.sm90.split_k > 1 ? status_message(", split-K ", d.plan.sm90.split_k, " summed in the kernel") : "");
           return choice;
         }
         h.a = reinterpret_cast<ElementAB const*>(base);

@@ -109,13 +109,13 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
     }
     Sm90GemmPlan const chosen = planned(args);
     plan->split_k = chosen.split_k;
+    plan->residual_by_tma = chosen.residual_by_tma;
     plan->tile = chosen.tile_n == 256 ? Sm90Tile::kLarge : chosen.tile_n == 128 ? Sm90Tile::kMedium : Sm90Tile::kNarrow;
     if constexpr (!kFp8) {
       if (plan->split_k > 1) return Split::initialize(split_arguments(args, plan->split_k), &plan->split, workspace);
     }
     Arguments plain = args;
     plain.split_k = 1;
-    plan->residual_by_tma = chosen.residual_by_tma;
     if (plan->residual_by_tma) {
       switch (plan->tile) {
         case Sm90Tile::kMedium: return MediumTma::initialize(plain, &plan->medium_tma);
