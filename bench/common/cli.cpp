@@ -174,6 +174,8 @@ problem:
                        sm90-large-3stage (128x256 with a 3-stage ring; none or bias_gelu_residual) |
                        sm90-split-large | sm90-split-medium (split-K summed in the kernel, --split-k S >= 2
                        dividing k; bf16, none or bias_gelu_residual) |
+                       sm90-tma-residual-large | sm90-tma-residual-medium | sm90-tma-residual-pingpong-wide (the
+                       residual loaded by TMA on that tile; bf16, none or bias_gelu_residual) |
                        auto (gemm::Gemm's default: sm90 where it can, else sm80; describe says which and why)
 
 measurement:
@@ -289,7 +291,8 @@ std::variant<CliOptions, std::string> parse_cli(int argc, char const* const* arg
       constexpr std::string_view kKernels[] = {"sm80", "sm90", "sm90-large", "sm90-large-3stage", "sm90-medium",
                                                "sm90-narrow", "sm90-pingpong", "sm90-pingpong-wide",
                                                "sm90-pingpong-multicast", "sm90-pingpong-wide-multicast",
-                                               "sm90-split-large", "sm90-split-medium", "auto"};
+                                               "sm90-split-large", "sm90-split-medium", "sm90-tma-residual-large",
+                                               "sm90-tma-residual-medium", "sm90-tma-residual-pingpong-wide", "auto"};
       if (std::find(std::begin(kKernels), std::end(kKernels), value) == std::end(kKernels)) {
         std::string known;
         for (std::string_view k : kKernels) known += (known.empty() ? "" : ", ") + std::string(k);

@@ -5,7 +5,8 @@
 // sm90-split-medium, --split-k S) bf16 none and bias_gelu_residual; with the ping-pong schedule (--kernel sm90-pingpong |
 // sm90-pingpong-wide, and with 2-CTA multicast sm90-pingpong-multicast | sm90-pingpong-wide-multicast)
 // bf16 none and bias_gelu_residual; sm90-large-3stage (128x256 with a 3-stage ring) bf16 none and
-// bias_gelu_residual.
+// bias_gelu_residual; with the residual by TMA forced (--kernel sm90-tma-residual-large | -medium |
+// -pingpong-wide) bf16 none and bias_gelu_residual.
 #include <tilefuse/gemm/device/gemm_sm90.hpp>
 #include <tilefuse/gemm/device/gemm_sm90_auto.hpp>
 
@@ -45,6 +46,18 @@ std::unique_ptr<TilefuseGemmOp> make_tilefuse_sm90(DType dtype, OperandLayout la
   // and fused: what the fourth stage is worth (gemm_sm90.md v72).
   if (kernel == "sm90-large-3stage") return make_bf16_plain_or_fused<gemm::Sm90TileConfig<128, 256, 64, 3>>(
       dtype, epilogue, "sm90 128x256, 3 stages");
+  // The residual by TMA (Sm90TmaResidual: the planner's choice for aligned residuals on the cooperative tiles)
+  // forced on one tile, and on the 64x256 ping-pong tile (what the fused convs run; the planner does not pick it
+  // for the GEMM): the fused epilogue's cost per tile and schedule (docs/notes/gemm_sm90.md, the TMA residual as
+  // the GEMM default). Plain trees compile as under the base config.
+  if (kernel == "sm90-tma-residual-large") return make_bf16_plain_or_fused<gemm::Sm90TmaResidual<gemm::Sm90LargeConfig>>(
+      dtype, epilogue, "sm90 128x256, residual by TMA");
+  if (kernel == "sm90-tma-residual-medium") return make_bf16_plain_or_fused<gemm::Sm90TmaResidual<gemm::Sm90MediumConfig>>(
+      dtype, epilogue, "sm90 128x128, residual by TMA");
+  if (kernel == "sm90-tma-residual-pingpong-wide") {
+    return make_bf16_plain_or_fused<gemm::Sm90TmaResidual<gemm::Sm90PingPongWideConfig>>(
+        dtype, epilogue, "sm90 ping-pong 64x256, residual by TMA");
+  }
   // Split-K summed inside the kernel (--split-k S, S >= 2 dividing k): skinny outputs with long K.
   if (kernel == "sm90-split-large") return make_bf16_plain_or_fused<gemm::Sm90SplitReduce<gemm::Sm90LargeConfig>>(
       dtype, epilogue, "sm90 128x256, split-K in the kernel");

@@ -10,27 +10,6 @@
 namespace tilefuse::gpu_test {
 namespace {
 
-// m x n chosen against 132 SMs (H100 / H200) and the 128x128 tile: 1 tile; 133 tiles (one block
-// gets two, the rest one); 3 x 132 + 5 (odd counts per block); each with k-tile counts 1, 5, 6, 7,
-// 13 and a k tail.
-inline std::vector<GemmCase> pingpong_cases(std::uint64_t seed) {
-  std::vector<GemmCase> cases;
-  auto add = [&](index_t m, index_t n, index_t k, index_t batch = 1) {
-    GemmCase c = make_case(m, n, k, batch);
-    c.ld_a = c.ld_b = Ld::kAligned;
-    c.seed = seed * 100 + cases.size();
-    cases.push_back(c);
-  };
-  add(100, 120, 64);          // one tile, one k-tile
-  add(7 * 128, 19 * 128, 320);  // 133 tiles of 5 k-tiles
-  add(7 * 128 - 3, 19 * 128 + 1, 384);  // 7 x 20 tiles, 6 k-tiles (the 128x128 ring's depth)
-  add(21 * 128 - 7, 20 * 128, 448);     // 21 x 20 = 420 tiles (3 or 4 per block), 7 k-tiles
-  add(1000, 2100, 13 * 64 + 5);         // 8 x 17 tiles, 13 full k-tiles and a tail
-  add(640, 640, 64 * 5 + 1, 7);         // batches: 175 tiles, k = 5 k-tiles + 1
-  add(64, 8192, 1024);                  // one tile row: 64 / 32 tiles
-  return cases;
-}
-
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90PingPong, Bf16Shapes, bfloat16_t, specs::StoreD, Sm90PingPongConfig, shape_sweep_cases(1000))
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90PingPong, Bf16Persistent, bfloat16_t, specs::StoreD, Sm90PingPongConfig, persistent_cases(1001))
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90PingPong, Bf16Turns, bfloat16_t, specs::StoreD, Sm90PingPongConfig, pingpong_cases(1002))

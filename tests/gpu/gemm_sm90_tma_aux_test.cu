@@ -27,6 +27,15 @@ TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90TmaAux, Bf16ResidualReluLarge, bfloat16_t, s
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90TmaAux, Fp16ResidualReluMedium, half_t, specs::ResidualRelu, Sm90MediumTmaAuxConfig, tma_aux_cases(epilogue_cases(1301)))
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90TmaAux, Bf16AlphaBetaCNarrow, bfloat16_t, specs::AlphaBetaC, Sm90NarrowTmaAuxConfig, tma_aux_cases(epilogue_cases(1302)))
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90TmaAux, Bf16ResidualReluPersistent, bfloat16_t, specs::ResidualRelu, Sm90LargeTmaAuxConfig, tma_aux_cases(persistent_cases(1303)))
+// The 64x256 ping-pong tile with the residual by TMA (each consumer warpgroup's ring filled by a producer warp
+// of its own): what the fused convs run, a candidate for the fused GEMM (the bench's
+// --kernel sm90-tma-residual-pingpong-wide). Persistent and turn-taking lists: the rings' phases across tiles.
+using Sm90PingPongWideTmaAuxConfig = gemm::Sm90TmaResidual<gemm::Sm90PingPongWideConfig>;
+static_assert(gemm::sm90::GemmKernel<bfloat16_t, specs::ResidualRelu::Tree<bfloat16_t>, Sm90PingPongWideTmaAuxConfig>::kTmaAux,
+              "the 64-row ping-pong tile loads the residual by TMA");
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90TmaAux, Bf16ResidualReluPingPongWide, bfloat16_t, specs::ResidualRelu, Sm90PingPongWideTmaAuxConfig, tma_aux_cases(epilogue_cases(1305)))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90TmaAux, Fp16AlphaBetaCPingPongWidePersistent, half_t, specs::AlphaBetaC, Sm90PingPongWideTmaAuxConfig, tma_aux_cases(persistent_cases(1306)))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90TmaAux, Bf16ResidualReluPingPongWideTurns, bfloat16_t, specs::ResidualRelu, Sm90PingPongWideTmaAuxConfig, tma_aux_cases(pingpong_cases(1307)))
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90TmaAux, Bf16ResidualReluNarrowPersistent, bfloat16_t, specs::ResidualRelu, Sm90NarrowTmaAuxConfig, tma_aux_cases(persistent_cases(1304)))
 
 }  // namespace
