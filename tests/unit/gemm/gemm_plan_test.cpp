@@ -191,8 +191,16 @@ TEST(GemmPlan, AFewRowsRunTheSkinnyKernelWhereItsBlocksFillTheSms) {
   nine.problem.m = 17;
   EXPECT_EQ(planned(nine).family, GemmFamily::kSm90);
   GemmRequest few = r;
-  few.problem.n = 256;  // 32 blocks: most SMs idle
-  EXPECT_EQ(planned(few).family, GemmFamily::kSm90);
+  few.problem.n = 256;  // 32 blocks, each streaming a K of 1024: short, so the skinny kernel still
+  EXPECT_EQ(planned(few).family, GemmFamily::kSkinny);
+  few.problem.k = 16384;  // ... but over a long K most SMs would sit idle: the Hopper kernel splits it
+  GemmPlan const idle = planned(few);
+  EXPECT_EQ(idle.family, GemmFamily::kSm90);
+  GemmRequest head = request(8, 1000, 768);  // a classifier head: 125 blocks, k = 768
+  head.skinny_code = true;
+  EXPECT_EQ(planned(head).family, GemmFamily::kSkinny);
+  head.problem.k = skinny::kSkinnyShortK + 8;
+  EXPECT_EQ(planned(head).family, GemmFamily::kSm90);
   GemmRequest split = r;
   split.split_k = 2;
   EXPECT_EQ(planned(split).family, GemmFamily::kSm90);

@@ -137,8 +137,8 @@ struct GemmPlan {
 // (docs/notes/gemm_sm90.md, operands copied for the Hopper kernel).
 // Why the skinny kernel cannot take a call, empty where it can: 16-bit operands, A row-major and B K-major with
 // 16-byte-aligned rows, at most kSkinnyMaxRows rows, a batch the grid holds, an sm_80+ device; chosen (not
-// forced) only with no split or tile asked for and at least a block per SM (fewer blocks leave most SMs idle
-// while each streams a long K: the tensor-core kernels split it instead).
+// forced) only with no split or tile asked for, and with at least a block per SM unless K is short (fewer
+// blocks leave most SMs idle while each streams a long K: the tensor-core kernels split it instead).
 inline std::string why_not_skinny(GemmRequest const& r, DeviceFacts const& device, bool forced) {
   GemmCoord const& p = r.problem;
   if (!r.skinny_code) return "the caller has no skinny kernel";
@@ -153,8 +153,9 @@ inline std::string why_not_skinny(GemmRequest const& r, DeviceFacts const& devic
   if (forced) return {};
   if (r.split_k >= 2) return status_message("split_k = ", r.split_k, " was asked for");
   if (r.tile) return "a Hopper tile was asked for";
-  if (blocks * p.batch < device.sms()) {
-    return status_message(blocks * p.batch, " blocks of ", skinny::kSkinnyColumns, " columns leave SMs idle");
+  if (blocks * p.batch < device.sms() && p.k > skinny::kSkinnyShortK) {
+    return status_message(blocks * p.batch, " blocks of ", skinny::kSkinnyColumns, " columns leave SMs idle while each "
+                          "streams k = ", p.k, " (past ", skinny::kSkinnyShortK, ")");
   }
   return {};
 }
