@@ -116,18 +116,7 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
     }
     Arguments plain = args;
     plain.split_k = 1;
-    if (plan->residual_by_tma) {
-      switch (plan->tile) {
-        case Sm90Tile::kMedium: return MediumTma::initialize(plain, &plan->medium_tma);
-        case Sm90Tile::kNarrow: return NarrowTma::initialize(plain, &plan->narrow_tma);
-        default: return LargeTma::initialize(plain, &plan->large_tma);
-      }
-    }
-    switch (plan->tile) {
-      case Sm90Tile::kMedium: return Medium::initialize(plain, &plan->medium);
-      case Sm90Tile::kNarrow: return Narrow::initialize(plain, &plan->narrow);
-      default: return Large::initialize(plain, &plan->large);
-    }
+    return visit(*plan, [&](auto op, auto& op_plan) { return decltype(op)::type::initialize(plain, &op_plan); });
   }
 
   static Status run(Arguments const& args, void* workspace, cudaStream_t stream) {
@@ -137,19 +126,7 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
   }
 
   static Status run(Plan const& plan, cudaStream_t stream) {
-    if (plan.split_k > 1) return Split::run(plan.split, stream);
-    if (plan.residual_by_tma) {
-      switch (plan.tile) {
-        case Sm90Tile::kMedium: return MediumTma::run(plan.medium_tma, stream);
-        case Sm90Tile::kNarrow: return NarrowTma::run(plan.narrow_tma, stream);
-        default: return LargeTma::run(plan.large_tma, stream);
-      }
-    }
-    switch (plan.tile) {
-      case Sm90Tile::kMedium: return Medium::run(plan.medium, stream);
-      case Sm90Tile::kNarrow: return Narrow::run(plan.narrow, stream);
-      default: return Large::run(plan.large, stream);
-    }
+    return visit(plan, [&](auto op, auto const& op_plan) { return decltype(op)::type::run(op_plan, stream); });
   }
 
   static std::string describe(Arguments const& args) {
@@ -161,22 +138,30 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
 
   // describe() for a plan already made (no driver work, no re-validation).
   static std::string describe(Plan const& plan) {
-    if (plan.split_k > 1) return Split::describe(plan.split) + " (tile and split picked per problem)";
-    if (plan.residual_by_tma) {
-      switch (plan.tile) {
-        case Sm90Tile::kMedium: return MediumTma::describe(plan.medium_tma) + " (tile picked per problem)";
-        case Sm90Tile::kNarrow: return NarrowTma::describe(plan.narrow_tma) + " (tile picked per problem)";
-        default: return LargeTma::describe(plan.large_tma) + " (tile picked per problem)";
-      }
-    }
-    switch (plan.tile) {
-      case Sm90Tile::kMedium: return Medium::describe(plan.medium) + " (tile picked per problem)";
-      case Sm90Tile::kNarrow: return Narrow::describe(plan.narrow) + " (tile picked per problem)";
-      default: return Large::describe(plan.large) + " (tile picked per problem)";
-    }
+    return visit(plan, [](auto op, auto const& op_plan) { return decltype(op)::type::describe(op_plan); }) +
+           (plan.split_k > 1 ? " (tile and split picked per problem)" : " (tile picked per problem)");
   }
 
  private:
+  // f(std::type_identity<Op>{}, op_plan) for the operation the plan runs (a tile, its TMA residual twin, or the
+  // split) and its part of the plan.
+  template <class PlanRef, class F>
+  static auto visit(PlanRef& plan, F&& f) {
+    if (plan.split_k > 1) return f(std::type_identity<Split>{}, plan.split);
+    if (plan.residual_by_tma) {
+      switch (plan.tile) {
+        case Sm90Tile::kMedium: return f(std::type_identity<MediumTma>{}, plan.medium_tma);
+        case Sm90Tile::kNarrow: return f(std::type_identity<NarrowTma>{}, plan.narrow_tma);
+        default: return f(std::type_identity<LargeTma>{}, plan.large_tma);
+      }
+    }
+    switch (plan.tile) {
+      case Sm90Tile::kMedium: return f(std::type_identity<Medium>{}, plan.medium);
+      case Sm90Tile::kNarrow: return f(std::type_identity<Narrow>{}, plan.narrow);
+      default: return f(std::type_identity<Large>{}, plan.large);
+    }
+  }
+
   static Arguments split_arguments(Arguments const& args, int split) {
     Arguments a = args;
     a.split_k = split;
