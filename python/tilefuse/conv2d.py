@@ -34,7 +34,7 @@ from .kernel_params import (IDENTITY, NODE_WORDS, Launch, WarmCall, allocate, wo
                             device_properties, from_dlpack, kernel_origin, loaded_on, pack_epilogue, parse_nodes,
                             spec_key, torch_module as _torch, tree_facts, check_epilogue_arguments,
                             check_epilogue_function, check_out_dtype, uses_coordinates, jit_arch, parse_header,
-                            pack_d_by_tma)
+                            pack_d_by_tma, pack_residual_by_tma)
 from .tensors import CONV_LAYOUT_MODES, check_conv_activation, torch_dtype
 
 MODES = ("fprop", "dgrad", "wgrad")
@@ -664,21 +664,9 @@ class Conv2d:
     def _pack_epilogue_maps(launch, params, layout, arguments, outputs, m, n, tile_m):
         """The residual's tensor map (and whether its column vector rides beside it) where the kernel loads it by
         TMA, and D's where TMA can store it (gemm::encode_sm90_aux / encode_sm90_store's rules, through _C)."""
-        from . import _C
-
-        by_offset = {node["data"]: node for node in layout["nodes"]}
-        if layout["tma_aux_kernel"]:
-            node = by_offset[layout["staged_aux"]]
-            residual = arguments[node["name"]]
-            dtype = element_type(residual.dtype, what=node["name"]).name
-            ld = residual.stride(0)
-            launch.add_map(layout["tma_aux"], "arg:" + node["name"], lambda pointer: _C.encode_sm90_operand(
-                "residual", dtype, pointer, n, m, 1, ld, 0, 64, tile_m))
-            struct.pack_into("<i", params, layout["batch_mask_aux"], 0)
-            if layout["tma_column_kernel"]:
-                column = arguments[by_offset[layout["staged_column"]]["name"]]
-                copyable = _C.column_copyable_by_tma(column.data_ptr(), column.element_size(), n, 1, 0)
-                struct.pack_into("<i", params, layout["column_by_tma"], 1 if copyable else 0)
+        # one image-batch matrix (the GEMM's batch is 1): rows stride(0) apart, vectors shared
+        pack_residual_by_tma(params, launch, layout, arguments, m, n, 1, tile_m,
+                             lambda node, tensor: (tensor.stride(0), 0))
         if layout["tma_store_kernel"]:
             node = next(node for node in layout["nodes"] if node["kind"] == "store")
             pack_d_by_tma(params, launch, layout, outputs[node["name"]], "out:" + node["name"], m, n)

@@ -20,7 +20,8 @@ from .gemm_pack import pack_k_major
 from .errors import TensorArgumentError
 from .kernel_params import (IDENTITY, Launch, WarmCall, allocate, workspace, call_key, call_pointers, check_epilogue_arguments,
                             check_epilogue_function, check_out, check_out_dtype, current_raw_stream, device_properties,
-                            from_dlpack, kernel_origin, loaded_on, pack_d_by_tma, pack_epilogue, parse_nodes,
+                            from_dlpack, kernel_origin, loaded_on, pack_d_by_tma, pack_epilogue, pack_residual_by_tma,
+                            parse_nodes,
                             layout_of, node_strides, spec_key, torch_module as _torch, trace_value, tree_facts, uses_coordinates, jit_arch,
                             parse_header)
 from .dtypes import element_type
@@ -507,38 +508,11 @@ class Gemm:
         launch.add_map(layout["tma_b"], "b", lambda pointer: _C.encode_sm90_operand(
             "b", dtype_b, pointer, k, n, batch, ldb, stride_b, tk, tn))
         pack_epilogue(params, layout["nodes"], arguments, outputs, ops.device_index, ops.batch, record=launch)
-        self._pack_residual_map(params, launch, layout, ops, arguments, tm)
+        pack_residual_by_tma(params, launch, layout, arguments, ops.m, ops.n, ops.batch, tm, lambda node, tensor:
+                             node_strides(node["name"], node["kind"], tensor, ops.device_index, ops.batch)[1:])
         self._pack_d_store(params, launch, layout, ops, outputs)
         launch.template = bytes(params)
         return launch
-
-    @staticmethod
-    def _pack_residual_map(params, launch, layout, ops, arguments, tile_m):
-        """The residual's tensor map where the kernel loads it by TMA (gemm::encode_sm90_aux's rules, through _C),
-        and whether its column vector (the bias) rides beside it. The planner chose the kernel for a residual TMA
-        can read; warm calls keep the decision (their signature holds the residual's strides and alignment)."""
-        from . import _C
-
-        if not layout["tma_aux_kernel"]:
-            return
-        by_offset = {node["data"]: node for node in layout["nodes"]}
-        name = by_offset[layout["staged_aux"]]["name"]
-        residual = arguments[name]
-        data, ld, batch_stride = node_strides(name, "aux_load", residual, ops.device_index, ops.batch)
-        if not _C.tma_rows_aligned(data, ld, ops.batch, batch_stride):
-            raise RuntimeError(f"tilefuse: the GEMM kernel loads {name!r} by TMA, but it is not aligned for it; the "
-                               "planner should have chosen the kernel without (report this)")
-        dtype = element_type(residual.dtype, what=name).name
-        m, n, batch = ops.m, ops.n, ops.batch
-        launch.add_map(layout["tma_aux"], "arg:" + name, lambda pointer: _C.encode_sm90_operand(
-            "residual", dtype, pointer, n, m, batch, ld, batch_stride, 64, tile_m))
-        struct.pack_into("<i", params, layout["batch_mask_aux"], 0 if batch == 1 or batch_stride == 0 else -1)
-        if layout["tma_column_kernel"]:
-            node = by_offset[layout["staged_column"]]
-            column = arguments[node["name"]]
-            data, _, column_stride = node_strides(node["name"], node["kind"], column, ops.device_index, batch)
-            copyable = _C.column_copyable_by_tma(data, column.element_size(), n, batch, column_stride)
-            struct.pack_into("<i", params, layout["column_by_tma"], 1 if copyable else 0)
 
     @staticmethod
     def _pack_d_store(params, launch, layout, ops, outputs):

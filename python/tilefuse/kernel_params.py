@@ -124,6 +124,33 @@ def pack_d_by_tma(params, launch, layout, d, key, m, n):
             "D", element, pointer, n, m, batch, ld, batch_stride, 64, 16))
 
 
+def pack_residual_by_tma(params, launch, layout, arguments, m, n, batch, tile_m, strides):
+    """The residual's tensor map where the kernel loads it by TMA (layout's tma_aux_kernel: gemm::encode_sm90_aux's
+    rules through _C), recorded under "arg:<name>" (encoded again per pointer), its batch mask, and whether its
+    column vector (the bias) rides beside it (column_by_tma). strides(node, tensor): the (ld, batch stride) in
+    elements of an epilogue argument as the kernel reads it. The planner chose such a kernel only for a residual
+    TMA can read, and warm calls keep the decision (their signature holds its strides and alignment)."""
+    from . import _C
+    from .dtypes import element_type
+
+    if not layout["tma_aux_kernel"]:
+        return
+    by_offset = {node["data"]: node for node in layout["nodes"]}
+    node = by_offset[layout["staged_aux"]]
+    residual = arguments[node["name"]]
+    ld, batch_stride = strides(node, residual)
+    element = element_type(residual.dtype, what=node["name"]).name
+    launch.add_map(layout["tma_aux"], "arg:" + node["name"], lambda pointer: _C.encode_sm90_operand(
+        "residual", element, pointer, n, m, batch, ld, batch_stride, 64, tile_m))
+    struct.pack_into("<i", params, layout["batch_mask_aux"], 0 if batch == 1 or batch_stride == 0 else -1)
+    if layout["tma_column_kernel"]:
+        node = by_offset[layout["staged_column"]]
+        column = arguments[node["name"]]
+        _, column_stride = strides(node, column)
+        copyable = _C.column_copyable_by_tma(column.data_ptr(), column.element_size(), n, batch, column_stride)
+        struct.pack_into("<i", params, layout["column_by_tma"], 1 if copyable else 0)
+
+
 def parse_nodes(words, start, count):
     """The named epilogue nodes of a layout: dicts of kind, name and the byte offsets of data / ld /
     batch_stride / value (-1: the node has no such field)."""

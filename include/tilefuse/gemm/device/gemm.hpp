@@ -375,12 +375,7 @@ class Gemm {
     r.hopper_code = hopper_code_here();
     r.skinny_code = kHopperCandidate;  // (other layouts: the planner refuses them with the reason)
     r.family = kHopperCandidate ? args.family : GemmFamily::kSm80;
-    if constexpr (kHopperCandidate) {
-      typename Hopper::Arguments h;
-      h.problem = args.problem;
-      h.epilogue = args.epilogue;
-      r.residual_by_tma = Hopper::residual_by_tma(h);
-    }
+    if constexpr (kHopperCandidate) r.residual_by_tma = Hopper::residual_by_tma(args.problem, args.epilogue);
     d.status = plan_gemm(r, current_device_facts(), &d.plan);
     return d;
   }

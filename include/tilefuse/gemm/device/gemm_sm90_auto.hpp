@@ -81,20 +81,20 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
     DeviceFacts facts = current_device_facts();
     if (facts.sm_count == 0) facts.sm_count = 132;  // initialize() then reports the missing device
     bool const splits = !kFp8 && (args.split_k == 0 || sm90_can_split(args.problem, args.split_k));
-    return plan_gemm_sm90(args.problem, facts, kFp8, std::nullopt, splits ? args.split_k : 1, residual_by_tma(args));
+    return plan_gemm_sm90(args.problem, facts, kFp8, std::nullopt, splits ? args.split_k : 1,
+                          residual_by_tma(args.problem, args.epilogue));
   }
 
   // Whether the tree stages a 16-bit residual and this call's residual is one TMA can read (a 16-byte-aligned
   // base, leading dimension and batch stride): the planner's GemmRequest::residual_by_tma. False where the
   // epilogue's arguments do not bind (initialize() then says why).
-  static bool residual_by_tma(Arguments const& args) {
+  static bool residual_by_tma(GemmCoord const& p, EpilogueArgs const& arguments) {
     if constexpr (kTreeResidual) {
-      GemmCoord const& p = args.problem;
       typename Epilogue::Params epilogue{};
-      if (!args.epilogue.bind({p.m, p.n, p.batch}, &epilogue).ok()) return false;
+      if (!arguments.bind({p.m, p.n, p.batch}, &epilogue).ok()) return false;
       return sm90_aux_unaligned<typename LargeTma::Kernel>(epilogue, p.batch).empty();
     } else {
-      (void)args;
+      (void)p, (void)arguments;
       return false;
     }
   }
