@@ -368,6 +368,10 @@ void bind_launch(nb::module_& m) {
           return tilefuse::gemm::tma_rows_aligned(reinterpret_cast<void const*>(data), ld, batch, batch_stride);
         }, nb::arg("data"), nb::arg("ld"), nb::arg("batch"), nb::arg("batch_stride"),
         "Whether TMA can read a 16-bit matrix so (the Hopper kernel's residual by TMA).");
+  m.def("tma_residual_unaligned", [](std::uintptr_t data, std::int64_t ld, std::int64_t batch, std::int64_t batch_stride) {
+          return tilefuse::gemm::tma_residual_unaligned(reinterpret_cast<void const*>(data), ld, batch, batch_stride);
+        }, nb::arg("data"), nb::arg("ld"), nb::arg("batch"), nb::arg("batch_stride"),
+        "Why TMA cannot read a 16-bit residual so (empty: it can): the conv planner's residual_unaligned fact.");
   m.def("d_storable_by_tma", [](std::uintptr_t data, std::int64_t n, std::int64_t ld, std::int64_t batch,
                                 std::int64_t batch_stride) {
           return tilefuse::gemm::d_storable_by_tma(reinterpret_cast<void const*>(data), n, ld, batch, batch_stride);

@@ -44,7 +44,7 @@ nb::dict plan_conv2d(std::string const& mode, Geometry const& g, std::string con
                      bool residual_by_tma, DeviceTuple const& device, bool operands_aligned, int split_k,
                      bool deterministic, std::optional<std::string> const& family,
                      std::optional<std::string> const& sm90_tile, std::optional<std::string> const& sm90_source,
-                     std::optional<std::string> const& split_reduction) {
+                     std::optional<std::string> const& split_reduction, std::string const& residual_unaligned) {
   using namespace tilefuse::conv;
   ConvPlanInput in;
   auto& p = in.problem;
@@ -57,6 +57,7 @@ nb::dict plan_conv2d(std::string const& mode, Geometry const& g, std::string con
   in.operands_aligned = operands_aligned;
   in.split_k = split_k;
   in.deterministic = deterministic;
+  in.residual_unaligned = residual_unaligned;
   if (family) {
     if (*family != "sm80" && *family != "sm90") throw std::invalid_argument("tilefuse: family must be sm80 or sm90");
     in.overrides.family = *family == "sm80" ? ConvFamily::kSm80 : ConvFamily::kSm90;
@@ -257,6 +258,7 @@ void bind_plan(nb::module_& m) {
   m.def("plan_conv2d", &plan_conv2d, "mode"_a, "geometry"_a, "element"_a, "reads_memory"_a, "residual_by_tma"_a,
         "device"_a, "operands_aligned"_a, "split_k"_a, "deterministic"_a = false, "family"_a = nb::none(),
         "sm90_tile"_a = nb::none(), "sm90_source"_a = nb::none(), "split_reduction"_a = nb::none(),
+        "residual_unaligned"_a = "",
         "conv::plan_conv2d: the kernel family, source, tile and split of a convolution, as conv::Conv2d picks them.");
   m.def("plan_dgrad_phases", &plan_dgrad_phases, "geometry"_a, "element"_a, "bare_tree"_a, "device"_a,
         "operands_aligned"_a, "conv::plan_dgrad_phases: a strided dgrad as stride-1 fprops of dy, one per phase of dx.");

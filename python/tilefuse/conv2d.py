@@ -112,6 +112,19 @@ def output_extent(size, pad, dilation, filter_size, stride):
     return (size + 2 * pad - dilation * (filter_size - 1) - 1) // stride + 1
 
 
+def _residual_unaligned(facts, tree, arguments):
+    """The planner's fact ConvPlanInput::residual_unaligned: why TMA cannot read the tree's residual (the C++
+    text of gemm::tma_residual_unaligned), "" where it can or the tree has none to load by TMA."""
+    if not facts["residual_by_tma"]:
+        return ""
+    from . import _C
+
+    name = next(arg.name for arg in tree.arguments if arg.kind == "aux_load")
+    residual = arguments[name]
+    ld = residual.stride(0) if residual.dim() == 2 else residual.shape[-1]
+    return _C.tma_residual_unaligned(residual.data_ptr(), ld, 1, 0)
+
+
 @dataclass
 class ConvOperation:
     """A compiled convolution kernel for one signature: family (sm80 / sm90), tile, the JIT's cached kernel,
@@ -372,36 +385,18 @@ class Conv2d:
     def _phase_fprop(self, padding):
         return Conv2d("fprop", stride=1, padding=padding)
 
-    def _plan_input(self, a, b, problem, dtype, device, tree, family=None, reach=None):
-        """The C++ planner's plan (a dict; conv::plan_conv2d) for this call. family="sm80" (kernel="sm80", or
-        a Hopper plan the kernel cannot take after all: `reach` says why) is the planner's family override."""
+    def _plan_input(self, a, b, problem, dtype, device, tree, arguments):
+        """The C++ planner's plan (a dict; conv::plan_conv2d) for this call, from the facts of its tensors."""
         from . import _C
 
         sm_count, major, minor = device_properties(device)
-        if self.kernel == "sm80":
-            family = "sm80"
         facts = tree_facts(tree)
-        plan = _C.plan_conv2d(self.mode, problem.planner_geometry(), dtype, facts["reads_memory"],
+        return _C.plan_conv2d(self.mode, problem.planner_geometry(), dtype, facts["reads_memory"],
                               facts["residual_by_tma"], (major, minor, sm_count),
                               a.data_ptr() % 16 == 0 and b.data_ptr() % 16 == 0,
-                              0 if self.split_k == "auto" else self.split_k, family=family)
-        plan["reach"] = reach
-        return plan
-
-    def _residual_unaligned(self, planned, tree, arguments):
-        """Why the planned Hopper kernel cannot load the tree's residual by TMA (conv::Conv2d's verify_hopper),
-        or None: a 16-byte-aligned base and a leading dimension of whole 16 bytes are needed."""
-        from . import _C
-
-        if planned["family"] != "sm90" or not planned["sm90_residual_by_tma"]:
-            return None
-        name = next(arg.name for arg in tree.arguments if arg.kind == "aux_load")
-        residual = arguments[name]
-        ld = residual.stride(0) if residual.dim() == 2 else residual.shape[-1]
-        if _C.tma_rows_aligned(residual.data_ptr(), ld, 1, 0):
-            return None
-        return ("the residual, loaded by TMA, needs a 16-byte-aligned base and a leading dimension (and batch "
-                f"stride) that are multiples of 8 elements (ld = {ld})")
+                              0 if self.split_k == "auto" else self.split_k,
+                              family="sm80" if self.kernel == "sm80" else None,
+                              residual_unaligned=_residual_unaligned(facts, tree, arguments))
 
     def _why(self, plan):
         """describe()'s reasons, all in the planner's words."""
@@ -410,7 +405,7 @@ class Conv2d:
                    + f"tile by the wave model: {plan['why_tile']}; source: {plan['why_source']})")
         else:
             why = ("sm80 kernel asked for (kernel=\"sm80\")" if self.kernel == "sm80" else
-                   f"sm80 kernel: the Hopper kernel is not used ({plan['reach'] or plan['why_not_hopper']})")
+                   f"sm80 kernel: the Hopper kernel is not used ({plan['why_not_hopper']})")
             if not plan["aligned"]:
                 why += f"; element-wise path: {plan['why_narrow']}"
         return why
@@ -433,16 +428,11 @@ class Conv2d:
                 raise TensorArgumentError(f"conv2d {self.mode}: the epilogue reads element coordinates (row(), col()), "
                                           f"which are exact only below 2^24, but its GEMM is {m} x {n}; split the "
                                           "batch, or pass the coordinates as a vector")
-            planned = self._plan_input(a, b, problem, dtype, device, tree)
-            unaligned = self._residual_unaligned(planned, tree, arguments)
-            if unaligned is not None:
-                if self.kernel == "sm90":
-                    raise TensorArgumentError(f"conv2d {self.mode}: kernel=\"sm90\" cannot run this problem: {unaligned}")
-                planned = self._plan_input(a, b, problem, dtype, device, tree, family="sm80", reach=unaligned)
+            planned = self._plan_input(a, b, problem, dtype, device, tree, arguments)
             hopper = planned["family"] == "sm90"
             if self.kernel == "sm90" and not hopper:
                 raise TensorArgumentError(f"conv2d {self.mode}: kernel=\"sm90\" cannot run this problem: "
-                                          f"{planned['reach'] or planned['why_not_hopper']}")
+                                          f"{planned['why_not_hopper']}")
             major, minor = device_properties(device)[1:]
             if hopper:
                 operation = _compiled_sm90(str(tree), self.mode, planned, dtype, graph, tree)

@@ -70,6 +70,35 @@ def test_fprop_runs_the_planned_hopper_kernel(case, fused):
         check(y, ref, same, f"fprop {case} fused={fused}: {plan.describe()}")
 
 
+def test_fused_fprop_with_a_residual_tma_cannot_read_runs_sm80_and_says_why():
+    """The C++ planner takes the residual's alignment as a fact (ConvPlanInput::residual_unaligned): a residual
+    2 bytes off 16 sends the fused fprop to the sm80 kernel, with the reason in describe(); an aligned one stays
+    on the Hopper kernel."""
+    case = FPROP[0]
+    x, w, geo = tensors(case, seed=11)
+    K = case[4]
+    conv = tilefuse.Conv2d("fprop", epilogue=residual_block, **geo)
+    bias = torch.randn(K, device="cuda").to(torch.bfloat16)
+    shape = F.conv2d(x, w, **geo).shape
+    aligned = torch.randn(shape, device="cuda").to(torch.bfloat16).contiguous(memory_format=CL)
+    storage = torch.empty(aligned.numel() + 8, device="cuda", dtype=torch.bfloat16)
+    shifted = storage.as_strided(shape, aligned.stride(), 1)
+    shifted.copy_(aligned)
+    assert shifted.data_ptr() % 16 == 2
+    assert conv.plan(x, w, bias=bias, residual=aligned).family == "sm90"
+    plan = conv.plan(x, w, bias=bias, residual=shifted)
+    assert plan.family == "sm80", plan.describe()
+    assert "16-byte-aligned base" in plan.describe(), plan.describe()
+    with pytest.raises(tilefuse.TensorArgumentError, match="16-byte-aligned base"):
+        tilefuse.Conv2d("fprop", epilogue=residual_block, kernel="sm90", **geo).plan(x, w, bias=bias, residual=shifted)
+    poison()
+    y = conv.run(x, w, bias=bias, residual=shifted)
+    b4 = bias.view(1, K, 1, 1)
+    ref = torch.relu(F.conv2d(x.double(), w.double(), **geo) + b4.double() + aligned.double())
+    same = torch.relu(F.conv2d(x, w, **geo) + b4 + aligned)
+    check(y, ref, same, f"fprop {case}, residual 2 bytes off: {plan.describe()}")
+
+
 @pytest.mark.parametrize("case", DGRAD)
 def test_dgrad_runs_the_hopper_kernel(case):
     x, w, geo = tensors(case, seed=3 * sum(case))

@@ -54,6 +54,21 @@ TEST(Conv2dPlan, OtherDevicesAndUnalignedProblemsRunTheSm80Kernel) {
   EXPECT_EQ(plan_conv2d(misaligned).why_narrow, "dy or x is not 16-byte aligned");
 }
 
+// A residual TMA cannot read is a fact the caller passes (conv::Conv2d from the bound tree, Python from the
+// tensor): a plan that would load it by TMA runs the sm80 kernel and says why; a tree without one is unaffected.
+TEST(Conv2dPlan, UnalignedResidualSendsATmaResidualPlanToSm80) {
+  ConvPlanInput in = input(ConvMode::kFprop, 64, 14, 256, 256, 3);
+  in.tree = {true, true};
+  ASSERT_EQ(plan_conv2d(in).family, ConvFamily::kSm90);
+  in.residual_unaligned = "the residual, loaded by TMA, needs a 16-byte-aligned base (test)";
+  ConvPlan const off = plan_conv2d(in);
+  EXPECT_EQ(off.family, ConvFamily::kSm80);
+  EXPECT_EQ(off.why_not_hopper, in.residual_unaligned);
+  EXPECT_EQ(off.split_k, off.sm80_split_k);
+  in.tree = {true, false};  // no residual loaded by TMA: the fact does not apply
+  EXPECT_EQ(plan_conv2d(in).family, ConvFamily::kSm90);
+}
+
 TEST(Conv2dPlan, DgradWithStrideTwoHasNoHopperSource) {
   ConvPlanInput in = input(ConvMode::kDgrad, 8, 28, 64, 64, 3);
   in.problem.stride_h = in.problem.stride_w = 2;

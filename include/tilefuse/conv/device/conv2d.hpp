@@ -314,7 +314,13 @@ class Conv2d {
     if (args.split_k < 0) {
       return invalid_argument(op_name(), ": split_k = ", args.split_k, " must be at least 0 (0: choose, 1: no split)");
     }
-    static_cast<ConvPlan&>(*plan) = plan_conv2d(plan_input(args));
+    Status const bound = reads_output_coordinates<EpilogueArgs>(kMode)
+                             ? with_output_extents(args.epilogue, args.problem).bind({g.m, g.n, 1}, &plan->epilogue)
+                             : args.epilogue.bind({g.m, g.n, 1}, &plan->epilogue);
+    if (!bound.ok()) return {bound.code(), std::string(op_name()) + " epilogue: " + bound.message()};
+    ConvPlanInput in = plan_input(args);
+    in.residual_unaligned = residual_unaligned(plan->epilogue);
+    static_cast<ConvPlan&>(*plan) = plan_conv2d(in);
     index_t const tiles = ((g.m + NarrowConfig::kTileM - 1) / NarrowConfig::kTileM) *
                           ((g.n + NarrowConfig::kTileN - 1) / NarrowConfig::kTileN);
     if (tiles > kIntMax || plan->split_k > 65535) {
@@ -332,10 +338,6 @@ class Conv2d {
       return invalid_argument(op_name(), ": input_transform is set but this Conv2d has no InputTransform; ",
                               "instantiate Conv2d<..., ScaleShiftActivation<Act>> for mainloop fusion");
     }
-    Status const bound = reads_output_coordinates<EpilogueArgs>(kMode)
-                             ? with_output_extents(args.epilogue, args.problem).bind({g.m, g.n, 1}, &plan->epilogue)
-                             : args.epilogue.bind({g.m, g.n, 1}, &plan->epilogue);
-    if (!bound.ok()) return {bound.code(), std::string(op_name()) + " epilogue: " + bound.message()};
     if constexpr (kHopperCapable) {
       if (plan->hopper()) verify_hopper(plan);
     } else if (plan->hopper()) {
@@ -355,19 +357,24 @@ class Conv2d {
   // ---- the Hopper kernel ----
 
   // What the planner cannot know: whether this binary holds the chosen kernel's sm_90a code (and its
-  // shared memory fits), and whether a residual read by TMA is aligned for it. Falls back to the sm80
-  // kernel with the reason otherwise.
+  // shared memory fits). Falls back to the sm80 kernel with the reason otherwise.
   static void verify_hopper(Plan* plan) {
     Status const ready = Hopper::dispatch_sm90(
         plan->sm90_tile, plan->im2col, plan->half_k,
         [&]<class Cfg, bool kIm2col>() { return Hopper::template sm90_ready<Cfg, kIm2col>(); });
-    if (!ready.ok()) return fall_back_to_sm80(plan, ready.message());
-    // A residual loaded by TMA needs a 16-byte-aligned base and a leading dimension of whole 16 bytes.
-    std::string residual = Hopper::dispatch_sm90(
-        plan->sm90_tile, plan->im2col, plan->half_k, [&]<class Cfg, bool kIm2col>() {
-          return gemm::sm90_aux_unaligned<Sm90Kernel<Cfg, kIm2col>>(plan->epilogue, 1);
-        });
-    if (!residual.empty()) fall_back_to_sm80(plan, std::move(residual));
+    if (!ready.ok()) fall_back_to_sm80(plan, ready.message());
+  }
+
+  // The planner's fact ConvPlanInput::residual_unaligned of a bound tree: why TMA cannot read its residual
+  // (every config that loads it by TMA stages the same AuxLoad), empty where it can or the tree has none.
+  static std::string residual_unaligned(typename Epilogue::Params const& epilogue) {
+    if constexpr (Hopper::kResidualByTma) {
+      using Large = typename Hopper::template ConfigFor<sm90::Sm90ConvIm2colLargeConfig>;
+      return gemm::sm90_aux_unaligned<Sm90Kernel<Large, true>>(epilogue, 1);
+    } else {
+      (void)epilogue;
+      return {};
+    }
   }
 
   // The Hopper kernel of a tile and a source (its dispatch and readiness: Hopper, conv2d_sm90_kernels.hpp).

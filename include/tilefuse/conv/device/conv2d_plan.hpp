@@ -2,8 +2,9 @@
 // gets, as a plain function of values (the problem, the element type, facts about the epilogue tree
 // and the device, explicit overrides). conv::Conv2d calls it, and so does the Python package (through
 // tilefuse._C), so both make every choice in this one place; describe() texts come from the plan.
-// What the planner cannot know (whether a binary holds a kernel's code, whether a residual's pointer
-// suits TMA) the caller checks after it, falling back to the sm80 kernel with the reason.
+// Facts about the call's tensors are inputs (whether the operands and the residual suit TMA); what the
+// planner cannot know (whether a binary holds a kernel's code) conv::Conv2d checks after it, falling back
+// to the sm80 kernel with the reason.
 // Host code, no CUDA runtime calls.
 //
 // The routing (conv::Conv2d's two kernels):
@@ -384,6 +385,59 @@ inline bool plan_sm90(ConvPlanInput const& in, ConvPlan* plan) {
 
 }  // namespace plan_detail
 
+// The Hopper wgrad's split-K as it runs: K (the pixels) in pieces of k_per_split (whole 64-pixel k-tiles),
+// `splits` of them (at most plan.split_k: no split past the last pixel), summed in the kernel or by a pass.
+enum class ConvSm90Split { kNone, kInKernel, kPass };
+struct ConvSm90Splits {
+  index_t k_per_split = 0;
+  index_t splits = 1;
+  ConvSm90Split reduction = ConvSm90Split::kNone;
+};
+
+inline ConvSm90Splits conv_sm90_splits(GemmCoord const& g, ConvPlan const& plan) {
+  ConvSm90Splits s;
+  index_t const k_tiles = (g.k + 63) / 64;
+  s.k_per_split = ((k_tiles + plan.split_k - 1) / plan.split_k) * 64;
+  s.splits = (g.k + s.k_per_split - 1) / s.k_per_split;
+  if (s.splits > 1) s.reduction = plan.split_in_kernel ? ConvSm90Split::kInKernel : ConvSm90Split::kPass;
+  return s;
+}
+
+// Whether a tile runs the cooperative schedule (else ping-pong); Conv2d checks it against each config.
+inline constexpr bool conv_sm90_cooperative(ConvSm90Tile tile, bool im2col) {
+  switch (tile) {
+    case ConvSm90Tile::kPingPongNarrow:
+    case ConvSm90Tile::kPingPongMedium: return !im2col;  // the gather source runs them cooperatively
+    case ConvSm90Tile::kShort:
+    case ConvSm90Tile::kShortWide:
+    case ConvSm90Tile::kShortLarge: return false;
+    default: return true;
+  }
+}
+
+// Whether a tree whose one 16-bit residual the kernel can load by TMA (TreeFacts::residual_by_tma) gets it
+// so on this config (Sm90ConvTmaAux): the cooperative tiles, and fprop's 64-row tile, whose sub-tiles the
+// owning warpgroup reads. The 128-row ping-pong tiles load it as configured.
+inline constexpr bool conv_sm90_residual_config(ConvMode mode, bool cooperative, int tile_m) {
+  return cooperative || (mode == ConvMode::kFprop && tile_m == 64);
+}
+
+// Whether the planned kernel loads the tree's residual by TMA (then it must be aligned for TMA).
+inline bool conv_sm90_loads_residual_by_tma(ConvMode mode, ConvPlan const& plan, TreeFacts const& tree, ConvSm90Split split) {
+  return split == ConvSm90Split::kNone && tree.residual_by_tma &&
+         conv_sm90_residual_config(mode, conv_sm90_cooperative(plan.sm90_tile, plan.im2col), tile_shape_of(plan.sm90_tile)[0]);
+}
+
+// Where the Hopper kernel cannot run a plan (its residual is not aligned for TMA; in conv::Conv2d also a binary
+// without its code): the sm80 kernel, with the reason.
+inline void fall_back_to_sm80(ConvPlan* plan, std::string why) {
+  plan->family = ConvFamily::kSm80;
+  plan->why_not_hopper = std::move(why);
+  plan->split_k = plan->sm80_split_k;
+  plan->split_in_kernel = false;
+}
+
+
 // The plan of a valid problem (conv::check(problem) passed; groups == 1).
 inline ConvPlan plan_conv2d(ConvPlanInput const& in) {
   Conv2dProblem const& p = in.problem;
@@ -410,6 +464,10 @@ inline ConvPlan plan_conv2d(ConvPlanInput const& in) {
   plan.sm80_split_k = plan.split_k;
   if (plan_detail::plan_sm90(in, &plan)) {
     plan.family = ConvFamily::kSm90;
+    if (!in.residual_unaligned.empty() &&
+        conv_sm90_loads_residual_by_tma(p.mode, plan, in.tree, conv_sm90_splits(g, plan).reduction)) {
+      fall_back_to_sm80(&plan, in.residual_unaligned);
+    }
   } else {
     plan.split_k = plan.sm80_split_k;
   }
@@ -426,13 +484,5 @@ inline index_t channels_to_pad(Conv2dProblem const& p, ConvElement element) {
   return chunk - p.C % chunk;
 }
 
-// Where the Hopper kernel cannot run a plan it was given (the binary lacks its code, a residual is not
-// aligned for TMA): the sm80 kernel, with the reason.
-inline void fall_back_to_sm80(ConvPlan* plan, std::string why) {
-  plan->family = ConvFamily::kSm80;
-  plan->why_not_hopper = std::move(why);
-  plan->split_k = plan->sm80_split_k;
-  plan->split_in_kernel = false;
-}
 
 }  // namespace tilefuse::conv

@@ -58,6 +58,9 @@ struct ConvPlanInput {
   bool operands_aligned = true;   // both operands' base pointers are 16-byte aligned
   int split_k = 1;                // requested: 0 lets the planner choose, > 1 fixes it
   bool deterministic = false;     // the Hopper wgrad's splits summed in a fixed order
+  // Why TMA cannot read the tree's residual (gemm::tma_residual_unaligned of its pointer and strides; empty:
+  // it can, or there is none). A Hopper plan that would load it by TMA falls back to the sm80 kernel.
+  std::string residual_unaligned;
   ConvOverrides overrides;
 };
 

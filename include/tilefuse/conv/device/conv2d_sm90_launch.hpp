@@ -16,53 +16,10 @@
 
 namespace tilefuse::conv {
 
-// The Hopper wgrad's split-K as it runs: K (the pixels) in pieces of k_per_split (whole 64-pixel k-tiles),
-// `splits` of them (at most plan.split_k: no split past the last pixel), summed in the kernel or by a pass.
-enum class ConvSm90Split { kNone, kInKernel, kPass };
-struct ConvSm90Splits {
-  index_t k_per_split = 0;
-  index_t splits = 1;
-  ConvSm90Split reduction = ConvSm90Split::kNone;
-};
-
-inline ConvSm90Splits conv_sm90_splits(GemmCoord const& g, ConvPlan const& plan) {
-  ConvSm90Splits s;
-  index_t const k_tiles = (g.k + 63) / 64;
-  s.k_per_split = ((k_tiles + plan.split_k - 1) / plan.split_k) * 64;
-  s.splits = (g.k + s.k_per_split - 1) / s.k_per_split;
-  if (s.splits > 1) s.reduction = plan.split_in_kernel ? ConvSm90Split::kInKernel : ConvSm90Split::kPass;
-  return s;
-}
-
 // The workspace of the in-kernel split-K, the GEMM's split layout (gemm_plan.hpp): the m x n fp32 sums, then a
 // ticket per 16-row slice of every tile of 128 x 64 (enough for every Hopper wgrad tile). Zeroed before each launch.
 inline std::size_t conv_sm90_split_tickets_offset(GemmCoord const& g) { return gemm::sm90_split_tickets_offset(g); }
 inline std::size_t conv_sm90_split_sums_bytes(GemmCoord const& g) { return gemm::sm90_split_workspace_bytes(g, 128, 64); }
-
-// Whether a tile runs the cooperative schedule (else ping-pong); Conv2d checks it against each config.
-inline constexpr bool conv_sm90_cooperative(ConvSm90Tile tile, bool im2col) {
-  switch (tile) {
-    case ConvSm90Tile::kPingPongNarrow:
-    case ConvSm90Tile::kPingPongMedium: return !im2col;  // the gather source runs them cooperatively
-    case ConvSm90Tile::kShort:
-    case ConvSm90Tile::kShortWide:
-    case ConvSm90Tile::kShortLarge: return false;
-    default: return true;
-  }
-}
-
-// Whether a tree whose one 16-bit residual the kernel can load by TMA (TreeFacts::residual_by_tma) gets it
-// so on this config (Sm90ConvTmaAux): the cooperative tiles, and fprop's 64-row tile, whose sub-tiles the
-// owning warpgroup reads. The 128-row ping-pong tiles load it as configured.
-inline constexpr bool conv_sm90_residual_config(ConvMode mode, bool cooperative, int tile_m) {
-  return cooperative || (mode == ConvMode::kFprop && tile_m == 64);
-}
-
-// Whether the planned kernel loads the tree's residual by TMA (then it must be aligned for TMA).
-inline bool conv_sm90_loads_residual_by_tma(ConvMode mode, ConvPlan const& plan, TreeFacts const& tree, ConvSm90Split split) {
-  return split == ConvSm90Split::kNone && tree.residual_by_tma &&
-         conv_sm90_residual_config(mode, conv_sm90_cooperative(plan.sm90_tile, plan.im2col), tile_shape_of(plan.sm90_tile)[0]);
-}
 
 // The C++ spelling of an element type (tilefuse/core/numeric_types.h).
 inline char const* cpp_name_of(ConvElement e) {

@@ -79,6 +79,14 @@ inline bool tma_rows_aligned(void const* data, index_t ld, index_t batch, index_
   return reinterpret_cast<std::uintptr_t>(data) % 16 == 0 && ld % 8 == 0 && (one_matrix || batch_stride % 8 == 0);
 }
 
+// Why TMA cannot read a 16-bit residual at data with leading dimension ld (empty: it can). The one text of
+// this fact: conv::Conv2d, gemm::Gemm and the Python package (tilefuse._C) all ask it here.
+inline std::string tma_residual_unaligned(void const* data, index_t ld, index_t batch, index_t batch_stride) {
+  if (tma_rows_aligned(data, ld, batch, batch_stride)) return {};
+  return status_message("the residual, loaded by TMA, needs a 16-byte-aligned base and a leading dimension (and "
+                        "batch stride) that are multiples of 8 elements (ld = ", ld, ")");
+}
+
 // Kernels whose config asks for the TMA residual (Kernel::kTmaAux): the tensor map of the epilogue's staged
 // residual, an m x n row-major 16-bit matrix (per batch) read in boxes of 64 columns x TileM rows, into
 // params->tma_aux. Other kernels: nothing to do. `who` names the operation in messages.
@@ -88,10 +96,7 @@ template <class Kernel, class EpilogueParams>
 std::string sm90_aux_unaligned(EpilogueParams const& epilogue, index_t batch) {
   if constexpr (Kernel::kTmaAux) {
     auto const* aux = Kernel::staged_aux(epilogue);
-    if (!tma_rows_aligned(aux->data, aux->ld, batch, aux->batch_stride)) {
-      return status_message("the residual, loaded by TMA, needs a 16-byte-aligned base and a leading dimension (and "
-                            "batch stride) that are multiples of 8 elements (ld = ", aux->ld, ")");
-    }
+    return tma_residual_unaligned(aux->data, aux->ld, batch, aux->batch_stride);
   } else {
     (void)epilogue, (void)batch;
   }
