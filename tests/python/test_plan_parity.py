@@ -106,3 +106,65 @@ def test_python_gemm_plans_equal_the_cpp_plans():
         assert {key: whole[key] for key in case["whole"]} == case["whole"], case
         scaled = _C.plan_scaled_gemm(m, n, k, batch, device, case["scaling"], case["fast_accum"])
         assert (scaled["config"], scaled["tile"]) == (case["scaled"]["config"], case["scaled"]["tile"]), case
+
+
+def _meta(shape, dtype, offset_bytes=0):
+    """A meta tensor (shape, strides and the base's alignment only) of a row-major layout, offset_bytes off 16."""
+    import torch
+
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.insert(0, step)
+        step *= size
+    element = torch.empty((), dtype=dtype).element_size()
+    base = torch.empty(step + 8, dtype=dtype, device="meta")
+    return base.as_strided(tuple(shape), tuple(strides), offset_bytes // element)
+
+
+def test_conv2d_objects_plan_as_cpp_conv2d(monkeypatch):
+    """The same problems planned by tilefuse.Conv2d itself (Conv2d._plan on meta tensors: the tree traced from
+    the Python epilogue, the alignment read from the tensors, split_k and kernel as a user passes them, the
+    device facts of the case), wherever a Conv2d can express the C++ call (16-bit operands, no override but
+    the sm80 family, non-deterministic sums): its plan equals C++ conv::Conv2d's field by field."""
+    torch = pytest.importorskip("torch")
+    import tilefuse
+    from tilefuse import conv2d as conv_module
+
+    dtypes = {"bfloat16": torch.bfloat16, "float16": torch.float16}
+    device = {}
+    monkeypatch.setattr(conv_module, "device_properties", lambda _: (device["sms"], device["major"], device["minor"]))
+    monkeypatch.setattr(conv_module, "_compiled", lambda *args: None)
+    monkeypatch.setattr(conv_module, "_compiled_sm90", lambda *args: None)
+    compared, mismatches = 0, []
+    for case in (c for c in _cases() if c["kind"] == "conv"):
+        if (case["element"] not in dtypes or case["deterministic"]
+                or set(case["overrides"]) - {"family"}):
+            continue
+        n, h, w, c, k, r, s, ph, pw, sh, sw, dh, dw = case["geometry"]
+        mode, dtype = case["mode"], dtypes[case["element"]]
+        function, out = _epilogues()[case["tree"]]
+        device["major"], device["minor"], device["sms"] = case["device"]
+        op = tilefuse.Conv2d(mode, stride=(sh, sw), padding=(ph, pw), dilation=(dh, dw),
+                             kernel_size=(r, s) if mode == "wgrad" else None, epilogue=function,
+                             out_dtype=torch.float32 if out else None,
+                             kernel="sm80" if case["overrides"] else "auto",
+                             split_k="auto" if case["split_k"] == 0 else case["split_k"])
+        p_out = (h + 2 * ph - dh * (r - 1) - 1) // sh + 1
+        q_out = (w + 2 * pw - dw * (s - 1) - 1) // sw + 1
+        misaligned = 0 if case["aligned"] else 2  # plan_parity_dump puts operand A 2 bytes off
+        x, weight, dy = (n, c, h, w), (k, c, r, s), (n, k, p_out, q_out)
+        a_shape, b_shape = {"fprop": (x, weight), "dgrad": (dy, weight), "wgrad": (dy, x)}[mode]
+        a, b = _meta(a_shape, dtype, misaligned), _meta(b_shape, dtype)
+        problem = op._problem(tuple(a.shape), tuple(b.shape), x if mode == "dgrad" else None)
+        m, cols, _ = problem.gemm(mode)
+        arguments = {"bias": _meta((cols,), dtype), "residual": _meta((m, cols), dtype),
+                     "scale": _meta((m, 1), torch.float32), "alpha": 1.0}
+        names = function.__code__.co_varnames[1:function.__code__.co_argcount]
+        plan = op._plan(a, b, problem, case["element"], 0, {name: arguments[name] for name in names})
+        compared += 1
+        for key, expected in case["plan"].items():
+            if plan.planner[key] != expected:
+                mismatches.append(f"{case['tree']} {mode} {case['geometry']} {case['device']}: {key} "
+                                  f"{plan.planner[key]!r} != C++ {expected!r}")
+    assert compared >= 200, f"only {compared} cases a Conv2d can express"
+    assert not mismatches, f"{len(mismatches)} differences, first: " + "\n".join(mismatches[:5])
