@@ -74,13 +74,6 @@ double time_config(index_t m, index_t n, index_t k) {
   return median_ms;
 }
 
-// The default tile with parts of the kernel left out (kernel/sm80_gemm.h MeasureOnly; wrong results,
-// timing only): what the copies, the barrier and the epilogue each cost.
-template <bool kSkipCopies, bool kSkipBarrier, bool kSkipEpilogue>
-struct Without : gemm::Sm80LargeConfig {
-  static constexpr gemm::sm80::MeasureOnly kMeasureOnly{kSkipCopies, kSkipBarrier, kSkipEpilogue};
-};
-
 // A tile loading by cp.async on Hopper too (gemm::Gemm otherwise loads these operands by TMA there).
 template <int M, int N, int K, int WM, int WN, int S>
 struct CpAsync : gemm::Sm80TileConfig<M, N, K, WM, WN, S> {
@@ -109,8 +102,6 @@ int main() {
       {"  fused batch 8", time_config<EpilogueSchedule<8>, Fused>},
       {"  bias + GELU only", time_config<Default, BiasGelu>},
       {"  residual only", time_config<Default, Residual>},
-      {"  without epilogue", time_config<Without<false, false, true>>},
-      {"  without copies", time_config<Without<true, false, false>>},
       {"128x128x64 s3, 2 per SM (TMA)", time_config<gemm::Sm80TileConfig<128, 128, 64, 2, 2, 3, 2>>},
       {"  fused", time_config<gemm::Sm80TileConfig<128, 128, 64, 2, 2, 3, 2>, Fused>},
       {"128x256x64 s3 cp.async", time_config<CpAsync<128, 256, 64, 2, 4, 3>>},

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Same-run comparisons on the device machine, one script with modes (each prints a table and writes its JSON
 # under $OUT). The library has no build switches (its choices are Config members): to A/B a code change,
-# build the older commit in a git worktree and compare the two builds' binaries with `variants` or `pairs`.
+# build the older commit in a git worktree and compare the two trees with scripts/gpu/refactor_check.sh (build,
+# then run: every preset old new new old); `variants` and `pairs` compare nvcc flags on one tree.
 #
 #   scripts/gpu/ab.sh variants 'A=' 'B=<CUDA flags>' ... -- '<bench args>' ...   build variants, order A B .. B A
 #   scripts/gpu/ab.sh pairs '<CUDA flags for off>' '<binary> <args>' ...          against run_all.sh's build: off on on off
@@ -16,7 +17,7 @@
 # order A B C ... C B A and prints, per row, each variant's mean of its two medians and its ratio to
 # the first variant's. Each invocation's runs are merged into $OUT/variants-<i>.json.
 # Usage (device machine):
-#   scripts/gpu/ab.sh variants 'A=' 'B=-DTILEFUSE_X=1' ... -- '<bench args>' ['<bench args>' ...]
+#   scripts/gpu/ab.sh variants 'A=' 'B=-Xptxas -O1' ... -- '<bench args>' ['<bench args>' ...]
 # The first variant is the baseline (usually no flags). Build directories: build-var-<name>. A variant
 # written 'B=@VAR=value ...' is no build of its own: the first variant's binary run with those
 # environment assignments (a runtime switch).

@@ -239,6 +239,16 @@ def test_problem_checks_name_the_inconsistent_sizes():
         dgrad._problem((2, 24, 5, 5), (24, 16, 3, 3), (2, 16, 10.0, 10))
     with pytest.raises(TensorArgumentError, match="gives 4 x 4"):
         dgrad._problem((2, 24, 5, 5), (24, 16, 3, 3), (2, 16, 7, 7))
+    # run(dy, w, input_size=...) with the size dgrad infers anyway is the call without it (the C++ warm path)
+    class Shaped:
+        def __init__(self, *shape):
+            self.shape = shape
+
+    for geo, dy in (((2, 1, 1), (2, 24, 5, 5)), ((1, 0, 1), (3, 24, 7, 6)), ((2, 3, 2), (1, 24, 4, 9))):
+        conv = tilefuse.Conv2d("dgrad", stride=geo[0], padding=geo[1], dilation=geo[2])
+        problem = conv._problem(dy, (24, 16, 3, 3), None)
+        assert conv._implied_input_size(Shaped(*dy), Shaped(24, 16, 3, 3)) == (dy[0], 16, problem.H, problem.W)
+    assert tilefuse.Conv2d("fprop")._implied_input_size(Shaped(1, 8, 4, 4), Shaped(8, 8, 1, 1)) is None
     wgrad = tilefuse.Conv2d("wgrad", padding=1, kernel_size=3)
     assert wgrad._problem((2, 24, 9, 9), (2, 16, 9, 9), None).gemm("wgrad") == (24, 144, 162)
     with pytest.raises(TensorArgumentError, match="kernel_size"):

@@ -1,38 +1,28 @@
-// Gemm: the device-level operation of the sm_80 path (mma.sync; runs on sm_80, sm_89 and sm_90).
-//   D[l] = epilogue(A[l] * B[l]) for l < batch, A: m x k, B: k x n, in any of the four layouts.
-// Inputs: bf16 or fp16 (mma.m16n8k16), or the tf32 path (mma.m16n8k8.tf32): float (rounded to tf32,
-// to nearest with ties away from zero, in the fragment registers) or tfloat32_t (already tf32: no
-// conversion, the faster of the two). The accumulation is fp32 in every case.
-// can_implement() checks every argument and explains a refusal; run() picks the 16-byte cp.async path
-// when pointers and leading dimensions allow it and the element-wise path otherwise (any shape runs),
-// optionally splits K over several blocks (parallel split-K through an fp32 workspace; split_k = 0
-// lets it choose), and launches through the host adapter. Host code: include from .cu files compiled by nvcc.
-//
+// Gemm: the device-level GEMM, D[l] = epilogue(A[l] * B[l]) for l < batch, A: m x k, B: k x n, in any of the
+// four layouts; bf16 / fp16 (mma.m16n8k16) or tf32 (mma.m16n8k8.tf32: float rounded in the fragments, or
+// tfloat32_t as given), fp32 accumulation. can_implement() checks every argument and explains a refusal.
 // Kernel selection (Config):
 //   GemmAutoConfig (the default)  the planner's choice (gemm_plan.hpp: plan_gemm): on an sm_90 device with
 //                                 bf16/fp16 operands the Hopper kernel (GemmSm90, Sm90AutoConfig), the
 //                                 operands first packed into the workspace where TMA cannot read them and
-//                                 K split in the kernel where the planner splits; else the sm_80 kernel
-//                                 with Sm80DefaultConfig. describe() says which and why.
-//   an Sm80TileConfig             always the sm_80 kernel with that config.
-// Hopper plans (validation, tensor-map encodes) are cached: the last 16 argument sets per Gemm type, keyed
-// by their bytes and the workspace (gemm_plan_cache.hpp); a repeated run() does no driver work, and a
-// refusal is cached too.
+//                                 K split in the kernel where the planner splits, or the skinny kernel;
+//                                 else the sm_80 kernel with Sm80DefaultConfig. describe() says which and why.
+//   an Sm80TileConfig             always the sm_80 kernel (mma.sync; sm_80, sm_89, sm_90) with that config: the
+//                                 16-byte cp.async path where pointers and leading dimensions allow, else the
+//                                 element-wise one (any shape runs); split_k > 1 (0: chosen) through an fp32
+//                                 workspace.
+// Hopper plans are cached: the last 16 argument sets per Gemm type, keyed by their bytes and the workspace
+// (gemm_plan_cache.hpp); a repeated run() does no driver work. Host code: include from .cu files (nvcc).
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <array>
-#include <atomic>
 #include <cstdint>
-#include <cstring>
 #include <limits>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <type_traits>
-#include <utility>
 
 #include <tilefuse/core/status.hpp>
 #include <tilefuse/epilogue/arguments.hpp>
@@ -463,19 +453,7 @@ class Gemm {
   // Whether the current device is an sm_90 and this binary holds sm_90 code of the TMA kernel (whose
   // shared memory fits); asked once per device (make_plan runs on every run(), describe() and can_implement()).
   static bool tma_kernel_runs_here() {
-    return per_device_fact([](int device) { return tma_kernel_runs_on(device); });
-  }
-  static bool tma_kernel_runs_on(int device) {
-    int major = 0, smem_optin = 0;
-    cudaFuncAttributes attributes{};
-    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess ||
-        cudaFuncGetAttributes(&attributes, reinterpret_cast<void const*>(&sm80::sm80_gemm_kernel<TmaKernel>)) !=
-            cudaSuccess) {
-      (void)cudaGetLastError();
-      return false;
-    }
-    return major == 9 && attributes.binaryVersion == 90 && TmaKernel::kSmemBytes <= smem_optin;
+    return per_device_fact([](int device) { return detail::sm80_tma_kernel_runs_on<TmaKernel>(device); });
   }
 
   static Status check_shared_memory() {

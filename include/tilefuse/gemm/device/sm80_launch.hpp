@@ -109,4 +109,19 @@ inline std::size_t split_k_workspace_bytes(GemmCoord const& p, int split_k) {
   return static_cast<std::size_t>(split_k) * p.batch * p.m * p.n * sizeof(float);
 }
 
+// Whether `device` is an sm_90 and this binary holds sm_90 code of the sm80 kernel's TMA variant K, whose
+// shared memory fits there.
+template <class K>
+bool sm80_tma_kernel_runs_on(int device) {
+  int major = 0, smem_optin = 0;
+  cudaFuncAttributes attributes{};
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess ||
+      cudaFuncGetAttributes(&attributes, reinterpret_cast<void const*>(&sm80::sm80_gemm_kernel<K>)) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return major == 9 && attributes.binaryVersion == 90 && K::kSmemBytes <= smem_optin;
+}
+
 }  // namespace tilefuse::gemm::detail

@@ -26,23 +26,6 @@
 
 namespace tilefuse::gemm::sm80 {
 
-// Parts of the kernel a measurement may leave out, to see what each costs (bench/gemm/tune_sm80.cu): a
-// Config with `static constexpr MeasureOnly kMeasureOnly{...}` runs without them and computes WRONG
-// results. Absent (every real Config): nothing is left out.
-struct MeasureOnly {
-  bool skip_copies = false;    // no global -> shared copies (the mainloop reads stale shared memory)
-  bool skip_barrier = false;   // no block barrier per k-tile (races)
-  bool skip_epilogue = false;  // no staging and no visit: D is never written
-};
-template <class Config>
-TILEFUSE_HOST_DEVICE constexpr MeasureOnly measure_only() {
-  if constexpr (requires { Config::kMeasureOnly; }) {
-    return Config::kMeasureOnly;
-  } else {
-    return {};
-  }
-}
-
 // kEpilogueLoadBatch, which a Config may carry (bench/gemm/tune_sm80.cu measures it; absent: 4): vectors whose
 // tree loads are issued together (visit_epilogue). NOTES: batches of 8 or 16 ran slower than 4, and prefetching
 // the residual to L2 before or after the staging ran equal or 1.6-1.9% slower than not (that option was
@@ -88,7 +71,6 @@ struct TiledKernel {
   using OperandB = OperandTile<Element, typename Operands::LayoutB, false, kTileN, kTileK, kThreads>;
   using Loader = typename Operands::template Loader<OperandA, OperandB>;
   static_assert(2 * OperandA::kChunkElements == kStepK, "a k-step is two 16-byte chunks of k");
-  static constexpr MeasureOnly kMeasure = measure_only<Config>();
   static constexpr int kStageElements = OperandA::Tile::kElements + OperandB::Tile::kElements;
   // The accumulator tile is staged as floats, rows padded so that its writes and reads are free of
   // bank conflicts (sm80_epilogue_staging.h).
@@ -163,16 +145,6 @@ struct TiledKernel {
 
     Accumulators acc;
     mainloop(p, smem, batch, m0, n0, k_begin, k_end, acc);
-    if constexpr (kMeasure.skip_epilogue) {
-      // Every accumulator feeds one never-taken store, so that ptxas keeps all the mmas.
-      float total = 0.0f;
-#pragma unroll
-      for (int i = 0; i < kMmaM; ++i)
-#pragma unroll
-        for (int j = 0; j < kMmaN; ++j) total += acc[i][j][0] + acc[i][j][1] + acc[i][j][2] + acc[i][j][3];
-      if (total == 1234.5f) p.partials[0] = total;
-      return;
-    }
     auto* staging = reinterpret_cast<float*>(smem);
     stage_accumulators(acc, staging);
     __syncthreads();
@@ -311,11 +283,11 @@ struct TiledKernel {
     auto load_stage = [&](int k_tile) {
       int const s = k_tile % kStages;
       if constexpr (kLoadsByTma) {
-        if (thread == 0 && k_tile < k_tiles && !kMeasure.skip_copies) {
+        if (thread == 0 && k_tile < k_tiles) {
           loader.load(p.operands, stage_a(s), stage_b(s), &full[s], k_begin + index_t{k_tile} * kTileK);
         }
       } else {
-        if (k_tile < k_tiles && !kMeasure.skip_copies) {
+        if (k_tile < k_tiles) {
           loader.load(p.operands, stage_a(s), stage_b(s), k_begin + index_t{k_tile} * kTileK, k_end);
         }
         // NOTES: commit even when nothing was issued, so that wait<kStages - 2> below always refers to
@@ -327,9 +299,7 @@ struct TiledKernel {
     // to every warp): its TMA stage barrier's phase, or the cp.async group kStages - 2 behind the newest.
     auto wait_stage = [&](int k_tile) {
       if constexpr (kLoadsByTma) {
-        if (!kMeasure.skip_copies) {
-          arch::mbarrier_wait(&full[k_tile % kStages], static_cast<cuda::std::uint32_t>((k_tile / kStages) & 1));
-        }
+        arch::mbarrier_wait(&full[k_tile % kStages], static_cast<cuda::std::uint32_t>((k_tile / kStages) & 1));
       } else {
         arch::cp_async_wait<kStages - 2>();
       }
@@ -371,7 +341,7 @@ struct TiledKernel {
           if (k_tile + 1 < k_tiles) {
             loader.prepare_stage(p.operands, stage_a(next), stage_b(next), k_begin + index_t{k_tile + 1} * kTileK);
           }
-          if constexpr (!kMeasure.skip_barrier) __syncthreads();
+          __syncthreads();
           if (k_tile + 1 < k_tiles) {
             load_fragments(frag[buffer ^ 1], lanes, stage_a(next), stage_b(next), warp_m0, warp_n0, 0);
           }
