@@ -181,10 +181,14 @@ int main(int argc, char** argv) {
     ++written;
   }
   // The Hopper GEMM's and the scaled GEMM's configs.
-  for (int i = 0; i < 200; ++i) {
+  for (int i = 0; i < 400; ++i) {
     bool const few_rows = rng() % 4 == 0;  // the skinny kernel's m, or just past it
-    GemmCoord const g{1 + static_cast<index_t>(rng() % (few_rows ? 10 : 9000)), 1 + static_cast<index_t>(rng() % 9000),
-                      1 + static_cast<index_t>(rng() % 9000), rng() % 4 == 0 ? 3 : 1};
+    GemmCoord g{1 + static_cast<index_t>(rng() % (few_rows ? 10 : 9000)), 1 + static_cast<index_t>(rng() % 9000),
+                1 + static_cast<index_t>(rng() % 9000), rng() % 4 == 0 ? 3 : 1};
+    if (rng() % 2 == 0) {  // n and k whole 16-byte rows, as most real GEMMs (and the tensors Python builds) have
+      g.n = (g.n + 7) / 8 * 8;
+      g.k = (g.k + 7) / 8 * 8;
+    }
     DeviceFacts const device = pick(devices);
     auto const scaling = static_cast<gemm::Fp8Scaling>(rng() % 3);
     bool const fast = rng() % 2 == 0;
@@ -221,6 +225,6 @@ int main(int argc, char** argv) {
            s(whole.family == gemm::GemmFamily::kSm90 ? whole.sm90.split_k : whole.split_k) + "}}");
   }
   w.out << "\n]\n";
-  std::printf("plan_parity_dump: %d conv and 200 gemm plans in %s\n", cases, argv[1]);
+  std::printf("plan_parity_dump: %d conv and 400 gemm plans in %s\n", cases, argv[1]);
   return w.out.good() ? 0 : 1;
 }

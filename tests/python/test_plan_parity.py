@@ -2,7 +2,9 @@
 planners' plans for random problems, made from conv::Conv2d's own plan input: the tree facts of its C++ type,
 its element type and alignment check, on made-up sm_80 and sm_90 device facts. Here each problem is planned as
 tilefuse.Conv2d plans it: the Python epilogue of the same kind traced and lowered, its facts read by
-kernel_params.tree_facts, the planner asked through tilefuse._C. Every field of every plan must agree."""
+kernel_params.tree_facts, the planner asked through tilefuse._C. Every field of every plan must agree. Then the
+same problems through the Python ops themselves (tilefuse.Conv2d._plan, tilefuse.Gemm._whole_plan on meta
+tensors): the facts Python reads of a user's tensors (alignment, layouts, the residual) lead to the C++ plan."""
 import json
 import os
 
@@ -168,3 +170,46 @@ def test_conv2d_objects_plan_as_cpp_conv2d(monkeypatch):
                                   f"{plan.planner[key]!r} != C++ {expected!r}")
     assert compared >= 200, f"only {compared} cases a Conv2d can express"
     assert not mismatches, f"{len(mismatches)} differences, first: " + "\n".join(mismatches[:5])
+
+
+def test_gemm_objects_plan_as_cpp_gemm(monkeypatch):
+    """The dump's GEMM requests made as a user makes them: a tilefuse.Gemm (plain, or with a residual epilogue)
+    run on meta tensors whose layouts and alignment give the request's facts (B K-major or row-major, A 2 bytes
+    off 16, a residual of D's shape), planned by Gemm._whole_plan from what tilefuse.tensors reads of them:
+    the plan equals C++ gemm::plan_gemm's. Requests a tensor cannot express (8-bit, a split asked for, no skinny
+    code, an alignment the shape contradicts) are skipped."""
+    torch = pytest.importorskip("torch")
+    import tilefuse
+    from tilefuse import tensors
+
+    monkeypatch.setattr(tensors, "CUDA_DEVICE_TYPES", tensors.CUDA_DEVICE_TYPES + ("meta",))
+    bf16 = torch.bfloat16
+
+    def residual_block(acc, residual):
+        return relu(acc) + residual
+
+    compared, mismatches = 0, []
+    for case in (c for c in _cases() if c["kind"] == "gemm"):
+        m, n, k, batch = case["problem"]
+        r = case["request"]
+        if not r["sixteen_bit"] or r["split_k"] != 0 or not r["skinny_code"]:
+            continue
+        natural = k % 8 == 0 and (r["hopper_layouts"] or n % 8 == 0)  # every leading dimension whole 16 bytes
+        if (r["tma_aligned"] and not natural) or (r["residual_by_tma"] and n % 8 != 0):
+            continue
+        lead = (batch,) if batch > 1 else ()
+        a = _meta(lead + (m, k), bf16, 0 if r["tma_aligned"] or not natural else 2)
+        if r["hopper_layouts"]:
+            b = _meta(lead + (n, k), bf16).transpose(-1, -2)  # (k, n) K-major, as nn.Linear's weight.t()
+        else:
+            b = _meta(lead + (k, n), bf16)
+        gemm = tilefuse.Gemm(epilogue=residual_block if r["residual_by_tma"] else None)
+        arguments = {"residual": _meta(lead + (m, n), bf16)} if r["residual_by_tma"] else {}
+        ops = gemm._check(a, b)
+        whole = gemm._whole_plan(ops, tuple(case["device"]), arguments)
+        compared += 1
+        got = {key: whole[key] for key in case["whole"]}
+        if got != case["whole"]:
+            mismatches.append(f"{case['problem']} {r}: {got} != C++ {case['whole']}")
+    assert compared >= 60, f"only {compared} requests a Gemm can express"
+    assert not mismatches, f"{len(mismatches)} differences, first: " + "\n".join(mismatches[:3])
