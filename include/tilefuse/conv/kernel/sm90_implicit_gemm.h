@@ -157,6 +157,9 @@ struct FpropGatherOperands {
   static constexpr int kProducerThreads = 128;
   static constexpr int kFullArrivals = kProducerThreads + 1;  // cp.async arrivals + thread 0's expect_tx
   static constexpr bool kGenericProxyWrites = true;           // cp.async writes A through the generic proxy
+  static constexpr bool kMulticast = false;
+  static constexpr bool kAMnMajor = false;
+  static constexpr bool kBMnMajor = false;
   static constexpr int kRowBytes = kTileK * static_cast<int>(sizeof(Element));
   static constexpr int kABytes = kTileM * kRowBytes;
   static constexpr int kBBytes = kTileN * kRowBytes;
@@ -251,6 +254,9 @@ struct FpropIm2colOperands {
   static constexpr int kProducerThreads = 1;
   static constexpr int kFullArrivals = 1;  // the producer's arrive.expect_tx
   static constexpr bool kGenericProxyWrites = false;
+  static constexpr bool kMulticast = false;
+  static constexpr bool kAMnMajor = false;
+  static constexpr bool kBMnMajor = false;
   static constexpr int kRowBytes = kTileK * static_cast<int>(sizeof(Element));
   static constexpr int kABytes = kTileM * kRowBytes;
   static constexpr int kBBytes = kTileN * kRowBytes;
@@ -309,6 +315,8 @@ struct DgradIm2colOperands {
   static constexpr int kProducerThreads = 1;
   static constexpr int kFullArrivals = 1;  // the producer's arrive.expect_tx
   static constexpr bool kGenericProxyWrites = false;
+  static constexpr bool kMulticast = false;
+  static constexpr bool kAMnMajor = false;
   static constexpr bool kBMnMajor = true;
   static constexpr int kRowBytes = kTileK * static_cast<int>(sizeof(Element));
   static constexpr int kABytes = kTileM * kRowBytes;
@@ -377,6 +385,7 @@ struct WgradOperands {
   static constexpr int kProducerThreads = 1;
   static constexpr int kFullArrivals = 1;  // the producer's arrive.expect_tx
   static constexpr bool kGenericProxyWrites = false;
+  static constexpr bool kMulticast = false;
   static constexpr bool kAMnMajor = true;
   static constexpr bool kBMnMajor = true;
   static constexpr int kRowBytes = kTileK * static_cast<int>(sizeof(Element));

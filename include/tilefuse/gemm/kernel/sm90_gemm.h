@@ -92,6 +92,8 @@ TILEFUSE_HOST_DEVICE constexpr bool overlaps_promotion() {
 template <class Element_, class Epilogue, class Config, class Operands = TmaOperands<Element_, Config>,
           class ElementB_ = Element_>
 struct GemmKernel {
+  // Here, not on the parameter: naming a kernel type (the conv dispatch names every mode's) instantiates nothing.
+  static_assert(Sm90OperandSource<Operands>, "Operands must meet Sm90OperandSource (sm90_tma_operands.h)");
   using Element = Element_;
   using ElementB = ElementB_;
   using OperandSource = Operands;  // the parts' names for these (a template parameter cannot be a member)
@@ -137,7 +139,7 @@ struct GemmKernel {
   // (the peer's producer writes B into it).
   static constexpr int kClusterM = Config::kClusterM;
   static_assert(kClusterM == 1 || kClusterM == 2, "clusters of one or two CTAs along M");
-  static_assert(kClusterM == 1 || supports_multicast<Operands>(), "multicast needs the TMA operand source");
+  static_assert(kClusterM == 1 || Operands::kMulticast, "multicast needs the TMA operand source");
   // Warps that read (and release) each stage: one warpgroup under ping-pong, all consumers otherwise.
   static constexpr int kReleasingWarps = kPingPong ? 4 : kConsumerWarps;
   static_assert(!kPingPong || kConsumerWarpgroups == 2, "ping-pong alternates between two consumer warpgroups");
@@ -146,10 +148,10 @@ struct GemmKernel {
   // 64-byte swizzle row, which the operand source's TMA maps must write with CU_TENSOR_MAP_SWIZZLE_64B.
   static constexpr int kRowBytes = kTileK * static_cast<int>(sizeof(Element));
   static_assert(kRowBytes == 128 || (kRowBytes == 64 && kFp8), "a k-tile row is one 128-byte (FP8: or 64-byte) swizzle row");
-  static constexpr bool kBMnMajor = b_mn_major<Operands>();
+  static constexpr bool kBMnMajor = Operands::kBMnMajor;
   static_assert(!kBMnMajor || (!kFp8 && kRowBytes == 128 && kTileN % 64 == 0),
                 "an MN-major B is 16-bit, in 64-column blocks of 128-byte rows");
-  static constexpr bool kAMnMajor = a_mn_major<Operands>();
+  static constexpr bool kAMnMajor = Operands::kAMnMajor;
   static_assert(!kAMnMajor || (!kFp8 && kRowBytes == 128 && !kPromote),
                 "an MN-major A is 16-bit, in 64-row blocks of 128-byte rows");
 

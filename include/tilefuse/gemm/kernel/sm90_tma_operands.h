@@ -17,6 +17,7 @@
 // TmaOperands below is the GEMM's: one thread, two TMA loads per k-tile.
 #pragma once
 
+#include <cuda/std/concepts>
 #include <cuda/std/cstdint>
 
 #include <tilefuse/arch/cluster.h>
@@ -35,6 +36,8 @@ struct TmaOperands {
   static constexpr int kFullArrivals = 1;  // the producer's arrive.expect_tx
   static constexpr bool kGenericProxyWrites = false;
   static constexpr bool kMulticast = true;  // supports Config::kClusterM = 2
+  static constexpr bool kAMnMajor = false;
+  static constexpr bool kBMnMajor = false;
   static constexpr int kClusterM = Config::kClusterM;
   static constexpr int kABytes = Config::kTileM * Config::kTileK * static_cast<int>(sizeof(Element));
   static constexpr int kBBytes = Config::kTileN * Config::kTileK * static_cast<int>(sizeof(Element));
@@ -78,38 +81,31 @@ struct TmaOperands {
   TILEFUSE_DEVICE static void finish() {}
 };
 
-// Whether an operand source can load for a cluster of two (TmaOperands can; the conv's gathers cannot).
-template <class Operands>
-TILEFUSE_HOST_DEVICE constexpr bool supports_multicast() {
-  if constexpr (requires { Operands::kMulticast; }) {
-    return Operands::kMulticast;
-  } else {
-    return false;
-  }
-}
-
-// Whether an operand source stores B MN-major (Operands::kBMnMajor): each stage's B is TileN / 64 blocks
-// of 64 columns, each block TileK rows of 64 contiguous elements (128-byte rows, 128-byte swizzle), as a
-// 64-column TMA box of an N-contiguous tensor writes it (conv dgrad's filter: channels contiguous).
-// 16-bit elements only: FP8 wgmma takes K-major operands.
-template <class Operands>
-TILEFUSE_HOST_DEVICE constexpr bool b_mn_major() {
-  if constexpr (requires { Operands::kBMnMajor; }) {
-    return Operands::kBMnMajor;
-  } else {
-    return false;
-  }
-}
-
-// Whether an operand source stores A MN-major (Operands::kAMnMajor): TileM / 64 blocks of 64 rows of
-// the tile, each TileK K-rows of 64 contiguous M elements, as for B above (conv wgrad's dy^T).
-template <class Operands>
-TILEFUSE_HOST_DEVICE constexpr bool a_mn_major() {
-  if constexpr (requires { Operands::kAMnMajor; }) {
-    return Operands::kAMnMajor;
-  } else {
-    return false;
-  }
-}
+// The contract above as a concept (GemmKernel's Operands parameter). Beside it every source says whether it
+// can load for a cluster of two (kMulticast: TmaOperands can, the conv's gathers cannot) and whether it
+// stores A or B MN-major (kAMnMajor / kBMnMajor): each stage's operand is then Tile / 64 blocks of 64
+// rows, each TileK rows of 64 contiguous elements (128-byte rows, 128-byte swizzle), as a 64-wide TMA box
+// of an M- or N-contiguous tensor writes it (conv dgrad's filter, wgrad's dy^T and x; 16-bit elements only:
+// FP8 wgmma takes K-major operands).
+template <class S>
+concept Sm90OperandSource =
+    requires {
+      { S::kProducerThreads } -> cuda::std::convertible_to<int>;
+      { S::kFullArrivals } -> cuda::std::convertible_to<int>;
+      { S::kGenericProxyWrites } -> cuda::std::convertible_to<bool>;
+      { S::kMulticast } -> cuda::std::convertible_to<bool>;
+      { S::kAMnMajor } -> cuda::std::convertible_to<bool>;
+      { S::kBMnMajor } -> cuda::std::convertible_to<bool>;
+      { S::kABytes } -> cuda::std::convertible_to<int>;
+      { S::kBBytes } -> cuda::std::convertible_to<int>;
+      typename S::Params;
+      typename S::Loader;
+    } &&
+    cuda::std::constructible_from<typename S::Loader, typename S::Params const&, GemmCoord const&, int, int, int, int> &&
+    requires(typename S::Params const& p, typename S::Loader& loader, char* stage, cuda::std::uint64_t* full) {
+      S::prefetch(p);
+      S::finish();
+      loader.load(p, stage, stage, full, 0);
+    };
 
 }  // namespace tilefuse::gemm::sm90
