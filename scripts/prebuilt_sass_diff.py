@@ -5,7 +5,8 @@ and compared instruction by instruction (cuobjdump -sass; addresses and the cubi
 
     python3 scripts/prebuilt_sass_diff.py BEFORE/kernels AFTER/kernels [--cuobjdump PATH]
 
-Prints the kernels whose SASS differs, those in only one set, and a summary; exits 1 if any differ."""
+Prints the kernels whose SASS differs, those in only one set, and a summary; exits 1 if any differ or are in
+one set only."""
 import argparse
 import hashlib
 import json
@@ -43,7 +44,7 @@ def sass_of(cuobjdump, root):
                               text=True, check=True).stdout
         lines = [re.sub(r"/\*[0-9a-f]{4,}\*/", "", line).strip() for line in text.splitlines()
                  if line.strip() and "code for" not in line and "Fatbin" not in line]
-        name = f"{meta['kernel']} [{meta.get('arch', '')}]"
+        name = f"{meta['kernel']} [{meta.get('inputs', {}).get('arch', '')}]"
         found[name] = (hashlib.sha256("\n".join(lines).encode()).hexdigest(), len(lines))
     return found
 
@@ -66,7 +67,7 @@ def main():
     same = len(before.keys() & after.keys()) - len(changed)
     print(f"{same} kernels with identical SASS, {len(changed)} differ, {len(before.keys() - after.keys())} only "
           f"before, {len(after.keys() - before.keys())} only after")
-    return 1 if changed else 0
+    return 1 if changed or before.keys() != after.keys() else 0
 
 
 if __name__ == "__main__":

@@ -281,6 +281,15 @@ class Conv2d:
                                           "the batch")
         return a, b, problem, dtype, a.device.index
 
+    def _given_input_size(self, a, b, input_size):
+        """input_size as run() keys and plans the call: None where it is the size dgrad infers without one (the
+        same call, so the same warm calls, the C++ table's among them); as given otherwise (ints only: anything
+        else reaches _problem's check)."""
+        if (isinstance(input_size, (tuple, list)) and all(type(v) is int for v in input_size)
+                and self._implied_input_size(a, b) == tuple(input_size)):
+            return None
+        return input_size
+
     def _implied_input_size(self, a, b):
         """dgrad's dx size when input_size is not given (torch's output_padding = 0), or None (another mode, or
         operands without a 4-D shape: the checked path says what is wrong)."""
@@ -463,8 +472,7 @@ class Conv2d:
         numbers where it had numbers) repeats that call's checked plan: only pointers and scalars are new.
         CUDA tensors of other frameworks (anything with __dlpack__: CuPy, JAX, ...) are taken through DLPack
         without a copy; outputs are torch tensors."""
-        if input_size is not None and self._implied_input_size(a, b) == tuple(input_size):
-            input_size = None  # the size dgrad assumes without one: the same call, so the same warm path
+        input_size = self._given_input_size(a, b, input_size)
         if input_size is None:  # the C++ warm path (fast_path): None where it has no such call
             y = fast_path.repeat_run(self, a, b, arguments)
             if y is not None:
@@ -480,7 +488,7 @@ class Conv2d:
     def warm_call(self, a, b, arguments, input_size=None):
         """The WarmCall that run(a, b, input_size=..., **arguments) repeats for this signature once a first run
         checked it, or None. The torch ops, which key their own checked calls, call it directly."""
-        key = _call_key(a, b, input_size, arguments)
+        key = _call_key(a, b, self._given_input_size(a, b, input_size), arguments)
         return self._warm.get(key) if key is not None else None
 
     def _first_call(self, a, b, input_size, arguments, key):

@@ -249,6 +249,13 @@ def test_problem_checks_name_the_inconsistent_sizes():
         problem = conv._problem(dy, (24, 16, 3, 3), None)
         assert conv._implied_input_size(Shaped(*dy), Shaped(24, 16, 3, 3)) == (dy[0], 16, problem.H, problem.W)
     assert tilefuse.Conv2d("fprop")._implied_input_size(Shaped(1, 8, 4, 4), Shaped(8, 8, 1, 1)) is None
+    # only a size of ints that equals the inferred one is dropped: anything else reaches _problem's checks
+    dgrad1 = tilefuse.Conv2d("dgrad", stride=2, padding=1)
+    dy, w = Shaped(2, 24, 5, 5), Shaped(24, 16, 3, 3)
+    assert dgrad1._given_input_size(dy, w, (2, 16, 9, 9)) is None
+    assert dgrad1._given_input_size(dy, w, [2, 16, 9, 9]) is None
+    assert dgrad1._given_input_size(dy, w, (2, 16, 10, 10)) == (2, 16, 10, 10)
+    assert dgrad1._given_input_size(dy, w, (2, 16, 9.0, 9)) == (2, 16, 9.0, 9)
     wgrad = tilefuse.Conv2d("wgrad", padding=1, kernel_size=3)
     assert wgrad._problem((2, 24, 9, 9), (2, 16, 9, 9), None).gemm("wgrad") == (24, 144, 162)
     with pytest.raises(TensorArgumentError, match="kernel_size"):

@@ -76,10 +76,17 @@ def test_dgrad(case):
     x, w, geo = tensors(case, torch.bfloat16, seed=3 * sum(case))
     dy = torch.randn_like(F.conv2d(x, w, **geo)).contiguous(memory_format=CL)
     poison()
-    dx = tilefuse.Conv2d("dgrad", **geo).run(dy, w, input_size=tuple(x.shape))
+    conv = tilefuse.Conv2d("dgrad", **geo)
+    dx = conv.run(dy, w, input_size=tuple(x.shape))
     ref = torch.nn.grad.conv2d_input(x.shape, w.double(), dy.double(), **geo)
     same = torch.nn.grad.conv2d_input(x.shape, w, dy, **geo)
     check(dx, ref, same, f"dgrad {case}")
+    # the torch ops find the call by the size they pass, whether or not it is the one dgrad infers
+    assert conv.warm_call(dy, w, {}, tuple(x.shape)) is not None
+    if conv._implied_input_size(dy, w) == tuple(x.shape):  # then it is the call without input_size too
+        assert conv.warm_call(dy, w, {}, None) is conv.warm_call(dy, w, {}, tuple(x.shape))
+    poison()
+    check(conv.run(dy, w, input_size=tuple(x.shape)), ref, same, f"dgrad {case}, warm")
 
 
 @pytest.mark.parametrize("case", GRAD)
