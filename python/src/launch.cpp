@@ -364,14 +364,10 @@ void bind_launch(nb::module_& m) {
         nb::arg("b"), "The Hopper conv kernel's operand tensor maps, as conv::Conv2d encodes them.");
   m.def("conv_sm90_geometry", &conv_sm90_geometry, nb::arg("mode"), nb::arg("geometry"),
         "The ConvGeometry the Hopper conv kernel of a mode reads (dgrad: its equivalent fprop's).");
-  m.def("tma_rows_aligned", [](std::uintptr_t data, std::int64_t ld, std::int64_t batch, std::int64_t batch_stride) {
-          return tilefuse::gemm::tma_rows_aligned(reinterpret_cast<void const*>(data), ld, batch, batch_stride);
-        }, nb::arg("data"), nb::arg("ld"), nb::arg("batch"), nb::arg("batch_stride"),
-        "Whether TMA can read a 16-bit matrix so (the Hopper kernel's residual by TMA).");
   m.def("tma_residual_unaligned", [](std::uintptr_t data, std::int64_t ld, std::int64_t batch, std::int64_t batch_stride) {
           return tilefuse::gemm::tma_residual_unaligned(reinterpret_cast<void const*>(data), ld, batch, batch_stride);
         }, nb::arg("data"), nb::arg("ld"), nb::arg("batch"), nb::arg("batch_stride"),
-        "Why TMA cannot read a 16-bit residual so (empty: it can): the conv planner's residual_unaligned fact.");
+        "Why TMA cannot read a 16-bit residual so (empty: it can): the planners' residual facts.");
   m.def("d_storable_by_tma", [](std::uintptr_t data, std::int64_t n, std::int64_t ld, std::int64_t batch,
                                 std::int64_t batch_stride) {
           return tilefuse::gemm::d_storable_by_tma(reinterpret_cast<void const*>(data), n, ld, batch, batch_stride);

@@ -34,7 +34,7 @@ from .kernel_params import (IDENTITY, NODE_WORDS, Launch, WarmCall, allocate, wo
                             device_properties, from_dlpack, kernel_origin, loaded_on, pack_epilogue, parse_nodes,
                             spec_key, torch_module as _torch, tree_facts, check_epilogue_arguments,
                             check_epilogue_function, check_out_dtype, uses_coordinates, jit_arch, parse_header,
-                            pack_d_by_tma, pack_residual_by_tma)
+                            pack_d_by_tma, pack_residual_by_tma, residual_tma_unaligned)
 from .tensors import CONV_LAYOUT_MODES, check_conv_activation, torch_dtype
 
 MODES = ("fprop", "dgrad", "wgrad")
@@ -110,19 +110,6 @@ class ConvProblem:
 def output_extent(size, pad, dilation, filter_size, stride):
     """P (or Q): how many filter positions fit along one input dimension."""
     return (size + 2 * pad - dilation * (filter_size - 1) - 1) // stride + 1
-
-
-def _residual_unaligned(facts, tree, arguments):
-    """The planner's fact ConvPlanInput::residual_unaligned: why TMA cannot read the tree's residual (the C++
-    text of gemm::tma_residual_unaligned), "" where it can or the tree has none to load by TMA."""
-    if not facts["residual_by_tma"]:
-        return ""
-    from . import _C
-
-    name = next(arg.name for arg in tree.arguments if arg.kind == "aux_load")
-    residual = arguments[name]
-    ld = residual.stride(0) if residual.dim() == 2 else residual.shape[-1]
-    return _C.tma_residual_unaligned(residual.data_ptr(), ld, 1, 0)
 
 
 @dataclass
@@ -415,7 +402,7 @@ class Conv2d:
                               a.data_ptr() % 16 == 0 and b.data_ptr() % 16 == 0,
                               0 if self.split_k == "auto" else self.split_k,
                               family="sm80" if self.kernel == "sm80" else None,
-                              residual_unaligned=_residual_unaligned(facts, tree, arguments))
+                              residual_unaligned=residual_tma_unaligned(tree, arguments, 1, _residual_strides) or "")
 
     def _why(self, plan):
         """describe()'s reasons, all in the planner's words."""
@@ -680,6 +667,11 @@ class Conv2d:
         if layout["tma_store_kernel"]:
             node = next(node for node in layout["nodes"] if node["kind"] == "store")
             pack_d_by_tma(params, launch, layout, outputs[node["name"]], "out:" + node["name"], m, n)
+
+
+def _residual_strides(name, residual):
+    """A conv residual's (ld, batch stride) as the kernel reads it: one matrix of the output's rows."""
+    return (residual.stride(0) if residual.dim() == 2 else residual.shape[-1]), 0
 
 
 def _alignment(value):

@@ -21,8 +21,8 @@ from .errors import TensorArgumentError
 from .kernel_params import (IDENTITY, Launch, WarmCall, allocate, workspace, call_key, call_pointers, check_epilogue_arguments,
                             check_epilogue_function, check_out, check_out_dtype, current_raw_stream, device_properties,
                             from_dlpack, kernel_origin, loaded_on, pack_d_by_tma, pack_epilogue, pack_residual_by_tma,
-                            parse_nodes,
-                            layout_of, node_strides, spec_key, torch_module as _torch, trace_value, tree_facts, uses_coordinates, jit_arch,
+                            parse_nodes, residual_tma_unaligned,
+                            layout_of, node_strides, spec_key, torch_module as _torch, trace_value, uses_coordinates, jit_arch,
                             parse_header)
 from .dtypes import element_type
 from .tensors import COLUMN_MAJOR, ROW_MAJOR, check_gemm_operands, torch_dtype
@@ -204,19 +204,13 @@ class Gemm:
     def _residual_by_tma(self, ops, arguments):
         """GemmRequest::residual_by_tma, as gemm::Gemm finds it: the traced tree stages one 16-bit residual
         (kernel_params.tree_facts, the C++ trait's rule) and this call's residual has a 16-byte-aligned base,
-        leading dimension and batch stride."""
-        from . import _C
-
+        leading dimension and batch stride (kernel_params.residual_tma_unaligned)."""
         if not any(getattr(v, "dim", lambda: 0)() >= 2 and str(v.dtype) in ("torch.bfloat16", "torch.float16")
                    for v in arguments.values()):
             return False  # no 16-bit tensor that could be a residual: no need to trace
         _, tree = self._traced(ops, arguments)
-        if not tree_facts(tree)["residual_by_tma"]:
-            return False
-        name = next(arg.name for arg in tree.arguments if arg.kind == "aux_load")
-        residual = arguments[name]
-        ld, batch_stride = layout_of(name, "aux_load", tuple(residual.shape), tuple(residual.stride()), ops.batch)
-        return _C.tma_rows_aligned(residual.data_ptr(), ld, ops.batch, batch_stride)
+        return residual_tma_unaligned(tree, arguments, ops.batch, lambda name, residual: layout_of(
+            name, "aux_load", tuple(residual.shape), tuple(residual.stride()), ops.batch)) == ""
 
     def _traced(self, ops, arguments):
         """(graph, C++ tree) of the epilogue traced on this problem's accumulator and arguments (a 0-dim tensor is

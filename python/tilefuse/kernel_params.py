@@ -45,6 +45,20 @@ def tree_facts(tree):
             "residual_by_tma": residual}
 
 
+def residual_tma_unaligned(tree, arguments, batch, strides):
+    """The planners' residual fact for this call: why TMA cannot read the tree's one staged 16-bit residual (the
+    C++ text of gemm::tma_residual_unaligned), "" where it can, None where the tree stages none (tree_facts).
+    strides(name, tensor): the residual's (ld, batch stride) in elements as the kernel reads it."""
+    if not tree_facts(tree)["residual_by_tma"]:
+        return None
+    from . import _C
+
+    name = next(arg.name for arg in tree.arguments if arg.kind == "aux_load")
+    residual = arguments[name]
+    ld, batch_stride = strides(name, residual)
+    return _C.tma_residual_unaligned(residual.data_ptr(), ld, batch, batch_stride)
+
+
 def uses_coordinates(tree):
     """Whether an epilogue tree (its C++ type) reads the element's coordinates (Row, Col, Batch: floats, exact
     below 2^24), as epilogue::uses_coordinates asks of the C++ type."""

@@ -11,7 +11,7 @@ import os
 import pytest
 
 from tilefuse import _C
-from tilefuse.conv2d import ConvProblem
+from tilefuse.conv2d import ConvProblem, output_extent
 from tilefuse.epilogue import gelu, relu, tensor, to_cpp, trace
 from tilefuse.kernel_params import tree_facts
 
@@ -53,8 +53,7 @@ def _cases():
 
 def _conv_facts(case):
     n, h, w, c, k, r, s, ph, pw, sh, sw, dh, dw = case["geometry"]
-    p_out = (h + 2 * ph - dh * (r - 1) - 1) // sh + 1
-    q_out = (w + 2 * pw - dw * (s - 1) - 1) // sw + 1
+    p_out, q_out = output_extent(h, ph, dh, r, sh), output_extent(w, pw, dw, s, sw)
     problem = ConvProblem(n, h, w, c, k, r, s, p_out, q_out, (ph, pw), (sh, sw), (dh, dw))
     m, cols, _ = problem.gemm(case["mode"])
     function, out = _epilogues()[case["tree"]]
@@ -151,8 +150,7 @@ def test_conv2d_objects_plan_as_cpp_conv2d(monkeypatch):
                              out_dtype=torch.float32 if out else None,
                              kernel="sm80" if case["overrides"] else "auto",
                              split_k="auto" if case["split_k"] == 0 else case["split_k"])
-        p_out = (h + 2 * ph - dh * (r - 1) - 1) // sh + 1
-        q_out = (w + 2 * pw - dw * (s - 1) - 1) // sw + 1
+        p_out, q_out = output_extent(h, ph, dh, r, sh), output_extent(w, pw, dw, s, sw)
         misaligned = 0 if case["aligned"] else 2  # plan_parity_dump puts operand A 2 bytes off
         x, weight, dy = (n, c, h, w), (k, c, r, s), (n, k, p_out, q_out)
         a_shape, b_shape = {"fprop": (x, weight), "dgrad": (dy, weight), "wgrad": (dy, x)}[mode]

@@ -437,7 +437,6 @@ inline void fall_back_to_sm80(ConvPlan* plan, std::string why) {
   plan->split_in_kernel = false;
 }
 
-
 // The plan of a valid problem (conv::check(problem) passed; groups == 1).
 inline ConvPlan plan_conv2d(ConvPlanInput const& in) {
   Conv2dProblem const& p = in.problem;
@@ -483,6 +482,5 @@ inline index_t channels_to_pad(Conv2dProblem const& p, ConvElement element) {
   if (p.C % chunk == 0 || p.K % chunk != 0) return 0;
   return chunk - p.C % chunk;
 }
-
 
 }  // namespace tilefuse::conv
