@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import statistics
+import time
 
 os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
 os.environ.setdefault("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")
@@ -28,28 +29,33 @@ SHAPES = {"mlp": (8192, 8192, 28672), "small": (4096, 4096, 4096)}
 
 
 def timed(fn, iters, sets):
-    """Median ms of fn(set) over iters calls, the sets rotating; every rank steps together."""
+    """Medians over iters calls of fn(set), the sets rotating, every rank stepping together: the ms between CUDA
+    events around the call, and the host's ms to enqueue it (when that is near the first, the call is
+    host-bound)."""
     for i in range(3):
         fn(i % sets)
     torch.cuda.synchronize()
     dist.barrier()
-    times = []
+    times, host = [], []
     for i in range(iters):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
+        enqueue = time.perf_counter()
         fn(i % sets)
+        host.append((time.perf_counter() - enqueue) * 1e3)
         end.record()
         end.synchronize()
         dist.barrier()
         times.append(start.elapsed_time(end))
-    return statistics.median(times)
+    return statistics.median(times), statistics.median(host)
 
 
 def attempt(fn, iters, sets):
+    """(ms, host ms, None), or (None, None, the error)."""
     try:
-        return timed(fn, iters, sets), None
+        return (*timed(fn, iters, sets), None)
     except Exception as error:  # noqa: BLE001 - a peer that cannot run is reported, not fatal
-        return None, f"{type(error).__name__}: {str(error)[:160]}"
+        return None, None, f"{type(error).__name__}: {str(error)[:160]}"
 
 
 def run(world, shape, iters):
@@ -91,8 +97,6 @@ def run(world, shape, iters):
             iters, sets)
         results["tilefuse linear_reduce_scatter"] = attempt(
             lambda s: tp.linear_reduce_scatter(hs[s], w2, None, residual), iters, sets)
-        results["tilefuse linear_reduce_scatter, schedule partials_first"] = attempt(
-            lambda s: tp.linear_reduce_scatter(hs[s], w2, None, residual, schedule="partials_first"), iters, sets)
         results["tilefuse linear_reduce_scatter, transport p2p (NCCL ring)"] = attempt(
             lambda s: tp.linear_reduce_scatter(hs[s], w2, None, residual, transport="p2p"), iters, sets)
         try:
@@ -106,7 +110,7 @@ def run(world, shape, iters):
                 lambda s: torch.ops.symm_mem.fused_matmul_reduce_scatter(
                     hs[s], w2.t(), "sum", scatter_dim=0, group_name=group.group_name) + residual, iters, sets)
         except Exception as error:  # noqa: BLE001
-            results["torch async-TP"] = (None, f"{type(error).__name__}: {str(error)[:160]}")
+            results["torch async-TP"] = (None, None, f"{type(error).__name__}: {str(error)[:160]}")
     return results
 
 
@@ -122,9 +126,7 @@ def timeline(world, shape, path):
     x, w1, b1 = torch.randn(rows, hidden, **bf16), torch.randn(local, hidden, **bf16), torch.randn(local, **bf16)
     h, w2, r = torch.randn(tokens, local, **bf16), torch.randn(hidden, local, **bf16), torch.randn(rows, hidden, **bf16)
     calls = {"all_gather_linear": lambda: tp.all_gather_linear(x, w1, b1, "gelu"),
-             "linear_reduce_scatter": lambda: tp.linear_reduce_scatter(h, w2, None, r),
-             "linear_reduce_scatter, partials_first": lambda: tp.linear_reduce_scatter(h, w2, None, r,
-                                                                                       schedule="partials_first")}
+             "linear_reduce_scatter": lambda: tp.linear_reduce_scatter(h, w2, None, r)}
     lines = []
     with torch.no_grad():
         for name, call in calls.items():
@@ -155,7 +157,8 @@ def main():
     parser.add_argument("--iters", type=int, default=30)
     parser.add_argument("--markdown")
     parser.add_argument("--json")
-    parser.add_argument("--timeline", help="write rank 0's GPU activity during one call of each op (mlp shape) here")
+    parser.add_argument("--timeline", help="write rank 0's GPU activity during one call of each op (the first of "
+                        "--shapes) here")
     args = parser.parse_args()
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
@@ -169,12 +172,12 @@ def main():
     lines = [f"# Overlapped collectives, {world} x {report['device']}, torch {torch.__version__}", ""]
     for name in args.shapes:
         results = run(world, SHAPES[name], args.iters)
-        report["shapes"][name] = {k: {"ms": v[0], "error": v[1]} for k, v in results.items()}
+        report["shapes"][name] = {k: {"ms": v[0], "host_ms": v[1], "error": v[2]} for k, v in results.items()}
         ms = {k: v[0] for k, v in results.items()}
         lines += [f"## {name}: tokens x hidden x intermediate = {' x '.join(map(str, SHAPES[name]))}", "",
-                  "| variant | ms |", "|---|---:|"]
-        lines += [f"| {k} | {'-' if v[0] is None else f'{v[0]:.3f}'}{'' if v[1] is None else ' (' + v[1] + ')'} |"
-                  for k, v in results.items()]
+                  "| variant | ms | host ms to enqueue |", "|---|---:|---:|"]
+        lines += [f"| {k} | {'-' if v[0] is None else f'{v[0]:.3f}'}{'' if v[2] is None else ' (' + v[2] + ')'} | "
+                  f"{'-' if v[1] is None else f'{v[1]:.3f}'} |" for k, v in results.items()]
         for side, coll, gemm, ours, torch_op, seq in (
                 ("all-gather + GEMM", "all-gather alone", "GEMM alone (ag side)", "tilefuse all_gather_linear",
                  "torch async-TP fused_all_gather_matmul (+ GELU)", "sequential: NCCL all-gather, cuBLAS + GELU"),

@@ -40,21 +40,14 @@ def all_gather_linear(x, weight, bias=None, activation=None, group=None, transpo
     return _all_gather_linear_p2p(x.contiguous(), weight, bias, activation, group, world, rank)
 
 
-SCHEDULES = ("steps", "partials_first")
-
-
-def linear_reduce_scatter(x, weight, bias=None, residual=None, group=None, transport="auto", schedule="steps"):
+def linear_reduce_scatter(x, weight, bias=None, residual=None, group=None, transport="auto"):
     """This rank's block of rows of sum_r(x_r @ weight_r^T) + bias + residual, the reduce-scatter overlapped:
     x is this rank's (world * rows, k_r) slice of the features (every row), weight (n, k_r); residual (rows, n),
     this rank's block. The other ranks' blocks are computed first and travel while the next one computes; this
     rank's own GEMM comes last with the bias and the residual in its epilogue, and the partials received are
-    added to it. schedule (copy engines only): "steps", one partial per step, each travelling under the next
-    step's GEMM; "partials_first", every partial in at most two GEMMs, then the own block beside their pulls
-    (docs/notes/parallel.md measures both)."""
+    added to it (docs/notes/parallel.md measures this order against others)."""
     _forward_only("linear_reduce_scatter", x, weight, bias, residual)
     _check_transport(transport)
-    if schedule not in SCHEDULES:
-        raise ValueError(f"schedule={schedule!r}: use one of {', '.join(SCHEDULES)}")
     world, rank = _world(group)
     rows = _split(x.shape[0], world, "the rows of x")
     if residual is not None and tuple(residual.shape) != (rows, weight.shape[0]):
@@ -65,8 +58,7 @@ def linear_reduce_scatter(x, weight, bias=None, residual=None, group=None, trans
     x = x.contiguous()
     if _use_copy_engine(transport, group, x, rows * weight.shape[0]):
         with torch.cuda.device(x.device):
-            run = _reduce_scatter_steps_ce if schedule == "steps" else _reduce_scatter_partials_first_ce
-            return run(x, weight, bias, residual, _group(group), world, rank, rows)
+            return _reduce_scatter_steps_ce(x, weight, bias, residual, _group(group), world, rank, rows)
     return _linear_reduce_scatter_p2p(x, weight, bias, residual, group, world, rank, rows)
 
 
@@ -77,15 +69,15 @@ def linear_reduce_scatter(x, weight, bias=None, residual=None, group=None, trans
 # The GEMMs of one call run on two streams so that one's last, partly empty wave shares the SMs with the next
 # one's first (a block of rows is a few waves of tiles; docs/notes/parallel.md).
 
-_streams = {}  # (device, role) -> a side stream: "gemm", "first", or "copy<i>" (one per peer: pulls run at once)
+_streams = {}  # (device, role) -> a side stream: "gemm", or "copy<i>" (one per peer: pulls run at once)
 _events = {}  # (device, rank or name) -> an event, re-recorded each call
 _views = {}  # id(workspace) -> (the workspace, {(rank, shape, dtype, offset): that rank's buffer})
 
 
 def _stream(device, role):
     stream = _streams.get((device, role))
-    if stream is None:  # "first" runs at high priority: its kernels take free SMs before the other streams'
-        stream = _streams[(device, role)] = torch.cuda.Stream(device, priority=-1 if role == "first" else 0)
+    if stream is None:
+        stream = _streams[(device, role)] = torch.cuda.Stream(device)
     return stream
 
 
@@ -205,40 +197,6 @@ def _reduce_scatter_steps_ce(x, weight, bias, residual, group, world, rank, rows
     _into(x[rank * rows:(rank + 1) * rows], weight, bias, residual, "none", out)
     for step in range(1, world):
         current.wait_stream(_stream(device, f"copy{(rank - step) % world}"))
-    out.add_(received[0] if world == 2 else received.sum(0, dtype=torch.float32))  # rounded once to x's dtype
-    workspace.barrier(channel=0)  # the peers have pulled this rank's partials
-    return out
-
-
-def _reduce_scatter_partials_first_ce(x, weight, bias, residual, group, world, rank, rows):
-    """Every partial first (one GEMM per run of ranks, on a high-priority stream), a barrier, then every pull
-    at once while the own block's GEMM runs beside the partials' last wave."""
-    n = weight.shape[0]
-    device = x.device
-    received = torch.empty(world - 1, rows, n, dtype=x.dtype, device=device)
-    out = torch.empty(rows, n, dtype=x.dtype, device=device)
-    workspace = _workspace(group, (world - 1) * rows * n * x.element_size())
-    current, gemm, first = torch.cuda.current_stream(), _stream(device, "gemm"), _stream(device, "first")
-    workspace.barrier(channel=0)
-    first.wait_stream(current)
-    gemm.wait_stream(current)
-    with torch.cuda.stream(first):  # the others' partials (a high-priority stream: the peers wait for them)
-        for lo, hi in _runs(rank, world):  # into this rank's workspace in rank order
-            s = _slot(rank, lo)
-            _into(x[lo * rows:hi * rows], weight, None, None, "none",
-                  _view(workspace, rank, ((hi - lo) * rows, n), x.dtype, s * rows * n))
-        workspace.barrier(channel=1)  # every rank's partials are in its workspace
-    with torch.cuda.stream(gemm):  # this rank's own block with bias and residual: takes the SMs the partials
-        _into(x[rank * rows:(rank + 1) * rows], weight, bias, residual, "none", out)  # leave, then runs as they travel
-    for other in range(world):
-        if other == rank:
-            continue
-        copies = _stream(device, f"copy{other}")
-        copies.wait_stream(first)
-        with torch.cuda.stream(copies):
-            received[_slot(rank, other)].copy_(_view(workspace, other, (rows, n), x.dtype, _slot(other, rank) * rows * n))
-        current.wait_stream(copies)
-    current.wait_stream(gemm)
     out.add_(received[0] if world == 2 else received.sum(0, dtype=torch.float32))  # rounded once to x's dtype
     workspace.barrier(channel=0)  # the peers have pulled this rank's partials
     return out

@@ -56,16 +56,15 @@ def run_rank(rank, world, init_file, results):
             rows = x.reshape(-1, d)
             hidden = F.gelu(F.linear(rows, up.weight, up.bias))
             want = (F.linear(hidden, down.weight, down.bias) + rows).chunk(world, 0)[rank]
-            for transport, schedule in (("copy_engine", "steps"), ("copy_engine", "partials_first"), ("p2p", "steps")):
+            for transport in ("copy_engine", "p2p"):
                 for _ in range(3):  # again: the workspace is reused, so a missing barrier would show
                     got = tp.all_gather_linear(rows.chunk(world, 0)[rank], up.weight, up.bias, "gelu",
                                                transport=transport)
                     close_in_bf16(got, F.gelu(F.linear(rows, up.weight, up.bias)), f"all_gather_linear {transport}")
                     got = tp.linear_reduce_scatter(hidden.chunk(world, 1)[rank],
                                                    down.weight.chunk(world, 1)[rank].contiguous(), down.bias,
-                                                   rows.chunk(world, 0)[rank].contiguous(), transport=transport,
-                                                   schedule=schedule)
-                    close_in_bf16(got, want, f"linear_reduce_scatter {transport} {schedule}")
+                                                   rows.chunk(world, 0)[rank].contiguous(), transport=transport)
+                    close_in_bf16(got, want, f"linear_reduce_scatter {transport}")
         check_parallelize_module(world, x, d)
         results.put((rank, "ok"))
     except Exception as error:  # noqa: BLE001 - reported to the parent
