@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include <tilefuse/conv/conv2d_problem_check.hpp>
+#include <tilefuse/conv/device/conv2d_describe.hpp>
 #include <tilefuse/conv/device/conv2d_dgrad_phases.hpp>
 #include <tilefuse/conv/device/conv2d_plan.hpp>
 #include <tilefuse/conv/device/conv2d_sm90_launch.hpp>
@@ -40,11 +41,15 @@ using Geometry = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64
                             std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
                             std::int64_t>;
 
-nb::dict plan_conv2d(std::string const& mode, Geometry const& g, std::string const& element, bool reads_memory,
-                     bool residual_by_tma, DeviceTuple const& device, bool operands_aligned, int split_k,
-                     bool deterministic, std::optional<std::string> const& family,
-                     std::optional<std::string> const& sm90_tile, std::optional<std::string> const& sm90_source,
-                     std::optional<std::string> const& split_reduction, std::string const& residual_unaligned) {
+// What the planner is told of a call (the arguments of plan_conv2d and describe_conv2d).
+tilefuse::conv::ConvPlanInput conv_plan_input(std::string const& mode, Geometry const& g, std::string const& element,
+                                              bool reads_memory, bool residual_by_tma, DeviceTuple const& device,
+                                              bool operands_aligned, int split_k, bool deterministic,
+                                              std::optional<std::string> const& family,
+                                              std::optional<std::string> const& sm90_tile,
+                                              std::optional<std::string> const& sm90_source,
+                                              std::optional<std::string> const& split_reduction,
+                                              std::string const& residual_unaligned) {
   using namespace tilefuse::conv;
   ConvPlanInput in;
   auto& p = in.problem;
@@ -76,6 +81,19 @@ nb::dict plan_conv2d(std::string const& mode, Geometry const& g, std::string con
     }
     in.overrides.split_reduction = *split_reduction == "kernel" ? SplitReduction::kInKernel : SplitReduction::kPass;
   }
+  return in;
+}
+
+nb::dict plan_conv2d(std::string const& mode, Geometry const& g, std::string const& element, bool reads_memory,
+                     bool residual_by_tma, DeviceTuple const& device, bool operands_aligned, int split_k,
+                     bool deterministic, std::optional<std::string> const& family,
+                     std::optional<std::string> const& sm90_tile, std::optional<std::string> const& sm90_source,
+                     std::optional<std::string> const& split_reduction, std::string const& residual_unaligned) {
+  using namespace tilefuse::conv;
+  ConvPlanInput const in = conv_plan_input(mode, g, element, reads_memory, residual_by_tma, device, operands_aligned,
+                                           split_k, deterministic, family, sm90_tile, sm90_source, split_reduction,
+                                           residual_unaligned);
+  auto const& p = in.problem;
   ConvPlan const plan = plan_conv2d(in);
   std::array<int, 3> const sm80 = tilefuse::gemm::sm80_tile_shape(plan.sm80_tile);
   std::array<int, 2> const sm90 = tile_shape_of(plan.sm90_tile);
@@ -119,6 +137,43 @@ nb::dict plan_conv2d(std::string const& mode, Geometry const& g, std::string con
                                   : std::size_t{0};
   d["sm90_tickets_offset"] = conv_sm90_split_tickets_offset(out);
   return d;
+}
+
+// conv::Conv2d::describe()'s text for the plan of these arguments: the kernel's stages and schedule as the
+// compiled kernel reports them (its layout), the rest from the plan.
+std::string describe_conv2d(std::string const& mode, Geometry const& g, std::string const& element, bool reads_memory,
+                            bool residual_by_tma, DeviceTuple const& device, bool operands_aligned, int split_k,
+                            int stages, bool ping_pong, bool deterministic, std::optional<std::string> const& family,
+                            std::optional<std::string> const& sm90_tile, std::optional<std::string> const& sm90_source,
+                            std::optional<std::string> const& split_reduction, std::string const& residual_unaligned) {
+  using namespace tilefuse::conv;
+  ConvPlanInput const in = conv_plan_input(mode, g, element, reads_memory, residual_by_tma, device, operands_aligned,
+                                           split_k, deterministic, family, sm90_tile, sm90_source, split_reduction,
+                                           residual_unaligned);
+  ConvPlan const plan = plan_conv2d(in);
+  tilefuse::ConvMode const m = in.problem.mode;
+  bool const sixteen_bit = in.element == ConvElement::kBfloat16 || in.element == ConvElement::kFloat16;
+  ConvDescribeFacts f{m == tilefuse::ConvMode::kFprop ? "conv2d fprop" : m == tilefuse::ConvMode::kDgrad ? "conv2d dgrad"
+                                                                                                   : "conv2d wgrad"};
+  f.auto_config = true;  // the Python package runs the planner's tiles
+  f.dgrad_sm90 = m == tilefuse::ConvMode::kDgrad && sixteen_bit;
+  f.wgrad_sm90 = m == tilefuse::ConvMode::kWgrad && sixteen_bit;
+  f.chunk_elements = sixteen_bit ? 8 : 4;
+  tilefuse::GemmCoord const out = conv_output_matrix(in.problem);
+  if (plan.family == ConvFamily::kSm90) {
+    std::array<int, 2> const tile = tile_shape_of(plan.sm90_tile);
+    ConvSm90Splits const splits = m == tilefuse::ConvMode::kWgrad ? conv_sm90_splits(out, plan) : ConvSm90Splits{};
+    ConvKernelFacts k{tile[0], tile[1], plan.half_k ? 64 : static_cast<int>(sm90_conv_tile_k(in.element)), 0, stages,
+                      ping_pong, conv_sm90_loads_residual_by_tma(m, plan, in.tree, splits.reduction)};
+    return describe_sm90_plan(f, plan, out, k);
+  }
+  ConvKernelFacts k;
+  switch (plan.sm80_tile) {
+    case tilefuse::gemm::Sm80Tile::kSmall: k = sm80_kernel_facts<tilefuse::gemm::Sm80SmallConfig>(); break;
+    case tilefuse::gemm::Sm80Tile::kNarrow: k = sm80_kernel_facts<tilefuse::gemm::Sm80NarrowConfig>(); break;
+    default: k = sm80_kernel_facts<tilefuse::gemm::Sm80LargeConfig>(); break;
+  }
+  return describe_sm80_plan(f, plan, out, k);
 }
 
 // conv::plan_dgrad_phases for the Python package (which interleaves): whether a strided dgrad runs as
@@ -260,6 +315,11 @@ void bind_plan(nb::module_& m) {
         "sm90_tile"_a = nb::none(), "sm90_source"_a = nb::none(), "split_reduction"_a = nb::none(),
         "residual_unaligned"_a = "",
         "conv::plan_conv2d: the kernel family, source, tile and split of a convolution, as conv::Conv2d picks them.");
+  m.def("describe_conv2d", &describe_conv2d, "mode"_a, "geometry"_a, "element"_a, "reads_memory"_a,
+        "residual_by_tma"_a, "device"_a, "operands_aligned"_a, "split_k"_a, "stages"_a, "ping_pong"_a,
+        "deterministic"_a = false, "family"_a = nb::none(), "sm90_tile"_a = nb::none(), "sm90_source"_a = nb::none(),
+        "split_reduction"_a = nb::none(), "residual_unaligned"_a = "",
+        "conv::Conv2d::describe()'s text for the plan of these arguments (stages and schedule: the compiled kernel's).");
   m.def("plan_dgrad_phases", &plan_dgrad_phases, "geometry"_a, "element"_a, "bare_tree"_a, "device"_a,
         "operands_aligned"_a, "conv::plan_dgrad_phases: a strided dgrad as stride-1 fprops of dy, one per phase of dx.");
   m.def("conv_channels_to_pad", &conv_channels_to_pad, "c"_a, "k"_a, "element"_a,

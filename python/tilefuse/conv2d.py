@@ -41,13 +41,13 @@ MODES = ("fprop", "dgrad", "wgrad")
 KERNELS = ("auto", "sm80", "sm90")
 _ELEMENTS = ("bfloat16", "float16")
 _INT_MAX = 2**31 - 1
-_LAYOUT_VERSION, _LAYOUT_HEADER, _LAYOUT_NODES = 3, 48, 64  # conv::kConvLayoutVersion, Header, MaxNodes
+_LAYOUT_VERSION, _LAYOUT_HEADER, _LAYOUT_NODES = 4, 48, 64  # conv::kConvLayoutVersion, Header, MaxNodes
 _LAYOUT_FIELDS = ("version", "family", "size", "threads", "smem_bytes", "geometry", "geometry_bytes", "m", "n", "k",
                   "batch", "split_k", "k_per_split", "partials", "tiles_m", "tiles_n", "tiles", "a", "b", "x", "tma_a",
                   "tma_b", "epilogue", "node_count", "reduce_size", "reduce_m", "reduce_n", "reduce_k", "reduce_batch",
                   "reduce_split_k", "reduce_partials", "reduce_epilogue", "a_tiled", "x_tiled", "sm90_k_per_split",
                   "tma_aux", "batch_mask_aux", "column_by_tma", "tma_d", "d_by_tma", "split_sums", "split_tickets",
-                  "flags", "spare", "staged_aux", "staged_column", "spare2", "reduce_node_count")
+                  "flags", "stages", "staged_aux", "staged_column", "ping_pong", "reduce_node_count")
 
 
 def _ceil(a, b):
@@ -115,7 +115,7 @@ def output_extent(size, pad, dilation, filter_size, stride):
 @dataclass
 class ConvOperation:
     """A compiled convolution kernel for one signature: family (sm80 / sm90), tile, the JIT's cached kernel,
-    its loaded handles and parameter layout per device. `describe()` says which kernel and why."""
+    its loaded handles and parameter layout per device."""
 
     mode: str
     family: str
@@ -129,16 +129,9 @@ class ConvOperation:
     loaded: dict = None
     source: str = ""  # the Hopper kernel's operand source, in words
 
-    def describe(self):
-        tm, tn, tk = self.tile
-        if self.family == "sm90":
-            kernel = (f"sm90 TMA + WGMMA implicit-GEMM conv2d {self.mode} (warp-specialized, persistent), tile "
-                      f"{tm}x{tn}x{tk}, {self.source} ({self.config.split('<', 1)[0].rsplit('::', 1)[-1]})")
-        else:
-            path = "16-byte cp.async gathers" if self.aligned else "element-wise gathers"
-            kernel = f"sm80 mma.sync implicit-GEMM conv2d {self.mode}, tile {tm}x{tn}x{tk} ({self.config}), {path}"
-        return (f"{kernel}, {self.element} operands, {self.arch}; kernel from the {kernel_origin(self.cached)} "
-                f"({self.cached.path}); epilogue {self.cpp_tree}")
+    def origin(self):
+        """Where the kernel came from and the epilogue it runs, for describe()."""
+        return f"kernel from the {kernel_origin(self.cached)} ({self.cached.path}); epilogue {self.cpp_tree}"
 
     def kernel_on(self, device):
         """(kernel, split-K pass or None, layout dict) on `device`, loading the CUBIN there the first time."""
@@ -150,24 +143,27 @@ class ConvOperation:
 @dataclass
 class ConvPlan:
     """What run() launches for one signature: the compiled operation, how many ways K is split, and the
-    C++ planner's plan it came from (conv::plan_conv2d through tilefuse._C: its choices and reasons)."""
+    C++ planner's plan it came from (conv::plan_conv2d through tilefuse._C: its choices and reasons), with the
+    planner's arguments and the device, which describe() asks the planner again."""
 
     operation: ConvOperation
     split_k: int = 1
     planner: dict = None
-    why: str = ""
+    asked: tuple = ((), {})  # (args, kwargs) of _C.plan_conv2d
+    device: int = 0
 
     def __getattr__(self, name):  # family, tile, aligned, ... of the operation
         return getattr(self.__dict__["operation"], name)
 
     def describe(self):
-        text = self.operation.describe()
-        if self.split_k > 1:
-            how = ("fp32 tiles summed in the kernel at L2, the last split applies the epilogue"
-                   if self.planner.get("sm90_split") == "kernel" and self.family == "sm90"
-                   else "fp32 partials, then a pass that applies the epilogue")
-            text = text.replace(";", f", split-K {self.split_k} ({how});", 1)
-        return text.replace(";", f"; {self.why};", 1)
+        """The C++ planner's text (conv::Conv2d::describe()'s, with the stages and schedule the compiled kernel
+        reports), then where the kernel came from and its epilogue."""
+        from . import _C
+
+        layout = self.operation.kernel_on(self.device)[2]
+        args, kwargs = self.asked
+        text = _C.describe_conv2d(*args, stages=layout["stages"], ping_pong=layout["ping_pong"] == 1, **kwargs)
+        return f"{text}; {self.operation.origin()}"
 
 
 def parse_conv_layout(words):
@@ -392,29 +388,18 @@ class Conv2d:
         return Conv2d("fprop", stride=1, padding=padding)
 
     def _plan_input(self, a, b, problem, dtype, device, tree, arguments):
-        """The C++ planner's plan (a dict; conv::plan_conv2d) for this call, from the facts of its tensors."""
+        """The C++ planner's plan (a dict; conv::plan_conv2d) for this call, from the facts of its tensors, and
+        the planner's arguments ((args, kwargs): describe() asks the planner's text with them)."""
         from . import _C
 
         sm_count, major, minor = device_properties(device)
         facts = tree_facts(tree)
-        return _C.plan_conv2d(self.mode, problem.planner_geometry(), dtype, facts["reads_memory"],
-                              facts["residual_by_tma"], (major, minor, sm_count),
-                              a.data_ptr() % 16 == 0 and b.data_ptr() % 16 == 0,
-                              0 if self.split_k == "auto" else self.split_k,
-                              family="sm80" if self.kernel == "sm80" else None,
-                              residual_unaligned=residual_tma_unaligned(tree, arguments, 1, _residual_strides) or "")
-
-    def _why(self, plan):
-        """describe()'s reasons, all in the planner's words."""
-        if plan["family"] == "sm90":
-            why = ("Hopper kernel (" + ("asked for: kernel=\"sm90\"; " if self.kernel == "sm90" else "")
-                   + f"tile by the wave model: {plan['why_tile']}; source: {plan['why_source']})")
-        else:
-            why = ("sm80 kernel asked for (kernel=\"sm80\")" if self.kernel == "sm80" else
-                   f"sm80 kernel: the Hopper kernel is not used ({plan['why_not_hopper']})")
-            if not plan["aligned"]:
-                why += f"; element-wise path: {plan['why_narrow']}"
-        return why
+        args = (self.mode, problem.planner_geometry(), dtype, facts["reads_memory"], facts["residual_by_tma"],
+                (major, minor, sm_count), a.data_ptr() % 16 == 0 and b.data_ptr() % 16 == 0,
+                0 if self.split_k == "auto" else self.split_k)
+        kwargs = dict(family="sm80" if self.kernel == "sm80" else None,
+                      residual_unaligned=residual_tma_unaligned(tree, arguments, 1, _residual_strides) or "")
+        return _C.plan_conv2d(*args, **kwargs), (args, kwargs)
 
     def _plan(self, a, b, problem, dtype, device, arguments):
         from .epilogue import to_cpp, trace
@@ -434,7 +419,7 @@ class Conv2d:
                 raise TensorArgumentError(f"conv2d {self.mode}: the epilogue reads element coordinates (row(), col()), "
                                           f"which are exact only below 2^24, but its GEMM is {m} x {n}; split the "
                                           "batch, or pass the coordinates as a vector")
-            planned = self._plan_input(a, b, problem, dtype, device, tree, arguments)
+            planned, asked = self._plan_input(a, b, problem, dtype, device, tree, arguments)
             hopper = planned["family"] == "sm90"
             if self.kernel == "sm90" and not hopper:
                 raise TensorArgumentError(f"conv2d {self.mode}: kernel=\"sm90\" cannot run this problem: "
@@ -446,7 +431,7 @@ class Conv2d:
                 arch = jit_arch(major, minor)
                 operation = _compiled(str(tree), self.mode, planned["family"], planned["sm80_config"],
                                       planned["sm80_tile"], dtype, planned["aligned"], arch, graph, tree)
-            plan = self._operations[key] = ConvPlan(operation, planned["split_k"], planned, self._why(planned))
+            plan = self._operations[key] = ConvPlan(operation, planned["split_k"], planned, asked, device)
         return plan
 
     # ---- running ----

@@ -58,7 +58,7 @@ def test_sm90_tile_model_through_the_planner():
 
 
 def _words(family, fields, nodes=(), reduce_nodes=()):
-    header = {"version": 3, "family": family, "size": 512, "threads": 256, "smem_bytes": 1000, "geometry": 8,
+    header = {"version": 4, "family": family, "size": 512, "threads": 256, "smem_bytes": 1000, "geometry": 8,
               "geometry_bytes": 60, **fields, "node_count": len(nodes), "reduce_node_count": len(reduce_nodes)}
     words = [header.get(n, -1) for n in _LAYOUT_FIELDS]
     words += [w for node in nodes for w in node] + [0] * (9 * (64 - len(nodes)))
@@ -271,3 +271,22 @@ def test_split_k_lanes_matches_the_kernel_rule():
     assert split_k_lanes(8192, 3) == 4        # 3 splits: 4 lanes, one of them idle
     assert split_k_lanes(300000, 4) == 1      # enough vectors to fill the GPU one thread each
     assert split_k_lanes(10, 1) == 1
+
+
+def test_describe_is_the_planners_text():
+    """describe() asks tilefuse._C for conv::Conv2d::describe()'s text: the plan's reasons, with the stages and
+    schedule the compiled kernel reports (here made up, to see that they are the ones said)."""
+    geometry = (64, 56, 56, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1)
+    hopper = _C.describe_conv2d("fprop", geometry, "bfloat16", False, False, (9, 0, 132), True, 0, stages=7,
+                                ping_pong=True)
+    plan = _plan("fprop", 64, 56, 56, 64, 64, 3)
+    assert hopper.startswith("sm90 TMA + WGMMA implicit-GEMM conv2d fprop (GEMM 200704 x 64 x 576; "
+                             "warp-specialized, persistent, ping-pong)"), hopper
+    assert "7 stages" in hopper and plan["why_tile"] in hopper and plan["why_source"] in hopper, hopper
+    cooperative = _C.describe_conv2d("fprop", geometry, "bfloat16", False, False, (9, 0, 132), True, 0, stages=4,
+                                     ping_pong=False)
+    assert "ping-pong" not in cooperative.split("tile")[0] and "4 stages" in cooperative, cooperative
+    sm80 = _C.describe_conv2d("dgrad", (8, 16, 16, 64, 64, 3, 3, 1, 1, 2, 2, 1, 1), "bfloat16", False, False,
+                              (9, 0, 132), True, 0, stages=0, ping_pong=False)
+    assert sm80.startswith("sm80 mma.sync implicit-GEMM conv2d dgrad") and "[Hopper kernel not used: " in sm80, sm80
+    assert "the strides are 2x2" in sm80, sm80

@@ -183,7 +183,7 @@ class Conv2d {
     if constexpr (kHopperCapable) {
       if (plan.hopper()) {
         return Hopper::dispatch_sm90(plan.sm90_tile, plan.im2col, plan.half_k, [&]<class Cfg, bool kIm2col>() {
-          return describe_sm90_plan<Cfg, kIm2col, Sm90Kernel<Cfg, kIm2col>>(describe_facts(), plan, g);
+          return describe_sm90_plan(describe_facts(), plan, g, sm90_kernel_facts<Cfg, Sm90Kernel<Cfg, kIm2col>>());
         });
       }
     }
@@ -191,9 +191,9 @@ class Conv2d {
       return "cannot run: FP8 planned off the Hopper kernel";
     } else {
       switch (plan.sm80_tile) {
-        case gemm::Sm80Tile::kSmall: return describe_sm80_plan<SmallConfig>(describe_facts(), plan, g);
-        case gemm::Sm80Tile::kNarrow: return describe_sm80_plan<NarrowConfig>(describe_facts(), plan, g);
-        default: return describe_sm80_plan<LargeConfig>(describe_facts(), plan, g);
+        case gemm::Sm80Tile::kSmall: return describe_sm80_plan(describe_facts(), plan, g, sm80_kernel_facts<SmallConfig>());
+        case gemm::Sm80Tile::kNarrow: return describe_sm80_plan(describe_facts(), plan, g, sm80_kernel_facts<NarrowConfig>());
+        default: return describe_sm80_plan(describe_facts(), plan, g, sm80_kernel_facts<LargeConfig>());
       }
     }
   }

@@ -1,5 +1,7 @@
 // What conv::Conv2d::describe() says of a plan: the kernel that runs it and why (the sm80 path with its
-// gathers and split-K, or the Hopper kernel with its sources, split reduction, tile and grid). Host code.
+// gathers and split-K, or the Hopper kernel with its sources, split reduction, tile and grid). Functions of
+// values, so that tilefuse._C says the same of the plan it hands Python (the kernel's own constants come
+// from the compiled kernel's layout there). Host code.
 #pragma once
 
 #include <algorithm>
@@ -22,22 +24,42 @@ struct ConvDescribeFacts {
   index_t chunk_elements = 8;         // a 16-byte chunk, in elements
 };
 
-// The sm80 path with tile Cfg, and why the Hopper kernel was not used where the plan says.
+// The constants of the kernel that runs the plan.
+struct ConvKernelFacts {
+  int tile_m = 0, tile_n = 0, tile_k = 0;
+  int warps = 0;           // sm80: warps per block
+  int stages = 0;          // the ring's depth
+  bool ping_pong = false;  // Hopper: the ping-pong schedule
+  bool tma_aux = false;    // Hopper: the residual loaded by TMA beside the operands
+};
+
 template <class Cfg>
-std::string describe_sm80_plan(ConvDescribeFacts const& f, ConvPlan const& plan, GemmCoord const& g) {
+ConvKernelFacts sm80_kernel_facts() {
+  return {Cfg::kTileM, Cfg::kTileN, Cfg::kTileK, Cfg::kWarpsM * Cfg::kWarpsN, Cfg::kStages};
+}
+
+template <class Cfg, class Kernel>
+ConvKernelFacts sm90_kernel_facts() {
+  return {Cfg::kTileM, Cfg::kTileN, Cfg::kTileK, 0, Kernel::kStages, Cfg::kSchedule == gemm::Sm90Schedule::kPingPong,
+          Kernel::kTmaAux};
+}
+
+// The sm80 path, and why the Hopper kernel was not used where the plan says.
+inline std::string describe_sm80_plan(ConvDescribeFacts const& f, ConvPlan const& plan, GemmCoord const& g,
+                                      ConvKernelFacts const& k) {
   std::string text = status_message(
-      "sm80 mma.sync implicit-GEMM ", f.op, " (GEMM ", g.m, " x ", g.n, " x ", g.k, "), tile ", Cfg::kTileM, "x",
-      Cfg::kTileN, "x", Cfg::kTileK, f.auto_config ? " (chosen by the wave model)" : "", ", ", Cfg::kWarpsM * Cfg::kWarpsN,
-      " warps, ", Cfg::kStages, " stages, ", plan.aligned ? "16-byte cp.async gathers" : "element-wise gathers (",
+      "sm80 mma.sync implicit-GEMM ", f.op, " (GEMM ", g.m, " x ", g.n, " x ", g.k, "), tile ", k.tile_m, "x",
+      k.tile_n, "x", k.tile_k, f.auto_config ? " (chosen by the wave model)" : "", ", ", k.warps,
+      " warps, ", k.stages, " stages, ", plan.aligned ? "16-byte cp.async gathers" : "element-wise gathers (",
       plan.why_narrow, plan.aligned ? "" : ")", plan.split_k > 1 ? status_message(", split-K ", plan.split_k) : "");
   if (!plan.why_not_hopper.empty()) text += " [Hopper kernel not used: " + plan.why_not_hopper + "]";
   return text;
 }
 
-// The Hopper kernel Kernel (tile Cfg; x or dy by TMA im2col or tiled when kIm2col, else gathered).
-template <class Cfg, bool kIm2col, class Kernel>
-std::string describe_sm90_plan(ConvDescribeFacts const& f, ConvPlan const& plan, GemmCoord const& g) {
-  index_t const tiles = ((g.m + Cfg::kTileM - 1) / Cfg::kTileM) * ((g.n + Cfg::kTileN - 1) / Cfg::kTileN) *
+// The Hopper kernel (x or dy by TMA im2col or tiled where plan.im2col, else gathered).
+inline std::string describe_sm90_plan(ConvDescribeFacts const& f, ConvPlan const& plan, GemmCoord const& g,
+                                      ConvKernelFacts const& k) {
+  index_t const tiles = ((g.m + k.tile_m - 1) / k.tile_m) * ((g.n + k.tile_n - 1) / k.tile_n) *
                         (f.wgrad_sm90 ? plan.split_k : 1);
   std::string loads;
   if (f.wgrad_sm90) {
@@ -56,17 +78,17 @@ std::string describe_sm90_plan(ConvDescribeFacts const& f, ConvPlan const& plan,
                                                 "epilogue), "));
   } else {
     loads = status_message(
-        kIm2col ? status_message(f.dgrad_sm90 ? "dy" : "x",
-                                 plan.pointwise ? " by tiled TMA (one box of " : " by TMA im2col (one copy of ",
-                                 Cfg::kTileM, " pixels x ", Cfg::kTileK, " channels per filter tap and k-tile)")
+        plan.im2col ? status_message(f.dgrad_sm90 ? "dy" : "x",
+                                     plan.pointwise ? " by tiled TMA (one box of " : " by TMA im2col (one copy of ",
+                                     k.tile_m, " pixels x ", k.tile_k, " channels per filter tap and k-tile)")
                 : std::string("x by 16-byte cp.async gathers of the producer warpgroup"),
         " (", plan.why_source, "), ",
         f.dgrad_sm90 ? "w by TMA in boxes of 64 channels x 64 filters of the flipped tap (B MN-major), " : "w by TMA, ");
   }
   return status_message("sm90 TMA + WGMMA implicit-GEMM ", f.op, " (GEMM ", g.m, " x ", g.n, " x ", g.k,
-                        "; warp-specialized, persistent", Cfg::kSchedule == gemm::Sm90Schedule::kPingPong ? ", ping-pong" : "",
-                        "), tile ", Cfg::kTileM, "x", Cfg::kTileN, "x", Cfg::kTileK, " (wave model: ", plan.why_tile,
-                        "), ", Kernel::kStages, " stages, ", Kernel::kTmaAux ? "residual by TMA beside the operands, " : "",
+                        "; warp-specialized, persistent", k.ping_pong ? ", ping-pong" : "",
+                        "), tile ", k.tile_m, "x", k.tile_n, "x", k.tile_k, " (wave model: ", plan.why_tile,
+                        "), ", k.stages, " stages, ", k.tma_aux ? "residual by TMA beside the operands, " : "",
                         loads, tiles, " tiles on ", std::min<index_t>(tiles, plan.sm_count), " blocks; ",
                         f.fp8_element ? status_message(f.fp8_element, " operands, fp32 accumulation in the tensor cores; ")
                                       : std::string(),

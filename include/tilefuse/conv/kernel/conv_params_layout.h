@@ -14,9 +14,10 @@
 //             .k, .batch, split_k, partials and the offset of its epilogue (-1 without a pass);
 // out[32..47] the Hopper kernel's further fields (int unless said): a_tiled, x_tiled, the wgrad's
 //             k_per_split, tma_aux, batch_mask_aux, column_by_tma, tma_d, d_by_tma, split_sums and
-//             split_tickets (pointers), the flags kTmaAux | kTmaColumn << 1 | kTmaStore << 2, the offsets
-//             of the staged residual's and column vector's data pointers (which named nodes they are),
-//             and the number of the pass's named nodes;
+//             split_tickets (pointers), the flags kTmaAux | kTmaColumn << 1 | kTmaStore << 2, the ring's
+//             stages (both families), the offsets of the staged residual's and column vector's data
+//             pointers (which named nodes they are), 1 for the ping-pong schedule (0 cooperative, -1
+//             sm80), and the number of the pass's named nodes;
 // out[48 + 9 i ...]       named node i of the kernel's epilogue tree in Params (epilogue/params_layout.h);
 // out[48 + 9 (64 + i) ...] named node i of ReduceEpilogue in the pass's params.
 #pragma once
@@ -30,7 +31,7 @@
 
 namespace tilefuse::conv {
 
-inline constexpr long long kConvLayoutVersion = 3;
+inline constexpr long long kConvLayoutVersion = 4;
 inline constexpr int kConvLayoutHeader = 48;
 inline constexpr int kConvLayoutMaxNodes = 64;
 
@@ -84,6 +85,8 @@ __global__ void conv_params_layout_kernel(long long* out) {
   out[15] = offset(&p.tiles_n, base);
   if constexpr (requires { p.tiles; }) out[16] = offset(&p.tiles, base);
   out[22] = offset(&p.epilogue, base);
+  out[43] = Kernel::kStages;
+  if constexpr (requires { Kernel::kPingPong; }) out[46] = Kernel::kPingPong ? 1 : 0;
   if constexpr (!cuda::std::is_void_v<ReduceEpilogue>) {
     out[47] = gemm::write_split_k_pass_layout<ReduceEpilogue>(
         out + 24, out + kConvLayoutHeader + epilogue::kNodeLayoutWords * kConvLayoutMaxNodes);
