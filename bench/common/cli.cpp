@@ -171,8 +171,6 @@ problem:
                        consumers, 128x128 / 64x256 per warpgroup; bf16, none or bias_gelu_residual) |
                        sm90-pingpong-multicast (128x128 ping-pong, 2-CTA clusters sharing B) |
                        sm90-pingpong-wide-multicast (64x256 ping-pong, 2-CTA clusters sharing B) |
-                       sm90-medium-multicast | sm90-narrow-multicast (128x128 / 128x64 cooperative, 2-CTA
-                       clusters sharing B; bf16, none or bias_gelu_residual) |
                        sm90-large-3stage (128x256 with a 3-stage ring; none or bias_gelu_residual) |
                        sm90-split-large | sm90-split-medium (split-K summed in the kernel, --split-k S >= 2
                        dividing k; bf16, none or bias_gelu_residual) |
@@ -293,7 +291,6 @@ std::variant<CliOptions, std::string> parse_cli(int argc, char const* const* arg
       constexpr std::string_view kKernels[] = {"sm80", "sm90", "sm90-large", "sm90-large-3stage", "sm90-medium",
                                                "sm90-narrow", "sm90-pingpong", "sm90-pingpong-wide",
                                                "sm90-pingpong-multicast", "sm90-pingpong-wide-multicast",
-                                               "sm90-medium-multicast", "sm90-narrow-multicast",
                                                "sm90-split-large", "sm90-split-medium", "sm90-tma-residual-large",
                                                "sm90-tma-residual-medium", "sm90-tma-residual-pingpong-wide", "auto"};
       if (std::find(std::begin(kKernels), std::end(kKernels), value) == std::end(kKernels)) {

@@ -63,12 +63,6 @@ std::unique_ptr<TilefuseGemmOp> make_tilefuse_sm90(DType dtype, OperandLayout la
       dtype, epilogue, "sm90 128x256, split-K in the kernel");
   if (kernel == "sm90-split-medium") return make_bf16_plain_or_fused<gemm::Sm90SplitReduce<gemm::Sm90MediumConfig>>(
       dtype, epilogue, "sm90 128x128, split-K in the kernel");
-  // The cooperative tiles with 2-CTA multicast of B: with fewer tiles than SMs each SM's L2 -> shared bytes per
-  // k-tile bound the mainloop, and the pair fetches B once (docs/notes/gemm_sm90.md, mid-size shapes).
-  if (kernel == "sm90-medium-multicast") return make_bf16_plain_or_fused<gemm::Sm90Multicast<gemm::Sm90MediumConfig>>(
-      dtype, epilogue, "sm90 128x128, 2-CTA multicast");
-  if (kernel == "sm90-narrow-multicast") return make_bf16_plain_or_fused<gemm::Sm90Multicast<gemm::Sm90NarrowConfig>>(
-      dtype, epilogue, "sm90 128x64, 2-CTA multicast");
   if (kernel == "sm90-pingpong-multicast") return make_bf16_plain_or_fused<gemm::Sm90PingPongMulticastConfig>(
       dtype, epilogue, "sm90 ping-pong 128x128, 2-CTA multicast");
   if (kernel == "sm90-pingpong-wide-multicast") return make_bf16_plain_or_fused<gemm::Sm90PingPongWideMulticastConfig>(

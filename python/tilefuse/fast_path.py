@@ -45,6 +45,7 @@ def _load():
     except ImportError as e:
         return None, f"tilefuse._torch_ops does not import: {e}"
     _torch_ops.set_run_prepared_launch(_C.run_prepared_launch_address)
+    _torch_ops.set_zero_async(_C.zero_async_address)
     return _torch_ops, None
 
 

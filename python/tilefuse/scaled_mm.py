@@ -21,6 +21,7 @@ them beside each k-tile's operands.
 """
 import struct
 
+from . import fast_path
 from .errors import TensorArgumentError
 from .errors import require_torch
 from .gemm import Gemm
@@ -192,11 +193,23 @@ def _check_block_strides(name, scale, strides, fix):
 
 
 _CHECKED = {}  # signature of the tensors and settings -> (mode, out dtype): the rules hold for every such call
+# (out_dtype, use_fast_accum, bias given, scale_result given) -> the C++ table (fast_path) of checked calls
+# with those settings, keyed by the caller's own tensors' signatures, and whether scale_result reaches the kernel
+_FAST = {}
 
 
 def scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=None, scale_result=None, use_fast_accum=False):
     """torch._scaled_mm on tilefuse's Hopper kernel (module docstring). Returns the (m, n) output. A call whose
-    tensors have the shapes, strides, dtypes, devices and alignment of an earlier one is not checked again."""
+    tensors have the shapes, strides, dtypes, devices and alignment of an earlier one is not checked again: it
+    runs from C++ where the fast path has it."""
+    settings = (out_dtype, bool(use_fast_accum), bias is not None, scale_result is not None)
+    fast = _FAST.get(settings)
+    if fast is not None:
+        table, passes_result = fast
+        extra = ((bias,) if bias is not None else ()) + ((scale_result,) if passes_result else ())
+        out = table(a, b, 0, scale_a, scale_b, *extra)
+        if out is not None:
+            return out
     tensors = (a, b, scale_a, scale_b, bias, scale_result)
     parts = tuple(signature(t) if t is not None else "none" for t in tensors)
     key = None if None in parts else (parts, out_dtype, bool(use_fast_accum))
@@ -207,19 +220,36 @@ def scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=None, scale_result=No
             _CHECKED[key] = checked
     mode, out = checked
     fast = bool(use_fast_accum) and mode != "block-wise"  # block-wise always promotes (module docstring)
-    key = (bias is not None, scale_result is not None and out in _FP8, out, fast, mode)
-    op = _OPS.get(key)
+    op_key = (bias is not None, scale_result is not None and out in _FP8, out, fast, mode)
+    op = _OPS.get(op_key)
     if op is None:
-        op = _OPS[key] = ScaledGemm(has_bias=key[0], has_scale_result=key[1], out_dtype=out, fast_accum=key[3],
-                                    mode=key[4])
+        op = _OPS[op_key] = ScaledGemm(has_bias=op_key[0], has_scale_result=op_key[1], out_dtype=out,
+                                       fast_accum=op_key[3], mode=op_key[4])
     if mode == "block-wise":
         arguments = {"scale_a": scale_a, "scale_b": scale_b}
     else:
         # One row (m = 1): row-wise scale_a is a single value, read as a device scalar like a per-tensor one.
         arguments = {"scale_a": scale_a.reshape(()) if mode == "per-tensor" or a.shape[0] == 1 else scale_a,
                      "scale_b": scale_b.reshape(()) if mode == "per-tensor" else scale_b}
+    originals = [scale_a, scale_b]  # the caller's tensors behind each argument (the same pointers)
     if bias is not None:
         arguments["bias"] = bias.reshape(-1)
-    if scale_result is not None and out in _FP8:  # torch ignores scale_result for other outputs
+        originals.append(bias)
+    if op_key[1]:  # torch ignores scale_result for other outputs
         arguments["scale_result"] = scale_result.reshape(())
-    return op.run(a, b, **arguments)
+        originals.append(scale_result)
+    result = op.run(a, b, **arguments)
+    if key is not None:
+        _remember(settings, op_key[1], op, a, b, arguments, originals)
+    return result
+
+
+def _remember(settings, passes_result, op, a, b, arguments, originals):
+    """Hands the call just made to the C++ table of its settings, keyed by the caller's tensors (whose
+    signatures imply the checks and the plan: out's dtype follows from out_dtype and a's dtype)."""
+    native = fast_path.native_warm_call(op.warm_call(a, b, arguments), tuple(arguments))
+    if native is None:
+        return
+    if settings not in _FAST:
+        _FAST[settings] = (fast_path.module().WarmTable(), passes_result)
+    _FAST[settings][0].remember(a, b, 0, *originals, warm=native)

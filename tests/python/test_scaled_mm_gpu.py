@@ -144,3 +144,35 @@ def test_block_wise_warm_call_reads_new_scales():
         ours = tilefuse.scaled_mm(a, b, sa, sb, out_dtype=torch.float32)
         ref = block_reference(a, b, sa, sb)
         assert (ours.double() - ref).abs().max().item() <= 1e-3 * ref.abs().max().item(), f"scales {seed}"
+
+
+def test_repeated_calls_take_the_cpp_table_with_new_tensors():
+    """A call of an earlier call's signature runs from the C++ table (keyed by the caller's own tensors): new
+    operands, new scales, a bias and an FP8 output with scale_result each reach the kernel; a row-wise call
+    with the same settings as a per-tensor one is told apart by its scales' shapes."""
+    from tilefuse import fast_path, scaled_mm as module
+
+    if not fast_path.available():
+        pytest.skip(fast_path.why_unavailable())
+    m, n, k = 200, 144, 336
+    cases = []
+    for seed in range(3):  # the first call checks and plans, the next two take the table
+        a, b = operands(m, n, k, seed=seed)
+        sa, sb = torch.tensor(0.5 + seed, device="cuda"), torch.tensor(1.5, device="cuda")
+        rsa = torch.rand(m, 1, device="cuda") + 0.5
+        rsb = torch.rand(1, n, device="cuda") + 0.5
+        bias = torch.randn(n, device="cuda").to(torch.bfloat16)
+        cases.append((a, b, sa, sb, rsa, rsb, bias))
+    for a, b, sa, sb, rsa, rsb, bias in cases:
+        poison()
+        ours = tilefuse.scaled_mm(a, b, sa, sb, bias=bias, out_dtype=torch.bfloat16)
+        theirs = torch._scaled_mm(a, b, sa, sb, bias=bias, out_dtype=torch.bfloat16)
+        check(ours, theirs, reference(a, b, sa, sb, bias), "per-tensor + bias")
+        ours = tilefuse.scaled_mm(a, b, rsa, rsb, bias=bias, out_dtype=torch.bfloat16)
+        theirs = torch._scaled_mm(a, b, rsa, rsb, bias=bias, out_dtype=torch.bfloat16)
+        check(ours, theirs, reference(a, b, rsa, rsb, bias), "row-wise + bias")
+        result = torch.tensor(0.25, device="cuda")
+        ours = tilefuse.scaled_mm(a, b, sa, sb, scale_result=result, out_dtype=E4M3)
+        theirs = torch._scaled_mm(a, b, sa, sb, scale_result=result, out_dtype=E4M3)
+        check(ours, theirs, reference(a, b, sa, sb, scale_result=result).clamp(-448, 448), "e4m3 out, scale_result")
+    assert (torch.bfloat16, False, True, False) in module._FAST and (E4M3, False, False, True) in module._FAST

@@ -400,6 +400,8 @@ void register_inference_kernels(py::object conv_python, py::object linear_python
 
 PYBIND11_MODULE(_torch_ops, m) {
   m.doc() = "tilefuse's warm torch-op and run() calls in C++ against libtorch (Python plans each first call)";
+  m.def("set_zero_async", &set_zero_async, py::arg("address"),
+        "Where tilefuse._C's zero_async is (_C.zero_async_address).");
   m.def("set_run_prepared_launch", &set_run_prepared_launch, py::arg("address"),
         "Where tilefuse._C's run_prepared_launch is (_C.run_prepared_launch_address).");
   py::class_<WarmCall, std::shared_ptr<WarmCall>>(m, "WarmCall",

@@ -1,7 +1,6 @@
 #include "warm_call.hpp"
 
 #include <ATen/ops/empty.h>
-#include <ATen/ops/zeros.h>
 #include <c10/core/Stream.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/util/Exception.h>
@@ -13,6 +12,7 @@ namespace tilefuse_torch {
 namespace {
 
 RunPreparedLaunch g_run = nullptr;
+ZeroAsync g_zero = nullptr;
 
 // The current torch stream of a CUDA device as a raw handle (no link to libc10_cuda: the device guard's
 // registry finds CUDA's implementation, loaded with torch).
@@ -65,6 +65,7 @@ std::size_t Signature::hash() const {
 }
 
 void set_run_prepared_launch(std::uintptr_t address) { g_run = reinterpret_cast<RunPreparedLaunch>(address); }
+void set_zero_async(std::uintptr_t address) { g_zero = reinterpret_cast<ZeroAsync>(address); }
 
 at::ScalarType scalar_type_named(std::string const& name) {
   if (name == "bfloat16") return at::kBFloat16;
@@ -104,10 +105,18 @@ at::Tensor WarmCall::call(at::Tensor const& a, at::Tensor const& b, std::vector<
                                    : at::empty(out_sizes_, options.dtype(out_dtype_), out_sizes_.size() == 4
                                                                                       ? c10::MemoryFormat::ChannelsLast
                                                                                       : c10::MemoryFormat::Contiguous);
+  std::uintptr_t const stream = current_stream(device_);
+  char error[512] = {0};
   at::Tensor partials;
   if (partials_numel_ > 0) {
-    partials = zeroed_ ? at::zeros({partials_numel_}, options.dtype(at::kFloat))
-                       : at::empty({partials_numel_}, options.dtype(at::kFloat));
+    partials = at::empty({partials_numel_}, options.dtype(at::kFloat));
+    if (zeroed_) {
+      TORCH_CHECK(g_zero != nullptr, "tilefuse._torch_ops: tilefuse._C's zeroing entry was not set");
+      if (g_zero(address(partials), static_cast<std::size_t>(partials_numel_) * sizeof(float), device_, stream, error,
+                 sizeof(error)) != 0) {
+        throw std::runtime_error(error);
+      }
+    }
   }
   std::array<std::uint64_t, 16> all{};
   TORCH_CHECK(2 + arguments.size() + 3 <= all.size(), "tilefuse._torch_ops: too many epilogue tensors");
@@ -118,9 +127,7 @@ at::Tensor WarmCall::call(at::Tensor const& a, at::Tensor const& b, std::vector<
   all[n++] = address(out);
   all[n++] = partials.defined() ? address(partials) : 0;
   all[n++] = partials.defined() ? address(partials) + static_cast<std::uint64_t>(tickets_offset_) : 0;
-  std::uintptr_t const stream = current_stream(device_);
   std::array<std::uint64_t, 16> slots{};
-  char error[512] = {0};
   for (Launch const& l : launches_) {
     for (std::size_t i = 0; i < l.slots.size(); ++i) slots[i] = all[static_cast<std::size_t>(l.slots[i])];
     if (g_run(l.native, device_, stream, slots.data(), l.slots.size(), nullptr, 0, error, sizeof(error)) != 0) {

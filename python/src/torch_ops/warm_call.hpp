@@ -41,6 +41,9 @@ struct SignatureHash {
 using RunPreparedLaunch = int (*)(void*, int, std::uintptr_t, std::uint64_t const*, std::size_t, double const*,
                                   std::size_t, char*, std::size_t);
 void set_run_prepared_launch(std::uintptr_t address);
+// tilefuse._C's cudaMemsetAsync entry (launch.cpp: zero_async), which zeroes a split's workspace; set at import.
+using ZeroAsync = int (*)(std::uint64_t, std::size_t, int, std::uintptr_t, char*, std::size_t);
+void set_zero_async(std::uintptr_t address);
 
 // One checked call (kernel_params.WarmCall) with a single stored output: allocate it (and the workspace),
 // patch the pointers, launch on the current stream. Pointer slots: 0 a, 1 b, then the epilogue's tensor
