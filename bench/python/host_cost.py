@@ -1,6 +1,7 @@
 """Host time per warm call (the enqueue alone, no synchronization) of tilefuse's Python entry points beside
-torch's own calls for the same work: Conv2d.run, the functional op (tilefuse.ops.conv2d: the eager path),
-the custom op it registers (torch.ops.tilefuse.conv2d), tilefuse.nn.Conv2d, Gemm.run and the linear op;
+torch's own calls for the same work: Conv2d.run (fprop, dgrad, wgrad split in the kernel), the functional op
+(tilefuse.ops.conv2d: the eager path), the custom op it registers (torch.ops.tilefuse.conv2d),
+tilefuse.nn.Conv2d, Gemm.run, the linear op and scaled_mm (per-tensor and row-wise);
 with --profile, where the time of each goes (cProfile, top functions by own time).
 
     python bench/python/host_cost.py [--profile] [--markdown host.md]
@@ -49,10 +50,18 @@ def rows():
     bm = torch.randn(1024, device="cuda", dtype=torch.bfloat16)
     gemm = tilefuse.Gemm()
     custom, inference = torch.ops.tilefuse.conv2d, torch.ops.tilefuse.conv2d_inference
+    dgrad, wgrad = tilefuse.Conv2d("dgrad", padding=1), tilefuse.Conv2d("wgrad", padding=1, kernel_size=(3, 3))
+    e4m3 = torch.float8_e4m3fn
+    a8, b8 = xm.to(e4m3), wm.to(e4m3).t()
+    one, rows_a, cols_b = torch.tensor(1.0, device="cuda"), torch.ones(512, 1, device="cuda"), torch.ones(1, 1024, device="cuda")
     return [
         ("conv 8x256x14x14, 3x3", [
             ("tilefuse.Conv2d.run", lambda: conv.run(x, w)),
             ("tilefuse.Conv2d.run, bias + residual + relu", lambda: fused.run(x, w, bias=b, residual=r)),
+            ("tilefuse.Conv2d(\"dgrad\").run, input_size given", lambda: dgrad.run(r, w, input_size=x.shape)),
+            ("tilefuse.Conv2d(\"wgrad\").run", lambda: wgrad.run(r, x)),
+            ("torch.nn.grad.conv2d_input", lambda: torch.nn.grad.conv2d_input(x.shape, w, r, padding=1)),
+            ("torch.nn.grad.conv2d_weight", lambda: torch.nn.grad.conv2d_weight(x, w.shape, r, padding=1)),
             ("tilefuse.ops.conv2d (eager path)", lambda: ops.conv2d(x, w, padding=1)),
             ("torch.ops.tilefuse.conv2d (custom op)",
              lambda: custom(x, w, None, None, [1, 1], [1, 1], [1, 1], "none", "require")),
@@ -73,6 +82,12 @@ def rows():
             ("torch.ops.tilefuse.linear_inference (frozen graphs' op)",
              lambda: torch.ops.tilefuse.linear_inference(xm, wm, bm, None, "gelu")),
             ("torch F.linear + gelu", lambda: F.gelu(F.linear(xm, wm, bm))),
+            ("tilefuse.scaled_mm, per-tensor, bf16 out", lambda: tilefuse.scaled_mm(a8, b8, one, one,
+                                                                                   out_dtype=torch.bfloat16)),
+            ("tilefuse.scaled_mm, row-wise, bf16 out", lambda: tilefuse.scaled_mm(a8, b8, rows_a, cols_b,
+                                                                                 out_dtype=torch.bfloat16)),
+            ("torch._scaled_mm, per-tensor, bf16 out", lambda: torch._scaled_mm(a8, b8, one, one,
+                                                                               out_dtype=torch.bfloat16)),
         ]),
     ]
 
