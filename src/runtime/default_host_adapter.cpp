@@ -56,6 +56,18 @@ Status encode_failure(char const* symbol, CUresult result, std::string const& ar
                              : "the arguments break a documented rule: " + validation.message())};
 }
 
+// A thread that has made no CUDA runtime call yet (the autograd engine's, on a first backward) has no current
+// context, and the driver's encoders refuse to run there: make the current device's primary context current
+// (cudaSetDevice does since CUDA 12) and say whether to try again.
+bool made_context_current() {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || cudaSetDevice(device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Status cuda_runtime_entry_point_lookup(char const* symbol, void** fn) {
@@ -104,10 +116,13 @@ Status DefaultHostAdapter::encode_tensor_map_tiled(TensorMapTiledArgs const& a, 
   void* fn = nullptr;
   TILEFUSE_RETURN_IF_ERROR(resolve(encode_tiled_, kEncodeTiledSymbol, &fn));
   auto const encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-  CUresult const result =
-      encode(out, a.data_type, static_cast<cuuint32_t>(a.rank), a.global_address, a.global_dim,
-             a.global_strides, a.box_dim, a.element_strides, a.interleave, a.swizzle, a.l2_promotion,
-             a.oob_fill);
+  auto const attempt = [&] {
+    return encode(out, a.data_type, static_cast<cuuint32_t>(a.rank), a.global_address, a.global_dim,
+                  a.global_strides, a.box_dim, a.element_strides, a.interleave, a.swizzle, a.l2_promotion,
+                  a.oob_fill);
+  };
+  CUresult result = attempt();
+  if (result == CUDA_ERROR_INVALID_CONTEXT && made_context_current()) result = attempt();
   if (result == CUDA_SUCCESS) return Status::success();
   return encode_failure(kEncodeTiledSymbol, result, to_string(a), validate(a));
 }
@@ -116,11 +131,13 @@ Status DefaultHostAdapter::encode_tensor_map_im2col(TensorMapIm2colArgs const& a
   void* fn = nullptr;
   TILEFUSE_RETURN_IF_ERROR(resolve(encode_im2col_, kEncodeIm2colSymbol, &fn));
   auto const encode = reinterpret_cast<PFN_cuTensorMapEncodeIm2col_v12000>(fn);
-  CUresult const result =
-      encode(out, a.data_type, static_cast<cuuint32_t>(a.rank), a.global_address, a.global_dim,
-             a.global_strides, a.pixel_box_lower_corner, a.pixel_box_upper_corner,
-             a.channels_per_pixel, a.pixels_per_column, a.element_strides, a.interleave, a.swizzle,
-             a.l2_promotion, a.oob_fill);
+  auto const attempt = [&] {
+    return encode(out, a.data_type, static_cast<cuuint32_t>(a.rank), a.global_address, a.global_dim,
+                  a.global_strides, a.pixel_box_lower_corner, a.pixel_box_upper_corner, a.channels_per_pixel,
+                  a.pixels_per_column, a.element_strides, a.interleave, a.swizzle, a.l2_promotion, a.oob_fill);
+  };
+  CUresult result = attempt();
+  if (result == CUDA_ERROR_INVALID_CONTEXT && made_context_current()) result = attempt();
   if (result == CUDA_SUCCESS) return Status::success();
   return encode_failure(kEncodeIm2colSymbol, result, to_string(a), validate(a));
 }

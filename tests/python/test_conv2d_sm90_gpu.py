@@ -166,3 +166,27 @@ def test_wgrad_cases_cover_every_split():
         dy = torch.empty_like(F.conv2d(x, w, **geo)).contiguous(memory_format=CL)
         splits.add(tilefuse.Conv2d("wgrad", kernel_size=tuple(w.shape[2:]), **geo).plan(dy, x).planner["sm90_split"])
     assert splits == {"none", "kernel", "pass"}
+
+
+def test_first_backward_of_a_signature_runs_on_a_thread_without_a_current_context():
+    """A tilefuse.nn.Conv2d whose backward is the first dgrad and wgrad of their signatures: the autograd
+    engine's thread has made no CUDA runtime call, so no context is current there, and the driver's tensor-map
+    encoders refused to run (CUDA_ERROR_INVALID_CONTEXT; the host-cost bench's training rows met it). The
+    adapter now makes the device's context current and encodes again."""
+    import tilefuse.nn
+
+    x, w, geo = tensors((3, 64, 13, 11, 128, 3, 1, 1), seed=17)  # a geometry no other test runs
+    module = tilefuse.nn.Conv2d(64, 128, 3, padding=1, bias=False).to("cuda", torch.bfloat16)
+    module = module.to(memory_format=CL)
+    with torch.no_grad():
+        module.weight.copy_(w)
+    xs = x.detach().clone().requires_grad_()
+    y = module(xs)
+    grad = torch.randn_like(y)
+    y.backward(grad)
+    xt, wt = x.detach().double().requires_grad_(), w.detach().double().requires_grad_()
+    F.conv2d(xt, wt, **geo).backward(grad.double())
+    bf = x.detach().requires_grad_(), w.detach().requires_grad_()
+    F.conv2d(*bf, **geo).backward(grad)
+    check(xs.grad, xt.grad, bf[0].grad, "dgrad from the autograd thread")
+    check(module.weight.grad, wt.grad, bf[1].grad, "wgrad from the autograd thread")

@@ -150,7 +150,11 @@ def test_repeated_calls_take_the_cpp_table_with_new_tensors():
     """A call of an earlier call's signature runs from the C++ table (keyed by the caller's own tensors): new
     operands, new scales, a bias and an FP8 output with scale_result each reach the kernel; a row-wise call
     with the same settings as a per-tensor one is told apart by its scales' shapes."""
-    from tilefuse import fast_path, scaled_mm as module
+    import importlib
+
+    from tilefuse import fast_path
+
+    module = importlib.import_module("tilefuse.scaled_mm")  # (tilefuse.scaled_mm is the function)
 
     if not fast_path.available():
         pytest.skip(fast_path.why_unavailable())

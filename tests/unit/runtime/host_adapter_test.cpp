@@ -525,6 +525,25 @@ TEST_F(DefaultHostAdapterTest, EncodeFailureNamesTheCallTheResultAndTheArguments
   EXPECT_NE(s2.message().find("channels_per_pixel = 300"), std::string::npos) << s2.message();
 }
 
+TEST_F(DefaultHostAdapterTest, InvalidContextIsEncodedAgainOnlyWhereAContextCanBeMadeCurrent) {
+  // A thread with no current context (the autograd engine's on a first backward) gets
+  // CUDA_ERROR_INVALID_CONTEXT: the adapter makes the device's primary context current and encodes once
+  // more. Without a device there is no context to make current: one call, and the driver's result.
+  CountingLookup lookup;
+  DefaultHostAdapter adapter(lookup.function());
+  g_driver.result = CUDA_ERROR_INVALID_CONTEXT;
+  int devices = 0;
+  bool const has_device = cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
+  (void)cudaGetLastError();
+  CUtensorMap map;
+  Status const s = adapter.encode_tensor_map_tiled(bf16_matrix(), &map);
+  EXPECT_EQ(g_driver.tiled_calls.load(), has_device ? 2 : 1);
+  EXPECT_NE(s.message().find("CUDA_ERROR_INVALID_CONTEXT"), std::string::npos) << s.message();
+  Status const s2 = adapter.encode_tensor_map_im2col(nhwc_half(), &map);
+  EXPECT_EQ(g_driver.im2col_calls.load(), has_device ? 2 : 1);
+  EXPECT_FALSE(s2.ok());
+}
+
 // ---- the real default adapter ----
 
 TEST(RealDefaultHostAdapter, EncodesOnAGpuAndFailsCleanlyWithout) {
