@@ -194,7 +194,8 @@ def _check_block_strides(name, scale, strides, fix):
 
 _CHECKED = {}  # signature of the tensors and settings -> (mode, out dtype): the rules hold for every such call
 # (out_dtype, use_fast_accum, bias given, scale_result given) -> the C++ table (fast_path) of checked calls
-# with those settings, keyed by the caller's own tensors' signatures, and whether scale_result reaches the kernel
+# with those settings, keyed by the caller's own tensors' signatures, and whether scale_result reaches the kernel;
+# None where the C++ warm call cannot repeat such calls
 _FAST = {}
 
 
@@ -247,9 +248,12 @@ def scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=None, scale_result=No
 def _remember(settings, passes_result, op, a, b, arguments, originals):
     """Hands the call just made to the C++ table of its settings, keyed by the caller's tensors (whose
     signatures imply the checks and the plan: out's dtype follows from out_dtype and a's dtype)."""
-    native = fast_path.native_warm_call(op.warm_call(a, b, arguments), tuple(arguments))
-    if native is None:
+    if settings in _FAST and _FAST[settings] is None:
         return
-    if settings not in _FAST:
+    native = fast_path.native_warm_call(op.warm_call(a, b, arguments), tuple(arguments))
+    if native is None:  # e.g. an FP8 output, which the C++ warm call does not allocate: the same for these settings
+        _FAST.setdefault(settings, None)
+        return
+    if _FAST.get(settings) is None:
         _FAST[settings] = (fast_path.module().WarmTable(), passes_result)
     _FAST[settings][0].remember(a, b, 0, *originals, warm=native)
