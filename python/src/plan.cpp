@@ -18,6 +18,7 @@
 #include <tilefuse/conv/device/conv2d_plan.hpp>
 #include <tilefuse/conv/device/conv2d_sm90_launch.hpp>
 #include <tilefuse/gemm/device/gemm_plan.hpp>
+#include <tilefuse/gemm/device/gemm_sm90_describe.hpp>
 
 #include "conv_values.hpp"
 
@@ -333,6 +334,16 @@ void bind_plan(nb::module_& m) {
         "skinny_code"_a = false, "residual_by_tma"_a = false,
         "gemm::plan_gemm: the GEMM's kernel family, operand copies, tile, split and whether the residual comes by "
         "TMA, as gemm::Gemm plans them.");
+  m.def("describe_gemm_sm90",
+        [](int tile_m, int tile_n, int tile_k, int stages, int consumer_warpgroups, bool ping_pong, int cluster_m,
+           bool tma_aux, bool reduce_splits, std::int64_t tiles, std::int64_t grid, bool d_by_tma, std::int64_t splits) {
+          return tilefuse::gemm::describe_sm90_gemm({tile_m, tile_n, tile_k, stages, consumer_warpgroups, ping_pong,
+                                                    cluster_m, tma_aux, reduce_splits},
+                                                   tiles, grid, d_by_tma, splits);
+        },
+        "tile_m"_a, "tile_n"_a, "tile_k"_a, "stages"_a, "consumer_warpgroups"_a, "ping_pong"_a, "cluster_m"_a,
+        "tma_aux"_a, "reduce_splits"_a, "tiles"_a, "grid"_a, "d_by_tma"_a, "splits"_a,
+        "gemm::GemmSm90::describe()'s text from the kernel's constants (the compiled kernel's layout) and the plan.");
   m.def("plan_scaled_gemm", &plan_scaled_gemm, "m"_a, "n"_a, "k"_a, "batch"_a, "device"_a, "scaling"_a,
         "fast_accum"_a, "gemm::plan_scaled_gemm: the FP8 scaled GEMM's config, as gemm::ScaledGemm picks it.");
 }

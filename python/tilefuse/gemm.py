@@ -60,20 +60,38 @@ class Operation:
     split_k: int = 1  # >= 2: K split that many ways, summed in the kernel (a Sm90SplitReduce config)
     split_bytes: int = 0  # the split's zeroed workspace: fp32 sums, then tickets from tickets_offset
     tickets_offset: int = 0
+    problem: tuple = None  # (m, n, batch, SMs, device, D's element) of the plan, for describe()
 
-    def for_problem(self, why, split_k=1, split_bytes=0, tickets_offset=0):
+    def for_problem(self, why, split_k=1, split_bytes=0, tickets_offset=0, problem=None):
         """This kernel as one problem's plan: the planner's why and split (the CUBIN and its loads shared)."""
         planned = dataclasses.replace(self, why=why, split_k=split_k, split_bytes=split_bytes,
-                                      tickets_offset=tickets_offset)
+                                      tickets_offset=tickets_offset, problem=problem)
         planned.graph, planned.tree = self.graph, self.tree
         return planned
 
     def describe(self):
+        """gemm::GemmSm90::describe()'s text (tilefuse._C.describe_gemm_sm90: the kernel's constants from its
+        layout, the plan's tiles, grid, D store and split as the launch makes them; D as run() allocates it),
+        then the operands, the planner's reason for the tile and where the kernel came from."""
+        from . import _C
+
         name, tm, tn, tk = self.config
         source = kernel_origin(self.cached)
         operands = self.element if not self.element_b else f"{self.element} x {self.element_b}"
-        return (f"sm90 TMA + WGMMA GEMM (warp-specialized, persistent), tile {tm}x{tn}x{tk} ({name}), {operands} "
-                f"operands; {self.why}; kernel from the {source} ({self.cached.path}); epilogue {self.cpp_tree}")
+        tail = f"{operands} operands; {self.why}; kernel from the {source} ({self.cached.path}); epilogue {self.cpp_tree}"
+        if self.problem is None:  # made outside a plan (no problem to describe the launch of)
+            return f"sm90 TMA + WGMMA GEMM (warp-specialized, persistent), tile {tm}x{tn}x{tk} ({name}), {tail}"
+        m, n, batch, sm_count, device, d_element = self.problem
+        _, layout = self.kernel_on(device)
+        tiles = -(-m // tm) * -(-n // tn) * batch * self.split_k
+        stores = [node for node in layout["nodes"] if node["kind"] == "store"]
+        d_by_tma = (layout["d_by_tma"] >= 0 and len(stores) == 1 and stores[0]["name"] == "D"
+                    and d_element in ("bfloat16", "float16") and _C.d_storable_by_tma(0, n, n, batch, m * n))
+        text = _C.describe_gemm_sm90(tm, tn, tk, layout["stages"], layout["consumer_warpgroups"],
+                                     layout["ping_pong"] == 1, layout["cluster_m"], layout["tma_aux_kernel"],
+                                     layout["split_sums"] >= 0, tiles, min(tiles, sm_count), d_by_tma,
+                                     batch * self.split_k)
+        return f"{text}; {tail}"
 
     def kernel_on(self, device):
         """(kernel handle, layout dict) on `device`, loading the CUBIN there the first time."""
@@ -81,7 +99,7 @@ class Operation:
         return kernel, layout
 
 
-LAYOUT_VERSION, LAYOUT_HEADER_WORDS = 5, 34  # sm90_params_layout.h's kLayoutVersion and kLayoutHeader
+LAYOUT_VERSION, LAYOUT_HEADER_WORDS = 6, 38  # sm90_params_layout.h's kLayoutVersion and kLayoutHeader
 
 
 def parse_layout(words):
@@ -98,6 +116,7 @@ def parse_layout(words):
     layout["tma_aux_kernel"], layout["tma_column_kernel"] = bool(flags & 1), bool(flags & 2)
     (layout["tma_aux"], layout["batch_mask_aux"], layout["column_by_tma"], layout["staged_aux"],
      layout["staged_column"]) = words[29:34]
+    layout["stages"], layout["consumer_warpgroups"], layout["ping_pong"], layout["cluster_m"] = words[34:38]
     layout["nodes"] = parse_nodes(words, LAYOUT_HEADER_WORDS, words[15])
     return layout
 
@@ -251,7 +270,8 @@ class Gemm:
         if operation is None:
             graph, tree = self._traced(ops, arguments)
             operation = _compiled(str(tree), ops.dtype, element_b, tile, config, why, graph, tree)
-            operation = operation.for_problem(why, *split)
+            operation = operation.for_problem(why, *split, problem=(ops.m, ops.n, ops.batch, sm_count,
+                                                                    ops.device_index or 0, self._out_dtype(ops.dtype)))
             self._operations[key] = operation
         return operation
 

@@ -44,8 +44,9 @@ def test_bad_tile_is_refused():
         tilefuse.Gemm(tile="64x64")
 
 
-def _words(header, nodes, block=(-1,) * 7 + (0,), split=(-1, -1), store=(-1, -1), residual=(0,) + (-1,) * 5):
-    words = [5] + header + [len(nodes)] + list(block) + list(split) + list(store) + list(residual)
+def _words(header, nodes, block=(-1,) * 7 + (0,), split=(-1, -1), store=(-1, -1), residual=(0,) + (-1,) * 5,
+           kernel=(4, 2, 0, 1)):
+    words = [6] + header + [len(nodes)] + list(block) + list(split) + list(store) + list(residual) + list(kernel)
     for kind, data, ld, batch_stride, value, name in nodes:
         raw = name.encode().ljust(32, b"\0")
         words += [kind, data, ld, batch_stride, value] + [struct.unpack("<q", raw[i:i + 8])[0] for i in range(0, 32, 8)]
@@ -62,6 +63,7 @@ def test_layout_parser_reads_fields_and_names():
     assert [n["kind"] for n in layout["nodes"]] == ["store", "row_broadcast", "scalar"]
     assert layout["nodes"][2]["value"] == 352 and layout["nodes"][1]["ld"] == -1
     assert layout["block_scaled"] == 0
+    assert (layout["stages"], layout["consumer_warpgroups"], layout["ping_pong"], layout["cluster_m"]) == (4, 2, 0, 1)
     block = parse_layout(_words(header, [], block=(488, 496, 504, 512, 520, 528, 536, 1)))
     assert block["block_scaled"] == 1 and block["block_scale_b"] == 496 and block["block_scale_a_vector"] == 536
     assert block["nodes"] == []

@@ -2,6 +2,7 @@
 // kernel family per device and operand type, the copies into the Hopper kernel's layouts, the in-kernel split
 // where the tiles leave most SMs idle, forced families and splits. Host only.
 #include <tilefuse/gemm/device/gemm_plan.hpp>
+#include <tilefuse/gemm/device/gemm_sm90_describe.hpp>
 
 #include <gtest/gtest.h>
 
@@ -245,6 +246,19 @@ TEST(GemmPlan, SplitWorkspaceMatchesTheKernelsLayout) {
   EXPECT_EQ(sm90_split_tickets_offset({197, 768, 3072, 1}), std::size_t{197} * 768 * 4);
   EXPECT_EQ(sm90_split_workspace_bytes({197, 768, 3072, 1}, 128, 128), std::size_t{197} * 768 * 4 + 96 * 4);
   EXPECT_EQ(sm90_split_tickets_offset({64, 66, 512, 1}), std::size_t{64} * 68 * 4);  // rows padded to 4 floats
+}
+
+TEST(GemmSm90Describe, SaysWhatTheKernelAndThePlanAre) {
+  // The text gemm::GemmSm90::describe() and Python's Operation.describe() (through tilefuse._C) both give.
+  Sm90GemmKernelFacts large{128, 256, 64, 4, 2, false, 1, true, false};
+  EXPECT_EQ(describe_sm90_gemm(large, 117, 117, true, 1),
+            "sm90 TMA + WGMMA GEMM (warp-specialized, persistent), tile 128x256x64, 4 stages, 2 consumer warpgroups, "
+            "117 tiles on 117 blocks, the residual loaded by TMA, D stored by TMA");
+  Sm90GemmKernelFacts pair{128, 128, 64, 6, 2, true, 2, false, true};
+  std::string const text = describe_sm90_gemm(pair, 84, 84, false, 3);
+  EXPECT_NE(text.find("2 consumer warpgroups (ping-pong), clusters of 2 along M"), std::string::npos) << text;
+  EXPECT_NE(text.find("84 tile pairs on 84 blocks, split-K 3 summed in the kernel"), std::string::npos) << text;
+  EXPECT_EQ(text.find("D stored by TMA"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -35,6 +35,7 @@
 #include <tilefuse/epilogue/arguments.hpp>
 #include <tilefuse/epilogue/reduction_init.h>
 #include <tilefuse/gemm/device/gemm_plan.hpp>
+#include <tilefuse/gemm/device/gemm_sm90_describe.hpp>
 #include <tilefuse/gemm/device/gemm_sm90_arguments.hpp>
 #include <tilefuse/gemm/device/operand_check.hpp>
 #include <tilefuse/gemm/device/reductions.hpp>
@@ -204,17 +205,8 @@ class GemmSm90 {
 
   // The same for a plan made by initialize() (no driver work).
   static std::string describe(Plan const& plan) {
-    return status_message("sm90 TMA + WGMMA GEMM (warp-specialized, persistent), tile ", Config::kTileM, "x",
-                          Config::kTileN, "x", Config::kTileK, ", ", Kernel::kStages, " stages, ",
-                          Config::kConsumerWarpgroups, " consumer warpgroups",
-                          Config::kSchedule == Sm90Schedule::kPingPong ? " (ping-pong)" : "",
-                          Config::kClusterM > 1 ? ", clusters of 2 along M sharing B by TMA multicast" : "", ", ",
-                          plan.params.tiles, Config::kClusterM > 1 ? " tile pairs on " : " tiles on ", plan.grid,
-                          " blocks", Kernel::kTmaAux ? ", the residual loaded by TMA" : "",
-                          Kernel::d_by_tma(plan.params) ? ", D stored by TMA" : "",
-                          Kernel::kReduceSplits ? status_message(", split-K ", plan.params.problem.batch,
-                                                                 " summed in the kernel")
-                                                : std::string());
+    return describe_sm90_gemm(sm90_gemm_kernel_facts<Config, Kernel>(), plan.params.tiles, plan.grid,
+                              Kernel::d_by_tma(plan.params), plan.params.problem.batch);
   }
 
  private:

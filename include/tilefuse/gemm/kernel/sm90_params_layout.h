@@ -15,7 +15,9 @@
 // out[28..33]  the residual by TMA (Kernel::kTmaAux): the flags kTmaAux | kTmaColumn << 1, then the offsets
 //              of tma_aux, batch_mask_aux and column_by_tma, of the staged residual's data pointer and of the
 //              staged column vector's (-1 where the kernel has none);
-// out[34 + 9 i ...]  named node i of the epilogue tree (epilogue/params_layout.h).
+// out[34..37]  what describe() says of the kernel: kStages, Config::kConsumerWarpgroups, 1 for the ping-pong
+//              schedule, Config::kClusterM;
+// out[38 + 9 i ...]  named node i of the epilogue tree (epilogue/params_layout.h).
 // Index types: the offsets of problem fields and of the block-scale strides hold index_t (int64),
 // tiles_*, batch_mask_* and a_vector int, a and b pointers.
 #pragma once
@@ -28,8 +30,8 @@
 
 namespace tilefuse::gemm::sm90 {
 
-inline constexpr long long kLayoutVersion = 5;
-inline constexpr int kLayoutHeader = 34;
+inline constexpr long long kLayoutVersion = 6;
+inline constexpr int kLayoutHeader = 38;
 inline constexpr int kLayoutPerNode = epilogue::kNodeLayoutWords;
 
 template <class Kernel, class Epilogue>
@@ -82,6 +84,10 @@ __global__ void sm90_params_layout_kernel(long long* out) {
     out[32] = offset(&Kernel::staged_aux(p.epilogue)->data, base);
     if constexpr (Kernel::kTmaColumn) out[33] = offset(&Kernel::staged_column(p.epilogue)->data, base);
   }
+  out[34] = Kernel::kStages;
+  out[35] = Kernel::KernelConfig::kConsumerWarpgroups;
+  out[36] = Kernel::kPingPong ? 1 : 0;
+  out[37] = Kernel::KernelConfig::kClusterM;
   out[15] = epilogue::write_node_layouts<Epilogue>(p.epilogue, base, out + kLayoutHeader);
 }
 
