@@ -55,7 +55,7 @@ struct Writer {
 
 template <class Element, ConvMode kMode, template <class> class Tree>
 void conv_case(Writer& w, char const* tree_name, char const* element, Conv2dProblem p, DeviceFacts device, bool aligned,
-               int split_k, bool deterministic, conv::ConvOverrides overrides) {
+               int split_k, bool deterministic, conv::ConvOverrides overrides, bool residual_aligned) {
   using Op = conv::Conv2d<Element, kMode, Tree<Element>>;
   typename Op::Arguments args;
   p.mode = kMode;
@@ -69,7 +69,12 @@ void conv_case(Writer& w, char const* tree_name, char const* element, Conv2dProb
   args.split_k = split_k;
   args.deterministic = deterministic;
   args.overrides = overrides;
-  conv::ConvPlanInput const in = Op::plan_input(args, device);
+  conv::ConvPlanInput in = Op::plan_input(args, device);
+  // The residual's alignment fact, as conv::Conv2d derives it from its bound tree: a fake (m, n) residual,
+  // 2 bytes off 16 where residual_aligned is false (Python's side makes the same tensor and reads the fact).
+  GemmCoord const out = conv::conv_output_matrix(p);
+  auto const* residual = reinterpret_cast<void const*>(std::uintptr_t{residual_aligned ? 0x30000u : 0x30002u});
+  if (in.tree.residual_by_tma) in.residual_unaligned = gemm::tma_residual_unaligned(residual, out.n, 1, 0);
   conv::ConvPlan const plan = conv::plan_conv2d(in);
   auto const s = [](auto const& v) { return std::to_string(v); };
   auto const b01 = [](bool v) { return std::string(v ? "true" : "false"); };
@@ -78,7 +83,8 @@ void conv_case(Writer& w, char const* tree_name, char const* element, Conv2dProb
                   ", " + s(p.C) + ", " + s(p.K) + ", " + s(p.R) + ", " + s(p.S) + ", " + s(p.pad_h) + ", " +
                   s(p.pad_w) + ", " + s(p.stride_h) + ", " + s(p.stride_w) + ", " + s(p.dilation_h) + ", " +
                   s(p.dilation_w) + "], \"device\": [" + s(device.major) + ", " + s(device.minor) + ", " +
-                  s(device.sm_count) + "], \"aligned\": " + b01(aligned) + ", \"split_k\": " + s(split_k) +
+                  s(device.sm_count) + "], \"aligned\": " + b01(aligned) + ", \"residual_aligned\": " + b01(residual_aligned) +
+                  ", \"residual_unaligned\": " + quoted(in.residual_unaligned) + ", \"split_k\": " + s(split_k) +
                   ", \"deterministic\": " + b01(deterministic) + ", \"overrides\": {";
   std::string o;
   if (overrides.family) o += "\"family\": \"sm80\"";
@@ -103,28 +109,28 @@ void conv_case(Writer& w, char const* tree_name, char const* element, Conv2dProb
 
 template <class Element, template <class> class Tree>
 void conv_modes(Writer& w, char const* tree_name, char const* element, ConvMode mode, Conv2dProblem const& p,
-                DeviceFacts device, bool aligned, int split_k, bool deterministic, conv::ConvOverrides o) {
-  if (mode == ConvMode::kFprop) conv_case<Element, ConvMode::kFprop, Tree>(w, tree_name, element, p, device, aligned, split_k, deterministic, o);
+                DeviceFacts device, bool aligned, int split_k, bool deterministic, conv::ConvOverrides o, bool ra) {
+  if (mode == ConvMode::kFprop) conv_case<Element, ConvMode::kFprop, Tree>(w, tree_name, element, p, device, aligned, split_k, deterministic, o, ra);
   if constexpr (sizeof(Element) == 2) {
-    if (mode == ConvMode::kDgrad) conv_case<Element, ConvMode::kDgrad, Tree>(w, tree_name, element, p, device, aligned, split_k, deterministic, o);
-    if (mode == ConvMode::kWgrad) conv_case<Element, ConvMode::kWgrad, Tree>(w, tree_name, element, p, device, aligned, split_k, deterministic, o);
+    if (mode == ConvMode::kDgrad) conv_case<Element, ConvMode::kDgrad, Tree>(w, tree_name, element, p, device, aligned, split_k, deterministic, o, ra);
+    if (mode == ConvMode::kWgrad) conv_case<Element, ConvMode::kWgrad, Tree>(w, tree_name, element, p, device, aligned, split_k, deterministic, o, ra);
   }
 }
 
 template <class Element>
 void conv_trees(Writer& w, int tree, char const* element, ConvMode mode, Conv2dProblem const& p, DeviceFacts device,
-                bool aligned, int split_k, bool deterministic, conv::ConvOverrides o) {
+                bool aligned, int split_k, bool deterministic, conv::ConvOverrides o, bool ra) {
   switch (tree) {
-    case 0: return conv_modes<Element, None>(w, "none", element, mode, p, device, aligned, split_k, deterministic, o);
-    case 1: return conv_modes<Element, Bias>(w, "bias", element, mode, p, device, aligned, split_k, deterministic, o);
-    case 2: return conv_modes<Element, BiasRelu>(w, "bias_relu", element, mode, p, device, aligned, split_k, deterministic, o);
-    case 3: return conv_modes<Element, BiasGelu>(w, "bias_gelu", element, mode, p, device, aligned, split_k, deterministic, o);
-    case 4: return conv_modes<Element, BiasResidualRelu>(w, "bias_residual_relu", element, mode, p, device, aligned, split_k, deterministic, o);
-    case 5: return conv_modes<Element, ResidualAfterRelu>(w, "residual_after_relu", element, mode, p, device, aligned, split_k, deterministic, o);
-    case 6: return conv_modes<Element, ResidualTwice>(w, "residual_twice", element, mode, p, device, aligned, split_k, deterministic, o);
-    case 7: return conv_modes<Element, Scaled>(w, "scaled", element, mode, p, device, aligned, split_k, deterministic, o);
-    case 8: return conv_modes<Element, Fp32Residual>(w, "fp32_residual", element, mode, p, device, aligned, split_k, deterministic, o);
-    default: return conv_modes<Element, RowScale>(w, "row_scale", element, mode, p, device, aligned, split_k, deterministic, o);
+    case 0: return conv_modes<Element, None>(w, "none", element, mode, p, device, aligned, split_k, deterministic, o, ra);
+    case 1: return conv_modes<Element, Bias>(w, "bias", element, mode, p, device, aligned, split_k, deterministic, o, ra);
+    case 2: return conv_modes<Element, BiasRelu>(w, "bias_relu", element, mode, p, device, aligned, split_k, deterministic, o, ra);
+    case 3: return conv_modes<Element, BiasGelu>(w, "bias_gelu", element, mode, p, device, aligned, split_k, deterministic, o, ra);
+    case 4: return conv_modes<Element, BiasResidualRelu>(w, "bias_residual_relu", element, mode, p, device, aligned, split_k, deterministic, o, ra);
+    case 5: return conv_modes<Element, ResidualAfterRelu>(w, "residual_after_relu", element, mode, p, device, aligned, split_k, deterministic, o, ra);
+    case 6: return conv_modes<Element, ResidualTwice>(w, "residual_twice", element, mode, p, device, aligned, split_k, deterministic, o, ra);
+    case 7: return conv_modes<Element, Scaled>(w, "scaled", element, mode, p, device, aligned, split_k, deterministic, o, ra);
+    case 8: return conv_modes<Element, Fp32Residual>(w, "fp32_residual", element, mode, p, device, aligned, split_k, deterministic, o, ra);
+    default: return conv_modes<Element, RowScale>(w, "row_scale", element, mode, p, device, aligned, split_k, deterministic, o, ra);
   }
 }
 
@@ -163,6 +169,7 @@ int main(int argc, char** argv) {
     bool const aligned = rng() % 5 != 0;
     int const split_k = pick(std::array<int, 4>{0, 0, 1, 5});
     bool const deterministic = rng() % 4 == 0;
+    bool const ra = rng() % 3 != 0;  // the residual (where a tree loads one by TMA) 16-byte aligned
     conv::ConvOverrides o;
     switch (rng() % 10) {
       case 0: o.sm90_tile = static_cast<conv::ConvSm90Tile>(rng() % 9); break;
@@ -174,9 +181,9 @@ int main(int argc, char** argv) {
     auto const mode = static_cast<ConvMode>(rng() % 3);
     int const tree = static_cast<int>(rng() % 10);
     switch (rng() % 5) {
-      case 0: conv_trees<half_t>(w, tree, "float16", mode, p, device, aligned, split_k, deterministic, o); break;
-      case 1: conv_trees<float_e4m3_t>(w, tree, "float8_e4m3", ConvMode::kFprop, p, device, aligned, split_k, deterministic, o); break;
-      default: conv_trees<bfloat16_t>(w, tree, "bfloat16", mode, p, device, aligned, split_k, deterministic, o); break;
+      case 0: conv_trees<half_t>(w, tree, "float16", mode, p, device, aligned, split_k, deterministic, o, ra); break;
+      case 1: conv_trees<float_e4m3_t>(w, tree, "float8_e4m3", ConvMode::kFprop, p, device, aligned, split_k, deterministic, o, ra); break;
+      default: conv_trees<bfloat16_t>(w, tree, "bfloat16", mode, p, device, aligned, split_k, deterministic, o, ra); break;
     }
     ++written;
   }

@@ -73,6 +73,7 @@ def test_at_least_500_conv_plans_and_every_kind_are_compared():
     assert {c["plan"]["family"] for c in cases} == {"sm80", "sm90"}
     assert {c["aligned"] for c in cases} == {True, False}
     assert any(c["facts"]["residual_by_tma"] for c in cases)
+    assert any(c["residual_unaligned"] for c in cases)  # a residual TMA cannot read: the planner's fact
 
 
 def test_python_conv_plans_equal_the_cpp_plans():
@@ -84,7 +85,8 @@ def test_python_conv_plans_equal_the_cpp_plans():
             continue
         plan = _C.plan_conv2d(case["mode"], tuple(case["geometry"]), case["element"], facts["reads_memory"],
                               facts["residual_by_tma"], tuple(case["device"]), case["aligned"], case["split_k"],
-                              case["deterministic"], **case["overrides"])
+                              case["deterministic"], residual_unaligned=case["residual_unaligned"],
+                              **case["overrides"])
         for key, expected in case["plan"].items():
             if plan[key] != expected:
                 mismatches.append(f"{case['tree']} {case['mode']} {case['geometry']}: {key} {plan[key]!r} != C++ "
@@ -157,7 +159,8 @@ def test_conv2d_objects_plan_as_cpp_conv2d(monkeypatch):
         a, b = _meta(a_shape, dtype, misaligned), _meta(b_shape, dtype)
         problem = op._problem(tuple(a.shape), tuple(b.shape), x if mode == "dgrad" else None)
         m, cols, _ = problem.gemm(mode)
-        arguments = {"bias": _meta((cols,), dtype), "residual": _meta((m, cols), dtype),
+        residual_offset = 0 if case["residual_aligned"] else 2  # plan_parity_dump's residual 2 bytes off 16
+        arguments = {"bias": _meta((cols,), dtype), "residual": _meta((m, cols), dtype, residual_offset),
                      "scale": _meta((m, 1), torch.float32), "alpha": 1.0}
         names = function.__code__.co_varnames[1:function.__code__.co_argcount]
         plan = op._plan(a, b, problem, case["element"], 0, {name: arguments[name] for name in names})
