@@ -49,9 +49,11 @@ def _load():
     return _torch_ops, None
 
 
-def native_warm_call(warm, argument_names=()):
+def native_warm_call(warm, argument_names=(), packs=()):
     """The C++ copy of a Python WarmCall whose epilogue tensors are `argument_names` in that order, or None
-    when the fast path cannot repeat it (no extension; scalars, several outputs or a reduction)."""
+    when the fast path cannot repeat it (no extension; scalars, several outputs or a reduction). packs: the
+    packing launches of a call whose operands the planner copies ((operand, launch, elements, dtype), as
+    gemm.hopper_operands records them): the C++ call copies the caller's operands first."""
     ops = module()
     if ops is None or not isinstance(warm, WarmCall):
         return None
@@ -73,8 +75,11 @@ def native_warm_call(warm, argument_names=()):
     dtype_name = str(dtype).replace("torch.", "")
     if dtype_name not in ("bfloat16", "float16", "float32"):
         return None
+    copies = [(launch.address, operand, numel, str(dtype).replace("torch.", "")) for operand, launch, numel, dtype in packs]
+    if any(c[3] not in ("bfloat16", "float16") for c in copies):
+        return None
     return ops.WarmCall(warm.device, launches, list(shape), dtype_name, warm.partials_numel, warm.zeroed,
-                        warm.tickets_offset, len(argument_names), warm)
+                        warm.tickets_offset, len(argument_names), warm, copies)
 
 
 def native_phased_dgrad(phased, dy, w):
@@ -98,15 +103,16 @@ def native_phased_dgrad(phased, dy, w):
                            phased._gather_index(w.device), phases)
 
 
-def remember_run(owner, a, b, arguments, warm):
+def remember_run(owner, a, b, arguments, warm, packs=()):
     """Hands a checked run() call of a tilefuse.Conv2d or Gemm (`owner`) to its C++ table: later calls of the
     signature go from run()'s first line to the launches (owner._table, owner._names: the argument names'
-    ids). Does nothing where the fast path cannot repeat the call."""
+    ids). a and b are the caller's tensors (packs: their copies' launches, see native_warm_call). Does nothing
+    where the fast path cannot repeat the call."""
     ops = module()
     if ops is None:
         return
     names = tuple(arguments)
-    native = native_warm_call(warm, names)
+    native = native_warm_call(warm, names, packs)
     if native is None:
         return
     if owner._table is None:

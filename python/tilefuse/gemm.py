@@ -330,11 +330,11 @@ class Gemm:
             return self._run_sm80(whole, a, b, ops, arguments, key, out, (major, minor))
         if whole["family"] == "skinny":
             return self._run_skinny(whole, a, b, ops, arguments, key, out, (major, minor))
-        converted = False
+        converted, packs, callers = False, [], (a, b)
         if whole["copy_operands"]:
             # Any layout and any k run, as torch.matmul's do: the planner has the operands copied into the
             # kernel's layouts, k zero-padded to whole 16-byte pieces (the sum is unchanged).
-            a, b = hopper_operands(a, b)
+            a, b = hopper_operands(a, b, packs)
             ops = self._check(a, b)
             converted = True
         operation = self._plan(ops, arguments, whole)
@@ -343,7 +343,7 @@ class Gemm:
         launch = self._pack(operation, kernel, layout, ops, arguments, outputs, sm_count)
         numel = -(-operation.split_bytes // 4)  # the split's sums and tickets, zeroed per call
         return self._launch(key, ops, a, b, arguments, specs, outputs, [launch], numel, numel > 0,
-                            operation.tickets_offset, copied=converted)
+                            operation.tickets_offset, copied=converted, packs=(callers, packs))
 
     def _outputs(self, operation, ops, out):
         """(specs, outputs) of a call of `operation`: what it allocates, allocated (or `out`, checked)."""
@@ -353,10 +353,11 @@ class Gemm:
         return specs, allocate(specs, _torch().device("cuda", ops.device_index), out)
 
     def _launch(self, key, ops, a, b, arguments, specs, outputs, launches, numel, zeroed, tickets_offset=0,
-                copied=False, fast=True):
+                copied=False, fast=True, packs=None):
         """Runs the launches on the current stream with a float32 workspace of numel elements and remembers the
         call under `key` for the warm path (a copied call copies again; the C++ warm path takes the others
-        where `fast`). Returns D, or the dict of outputs."""
+        where `fast`, and a copied call with its packing launches: packs = ((the caller's a, b), [(operand,
+        launch, elements, dtype), ...])). Returns D, or the dict of outputs."""
         device = ops.device_index
         partials = workspace(numel, zeroed, _torch().device("cuda", device))
         pointers = call_pointers(a, b, arguments, outputs, partials, tickets_offset)
@@ -367,6 +368,8 @@ class Gemm:
             warm = WarmCall(device, launches, specs, numel, zeroed, tickets_offset)
             if copied:  # the signature is the caller's tensors': each warm call copies them again
                 self._warm[key] = CopyingWarmCall(warm)
+                if fast and packs is not None and packs[1]:
+                    fast_path.remember_run(self, *packs[0], arguments, warm, packs[1])
             else:
                 self._warm[key] = warm
                 if fast:
@@ -557,10 +560,11 @@ def _arguments_key(arguments):
     return tuple(sorted((name, spec_key(value)) for name, value in arguments.items()))
 
 
-def hopper_operands(a, b):
+def hopper_operands(a, b, packs=None):
     """(a, b) in the Hopper GEMM's layouts, copied only where needed: a (..., m, k) row-major and b (..., k, n)
     K-major (b.transpose(-1, -2) row-major), both with k zero-padded to a multiple of 8 elements (at least 8:
-    k = 0 becomes zeros) and 16-byte aligned leading dimensions and bases. Torch tensors (a copy needs torch)."""
+    k = 0 becomes zeros) and 16-byte aligned leading dimensions and bases. Torch tensors (a copy needs torch).
+    packs: a list that gets (operand, launch, elements, dtype) of each packing launch (operand 0: a, 1: b)."""
     if not (hasattr(a, "new_zeros") and hasattr(b, "new_zeros")):
         raise TensorArgumentError("tilefuse.Gemm: these operands are not in the Hopper GEMM's layouts (a row-major, b "
                                   "K-major, k a multiple of 8), and copying them needs torch tensors")
@@ -574,17 +578,21 @@ def hopper_operands(a, b):
         batch_ok = t.dim() == 2 or t.shape[0] == 1 or t.stride(0) % 8 == 0
         return t.shape[-1] == kp and t.stride(-1) == 1 and rows_apart % 8 == 0 and batch_ok and t.data_ptr() % 16 == 0
 
-    def copied(t):  # t: (..., rows, k) -> packed (..., rows, kp), zeros beyond k
+    def copied(t, operand):  # t: (..., rows, k) -> packed (..., rows, kp), zeros beyond k
         if fits(t):
             return t
         if t.is_cuda:  # gemm::Gemm's packing kernel: one launch, the zeros written by it
-            return pack_k_major(t, kp)
+            record = []
+            out = pack_k_major(t, kp, record)
+            if packs is not None:
+                packs.extend((operand, *made) for made in record)
+            return out
         if kp == k:  # a packed copy (one kernel)
             return t.clone(memory_format=torch.contiguous_format)
         out = pad(t, (0, kp - k))  # zeros past k and the copy in one call (torch allocates it row-major)
         return out if out.is_contiguous() else out.contiguous()
 
-    return copied(a), copied(b.transpose(-1, -2)).transpose(-1, -2)
+    return copied(a, 0), copied(b.transpose(-1, -2), 1).transpose(-1, -2)
 
 
 _COMPILED = {}  # (tree, element, element_b, config) -> Operation, shared by every Gemm of this process

@@ -10,15 +10,16 @@ _LOADED = {}  # (element, arch, device) -> LoadedKernel
 _LAUNCHES = {}  # (dtype, device, rows, k, strides, batches, padded_k) -> PreparedLaunch
 
 
-def pack_k_major(t, padded_k):
+def pack_k_major(t, padded_k, record=None):
     """t (..., rows, k) on a CUDA device, any strides -> a new row-major (..., rows, padded_k) tensor, zeros
     past k (padded_k >= k), on the current torch stream. The launch is made once per signature (its element
-    type and architecture resolved then); a warm call allocates and launches."""
+    type and architecture resolved then); a warm call allocates and launches. record: a list that gets
+    (launch, elements of the copy, dtype) of the launch made, for the C++ warm path (fast_path)."""
     from . import _C
 
     torch = torch_module()
     if t.dim() == 3 and t.shape[0] > 1 and t.stride(0) == 0:  # one matrix for the whole batch: copied once
-        return pack_k_major(t[:1], padded_k).expand(t.shape[0], -1, -1)
+        return pack_k_major(t[:1], padded_k, record).expand(t.shape[0], -1, -1)
     rows, k = t.shape[-2], t.shape[-1]
     batches = t.shape[0] if t.dim() == 3 else 1
     out = torch.empty((*t.shape[:-1], padded_k), dtype=t.dtype, device=t.device)
@@ -38,6 +39,8 @@ def pack_k_major(t, padded_k):
         launch.add_pointer(dst_offset, 1)
         _LAUNCHES[key] = launch
     launch.run(device, current_raw_stream(device), [t.data_ptr(), out.data_ptr()], [])
+    if record is not None:
+        record.append((launch, out.numel(), t.dtype))
     return out
 
 

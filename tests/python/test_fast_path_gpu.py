@@ -124,6 +124,34 @@ def test_conv2d_and_gemm_run_repeat_from_the_cpp_table_with_new_tensors():
     assert gemm._table is not None
 
 
+def test_copied_gemm_calls_repeat_from_the_cpp_table_with_their_packing_launches():
+    """Operands the planner copies into the Hopper kernel's layouts (an odd k; a row-major b; a's rows 2 bytes
+    off 16; a b shared by the batch, odd k): from the second call on the C++ table packs the caller's new tensors and
+    runs the kernel on the copies, exactly."""
+    if torch.cuda.get_device_capability()[0] != 9:
+        pytest.skip("the Python GEMM copies operands for the Hopper kernel only")
+    import tilefuse
+
+    g = torch.Generator(device="cuda").manual_seed(13)
+    gemm = tilefuse.Gemm(lambda acc, bias: acc + bias)
+    bias = integers(72, generator=g)
+    cases = {
+        "odd k": lambda: (integers(37, 61, generator=g), integers(72, 61, generator=g).t()),
+        "b row-major": lambda: (integers(37, 64, generator=g), integers(64, 72, generator=g)),
+        "a 2 bytes off": lambda: (integers(37 * 64 + 1, generator=g)[1:].view(37, 64), integers(72, 64, generator=g).t()),
+        "b shared by a batch, odd k": lambda: (integers(3, 37, 61, generator=g),
+                                               integers(72, 61, generator=g).t().expand(3, -1, -1)),
+    }
+    for name, make in cases.items():
+        for step in range(3):
+            a, b = make()
+            d = gemm.run(a, b, bias=bias)
+            exact(d, torch.matmul(a.double(), b.double()) + bias.double(), f"{name}, call {step}")
+            if step == 0:
+                assert gemm._table is not None, f"{name}: the first copied call was not handed to C++"
+    assert gemm.plan(*cases["odd k"]()).describe(), "describe() of a copied plan"
+
+
 def test_the_frozen_graphs_ops_and_linear_without_autograd_run_from_cpp():
     importlib.import_module("tilefuse.inference_ops")  # registers the ops (C++ kernels over the fast paths)
     import tilefuse.ops as ops

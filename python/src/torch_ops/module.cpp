@@ -87,12 +87,17 @@ Dgrad dgrad_of(py::handle native) {
 std::shared_ptr<WarmCall> make_warm_call(int device, std::vector<std::pair<std::uintptr_t, std::vector<int>>> const& launches,
                                          std::vector<std::int64_t> out_sizes, std::string const& out_dtype,
                                          std::int64_t partials_numel, bool zeroed, std::int64_t tickets_offset,
-                                         int arguments, py::object keep) {
+                                         int arguments, py::object keep,
+                                         std::vector<std::tuple<std::uintptr_t, int, std::int64_t, std::string>> const& packs) {
   keep.inc_ref();
   std::vector<WarmCall::Launch> native;
   for (auto const& [address, slots] : launches) native.push_back({reinterpret_cast<void*>(address), slots});
+  std::vector<WarmCall::Pack> copies;
+  for (auto const& [address, operand, numel, dtype] : packs) {
+    copies.push_back({reinterpret_cast<void*>(address), operand, numel, scalar_type_named(dtype)});
+  }
   return std::make_shared<WarmCall>(device, std::move(native), std::move(out_sizes), scalar_type_named(out_dtype),
-                                    partials_numel, zeroed, tickets_offset, arguments);
+                                    partials_numel, zeroed, tickets_offset, arguments, std::move(copies));
 }
 
 // ---- the frozen graphs' ops: C++ CUDA kernels over the fast paths ----
@@ -408,7 +413,8 @@ PYBIND11_MODULE(_torch_ops, m) {
                                                   "A checked call's launches (kernel_params.WarmCall), replayed in C++.")
       .def(py::init(&make_warm_call), py::arg("device"), py::arg("launches"), py::arg("out_sizes"),
            py::arg("out_dtype"), py::arg("partials_numel"), py::arg("zeroed"), py::arg("tickets_offset"),
-           py::arg("arguments"), py::arg("keep"))
+           py::arg("arguments"), py::arg("keep"),
+           py::arg("packs") = std::vector<std::tuple<std::uintptr_t, int, std::int64_t, std::string>>{})
       .def("__call__", [](WarmCall const& self, at::Tensor const& a, at::Tensor const& b, std::vector<at::Tensor> const& args) {
              std::vector<at::Tensor const*> pointers;
              for (at::Tensor const& t : args) pointers.push_back(&t);

@@ -76,8 +76,9 @@ at::ScalarType scalar_type_named(std::string const& name) {
 
 WarmCall::WarmCall(int device, std::vector<Launch> launches, std::vector<std::int64_t> out_sizes,
                    at::ScalarType out_dtype, std::int64_t partials_numel, bool zeroed, std::int64_t tickets_offset,
-                   int arguments)
-    : device_(device), launches_(std::move(launches)), out_sizes_(std::move(out_sizes)), out_dtype_(out_dtype),
+                   int arguments, std::vector<Pack> packs)
+    : device_(device), launches_(std::move(launches)), packs_(std::move(packs)), out_sizes_(std::move(out_sizes)),
+      out_dtype_(out_dtype),
       partials_numel_(partials_numel), zeroed_(zeroed), tickets_offset_(tickets_offset), arguments_(arguments) {
   int const slots = 2 + arguments_ + 3;
   if (slots > 16) throw std::invalid_argument("tilefuse._torch_ops: a warm call takes at most 11 epilogue tensors");
@@ -85,6 +86,9 @@ WarmCall::WarmCall(int device, std::vector<Launch> launches, std::vector<std::in
     for (int s : l.slots) {
       if (s < 0 || s >= slots) throw std::invalid_argument("tilefuse._torch_ops: a launch's pointer slot is out of range");
     }
+  }
+  for (Pack const& p : packs_) {
+    if (p.operand != 0 && p.operand != 1) throw std::invalid_argument("tilefuse._torch_ops: a copy is of a or b");
   }
 }
 
@@ -118,11 +122,19 @@ at::Tensor WarmCall::call(at::Tensor const& a, at::Tensor const& b, std::vector<
       }
     }
   }
+  // The operands' copies in the kernel's layouts, where the planner copies them (the buffers live until the
+  // launches below are enqueued; the caching allocator keeps them for this stream's later work).
+  at::Tensor copies[2];
+  for (Pack const& p : packs_) {
+    copies[p.operand] = at::empty({p.numel}, options.dtype(p.dtype));
+    std::uint64_t const io[2] = {address(p.operand == 0 ? a : b), address(copies[p.operand])};
+    if (g_run(p.native, device_, stream, io, 2, nullptr, 0, error, sizeof(error)) != 0) throw std::runtime_error(error);
+  }
   std::array<std::uint64_t, 16> all{};
   TORCH_CHECK(2 + arguments.size() + 3 <= all.size(), "tilefuse._torch_ops: too many epilogue tensors");
   std::size_t n = 0;
-  all[n++] = address(a);
-  all[n++] = address(b);
+  all[n++] = copies[0].defined() ? address(copies[0]) : address(a);
+  all[n++] = copies[1].defined() ? address(copies[1]) : address(b);
   for (at::Tensor const* t : arguments) all[n++] = address(*t);
   all[n++] = address(out);
   all[n++] = partials.defined() ? address(partials) : 0;

@@ -47,16 +47,25 @@ void set_zero_async(std::uintptr_t address);
 
 // One checked call (kernel_params.WarmCall) with a single stored output: allocate it (and the workspace),
 // patch the pointers, launch on the current stream. Pointer slots: 0 a, 1 b, then the epilogue's tensor
-// arguments in order, then the output, the workspace and the split-K tickets.
+// arguments in order, then the output, the workspace and the split-K tickets. A call whose operands the planner
+// has copied into the Hopper kernel's layouts first runs its packing launches (gemm_pack.py), each from the
+// caller's operand into a new buffer, which then takes the operand's slot.
 class WarmCall {
  public:
   struct Launch {
     void* native;                // a tilefuse._C.PreparedLaunch
     std::vector<int> slots;      // its pointer slots, as indices into the call's pointer list above
   };
+  struct Pack {
+    void* native;                // the packing copy's tilefuse._C.PreparedLaunch (pointer slots: source, copy)
+    int operand;                 // 0: a, 1: b
+    std::int64_t numel;          // the copy's elements
+    at::ScalarType dtype;
+  };
 
   WarmCall(int device, std::vector<Launch> launches, std::vector<std::int64_t> out_sizes, at::ScalarType out_dtype,
-           std::int64_t partials_numel, bool zeroed, std::int64_t tickets_offset, int arguments);
+           std::int64_t partials_numel, bool zeroed, std::int64_t tickets_offset, int arguments,
+           std::vector<Pack> packs = {});
 
   // The output of a call; `arguments` are the epilogue's tensors in the order of the slots. `out`: a tensor to
   // store into instead of a new one (the caller checked it: fits_out).
@@ -70,6 +79,7 @@ class WarmCall {
  private:
   int device_;
   std::vector<Launch> launches_;
+  std::vector<Pack> packs_;
   std::vector<std::int64_t> out_sizes_;
   at::ScalarType out_dtype_;
   std::int64_t partials_numel_;
