@@ -80,7 +80,7 @@ def main():
                                                                                padding=pad))
         row = dict(layer=index, shape=layer, fused_ms=t_fused, torch_fused_ms=t_torch, dgrad_ms=t_dgrad,
                    cudnn_dgrad_ms=t_cudnn_dgrad, wgrad_ms=t_wgrad, cudnn_wgrad_ms=t_cudnn_wgrad,
-                   kernel=fused.plan(*sets[0][:2], bias=sets[0][2], residual=sets[0][3]).describe().split(";")[0])
+                   kernel=fused.plan(*sets[0][:2], bias=sets[0][2], residual=sets[0][3]).describe().split(" (wave model")[0])
         rows.append(row)
         print(f"| {index} | {C},{H}x{W},{K},{R}x{S}/{stride} | {t_fused:.4f} | {t_torch:.4f} | {t_torch / t_fused:.2f}x "
               f"| {t_dgrad:.4f} | {t_cudnn_dgrad:.4f} | {t_cudnn_dgrad / t_dgrad:.2f}x | {t_wgrad:.4f} | "

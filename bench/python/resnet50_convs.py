@@ -91,7 +91,7 @@ def calls(problem, mode, sets, generator):
 
 def kernel_of(describe):
     """The kernel family and tile in a describe() text, short."""
-    head = describe.split(";")[0].split("\n")[0]
+    head = describe.split(" (wave model")[0].split("; kernel from")[0].split("\n")[0]
     return head[:90]
 
 

@@ -140,11 +140,12 @@ nb::dict plan_conv2d(std::string const& mode, Geometry const& g, std::string con
   return d;
 }
 
-// conv::Conv2d::describe()'s text for the plan of these arguments: the kernel's stages and schedule as the
-// compiled kernel reports them (its layout), the rest from the plan.
+// conv::Conv2d::describe()'s text for the plan of these arguments: the kernel's stages, schedule and TMA residual
+// as the compiled kernel reports them (its layout), the rest from the plan.
 std::string describe_conv2d(std::string const& mode, Geometry const& g, std::string const& element, bool reads_memory,
                             bool residual_by_tma, DeviceTuple const& device, bool operands_aligned, int split_k,
-                            int stages, bool ping_pong, bool deterministic, std::optional<std::string> const& family,
+                            int stages, bool ping_pong, bool tma_aux, bool deterministic,
+                            std::optional<std::string> const& family,
                             std::optional<std::string> const& sm90_tile, std::optional<std::string> const& sm90_source,
                             std::optional<std::string> const& split_reduction, std::string const& residual_unaligned) {
   using namespace tilefuse::conv;
@@ -159,13 +160,13 @@ std::string describe_conv2d(std::string const& mode, Geometry const& g, std::str
   f.auto_config = true;  // the Python package runs the planner's tiles
   f.dgrad_sm90 = m == tilefuse::ConvMode::kDgrad && sixteen_bit;
   f.wgrad_sm90 = m == tilefuse::ConvMode::kWgrad && sixteen_bit;
-  f.chunk_elements = sixteen_bit ? 8 : 4;
+  f.chunk_elements = 16 / element_bytes(in.element);
+  if (is_fp8(in.element)) f.fp8_element = element.c_str();
   tilefuse::GemmCoord const out = conv_output_matrix(in.problem);
   if (plan.family == ConvFamily::kSm90) {
     std::array<int, 2> const tile = tile_shape_of(plan.sm90_tile);
-    ConvSm90Splits const splits = m == tilefuse::ConvMode::kWgrad ? conv_sm90_splits(out, plan) : ConvSm90Splits{};
     ConvKernelFacts k{tile[0], tile[1], plan.half_k ? 64 : static_cast<int>(sm90_conv_tile_k(in.element)), 0, stages,
-                      ping_pong, conv_sm90_loads_residual_by_tma(m, plan, in.tree, splits.reduction)};
+                      ping_pong, tma_aux};
     return describe_sm90_plan(f, plan, out, k);
   }
   ConvKernelFacts k;
@@ -317,10 +318,11 @@ void bind_plan(nb::module_& m) {
         "residual_unaligned"_a = "",
         "conv::plan_conv2d: the kernel family, source, tile and split of a convolution, as conv::Conv2d picks them.");
   m.def("describe_conv2d", &describe_conv2d, "mode"_a, "geometry"_a, "element"_a, "reads_memory"_a,
-        "residual_by_tma"_a, "device"_a, "operands_aligned"_a, "split_k"_a, "stages"_a, "ping_pong"_a,
+        "residual_by_tma"_a, "device"_a, "operands_aligned"_a, "split_k"_a, "stages"_a, "ping_pong"_a, "tma_aux"_a,
         "deterministic"_a = false, "family"_a = nb::none(), "sm90_tile"_a = nb::none(), "sm90_source"_a = nb::none(),
         "split_reduction"_a = nb::none(), "residual_unaligned"_a = "",
-        "conv::Conv2d::describe()'s text for the plan of these arguments (stages and schedule: the compiled kernel's).");
+        "conv::Conv2d::describe()'s text for the plan of these arguments (stages, schedule, TMA residual: the compiled "
+        "kernel's).");
   m.def("plan_dgrad_phases", &plan_dgrad_phases, "geometry"_a, "element"_a, "bare_tree"_a, "device"_a,
         "operands_aligned"_a, "conv::plan_dgrad_phases: a strided dgrad as stride-1 fprops of dy, one per phase of dx.");
   m.def("conv_channels_to_pad", &conv_channels_to_pad, "c"_a, "k"_a, "element"_a,

@@ -162,7 +162,8 @@ class ConvPlan:
 
         layout = self.operation.kernel_on(self.device)[2]
         args, kwargs = self.asked
-        text = _C.describe_conv2d(*args, stages=layout["stages"], ping_pong=layout["ping_pong"] == 1, **kwargs)
+        text = _C.describe_conv2d(*args, stages=layout["stages"], ping_pong=layout["ping_pong"] == 1,
+                                  tma_aux=layout["tma_aux_kernel"], **kwargs)
         return f"{text}; {self.operation.origin()}"
 
 

@@ -197,6 +197,7 @@ _CHECKED = {}  # signature of the tensors and settings -> (mode, out dtype): the
 # with those settings, keyed by the caller's own tensors' signatures, and whether scale_result reaches the kernel;
 # None where the C++ warm call cannot repeat such calls
 _FAST = {}
+_NATIVE = {}  # id(Python WarmCall) -> its C++ copy
 
 
 def scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=None, scale_result=None, use_fast_accum=False):
@@ -250,10 +251,17 @@ def _remember(settings, passes_result, op, a, b, arguments, originals):
     signatures imply the checks and the plan: out's dtype follows from out_dtype and a's dtype)."""
     if settings in _FAST and _FAST[settings] is None:
         return
-    native = fast_path.native_warm_call(op.warm_call(a, b, arguments), tuple(arguments))
-    if native is None:  # e.g. an FP8 output, which the C++ warm call does not allocate: the same for these settings
-        _FAST.setdefault(settings, None)
+    if settings[3] and not passes_result:  # a scale_result torch checks but ignores: the table would not see it
+        _FAST[settings] = None
         return
+    warm = op.warm_call(a, b, arguments)
+    native = _NATIVE.get(id(warm))  # (made once: a call the table refuses, e.g. under autocast, comes back here)
+    if native is None:
+        native = fast_path.native_warm_call(warm, tuple(arguments))
+        if native is None:  # e.g. an FP8 output, which the C++ warm call does not allocate: so for these settings
+            _FAST.setdefault(settings, None)
+            return
+        _NATIVE[id(warm)] = native  # (op keeps every WarmCall for good: the id stays its own)
     if _FAST.get(settings) is None:
         _FAST[settings] = (fast_path.module().WarmTable(), passes_result)
     _FAST[settings][0].remember(a, b, 0, *originals, warm=native)

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <string>
 
-#include <tilefuse/conv/device/conv2d_plan_types.hpp>
+#include <tilefuse/conv/device/conv2d_plan.hpp>
 #include <tilefuse/core/coord.h>
 #include <tilefuse/core/status.hpp>
 #include <tilefuse/gemm/gemm_config.h>
@@ -59,21 +59,22 @@ inline std::string describe_sm80_plan(ConvDescribeFacts const& f, ConvPlan const
 // The Hopper kernel (x or dy by TMA im2col or tiled where plan.im2col, else gathered).
 inline std::string describe_sm90_plan(ConvDescribeFacts const& f, ConvPlan const& plan, GemmCoord const& g,
                                       ConvKernelFacts const& k) {
-  index_t const tiles = ((g.m + k.tile_m - 1) / k.tile_m) * ((g.n + k.tile_n - 1) / k.tile_n) *
-                        (f.wgrad_sm90 ? plan.split_k : 1);
+  // The wgrad's splits as they run (conv_sm90_splits: no split past the last pixel, so at most plan.split_k).
+  ConvSm90Splits const splits = f.wgrad_sm90 ? conv_sm90_splits(g, plan) : ConvSm90Splits{};
+  index_t const tiles = ((g.m + k.tile_m - 1) / k.tile_m) * ((g.n + k.tile_n - 1) / k.tile_n) * splits.splits;
   std::string loads;
   if (f.wgrad_sm90) {
     loads = status_message("dy by TMA in boxes of 64 channels x 64 pixels (A MN-major), x by ",
                            plan.pointwise ? "TMA in boxes of 64 channels x 64 pixels"
                                           : "TMA im2col in copies of 64 pixels x 64 channels of one tap",
                            " (B MN-major) (", plan.why_source, "), ",
-                           plan.split_k <= 1 ? std::string("no split-K, ")
-                           : plan.split_in_kernel
-                               ? status_message("split-K ", plan.split_k,
+                           splits.splits <= 1 ? std::string("no split-K, ")
+                           : splits.reduction == ConvSm90Split::kInKernel
+                               ? status_message("split-K ", splits.splits,
                                                 " (summed in the kernel: each split adds its fp32 tile into the workspace "
                                                 "at L2 and the last one applies the epilogue; not bitwise reproducible, "
                                                 "deterministic = true sums in a second pass), ")
-                               : status_message("split-K ", plan.split_k,
+                               : status_message("split-K ", splits.splits,
                                                 " (fp32 partials in the workspace, then a reduction pass that applies the "
                                                 "epilogue), "));
   } else {
