@@ -78,8 +78,9 @@ def native_warm_call(warm, argument_names=(), packs=()):
     copies = [(launch.address, operand, numel, str(dtype).replace("torch.", "")) for operand, launch, numel, dtype in packs]
     if any(c[3] not in ("bfloat16", "float16") for c in copies):
         return None
+    keep = (warm, tuple(launch for _, launch, _, _ in packs))  # the C++ call holds their addresses
     return ops.WarmCall(warm.device, launches, list(shape), dtype_name, warm.partials_numel, warm.zeroed,
-                        warm.tickets_offset, len(argument_names), warm, copies)
+                        warm.tickets_offset, len(argument_names), keep, copies)
 
 
 def native_phased_dgrad(phased, dy, w):

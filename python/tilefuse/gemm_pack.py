@@ -37,7 +37,7 @@ def pack_k_major(t, padded_k, record=None):
         launch = _C.PreparedLaunch(kernel, grid, threads, 1, 0, grid_z, params)
         launch.add_pointer(src_offset, 0)
         launch.add_pointer(dst_offset, 1)
-        _LAUNCHES[key] = launch
+        launch = _LAUNCHES.setdefault(key, launch)  # a second thread's launch is dropped, never one in use
     launch.run(device, current_raw_stream(device), [t.data_ptr(), out.data_ptr()], [])
     if record is not None:
         record.append((launch, out.numel(), t.dtype))

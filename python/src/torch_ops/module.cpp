@@ -82,8 +82,8 @@ Dgrad dgrad_of(py::handle native) {
   return d;
 }
 
-// `keep` (the Python WarmCall, which owns the PreparedLaunch objects) is kept alive for good: entries are never
-// erased, and a node of an autograd graph may point at them.
+// `keep` (the Python WarmCall, which owns the PreparedLaunch objects, with the packing launches of a copied
+// call) is kept alive for good: entries are never erased, and a node of an autograd graph may point at them.
 std::shared_ptr<WarmCall> make_warm_call(int device, std::vector<std::pair<std::uintptr_t, std::vector<int>>> const& launches,
                                          std::vector<std::int64_t> out_sizes, std::string const& out_dtype,
                                          std::int64_t partials_numel, bool zeroed, std::int64_t tickets_offset,
