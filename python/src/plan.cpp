@@ -18,6 +18,7 @@
 #include <tilefuse/conv/device/conv2d_plan.hpp>
 #include <tilefuse/conv/device/conv2d_sm90_launch.hpp>
 #include <tilefuse/gemm/device/gemm_plan.hpp>
+#include <tilefuse/gemm/device/gemm_sm80_describe.hpp>
 #include <tilefuse/gemm/device/gemm_sm90_describe.hpp>
 
 #include "conv_values.hpp"
@@ -346,6 +347,32 @@ void bind_plan(nb::module_& m) {
         "tile_m"_a, "tile_n"_a, "tile_k"_a, "stages"_a, "consumer_warpgroups"_a, "ping_pong"_a, "cluster_m"_a,
         "tma_aux"_a, "reduce_splits"_a, "tiles"_a, "grid"_a, "d_by_tma"_a, "splits"_a,
         "gemm::GemmSm90::describe()'s text from the kernel's constants (the compiled kernel's layout) and the plan.");
+  m.def("describe_gemm_sm80",
+        [](std::string const& config, std::string const& element, bool aligned, int split_k, std::string const& why,
+           std::int64_t lda, std::int64_t ldb, std::int64_t batch, std::int64_t batch_stride_a,
+           std::int64_t batch_stride_b) {
+          using namespace tilefuse::gemm;
+          Sm80GemmKernelFacts const k = config == "Sm80SmallConfig"    ? sm80_gemm_kernel_facts<Sm80SmallConfig>()
+                                        : config == "Sm80NarrowConfig" ? sm80_gemm_kernel_facts<Sm80NarrowConfig>()
+                                        : config == "Sm80LargeConfig"  ? sm80_gemm_kernel_facts<Sm80LargeConfig>()
+                                        : throw std::invalid_argument("tilefuse: no sm80 config named '" + config + "'");
+          if (element != "bfloat16" && element != "float16") {
+            throw std::invalid_argument("tilefuse: the sm80 GEMM from Python takes bfloat16 or float16, not " + element);
+          }
+          // Where the leading dimensions and batch strides are whole chunks, an unaligned plan is the bases'.
+          std::string why_narrow = aligned ? std::string() : sm80_why_narrow(true, lda, ldb, batch, batch_stride_a,
+                                                                              batch_stride_b, 8);
+          if (!aligned && why_narrow.empty()) why_narrow = "a or b is not 16-byte aligned";
+          // The planner's "sm80 kernel: <why the Hopper kernel is not used>", as gemm::Gemm words it.
+          std::size_t const colon = why.find(": ");
+          std::string const note =
+              colon == std::string::npos ? std::string() : " (Hopper kernel refused: " + why.substr(colon + 2) + ")";
+          return describe_sm80_gemm(k, element == "bfloat16" ? "bf16" : "fp16", false, aligned, why_narrow, split_k,
+                                    note);
+        },
+        "config"_a, "element"_a, "aligned"_a, "split_k"_a, "why"_a, "lda"_a, "ldb"_a, "batch"_a, "batch_stride_a"_a,
+        "batch_stride_b"_a,
+        "gemm::Gemm::describe()'s text of an sm80 plan (the 16-byte path by cp.async: what Python runs).");
   m.def("plan_scaled_gemm", &plan_scaled_gemm, "m"_a, "n"_a, "k"_a, "batch"_a, "device"_a, "scaling"_a,
         "fast_accum"_a, "gemm::plan_scaled_gemm: the FP8 scaled GEMM's config, as gemm::ScaledGemm picks it.");
 }

@@ -391,12 +391,13 @@ class Gemm:
         major, minor = capability
         arch = jit_arch(major, minor)
         layouts = layout_names(ops)
+        strides = (ops.lda, ops.ldb, ops.batch, ops.batch_stride_a, ops.batch_stride_b)
         key = ("sm80", ops.dtype, self._out_dtype(ops.dtype), ops.m, ops.n, ops.k, ops.batch, layouts,
-               whole["sm80_aligned"], whole["split_k"], arch, _arguments_key(arguments))
+               whole["sm80_aligned"], whole["split_k"], arch, strides, _arguments_key(arguments))
         operation = self._operations.get(key)
         if operation is None:
             graph, tree = self._traced(ops, arguments)
-            operation = compiled_sm80(str(tree), tree, graph, ops.dtype, whole, layouts, arch)
+            operation = compiled_sm80(str(tree), tree, graph, ops.dtype, whole, layouts, arch, strides)
             self._operations[key] = operation
         return operation
 

@@ -42,14 +42,16 @@ class Sm80Operation:
     arch: str
     split_k: int = 1
     loaded: dict = None
+    strides: tuple = (0, 0, 1, 0, 0)  # (lda, ldb, batch, batch stride a, b) of the plan, for describe()
 
     def describe(self):
-        tm, tn, tk = self.tile
-        path = "16-byte cp.async path" if self.aligned else "element-wise path"
-        split = f", split-K {self.split_k} (fp32 partials, then a pass that applies the epilogue)" if self.split_k > 1 else ""
-        return (f"sm80 mma.sync GEMM, tile {tm}x{tn}x{tk} ({self.config}), A {self.layouts[0]}-major, B "
-                f"{self.layouts[1]}-major, {path}{split}, {self.element} operands, {self.arch}; {self.why}; kernel "
-                f"from the {kernel_origin(self.cached)} ({self.cached.path}); epilogue {self.cpp_tree}")
+        """gemm::Gemm::describe()'s text of the plan (tilefuse._C.describe_gemm_sm80: config, path and why, split,
+        why the Hopper kernel is not used), then the layouts, the architecture and where the kernel came from."""
+        from . import _C
+
+        text = _C.describe_gemm_sm80(self.config, self.element, self.aligned, self.split_k, self.why, *self.strides)
+        return (f"{text}; A {self.layouts[0]}-major, B {self.layouts[1]}-major, {self.arch}; kernel from the "
+                f"{kernel_origin(self.cached)} ({self.cached.path}); epilogue {self.cpp_tree}")
 
     def kernel_on(self, device):
         """(kernel, split-K pass, layout dict) on `device`, loading the CUBIN there the first time."""
@@ -60,9 +62,9 @@ class Sm80Operation:
 _COMPILED = {}  # (tree, element, config, layouts, aligned, arch) -> Sm80Operation, shared by every Gemm
 
 
-def compiled_sm80(tree_text, tree, graph, element, plan, layouts, arch):
+def compiled_sm80(tree_text, tree, graph, element, plan, layouts, arch, strides=(0, 0, 1, 0, 0)):
     """The Sm80Operation of the planner's sm80 plan for this tree (compiled once per process, from the disk cache
-    or NVRTC), with this problem's split and why."""
+    or NVRTC), with this problem's split, why and strides ((lda, ldb, batch, batch stride a, b): describe())."""
     from .jit import gemm_sm80_kernel
 
     aligned = plan["sm80_aligned"]
@@ -74,7 +76,7 @@ def compiled_sm80(tree_text, tree, graph, element, plan, layouts, arch):
         operation.graph, operation.tree = graph, tree
         _COMPILED[key] = operation
     shared = _COMPILED[key]
-    planned = dataclasses.replace(shared, why=plan["why"], split_k=plan["split_k"])  # the CUBIN's loads shared
+    planned = dataclasses.replace(shared, why=plan["why"], split_k=plan["split_k"], strides=tuple(strides))  # loads shared
     planned.graph, planned.tree = shared.graph, shared.tree
     return planned
 

@@ -217,8 +217,11 @@ def test_the_sm80_family_plans_compiles_and_packs_as_launch_tiled():
     assert splits > 1
     operation = gemm._plan_sm80(whole, ops, {}, (8, 0))
     assert operation.split_k == splits and operation.arch == "sm_80"
-    assert operation.describe().startswith("sm80 mma.sync GEMM, tile 128x256x64 (Sm80LargeConfig), A row-major, B "
-                                           f"row-major, element-wise path, split-K {splits}"), operation.describe()
+    # gemm::Gemm::describe()'s words (lda = 8191: the leading dimension is the element-wise path's reason)
+    assert operation.describe().startswith(
+        "sm80 mma.sync GEMM (bf16 inputs), tile 128x256x64, 8 warps, 3 stages, element-wise path (lda = 8191 or "
+        f"ldb = 255 is not a multiple of 8 elements), split-K {splits} (Hopper kernel refused: "), operation.describe()
+    assert "A row-major, B row-major, sm_80" in operation.describe(), operation.describe()
     # Packing, with made-up offsets: 8 bytes apart, so each field is read back where it was put.
     names = ("m", "n", "k", "batch", "lda", "ldb", "batch_stride_a", "batch_stride_b", "k_per_split", "split_k",
              "tiles_m", "tiles_n", "a", "b", "partials")

@@ -2,6 +2,7 @@
 // kernel family per device and operand type, the copies into the Hopper kernel's layouts, the in-kernel split
 // where the tiles leave most SMs idle, forced families and splits. Host only.
 #include <tilefuse/gemm/device/gemm_plan.hpp>
+#include <tilefuse/gemm/device/gemm_sm80_describe.hpp>
 #include <tilefuse/gemm/device/gemm_sm90_describe.hpp>
 
 #include <gtest/gtest.h>
@@ -259,6 +260,20 @@ TEST(GemmSm90Describe, SaysWhatTheKernelAndThePlanAre) {
   EXPECT_NE(text.find("2 consumer warpgroups (ping-pong), clusters of 2 along M"), std::string::npos) << text;
   EXPECT_NE(text.find("84 tile pairs on 84 blocks, split-K 3 summed in the kernel"), std::string::npos) << text;
   EXPECT_EQ(text.find("D stored by TMA"), std::string::npos) << text;
+}
+
+TEST(GemmSm80Describe, SaysThePathAndWhy) {
+  EXPECT_EQ(sm80_why_narrow(false, 64, 64, 1, 0, 0, 8), "a or b is not 16-byte aligned");
+  EXPECT_EQ(sm80_why_narrow(true, 4093, 64, 1, 0, 0, 8), "lda = 4093 or ldb = 64 is not a multiple of 8 elements");
+  EXPECT_EQ(sm80_why_narrow(true, 64, 64, 2, 4100, 0, 8), "a batch stride is not a multiple of 8 elements");
+  EXPECT_EQ(sm80_why_narrow(true, 64, 64, 1, 4100, 0, 8), "");  // one batch entry: its stride is never used
+  Sm80GemmKernelFacts const large = sm80_gemm_kernel_facts<Sm80LargeConfig>();
+  EXPECT_EQ(describe_sm80_gemm(large, "bf16", false, false, "lda = 4093 or ldb = 64 is not a multiple of 8 elements", 3,
+                               " (Hopper kernel refused: the device is sm_80)"),
+            "sm80 mma.sync GEMM (bf16 inputs), tile 128x256x64, 8 warps, 3 stages, element-wise path (lda = 4093 or "
+            "ldb = 64 is not a multiple of 8 elements), split-K 3 (Hopper kernel refused: the device is sm_80)");
+  EXPECT_EQ(describe_sm80_gemm(large, "fp16", true, true, "", 1, ""),
+            "sm80 mma.sync GEMM (fp16 inputs), tile 128x256x64, 8 warps, 3 stages, operands by TMA (sm_90)");
 }
 
 }  // namespace

@@ -27,6 +27,7 @@
 #include <tilefuse/core/status.hpp>
 #include <tilefuse/epilogue/arguments.hpp>
 #include <tilefuse/gemm/device/gemm_plan.hpp>
+#include <tilefuse/gemm/device/gemm_sm80_describe.hpp>
 #include <tilefuse/gemm/device/gemm_plan_cache.hpp>
 #include <tilefuse/gemm/device/pack_operand.hpp>
 #include <tilefuse/gemm/device/skinny_launch.hpp>
@@ -166,16 +167,10 @@ class Gemm {
     Plan plan;
     Status const s = make_plan(args, &plan);
     if (!s.ok()) return "cannot run: " + s.message();
-    return status_message("sm80 mma.sync GEMM (", kIsTf32 ? (std::is_same_v<ElementAB, float> ? "fp32 rounded to tf32" : "tf32")
-                                                           : (std::is_same_v<ElementAB, bfloat16_t> ? "bf16" : "fp16"),
-                          " inputs), tile ", Sm80Config::kTileM, "x", Sm80Config::kTileN, "x", Sm80Config::kTileK, ", ",
-                          Sm80Config::kWarpsM * Sm80Config::kWarpsN, " warps, ", Sm80Config::kStages, " stages, ",
-                          plan.tma       ? "operands by TMA (sm_90)"
-                          : plan.aligned ? "16-byte cp.async path"
-                                         : "element-wise path (",
-                          plan.why_narrow,
-                          plan.aligned ? "" : ")", plan.split_k > 1 ? status_message(", split-K ", plan.split_k) : "",
-                          hopper_note);
+    char const* const inputs = kIsTf32 ? (std::is_same_v<ElementAB, float> ? "fp32 rounded to tf32" : "tf32")
+                                        : (std::is_same_v<ElementAB, bfloat16_t> ? "bf16" : "fp16");
+    return describe_sm80_gemm(sm80_gemm_kernel_facts<Sm80Config>(), inputs, plan.tma, plan.aligned, plan.why_narrow,
+                              plan.split_k, hopper_note);
   }
 
   // Look-ups of the Hopper plan cache of this Gemm type (all zeros without a Hopper candidate).
@@ -423,16 +418,9 @@ class Gemm {
     if (!bound.ok()) return {bound.code(), "gemm epilogue: " + bound.message()};
     TILEFUSE_RETURN_IF_ERROR(check_shared_memory());
 
-    // The 16-byte path reads whole aligned chunks along each operand's contiguous dimension.
-    auto misaligned_16 = [](void const* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0; };
-    if (misaligned_16(args.a) || misaligned_16(args.b)) {
-      plan->why_narrow = "a or b is not 16-byte aligned";
-    } else if (plan->lda % kChunkElements != 0 || plan->ldb % kChunkElements != 0) {
-      plan->why_narrow = status_message("lda = ", plan->lda, " or ldb = ", plan->ldb, " is not a multiple of ",
-                                        kChunkElements, " elements");
-    } else if (p.batch > 1 && (plan->batch_stride_a % kChunkElements != 0 || plan->batch_stride_b % kChunkElements != 0)) {
-      plan->why_narrow = status_message("a batch stride is not a multiple of ", kChunkElements, " elements");
-    }
+    auto aligned_16 = [](void const* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; };
+    plan->why_narrow = sm80_why_narrow(aligned_16(args.a) && aligned_16(args.b), plan->lda, plan->ldb, p.batch,
+                                       plan->batch_stride_a, plan->batch_stride_b, kChunkElements);
     plan->aligned = plan->why_narrow.empty();
     if constexpr (kTmaCandidate) plan->tma = plan->aligned && tma_kernel_runs_here();
     return {};
