@@ -43,15 +43,38 @@ using Geometry = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64
                             std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
                             std::int64_t>;
 
-// What the planner is told of a call (the arguments of plan_conv2d and describe_conv2d).
-tilefuse::conv::ConvPlanInput conv_plan_input(std::string const& mode, Geometry const& g, std::string const& element,
-                                              bool reads_memory, bool residual_by_tma, DeviceTuple const& device,
-                                              bool operands_aligned, int split_k, bool deterministic,
-                                              std::optional<std::string> const& family,
-                                              std::optional<std::string> const& sm90_tile,
-                                              std::optional<std::string> const& sm90_source,
-                                              std::optional<std::string> const& split_reduction,
-                                              std::string const& residual_unaligned) {
+// The Hopper tile's k: 64-channel k-tiles where FP8's half-k configs run, else the element's.
+int sm90_tile_k(tilefuse::conv::ConvPlan const& plan, tilefuse::conv::ConvElement element) {
+  return plan.half_k ? 64 : static_cast<int>(tilefuse::conv::sm90_conv_tile_k(element));
+}
+
+// conv::Conv2d::describe()'s text of a plan, with the kernel's stages, schedule and TMA residual as the compiled
+// kernel reports them (its layout).
+std::string describe_conv_plan(tilefuse::conv::ConvPlanInput const& in, tilefuse::conv::ConvPlan const& plan,
+                               std::string const& element, int stages, bool ping_pong, bool tma_aux) {
+  using namespace tilefuse::conv;
+  tilefuse::ConvMode const m = in.problem.mode;
+  bool const sixteen_bit = in.element == ConvElement::kBfloat16 || in.element == ConvElement::kFloat16;
+  ConvDescribeFacts f{m == tilefuse::ConvMode::kFprop ? "conv2d fprop" : m == tilefuse::ConvMode::kDgrad ? "conv2d dgrad"
+                                                                                                   : "conv2d wgrad"};
+  f.auto_config = true;  // the Python package runs the planner's tiles
+  f.dgrad_sm90 = m == tilefuse::ConvMode::kDgrad && sixteen_bit;
+  f.wgrad_sm90 = m == tilefuse::ConvMode::kWgrad && sixteen_bit;
+  f.chunk_elements = 16 / element_bytes(in.element);
+  if (is_fp8(in.element)) f.fp8_element = element.c_str();
+  tilefuse::GemmCoord const out = conv_output_matrix(in.problem);
+  if (plan.family == ConvFamily::kSm90) {
+    std::array<int, 2> const tile = tile_shape_of(plan.sm90_tile);
+    return describe_sm90_plan(f, plan, out, {tile[0], tile[1], sm90_tile_k(plan, in.element), stages, ping_pong, tma_aux});
+  }
+  return describe_sm80_plan(f, plan, out, tilefuse::gemm::sm80_gemm_kernel_facts(plan.sm80_tile));
+}
+
+nb::dict plan_conv2d(std::string const& mode, Geometry const& g, std::string const& element, bool reads_memory,
+                     bool residual_by_tma, DeviceTuple const& device, bool operands_aligned, int split_k,
+                     bool deterministic, std::optional<std::string> const& family,
+                     std::optional<std::string> const& sm90_tile, std::optional<std::string> const& sm90_source,
+                     std::optional<std::string> const& split_reduction, std::string const& residual_unaligned) {
   using namespace tilefuse::conv;
   ConvPlanInput in;
   auto& p = in.problem;
@@ -83,19 +106,6 @@ tilefuse::conv::ConvPlanInput conv_plan_input(std::string const& mode, Geometry 
     }
     in.overrides.split_reduction = *split_reduction == "kernel" ? SplitReduction::kInKernel : SplitReduction::kPass;
   }
-  return in;
-}
-
-nb::dict plan_conv2d(std::string const& mode, Geometry const& g, std::string const& element, bool reads_memory,
-                     bool residual_by_tma, DeviceTuple const& device, bool operands_aligned, int split_k,
-                     bool deterministic, std::optional<std::string> const& family,
-                     std::optional<std::string> const& sm90_tile, std::optional<std::string> const& sm90_source,
-                     std::optional<std::string> const& split_reduction, std::string const& residual_unaligned) {
-  using namespace tilefuse::conv;
-  ConvPlanInput const in = conv_plan_input(mode, g, element, reads_memory, residual_by_tma, device, operands_aligned,
-                                           split_k, deterministic, family, sm90_tile, sm90_source, split_reduction,
-                                           residual_unaligned);
-  auto const& p = in.problem;
   ConvPlan const plan = plan_conv2d(in);
   std::array<int, 3> const sm80 = tilefuse::gemm::sm80_tile_shape(plan.sm80_tile);
   std::array<int, 2> const sm90 = tile_shape_of(plan.sm90_tile);
@@ -111,7 +121,7 @@ nb::dict plan_conv2d(std::string const& mode, Geometry const& g, std::string con
   d["why_not_hopper"] = plan.why_not_hopper;
   d["sm90_tile"] = name_of(plan.sm90_tile);
   d["sm90_config"] = config_name_of(plan.sm90_tile, plan.im2col);
-  d["sm90_tile_shape"] = nb::make_tuple(sm90[0], sm90[1], plan.half_k ? 64 : static_cast<int>(sm90_conv_tile_k(in.element)));
+  d["sm90_tile_shape"] = nb::make_tuple(sm90[0], sm90[1], sm90_tile_k(plan, in.element));
   d["im2col"] = plan.im2col;
   d["half_k"] = plan.half_k;
   d["pointwise"] = plan.pointwise;
@@ -138,45 +148,14 @@ nb::dict plan_conv2d(std::string const& mode, Geometry const& g, std::string con
                                   ? static_cast<std::size_t>(splits.splits * out.m * out.n) * sizeof(float)
                                   : std::size_t{0};
   d["sm90_tickets_offset"] = conv_sm90_split_tickets_offset(out);
+  // describe(stages, ping_pong, tma_aux): conv::Conv2d::describe()'s text of this plan, once the compiled
+  // kernel's layout gives its constants.
+  d["describe"] = nb::cpp_function(
+      [in, plan, element](int stages, bool ping_pong, bool tma_aux) {
+        return describe_conv_plan(in, plan, element, stages, ping_pong, tma_aux);
+      },
+      "stages"_a, "ping_pong"_a, "tma_aux"_a);
   return d;
-}
-
-// conv::Conv2d::describe()'s text for the plan of these arguments: the kernel's stages, schedule and TMA residual
-// as the compiled kernel reports them (its layout), the rest from the plan.
-std::string describe_conv2d(std::string const& mode, Geometry const& g, std::string const& element, bool reads_memory,
-                            bool residual_by_tma, DeviceTuple const& device, bool operands_aligned, int split_k,
-                            int stages, bool ping_pong, bool tma_aux, bool deterministic,
-                            std::optional<std::string> const& family,
-                            std::optional<std::string> const& sm90_tile, std::optional<std::string> const& sm90_source,
-                            std::optional<std::string> const& split_reduction, std::string const& residual_unaligned) {
-  using namespace tilefuse::conv;
-  ConvPlanInput const in = conv_plan_input(mode, g, element, reads_memory, residual_by_tma, device, operands_aligned,
-                                           split_k, deterministic, family, sm90_tile, sm90_source, split_reduction,
-                                           residual_unaligned);
-  ConvPlan const plan = plan_conv2d(in);
-  tilefuse::ConvMode const m = in.problem.mode;
-  bool const sixteen_bit = in.element == ConvElement::kBfloat16 || in.element == ConvElement::kFloat16;
-  ConvDescribeFacts f{m == tilefuse::ConvMode::kFprop ? "conv2d fprop" : m == tilefuse::ConvMode::kDgrad ? "conv2d dgrad"
-                                                                                                   : "conv2d wgrad"};
-  f.auto_config = true;  // the Python package runs the planner's tiles
-  f.dgrad_sm90 = m == tilefuse::ConvMode::kDgrad && sixteen_bit;
-  f.wgrad_sm90 = m == tilefuse::ConvMode::kWgrad && sixteen_bit;
-  f.chunk_elements = 16 / element_bytes(in.element);
-  if (is_fp8(in.element)) f.fp8_element = element.c_str();
-  tilefuse::GemmCoord const out = conv_output_matrix(in.problem);
-  if (plan.family == ConvFamily::kSm90) {
-    std::array<int, 2> const tile = tile_shape_of(plan.sm90_tile);
-    ConvKernelFacts k{tile[0], tile[1], plan.half_k ? 64 : static_cast<int>(sm90_conv_tile_k(in.element)), 0, stages,
-                      ping_pong, tma_aux};
-    return describe_sm90_plan(f, plan, out, k);
-  }
-  ConvKernelFacts k;
-  switch (plan.sm80_tile) {
-    case tilefuse::gemm::Sm80Tile::kSmall: k = sm80_kernel_facts<tilefuse::gemm::Sm80SmallConfig>(); break;
-    case tilefuse::gemm::Sm80Tile::kNarrow: k = sm80_kernel_facts<tilefuse::gemm::Sm80NarrowConfig>(); break;
-    default: k = sm80_kernel_facts<tilefuse::gemm::Sm80LargeConfig>(); break;
-  }
-  return describe_sm80_plan(f, plan, out, k);
 }
 
 // conv::plan_dgrad_phases for the Python package (which interleaves): whether a strided dgrad runs as
@@ -318,12 +297,6 @@ void bind_plan(nb::module_& m) {
         "sm90_tile"_a = nb::none(), "sm90_source"_a = nb::none(), "split_reduction"_a = nb::none(),
         "residual_unaligned"_a = "",
         "conv::plan_conv2d: the kernel family, source, tile and split of a convolution, as conv::Conv2d picks them.");
-  m.def("describe_conv2d", &describe_conv2d, "mode"_a, "geometry"_a, "element"_a, "reads_memory"_a,
-        "residual_by_tma"_a, "device"_a, "operands_aligned"_a, "split_k"_a, "stages"_a, "ping_pong"_a, "tma_aux"_a,
-        "deterministic"_a = false, "family"_a = nb::none(), "sm90_tile"_a = nb::none(), "sm90_source"_a = nb::none(),
-        "split_reduction"_a = nb::none(), "residual_unaligned"_a = "",
-        "conv::Conv2d::describe()'s text for the plan of these arguments (stages, schedule, TMA residual: the compiled "
-        "kernel's).");
   m.def("plan_dgrad_phases", &plan_dgrad_phases, "geometry"_a, "element"_a, "bare_tree"_a, "device"_a,
         "operands_aligned"_a, "conv::plan_dgrad_phases: a strided dgrad as stride-1 fprops of dy, one per phase of dx.");
   m.def("conv_channels_to_pad", &conv_channels_to_pad, "c"_a, "k"_a, "element"_a,
@@ -352,10 +325,11 @@ void bind_plan(nb::module_& m) {
            std::int64_t lda, std::int64_t ldb, std::int64_t batch, std::int64_t batch_stride_a,
            std::int64_t batch_stride_b) {
           using namespace tilefuse::gemm;
-          Sm80GemmKernelFacts const k = config == "Sm80SmallConfig"    ? sm80_gemm_kernel_facts<Sm80SmallConfig>()
-                                        : config == "Sm80NarrowConfig" ? sm80_gemm_kernel_facts<Sm80NarrowConfig>()
-                                        : config == "Sm80LargeConfig"  ? sm80_gemm_kernel_facts<Sm80LargeConfig>()
-                                        : throw std::invalid_argument("tilefuse: no sm80 config named '" + config + "'");
+          Sm80Tile const* tile = nullptr;
+          for (Sm80Tile const& t : {Sm80Tile::kLarge, Sm80Tile::kSmall, Sm80Tile::kNarrow}) {
+            if (config == config_name_of(t)) tile = &t;
+          }
+          if (tile == nullptr) throw std::invalid_argument("tilefuse: no sm80 config named '" + config + "'");
           if (element != "bfloat16" && element != "float16") {
             throw std::invalid_argument("tilefuse: the sm80 GEMM from Python takes bfloat16 or float16, not " + element);
           }
@@ -364,11 +338,10 @@ void bind_plan(nb::module_& m) {
                                                                               batch_stride_b, 8);
           if (!aligned && why_narrow.empty()) why_narrow = "a or b is not 16-byte aligned";
           // The planner's "sm80 kernel: <why the Hopper kernel is not used>", as gemm::Gemm words it.
-          std::size_t const colon = why.find(": ");
-          std::string const note =
-              colon == std::string::npos ? std::string() : " (Hopper kernel refused: " + why.substr(colon + 2) + ")";
-          return describe_sm80_gemm(k, element == "bfloat16" ? "bf16" : "fp16", false, aligned, why_narrow, split_k,
-                                    note);
+          std::string const note = why.find(": ") == std::string::npos ? std::string()
+                                                                       : hopper_refused_note(why_hopper_not_used(why));
+          return describe_sm80_gemm(sm80_gemm_kernel_facts(*tile), element == "bfloat16" ? "bf16" : "fp16", false,
+                                    aligned, why_narrow, split_k, note);
         },
         "config"_a, "element"_a, "aligned"_a, "split_k"_a, "why"_a, "lda"_a, "ldb"_a, "batch"_a, "batch_stride_a"_a,
         "batch_stride_b"_a,

@@ -143,13 +143,12 @@ class ConvOperation:
 @dataclass
 class ConvPlan:
     """What run() launches for one signature: the compiled operation, how many ways K is split, and the
-    C++ planner's plan it came from (conv::plan_conv2d through tilefuse._C: its choices and reasons), with the
-    planner's arguments and the device, which describe() asks the planner again."""
+    C++ planner's plan it came from (conv::plan_conv2d through tilefuse._C: its choices and reasons), on the
+    device whose loaded kernel describe() reads."""
 
     operation: ConvOperation
     split_k: int = 1
     planner: dict = None
-    asked: tuple = ((), {})  # (args, kwargs) of _C.plan_conv2d
     device: int = 0
 
     def __getattr__(self, name):  # family, tile, aligned, ... of the operation
@@ -158,12 +157,9 @@ class ConvPlan:
     def describe(self):
         """The C++ planner's text (conv::Conv2d::describe()'s, with the stages and schedule the compiled kernel
         reports), then where the kernel came from and its epilogue."""
-        from . import _C
-
         layout = self.operation.kernel_on(self.device)[2]
-        args, kwargs = self.asked
-        text = _C.describe_conv2d(*args, stages=layout["stages"], ping_pong=layout["ping_pong"] == 1,
-                                  tma_aux=layout["tma_aux_kernel"], **kwargs)
+        text = self.planner["describe"](stages=layout["stages"], ping_pong=layout["ping_pong"] == 1,
+                                        tma_aux=layout["tma_aux_kernel"])
         return f"{text}; {self.operation.origin()}"
 
 
@@ -389,18 +385,17 @@ class Conv2d:
         return Conv2d("fprop", stride=1, padding=padding)
 
     def _plan_input(self, a, b, problem, dtype, device, tree, arguments):
-        """The C++ planner's plan (a dict; conv::plan_conv2d) for this call, from the facts of its tensors, and
-        the planner's arguments ((args, kwargs): describe() asks the planner's text with them)."""
+        """The C++ planner's plan (a dict; conv::plan_conv2d) for this call, from the facts of its tensors."""
         from . import _C
 
         sm_count, major, minor = device_properties(device)
         facts = tree_facts(tree)
-        args = (self.mode, problem.planner_geometry(), dtype, facts["reads_memory"], facts["residual_by_tma"],
-                (major, minor, sm_count), a.data_ptr() % 16 == 0 and b.data_ptr() % 16 == 0,
-                0 if self.split_k == "auto" else self.split_k)
-        kwargs = dict(family="sm80" if self.kernel == "sm80" else None,
-                      residual_unaligned=residual_tma_unaligned(tree, arguments, 1, _residual_strides) or "")
-        return _C.plan_conv2d(*args, **kwargs), (args, kwargs)
+        return _C.plan_conv2d(self.mode, problem.planner_geometry(), dtype, facts["reads_memory"],
+                              facts["residual_by_tma"], (major, minor, sm_count),
+                              a.data_ptr() % 16 == 0 and b.data_ptr() % 16 == 0,
+                              0 if self.split_k == "auto" else self.split_k,
+                              family="sm80" if self.kernel == "sm80" else None,
+                              residual_unaligned=residual_tma_unaligned(tree, arguments, 1, _residual_strides) or "")
 
     def _plan(self, a, b, problem, dtype, device, arguments):
         from .epilogue import to_cpp, trace
@@ -420,7 +415,7 @@ class Conv2d:
                 raise TensorArgumentError(f"conv2d {self.mode}: the epilogue reads element coordinates (row(), col()), "
                                           f"which are exact only below 2^24, but its GEMM is {m} x {n}; split the "
                                           "batch, or pass the coordinates as a vector")
-            planned, asked = self._plan_input(a, b, problem, dtype, device, tree, arguments)
+            planned = self._plan_input(a, b, problem, dtype, device, tree, arguments)
             hopper = planned["family"] == "sm90"
             if self.kernel == "sm90" and not hopper:
                 raise TensorArgumentError(f"conv2d {self.mode}: kernel=\"sm90\" cannot run this problem: "
@@ -432,7 +427,7 @@ class Conv2d:
                 arch = jit_arch(major, minor)
                 operation = _compiled(str(tree), self.mode, planned["family"], planned["sm80_config"],
                                       planned["sm80_tile"], dtype, planned["aligned"], arch, graph, tree)
-            plan = self._operations[key] = ConvPlan(operation, planned["split_k"], planned, asked, device)
+            plan = self._operations[key] = ConvPlan(operation, planned["split_k"], planned, device)
         return plan
 
     # ---- running ----

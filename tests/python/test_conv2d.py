@@ -274,19 +274,17 @@ def test_split_k_lanes_matches_the_kernel_rule():
 
 
 def test_describe_is_the_planners_text():
-    """describe() asks tilefuse._C for conv::Conv2d::describe()'s text: the plan's reasons, with the stages and
-    schedule the compiled kernel reports (here made up, to see that they are the ones said)."""
-    geometry = (64, 56, 56, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1)
-    hopper = _C.describe_conv2d("fprop", geometry, "bfloat16", False, False, (9, 0, 132), True, 0, stages=7,
-                                ping_pong=True, tma_aux=False)
+    """describe() asks the plan tilefuse._C made for conv::Conv2d::describe()'s text: the plan's reasons, with the
+    stages and schedule the compiled kernel reports (here made up, to see that they are the ones said)."""
     plan = _plan("fprop", 64, 56, 56, 64, 64, 3)
+    hopper = plan["describe"](stages=7, ping_pong=True, tma_aux=False)
     assert hopper.startswith("sm90 TMA + WGMMA implicit-GEMM conv2d fprop (GEMM 200704 x 64 x 576; "
                              "warp-specialized, persistent, ping-pong)"), hopper
     assert "7 stages" in hopper and plan["why_tile"] in hopper and plan["why_source"] in hopper, hopper
-    cooperative = _C.describe_conv2d("fprop", geometry, "bfloat16", False, False, (9, 0, 132), True, 0, stages=4,
-                                     ping_pong=False, tma_aux=False)
+    cooperative = plan["describe"](stages=4, ping_pong=False, tma_aux=False)
     assert "ping-pong" not in cooperative.split("tile")[0] and "4 stages" in cooperative, cooperative
-    sm80 = _C.describe_conv2d("dgrad", (8, 16, 16, 64, 64, 3, 3, 1, 1, 2, 2, 1, 1), "bfloat16", False, False,
-                              (9, 0, 132), True, 0, stages=0, ping_pong=False, tma_aux=False)
+    strided = _C.plan_conv2d("dgrad", (8, 16, 16, 64, 64, 3, 3, 1, 1, 2, 2, 1, 1), "bfloat16", False, False,
+                             (9, 0, 132), True, 0)
+    sm80 = strided["describe"](stages=0, ping_pong=False, tma_aux=False)
     assert sm80.startswith("sm80 mma.sync implicit-GEMM conv2d dgrad") and "[Hopper kernel not used: " in sm80, sm80
     assert "the strides are 2x2" in sm80, sm80

@@ -190,10 +190,12 @@ class Conv2d {
     if constexpr (kFp8) {
       return "cannot run: FP8 planned off the Hopper kernel";
     } else {
+      using gemm::sm80_gemm_kernel_facts;
+      ConvDescribeFacts const f = describe_facts();
       switch (plan.sm80_tile) {
-        case gemm::Sm80Tile::kSmall: return describe_sm80_plan(describe_facts(), plan, g, sm80_kernel_facts<SmallConfig>());
-        case gemm::Sm80Tile::kNarrow: return describe_sm80_plan(describe_facts(), plan, g, sm80_kernel_facts<NarrowConfig>());
-        default: return describe_sm80_plan(describe_facts(), plan, g, sm80_kernel_facts<LargeConfig>());
+        case gemm::Sm80Tile::kSmall: return describe_sm80_plan(f, plan, g, sm80_gemm_kernel_facts<SmallConfig>());
+        case gemm::Sm80Tile::kNarrow: return describe_sm80_plan(f, plan, g, sm80_gemm_kernel_facts<NarrowConfig>());
+        default: return describe_sm80_plan(f, plan, g, sm80_gemm_kernel_facts<LargeConfig>());
       }
     }
   }

@@ -10,6 +10,7 @@
 #include <tilefuse/conv/device/conv2d_plan.hpp>
 #include <tilefuse/core/coord.h>
 #include <tilefuse/core/status.hpp>
+#include <tilefuse/gemm/device/gemm_sm80_describe.hpp>
 #include <tilefuse/gemm/gemm_config.h>
 
 namespace tilefuse::conv {
@@ -24,29 +25,23 @@ struct ConvDescribeFacts {
   index_t chunk_elements = 8;         // a 16-byte chunk, in elements
 };
 
-// The constants of the kernel that runs the plan.
+// The constants of the Hopper kernel that runs the plan (the sm80 kernel's: gemm::Sm80GemmKernelFacts).
 struct ConvKernelFacts {
   int tile_m = 0, tile_n = 0, tile_k = 0;
-  int warps = 0;           // sm80: warps per block
   int stages = 0;          // the ring's depth
-  bool ping_pong = false;  // Hopper: the ping-pong schedule
-  bool tma_aux = false;    // Hopper: the residual loaded by TMA beside the operands
+  bool ping_pong = false;  // the ping-pong schedule
+  bool tma_aux = false;    // the residual loaded by TMA beside the operands
 };
-
-template <class Cfg>
-ConvKernelFacts sm80_kernel_facts() {
-  return {Cfg::kTileM, Cfg::kTileN, Cfg::kTileK, Cfg::kWarpsM * Cfg::kWarpsN, Cfg::kStages};
-}
 
 template <class Cfg, class Kernel>
 ConvKernelFacts sm90_kernel_facts() {
-  return {Cfg::kTileM, Cfg::kTileN, Cfg::kTileK, 0, Kernel::kStages, Cfg::kSchedule == gemm::Sm90Schedule::kPingPong,
+  return {Cfg::kTileM, Cfg::kTileN, Cfg::kTileK, Kernel::kStages, Cfg::kSchedule == gemm::Sm90Schedule::kPingPong,
           Kernel::kTmaAux};
 }
 
 // The sm80 path, and why the Hopper kernel was not used where the plan says.
 inline std::string describe_sm80_plan(ConvDescribeFacts const& f, ConvPlan const& plan, GemmCoord const& g,
-                                      ConvKernelFacts const& k) {
+                                      gemm::Sm80GemmKernelFacts const& k) {
   std::string text = status_message(
       "sm80 mma.sync implicit-GEMM ", f.op, " (GEMM ", g.m, " x ", g.n, " x ", g.k, "), tile ", k.tile_m, "x",
       k.tile_n, "x", k.tile_k, f.auto_config ? " (chosen by the wave model)" : "", ", ", k.warps,

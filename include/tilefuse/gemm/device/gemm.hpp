@@ -157,7 +157,7 @@ class Gemm {
       if (choice.hopper) {
         return (choice.planned_only.empty() ? Hopper::describe(choice.plan) : choice.planned_only) + choice.note;
       }
-      hopper_note = " (Hopper kernel refused: " + choice.why_not + ")";
+      hopper_note = hopper_refused_note(choice.why_not);
     } else if constexpr (kAuto) {
       hopper_note = " (Hopper kernel not used: it takes bf16 or fp16 operands)";
     }
@@ -240,7 +240,7 @@ class Gemm {
         return choice;
       }
       if (d.plan.family != GemmFamily::kSm90) {
-        choice.why_not = d.plan.why.substr(d.plan.why.find(": ") + 2);
+        choice.why_not = why_hopper_not_used(d.plan.why);
         return choice;
       }
       if (d.plan.copy_operands && !with_workspace) {

@@ -7,6 +7,8 @@
 
 #include <tilefuse/core/coord.h>
 #include <tilefuse/core/status.hpp>
+#include <tilefuse/gemm/device/tile_models.hpp>
+#include <tilefuse/gemm/gemm_config.h>
 
 namespace tilefuse::gemm {
 
@@ -20,6 +22,23 @@ template <class Cfg>
 Sm80GemmKernelFacts sm80_gemm_kernel_facts() {
   return {Cfg::kTileM, Cfg::kTileN, Cfg::kTileK, Cfg::kWarpsM * Cfg::kWarpsN, Cfg::kStages};
 }
+
+// The facts of the named config the planner picks (Sm80Tile).
+inline Sm80GemmKernelFacts sm80_gemm_kernel_facts(Sm80Tile tile) {
+  switch (tile) {
+    case Sm80Tile::kSmall: return sm80_gemm_kernel_facts<Sm80SmallConfig>();
+    case Sm80Tile::kNarrow: return sm80_gemm_kernel_facts<Sm80NarrowConfig>();
+    default: return sm80_gemm_kernel_facts<Sm80LargeConfig>();
+  }
+}
+
+// The planner's "sm80 kernel: <why the Hopper kernel is not used>" without its lead-in, and describe()'s note
+// of it.
+inline std::string why_hopper_not_used(std::string const& plan_why) {
+  std::size_t const colon = plan_why.find(": ");
+  return colon == std::string::npos ? plan_why : plan_why.substr(colon + 2);
+}
+inline std::string hopper_refused_note(std::string const& why_not) { return " (Hopper kernel refused: " + why_not + ")"; }
 
 // Why the 16-byte path cannot read the operands (empty: it can): it reads whole aligned 16-byte chunks
 // (`chunk` elements) along each operand's contiguous dimension.
