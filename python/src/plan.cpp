@@ -16,6 +16,7 @@
 #include <tilefuse/conv/device/conv2d_describe.hpp>
 #include <tilefuse/conv/device/conv2d_dgrad_phases.hpp>
 #include <tilefuse/conv/device/conv2d_plan.hpp>
+#include <tilefuse/conv/device/conv2d_wgrad_im2col.hpp>
 #include <tilefuse/conv/device/conv2d_sm90_launch.hpp>
 #include <tilefuse/gemm/device/gemm_plan.hpp>
 #include <tilefuse/gemm/device/gemm_sm80_describe.hpp>
@@ -189,6 +190,30 @@ nb::dict plan_dgrad_phases(Geometry const& g, std::string const& element, bool b
   return d;
 }
 
+// conv::plan_wgrad_im2col for the Python package (which gathers): whether a wgrad of few channels runs as
+// im2col + the Hopper GEMM, why, and the GEMM's sizes.
+nb::dict plan_wgrad_im2col(Geometry const& g, std::string const& element, bool bare_tree, DeviceTuple const& device,
+                           bool operands_aligned) {
+  using namespace tilefuse::conv;
+  ConvPlanInput in;
+  auto& p = in.problem;
+  std::tie(p.N, p.H, p.W, p.C, p.K, p.R, p.S, p.pad_h, p.pad_w, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w) = g;
+  p.mode = tilefuse::ConvMode::kWgrad;
+  if (tilefuse::Status const s = tilefuse::check(p); !s.ok()) throw std::invalid_argument("tilefuse: " + s.message());
+  in.element = conv_element(element);
+  in.device = device_of(device);
+  in.operands_aligned = operands_aligned;
+  WgradIm2col const planned = tilefuse::conv::plan_wgrad_im2col(in, bare_tree, true);
+  nb::dict d;
+  d["use"] = planned.use;
+  d["why"] = planned.why;
+  d["columns"] = planned.columns;
+  d["padded_columns"] = planned.padded_columns;
+  d["padded_k"] = planned.padded_k;
+  d["workspace_bytes"] = planned.workspace_bytes;
+  return d;
+}
+
 std::int64_t conv_channels_to_pad(std::int64_t c, std::int64_t k, std::string const& element) {
   tilefuse::Conv2dProblem p;
   p.C = c;
@@ -299,6 +324,8 @@ void bind_plan(nb::module_& m) {
         "conv::plan_conv2d: the kernel family, source, tile and split of a convolution, as conv::Conv2d picks them.");
   m.def("plan_dgrad_phases", &plan_dgrad_phases, "geometry"_a, "element"_a, "bare_tree"_a, "device"_a,
         "operands_aligned"_a, "conv::plan_dgrad_phases: a strided dgrad as stride-1 fprops of dy, one per phase of dx.");
+  m.def("plan_wgrad_im2col", &plan_wgrad_im2col, "geometry"_a, "element"_a, "bare_tree"_a, "device"_a,
+        "operands_aligned"_a, "conv::plan_wgrad_im2col: a wgrad of few channels as im2col + the Hopper GEMM.");
   m.def("conv_channels_to_pad", &conv_channels_to_pad, "c"_a, "k"_a, "element"_a,
         "conv::channels_to_pad: zero channels to add to x and w for 16-byte rows.");
   m.def("conv_sm90_kernel_choices", &conv_sm90_kernel_choices, "mode"_a, "element"_a, "reads_memory"_a,

@@ -26,6 +26,7 @@ import struct
 from dataclasses import dataclass
 
 from . import fast_path
+from .conv2d_im2col import Im2colWgrad, Im2colWgradPlan
 from .conv2d_phases import PhasedDgrad, PhasedDgradPlan
 from .dtypes import element_type
 from .errors import TensorArgumentError
@@ -351,7 +352,7 @@ class Conv2d:
 
     # ---- planning ----
 
-    def plan(self, a, b, *, input_size=None, **arguments):
+    def plan(self, a, b, *, input_size=None, zero_channels=0, **arguments):
         """The ConvPlan that run(a, b, **arguments) launches: the compiled kernel (the JIT's cache or NVRTC)
         and the split of K."""
         check_epilogue_arguments(self.epilogue, arguments, "tilefuse.Conv2d")
@@ -359,17 +360,34 @@ class Conv2d:
             raise TensorArgumentError("tilefuse.Conv2d.plan: the batch is empty (N = 0): run() returns its result "
                                       "without a kernel of that shape, so there is no plan")
         a, b, problem, dtype, device = self._operands(a, b, input_size)
-        phased = self._phased(a, b, problem, dtype, device, arguments)
-        if phased is not None:
-            return PhasedDgradPlan(phased.planned["why"], [(p.phase, plan) for p, plan in
-                                                           zip(phased.phases, phased.plans(a, b))])
+        self._check_zero_channels(zero_channels, problem)
+        composed = self._composed(a, b, problem, dtype, device, arguments, zero_channels)
+        if isinstance(composed, PhasedDgrad):
+            return PhasedDgradPlan(composed.planned["why"], [(p.phase, plan) for p, plan in
+                                                             zip(composed.phases, composed.plans(a, b))])
+        if isinstance(composed, Im2colWgrad):
+            return Im2colWgradPlan(composed.planned["why"], composed.gemm_plan(a, b))
         return self._plan(a, b, problem, dtype, device, self._epilogue_arguments(arguments, problem))
 
-    def _phased(self, a, b, problem, dtype, device, arguments):
-        """The PhasedDgrad of a strided dgrad that the C++ planner runs by phases (conv::plan_dgrad_phases:
-        the identity epilogue, the auto kernel, Hopper fprops for every phase), else None."""
-        if (self.mode != "dgrad" or problem.stride == (1, 1) or self.kernel != "auto" or self.split_k != "auto"
-                or self.epilogue is not _identity or self.out_dtype is not None or arguments):
+    def _check_zero_channels(self, zero_channels, problem):
+        if zero_channels == 0:
+            return
+        if self.mode != "wgrad":
+            raise TensorArgumentError(f"conv2d {self.mode}: zero_channels is a wgrad's (x's channels known to be zero)")
+        if type(zero_channels) is not int or not 0 < zero_channels < problem.C:
+            raise TensorArgumentError(f"conv2d wgrad: zero_channels={zero_channels!r} must be an int in [0, C) with "
+                                      f"C = {problem.C} (x's last channels that are zero, e.g. a channel padding)")
+
+    def _composed(self, a, b, problem, dtype, device, arguments, zero_channels=0):
+        """The call the C++ planner composes of other kernels, else None: a strided dgrad by phases
+        (PhasedDgrad) or a wgrad of few channels by im2col + GEMM (Im2colWgrad); both for the identity
+        epilogue and the auto kernel and split."""
+        if (self.mode == "fprop" or self.kernel != "auto" or self.split_k != "auto" or self.epilogue is not _identity
+                or self.out_dtype is not None or arguments):
+            return None
+        if self.mode == "wgrad":
+            return self._im2col_wgrad(a, b, problem, dtype, device, zero_channels)
+        if problem.stride == (1, 1):
             return None
         key = ("phases", problem, dtype, device)
         if key not in self._operations:
@@ -379,6 +397,20 @@ class Conv2d:
             planned = _C.plan_dgrad_phases(problem.planner_geometry(), dtype, True, (major, minor, sm_count),
                                            a.data_ptr() % 16 == 0 and b.data_ptr() % 16 == 0)
             self._operations[key] = PhasedDgrad(planned, problem, self._phase_fprop) if planned["use"] else None
+        return self._operations[key]
+
+    def _im2col_wgrad(self, a, b, problem, dtype, device, zero_channels):
+        """The Im2colWgrad of a wgrad of few channels that the C++ planner runs as im2col + the Hopper GEMM
+        (conv::plan_wgrad_im2col; planned for the channels x does not have as zeros), else None."""
+        key = ("im2col", problem, dtype, device, zero_channels)
+        if key not in self._operations:
+            from . import _C
+
+            sm_count, major, minor = device_properties(device)
+            real = dataclasses.replace(problem, C=problem.C - zero_channels)
+            planned = _C.plan_wgrad_im2col(real.planner_geometry(), dtype, True, (major, minor, sm_count),
+                                           a.data_ptr() % 16 == 0 and b.data_ptr() % 16 == 0)
+            self._operations[key] = Im2colWgrad(planned, problem, zero_channels) if planned["use"] else None
         return self._operations[key]
 
     def _phase_fprop(self, padding):
@@ -432,7 +464,7 @@ class Conv2d:
 
     # ---- running ----
 
-    def run(self, a, b, *, input_size=None, **arguments):
+    def run(self, a, b, *, input_size=None, zero_channels=0, **arguments):
         """Runs the convolution and its epilogue on the tensors' device and the current torch stream;
         returns the output (channels-last), or a dict of the outputs when the epilogue returns a dict.
 
@@ -441,17 +473,19 @@ class Conv2d:
         CUDA tensors of other frameworks (anything with __dlpack__: CuPy, JAX, ...) are taken through DLPack
         without a copy; outputs are torch tensors."""
         input_size = self._given_input_size(a, b, input_size)
-        if input_size is None:  # the C++ warm path (fast_path): None where it has no such call
+        if input_size is None and not zero_channels:  # the C++ warm path (fast_path): None where it has no such call
             y = fast_path.repeat_run(self, a, b, arguments)
             if y is not None:
                 return y
         a, b = from_dlpack(a), from_dlpack(b)
         arguments = {name: from_dlpack(value) for name, value in arguments.items()}
         key = _call_key(a, b, input_size, arguments)
+        if key is not None and zero_channels:
+            key = key + (("zero_channels", zero_channels),)
         warm = self._warm.get(key) if key is not None else None
         if warm is not None:
             return warm.call(a, b, arguments)
-        return self._first_call(a, b, input_size, arguments, key)
+        return self._first_call(a, b, input_size, arguments, key, zero_channels)
 
     def warm_call(self, a, b, arguments, input_size=None):
         """The WarmCall that run(a, b, input_size=..., **arguments) repeats for this signature once a first run
@@ -459,7 +493,7 @@ class Conv2d:
         key = _call_key(a, b, self._given_input_size(a, b, input_size), arguments)
         return self._warm.get(key) if key is not None else None
 
-    def _first_call(self, a, b, input_size, arguments, key):
+    def _first_call(self, a, b, input_size, arguments, key, zero_channels=0):
         """Checks, plans, packs and launches; remembers the call for later ones with the same signature."""
         check_epilogue_arguments(self.epilogue, arguments, "tilefuse.Conv2d")
         torch = _torch()
@@ -467,12 +501,13 @@ class Conv2d:
             return self._empty_batch(a, b, input_size, arguments)
         a_in, b_in = a, b
         a, b, problem, dtype, device = self._operands(a, b, input_size)
-        phased = self._phased(a, b, problem, dtype, device, arguments)
-        if phased is not None:
-            dx = phased.call(a, b, arguments)
+        self._check_zero_channels(zero_channels, problem)
+        composed = self._composed(a, b, problem, dtype, device, arguments, zero_channels)
+        if composed is not None:
+            out = composed.call(a, b, arguments)
             if key is not None and a is a_in and b is b_in:
-                self._warm[key] = phased
-            return dx
+                self._warm[key] = composed
+            return out
         matrices = self._epilogue_arguments(arguments, problem)
         plan = self._plan(a, b, problem, dtype, device, matrices)
         operation = plan.operation

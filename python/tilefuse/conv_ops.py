@@ -24,7 +24,7 @@ from .errors import TensorArgumentError
 from .epilogue.common import fused
 from .kernel_params import signature
 from .op_common import (_DTYPES, CheckedCalls, _dtype_name, activation_name, autocast, channels_to_pad, eager_path,
-                        formula_function, grad_epilogue, needs_grad, pad_channels)
+                        formula_function, grad_epilogue, needs_grad, pad_channels, zero_channels_of)
 
 CL = torch.channels_last
 _CONVS = {}  # key -> tilefuse.Conv2d (each caches its plans per shape; kernels are shared process-wide)
@@ -326,7 +326,8 @@ def _wgrad_impl(grad_y, x, weight_size, stride, padding, dilation):
     if x.shape[0] == 0:  # a sum over no samples
         return torch.empty(tuple(weight_size), dtype=grad_y.dtype, device=grad_y.device, memory_format=CL).zero_()
     conv = _conv("wgrad", stride, padding, dilation, "require", kernel_size=tuple(weight_size[2:]))
-    return conv.run(grad_y, x)
+    zero = zero_channels_of(x)  # x padded by conv2d_python: the wgrad gathers its real channels only
+    return conv.run(grad_y, x, zero_channels=zero) if zero else conv.run(grad_y, x)
 
 
 # The backward ops have no autograd formula (once differentiable): defined with torch.library.Library, so the

@@ -83,8 +83,16 @@ _PADS = {}
 
 def pad_channels(t, pad_c):
     """t (N or K, C, H, W) with pad_c zero channels after its C, channels-last (differentiable: the
-    gradient of the original channels is the padded one's first C)."""
-    return torch.nn.functional.pad(t, (0, 0, 0, 0, 0, pad_c)).contiguous(memory_format=torch.channels_last)
+    gradient of the original channels is the padded one's first C). The result says how many of its channels
+    are zeros (zero_channels_of), so that a wgrad over it gathers only the others."""
+    out = torch.nn.functional.pad(t, (0, 0, 0, 0, 0, pad_c)).contiguous(memory_format=torch.channels_last)
+    out._tilefuse_zero_channels = pad_c
+    return out
+
+
+def zero_channels_of(x):
+    """How many of x's last channels pad_channels made zeros (0 for any other tensor)."""
+    return getattr(x, "_tilefuse_zero_channels", 0)
 
 
 def formula_function(op, setup_context, backward, name):
