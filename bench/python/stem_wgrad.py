@@ -1,6 +1,6 @@
 """The wgrad of few channels (ResNet-50's stem: x N x 3 x 224 x 224, 7 x 7, stride 2, K = 64) from Python, beside
 cuDNN (torch.nn.grad.conv2d_weight) in the same process: tilefuse.Conv2d("wgrad") by the planner's im2col +
-Hopper GEMM, its parts (dy transposed, x gathered, the GEMM), and the direct sm80 kernel over x padded to
+Hopper GEMM, its parts (dy transposed by gemm_pack.pack_k_major, x gathered by conv/kernel/gather_columns.h, the GEMM), and the direct sm80 kernel over x padded to
 C = 8 (what ran before). GPU time by events around each call (python_timing.events_ms), two operand sets.
 
     python bench/python/stem_wgrad.py --batch 64 --markdown stem.md
@@ -11,7 +11,8 @@ import sys
 import torch
 
 import tilefuse
-from tilefuse.conv2d_im2col import Im2colWgrad, gather_columns
+from tilefuse.conv2d_im2col import Im2colWgrad, launch_gather
+from tilefuse.gemm_pack import pack_k_major
 
 from python_timing import events_ms  # bench/python/python_timing.py
 
@@ -52,9 +53,9 @@ def main():
         pr = wgrad.problem
         pixels = pr.N * pr.P * pr.Q
         dyt, cols = wgrad.operands(sets[0][1], sets[0][0])
-        transpose = events_ms(calls(lambda x, dy, _: dyt[:, :pixels].view(pr.K, pr.N, pr.P, pr.Q).copy_(
-            dy.permute(1, 0, 2, 3))), args.reps)
-        gather = events_ms(calls(lambda x, dy, _: gather_columns(x, cols, (7, 7), (3, 3), (2, 2), (1, 1), 3)), args.reps)
+        transpose = events_ms(calls(lambda x, dy, _: pack_k_major(dy.permute(0, 2, 3, 1).reshape(pixels, pr.K).t(),
+                                                                 dyt.shape[1])), args.reps)
+        gather = events_ms(calls(lambda x, dy, _: launch_gather(x, cols, pr, 3)), args.reps)
         gemm = events_ms([lambda: wgrad.gemm.run(dyt, cols.t())], args.reps)
         sm80 = events_ms(calls(lambda x, dy, x8: direct.run(dy, x8)), args.reps)
         lines.append(f"| {n} | {cudnn:.4f} | {ours:.4f} | {cudnn / ours:.3f} | {transpose:.4f} | {gather:.4f} | "

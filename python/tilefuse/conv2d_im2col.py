@@ -4,10 +4,19 @@ filter's (r, s, c) order, padded to a multiple of 8, by the pixels N*P*Q padded 
 into dyT (K by the same pixels), both K-major as the Hopper GEMM reads them; then dw = dyT x colsT^T, K split
 in the kernel. The Hopper wgrad needs C in multiples of 64, and the sm80 kernel's C = 3 padded to 8 staged
 element by element is 3x cuDNN's time (docs/notes/conv_sm90.md, "the stem's wgrad").
-tilefuse.Conv2d("wgrad") takes this path for the identity epilogue where the planner says so."""
+tilefuse.Conv2d("wgrad") takes this path for the identity epilogue where the planner says so. On the GPU both
+copies are tilefuse kernels (dy by gemm_pack.pack_k_major, x by conv/kernel/gather_columns.h: torch's strided
+copies took 0.88 and 0.37 ms of a 0.30 ms cuDNN call); gather_columns below is their torch reference."""
 from dataclasses import dataclass
 
+from .dtypes import element_type
+from .gemm_pack import pack_k_major
+from .kernel_params import current_raw_stream, device_properties, jit_arch
 from .kernel_params import torch_module as _torch
+
+_CACHED = {}  # (element, arch) -> CachedKernel of the gather
+_LOADED = {}  # (element, arch, device) -> LoadedKernel
+_LAUNCHES = {}  # (dtype, device, problem, channels, rows, padded_k) -> PreparedLaunch
 
 
 def gather_columns(x, out, kernel_size, padding, stride, dilation, channels):
@@ -23,6 +32,40 @@ def gather_columns(x, out, kernel_size, padding, stride, dilation, channels):
     hp, wp, c = padded.shape[1], padded.shape[2], channels
     taps = padded.as_strided((r, s, c, n, p, q), (dh * wp * c, dw * c, 1, hp * wp * c, sh * wp * c, sw * c))
     out[:r * s * c, :n * p * q].view(r, s, c, n, p, q).copy_(taps)
+
+
+def launch_gather(x, out, problem, channels):
+    """out (rows, padded_k) = the im2col of x (channels-last, contiguous) by the gather kernel, every padding
+    zero, on the current torch stream; the launch is made once per signature."""
+    from . import _C
+
+    pr, device = problem, x.device.index
+    rows, padded_k = out.shape
+    key = (x.dtype, device, pr, channels, rows, padded_k)
+    launch = _LAUNCHES.get(key)
+    if launch is None:
+        sizes = [pr.N, pr.H, pr.W, pr.C, channels, pr.R, pr.S, pr.P, pr.Q, *pr.pad, *pr.stride, *pr.dilation]
+        params, src, dst, grid, threads = _C.gather_columns_launch(sizes, rows, padded_k)
+        kernel = _gather_kernel(element_type(x.dtype).name, jit_arch(*device_properties(device)[1:]), device)
+        launch = _C.PreparedLaunch(kernel, grid, threads, 1, 0, 1, params)
+        launch.add_pointer(src, 0)
+        launch.add_pointer(dst, 1)
+        launch = _LAUNCHES.setdefault(key, launch)
+    launch.run(device, current_raw_stream(device), [x.data_ptr(), out.data_ptr()], [])
+
+
+def _gather_kernel(element, arch, device):
+    """The gather kernel's handle on `device`, compiled (or found in the caches) and loaded the first time."""
+    from .jit.gemm import gather_columns_kernel
+    from .jit.loader import load_kernel
+
+    if (element, arch) not in _CACHED:
+        _CACHED.setdefault((element, arch), gather_columns_kernel(element, arch=arch))
+    loaded = _LOADED.get((element, arch, device))
+    if loaded is None:
+        with _torch().cuda.device(device):
+            loaded = _LOADED.setdefault((element, arch, device), load_kernel(_CACHED[element, arch]))
+    return loaded.kernel
 
 
 class Im2colWgrad:
@@ -43,8 +86,12 @@ class Im2colWgrad:
         pr = self.problem
         pixels, kp = pr.N * pr.P * pr.Q, self.planned["padded_k"]
         columns, rows = self.planned["columns"], self.planned["padded_columns"]
-        dyt = torch.empty((pr.K, kp), dtype=dy.dtype, device=dy.device)
         cols = torch.empty((rows, kp), dtype=x.dtype, device=x.device)
+        if dy.is_cuda:
+            dyt = pack_k_major(dy.permute(0, 2, 3, 1).reshape(pixels, pr.K).t(), kp)
+            launch_gather(x, cols, pr, pr.C - self.zero_channels)
+            return dyt, cols
+        dyt = torch.empty((pr.K, kp), dtype=dy.dtype, device=dy.device)  # the torch reference (CPU tests)
         if kp > pixels:
             dyt[:, pixels:].zero_()
             cols[:columns, pixels:].zero_()

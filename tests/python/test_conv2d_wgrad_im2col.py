@@ -73,3 +73,18 @@ def test_refusals_reach_python():
     assert "Hopper wgrad takes it" in _C.plan_wgrad_im2col(wide, "bfloat16", True, H100, True)["why"]
     with pytest.raises(ValueError):
         _C.plan_wgrad_im2col(stem, "int8", True, H100, True)
+
+
+def test_the_gather_launch_packs_the_sizes_and_refuses_what_does_not_fit():
+    import struct
+
+    sizes = [64, 224, 224, 8, 3, 7, 7, 112, 112, 3, 3, 2, 2, 1, 1]
+    params, src, dst, grid, threads = _C.gather_columns_launch(sizes, 152, 802816)
+    assert (src, dst) == (0, 8) and threads == 256 and grid == 802816 // 256
+    assert list(struct.unpack_from("<17q", params, 16)) == sizes + [152, 802816]
+    with pytest.raises(ValueError, match="does not fit"):
+        _C.gather_columns_launch(sizes, 146, 802816)  # fewer rows than 7 x 7 x 3
+    with pytest.raises(ValueError, match="does not fit"):
+        _C.gather_columns_launch(sizes, 152, 802815)  # fewer columns than pixels
+    with pytest.raises(ValueError, match="does not fit"):
+        _C.gather_columns_launch(sizes[:3] + [2] + sizes[4:], 152, 802816)  # more channels than x has

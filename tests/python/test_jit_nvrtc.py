@@ -110,6 +110,16 @@ def test_the_operand_packing_kernel_compiles_without_a_layout_kernel(nvrtc_versi
     assert pack_k_major_kernel(element, arch=arch, cache_dir=tmp_path, require_cached=True).hit
 
 
+def test_the_im2col_gather_kernel_compiles_without_a_layout_kernel(nvrtc_version, tmp_path):
+    """The wgrad of few channels gathers x with conv/kernel/gather_columns.h (tilefuse.conv2d_im2col): it compiles
+    alone (plain Params, packed by tilefuse._C.gather_columns_launch)."""
+    from tilefuse.jit import gather_columns_kernel
+
+    kernel = gather_columns_kernel("bfloat16", cache_dir=tmp_path, require_cached=False)
+    assert kernel.cubin[:4] == b"\x7fELF" and kernel.info["lowered_names"] == {}
+    assert kernel.lowered_name.startswith("_ZN8tilefuse4conv21gather_columns_kernel")
+
+
 def test_second_call_hits_and_require_cached_allows_hits(compiled, relu_bias_tree):
     directory, first = compiled
     again = gemm_kernel(relu_bias_tree, "bfloat16", "Sm90LargeConfig", cache_dir=directory, require_cached=True)
@@ -142,7 +152,7 @@ def test_common_epilogues_come_prebuilt_with_the_installed_package(nvrtc_version
     if not os.path.isdir(prebuilt_dir()):
         pytest.skip("this install has no prebuilt kernels (a source checkout, or TILEFUSE_PREBUILT=OFF)")
     kinds = {kind for kind, *_ in common_kernels()}
-    assert kinds == {"gemm", "conv90", "conv80", "pack", "skinny"}
+    assert kinds == {"gemm", "conv90", "conv80", "pack", "gather", "skinny"}
     from tilefuse.jit import pack_k_major_kernel
 
     assert pack_k_major_kernel("bfloat16", cache_dir=tmp_path, require_cached=True).path.startswith(prebuilt_dir())

@@ -3,7 +3,7 @@ from .cache import KernelCache, key_inputs
 from .errors import JitError
 from .headers import include_dir
 from .nvrtc import compile_to_cubin
-from .source import gemm_skinny_source, gemm_sm80_source, gemm_sm90_source, pack_k_major_source
+from .source import gather_columns_source, gemm_skinny_source, gemm_sm80_source, gemm_sm90_source, pack_k_major_source
 from .toolkit import cuda_include_dirs
 
 # NVRTC's flags (the include folders are added at compile time and are not part of the cache key).
@@ -39,6 +39,11 @@ def gemm_skinny_kernel(epilogue, element="bfloat16", *, arch="sm_90a", cache_dir
 def pack_k_major_kernel(element="bfloat16", *, arch="sm_90a", cache_dir=None, require_cached=None):
     """The CachedKernel of the packing copy into the Hopper GEMM's K-major layout (pack_k_major_source)."""
     return compile_cached(pack_k_major_source(element), arch, cache_dir, require_cached)
+
+
+def gather_columns_kernel(element="bfloat16", *, arch="sm_90a", cache_dir=None, require_cached=None):
+    """The CachedKernel of the im2col gather of the wgrad of few channels (gather_columns_source)."""
+    return compile_cached(gather_columns_source(element), arch, cache_dir, require_cached)
 
 
 def compile_cached(kernel, arch, cache_dir=None, require_cached=None):

@@ -15,7 +15,8 @@ set (`common_kernels`), bf16 and fp16, for sm_90a:
     where no Hopper kernel takes the problem (C = 3 stems, strided dgrad): with no epilogue, and in fprop with
     the conv epilogues above (a stem's folded BatchNorm + ReLU);
   - the skinny GEMM (m <= 16: gemm/kernel/skinny_gemm.h) with the GEMM epilogues above;
-  - the copy of GEMM operands into the Hopper kernel's layout (gemm/kernel/pack_k_major.h). tests/python/test_prebuilt_coverage.py checks
+  - the copy of GEMM operands into the Hopper kernel's layout (gemm/kernel/pack_k_major.h) and the im2col gather of the
+    wgrad of few channels (conv/kernel/gather_columns.h). tests/python/test_prebuilt_coverage.py checks
     that a ResNet-50's inference and training steps ask for nothing else.
 
 A prebuilt entry is found only when everything in the key agrees: the generated source (so the trees the
@@ -75,7 +76,7 @@ def _tree(activation, bias, residual, element):
 
 def common_kernels():
     """The jobs of every prebuilt kernel: ("gemm", tree, element, config), ("conv90", tree, kernel, kernel tree,
-    split), ("conv80", tree, element, mode, config, aligned), ("skinny", tree, element) or ("pack", element)."""
+    split), ("conv80", tree, element, mode, config, aligned), ("skinny", tree, element), ("pack", element) or ("gather", element)."""
     from .. import _C
     from ..kernel_params import tree_facts
 
@@ -99,16 +100,19 @@ def common_kernels():
         kernels += [("conv80", str(tree), element, mode, config, aligned) for mode, mode_trees in trees.items()
                     for tree in mode_trees for config in SM80_CONV_CONFIGS for aligned in (True, False)]
         kernels.append(("pack", element))
+        kernels.append(("gather", element))
     return kernels
 
 
 def _build_one(job):
     kind, out = job[0], job[-1]
     from .conv import conv_kernel, conv_sm90_kernel
-    from .gemm import gemm_kernel, gemm_skinny_kernel, pack_k_major_kernel
+    from .gemm import gather_columns_kernel, gemm_kernel, gemm_skinny_kernel, pack_k_major_kernel
 
     if kind == "pack":
         return pack_k_major_kernel(job[1], cache_dir=out, require_cached=False).hit
+    if kind == "gather":
+        return gather_columns_kernel(job[1], cache_dir=out, require_cached=False).hit
     if kind == "skinny":
         return gemm_skinny_kernel(job[1], job[2], cache_dir=out, require_cached=False).hit
     if kind == "gemm":
