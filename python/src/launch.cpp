@@ -361,7 +361,7 @@ nb::tuple pack_k_major_launch(std::int64_t rows, std::int64_t k, std::int64_t ro
   if (launch.grid_x == 0 || launch.grid_z == 0) {
     throw std::invalid_argument("tilefuse: copying an operand of " + std::to_string(batches) + " x " +
                                 std::to_string(rows) + " x " + std::to_string(padded_k) +
-                                " for the Hopper GEMM: no tiles, or more 32 x 32 tiles than a grid holds");
+                                " for the Hopper GEMM: no tiles, or more 64 x 64 tiles than a grid holds");
   }
   return nb::make_tuple(nb::bytes(reinterpret_cast<char const*>(&launch.params), sizeof(PackKMajorParams)),
                         offsetof(PackKMajorParams, src), offsetof(PackKMajorParams, dst), launch.grid_x,

@@ -146,7 +146,7 @@ def test_operands_of_any_layout_and_k_are_copied_into_the_hopper_layouts():
 
 def test_the_packing_copys_launch_is_the_cpp_one():
     """tilefuse._C.pack_k_major_launch (what tilefuse.gemm_pack launches): gemm::pack_k_major_launch's Params
-    bytes with the pointers left to patch, one 256-thread block per 32 x 32 tile, the batches on z up to 65535,
+    bytes with the pointers left to patch, one 256-thread block per 64 x 64 tile, the batches on z up to 65535,
     and a clear error where a grid cannot hold the tiles."""
     import struct
 
@@ -154,11 +154,11 @@ def test_the_packing_copys_launch_is_the_cpp_one():
 
     params, src, dst, grid, grid_z, threads = _C.pack_k_major_launch(127, 8191, 8191, 1, 3, 127 * 8191, 8192)
     assert (src, dst, threads) == (0, 8, 256)
-    assert grid == 4 * 256 and grid_z == 3
+    assert grid == 2 * 128 and grid_z == 3
     fields = struct.unpack("<2Q8q", params)
-    assert fields == (0, 0, 127, 8191, 8192, 8191, 1, 127 * 8191, 3, 4)  # rows, k, padded_k, strides, batches, row tiles
+    assert fields == (0, 0, 127, 8191, 8192, 8191, 1, 127 * 8191, 3, 2)  # rows, k, padded_k, strides, batches, row tiles
     assert _C.pack_k_major_launch(64, 13, 1, 64, 70000, 832, 16)[4] == 65535  # blocks step over the rest
-    with pytest.raises(ValueError, match="more 32 x 32 tiles than a grid holds"):
+    with pytest.raises(ValueError, match="more 64 x 64 tiles than a grid holds"):
         _C.pack_k_major_launch(1 << 40, 64, 64, 1, 1, 0, 1 << 20)
 
 

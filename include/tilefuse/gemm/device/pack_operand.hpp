@@ -20,7 +20,7 @@ Status pack_k_major(T const* src, index_t rows, index_t k, index_t row_stride, i
       pack_k_major_launch(src, rows, k, row_stride, k_stride, batches, batch_stride, dst, padded_k);
   if (launch.grid_x == 0 && rows > 0 && padded_k > 0) {
     return not_supported("gemm: copying an operand of ", rows, " x ", padded_k,
-                         " for the Hopper kernel: more 32 x 32 tiles than a grid holds");
+                         " for the Hopper kernel: more 64 x 64 tiles than a grid holds");
   }
   if (launch.grid_x == 0 || batches == 0) return Status::success();
   LaunchConfig config;

@@ -1,6 +1,6 @@
 // Copies a batch of rows x k matrices into packed rows of padded_k elements with zeros past k: the Hopper
 // GEMM's K-major operand layout, for operands TMA cannot read as they are (unaligned rows, other layouts).
-// 32 x 32 tiles pass through shared memory so that the reads (along whichever stride is 1) and the packed
+// 64 x 64 tiles pass through shared memory so that the reads (along whichever stride is 1) and the packed
 // writes both coalesce. Parameters and grid: pack_k_major_params.h.
 #pragma once
 
@@ -11,7 +11,7 @@
 
 namespace tilefuse::gemm {
 
-// One block per 32 x 32 tile of one matrix (grid x: tiles, z: batches, stepping over those beyond gridDim.z).
+// One block per 64 x 64 tile of one matrix (grid x: tiles, z: batches, stepping over those beyond gridDim.z).
 template <class T>
 __global__ void __launch_bounds__(kPackThreads) pack_k_major_kernel(PackKMajorParams const p) {
   // Rows an odd number of 32-bit words apart, so that the transposed fill (one row per lane) is conflict-free.

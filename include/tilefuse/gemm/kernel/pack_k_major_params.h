@@ -6,8 +6,10 @@
 
 namespace tilefuse::gemm {
 
-inline constexpr int kPackTile = 32;
-inline constexpr int kPackRowsPerPass = 8;
+// 64 x 64 tiles: a warp reads and writes 128-byte runs of 16-bit elements (32 x 32 tiles moved 64-byte runs,
+// about 1 TB/s on a 206 MB transpose: docs/notes/conv_sm90.md, the stem's wgrad).
+inline constexpr int kPackTile = 64;
+inline constexpr int kPackRowsPerPass = 4;
 inline constexpr int kPackThreads = kPackTile * kPackRowsPerPass;
 inline constexpr index_t kPackMaxGridX = 0x7fffffff;
 inline constexpr index_t kPackMaxGridZ = 65535;  // blocks step over the batches beyond it
