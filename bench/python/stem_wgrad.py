@@ -1,7 +1,7 @@
 """The wgrad of few channels (ResNet-50's stem: x N x 3 x 224 x 224, 7 x 7, stride 2, K = 64) from Python, beside
 cuDNN (torch.nn.grad.conv2d_weight) in the same process: tilefuse.Conv2d("wgrad") by the planner's im2col +
-the Hopper wgrad of a 1x1, its parts (x gathered by conv/kernel/gather_columns.h, the 1x1 wgrad), and the
-direct sm80 kernel over x padded to C = 8 (what ran before). GPU time by events around each call (python_timing.events_ms), two operand sets.
+Hopper GEMM, its parts (dy transposed by gemm_pack.pack_k_major, x gathered by conv/kernel/gather_columns.h, the GEMM), and the direct sm80 kernel over x padded to
+C = 8 (what ran before). GPU time by events around each call (python_timing.events_ms), two operand sets.
 
     python bench/python/stem_wgrad.py --batch 64 --markdown stem.md
 """
@@ -12,6 +12,7 @@ import torch
 
 import tilefuse
 from tilefuse.conv2d_im2col import Im2colWgrad, launch_gather
+from tilefuse.gemm_pack import pack_k_major
 
 from python_timing import events_ms  # bench/python/python_timing.py
 
@@ -27,8 +28,8 @@ def main():
     if not torch.cuda.is_available():
         sys.exit("stem_wgrad.py needs a CUDA GPU")
     lines = [f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, tilefuse {tilefuse.__version__}", "",
-             "| N | cuDNN ms | tilefuse (im2col + 1x1 wgrad) ms | cuDNN / tilefuse | x gathered ms | 1x1 wgrad ms | "
-             "direct sm80 (C = 8) ms |", "|---:|---:|---:|---:|---:|---:|---:|"]
+             "| N | cuDNN ms | tilefuse (im2col + GEMM) ms | cuDNN / tilefuse | dy transposed ms | x gathered ms | "
+             "GEMM ms | direct sm80 (C = 8) ms |", "|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for n in args.batch:
         sets = []
         for seed in range(2):
@@ -50,13 +51,17 @@ def main():
         ours = events_ms(calls(lambda x, dy, _: conv.run(dy, x)), args.reps)
         wgrad = next(w for w in conv._warm.values() if isinstance(w, Im2colWgrad))
         pr = wgrad.problem
-        image = wgrad.image(sets[0][0])
-        cols = image.permute(0, 2, 3, 1)
+        pixels = pr.N * pr.P * pr.Q
+        dyt, cols = wgrad.operands(sets[0][1], sets[0][0])
+        transpose = events_ms(calls(lambda x, dy, _: pack_k_major(dy.permute(0, 2, 3, 1).reshape(pixels, pr.K).t(),
+                                                                 dyt.shape[1])), args.reps)
         gather = events_ms(calls(lambda x, dy, _: launch_gather(x, cols, pr, 3)), args.reps)
-        one = events_ms(calls(lambda x, dy, _: wgrad.one_by_one.run(dy, image)), args.reps)
+        gemm = events_ms([lambda: wgrad.gemm.run(dyt, cols.t())], args.reps)
         sm80 = events_ms(calls(lambda x, dy, x8: direct.run(dy, x8)), args.reps)
-        lines.append(f"| {n} | {cudnn:.4f} | {ours:.4f} | {cudnn / ours:.3f} | {gather:.4f} | {one:.4f} | {sm80:.4f} |")
+        lines.append(f"| {n} | {cudnn:.4f} | {ours:.4f} | {cudnn / ours:.3f} | {transpose:.4f} | {gather:.4f} | "
+                     f"{gemm:.4f} | {sm80:.4f} |")
         print(lines[-1], flush=True)
+        print("GEMM:", wgrad.gemm.plan(dyt, cols.t()).describe(), flush=True)
     text = "\n".join(lines) + "\n"
     if args.markdown:
         with open(args.markdown, "w") as f:

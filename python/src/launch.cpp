@@ -370,7 +370,7 @@ nb::tuple pack_k_major_launch(std::int64_t rows, std::int64_t k, std::int64_t ro
 
 // The im2col gather's launch (conv/kernel/gather_columns.h) for the wgrad of few channels: (Params bytes with
 // null pointers, the src and dst pointers' offsets in them, grid x, threads per block).
-nb::tuple gather_columns_launch(std::vector<std::int64_t> const& sizes, std::int64_t columns) {
+nb::tuple gather_columns_launch(std::vector<std::int64_t> const& sizes, std::int64_t rows, std::int64_t padded_k) {
   using tilefuse::conv::GatherColumnsParams;
   if (sizes.size() != 15) throw std::invalid_argument("tilefuse: gather_columns_launch takes 15 sizes");
   GatherColumnsParams p;
@@ -378,12 +378,12 @@ nb::tuple gather_columns_launch(std::vector<std::int64_t> const& sizes, std::int
            p.dilation_h, p.dilation_w) = std::tuple(sizes[0], sizes[1], sizes[2], sizes[3], sizes[4], sizes[5],
                                                     sizes[6], sizes[7], sizes[8], sizes[9], sizes[10], sizes[11],
                                                     sizes[12], sizes[13], sizes[14]);
-  p.columns = columns;
-  std::int64_t const grid = tilefuse::conv::gather_columns_grid(p.N * p.P * p.Q, columns);
-  if (grid == 0 || columns < p.R * p.S * p.channels || columns % tilefuse::conv::kGatherVector != 0 ||
-      p.channels < 1 || p.channels > p.x_channels) {
-    throw std::invalid_argument("tilefuse: the im2col gather into " + std::to_string(columns) +
-                                " columns does not fit its sizes or a grid");
+  p.rows = rows;
+  p.padded_k = padded_k;
+  std::int64_t const grid = tilefuse::conv::gather_columns_grid(padded_k);
+  if (grid == 0 || rows < p.R * p.S * p.channels || padded_k < p.N * p.P * p.Q || p.channels > p.x_channels) {
+    throw std::invalid_argument("tilefuse: the im2col gather of " + std::to_string(rows) + " x " +
+                                std::to_string(padded_k) + " columns does not fit its sizes or a grid");
   }
   return nb::make_tuple(nb::bytes(reinterpret_cast<char const*>(&p), sizeof(GatherColumnsParams)),
                         offsetof(GatherColumnsParams, src), offsetof(GatherColumnsParams, dst), grid,
@@ -434,7 +434,7 @@ void bind_launch(nb::module_& m) {
                    "This launch's address, for run_prepared_launch (valid while the object lives).");
   m.attr("run_prepared_launch_address") = reinterpret_cast<std::uintptr_t>(&run_prepared_launch);
   m.attr("zero_async_address") = reinterpret_cast<std::uintptr_t>(&zero_async);
-  m.def("gather_columns_launch", &gather_columns_launch, nb::arg("sizes"), nb::arg("columns"),
+  m.def("gather_columns_launch", &gather_columns_launch, nb::arg("sizes"), nb::arg("rows"), nb::arg("padded_k"),
         "The launch of the im2col gather (conv/kernel/gather_columns.h): sizes are N, H, W, x's channels, the "
         "channels gathered, R, S, P, Q, pad, stride and dilation (h, w each).");
   m.def("pack_k_major_launch", &pack_k_major_launch, nb::arg("rows"), nb::arg("k"), nb::arg("row_stride"),

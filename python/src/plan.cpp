@@ -191,7 +191,7 @@ nb::dict plan_dgrad_phases(Geometry const& g, std::string const& element, bool b
 }
 
 // conv::plan_wgrad_im2col for the Python package (which gathers): whether a wgrad of few channels runs as
-// im2col + the Hopper wgrad of a 1x1 over the gathered image, why, and the image's channels.
+// im2col + the Hopper GEMM, why, and the GEMM's sizes.
 nb::dict plan_wgrad_im2col(Geometry const& g, std::string const& element, bool bare_tree, DeviceTuple const& device,
                            bool operands_aligned) {
   using namespace tilefuse::conv;
@@ -209,6 +209,7 @@ nb::dict plan_wgrad_im2col(Geometry const& g, std::string const& element, bool b
   d["why"] = planned.why;
   d["columns"] = planned.columns;
   d["padded_columns"] = planned.padded_columns;
+  d["padded_k"] = planned.padded_k;
   d["workspace_bytes"] = planned.workspace_bytes;
   return d;
 }
@@ -324,7 +325,7 @@ void bind_plan(nb::module_& m) {
   m.def("plan_dgrad_phases", &plan_dgrad_phases, "geometry"_a, "element"_a, "bare_tree"_a, "device"_a,
         "operands_aligned"_a, "conv::plan_dgrad_phases: a strided dgrad as stride-1 fprops of dy, one per phase of dx.");
   m.def("plan_wgrad_im2col", &plan_wgrad_im2col, "geometry"_a, "element"_a, "bare_tree"_a, "device"_a,
-        "operands_aligned"_a, "conv::plan_wgrad_im2col: a wgrad of few channels as im2col + the Hopper wgrad of a 1x1.");
+        "operands_aligned"_a, "conv::plan_wgrad_im2col: a wgrad of few channels as im2col + the Hopper GEMM.");
   m.def("conv_channels_to_pad", &conv_channels_to_pad, "c"_a, "k"_a, "element"_a,
         "conv::channels_to_pad: zero channels to add to x and w for 16-byte rows.");
   m.def("conv_sm90_kernel_choices", &conv_sm90_kernel_choices, "mode"_a, "element"_a, "reads_memory"_a,

@@ -366,7 +366,7 @@ class Conv2d:
             return PhasedDgradPlan(composed.planned["why"], [(p.phase, plan) for p, plan in
                                                              zip(composed.phases, composed.plans(a, b))])
         if isinstance(composed, Im2colWgrad):
-            return Im2colWgradPlan(composed.planned["why"], composed.wgrad_plan(a, b))
+            return Im2colWgradPlan(composed.planned["why"], composed.gemm_plan(a, b))
         return self._plan(a, b, problem, dtype, device, self._epilogue_arguments(arguments, problem))
 
     def _check_zero_channels(self, zero_channels, problem):
@@ -380,7 +380,7 @@ class Conv2d:
 
     def _composed(self, a, b, problem, dtype, device, arguments, zero_channels=0):
         """The call the C++ planner composes of other kernels, else None: a strided dgrad by phases
-        (PhasedDgrad) or a wgrad of few channels by im2col + a 1x1 wgrad (Im2colWgrad); both for the identity
+        (PhasedDgrad) or a wgrad of few channels by im2col + GEMM (Im2colWgrad); both for the identity
         epilogue and the auto kernel and split."""
         if (self.mode == "fprop" or self.kernel != "auto" or self.split_k != "auto" or self.epilogue is not _identity
                 or self.out_dtype is not None or arguments):
@@ -400,8 +400,8 @@ class Conv2d:
         return self._operations[key]
 
     def _im2col_wgrad(self, a, b, problem, dtype, device, zero_channels):
-        """The Im2colWgrad of a wgrad of few channels that the C++ planner runs as im2col + the Hopper wgrad of a
-        1x1 (conv::plan_wgrad_im2col; planned for the channels x does not have as zeros), else None."""
+        """The Im2colWgrad of a wgrad of few channels that the C++ planner runs as im2col + the Hopper GEMM
+        (conv::plan_wgrad_im2col; planned for the channels x does not have as zeros), else None."""
         key = ("im2col", problem, dtype, device, zero_channels)
         if key not in self._operations:
             from . import _C
@@ -410,8 +410,7 @@ class Conv2d:
             real = dataclasses.replace(problem, C=problem.C - zero_channels)
             planned = _C.plan_wgrad_im2col(real.planner_geometry(), dtype, True, (major, minor, sm_count),
                                            a.data_ptr() % 16 == 0 and b.data_ptr() % 16 == 0)
-            one_by_one = Conv2d("wgrad", kernel_size=(1, 1)) if planned["use"] else None
-            self._operations[key] = Im2colWgrad(planned, problem, zero_channels, one_by_one) if planned["use"] else None
+            self._operations[key] = Im2colWgrad(planned, problem, zero_channels) if planned["use"] else None
         return self._operations[key]
 
     def _phase_fprop(self, padding):

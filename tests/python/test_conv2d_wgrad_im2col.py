@@ -1,6 +1,6 @@
-"""The wgrad of few channels by im2col + a 1x1 wgrad (tilefuse.conv2d_im2col) without a GPU: the C++ planner's
-plan (tilefuse._C.plan_wgrad_im2col, for an H100's facts) run by Im2colWgrad with the gather's torch reference
-and the 1x1 wgrad done by torch in float64 equals torch's wgrad, for random sizes, paddings, strides, dilations and zero-padded channels; and the
+"""The wgrad of few channels by im2col + GEMM (tilefuse.conv2d_im2col) without a GPU: the C++ planner's plan
+(tilefuse._C.plan_wgrad_im2col, for an H100's facts) run by Im2colWgrad with the GEMM done by torch in float64
+equals torch's wgrad, for random sizes, paddings, strides, dilations and zero-padded channels; and the
 planner's refusals reach Python. tests/python/test_conv2d_wgrad_im2col_gpu.py runs it on the GPU."""
 import random
 
@@ -16,14 +16,13 @@ CL = torch.channels_last
 H100 = (9, 0, 132)
 
 
-class _TorchWgrad:
-    """A stand-in for tilefuse.Conv2d("wgrad", kernel_size=(1, 1)): torch's wgrad in float64 over the gathered
-    image, which must be channels-last (N, columns, P, Q)."""
+class _TorchGemm:
+    """A stand-in for tilefuse.Gemm: a (m, k) row-major times b (k, n) K-major, in float64; the operands'
+    paddings must be zeros (poisoned memory would show up here as NaN)."""
 
-    def run(self, dy, image):
-        assert image.is_contiguous(memory_format=CL)
-        return torch.nn.grad.conv2d_weight(image, (dy.shape[1], image.shape[1], 1, 1), dy).contiguous(
-            memory_format=CL)
+    def run(self, a, b):
+        assert a.is_contiguous() and b.t().is_contiguous()
+        return a @ b
 
 
 def problem(N, C, H, W, K, R, S, pad, stride, dilation):
@@ -44,13 +43,14 @@ def test_im2col_and_gemm_equal_torchs_wgrad():
         real = ConvProblem(p.N, p.H, p.W, C - zero, p.K, R, S, p.P, p.Q, pad, stride, dilation)
         planned = _C.plan_wgrad_im2col(real.planner_geometry(), "bfloat16", True, H100, True)
         assert planned["use"], planned["why"]
-        assert planned["padded_columns"] % 64 == 0 and planned["padded_columns"] >= planned["columns"]
+        assert planned["padded_columns"] % 8 == 0 and planned["padded_k"] % 8 == 0
         x = torch.randn(p.N, C, H, W, dtype=torch.float64)
         if zero:
             x[:, C - zero:] = 0
         x = x.contiguous(memory_format=CL)
         dy = torch.randn(p.N, p.K, p.P, p.Q, dtype=torch.float64).contiguous(memory_format=CL)
-        wgrad = Im2colWgrad(planned, p, zero, _TorchWgrad())
+        wgrad = Im2colWgrad(planned, p, zero)
+        wgrad.gemm = _TorchGemm()
         original = torch.empty
         # poison what the call allocates: every padding must be written
         torch.empty = lambda *a, **k: original(*a, **k).fill_(float("nan"))
@@ -66,8 +66,8 @@ def test_im2col_and_gemm_equal_torchs_wgrad():
 def test_refusals_reach_python():
     stem = (64, 224, 224, 3, 64, 7, 7, 3, 3, 2, 2, 1, 1)
     assert _C.plan_wgrad_im2col(stem, "bfloat16", True, H100, True)["use"]
-    assert "147 channels" in _C.plan_wgrad_im2col(stem, "bfloat16", True, H100, True)["why"]
-    assert "sm_80" in _C.plan_wgrad_im2col(stem, "bfloat16", True, (8, 0, 108), True)["why"]
+    assert "147 columns" in _C.plan_wgrad_im2col(stem, "bfloat16", True, H100, True)["why"]
+    assert "sm80 kernel" in _C.plan_wgrad_im2col(stem, "bfloat16", True, (8, 0, 108), True)["why"]
     assert "epilogue" in _C.plan_wgrad_im2col(stem, "bfloat16", False, H100, True)["why"]
     wide = (64, 56, 56, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1)
     assert "Hopper wgrad takes it" in _C.plan_wgrad_im2col(wide, "bfloat16", True, H100, True)["why"]
@@ -79,12 +79,12 @@ def test_the_gather_launch_packs_the_sizes_and_refuses_what_does_not_fit():
     import struct
 
     sizes = [64, 224, 224, 8, 3, 7, 7, 112, 112, 3, 3, 2, 2, 1, 1]
-    params, src, dst, grid, threads = _C.gather_columns_launch(sizes, 192)
-    assert (src, dst) == (0, 8) and threads == 256 and grid == 64 * 112 * 112 * (192 // 8) // 256
-    assert list(struct.unpack_from("<16q", params, 16)) == sizes + [192]
+    params, src, dst, grid, threads = _C.gather_columns_launch(sizes, 152, 802816)
+    assert (src, dst) == (0, 8) and threads == 256 and grid == 802816 // 256
+    assert list(struct.unpack_from("<17q", params, 16)) == sizes + [152, 802816]
     with pytest.raises(ValueError, match="does not fit"):
-        _C.gather_columns_launch(sizes, 144)  # fewer columns than 7 x 7 x 3
+        _C.gather_columns_launch(sizes, 146, 802816)  # fewer rows than 7 x 7 x 3
     with pytest.raises(ValueError, match="does not fit"):
-        _C.gather_columns_launch(sizes, 196)  # not whole 16-byte vectors
+        _C.gather_columns_launch(sizes, 152, 802815)  # fewer columns than pixels
     with pytest.raises(ValueError, match="does not fit"):
-        _C.gather_columns_launch(sizes[:3] + [2] + sizes[4:], 192)  # more channels than x has
+        _C.gather_columns_launch(sizes[:3] + [2] + sizes[4:], 152, 802816)  # more channels than x has

@@ -1,4 +1,4 @@
-"""The wgrad of few channels on a Hopper GPU: tilefuse.Conv2d("wgrad") runs the planner's im2col + 1x1 Hopper wgrad
+"""The wgrad of few channels on a Hopper GPU: tilefuse.Conv2d("wgrad") runs the planner's im2col + Hopper GEMM
 for C = 3 (ResNet's stem and odd shapes), and for x whose last channels the caller says are zeros; the torch op
 and a tilefuse.nn.Conv2d stem take it in a backward. Each gradient against float64, within a small multiple
 of torch's own error in bf16, written over NaN."""

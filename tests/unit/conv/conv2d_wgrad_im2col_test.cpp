@@ -1,9 +1,8 @@
-// The wgrad of few channels as im2col + the Hopper wgrad of a 1x1 (conv/device/conv2d_wgrad_im2col.hpp): the
-// plan's sizes for ResNet-50's stem and each reason it is refused. The gather's arithmetic is checked against
+// The wgrad of few channels as im2col + the Hopper GEMM (conv/device/conv2d_wgrad_im2col.hpp): the plan's
+// sizes for ResNet-50's stem and each reason it is refused. The gather's arithmetic is checked against
 // torch's wgrad in tests/python/test_conv2d_wgrad_im2col.py.
 #include <gtest/gtest.h>
 
-#include <cstdint>
 #include <string>
 
 #include <tilefuse/conv/device/conv2d_wgrad_im2col.hpp>
@@ -21,27 +20,25 @@ ConvPlanInput stem_wgrad(index_t c, DeviceFacts device) {
   return in;
 }
 
-TEST(Conv2dWgradIm2col, ResNetStemRunsAsAOneByOneHopperWgrad) {
+TEST(Conv2dWgradIm2col, ResNetStemRunsAsOneHopperGemm) {
   WgradIm2col const plan = plan_wgrad_im2col(stem_wgrad(3, {9, 0, 132}), true, true);
   ASSERT_TRUE(plan.use) << plan.why;
   EXPECT_EQ(plan.columns, 147);
-  EXPECT_EQ(plan.padded_columns, 192);
-  EXPECT_EQ(plan.workspace_bytes, std::int64_t{64} * 112 * 112 * 192 * 2);
-  EXPECT_EQ(plan.wgrad.N, 64);
-  EXPECT_EQ(plan.wgrad.H, 112);
-  EXPECT_EQ(plan.wgrad.C, 192);
-  EXPECT_EQ(plan.wgrad.R, 1);
-  EXPECT_EQ(plan.plan.family, ConvFamily::kSm90);
-  EXPECT_GT(plan.plan.split_k, 1);  // 64 x 192 outputs over 802816 pixels: K is split
-  EXPECT_NE(plan.why.find("147 channels"), std::string::npos) << plan.why;
+  EXPECT_EQ(plan.padded_columns, 152);
+  EXPECT_EQ(plan.padded_k, 64 * 112 * 112);
+  EXPECT_EQ(plan.workspace_bytes, (64 + 152) * 64 * 112 * 112 * 2);
+  EXPECT_EQ(plan.gemm.family, gemm::GemmFamily::kSm90);
+  EXPECT_FALSE(plan.gemm.copy_operands) << plan.gemm.why;  // dyT and colsT are written in the kernel's layouts
+  EXPECT_GT(plan.gemm.sm90.split_k, 1) << plan.gemm.why;   // 2 tiles over 802816 pixels: K is split
+  EXPECT_NE(plan.why.find("147 columns"), std::string::npos) << plan.why;
 }
 
-TEST(Conv2dWgradIm2col, ColumnsPaddedToTheHopperWgradsChannels) {
+TEST(Conv2dWgradIm2col, PixelsPaddedToWholeChunks) {
   ConvPlanInput in = stem_wgrad(3, {9, 0, 132});
-  in.problem.R = 3, in.problem.S = 3, in.problem.pad_h = 1, in.problem.pad_w = 1;  // 27 columns
+  in.problem.N = 1, in.problem.H = 17, in.problem.W = 19;  // 9 x 10 = 90 pixels
   WgradIm2col const plan = plan_wgrad_im2col(in, true, true);
   ASSERT_TRUE(plan.use) << plan.why;
-  EXPECT_EQ(plan.padded_columns, 64);
+  EXPECT_EQ(plan.padded_k, 96);
 }
 
 TEST(Conv2dWgradIm2col, RefusedWithTheReason) {
@@ -55,7 +52,7 @@ TEST(Conv2dWgradIm2col, RefusedWithTheReason) {
   EXPECT_NE(why(fprop).find("not a wgrad"), std::string::npos);
   EXPECT_NE(why(stem_wgrad(3, {9, 0, 132}), false).find("epilogue"), std::string::npos);
   EXPECT_NE(why(stem_wgrad(3, {9, 0, 132}), true, false).find("gather"), std::string::npos);
-  EXPECT_NE(why(stem_wgrad(3, {8, 0, 108})).find("sm_80"), std::string::npos);
+  EXPECT_NE(why(stem_wgrad(3, {8, 0, 108})).find("sm80 kernel"), std::string::npos);
   EXPECT_NE(why(stem_wgrad(64, {9, 0, 132})).find("Hopper wgrad takes it"), std::string::npos);
   EXPECT_NE(why(stem_wgrad(16, {9, 0, 132})).find("whole 16-byte chunks"), std::string::npos);
   ConvPlanInput fp32 = stem_wgrad(3, {9, 0, 132});

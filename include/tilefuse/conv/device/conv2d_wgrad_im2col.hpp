@@ -1,11 +1,12 @@
-// A wgrad of few channels (C not whole 16-byte chunks: ResNet's stem, C = 3) as an im2col and the Hopper wgrad
-// of a 1x1 convolution: x gathered once into an NHWC image of R*S*C channels (a pixel's filter window, in
-// the filter's (r, s, c) order, padded with zero channels to the Hopper wgrad's multiple of 64), then
-// dw[K, R*S*C] = the 1x1 wgrad of dy over it, dy read as it is (by TMA, M-major) and K split in the kernel.
-// The Hopper wgrad needs C in multiples of 64 and the sm80 kernel pads C to 8 and stages x element by element
-// (0.90 ms against cuDNN's 0.30 on the stem at N = 64, docs/notes/conv_sm90.md, "the stem's wgrad").
+// A wgrad of few channels (C below one 16-byte chunk: ResNet's stem, C = 3) as an im2col and a Hopper GEMM:
+// dw[K, R*S*C] = dy^T [K x NPQ] x im2col(x) [NPQ x R*S*C]. The Hopper wgrad needs C in multiples of 64 and
+// the sm80 kernel pads C to 8 and stages x element by element (0.90 ms against cuDNN's 0.30 on the stem at
+// N = 64, docs/notes/conv_sm90.md, "the stem's wgrad"); here x is gathered once into columns and the GEMM
+// splits the long K (the pixels) in the kernel. Both operands are written K-major (the GEMM's layouts):
+// dy transposed into dyT [K, Kp] and the columns into colsT [Np, Kp], K zero-padded to Kp (a multiple of 8)
+// and the columns to Np (a multiple of 8; a column index is (r * S + s) * C + c, the filter's KRSC order).
 // The caller gathers (the Python package; conv::Conv2d has no gather and keeps the sm80 kernel):
-// plan_wgrad_im2col says whether to, with the reason and the 1x1 wgrad's plan. Host code.
+// plan_wgrad_im2col says whether to, with the reason and the GEMM's plan. Host code.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include <tilefuse/conv/conv2d_problem.h>
 #include <tilefuse/conv/device/conv2d_plan.hpp>
 #include <tilefuse/core/status.hpp>
+#include <tilefuse/gemm/device/gemm_plan.hpp>
 
 namespace tilefuse::conv {
 
@@ -21,19 +23,17 @@ struct WgradIm2col {
   bool use = false;
   std::string why;
   index_t columns = 0;         // R * S * C
-  index_t padded_columns = 0;  // the 1x1 wgrad's channels: columns rounded up to kWgradIm2colChannels
-  std::int64_t workspace_bytes = 0;  // the gathered image: N * P * Q x padded_columns
-  Conv2dProblem wgrad;         // the 1x1 wgrad: dy (N, P, Q, K) over the gathered image (N, P, Q, padded_columns)
-  ConvPlan plan;               // its plan (the Hopper wgrad)
+  index_t padded_columns = 0;  // the GEMM's n: columns rounded up to 8
+  index_t padded_k = 0;        // the GEMM's k: N * P * Q rounded up to 8
+  std::int64_t workspace_bytes = 0;  // dyT and colsT
+  gemm::GemmPlan gemm;  // m = K, n = padded_columns, k = padded_k; A row-major, B K-major, aligned
 };
 
-// The Hopper wgrad reads x by 64-channel k-tiles.
-inline constexpr index_t kWgradIm2colChannels = 64;
+inline index_t round_up_8(index_t v) { return (v + 7) / 8 * 8; }
 
-// Whether a wgrad runs as im2col + the Hopper wgrad of a 1x1: the identity epilogue (`bare_tree`), a caller
-// that gathers (`caller_gathers`), 16-bit elements, a problem the Hopper wgrad does not take whose channels
-// the sm80 kernel reads element by element or pads (C not whole 16-byte chunks), and a 1x1 wgrad over the
-// gathered image that plans on the Hopper kernel.
+// Whether a wgrad runs as im2col + Hopper GEMM: the identity epilogue (`bare_tree`), a caller that gathers
+// (`caller_gathers`), 16-bit elements, a problem the Hopper wgrad does not take whose channels the sm80
+// kernel reads element by element or pads (C not whole 16-byte chunks), and a GEMM that plans on the Hopper (or skinny) kernel.
 inline WgradIm2col plan_wgrad_im2col(ConvPlanInput const& in, bool bare_tree, bool caller_gathers) {
   Conv2dProblem const& p = in.problem;
   WgradIm2col out;
@@ -42,11 +42,11 @@ inline WgradIm2col plan_wgrad_im2col(ConvPlanInput const& in, bool bare_tree, bo
     return out;
   }
   if (!is_16bit(in.element)) {
-    out.why = "the Hopper wgrad takes bf16 or fp16";
+    out.why = "the Hopper GEMM takes bf16 or fp16";
     return out;
   }
   if (!bare_tree) {
-    out.why = "an epilogue other than the identity would see the gathered image's padded channels";
+    out.why = "an epilogue other than the identity would see the padded GEMM's columns";
     return out;
   }
   if (!caller_gathers) {
@@ -64,25 +64,22 @@ inline WgradIm2col plan_wgrad_im2col(ConvPlanInput const& in, bool bare_tree, bo
     return out;
   }
   out.columns = p.R * p.S * p.C;
-  out.padded_columns = (out.columns + kWgradIm2colChannels - 1) / kWgradIm2colChannels * kWgradIm2colChannels;
+  out.padded_columns = round_up_8(out.columns);
   index_t const pixels = p.N * p.P() * p.Q();
-  out.workspace_bytes = static_cast<std::int64_t>(pixels) * out.padded_columns * element_bytes(in.element);
-  Conv2dProblem& one = out.wgrad;
-  one.mode = ConvMode::kWgrad;
-  one.N = p.N, one.H = p.P(), one.W = p.Q(), one.C = out.padded_columns, one.K = p.K, one.R = 1, one.S = 1;
-  ConvPlanInput sub = in;
-  sub.problem = one;
-  sub.split_k = 0;
-  out.plan = plan_conv2d(sub);
-  if (out.plan.family != ConvFamily::kSm90) {
-    out.why = "the 1x1 wgrad over the gathered image would not run on the Hopper kernel: " + out.plan.why_not_hopper;
+  out.padded_k = round_up_8(pixels);
+  out.workspace_bytes = static_cast<std::int64_t>(p.K + out.padded_columns) * out.padded_k * element_bytes(in.element);
+  gemm::GemmRequest request;
+  request.problem = GemmCoord{p.K, out.padded_columns, out.padded_k, 1};
+  Status const s = gemm::plan_gemm(request, in.device, &out.gemm);
+  if (!s.ok() || out.gemm.family == gemm::GemmFamily::kSm80) {
+    out.why = "the GEMM would run on the sm80 kernel: " + (s.ok() ? out.gemm.why : s.message());
     return out;
   }
   out.use = true;
-  out.why = status_message("C = ", p.C, " (not whole 16-byte chunks): x gathered into an image of ", out.columns,
-                           " channels (", out.padded_columns, " with padding) of ", pixels, " pixels (",
-                           out.workspace_bytes >> 20, " MiB), then the Hopper wgrad of a 1x1 over it (GEMM ", p.K,
-                           " x ", out.padded_columns, " x ", pixels, ")");
+  out.why = status_message("C = ", p.C, " (not whole 16-byte chunks): x gathered into ", out.columns, " columns (",
+                           out.padded_columns, " with padding) of ", pixels, " pixels and dy transposed (",
+                           out.workspace_bytes >> 20, " MiB), then the GEMM ", p.K, " x ", out.padded_columns, " x ",
+                           out.padded_k, " (", out.gemm.why, ")");
   return out;
 }
 

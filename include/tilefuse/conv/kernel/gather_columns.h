@@ -1,11 +1,8 @@
-// The im2col of an NHWC activation into an NHWC image of R*S*C channels (a pixel's filter window, in the
-// filter's (r, s, c) order), for the wgrad of few channels (conv/device/conv2d_wgrad_im2col.hpp), which then
-// runs as the Hopper wgrad of a 1x1 convolution over it. One thread per 8 consecutive columns of a pixel: its
-// reads are neighbours in x (a tap's channels, the next taps of a row), its store one 16-byte vector, and a
-// warp's stores consecutive. Parameters and grid: gather_columns_params.h.
+// The im2col of an NHWC activation into K-major columns (the Hopper GEMM's B operand) for the wgrad of few
+// channels (conv/device/conv2d_wgrad_im2col.hpp). One thread per output column (pixel), walking the rows
+// (filter taps and channels): each row's stores are consecutive across the block, and the block's reads of x
+// (a few image rows) stay in L1 across the rows. Parameters and grid: gather_columns_params.h.
 #pragma once
-
-#include <cuda/std/cstdint>
 
 #include <tilefuse/conv/kernel/gather_columns_params.h>
 #include <tilefuse/core/coord.h>
@@ -16,38 +13,31 @@ namespace tilefuse::conv {
 
 template <class T>
 __global__ void __launch_bounds__(kGatherThreads) gather_columns_kernel(GatherColumnsParams const p) {
-  static_assert(sizeof(T) * kGatherVector == 16, "one 16-byte store per thread");
   T const* const x = static_cast<T const*>(p.src);
-  index_t const vectors_per_pixel = p.columns / kGatherVector;
-  index_t const vector = index_t{blockIdx.x} * kGatherThreads + threadIdx.x;
-  index_t const pixel = vector / vectors_per_pixel;
-  if (pixel >= p.N * p.P * p.Q) return;
-  index_t const first = (vector % vectors_per_pixel) * kGatherVector;
-  index_t const q = pixel % p.Q;
-  index_t const p_row = (pixel / p.Q) % p.P;
-  index_t const n = pixel / (p.P * p.Q);
-  index_t const taps = p.R * p.S * p.channels;
+  T* const out = static_cast<T*>(p.dst);
+  index_t const column = index_t{blockIdx.x} * kGatherThreads + threadIdx.x;
+  if (column >= p.padded_k) return;
+  index_t const pixels = p.N * p.P * p.Q;
+  bool const real = column < pixels;
+  index_t const q = column % p.Q;
+  index_t const p_row = (column / p.Q) % p.P;
+  index_t const n = column / (p.P * p.Q);
+  index_t const h0 = p_row * p.stride_h - p.pad_h;
+  index_t const w0 = q * p.stride_w - p.pad_w;
   T const* const image = x + n * p.H * p.W * p.x_channels;
-  alignas(16) T out[kGatherVector];
-  // The first column's tap (r, s) and channel c, stepped along with the column.
-  index_t c = first % p.channels;
-  index_t s = (first / p.channels) % p.S;
-  index_t r = first / (p.channels * p.S);
-#pragma unroll
-  for (int j = 0; j < kGatherVector; ++j) {
-    T value{};  // zero bits: outside the image, or past the taps
-    if (first + j < taps) {
-      index_t const h = p_row * p.stride_h - p.pad_h + r * p.dilation_h;
-      index_t const w = q * p.stride_w - p.pad_w + s * p.dilation_w;
-      if (h >= 0 && h < p.H && w >= 0 && w < p.W) value = image[(h * p.W + w) * p.x_channels + c];
-      if (++c == p.channels) {
-        c = 0;
-        if (++s == p.S) s = 0, ++r;
-      }
+  index_t const taps = p.R * p.S * p.channels;
+  index_t row = 0;
+  for (index_t r = 0; r < p.R; ++r) {
+    index_t const h = h0 + r * p.dilation_h;
+    bool const h_in = real && h >= 0 && h < p.H;
+    for (index_t s = 0; s < p.S; ++s) {
+      index_t const w = w0 + s * p.dilation_w;
+      bool const in = h_in && w >= 0 && w < p.W;
+      T const* const at = in ? image + (h * p.W + w) * p.x_channels : image;
+      for (index_t c = 0; c < p.channels; ++c, ++row) out[row * p.padded_k + column] = in ? at[c] : T{};
     }
-    out[j] = value;
   }
-  reinterpret_cast<uint4*>(p.dst)[pixel * vectors_per_pixel + first / kGatherVector] = *reinterpret_cast<uint4 const*>(out);
+  for (row = taps; row < p.rows; ++row) out[row * p.padded_k + column] = T{};  // T{}: zero bits
 }
 
 }  // namespace tilefuse::conv
