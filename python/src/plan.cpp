@@ -208,6 +208,7 @@ nb::dict plan_wgrad_im2col(Geometry const& g, std::string const& element, bool b
   d["use"] = planned.use;
   d["why"] = planned.why;
   d["columns"] = planned.columns;
+  d["gemm_family"] = std::string(tilefuse::gemm::name_of(planned.gemm.family));
   d["padded_columns"] = planned.padded_columns;
   d["padded_k"] = planned.padded_k;
   d["workspace_bytes"] = planned.workspace_bytes;

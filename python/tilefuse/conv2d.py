@@ -366,7 +366,7 @@ class Conv2d:
             return PhasedDgradPlan(composed.planned["why"], [(p.phase, plan) for p, plan in
                                                              zip(composed.phases, composed.plans(a, b))])
         if isinstance(composed, Im2colWgrad):
-            return Im2colWgradPlan(composed.planned["why"], composed.gemm_plan(a, b))
+            return Im2colWgradPlan(composed.planned["why"], composed.gemm_plan(a, b), composed.planned["gemm_family"])
         return self._plan(a, b, problem, dtype, device, self._epilogue_arguments(arguments, problem))
 
     def _check_zero_channels(self, zero_channels, problem):
@@ -472,6 +472,8 @@ class Conv2d:
         numbers where it had numbers) repeats that call's checked plan: only pointers and scalars are new.
         CUDA tensors of other frameworks (anything with __dlpack__: CuPy, JAX, ...) are taken through DLPack
         without a copy; outputs are torch tensors."""
+        if type(zero_channels) is not int:  # checked before any warm key: True or 5.0 would hash as an int
+            raise TensorArgumentError(f"conv2d {self.mode}: zero_channels={zero_channels!r} must be an int")
         input_size = self._given_input_size(a, b, input_size)
         if input_size is None and not zero_channels:  # the C++ warm path (fast_path): None where it has no such call
             y = fast_path.repeat_run(self, a, b, arguments)

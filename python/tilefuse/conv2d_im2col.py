@@ -115,7 +115,11 @@ class Im2colWgrad:
         return dw
 
     def gemm_plan(self, dy, x):
-        dyt, cols = self.operands(dy, x)
+        """The GEMM's plan, from operands of its shapes (allocated, not filled: planning launches nothing)."""
+        torch = _torch()
+        pr, kp = self.problem, self.planned["padded_k"]
+        dyt = torch.empty((pr.K, kp), dtype=dy.dtype, device=dy.device)
+        cols = torch.empty((self.planned["padded_columns"], kp), dtype=x.dtype, device=x.device)
         return self.gemm.plan(dyt, cols.t())
 
 
@@ -125,7 +129,7 @@ class Im2colWgradPlan:
 
     why: str
     gemm: object
-    family: str = "sm90"
+    family: str = "sm90"  # the GEMM's family (the planner's gemm_family: "sm90" or "skinny")
 
     def describe(self):
         return f"conv2d wgrad by im2col ({self.why}); GEMM: {self.gemm.describe()}"

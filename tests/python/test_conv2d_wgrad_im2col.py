@@ -37,7 +37,7 @@ def test_im2col_and_gemm_equal_torchs_wgrad():
         R, S = rng.randint(1, 7), rng.randint(1, 5)
         stride, dilation = (rng.randint(1, 3), rng.randint(1, 2)), (rng.randint(1, 2), 1)
         pad = (rng.randint(0, R - 1), rng.randint(0, S - 1))
-        C, zero = rng.choice([(3, 0), (1, 0), (5, 0), (8, 5), (8, 7), (12, 0)])
+        C, zero = rng.choice([(3, 0), (1, 0), (5, 0), (7, 0), (8, 5), (8, 7), (16, 9)])
         H, W = rng.randint(R * dilation[0], R * dilation[0] + 9), rng.randint(S, S + 9)
         p = problem(rng.randint(1, 3), C, H, W, rng.choice([8, 16, 24]), R, S, pad, stride, dilation)
         real = ConvProblem(p.N, p.H, p.W, C - zero, p.K, R, S, p.P, p.Q, pad, stride, dilation)
@@ -71,6 +71,11 @@ def test_refusals_reach_python():
     assert "epilogue" in _C.plan_wgrad_im2col(stem, "bfloat16", False, H100, True)["why"]
     wide = (64, 56, 56, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1)
     assert "Hopper wgrad takes it" in _C.plan_wgrad_im2col(wide, "bfloat16", True, H100, True)["why"]
+    assert "not below a 16-byte chunk" in _C.plan_wgrad_im2col(wide[:3] + (12,) + wide[4:], "bfloat16", True, H100,
+                                                              True)["why"]
+    assert _C.plan_wgrad_im2col(stem, "bfloat16", True, H100, True)["gemm_family"] == "sm90"
+    small = (1, 9, 9, 3, 16, 3, 3, 1, 1, 1, 1, 1, 1)  # m = 16 filters, k = 81 pixels: the skinny GEMM
+    assert _C.plan_wgrad_im2col(small, "bfloat16", True, H100, True)["gemm_family"] == "skinny"
     with pytest.raises(ValueError):
         _C.plan_wgrad_im2col(stem, "int8", True, H100, True)
 

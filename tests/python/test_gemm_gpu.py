@@ -197,7 +197,7 @@ def test_the_sm80_kernel_batched_with_a_shared_b():
 
 def test_operands_are_copied_by_the_packing_kernel_exactly():
     """hopper_operands on CUDA tensors runs gemm::Gemm's packing kernel (tilefuse.gemm_pack): every layout, odd k,
-    strided and offset views, a shared b, k = 0 and rows that are not a multiple of its 32 x 32 tile give the
+    strided and offset views, a shared b, k = 0 and rows that are not a multiple of its 64 x 64 tile give the
     bits torch's own pad gives, zeros past k included (into memory poisoned first)."""
     import torch.nn.functional as F
 

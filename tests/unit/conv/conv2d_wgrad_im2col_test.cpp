@@ -54,7 +54,11 @@ TEST(Conv2dWgradIm2col, RefusedWithTheReason) {
   EXPECT_NE(why(stem_wgrad(3, {9, 0, 132}), true, false).find("gather"), std::string::npos);
   EXPECT_NE(why(stem_wgrad(3, {8, 0, 108})).find("sm80 kernel"), std::string::npos);
   EXPECT_NE(why(stem_wgrad(64, {9, 0, 132})).find("Hopper wgrad takes it"), std::string::npos);
-  EXPECT_NE(why(stem_wgrad(16, {9, 0, 132})).find("whole 16-byte chunks"), std::string::npos);
+  EXPECT_NE(why(stem_wgrad(16, {9, 0, 132})).find("not below a 16-byte chunk"), std::string::npos);
+  EXPECT_NE(why(stem_wgrad(12, {9, 0, 132})).find("not below a 16-byte chunk"), std::string::npos);
+  ConvPlanInput huge = stem_wgrad(3, {9, 0, 132});
+  huge.problem.N = 512;  // (64 + 152) x 512 x 112 x 112 x 2 bytes: 2.6 GiB of scratch
+  EXPECT_NE(why(huge).find("split the batch"), std::string::npos);
   ConvPlanInput fp32 = stem_wgrad(3, {9, 0, 132});
   fp32.element = ConvElement::kFloat32;
   EXPECT_NE(why(fp32).find("bf16 or fp16"), std::string::npos);

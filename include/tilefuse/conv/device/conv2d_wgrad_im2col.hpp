@@ -31,9 +31,13 @@ struct WgradIm2col {
 
 inline index_t round_up_8(index_t v) { return (v + 7) / 8 * 8; }
 
+// The columns and dy's copy are scratch the direct kernel does not need: past this, the sm80 kernel runs.
+inline constexpr std::int64_t kWgradIm2colMaxWorkspace = std::int64_t{2} << 30;
+
 // Whether a wgrad runs as im2col + Hopper GEMM: the identity epilogue (`bare_tree`), a caller that gathers
-// (`caller_gathers`), 16-bit elements, a problem the Hopper wgrad does not take whose channels the sm80
-// kernel reads element by element or pads (C not whole 16-byte chunks), and a GEMM that plans on the Hopper (or skinny) kernel.
+// (`caller_gathers`, and runs the skinny GEMM too), 16-bit elements, a problem the Hopper wgrad does not take
+// with fewer channels than a 16-byte chunk (which the sm80 kernel pads or reads element by element), scratch
+// within kWgradIm2colMaxWorkspace, and a GEMM that plans on the Hopper (or skinny) kernel.
 inline WgradIm2col plan_wgrad_im2col(ConvPlanInput const& in, bool bare_tree, bool caller_gathers) {
   Conv2dProblem const& p = in.problem;
   WgradIm2col out;
@@ -59,8 +63,9 @@ inline WgradIm2col plan_wgrad_im2col(ConvPlanInput const& in, bool bare_tree, bo
     out.why = "the Hopper wgrad takes it";
     return out;
   }
-  if (index_t const chunk = 16 / element_bytes(in.element); p.C % chunk == 0) {
-    out.why = status_message("C = ", p.C, " is whole 16-byte chunks: the sm80 kernel reads x by chunks");
+  if (index_t const chunk = 16 / element_bytes(in.element); p.C >= chunk) {
+    out.why = status_message("C = ", p.C, " is not below a 16-byte chunk (", chunk, " channels): the gathered columns "
+                             "would be R * S times x");
     return out;
   }
   out.columns = p.R * p.S * p.C;
@@ -68,15 +73,21 @@ inline WgradIm2col plan_wgrad_im2col(ConvPlanInput const& in, bool bare_tree, bo
   index_t const pixels = p.N * p.P() * p.Q();
   out.padded_k = round_up_8(pixels);
   out.workspace_bytes = static_cast<std::int64_t>(p.K + out.padded_columns) * out.padded_k * element_bytes(in.element);
+  if (out.workspace_bytes > kWgradIm2colMaxWorkspace) {
+    out.why = status_message("its columns and dy's copy would take ", out.workspace_bytes >> 20, " MiB (past ",
+                             kWgradIm2colMaxWorkspace >> 20, "): split the batch");
+    return out;
+  }
   gemm::GemmRequest request;
   request.problem = GemmCoord{p.K, out.padded_columns, out.padded_k, 1};
+  request.skinny_code = true;  // the caller's tilefuse.Gemm runs the skinny kernel where the planner picks it
   Status const s = gemm::plan_gemm(request, in.device, &out.gemm);
   if (!s.ok() || out.gemm.family == gemm::GemmFamily::kSm80) {
     out.why = "the GEMM would run on the sm80 kernel: " + (s.ok() ? out.gemm.why : s.message());
     return out;
   }
   out.use = true;
-  out.why = status_message("C = ", p.C, " (not whole 16-byte chunks): x gathered into ", out.columns, " columns (",
+  out.why = status_message("C = ", p.C, " (below a 16-byte chunk): x gathered into ", out.columns, " columns (",
                            out.padded_columns, " with padding) of ", pixels, " pixels and dy transposed (",
                            out.workspace_bytes >> 20, " MiB), then the GEMM ", p.K, " x ", out.padded_columns, " x ",
                            out.padded_k, " (", out.gemm.why, ")");

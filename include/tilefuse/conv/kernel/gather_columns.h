@@ -24,7 +24,7 @@ __global__ void __launch_bounds__(kGatherThreads) gather_columns_kernel(GatherCo
   index_t const n = column / (p.P * p.Q);
   index_t const h0 = p_row * p.stride_h - p.pad_h;
   index_t const w0 = q * p.stride_w - p.pad_w;
-  T const* const image = x + n * p.H * p.W * p.x_channels;
+  T const* const image = x + (real ? n : 0) * p.H * p.W * p.x_channels;  // padding columns read nothing
   index_t const taps = p.R * p.S * p.channels;
   index_t row = 0;
   for (index_t r = 0; r < p.R; ++r) {

@@ -6,8 +6,8 @@
 
 namespace tilefuse::gemm {
 
-// 64 x 64 tiles: a warp reads and writes 128-byte runs of 16-bit elements (32 x 32 tiles moved 64-byte runs,
-// about 1 TB/s on a 206 MB transpose: docs/notes/conv_sm90.md, the stem's wgrad).
+// 64 x 64 tiles: each tile row is a 128-byte run of 16-bit elements (two warps' halves; 32 x 32 tiles had
+// 64-byte runs, about 1 TB/s on a 206 MB transpose: docs/notes/conv_sm90.md, the stem's wgrad).
 inline constexpr int kPackTile = 64;
 inline constexpr int kPackRowsPerPass = 4;
 inline constexpr int kPackThreads = kPackTile * kPackRowsPerPass;
