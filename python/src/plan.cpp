@@ -44,6 +44,20 @@ using Geometry = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64
                             std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
                             std::int64_t>;
 
+// The planner's input for a checked problem of `g` in `mode` (the facts every conv binding is given).
+tilefuse::conv::ConvPlanInput conv_plan_input(Geometry const& g, tilefuse::ConvMode mode, std::string const& element,
+                                              DeviceTuple const& device, bool operands_aligned) {
+  tilefuse::conv::ConvPlanInput in;
+  auto& p = in.problem;
+  std::tie(p.N, p.H, p.W, p.C, p.K, p.R, p.S, p.pad_h, p.pad_w, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w) = g;
+  p.mode = mode;
+  if (tilefuse::Status const s = tilefuse::check(p); !s.ok()) throw std::invalid_argument("tilefuse: " + s.message());
+  in.element = conv_element(element);
+  in.device = device_of(device);
+  in.operands_aligned = operands_aligned;
+  return in;
+}
+
 // The Hopper tile's k: 64-channel k-tiles where FP8's half-k configs run, else the element's.
 int sm90_tile_k(tilefuse::conv::ConvPlan const& plan, tilefuse::conv::ConvElement element) {
   return plan.half_k ? 64 : static_cast<int>(tilefuse::conv::sm90_conv_tile_k(element));
@@ -77,15 +91,9 @@ nb::dict plan_conv2d(std::string const& mode, Geometry const& g, std::string con
                      std::optional<std::string> const& sm90_tile, std::optional<std::string> const& sm90_source,
                      std::optional<std::string> const& split_reduction, std::string const& residual_unaligned) {
   using namespace tilefuse::conv;
-  ConvPlanInput in;
-  auto& p = in.problem;
-  std::tie(p.N, p.H, p.W, p.C, p.K, p.R, p.S, p.pad_h, p.pad_w, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w) = g;
-  p.mode = conv_mode(mode);
-  if (tilefuse::Status const s = tilefuse::check(p); !s.ok()) throw std::invalid_argument("tilefuse: " + s.message());
-  in.element = conv_element(element);
+  ConvPlanInput in = conv_plan_input(g, conv_mode(mode), element, device, operands_aligned);
+  auto const& p = in.problem;
   in.tree = {reads_memory, residual_by_tma};
-  in.device = device_of(device);
-  in.operands_aligned = operands_aligned;
   in.split_k = split_k;
   in.deterministic = deterministic;
   in.residual_unaligned = residual_unaligned;
@@ -164,14 +172,7 @@ nb::dict plan_conv2d(std::string const& mode, Geometry const& g, std::string con
 nb::dict plan_dgrad_phases(Geometry const& g, std::string const& element, bool bare_tree, DeviceTuple const& device,
                            bool operands_aligned) {
   using namespace tilefuse::conv;
-  ConvPlanInput in;
-  auto& p = in.problem;
-  std::tie(p.N, p.H, p.W, p.C, p.K, p.R, p.S, p.pad_h, p.pad_w, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w) = g;
-  p.mode = tilefuse::ConvMode::kDgrad;
-  if (tilefuse::Status const s = tilefuse::check(p); !s.ok()) throw std::invalid_argument("tilefuse: " + s.message());
-  in.element = conv_element(element);
-  in.device = device_of(device);
-  in.operands_aligned = operands_aligned;
+  ConvPlanInput const in = conv_plan_input(g, tilefuse::ConvMode::kDgrad, element, device, operands_aligned);
   DgradPhases const planned = tilefuse::conv::plan_dgrad_phases(in, bare_tree, true);
   nb::list phases;
   for (DgradPhase const& ph : planned.phases) {
@@ -195,14 +196,7 @@ nb::dict plan_dgrad_phases(Geometry const& g, std::string const& element, bool b
 nb::dict plan_wgrad_im2col(Geometry const& g, std::string const& element, bool bare_tree, DeviceTuple const& device,
                            bool operands_aligned) {
   using namespace tilefuse::conv;
-  ConvPlanInput in;
-  auto& p = in.problem;
-  std::tie(p.N, p.H, p.W, p.C, p.K, p.R, p.S, p.pad_h, p.pad_w, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w) = g;
-  p.mode = tilefuse::ConvMode::kWgrad;
-  if (tilefuse::Status const s = tilefuse::check(p); !s.ok()) throw std::invalid_argument("tilefuse: " + s.message());
-  in.element = conv_element(element);
-  in.device = device_of(device);
-  in.operands_aligned = operands_aligned;
+  ConvPlanInput const in = conv_plan_input(g, tilefuse::ConvMode::kWgrad, element, device, operands_aligned);
   WgradIm2col const planned = tilefuse::conv::plan_wgrad_im2col(in, bare_tree, true);
   nb::dict d;
   d["use"] = planned.use;

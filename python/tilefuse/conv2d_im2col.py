@@ -11,11 +11,9 @@ from dataclasses import dataclass
 
 from .dtypes import element_type
 from .gemm_pack import pack_k_major
-from .kernel_params import current_raw_stream, device_properties, jit_arch
+from .kernel_params import current_raw_stream, device_properties, jit_arch, plain_kernel
 from .kernel_params import torch_module as _torch
 
-_CACHED = {}  # (element, arch) -> CachedKernel of the gather
-_LOADED = {}  # (element, arch, device) -> LoadedKernel
 _LAUNCHES = {}  # (dtype, device, problem, channels, rows, padded_k) -> PreparedLaunch
 
 
@@ -55,17 +53,10 @@ def launch_gather(x, out, problem, channels):
 
 
 def _gather_kernel(element, arch, device):
-    """The gather kernel's handle on `device`, compiled (or found in the caches) and loaded the first time."""
+    """The gather kernel's handle on `device` (kernel_params.plain_kernel)."""
     from .jit.gemm import gather_columns_kernel
-    from .jit.loader import load_kernel
 
-    if (element, arch) not in _CACHED:
-        _CACHED.setdefault((element, arch), gather_columns_kernel(element, arch=arch))
-    loaded = _LOADED.get((element, arch, device))
-    if loaded is None:
-        with _torch().cuda.device(device):
-            loaded = _LOADED.setdefault((element, arch, device), load_kernel(_CACHED[element, arch]))
-    return loaded.kernel
+    return plain_kernel(gather_columns_kernel, element, arch, device)
 
 
 class Im2colWgrad:

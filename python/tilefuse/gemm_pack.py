@@ -3,10 +3,8 @@
 torch's pad is a fill and a copy. The launch (grid, parameters) is tilefuse._C.pack_k_major_launch's, the C++
 one's; the kernel is JIT-compiled per element type and architecture (prebuilt for bf16 and fp16 on sm_90a)."""
 from .dtypes import element_type
-from .kernel_params import current_raw_stream, device_properties, jit_arch, torch_module
+from .kernel_params import current_raw_stream, device_properties, jit_arch, plain_kernel, torch_module
 
-_CACHED = {}  # (element, arch) -> CachedKernel
-_LOADED = {}  # (element, arch, device) -> LoadedKernel
 _LAUNCHES = {}  # (dtype, device, rows, k, strides, batches, padded_k) -> PreparedLaunch
 
 
@@ -45,14 +43,7 @@ def pack_k_major(t, padded_k, record=None):
 
 
 def _kernel(element, arch, device):
-    """The packing kernel's handle on `device`, compiled (or found in the caches) and loaded the first time."""
+    """The packing kernel's handle on `device` (kernel_params.plain_kernel)."""
     from .jit.gemm import pack_k_major_kernel
-    from .jit.loader import load_kernel
 
-    if (element, arch) not in _CACHED:
-        _CACHED.setdefault((element, arch), pack_k_major_kernel(element, arch=arch))
-    loaded = _LOADED.get((element, arch, device))
-    if loaded is None:  # a second thread's load is dropped, never the one a launch holds
-        with torch_module().cuda.device(device):
-            loaded = _LOADED.setdefault((element, arch, device), load_kernel(_CACHED[element, arch]))
-    return loaded.kernel
+    return plain_kernel(pack_k_major_kernel, element, arch, device)

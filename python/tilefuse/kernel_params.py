@@ -95,6 +95,25 @@ def load_on(cached, device, header_words):
     return kernel, others, words
 
 
+_PLAIN_CACHED = {}  # (compile, element, arch) -> CachedKernel
+_PLAIN_LOADED = {}  # (compile, element, arch, device) -> LoadedKernel
+
+
+def plain_kernel(compile, element, arch, device):
+    """The handle on `device` of a kernel whose Params are plain (no layout kernel: the packing copy, the im2col
+    gather) that compile(element, arch=arch) gives, compiled (or found in the caches) and loaded the first time."""
+    from .jit.loader import load_kernel
+
+    if (compile, element, arch) not in _PLAIN_CACHED:
+        _PLAIN_CACHED.setdefault((compile, element, arch), compile(element, arch=arch))
+    loaded = _PLAIN_LOADED.get((compile, element, arch, device))
+    if loaded is None:  # a second thread's load is dropped, never the one a launch holds
+        with torch_module().cuda.device(device):
+            loaded = _PLAIN_LOADED.setdefault((compile, element, arch, device),
+                                              load_kernel(_PLAIN_CACHED[compile, element, arch]))
+    return loaded.kernel
+
+
 def loaded_on(operation, device, header_words, parse):
     """(main kernel, further kernels, parsed layout) of an operation's CUBIN on `device`, loaded there the
     first time and kept in operation.loaded (device index -> that tuple)."""
