@@ -274,12 +274,6 @@ TILEFUSE_GPU_GEMM_SM90_TEST(GemmSelect, Bf16NarrowTileShapes, bfloat16_t, specs:
                             shape_sweep_cases(905))
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSelect, Bf16NarrowTileResidualRelu, bfloat16_t, specs::ResidualRelu,
                             gemm::Sm90NarrowConfig, small_cases(906))
-// The 128x96 tile (a mid-size candidate, bench --kernel sm90-n96; its 96 columns are not whole 64-column
-// chunks, so it stages through fp32), every edge shape, plain and with a residual.
-TILEFUSE_GPU_GEMM_SM90_TEST(GemmSelect, Bf16N96TileShapes, bfloat16_t, specs::StoreD, gemm::Sm90Medium96Config,
-                            shape_sweep_cases(910))
-TILEFUSE_GPU_GEMM_SM90_TEST(GemmSelect, Fp16N96TileResidualRelu, half_t, specs::ResidualRelu,
-                            gemm::Sm90Medium96Config, small_cases(911))
 
 // split_k = 0 lets the planner choose: on sm_90 a small output with a long K splits in the Hopper kernel
 // (127 x 255 x 8191: copied, K padded to 8192, 16 splits), a large output or a short K does not; on other

@@ -118,8 +118,8 @@ struct Sm90TileConfig {
                 "cooperative: each consumer warpgroup owns 64 rows of the tile (one wgmma.m64)");
   static_assert(kSchedule == Sm90Schedule::kCooperative || ((kTileM == 64 || kTileM == 128) && kTileM * kTileN <= 16384),
                 "ping-pong: a warpgroup owns the whole tile, 64 or 128 rows, at most 128 accumulators per thread");
-  static_assert(kTileN == 64 || kTileN == 96 || kTileN == 128 || kTileN == 160 || kTileN == 256,
-                "wgmma is instantiated for N = 64, 96, 128, 160 and 256 (96 and 160 16-bit only)");
+  static_assert(kTileN == 64 || kTileN == 128 || kTileN == 160 || kTileN == 256,
+                "wgmma is instantiated for N = 64, 128, 160 (16-bit only: the conv's 128x160 tile) and 256");
   static_assert(kTileK == 64 || kTileK == 128, "a k-tile is one 128-byte swizzle row: 64 16-bit or 128 FP8 elements");
   static_assert(kStages >= 2, "a pipeline needs at least two stages");
   static_assert(kTileN % kEpilogueColumns == 0 && kEpilogueColumns % 8 == 0, "epilogue chunks are whole vectors");
@@ -134,9 +134,6 @@ struct Sm90TileConfig {
 using Sm90LargeConfig = Sm90TileConfig<128, 256, 64, 4>;
 // 128 x 128 x 64, 6 stages: twice the tiles, for problems with too few 128 x 256 tiles to fill the SMs.
 using Sm90MediumConfig = Sm90TileConfig<128, 128, 64, 6>;
-// 128 x 96 x 64 (16-bit only), as many stages as fit: a candidate for mid-size problems whose 128x128 tiles leave
-// SMs idle (1576 x 768: 78 tiles of 128x128, 104 of 128x96; cuBLAS runs 128x72 there, docs/notes/gemm_sm90.md).
-using Sm90Medium96Config = Sm90TileConfig<128, 96, 64, 8>;
 // 128 x 64 x 64, 8 stages (192 KiB of operands): four times the tiles of Large, for problems with
 // very few output tiles (m or n of a few hundred, e.g. 128 x 8192 x 8192).
 using Sm90NarrowConfig = Sm90TileConfig<128, 64, 64, 8>;
