@@ -166,8 +166,8 @@ problem:
   --split-k S          tilefuse's split-k factor (default 1; 0: gemm::Gemm chooses, with --kernel auto or
                        sm80; the peers choose their own)
   --kernel K           sm80 (mma.sync, default) | sm90 (TMA + WGMMA; bf16/fp16, tn only, Hopper GPUs; tile
-                       picked per problem) | sm90-large | sm90-medium | sm90-narrow (one tile: 128x256,
-                       128x128, 128x64; bf16 none only) | sm90-pingpong | sm90-pingpong-wide (ping-pong
+                       picked per problem) | sm90-large | sm90-medium | sm90-narrow | sm90-short (one tile:
+                       128x256, 128x128, 128x64, 64x64 ping-pong; bf16 none only) | sm90-pingpong | sm90-pingpong-wide (ping-pong
                        consumers, 128x128 / 64x256 per warpgroup; bf16, none or bias_gelu_residual) |
                        sm90-pingpong-multicast (128x128 ping-pong, 2-CTA clusters sharing B) |
                        sm90-pingpong-wide-multicast (64x256 ping-pong, 2-CTA clusters sharing B) |
@@ -289,7 +289,7 @@ std::variant<CliOptions, std::string> parse_cli(int argc, char const* const* arg
     if (name == "--split-k") return parse_split_k(option, split_k);  // 0: gemm::Gemm chooses (auto or sm80)
     if (name == "--kernel") {
       constexpr std::string_view kKernels[] = {"sm80", "sm90", "sm90-large", "sm90-large-3stage", "sm90-medium",
-                                               "sm90-narrow", "sm90-pingpong", "sm90-pingpong-wide",
+                                               "sm90-narrow", "sm90-short", "sm90-pingpong", "sm90-pingpong-wide",
                                                "sm90-pingpong-multicast", "sm90-pingpong-wide-multicast",
                                                "sm90-split-large", "sm90-split-medium", "sm90-tma-residual-large",
                                                "sm90-tma-residual-medium", "sm90-tma-residual-pingpong-wide", "auto"};

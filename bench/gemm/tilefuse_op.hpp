@@ -39,7 +39,7 @@ class TilefuseGemmOp {
 // nullptr when this combination is not instantiated. kernel: "sm80" (gemm::Gemm with Sm80LargeConfig,
 // Sm80Tf32LargeConfig for tf32; mma.sync), "sm90" (gemm::GemmSm90 with Sm90AutoConfig, TMA + WGMMA;
 // bf16/fp16 tn only),
-// "sm90-large" / "sm90-medium" / "sm90-narrow" (GemmSm90 with one tile; bf16 tn none only), or
+// "sm90-large" / "sm90-medium" / "sm90-narrow" / "sm90-short" (GemmSm90 with one tile; bf16 tn none only), or
 // "auto" (gemm::Gemm with GemmAutoConfig: Hopper where it can, sm80 otherwise).
 std::unique_ptr<TilefuseGemmOp> make_tilefuse_gemm(DType dtype, OperandLayout layout, EpilogueKind epilogue,
                                                    std::string const& kernel = "sm80");

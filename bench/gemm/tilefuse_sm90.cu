@@ -1,6 +1,6 @@
 // Instantiations of the Hopper kernel (gemm::GemmSm90, TMA + WGMMA), A row-major and B column-major (tn,
 // the layouts it takes): with Sm90AutoConfig (the tile per problem; --kernel sm90) bf16 none and
-// bias_gelu_residual and fp16 none; with one tile each (--kernel sm90-large | sm90-medium | sm90-narrow)
+// bias_gelu_residual and fp16 none; with one tile each (--kernel sm90-large | sm90-medium | sm90-narrow | sm90-short)
 // bf16 none, to measure the tile model's choices; with split-K summed in the kernel (--kernel sm90-split-large |
 // sm90-split-medium, --split-k S) bf16 none and bias_gelu_residual; with the ping-pong schedule (--kernel sm90-pingpong |
 // sm90-pingpong-wide, and with 2-CTA multicast sm90-pingpong-multicast | sm90-pingpong-wide-multicast)
@@ -97,6 +97,9 @@ std::unique_ptr<TilefuseGemmOp> make_tilefuse_sm90(DType dtype, OperandLayout la
     }
     if (kernel == "sm90-narrow") {
       return make_sm90<bfloat16_t, Plain, EpilogueKind::kNone, gemm::Sm90NarrowConfig>("bf16", "sm90 128x64");
+    }
+    if (kernel == "sm90-short") {
+      return make_sm90<bfloat16_t, Plain, EpilogueKind::kNone, gemm::Sm90ShortConfig>("bf16", "sm90 ping-pong 64x64");
     }
     return nullptr;
   }

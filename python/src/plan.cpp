@@ -247,10 +247,10 @@ nb::dict gemm_plan_dict(tilefuse::gemm::Sm90GemmPlan const& plan) {
 std::optional<tilefuse::gemm::Sm90Tile> gemm_tile_named(std::optional<std::string> const& name) {
   using tilefuse::gemm::Sm90Tile;
   if (!name) return std::nullopt;
-  for (Sm90Tile t : {Sm90Tile::kLarge, Sm90Tile::kMedium, Sm90Tile::kNarrow}) {
+  for (Sm90Tile t : tilefuse::gemm::kSm90Tiles) {
     if (*name == tilefuse::gemm::name_of(t)) return t;
   }
-  throw std::invalid_argument("tilefuse: tile='" + *name + "': use 'auto' or one of 128x256, 128x128, 128x64");
+  throw std::invalid_argument("tilefuse: tile='" + *name + "': use 'auto' or one of 128x256, 128x128, 128x64, 64x64");
 }
 
 nb::dict plan_gemm_sm90(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, DeviceTuple const& device,
@@ -325,6 +325,9 @@ void bind_plan(nb::module_& m) {
         "conv::channels_to_pad: zero channels to add to x and w for 16-byte rows.");
   m.def("conv_sm90_kernel_choices", &conv_sm90_kernel_choices, "mode"_a, "element"_a, "reads_memory"_a,
         "residual_by_tma"_a, "Every Hopper conv kernel the planner can pick for a mode and tree: (kernel, tree, split).");
+  m.def("gemm_sm90_config_choices", &tilefuse::gemm::sm90_config_choices, "residual_by_tma"_a,
+        "gemm::sm90_config_choices: every 16-bit Hopper GEMM config the planner can pick (TMA residual twins, or the "
+        "plain tiles and the split).");
   m.def("plan_gemm_sm90", &plan_gemm_sm90, "m"_a, "n"_a, "k"_a, "batch"_a, "device"_a, "tile"_a = nb::none(),
         "gemm::plan_gemm_sm90: the Hopper GEMM's config for a problem (gemm::GemmSm90 with Sm90AutoConfig).");
   m.def("plan_gemm", &plan_gemm, "m"_a, "n"_a, "k"_a, "batch"_a, "device"_a, "sixteen_bit"_a = true,

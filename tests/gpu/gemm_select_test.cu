@@ -178,13 +178,17 @@ TEST(GemmSelect, TilePerProblem) {
   // with few tiles and a short K.
   EXPECT_EQ(choose_sm90_tile({128, 8192, 8192, 1}, 132), Sm90Tile::kNarrow);
   EXPECT_EQ(choose_sm90_tile({1000, 1000, 1000, 1}, 132), Sm90Tile::kMedium);
+  // A few hundred rows over a long K: the 64x64 ping-pong tile fills the SMs the 128-row tiles leave idle
+  // (16-bit only: FP8 keeps the 128-row tiles).
+  EXPECT_EQ(choose_sm90_tile({197, 768, 3072, 1}, 132), Sm90Tile::kShort);
+  EXPECT_NE(choose_sm90_tile({197, 768, 3072, 1}, 132, /*fp8=*/true), Sm90Tile::kShort);
   if (!on_sm90()) GTEST_SKIP() << sm90_skip_reason();
   Buffers buf;
   int device = 0, sms = 0;
   ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
   for (GemmCoord p : {GemmCoord{128, 8192, 8192, 1}, GemmCoord{8192, 8192, 8192, 1}, GemmCoord{8192, 8192, 1024, 1},
-                      GemmCoord{1000, 1000, 1000, 1}, GemmCoord{2048, 2048, 2048, 1}}) {
+                      GemmCoord{1000, 1000, 1000, 1}, GemmCoord{2048, 2048, 2048, 1}, GemmCoord{197, 768, 3072, 1}}) {
     std::string const d = AutoTn::describe(args_for<AutoTn>(buf, p));
     std::string const tile = std::string("tile ") + gemm::name_of(choose_sm90_tile(p, sms)) + "x64";
     EXPECT_TRUE(contains(d, tile)) << p.m << "x" << p.n << "x" << p.k << ": " << d;
@@ -274,6 +278,11 @@ TILEFUSE_GPU_GEMM_SM90_TEST(GemmSelect, Bf16NarrowTileShapes, bfloat16_t, specs:
                             shape_sweep_cases(905))
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSelect, Bf16NarrowTileResidualRelu, bfloat16_t, specs::ResidualRelu,
                             gemm::Sm90NarrowConfig, small_cases(906))
+// The 64x64 ping-pong tile (the planner's for a few hundred rows), every edge shape, plain and with a residual.
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSelect, Bf16ShortTileShapes, bfloat16_t, specs::StoreD, gemm::Sm90ShortConfig,
+                            shape_sweep_cases(912))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSelect, Fp16ShortTileResidualRelu, half_t, specs::ResidualRelu, gemm::Sm90ShortConfig,
+                            small_cases(913))
 
 // split_k = 0 lets the planner choose: on sm_90 a small output with a long K splits in the Hopper kernel
 // (127 x 255 x 8191: copied, K padded to 8192, 16 splits), a large output or a short K does not; on other

@@ -36,6 +36,11 @@ static_assert(gemm::sm90::GemmKernel<bfloat16_t, specs::ResidualRelu::Tree<bfloa
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90TmaAux, Bf16ResidualReluPingPongWide, bfloat16_t, specs::ResidualRelu, Sm90PingPongWideTmaAuxConfig, tma_aux_cases(epilogue_cases(1305)))
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90TmaAux, Fp16AlphaBetaCPingPongWidePersistent, half_t, specs::AlphaBetaC, Sm90PingPongWideTmaAuxConfig, tma_aux_cases(persistent_cases(1306)))
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90TmaAux, Bf16ResidualReluPingPongWideTurns, bfloat16_t, specs::ResidualRelu, Sm90PingPongWideTmaAuxConfig, tma_aux_cases(pingpong_cases(1307)))
+// The 64x64 ping-pong tile (the planner's for a few hundred rows) with the residual by TMA: persistent and
+// turn-taking lists.
+using Sm90ShortTmaAuxConfig = gemm::Sm90TmaResidual<gemm::Sm90ShortConfig>;
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90TmaAux, Bf16ResidualReluShortPersistent, bfloat16_t, specs::ResidualRelu, Sm90ShortTmaAuxConfig, tma_aux_cases(persistent_cases(1308)))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90TmaAux, Fp16AlphaBetaCShortTurns, half_t, specs::AlphaBetaC, Sm90ShortTmaAuxConfig, tma_aux_cases(pingpong_cases(1309)))
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90TmaAux, Bf16ResidualReluNarrowPersistent, bfloat16_t, specs::ResidualRelu, Sm90NarrowTmaAuxConfig, tma_aux_cases(persistent_cases(1304)))
 
 }  // namespace

@@ -21,6 +21,13 @@ def test_tile_model_is_the_cpp_planners():
     assert tile(1024, 8192, 1024) == "128x256"  # below k = 4096, 128x64 only for m <= 256
     assert tile(128, 8192, 1024) == "128x64"
     assert tile(197, 3072, 768) == "128x64"
+    # 64x64 ping-pong where the 128-row tiles leave most SMs idle (docs/notes/gemm_sm90.md, "64-row tiles")
+    assert tile(197, 768, 3072) == "64x64"
+    assert tile(394, 768, 3072) == "64x64"
+    assert tile(197, 768, 768) == "64x64"
+    assert tile(1576, 768, 3072) == "128x128"
+    short = plan_gemm(197, 768, 3072, 1, (9, 0, 132), "64x64")
+    assert short["config"] == "Sm90ShortConfig" and short["tile_shape"] == (64, 64, 64)
     assert plan_gemm(1024, 8192, 1024, 1, (9, 0, 132), "128x64")["config"] == "Sm90NarrowConfig"
     with pytest.raises(ValueError, match="tile='96x96'"):
         tilefuse.Gemm(tile="96x96")
@@ -41,7 +48,7 @@ def test_unsupported_dtype_names_the_supported_ones():
 
 def test_bad_tile_is_refused():
     with pytest.raises(ValueError, match="128x256"):
-        tilefuse.Gemm(tile="64x64")
+        tilefuse.Gemm(tile="64x128")
 
 
 def _words(header, nodes, block=(-1,) * 7 + (0,), split=(-1, -1), store=(-1, -1), residual=(0,) + (-1,) * 5,

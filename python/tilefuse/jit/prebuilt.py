@@ -4,7 +4,7 @@
 it off with -C cmake.define.TILEFUSE_PREBUILT=OFF) and installs the result as tilefuse/prebuilt: entries in
 the disk cache's own format and keys, which KernelCache reads (read-only) when its own folder misses. The
 set (`common_kernels`), bf16 and fp16, for sm_90a:
-  - the Hopper GEMM, every tile of its wave model and its split-K config, with the epilogues of tilefuse.ops / tilefuse.nn
+  - the Hopper GEMM, every config its C++ planner can pick (_C.gemm_sm90_config_choices), with the epilogues of tilefuse.ops / tilefuse.nn
     (tilefuse.epilogue.common.fused): none, bias, bias + relu / gelu / silu, bias + residual, bias + relu +
     residual; the residual trees also with each tile's TMA residual config (Sm90TmaResidual, the planner's choice
     where the residual is aligned for TMA);
@@ -35,12 +35,6 @@ from .cache import prebuilt_dir  # noqa: F401 - where the built set is installed
 COMMON_EPILOGUES = (("none", False, False), ("none", True, False), ("relu", True, False), ("gelu", True, False),
                     ("silu", True, False), ("none", True, True), ("relu", True, True))
 ELEMENTS = ("bfloat16", "float16")
-# Every config the GEMM planner picks (gemm_plan.hpp: the three tiles, and the 128x128 one with K split in the kernel).
-GEMM_CONFIGS = ("Sm90LargeConfig", "Sm90MediumConfig", "Sm90NarrowConfig",
-                "tilefuse::gemm::Sm90SplitReduce<tilefuse::gemm::Sm90MediumConfig>")
-# ... and for trees with a residual TMA can stage (gemm_plan.hpp: sm90_tma_residual_config_name).
-GEMM_TMA_RESIDUAL_CONFIGS = tuple(f"tilefuse::gemm::Sm90TmaResidual<tilefuse::gemm::{tile}>"
-                                  for tile in ("Sm90LargeConfig", "Sm90MediumConfig", "Sm90NarrowConfig"))
 CONV_EPILOGUES = (("none", False, False), ("none", True, False), ("relu", True, False), ("relu", True, True),
                   "relu(acc + bias + residual)")
 SM80_CONV_CONFIGS = ("Sm80LargeConfig", "Sm80SmallConfig", "Sm80NarrowConfig")
@@ -84,9 +78,11 @@ def common_kernels():
     for element in ELEMENTS:
         for epilogue in COMMON_EPILOGUES:
             tree = _tree(*epilogue, element)
-            kernels += [("gemm", tree, element, config) for config in GEMM_CONFIGS]
+            # Every config the C++ GEMM planner can pick (gemm_plan.hpp: sm90_config_choices), and for trees with
+            # a residual TMA can stage, their TMA residual twins too.
+            kernels += [("gemm", tree, element, config) for config in _C.gemm_sm90_config_choices(False)]
             if tree_facts(_cpp_tree(*epilogue, element))["residual_by_tma"]:
-                kernels += [("gemm", tree, element, config) for config in GEMM_TMA_RESIDUAL_CONFIGS]
+                kernels += [("gemm", tree, element, config) for config in _C.gemm_sm90_config_choices(True)]
             kernels.append(("skinny", tree, element))
         trees = {"fprop": [_residual_block_tree(element) if isinstance(e, str) else _cpp_tree(*e, element)
                            for e in CONV_EPILOGUES],

@@ -7,7 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
+#include <iterator>
 #include <string>
+#include <vector>
 
 namespace tilefuse::gemm {
 namespace {
@@ -91,6 +95,47 @@ TEST(GemmPlan, AResidualTmaCanReadIsLoadedByTma) {
   EXPECT_FALSE(a100.sm90.residual_by_tma);
 }
 
+// The 64x64 ping-pong tile where 128-row tiles leave most SMs idle; never for FP8 (it has no FP8 config), never
+// split (a split asked for with it forced is dropped, with the reason).
+TEST(GemmPlan, ShortTileForFewRowsOnly16Bit) {
+  for (auto [m, n, k] : {std::array<index_t, 3>{197, 768, 3072}, {394, 768, 3072}, {197, 768, 768}}) {
+    GemmPlan const p = planned(request(m, n, k));
+    EXPECT_EQ(p.sm90.kind, Sm90Tile::kShort) << m << "x" << n << "x" << k << ": " << p.why;
+    EXPECT_EQ(p.sm90.config, "Sm90ShortConfig");
+    EXPECT_EQ(p.sm90.tile_m, 64);
+    EXPECT_EQ(p.sm90.tile_n, 64);
+    EXPECT_EQ(p.sm90.split_k, 1);
+  }
+  for (auto [m, n, k] : {std::array<index_t, 3>{1576, 768, 3072}, {197, 3072, 768}, {1000, 1000, 1000},
+                         {128, 8192, 8192}, {8192, 8192, 8192}}) {
+    EXPECT_NE(planned(request(m, n, k)).sm90.kind, Sm90Tile::kShort) << m << "x" << n << "x" << k;
+  }
+  Sm90GemmPlan const fp8 = plan_gemm_sm90({197, 768, 3072, 1}, kH100, /*fp8=*/true);
+  EXPECT_NE(fp8.kind, Sm90Tile::kShort);
+  EXPECT_TRUE(contains(fp8.config, "Fp8")) << fp8.config;
+
+  GemmRequest residual = request(197, 768, 3072);
+  residual.residual_by_tma = true;
+  EXPECT_EQ(planned(residual).sm90.config, "tilefuse::gemm::Sm90TmaResidual<tilefuse::gemm::Sm90ShortConfig>");
+
+  Sm90GemmPlan const forced = plan_gemm_sm90({256, 256, 16384, 1}, kH100, false, Sm90Tile::kShort, 4);
+  EXPECT_EQ(forced.split_k, 1);
+  EXPECT_EQ(forced.config, "Sm90ShortConfig");
+  EXPECT_TRUE(contains(forced.why, "does not split")) << forced.why;
+}
+
+// What the Python package prebuilds: every config the planner can name, split included, twins apart.
+TEST(GemmPlan, ConfigChoicesNameEveryTile) {
+  std::vector<std::string> const plain = sm90_config_choices(false);
+  std::vector<std::string> const twins = sm90_config_choices(true);
+  for (Sm90Tile t : kSm90Tiles) {
+    EXPECT_NE(std::find(plain.begin(), plain.end(), config_name_of(t, false)), plain.end()) << name_of(t);
+    EXPECT_NE(std::find(twins.begin(), twins.end(), sm90_tma_residual_config_name(t)), twins.end()) << name_of(t);
+  }
+  EXPECT_NE(std::find(plain.begin(), plain.end(), sm90_split_config_name(Sm90Tile::kMedium)), plain.end());
+  EXPECT_EQ(twins.size(), std::size(kSm90Tiles));
+}
+
 TEST(GemmPlan, UnalignedOrOtherLayoutsAreCopiedWithKPadded) {
   GemmRequest odd = request(4095, 4097, 4093);
   odd.tma_aligned = false;
@@ -116,10 +161,10 @@ TEST(GemmPlan, SplitsWhereTheTilesLeaveMostSmsIdle) {
   GemmPlan const tall = planned(request(128, 512, 8192));
   EXPECT_EQ(tall.sm90.split_k, 8);
   EXPECT_EQ(tall.sm90.config, "tilefuse::gemm::Sm90SplitReduce<tilefuse::gemm::Sm90MediumConfig>");
-  // ViT-B/16 at batch 1 (197 x 768 x 3072): the 128x64 tile's 24 blocks unsplit cost less than any split.
+  // ViT-B/16 at batch 1 (197 x 768 x 3072): the 64x64 ping-pong tile's 48 blocks unsplit cost less than any split.
   GemmPlan const vit = planned(request(197, 768, 3072));
   EXPECT_EQ(vit.sm90.split_k, 1);
-  EXPECT_EQ(vit.sm90.config, "Sm90NarrowConfig");
+  EXPECT_EQ(vit.sm90.config, "Sm90ShortConfig");
   EXPECT_EQ(planned(request(256, 256, 16384)).sm90.split_k, 16);
   // A tiny output with a very long K: far past the old cap of 16 parts.
   EXPECT_EQ(planned(request(64, 64, 65536)).sm90.split_k, 128);

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <tilefuse/core/status.hpp>
 #include <tilefuse/gemm/device/tile_models.hpp>
@@ -22,6 +23,7 @@ struct Sm90GemmPlan {
   int tile_n = 256;
   int tile_k = 64;
   std::string tile;    // "128x256", "128x128 ping-pong", ...
+  Sm90Tile kind = Sm90Tile::kLarge;  // the tile of a 16-bit or FP8 tile plan (not the FP8 promoted plans')
   int split_k = 1;     // >= 2: K split that many ways and summed in the kernel (config Sm90SplitReduce<...>)
   bool residual_by_tma = false;  // the tree's residual loaded by TMA (config Sm90TmaResidual<...>)
   std::string why;
@@ -38,6 +40,18 @@ inline std::string sm90_tma_residual_config_name(Sm90Tile tile) {
   return std::string("tilefuse::gemm::Sm90TmaResidual<tilefuse::gemm::") + config_name_of(tile, false) + ">";
 }
 
+// Every 16-bit config plan_gemm_sm90 can pick: each tile's (its Sm90TmaResidual twin for trees whose residual TMA
+// reads: residual_by_tma), then the split's. What the Python package builds ahead (tilefuse.jit.prebuilt).
+inline std::vector<std::string> sm90_config_choices(bool residual_by_tma) {
+  std::vector<std::string> configs;
+  for (Sm90Tile t : kSm90Tiles) {
+    configs.push_back(residual_by_tma ? sm90_tma_residual_config_name(t)
+                                      : std::string(config_name_of(t, false)));
+  }
+  if (!residual_by_tma) configs.push_back(sm90_split_config_name(Sm90Tile::kMedium));
+  return configs;
+}
+
 // Whether the Hopper kernel can split this K `split` ways (its checks: batch 1, parts of whole 16-byte
 // pieces of 16-bit elements).
 inline bool sm90_can_split(GemmCoord const& p, int split) {
@@ -52,13 +66,18 @@ inline bool sm90_can_split(GemmCoord const& p, int split) {
 inline Sm90GemmPlan plan_gemm_sm90(GemmCoord const& problem, DeviceFacts const& device, bool fp8 = false,
                                    std::optional<Sm90Tile> forced = std::nullopt, int split_k = 1,
                                    bool residual_by_tma = false) {
-  int const split = fp8 ? 1 : split_k == 0 ? (forced ? 1 : choose_sm90_split_k(problem, device.sms())) : split_k;
-  Sm90Tile const tile = forced ? *forced : split > 1 ? Sm90Tile::kMedium : choose_sm90_tile(problem, device.sms());
+  bool const short_split = forced == Sm90Tile::kShort && split_k >= 2;  // the ping-pong tile has no split config
+  int const split = fp8 || short_split ? 1
+                    : split_k == 0     ? (forced ? 1 : choose_sm90_split_k(problem, device.sms()))
+                                       : split_k;
+  Sm90Tile const tile = forced ? *forced : split > 1 ? Sm90Tile::kMedium : choose_sm90_tile(problem, device.sms(), fp8);
   Sm90GemmPlan plan;
+  plan.kind = tile;
   plan.residual_by_tma = residual_by_tma && !fp8 && split == 1;
   plan.config = split > 1              ? sm90_split_config_name(tile)
                 : plan.residual_by_tma ? sm90_tma_residual_config_name(tile)
                                        : std::string(config_name_of(tile, fp8));
+  plan.tile_m = Sm90TileModel::kTileM[static_cast<int>(tile)];
   plan.tile_n = Sm90TileModel::kTileN[static_cast<int>(tile)];
   plan.tile_k = fp8 ? 128 : 64;
   plan.tile = name_of(tile);
@@ -71,6 +90,7 @@ inline Sm90GemmPlan plan_gemm_sm90(GemmCoord const& problem, DeviceFacts const& 
                                               "more than half the SMs idle (choose_sm90_split_k)")
                              : status_message("; K split ", split, " ways as asked, summed in the kernel");
   }
+  if (short_split) plan.why += status_message("; split_k = ", split_k, " not taken: the 64x64 ping-pong tile does not split");
   if (plan.residual_by_tma) plan.why += "; the residual loaded by TMA beside the mainloop";
   return plan;
 }

@@ -19,7 +19,7 @@
 namespace tilefuse::gemm {
 
 // GemmSm90 with Sm90AutoConfig: the same interface, the tile picked per problem by the planner
-// (gemm_plan.hpp: plan_gemm_sm90; 128x256, 128x128 or 128x64, one kernel instantiation each) and, for
+// (gemm_plan.hpp: plan_gemm_sm90; 128x256, 128x128, 128x64 or 64x64 ping-pong, one kernel instantiation each) and, for
 // 16-bit operands with split_k = 0 (choose) or >= 2, K split and summed in the kernel on the 128x128 tile
 // (Sm90SplitReduce: a workspace of workspace_size(args) bytes). A Plan remembers which one it holds.
 template <class ElementAB, class LayoutA, class LayoutB, class Epilogue, class ElementB>
@@ -32,6 +32,8 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
                           std::conditional_t<kFp8, Sm90Fp8MediumConfig, Sm90MediumConfig>, ElementB>;
   using Narrow = GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue,
                           std::conditional_t<kFp8, Sm90Fp8NarrowConfig, Sm90NarrowConfig>, ElementB>;
+  // The 64x64 ping-pong tile is 16-bit only (named as Narrow for FP8, which the planner never gives it).
+  using Short = std::conditional_t<kFp8, Narrow, GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90ShortConfig, ElementB>>;
   // FP8 does not split (named as Medium so that nothing of a split FP8 kernel is instantiated).
   using Split = std::conditional_t<
       kFp8, Medium, GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90SplitReduce<Sm90MediumConfig>, ElementB>>;
@@ -45,6 +47,7 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
   using LargeTma = TmaTwin<Sm90LargeConfig, Large>;
   using MediumTma = TmaTwin<Sm90MediumConfig, Medium>;
   using NarrowTma = TmaTwin<Sm90NarrowConfig, Narrow>;
+  using ShortTma = TmaTwin<Sm90ShortConfig, Short>;
 
  public:
   using EpilogueArgs = epilogue::EpilogueArguments<Epilogue>;
@@ -57,10 +60,12 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
     typename Large::Plan large;    // valid when tile == kLarge and split_k == 1
     typename Medium::Plan medium;  // ... kMedium
     typename Narrow::Plan narrow;  // ... kNarrow
+    typename Short::Plan short_;   // ... kShort
     typename Split::Plan split;    // ... split_k >= 2 (the 128x128 tile)
     typename LargeTma::Plan large_tma;
     typename MediumTma::Plan medium_tma;
     typename NarrowTma::Plan narrow_tma;
+    typename ShortTma::Plan short_tma;
   };
 
   static Status can_implement(Arguments const& args) {
@@ -110,7 +115,7 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
     Sm90GemmPlan const chosen = planned(args);
     plan->split_k = chosen.split_k;
     plan->residual_by_tma = chosen.residual_by_tma;
-    plan->tile = chosen.tile_n == 256 ? Sm90Tile::kLarge : chosen.tile_n == 128 ? Sm90Tile::kMedium : Sm90Tile::kNarrow;
+    plan->tile = chosen.kind;
     if constexpr (!kFp8) {
       if (plan->split_k > 1) return Split::initialize(split_arguments(args, plan->split_k), &plan->split, workspace);
     }
@@ -152,12 +157,14 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
       switch (plan.tile) {
         case Sm90Tile::kMedium: return f(std::type_identity<MediumTma>{}, plan.medium_tma);
         case Sm90Tile::kNarrow: return f(std::type_identity<NarrowTma>{}, plan.narrow_tma);
+        case Sm90Tile::kShort: return f(std::type_identity<ShortTma>{}, plan.short_tma);
         default: return f(std::type_identity<LargeTma>{}, plan.large_tma);
       }
     }
     switch (plan.tile) {
       case Sm90Tile::kMedium: return f(std::type_identity<Medium>{}, plan.medium);
       case Sm90Tile::kNarrow: return f(std::type_identity<Narrow>{}, plan.narrow);
+      case Sm90Tile::kShort: return f(std::type_identity<Short>{}, plan.short_);
       default: return f(std::type_identity<Large>{}, plan.large);
     }
   }

@@ -86,22 +86,31 @@ inline Sm80Tile choose_sm80_tile(GemmCoord const& problem, int split_k, int sms)
 
 // ---- the Hopper GEMM ----
 
-enum class Sm90Tile { kLarge, kMedium, kNarrow };  // Sm90LargeConfig, Sm90MediumConfig, Sm90NarrowConfig
+// Sm90LargeConfig, Sm90MediumConfig, Sm90NarrowConfig, Sm90ShortConfig (16-bit only: 64x64 ping-pong).
+enum class Sm90Tile { kLarge, kMedium, kNarrow, kShort };
+
+inline constexpr Sm90Tile kSm90Tiles[] = {Sm90Tile::kLarge, Sm90Tile::kMedium, Sm90Tile::kNarrow, Sm90Tile::kShort};
 
 inline char const* name_of(Sm90Tile tile) {
   switch (tile) {
     case Sm90Tile::kLarge: return "128x256";
     case Sm90Tile::kMedium: return "128x128";
     case Sm90Tile::kNarrow: return "128x64";
+    case Sm90Tile::kShort: return "64x64";
   }
   return "?";
 }
 
-// The C++ config of a tile (FP8: the Sm90Fp8* config of the same shape in bytes).
+// Whether the tile has an FP8 config (the Sm90Fp8* twins in bytes); the 64x64 ping-pong tile has none.
+inline bool sm90_tile_takes_fp8(Sm90Tile tile) { return tile != Sm90Tile::kShort; }
+
+// The C++ config of a tile (FP8: the Sm90Fp8* config of the same shape in bytes; the caller checks
+// sm90_tile_takes_fp8 first).
 inline char const* config_name_of(Sm90Tile tile, bool fp8) {
   switch (tile) {
     case Sm90Tile::kMedium: return fp8 ? "Sm90Fp8MediumConfig" : "Sm90MediumConfig";
     case Sm90Tile::kNarrow: return fp8 ? "Sm90Fp8NarrowConfig" : "Sm90NarrowConfig";
+    case Sm90Tile::kShort: return "Sm90ShortConfig";
     default: return fp8 ? "Sm90Fp8LargeConfig" : "Sm90LargeConfig";
   }
 }
@@ -115,30 +124,36 @@ inline char const* config_name_of(Sm90Tile tile, bool fp8) {
 // short mainloop and many tile rows it lost (1000^3), while with one or two tile rows, where reading A twice as
 // often costs little, it won (197 x 3072 x 768 and 197 x 768 x 3072). Measurements and the fit:
 // docs/notes/gemm_sm90.md ("tile per problem", "the split's cost").
+// The 64x64 ping-pong tile (16-bit only) runs one warpgroup's wgmma chain per tile: 0.37 of 128x256's rate per
+// tile area, fitted on an H200 where it fills SMs that the 128-row tiles leave idle (197 x 768 x 3072: 12.8 us
+// against 128x64's 15.5; 394 x 768 x 3072: 12.9 against 128x128's 20.6; docs/notes/gemm_sm90.md, "64-row tiles").
 struct Sm90TileModel {
   static constexpr double kEpilogueK = 192.0;
-  static constexpr double kEfficiency[3] = {1.0, 0.92, 0.61};  // Large, Medium, Narrow
-  static constexpr int kTileN[3] = {256, 128, 64};
+  static constexpr double kEfficiency[4] = {1.0, 0.92, 0.61, 0.37};  // Large, Medium, Narrow, Short
+  static constexpr int kTileM[4] = {128, 128, 128, 64};
+  static constexpr int kTileN[4] = {256, 128, 64, 64};
   static constexpr index_t kNarrowMinK = 4096;
   static constexpr index_t kNarrowShortKMaxM = 256;
 };
 
 inline double sm90_tile_cost(Sm90Tile tile, GemmCoord const& p, int sm_count) {
   int const i = static_cast<int>(tile);
+  index_t const tile_m = Sm90TileModel::kTileM[i];
   index_t const tile_n = Sm90TileModel::kTileN[i];
-  index_t const tiles = ((p.m + 127) / 128) * ((p.n + tile_n - 1) / tile_n) * p.batch;
+  index_t const tiles = ((p.m + tile_m - 1) / tile_m) * ((p.n + tile_n - 1) / tile_n) * p.batch;
   index_t const sms = sm_count > 0 ? sm_count : 1;
   double const per_sm = static_cast<double>((tiles + sms - 1) / sms);
   double const k = static_cast<double>((p.k + 63) / 64 * 64);
-  return per_sm * 128.0 * static_cast<double>(tile_n) * (k + Sm90TileModel::kEpilogueK) /
+  return per_sm * static_cast<double>(tile_m) * static_cast<double>(tile_n) * (k + Sm90TileModel::kEpilogueK) /
          Sm90TileModel::kEfficiency[i];
 }
 
-// The cheapest tile by the model; a tie goes to the larger tile.
-inline Sm90Tile choose_sm90_tile(GemmCoord const& p, int sm_count) {
+// The cheapest tile by the model (fp8: among the tiles with an FP8 config); a tie goes to the larger tile.
+inline Sm90Tile choose_sm90_tile(GemmCoord const& p, int sm_count, bool fp8 = false) {
   Sm90Tile best = Sm90Tile::kLarge;
-  for (Sm90Tile t : {Sm90Tile::kMedium, Sm90Tile::kNarrow}) {
+  for (Sm90Tile t : {Sm90Tile::kMedium, Sm90Tile::kNarrow, Sm90Tile::kShort}) {
     if (t == Sm90Tile::kNarrow && p.k < Sm90TileModel::kNarrowMinK && p.m > Sm90TileModel::kNarrowShortKMaxM) continue;
+    if (fp8 && !sm90_tile_takes_fp8(t)) continue;
     if (sm90_tile_cost(t, p, sm_count) < sm90_tile_cost(best, p, sm_count)) best = t;
   }
   return best;
