@@ -455,3 +455,27 @@ def test_residual_by_tma_or_staged():
         check(gemm.run(batched_a, batched_b, bias=bias16, residual=residual),
               torch.relu(batched_a.double() @ batched_b.double() + bias16.double() + residual.double()),
               torch.relu(batched_a @ batched_b + bias16 + residual), f"batched residual {tuple(residual.shape)}")
+
+
+@pytest.mark.parametrize("m,n,k", [(197, 768, 3072), (250, 136, 2000), (100, 1000, 3000)])
+def test_the_64x64_ping_pong_tile_for_few_rows(m, n, k):
+    """A few hundred rows over a long K: the planner's 64x64 ping-pong tile (Sm90ShortConfig), plain and with bias +
+    relu + residual (the residual by TMA where aligned), against float64; and forced on shapes with edges in every
+    dimension."""
+    a, b = operands(m, n, k, torch.bfloat16, seed=m + k)
+    gemm = tilefuse.Gemm()
+    assert "64x64x64" in gemm.plan(a, b).describe(), gemm.plan(a, b).describe()
+    poison()
+    check(gemm.run(a, b), a.double() @ b.double(), a @ b, f"64x64 plain {m}x{n}x{k}")
+    bias = torch.randn(n, device="cuda").to(torch.bfloat16)
+    residual = torch.randn(m, n, device="cuda").to(torch.bfloat16)
+    fused = tilefuse.Gemm(epilogue=lambda acc, bias, residual: relu(acc + bias) + residual)
+    assert "64x64x64" in fused.plan(a, b, bias=bias, residual=residual).describe()
+    poison()
+    d = fused.run(a, b, bias=bias, residual=residual)
+    check(d, torch.relu(a.double() @ b.double() + bias.double()) + residual.double(),
+          torch.relu(a @ b + bias) + residual, f"64x64 fused {m}x{n}x{k}")
+    for mm, nn, kk in ((1, 8, 8), (65, 72, 136), (333, 520, 264)):
+        a2, b2 = operands(mm, nn, kk, torch.float16, seed=mm)
+        poison()
+        check(tilefuse.Gemm(tile="64x64").run(a2, b2), a2.double() @ b2.double(), a2 @ b2, f"64x64 forced {mm}x{nn}x{kk}")
