@@ -181,7 +181,7 @@ TEST(GemmSelect, TilePerProblem) {
   // A few hundred rows over a long K: the 64x64 ping-pong tile fills the SMs the 128-row tiles leave idle
   // (16-bit only: FP8 keeps the 128-row tiles).
   EXPECT_EQ(choose_sm90_tile({197, 768, 3072, 1}, 132), Sm90Tile::kShort);
-  EXPECT_NE(choose_sm90_tile({197, 768, 3072, 1}, 132, /*fp8=*/true), Sm90Tile::kShort);
+  EXPECT_NE(choose_sm90_tile({197, 768, 3072, 1}, 132, /*short_tile=*/false), Sm90Tile::kShort);
   if (!on_sm90()) GTEST_SKIP() << sm90_skip_reason();
   Buffers buf;
   int device = 0, sms = 0;

@@ -168,6 +168,8 @@ TEST(GemmPlan, SplitsWhereTheTilesLeaveMostSmsIdle) {
   EXPECT_EQ(planned(request(256, 256, 16384)).sm90.split_k, 16);
   // A tiny output with a very long K: far past the old cap of 16 parts.
   EXPECT_EQ(planned(request(64, 64, 65536)).sm90.split_k, 128);
+  // The split's baseline is the best 128-row tile (its costs were fitted beside them), not the 64x64 one.
+  EXPECT_EQ(planned(request(66, 66, 2048)).sm90.split_k, 8);
   // Enough tiles (128 of 128x64), a short K, a batch; or a split whose sums cost more than it saves (48
   // tiles of 128x128 over K = 768: measured 0.0175 ms split in 2 against 0.0103 unsplit on an H200): no split.
   EXPECT_EQ(planned(request(197, 3072, 768)).sm90.split_k, 1);
