@@ -53,36 +53,25 @@ OperandPool::OperandPool(GemmProblem const& p, std::int64_t l2_bytes, std::size_
 
   std::size_t const a_bytes = e * batch * m * k;
   std::size_t const b_bytes = e * batch * k * n;
-  d_bytes_ = e * batch * m * n;
+  std::size_t const d_bytes = e * batch * m * n;
   std::size_t const bias_bytes = fused ? e * n : 0;
   std::size_t const c_bytes = fused ? e * batch * m * n : 0;
-  bytes_per_set_ = SetCarver::bytes_for({a_bytes, b_bytes, d_bytes_, bias_bytes, c_bytes});
-
-  std::size_t const count = rotating_set_count(bytes_per_set_, l2_bytes, memory_budget);
-
   PackedStrides const strides = packed_strides(p);
-  for (std::size_t s = 0; s < count; ++s) {
-    memory_.emplace_back(bytes_per_set_);
-    SetCarver carve(memory_.back().as<unsigned char>());
-    GemmOperands ops;
-    ops.a = carve.take(a_bytes);
-    ops.b = carve.take(b_bytes);
-    ops.d = carve.take(d_bytes_);
-    ops.bias = carve.take(bias_bytes);
-    ops.c = carve.take(c_bytes);
-    ops.strides = strides;
-    std::uint64_t const set_seed = seed + 0x100 * s;
-    fill_set_tensor(ops.a, p.dtype, p.batch * p.m * p.k, set_seed, 1, stream);
-    fill_set_tensor(ops.b, p.dtype, p.batch * p.k * p.n, set_seed, 2, stream);
-    fill_set_tensor(ops.bias, p.dtype, p.n, set_seed, 3, stream);
-    fill_set_tensor(ops.c, p.dtype, p.batch * p.m * p.n, set_seed, 4, stream);
-    sets_.push_back(ops);
-  }
-  BENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
-}
-
-void OperandPool::poison_output(int i, cudaStream_t stream) const {
-  BENCH_CUDA_CHECK(cudaMemsetAsync((*this)[i].d, 0xff, d_bytes_, stream));
+  build(SetCarver::bytes_for({a_bytes, b_bytes, d_bytes, bias_bytes, c_bytes}), d_bytes, l2_bytes, memory_budget, seed,
+        stream, [&](SetCarver& carve, std::uint64_t set_seed) {
+          GemmOperands ops;
+          ops.a = carve.take(a_bytes);
+          ops.b = carve.take(b_bytes);
+          ops.d = carve.take(d_bytes);
+          ops.bias = carve.take(bias_bytes);
+          ops.c = carve.take(c_bytes);
+          ops.strides = strides;
+          fill_set_tensor(ops.a, p.dtype, p.batch * p.m * p.k, set_seed, 1, stream);
+          fill_set_tensor(ops.b, p.dtype, p.batch * p.k * p.n, set_seed, 2, stream);
+          fill_set_tensor(ops.bias, p.dtype, p.n, set_seed, 3, stream);
+          fill_set_tensor(ops.c, p.dtype, p.batch * p.m * p.n, set_seed, 4, stream);
+          return ops;
+        });
 }
 
 }  // namespace tilefuse::bench

@@ -23,6 +23,7 @@ struct GemmOperands {
   void const* bias = nullptr;  // fused epilogue only: N elements, shared by the batch
   void const* c = nullptr;     // fused epilogue only: the residual, row-major M x N per batch entry
   PackedStrides strides{};
+  void* output() const { return d; }
 };
 
 // Carves one set's tensors, in order, out of its allocation: each piece 256-byte aligned (what cudaMalloc
@@ -48,28 +49,52 @@ void fill_set_tensor(void const* data, DType dtype, std::int64_t elements, std::
 // what memory_budget holds. Throws BenchError when not even one set fits.
 std::size_t rotating_set_count(std::size_t bytes_per_set, std::int64_t l2_bytes, std::size_t memory_budget);
 
-class OperandPool {
+// The rotating sets of one row's operands (Operands: a struct of device pointers with output()), each set one
+// allocation carved by SetCarver: at least 2, enough for 2 x l2_bytes, at most what fits in memory_budget bytes
+// (and 1024). The GEMM and conv pools are this with their own carving and fills.
+template <class Operands>
+class RotatingSets {
  public:
-  // Sets: at least 2, enough for 2 x l2_bytes, at most what fits in memory_budget bytes (and 1024).
-  // Inputs are random normal (stddev 1), a different seed per set and tensor; D is left unwritten.
-  OperandPool(GemmProblem const& problem, std::int64_t l2_bytes, std::size_t memory_budget, std::uint64_t seed,
-              cudaStream_t stream);
-
   int size() const { return static_cast<int>(sets_.size()); }
-  GemmOperands const& operator[](int i) const { return sets_[static_cast<std::size_t>(i)]; }
-  std::vector<GemmOperands> const& sets() const { return sets_; }
+  Operands const& operator[](int i) const { return sets_[static_cast<std::size_t>(i)]; }
+  std::vector<Operands> const& sets() const { return sets_; }
   std::size_t bytes_per_set() const { return bytes_per_set_; }
-  std::size_t d_bytes() const { return d_bytes_; }
+  std::size_t output_bytes() const { return output_bytes_; }
 
-  // Fills D of set i with 0xFF bytes (NaN in bf16, fp16 and fp32): an element a kernel forgets to write is
-  // then caught by the check.
-  void poison_output(int i, cudaStream_t stream) const;
+  // Fills the output of set i with 0xFF bytes (NaN in bf16, fp16 and fp32): an element a kernel forgets to
+  // write is then caught by the check.
+  void poison_output(int i, cudaStream_t stream) const {
+    BENCH_CUDA_CHECK(cudaMemsetAsync((*this)[i].output(), 0xff, output_bytes_, stream));
+  }
+
+ protected:
+  // Allocates the sets and makes each one: make(carver, set seed) carves the set's tensors and fills its inputs.
+  template <class Make>
+  void build(std::size_t bytes_per_set, std::size_t output_bytes, std::int64_t l2_bytes, std::size_t memory_budget,
+             std::uint64_t seed, cudaStream_t stream, Make&& make) {
+    bytes_per_set_ = bytes_per_set;
+    output_bytes_ = output_bytes;
+    std::size_t const count = rotating_set_count(bytes_per_set_, l2_bytes, memory_budget);
+    for (std::size_t s = 0; s < count; ++s) {
+      memory_.emplace_back(bytes_per_set_);
+      SetCarver carve(memory_.back().as<unsigned char>());
+      sets_.push_back(make(carve, seed + 0x100 * s));
+    }
+    BENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
 
  private:
   std::vector<DeviceBuffer> memory_;  // one allocation per set
-  std::vector<GemmOperands> sets_;
+  std::vector<Operands> sets_;
   std::size_t bytes_per_set_ = 0;
-  std::size_t d_bytes_ = 0;
+  std::size_t output_bytes_ = 0;
+};
+
+// Inputs random normal (stddev 1), a different seed per set and tensor; D is left unwritten.
+class OperandPool : public RotatingSets<GemmOperands> {
+ public:
+  OperandPool(GemmProblem const& problem, std::int64_t l2_bytes, std::size_t memory_budget, std::uint64_t seed,
+              cudaStream_t stream);
 };
 
 }  // namespace tilefuse::bench

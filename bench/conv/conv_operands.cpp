@@ -2,7 +2,6 @@
 #include "conv_operands.hpp"
 
 #include "conv_elementwise.hpp"
-#include "operands.hpp"
 
 namespace tilefuse::bench {
 
@@ -19,31 +18,25 @@ ConvOperandPool::ConvOperandPool(ConvProblem const& p, std::int64_t l2_bytes, st
   auto const output = static_cast<std::size_t>(output_elements(p));
   auto const channels = static_cast<std::size_t>(p.shape.K);
   OutputMatrix const om = output_matrix(p);
-  out_bytes_ = e * static_cast<std::size_t>(om.rows * om.cols);
 
   std::size_t const x_bytes = reads_x ? e * activation : 0;
   std::size_t const w_bytes = reads_w ? e * filter : 0;
   std::size_t const dy_bytes = reads_dy ? e * output : 0;
+  std::size_t const out_bytes = e * static_cast<std::size_t>(om.rows * om.cols);
   std::size_t const bias_bytes = fused ? e * channels : 0;
   std::size_t const bias_float_bytes = fused ? sizeof(float) * channels : 0;
   std::size_t const residual_bytes = fused ? e * output : 0;
-  bytes_per_set_ =
-      SetCarver::bytes_for({x_bytes, w_bytes, dy_bytes, out_bytes_, bias_bytes, bias_float_bytes, residual_bytes});
-
-  std::size_t const count = rotating_set_count(bytes_per_set_, l2_bytes, memory_budget);
-
-  for (std::size_t s = 0; s < count; ++s) {
-    memory_.emplace_back(bytes_per_set_);
-    SetCarver carve(memory_.back().as<unsigned char>());
+  std::size_t const bytes_per_set =
+      SetCarver::bytes_for({x_bytes, w_bytes, dy_bytes, out_bytes, bias_bytes, bias_float_bytes, residual_bytes});
+  build(bytes_per_set, out_bytes, l2_bytes, memory_budget, seed, stream, [&](SetCarver& carve, std::uint64_t set_seed) {
     ConvOperands ops;
     ops.x = carve.take(x_bytes);
     ops.w = carve.take(w_bytes);
     ops.dy = carve.take(dy_bytes);
-    ops.out = carve.take(out_bytes_);
+    ops.out = carve.take(out_bytes);
     ops.bias = carve.take(bias_bytes);
     ops.bias_float = carve.take(bias_float_bytes);
     ops.residual = carve.take(residual_bytes);
-    std::uint64_t const set_seed = seed + 0x100 * s;
     auto fill = [&](void const* data, std::size_t elements, int tensor) {
       fill_set_tensor(data, p.dtype, static_cast<std::int64_t>(elements), set_seed, tensor, stream);
     };
@@ -56,13 +49,8 @@ ConvOperandPool::ConvOperandPool(ConvProblem const& p, std::int64_t l2_bytes, st
       widen_to_float(ops.bias, p.dtype, static_cast<float*>(const_cast<void*>(ops.bias_float)),
                      static_cast<std::int64_t>(channels), stream);
     }
-    sets_.push_back(ops);
-  }
-  BENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
-}
-
-void ConvOperandPool::poison_output(int i, cudaStream_t stream) const {
-  BENCH_CUDA_CHECK(cudaMemsetAsync((*this)[i].out, 0xff, out_bytes_, stream));
+    return ops;
+  });
 }
 
 }  // namespace tilefuse::bench

@@ -10,7 +10,7 @@
 #include <cuda_runtime.h>
 
 #include "conv_problems.hpp"
-#include "cuda_check.hpp"
+#include "operands.hpp"  // RotatingSets
 
 namespace tilefuse::bench {
 
@@ -23,29 +23,14 @@ struct ConvOperands {
   void const* bias = nullptr;        // fused: K values in the dtype (tilefuse, the element-wise peer)
   void const* bias_float = nullptr;  // fused: the same K values in float (for cuDNN's fused call)
   void const* residual = nullptr;    // fused: (N, P, Q, K)
+  void* output() const { return out; }
 };
 
-class ConvOperandPool {
+// Inputs random normal (stddev 1), a different seed per set and tensor; the output is left unwritten.
+class ConvOperandPool : public RotatingSets<ConvOperands> {
  public:
-  // Sets: at least 2, enough for 2 x l2_bytes, at most what fits in memory_budget bytes (and 1024).
-  // Inputs are random normal (stddev 1), a different seed per set and tensor; the output is unwritten.
   ConvOperandPool(ConvProblem const& problem, std::int64_t l2_bytes, std::size_t memory_budget, std::uint64_t seed,
                   cudaStream_t stream);
-
-  int size() const { return static_cast<int>(sets_.size()); }
-  ConvOperands const& operator[](int i) const { return sets_[static_cast<std::size_t>(i)]; }
-  std::vector<ConvOperands> const& sets() const { return sets_; }
-  std::size_t bytes_per_set() const { return bytes_per_set_; }
-
-  // Fills the output of set i with 0xFF bytes (NaN in bf16 and fp16), so an element a kernel forgets to
-  // write fails the check.
-  void poison_output(int i, cudaStream_t stream) const;
-
- private:
-  std::vector<DeviceBuffer> memory_;  // one allocation per set
-  std::vector<ConvOperands> sets_;
-  std::size_t bytes_per_set_ = 0;
-  std::size_t out_bytes_ = 0;
 };
 
 }  // namespace tilefuse::bench
