@@ -13,6 +13,7 @@
 #include "floor.hpp"
 #include "gemm_bench.hpp"
 #include "report.hpp"
+#include "row_loop.hpp"
 #include "tilefuse_op.hpp"
 
 namespace tilefuse::bench {
@@ -76,32 +77,21 @@ int run(CliOptions const& o) {
   }
   print_header(std::cout, header);
 
-  std::vector<ResultRow> rows;
   std::string stopped;
   int const total = static_cast<int>(o.problems.size());
-  for (int i = 0; i < total; ++i) {
-    GemmProblem const& p = o.problems[static_cast<std::size_t>(i)];
-    try {
-      rows.push_back(bench.run(p));
-    } catch (FatalDeviceError const& e) {
-      rows.push_back(failed_row(p, e.what()));
-      stopped = e.what();
-    } catch (BenchError const& e) {
-      rows.push_back(failed_row(p, e.what()));
-    }
-    ResultRow const& row = rows.back();
-    for (Measurement const& peer : row.peers) {
-      if (peer.implementation == "cuBLAS" && peer.state == MeasurementState::kOk) {
-        consider_matmul_rate(header.floor, p, peer.tflops,
-                             "cuBLAS " + std::string(name_of(p.dtype)) + " 8192^3 " + name_of(p.layout) + " (row)");
-      }
-    }
-    print_progress(std::cerr, i, total, row);
-    if (!stopped.empty()) {
-      std::cerr << "stopping: " << stopped << '\n';
-      break;
-    }
-  }
+  std::vector<ResultRow> const rows = run_rows<ResultRow>(
+      o.problems, [&](GemmProblem const& p) { return bench.run(p); }, failed_row,
+      [&](int i, ResultRow const& row) {
+        GemmProblem const& p = row.problem;
+        for (Measurement const& peer : row.peers) {
+          if (peer.implementation == "cuBLAS" && peer.state == MeasurementState::kOk) {
+            consider_matmul_rate(header.floor, p, peer.tflops,
+                                 "cuBLAS " + std::string(name_of(p.dtype)) + " 8192^3 " + name_of(p.layout) + " (row)");
+          }
+        }
+        print_progress(std::cerr, i, total, row);
+      },
+      &stopped);
 
   print_table(std::cout, rows, header.floor);
   if (!o.json_path.empty()) {

@@ -32,6 +32,12 @@ void fill_set_tensor(void const* data, DType dtype, std::int64_t elements, std::
   if (data != nullptr) fill_normal(const_cast<void*>(data), dtype, elements, set_seed + tensor, 1.0f, stream);
 }
 
+std::size_t operand_memory_budget(std::size_t reserve) {
+  std::size_t free = 0, total = 0;
+  BENCH_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  return free > reserve ? (free - reserve) / 10 * 9 : 0;
+}
+
 std::size_t rotating_set_count(std::size_t bytes_per_set, std::int64_t l2_bytes, std::size_t memory_budget) {
   std::size_t const wanted =
       (2 * static_cast<std::size_t>(std::max<std::int64_t>(l2_bytes, 0)) + bytes_per_set - 1) / bytes_per_set;

@@ -45,6 +45,10 @@ class SetCarver {
 void fill_set_tensor(void const* data, DType dtype, std::int64_t elements, std::uint64_t set_seed, int tensor,
                      cudaStream_t stream);
 
+// What a row's operand sets may take: nine tenths of the device's free memory after `reserve` bytes (the peers'
+// and tilefuse's workspaces, the check's buffers), 0 where less is free.
+std::size_t operand_memory_budget(std::size_t reserve);
+
 // How many sets of bytes_per_set a row allocates: enough for 2 x l2_bytes, at least 2, at most 1024 and
 // what memory_budget holds. Throws BenchError when not even one set fits.
 std::size_t rotating_set_count(std::size_t bytes_per_set, std::int64_t l2_bytes, std::size_t memory_budget);

@@ -30,11 +30,8 @@ ConvBench::ConvBench(DeviceInfo const& device, BenchSettings const& settings, cu
     : device_(device), settings_(settings), stream_(stream), cudnn_(stream) {}
 
 std::size_t ConvBench::memory_budget() const {
-  std::size_t free = 0, total = 0;
-  BENCH_CUDA_CHECK(cudaMemGetInfo(&free, &total));
   // cuDNN's search workspace, its chosen workspaces, tilefuse's split-K workspace, the check's buffers
-  std::size_t constexpr kReserve = kSearchWorkspace + (std::size_t{1} << 30);
-  return free > kReserve ? (free - kReserve) / 10 * 9 : 0;
+  return operand_memory_budget(kSearchWorkspace + (std::size_t{1} << 30));
 }
 
 ConvResultRow ConvBench::run(ConvProblem const& p) {

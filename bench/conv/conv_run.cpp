@@ -9,6 +9,7 @@
 #include "cublas_gemm.hpp"
 #include "cuda_check.hpp"
 #include "floor.hpp"
+#include "row_loop.hpp"
 
 namespace tilefuse::bench {
 namespace {
@@ -67,28 +68,19 @@ int run_conv2d(CliOptions const& o) {
             << "problem; FLOPs 2*N*P*Q*K*R*S*C; floor bytes x + w + y (+ residual + bias)\n\n"
             << std::flush;
 
-  std::vector<ConvResultRow> rows;
   std::string stopped;
   int const total = static_cast<int>(o.conv_problems.size());
-  for (int i = 0; i < total; ++i) {
-    ConvProblem const& p = o.conv_problems[static_cast<std::size_t>(i)];
-    try {
-      rows.push_back(bench.run(p));
-    } catch (BenchError const& e) {  // the row's setup failed before any implementation ran
-      ConvResultRow row;
-      row.problem = p;
-      row.tilefuse.implementation = "tilefuse";
-      row.tilefuse.state = MeasurementState::kError;
-      row.tilefuse.message = e.what();
-      rows.push_back(std::move(row));
-      if (dynamic_cast<FatalDeviceError const*>(&e) != nullptr) stopped = e.what();
-    }
-    print_conv_progress(std::cerr, i, total, rows.back());
-    if (!stopped.empty()) {
-      std::cerr << "stopping: " << stopped << '\n';
-      break;
-    }
-  }
+  std::vector<ConvResultRow> const rows = run_rows<ConvResultRow>(
+      o.conv_problems, [&](ConvProblem const& p) { return bench.run(p); },
+      [](ConvProblem const& p, std::string const& message) {  // the row's setup failed before any implementation ran
+        ConvResultRow row;
+        row.problem = p;
+        row.tilefuse.implementation = "tilefuse";
+        row.tilefuse.state = MeasurementState::kError;
+        row.tilefuse.message = message;
+        return row;
+      },
+      [&](int i, ConvResultRow const& row) { print_conv_progress(std::cerr, i, total, row); }, &stopped);
 
   print_conv_table(std::cout, rows, header.floor);
   if (!o.json_path.empty()) {

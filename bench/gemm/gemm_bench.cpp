@@ -16,10 +16,7 @@ GemmBench::GemmBench(DeviceInfo const& device, BenchSettings const& settings, cu
     : device_(device), settings_(settings), stream_(stream), cublas_(stream), cublaslt_(stream) {}
 
 std::size_t GemmBench::memory_budget() const {
-  std::size_t free = 0, total = 0;
-  BENCH_CUDA_CHECK(cudaMemGetInfo(&free, &total));
-  std::size_t constexpr kReserve = std::size_t{512} << 20;  // workspaces, the check's buffers, cuBLAS
-  return free > kReserve ? (free - kReserve) / 10 * 9 : 0;
+  return operand_memory_budget(std::size_t{512} << 20);  // workspaces, the check's buffers, cuBLAS
 }
 
 ResultRow GemmBench::run(GemmProblem const& p) {
