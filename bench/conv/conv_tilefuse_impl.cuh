@@ -14,6 +14,7 @@
 
 #include "conv_tilefuse.hpp"
 #include "cuda_check.hpp"
+#include "prepared_sets.hpp"
 
 namespace tilefuse::bench {
 
@@ -37,9 +38,7 @@ class TilefuseConvOpImpl final : public TilefuseConvOp {
   std::string name() const override { return name_; }
 
   std::string prepare(ConvProblem const& p, std::vector<ConvOperands> const& sets) override {
-    args_.clear();
-    workspace_ = 0;
-    for (ConvOperands const& ops : sets) {
+    return prepared_.prepare(sets, [&](ConvOperands const& ops) {
       typename Op::Arguments a;
       a.problem = p.shape;
       a.x = static_cast<Element const*>(ops.x);
@@ -52,31 +51,20 @@ class TilefuseConvOpImpl final : public TilefuseConvOp {
       }
       a.split_k = p.split_k;
       a.overrides = p.overrides;
-      Status const status = Op::can_implement(a);
-      if (!status.ok()) {
-        args_.clear();
-        return status.to_string();
-      }
-      workspace_ = std::max(workspace_, Op::workspace_size(a));
-      args_.push_back(std::move(a));
-    }
-    describe_ = args_.empty() ? std::string() : Op::describe(args_.front());
-    return {};
+      return a;
+    });
   }
 
-  std::size_t workspace_size() const override { return workspace_; }
-  std::string describe() const override { return describe_; }
+  std::size_t workspace_size() const override { return prepared_.workspace_size(); }
+  std::string describe() const override { return prepared_.describe(); }
 
   void run(int set, void* workspace, cudaStream_t stream) const override {
-    Status const status = Op::run(args_.at(static_cast<std::size_t>(set)), workspace, stream);
-    if (!status.ok()) throw BenchError("tilefuse Conv2d::run: " + status.to_string());
+    prepared_.run(set, workspace, stream, "tilefuse Conv2d::run");
   }
 
  private:
   std::string name_;
-  std::vector<typename Op::Arguments> args_;
-  std::size_t workspace_ = 0;
-  std::string describe_;
+  PreparedSets<Op> prepared_;
 };
 
 template <ConvMode kMode, ConvEpilogue kEpilogue, template <class> class Epilogue>

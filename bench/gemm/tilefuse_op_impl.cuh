@@ -15,6 +15,7 @@
 #include <tilefuse/gemm/device/gemm.hpp>
 
 #include "cuda_check.hpp"
+#include "prepared_sets.hpp"
 #include "tilefuse_op.hpp"
 
 namespace tilefuse::bench {
@@ -60,9 +61,7 @@ class TilefuseGemmOpImpl final : public TilefuseGemmOp {
   std::string name() const override { return name_; }
 
   std::string prepare(GemmProblem const& p, std::vector<GemmOperands> const& sets) override {
-    args_.clear();
-    workspace_ = 0;
-    for (GemmOperands const& ops : sets) {
+    return prepared_.prepare(sets, [&](GemmOperands const& ops) {
       typename Gemm::Arguments a;
       a.problem = GemmCoord{p.m, p.n, p.k, p.batch};
       a.a = static_cast<Element const*>(ops.a);
@@ -79,24 +78,15 @@ class TilefuseGemmOpImpl final : public TilefuseGemmOp {
                        {.ld = ops.strides.ldd, .batch_stride = ops.strides.batch_stride_d});
       }
       a.split_k = p.split_k;
-      Status const status = Gemm::can_implement(a);
-      if (!status.ok()) {
-        args_.clear();
-        return status.to_string();
-      }
-      workspace_ = std::max(workspace_, Gemm::workspace_size(a));
-      args_.push_back(std::move(a));
-    }
-    describe_ = args_.empty() ? std::string() : Gemm::describe(args_.front());
-    return {};
+      return a;
+    });
   }
 
-  std::size_t workspace_size() const override { return workspace_; }
-  std::string describe() const override { return describe_; }
+  std::size_t workspace_size() const override { return prepared_.workspace_size(); }
+  std::string describe() const override { return prepared_.describe(); }
 
   void run(int set, void* workspace, cudaStream_t stream) const override {
-    Status const status = Gemm::run(args_.at(static_cast<std::size_t>(set)), workspace, stream);
-    if (!status.ok()) throw BenchError("tilefuse Gemm::run: " + status.to_string());
+    prepared_.run(set, workspace, stream, "tilefuse Gemm::run");
   }
 
   std::vector<KernelFacts> kernel_facts() const override {
@@ -107,9 +97,7 @@ class TilefuseGemmOpImpl final : public TilefuseGemmOp {
 
  private:
   std::string name_;
-  std::vector<typename Gemm::Arguments> args_;
-  std::size_t workspace_ = 0;
-  std::string describe_;
+  PreparedSets<Gemm> prepared_;
 };
 
 // The benchmark runs the Gemm's default configuration for large problems (Sm80Tf32LargeConfig for the
