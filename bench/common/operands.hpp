@@ -63,7 +63,6 @@ class RotatingSets {
   Operands const& operator[](int i) const { return sets_[static_cast<std::size_t>(i)]; }
   std::vector<Operands> const& sets() const { return sets_; }
   std::size_t bytes_per_set() const { return bytes_per_set_; }
-  std::size_t output_bytes() const { return output_bytes_; }
 
   // Fills the output of set i with 0xFF bytes (NaN in bf16, fp16 and fp32): an element a kernel forgets to
   // write is then caught by the check.

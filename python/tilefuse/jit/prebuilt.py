@@ -75,14 +75,15 @@ def common_kernels():
     from ..kernel_params import tree_facts
 
     kernels = []
+    # Every config the C++ GEMM planner can pick (gemm_plan.hpp: sm90_config_choices), and for trees with a
+    # residual TMA can stage, their TMA residual twins too.
+    gemm_configs, gemm_tma_residual_configs = _C.gemm_sm90_config_choices(False), _C.gemm_sm90_config_choices(True)
     for element in ELEMENTS:
         for epilogue in COMMON_EPILOGUES:
             tree = _tree(*epilogue, element)
-            # Every config the C++ GEMM planner can pick (gemm_plan.hpp: sm90_config_choices), and for trees with
-            # a residual TMA can stage, their TMA residual twins too.
-            kernels += [("gemm", tree, element, config) for config in _C.gemm_sm90_config_choices(False)]
+            kernels += [("gemm", tree, element, config) for config in gemm_configs]
             if tree_facts(_cpp_tree(*epilogue, element))["residual_by_tma"]:
-                kernels += [("gemm", tree, element, config) for config in _C.gemm_sm90_config_choices(True)]
+                kernels += [("gemm", tree, element, config) for config in gemm_tma_residual_configs]
             kernels.append(("skinny", tree, element))
         trees = {"fprop": [_residual_block_tree(element) if isinstance(e, str) else _cpp_tree(*e, element)
                            for e in CONV_EPILOGUES],

@@ -101,11 +101,8 @@ inline char const* name_of(Sm90Tile tile) {
   return "?";
 }
 
-// Whether the tile has an FP8 config (the Sm90Fp8* twins in bytes); the 64x64 ping-pong tile has none.
-inline bool sm90_tile_takes_fp8(Sm90Tile tile) { return tile != Sm90Tile::kShort; }
-
-// The C++ config of a tile (FP8: the Sm90Fp8* config of the same shape in bytes; the caller checks
-// sm90_tile_takes_fp8 first).
+// The C++ config of a tile (FP8: the Sm90Fp8* config of the same shape in bytes; the 64x64 ping-pong tile has
+// none, and the planner never gives it FP8 operands).
 inline char const* config_name_of(Sm90Tile tile, bool fp8) {
   switch (tile) {
     case Sm90Tile::kMedium: return fp8 ? "Sm90Fp8MediumConfig" : "Sm90MediumConfig";
