@@ -145,7 +145,10 @@ using Sm90PingPongWideConfig = Sm90TileConfig<64, 256, 64, 5, kSm90GroupRows, 32
 // Ping-pong, 64 x 64 per warpgroup, 12 stages (192 KiB): for outputs of a few hundred rows, whose 128-row tiles
 // leave most SMs idle (197 x 768 x 3072: 24 tiles of 128x64, 48 of 64x64). One warpgroup's wgmma chain runs at
 // about 0.37 of the 128x256 tile's rate per tile area, so it wins only where it fills SMs the others leave idle.
-using Sm90ShortConfig = Sm90TileConfig<64, 64, 64, 12, kSm90GroupRows, 32, Sm90Schedule::kPingPong>;
+// A k-tile's wgmmas alternate between two accumulator sets (kTwoChains; 2-4% faster on those shapes).
+struct Sm90ShortConfig : Sm90TileConfig<64, 64, 64, 12, kSm90GroupRows, 32, Sm90Schedule::kPingPong> {
+  static constexpr bool kTwoChains = true;
+};
 // FP8 operands (e4m3 / e5m2): the same tiles in bytes, so TileK is 128 elements (one 128-byte row).
 using Sm90Fp8LargeConfig = Sm90TileConfig<128, 256, 128, 4>;
 using Sm90Fp8MediumConfig = Sm90TileConfig<128, 128, 128, 6>;

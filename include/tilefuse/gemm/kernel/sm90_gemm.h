@@ -88,6 +88,16 @@ TILEFUSE_HOST_DEVICE constexpr bool overlaps_promotion() {
   }
 }
 
+// Whether the mainloop alternates two accumulator sets across a k-tile's wgmmas (Config::kTwoChains).
+template <class Config>
+TILEFUSE_HOST_DEVICE constexpr bool two_chains() {
+  if constexpr (requires { Config::kTwoChains; }) {
+    return Config::kTwoChains;
+  } else {
+    return false;
+  }
+}
+
 // Element_ is A's type and, unless ElementB_ says otherwise, B's.
 template <class Element_, class Epilogue, class Config, class Operands = TmaOperands<Element_, Config>,
           class ElementB_ = Element_>
@@ -126,6 +136,9 @@ struct GemmKernel {
   // warpgroup tile): mainloop_promoted issues k-tile t + 1 before promoting k-tile t.
   static constexpr bool kOverlapPromotion =
       kPromote && kPromoteInterval == 1 && kRowBlocks == 1 && overlaps_promotion<Config>();
+  // Two accumulator chains per warpgroup (Config::kTwoChains), summed at the end of each tile's mainloop.
+  static constexpr bool kTwoChains = two_chains<Config>();
+  static_assert(!kTwoChains || (!kPromote && !kFp8), "two accumulator chains are for 16-bit, unpromoted mainloops");
   // Block-wise scales travel with their k-tile in the stage's scale slot (sm90_block_scales.h).
   static constexpr bool kBlockScaled = Config::kBlockScaled;
   static constexpr int kScaleFloatsPerStage = BlockScalesPart<kTileM, kBlockScaled>::kFloatsPerStage;

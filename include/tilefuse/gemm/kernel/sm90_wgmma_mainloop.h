@@ -35,6 +35,7 @@ concept WgmmaMainloopKernel = requires(typename K::SharedStorage const& s) {
   K::kPromote;
   K::kPromoteInterval;
   K::kOverlapPromotion;
+  K::kTwoChains;
   K::kBlockScaled;
   K::kScaleFloatsPerStage;
   K::kClusterM;
@@ -69,6 +70,7 @@ struct WgmmaMainloop {
   static constexpr bool kPromote = K::kPromote;
   static constexpr int kPromoteInterval = K::kPromoteInterval;
   static constexpr bool kOverlapPromotion = K::kOverlapPromotion;
+  static constexpr bool kTwoChains = K::kTwoChains;
   static constexpr bool kBlockScaled = K::kBlockScaled;
   static constexpr int kScaleFloatsPerStage = K::kScaleFloatsPerStage;
   static constexpr int kClusterM = K::kClusterM;
@@ -84,6 +86,9 @@ struct WgmmaMainloop {
                                              float (&acc)[kRowBlocks][kAccumulators]) {
     if constexpr (kPromote) {
       promoted(s, consumer_warpgroup, warp_in_group, lane, k_count, state, acc);
+      return;
+    } else if constexpr (kTwoChains) {
+      two_chains(s, consumer_warpgroup, lane, k_count, state, acc);
       return;
     }
     PipelineState previous = state;
@@ -132,6 +137,69 @@ struct WgmmaMainloop {
       }
     }
     arch::wgmma_commit();
+  }
+
+  // Two accumulator chains (Config::kTwoChains, the 64x64 ping-pong tile): a k-tile's even wgmmas into one set,
+  // its odd ones into another, so that consecutive wgmmas do not wait for each other's sums; acc = their sum once
+  // the last k-tile is done. acc itself is never a wgmma accumulator here: ptxas serializes every wgmma (C7515)
+  // when other code defines a wgmma's accumulators (docs/notes/gemm_sm90.md, small tiles' k-tile cost).
+  TILEFUSE_DEVICE static void two_chains(SharedStorage const& s, int consumer_warpgroup, int lane, int k_count,
+                                         PipelineState& state, float (&acc)[kRowBlocks][kAccumulators]) {
+    static_assert(!kAMnMajor && !kBMnMajor && !kFp8, "two chains: 16-bit K-major operands");
+    float even[kRowBlocks][kAccumulators];
+    float odd[kRowBlocks][kAccumulators];
+#pragma unroll
+    for (int rb = 0; rb < kRowBlocks; ++rb) {
+#pragma unroll
+      for (int i = 0; i < kAccumulators; ++i) even[rb][i] = odd[rb][i] = 0.0f;
+    }
+    PipelineState previous = state;
+    int const row0 = kPingPong ? 0 : consumer_warpgroup * kWarpgroupRows;
+    for (int kt = 0; kt < k_count; ++kt) {
+      arch::mbarrier_wait(&s.full[state.stage], state.phase);
+      __syncwarp();
+      if constexpr (Operands::kGenericProxyWrites) arch::fence_proxy_async_shared();
+      char const* const b = s.b + state.stage * kBBytes;
+      cuda::std::uint64_t const desc_b = arch::smem_descriptor_k_major<kRowBytes>(b);
+#pragma unroll
+      for (int rb = 0; rb < kRowBlocks; ++rb) {
+        arch::fence_operands(even[rb]);
+        arch::fence_operands(odd[rb]);
+      }
+      arch::wgmma_fence();
+#pragma unroll
+      for (int rb = 0; rb < kRowBlocks; ++rb) {
+        char const* const a = s.a + state.stage * kABytes + (row0 + rb * 64) * kRowBytes;
+        cuda::std::uint64_t const desc_a = arch::smem_descriptor_k_major<kRowBytes>(a);
+#pragma unroll
+        for (int kk = 0; kk < kTileK / kMmaK; ++kk) {
+          auto const step = static_cast<cuda::std::uint32_t>((kk * kMmaK * static_cast<int>(sizeof(Element))) >> 4);
+          if (kk % 2 == 0) {
+            mma(even[rb], arch::descriptor_advanced(desc_a, step), arch::descriptor_advanced(desc_b, step), 1);
+          } else {
+            mma(odd[rb], arch::descriptor_advanced(desc_a, step), arch::descriptor_advanced(desc_b, step), 1);
+          }
+        }
+      }
+      arch::wgmma_commit();
+      arch::wgmma_wait<1>();
+#pragma unroll
+      for (int rb = 0; rb < kRowBlocks; ++rb) {
+        arch::fence_operands(even[rb]);
+        arch::fence_operands(odd[rb]);
+      }
+      if (kt > 0) release(s, previous.stage, lane);
+      previous = state;
+      state.advance();
+    }
+    arch::wgmma_wait<0>();
+#pragma unroll
+    for (int rb = 0; rb < kRowBlocks; ++rb) {
+      arch::fence_operands(even[rb]);
+      arch::fence_operands(odd[rb]);
+#pragma unroll
+      for (int i = 0; i < kAccumulators; ++i) acc[rb][i] = even[rb][i] + odd[rb][i];
+    }
   }
 
   TILEFUSE_DEVICE static void mma(float (&acc)[kAccumulators], cuda::std::uint64_t desc_a, cuda::std::uint64_t desc_b,
