@@ -19,16 +19,6 @@
 namespace tilefuse::bench {
 namespace {
 
-// A row for a problem whose setup failed before any implementation ran (e.g. out of memory).
-ResultRow failed_row(GemmProblem const& p, std::string const& message) {
-  ResultRow row;
-  row.problem = p;
-  row.tilefuse.implementation = "tilefuse";
-  row.tilefuse.state = MeasurementState::kError;
-  row.tilefuse.message = message;
-  return row;
-}
-
 bool all_ok(std::vector<ResultRow> const& rows) {
   auto bad = [](Measurement const& m) {
     return m.state == MeasurementState::kMismatch || m.state == MeasurementState::kError;
@@ -80,7 +70,7 @@ int run(CliOptions const& o) {
   std::string stopped;
   int const total = static_cast<int>(o.problems.size());
   std::vector<ResultRow> const rows = run_rows<ResultRow>(
-      o.problems, [&](GemmProblem const& p) { return bench.run(p); }, failed_row,
+      o.problems, [&](GemmProblem const& p) { return bench.run(p); },
       [&](int i, ResultRow const& row) {
         GemmProblem const& p = row.problem;
         for (Measurement const& peer : row.peers) {

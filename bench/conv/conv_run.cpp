@@ -72,14 +72,6 @@ int run_conv2d(CliOptions const& o) {
   int const total = static_cast<int>(o.conv_problems.size());
   std::vector<ConvResultRow> const rows = run_rows<ConvResultRow>(
       o.conv_problems, [&](ConvProblem const& p) { return bench.run(p); },
-      [](ConvProblem const& p, std::string const& message) {  // the row's setup failed before any implementation ran
-        ConvResultRow row;
-        row.problem = p;
-        row.tilefuse.implementation = "tilefuse";
-        row.tilefuse.state = MeasurementState::kError;
-        row.tilefuse.message = message;
-        return row;
-      },
       [&](int i, ConvResultRow const& row) { print_conv_progress(std::cerr, i, total, row); }, &stopped);
 
   print_conv_table(std::cout, rows, header.floor);
