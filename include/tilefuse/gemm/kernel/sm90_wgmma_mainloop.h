@@ -81,35 +81,70 @@ struct WgmmaMainloop {
   // Issues acc = A[this warpgroup's rows of the tile, :] * B[:, tile columns] over all k-tiles of one
   // tile, keeping the last k-tile's wgmmas in flight (drain waits for them). On return,
   // `state` is one past the last k-tile.
+  // Two chains (Config::kTwoChains, the 64x64 ping-pong tile): a k-tile's even wgmmas go into one set and its odd
+  // ones into another, so that consecutive wgmmas do not wait for each other's sums; acc = their sum once the last
+  // k-tile is done. acc itself is then never a wgmma accumulator: ptxas serializes every wgmma (C7515) when other
+  // code defines a wgmma's accumulators (docs/notes/gemm_sm90.md, small tiles' k-tile cost).
   TILEFUSE_DEVICE static void issue(SharedStorage const& s, int consumer_warpgroup, int warp_in_group,
                                              int lane, int k_count, PipelineState& state,
                                              float (&acc)[kRowBlocks][kAccumulators]) {
     if constexpr (kPromote) {
       promoted(s, consumer_warpgroup, warp_in_group, lane, k_count, state, acc);
       return;
-    } else if constexpr (kTwoChains) {
-      two_chains(s, consumer_warpgroup, lane, k_count, state, acc);
-      return;
     }
-    PipelineState previous = state;
     int const row0 = kPingPong ? 0 : consumer_warpgroup * kWarpgroupRows;
+    if constexpr (kTwoChains) {
+      float even[kRowBlocks][kAccumulators];
+      float odd[kRowBlocks][kAccumulators];
+#pragma unroll
+      for (int rb = 0; rb < kRowBlocks; ++rb) {
+#pragma unroll
+        for (int i = 0; i < kAccumulators; ++i) even[rb][i] = odd[rb][i] = 0.0f;
+      }
+      issue_ktiles(s, row0, lane, k_count, state, even, odd);
+      arch::wgmma_wait<0>();
+#pragma unroll
+      for (int rb = 0; rb < kRowBlocks; ++rb) {
+        fence_sets(even[rb], odd[rb]);
+#pragma unroll
+        for (int i = 0; i < kAccumulators; ++i) acc[rb][i] = even[rb][i] + odd[rb][i];
+      }
+    } else {
+      issue_ktiles(s, row0, lane, k_count, state, acc, acc);
+    }
+  }
+
+  // The k-tiles' wgmmas into `first` (with two chains, alternately into `second`), each stage released once the
+  // next k-tile's wgmmas are issued and its own are done.
+  TILEFUSE_DEVICE static void issue_ktiles(SharedStorage const& s, int row0, int lane, int k_count, PipelineState& state,
+                                           float (&first)[kRowBlocks][kAccumulators],
+                                           float (&second)[kRowBlocks][kAccumulators]) {
+    PipelineState previous = state;
     for (int kt = 0; kt < k_count; ++kt) {
-      issue_ktile(s, state, row0, kt > 0, acc);
+      issue_ktile(s, state, row0, kt > 0, first, second);
       // Keep this k-tile's wgmmas in flight; the previous k-tile's are done after this wait, so its
       // stage can go back to the producer.
       arch::wgmma_wait<1>();
 #pragma unroll
-      for (int rb = 0; rb < kRowBlocks; ++rb) arch::fence_operands(acc[rb]);
+      for (int rb = 0; rb < kRowBlocks; ++rb) fence_sets(first[rb], second[rb]);
       if (kt > 0) release(s, previous.stage, lane);
       previous = state;
       state.advance();
     }
   }
 
+  // The accumulator sets of a row block as operands of the wgmmas around them (the second only with two chains).
+  TILEFUSE_DEVICE static void fence_sets(float (&first)[kAccumulators], float (&second)[kAccumulators]) {
+    arch::fence_operands(first);
+    if constexpr (kTwoChains) arch::fence_operands(second);
+  }
+
   // Waits until the stage of `state` is full, then issues and commits the k-tile's wgmmas on it into
-  // this warpgroup's row blocks of `acc` (from zero at the first k-step unless `accumulate`).
+  // this warpgroup's row blocks of `acc` (from zero at the first k-step unless `accumulate`); with two chains,
+  // its odd wgmmas into `odd` (both sets start from zero, so they always accumulate).
   TILEFUSE_DEVICE static void issue_ktile(SharedStorage const& s, PipelineState const& state, int row0, bool accumulate,
-                                          float (&acc)[kRowBlocks][kAccumulators]) {
+                                          float (&acc)[kRowBlocks][kAccumulators],
+                                          float (&odd)[kRowBlocks][kAccumulators]) {
     arch::mbarrier_wait(&s.full[state.stage], state.phase);
     __syncwarp();  // wgmma is .aligned: the warp must be converged after the spin
     // A stage written by cp.async (the generic proxy) is read by wgmma (the async proxy).
@@ -118,7 +153,7 @@ struct WgmmaMainloop {
     cuda::std::uint64_t const desc_b = kBMnMajor ? arch::smem_descriptor_mn_major_sw128(b, kTileK * 128)
                                                  : arch::smem_descriptor_k_major<kRowBytes>(b);
 #pragma unroll
-    for (int rb = 0; rb < kRowBlocks; ++rb) arch::fence_operands(acc[rb]);
+    for (int rb = 0; rb < kRowBlocks; ++rb) fence_sets(acc[rb], odd[rb]);
     arch::wgmma_fence();
 #pragma unroll
     for (int rb = 0; rb < kRowBlocks; ++rb) {
@@ -132,74 +167,16 @@ struct WgmmaMainloop {
         // descriptor's address field (bytes >> 4). An MN-major operand steps kMmaK whole 128-byte rows.
         auto const step = static_cast<cuda::std::uint32_t>((kk * kMmaK * static_cast<int>(sizeof(Element))) >> 4);
         auto const step_rows = static_cast<cuda::std::uint32_t>((kk * kMmaK * 128) >> 4);
-        mma(acc[rb], arch::descriptor_advanced(desc_a, kAMnMajor ? step_rows : step),
-            arch::descriptor_advanced(desc_b, kBMnMajor ? step_rows : step), accumulate || kk > 0 ? 1 : 0);
+        cuda::std::uint64_t const da = arch::descriptor_advanced(desc_a, kAMnMajor ? step_rows : step);
+        cuda::std::uint64_t const db = arch::descriptor_advanced(desc_b, kBMnMajor ? step_rows : step);
+        if (kTwoChains && kk % 2 == 1) {
+          mma(odd[rb], da, db, 1);
+        } else {
+          mma(acc[rb], da, db, kTwoChains || accumulate || kk > 0 ? 1 : 0);
+        }
       }
     }
     arch::wgmma_commit();
-  }
-
-  // Two accumulator chains (Config::kTwoChains, the 64x64 ping-pong tile): a k-tile's even wgmmas into one set,
-  // its odd ones into another, so that consecutive wgmmas do not wait for each other's sums; acc = their sum once
-  // the last k-tile is done. acc itself is never a wgmma accumulator here: ptxas serializes every wgmma (C7515)
-  // when other code defines a wgmma's accumulators (docs/notes/gemm_sm90.md, small tiles' k-tile cost).
-  TILEFUSE_DEVICE static void two_chains(SharedStorage const& s, int consumer_warpgroup, int lane, int k_count,
-                                         PipelineState& state, float (&acc)[kRowBlocks][kAccumulators]) {
-    static_assert(!kAMnMajor && !kBMnMajor && !kFp8, "two chains: 16-bit K-major operands");
-    float even[kRowBlocks][kAccumulators];
-    float odd[kRowBlocks][kAccumulators];
-#pragma unroll
-    for (int rb = 0; rb < kRowBlocks; ++rb) {
-#pragma unroll
-      for (int i = 0; i < kAccumulators; ++i) even[rb][i] = odd[rb][i] = 0.0f;
-    }
-    PipelineState previous = state;
-    int const row0 = kPingPong ? 0 : consumer_warpgroup * kWarpgroupRows;
-    for (int kt = 0; kt < k_count; ++kt) {
-      arch::mbarrier_wait(&s.full[state.stage], state.phase);
-      __syncwarp();
-      if constexpr (Operands::kGenericProxyWrites) arch::fence_proxy_async_shared();
-      char const* const b = s.b + state.stage * kBBytes;
-      cuda::std::uint64_t const desc_b = arch::smem_descriptor_k_major<kRowBytes>(b);
-#pragma unroll
-      for (int rb = 0; rb < kRowBlocks; ++rb) {
-        arch::fence_operands(even[rb]);
-        arch::fence_operands(odd[rb]);
-      }
-      arch::wgmma_fence();
-#pragma unroll
-      for (int rb = 0; rb < kRowBlocks; ++rb) {
-        char const* const a = s.a + state.stage * kABytes + (row0 + rb * 64) * kRowBytes;
-        cuda::std::uint64_t const desc_a = arch::smem_descriptor_k_major<kRowBytes>(a);
-#pragma unroll
-        for (int kk = 0; kk < kTileK / kMmaK; ++kk) {
-          auto const step = static_cast<cuda::std::uint32_t>((kk * kMmaK * static_cast<int>(sizeof(Element))) >> 4);
-          if (kk % 2 == 0) {
-            mma(even[rb], arch::descriptor_advanced(desc_a, step), arch::descriptor_advanced(desc_b, step), 1);
-          } else {
-            mma(odd[rb], arch::descriptor_advanced(desc_a, step), arch::descriptor_advanced(desc_b, step), 1);
-          }
-        }
-      }
-      arch::wgmma_commit();
-      arch::wgmma_wait<1>();
-#pragma unroll
-      for (int rb = 0; rb < kRowBlocks; ++rb) {
-        arch::fence_operands(even[rb]);
-        arch::fence_operands(odd[rb]);
-      }
-      if (kt > 0) release(s, previous.stage, lane);
-      previous = state;
-      state.advance();
-    }
-    arch::wgmma_wait<0>();
-#pragma unroll
-    for (int rb = 0; rb < kRowBlocks; ++rb) {
-      arch::fence_operands(even[rb]);
-      arch::fence_operands(odd[rb]);
-#pragma unroll
-      for (int i = 0; i < kAccumulators; ++i) acc[rb][i] = even[rb][i] + odd[rb][i];
-    }
   }
 
   TILEFUSE_DEVICE static void mma(float (&acc)[kAccumulators], cuda::std::uint64_t desc_a, cuda::std::uint64_t desc_b,
@@ -240,7 +217,7 @@ struct WgmmaMainloop {
     // Issues the next k-tile's wgmmas into `into` (from zero unless `accumulate`) and advances `state`;
     // returns the k-tile's stage.
     auto const issue_next = [&](float (&into)[kRowBlocks][kAccumulators], bool accumulate) {
-      issue_ktile(s, state, row0, accumulate, into);
+      issue_ktile(s, state, row0, accumulate, into, into);
       int const stage = state.stage;
       state.advance();
       return stage;
