@@ -1,20 +1,24 @@
-"""Where the time of a forward replayed from the backend's CUDA graph goes (ViT-B/16, bf16, eval, no grad):
-the same frozen Inductor forward timed four ways in one process, beside eager's hand-captured graph.
+"""Where the host time of a forward through the backend's CUDA-graph mode goes (ViT-B/16, bf16, channels-last,
+eval, no grad): `torch.compile(model, backend="tilefuse", mode="reduce-overhead")` beside eager's hand-captured
+graph, and the parts of one call taken apart, in one process.
 
-  eager graph      eager's forward captured by hand, replayed (what models.py's "eager graph" column runs)
-  replay direct    backend_graphs.ReplayedGraph over Inductor's frozen forward, called with Dynamo's inputs
-  compiled         torch.compile with a backend returning that ReplayedGraph: the user's call (Dynamo included)
-  host only        the compiled call's host time per call, calls back to back, no wait between them
+  eager graph     eager's forward captured by hand, replayed (models.py's "eager graph" column)
+  backend         the user's call: Dynamo's frame and guards, then the backend's ReplayedGraph
+  replayed        that ReplayedGraph called directly with the inputs Dynamo gave it
+  dynamo only     torch.compile with a backend returning a function that does nothing: Dynamo's own cost
+  check / copies / replay / clone   the ReplayedGraph's steps, each timed alone
 
-Each "events" column is the median of CUDA events around one call, waited for (host included, as models.py
-times it); "GPU" is back-to-back calls' event time over their count. Needs no built tilefuse package: the
-replay class is loaded from its file.
+"events ms" is the median of CUDA events around one call, waited for (host included, as models.py times
+it); "host us" the median time for the call to return with the GPU idle before it (what delays the GPU's
+start in a waited-for forward). A cProfile of the backend's calls is written beside the markdown.
 
     python bench/python/replay_host_cost.py --batch 1 8 --markdown out.md
 """
 import argparse
-import importlib.util
+import cProfile
+import io
 import pathlib
+import pstats
 import statistics
 import time
 
@@ -22,17 +26,13 @@ import torch
 import torchvision
 from models import captured  # bench/python/models.py, beside this script
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+import tilefuse  # noqa: F401 - registers the backend
+from tilefuse import backend_graphs
+
+CL = torch.channels_last
 
 
-def load_replayed_graph():
-    spec = importlib.util.spec_from_file_location("backend_graphs", ROOT / "python/tilefuse/backend_graphs.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.ReplayedGraph
-
-
-def events_ms(fn, reps=200):
+def events_ms(fn, reps=100):
     samples = []
     for _ in range(reps):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -44,89 +44,93 @@ def events_ms(fn, reps=200):
     return statistics.median(samples)
 
 
-def back_to_back_ms(fn, reps=200):
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
+def host_us(fn, reps=100):
+    """Median host time of one call, the GPU idle before each."""
+    samples = []
     for _ in range(reps):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
         fn()
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end) / reps
+        samples.append((time.perf_counter() - t0) * 1e6)
+    torch.cuda.synchronize()
+    return statistics.median(samples)
 
 
-def host_only_us(fn, reps=200):
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        fn()
-    host = (time.perf_counter() - t0) / reps * 1e6
-    torch.cuda.synchronize()
-    return host
+def last_replayed():
+    """Patches ReplayedGraph.__call__ to remember the instance and inputs of its latest call."""
+    seen = {}
+    call = backend_graphs.ReplayedGraph.__call__
+
+    def remembering(self, *inputs):
+        seen["graph"], seen["inputs"] = self, inputs
+        return call(self, *inputs)
+
+    backend_graphs.ReplayedGraph.__call__ = remembering
+    return seen
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--batch", nargs="+", type=int, default=[1, 8])
-    parser.add_argument("--markdown")
+    parser.add_argument("--markdown", default="replay-host-cost.md")
     args = parser.parse_args()
     from torch._inductor import config as inductor_config
-    from torch._inductor.compile_fx import compile_fx
 
-    ReplayedGraph = load_replayed_graph()
-    rows = []
-    model = torchvision.models.vit_b_16().eval().cuda().to(torch.bfloat16)
+    seen = last_replayed()
+    rows, profiles = [], []
+    model = torchvision.models.vit_b_16().cuda().eval().to(memory_format=CL).to(torch.bfloat16)
     for batch in args.batch:
-        x = torch.randn(batch, 3, 224, 224, device="cuda", dtype=torch.bfloat16)
+        x = torch.randn(batch, 3, 224, 224, device="cuda", dtype=torch.bfloat16).contiguous(memory_format=CL)
         with torch.no_grad():
-            replay = captured(model, x)  # models.py's hand capture, as its "eager graph" column
-            eager_graph = lambda: replay(x)  # noqa: E731
-
-            seen = {}
-
-            def backend(gm, example_inputs):
-                compiled = compile_fx(gm, example_inputs)
-                replayed = ReplayedGraph(compiled)
-                seen["replayed"], seen["inputs"] = replayed, list(example_inputs)
-                return replayed
-
+            replay = captured(model, x)
             torch._dynamo.reset()
             inductor_config.freezing = True
-            compiled = torch.compile(model, backend=backend)
+            compiled = torch.compile(model, backend="tilefuse", mode="reduce-overhead")
             for _ in range(5):
                 compiled(x)
             inductor_config.freezing = False
-            replayed, inputs = seen["replayed"], seen["inputs"]
-            direct = lambda: replayed(*inputs)  # noqa: E731
-            user = lambda: compiled(x)  # noqa: E731
-            for fn in (eager_graph, direct, user):
-                for _ in range(20):
-                    fn()
-            row = {
-                "batch": batch,
-                "inputs": len(inputs),
-                "captures": replayed.captures,
-                "why_not": replayed.why_not,
-                "eager graph events": events_ms(eager_graph),
-                "eager graph GPU": back_to_back_ms(eager_graph),
-                "replay direct events": events_ms(direct),
-                "replay direct GPU": back_to_back_ms(direct),
-                "compiled events": events_ms(user),
-                "compiled GPU": back_to_back_ms(user),
-                "host only us (compiled)": host_only_us(user),
-                "host only us (direct)": host_only_us(direct),
-                "host only us (eager graph)": host_only_us(eager_graph),
+            graph, inputs = seen["graph"], seen["inputs"]
+            constant = compiled(x)
+            nothing = torch.compile(model, backend=lambda gm, example: (lambda *a: (constant,)))
+            nothing(x)
+            parts = {
+                "eager graph": lambda: replay(x),
+                "backend": lambda: compiled(x),
+                "replayed": lambda: graph(*inputs),
+                "dynamo only": lambda: nothing(x),
+                "check": lambda: graph._same_static_addresses(inputs),
+                "copies": lambda: [b.copy_(inputs[i]) for i, b in graph._copies],
+                "replay": lambda: graph.graph.replay(),
+                "clone": lambda: backend_graphs._cloned(graph.outputs),
             }
-            row["captures after"] = replayed.captures
+            for fn in parts.values():
+                for _ in range(10):
+                    fn()
+            row = {"batch": batch, "inputs": len(inputs), "static": len(graph._static_indices),
+                   "copied": len(graph._copies), "captures": graph.captures, "why_not": graph.why_not}
+            for name in ("eager graph", "backend", "replayed", "dynamo only"):
+                row[f"{name} events ms"] = events_ms(parts[name])
+            for name, fn in parts.items():
+                row[f"{name} host us"] = host_us(fn)
+            profiler = cProfile.Profile()
+            torch.cuda.synchronize()
+            profiler.enable()
+            for _ in range(200):
+                compiled(x)
+                torch.cuda.synchronize()
+            profiler.disable()
+            text = io.StringIO()
+            pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(30)
+            profiles.append(f"## batch {batch}: cProfile of 200 backend calls (each followed by a synchronize)\n\n"
+                            + text.getvalue())
             print(row, flush=True)
             rows.append(row)
-    if args.markdown:
-        keys = list(rows[0])
-        lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
-        for r in rows:
-            lines.append("| " + " | ".join(f"{r[k]:.4f}" if isinstance(r[k], float) else str(r[k]) for k in keys)
-                         + " |")
-        pathlib.Path(args.markdown).write_text("\n".join(lines) + "\n")
+    keys = list(rows[0])
+    lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+    for r in rows:
+        lines.append("| " + " | ".join(f"{r[k]:.4f}" if isinstance(r[k], float) else str(r[k]) for k in keys) + " |")
+    pathlib.Path(args.markdown).write_text("\n".join(lines) + "\n")
+    pathlib.Path(args.markdown).with_suffix(".profile.txt").write_text("\n".join(profiles))
 
 
 if __name__ == "__main__":
