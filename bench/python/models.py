@@ -1,7 +1,7 @@
 """Whole models in inference: torch eager, torch.compile (Inductor, freezing on) and torch.compile(backend=
 "tilefuse"), one process, one GPU. bf16, channels-last, eval, no grad; median of CUDA-event timings of whole
-forward passes after warm-up (host time included: what a user's loop sees), the variants taking turns
-forward by forward; and like with like under CUDA graphs: eager captured by hand, Inductor and the backend each with
+forward passes after warm-up (host time included: what a user's loop sees), the variants of each table taking
+turns forward by forward; and like with like under CUDA graphs: eager captured by hand, Inductor and the backend each with
 mode="reduce-overhead". Each variant's logits are compared with the same model's
 in float32 eager (max abs error / max abs logit), bf16 eager's error beside them.
 
@@ -127,6 +127,11 @@ COMPILED = {"inductor": {}, "tilefuse": {"backend": "tilefuse"},
 MAX_AUTOTUNE = {"inductor_max_autotune": {"mode": "max-autotune-no-cudagraphs"}}
 
 
+def graph_variant(name):
+    """Whether a variant replays a CUDA graph (the second table's rows)."""
+    return name.endswith("_graph")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", nargs="+", default=["resnet50", "vit_b_16", "unet"])
@@ -139,6 +144,9 @@ def main():
                         "compile time; by default each model's first batch compiles from scratch, the others warm)")
     parser.add_argument("--variants", nargs="+", choices=sorted(COMPILED),
                         help="only these compiled variants (default all; eager and eager's graph always run)")
+    parser.add_argument("--one-loop", action="store_true",
+                        help="time every variant in one loop (default: the variants with CUDA graphs take turns "
+                             "among themselves, the others among themselves)")
     parser.add_argument("--json")
     parser.add_argument("--markdown")
     parser.add_argument("--log", action="store_true", help="print the backend's choice for every chain")
@@ -207,7 +215,19 @@ def main():
                 out = model(x).float()
                 row["eager_max_rel_err"] = ((out - reference).abs().max() / reference.abs().max()).item()
                 timed = dict(variants, eager_graph=captured(model, x))
-                medians = interleaved_ms({v: fn for v, fn in timed.items() if fn is not None}, x, args.iters)
+                timed = {v: fn for v, fn in timed.items() if fn is not None}
+                # Each table's variants take turns among themselves: a forward replayed from a CUDA graph that
+                # follows an uncompiled eager forward starts with the host's caches cold, which costs the
+                # variants with Python before their replay (Dynamo's frame and guards: 0.585 -> 0.670 ms on
+                # ViT-B/16 at batch 1) and not eager's hand replay (docs/notes/python_path.md). --one-loop: all
+                # variants in one loop, as before.
+                if args.one_loop:
+                    medians = interleaved_ms(timed, x, args.iters)
+                else:
+                    medians = {}
+                    for graphs in (False, True):
+                        group = {v: fn for v, fn in timed.items() if graph_variant(v) == graphs}
+                        medians.update(interleaved_ms(group, x, args.iters) if group else {})
                 for variant in timed:
                     row[f"{variant}_ms"] = medians.get(variant)
                 inductor_config.freezing = False
