@@ -22,6 +22,16 @@ struct BlockScalesPart {
   static constexpr int kFloatsPerStage = kEnabled ? kTileM + 4 : 0;  // B's scale, then padding to 16 bytes
   static constexpr int kCopyThreads = kEnabled ? 32 : 0;
 
+  // Shared storage: one slot per stage of the operand ring, a region the kernel's plan places
+  // (sm90_shared_memory.h) on a 16-byte boundary (the copies are 16-byte cp.async).
+  TILEFUSE_HOST_DEVICE static constexpr int bytes(int stages) {
+    return stages * kFloatsPerStage * static_cast<int>(sizeof(float));
+  }
+  struct Pointers {
+    float* scales;  // per stage TileM scales of A, then B's
+  };
+  TILEFUSE_DEVICE static Pointers carve(char* region) { return Pointers{reinterpret_cast<float*>(region)}; }
+
   struct Params {
     float const* a = nullptr;
     float const* b = nullptr;

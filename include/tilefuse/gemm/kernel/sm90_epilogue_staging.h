@@ -40,4 +40,22 @@ TILEFUSE_HOST_DEVICE constexpr int tma_swizzled_group_offset(int row, int group)
   return row * kStagingColumns + 4 * (group ^ (row & 7));
 }
 
+// The epilogue's shared storage, two regions the kernel's plan places (sm90_shared_memory.h): per consumer warp
+// kSlices staging slices of 16 rows x kStagingColumns floats (the packed epilogue's staged loads take up to
+// four), then per warp kLoadBytesPerWarp of staged loads' slots or the staged column vector.
+template <int kWarps, int kSlices, int kLoadBytesPerWarp>
+struct EpilogueStagingStorage {
+  static constexpr int kFloatsPerSlice = 16 * kStagingColumns;
+  static constexpr int kBytesPerWarp = kSlices * kFloatsPerSlice * static_cast<int>(sizeof(float));
+  static constexpr int kStagingBytes = kWarps * kBytesPerWarp;
+  static constexpr int kLoadBytes = kWarps * kLoadBytesPerWarp;
+  struct Pointers {
+    float* staging;  // per consumer warp kSlices slices
+    char* loads;     // per consumer warp kLoadBytesPerWarp
+  };
+  TILEFUSE_DEVICE static Pointers carve(char* staging, char* loads) {
+    return Pointers{reinterpret_cast<float*>(staging), loads};
+  }
+};
+
 }  // namespace tilefuse::gemm::sm90

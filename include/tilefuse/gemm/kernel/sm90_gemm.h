@@ -139,10 +139,12 @@ struct GemmKernel {
   // Two accumulator chains per warpgroup (Config::kTwoChains), summed at the end of each tile's mainloop.
   static constexpr bool kTwoChains = two_chains<Config>();
   static_assert(!kTwoChains || (!kPromote && !kFp8), "two accumulator chains are for 16-bit, unpromoted mainloops");
-  // Block-wise scales travel with their k-tile in the stage's scale slot (sm90_block_scales.h).
+  // Block-wise scales travel with their k-tile in the stage's scale slot (sm90_block_scales.h: their Params,
+  // per-lane sources and copies, and the slots' storage).
   static constexpr bool kBlockScaled = Config::kBlockScaled;
-  static constexpr int kScaleFloatsPerStage = BlockScalesPart<kTileM, kBlockScaled>::kFloatsPerStage;
-  static constexpr int kScaleCopyThreads = BlockScalesPart<kTileM, kBlockScaled>::kCopyThreads;
+  using Scales = BlockScalesPart<kTileM, kBlockScaled>;
+  static constexpr int kScaleFloatsPerStage = Scales::kFloatsPerStage;
+  static constexpr int kScaleCopyThreads = Scales::kCopyThreads;
   static constexpr int kProducerThreads =
       Operands::kProducerThreads > kScaleCopyThreads ? Operands::kProducerThreads : kScaleCopyThreads;
   static_assert(!kBlockScaled || Operands::kProducerThreads <= 32, "the scale copies share warp 0 with the loads");
@@ -197,7 +199,7 @@ struct GemmKernel {
   static_assert(!kTmaAux || (kAuxRingSlots >= 1 && kAuxRingSlots * kAuxRings == kAuxStages),
                 "the TMA residual's slots split evenly between the rings");
   // The ring's slots, their Params and its producer's and consumers' steps (sm90_residual_ring.h).
-  using ResidualRing = ResidualRingPart<kTileM, kTileN, kAuxRingSlots, kTmaAux, kTmaColumn>;
+  using ResidualRing = ResidualRingPart<kTileM, kTileN, kAuxRings, kAuxRingSlots, kTmaAux, kTmaColumn>;
   // The consumer warps that read (and release) each sub-tile: all of them, or the owning warpgroup's.
   static constexpr int kAuxReaders = kPingPong ? 4 : 4 * Config::kConsumerWarpgroups;
   // Ping-pong: warps 1 and 2 of the producer warpgroup each issue one ring's sub-tiles (aux_producer), so
@@ -257,8 +259,6 @@ struct GemmKernel {
   static_assert(Operands::kProducerThreads >= 1 && Operands::kProducerThreads <= 128,
                 "the producer is (part of) warpgroup 0");
 
-  // FP8 block-wise scales (sm90_block_scales.h): their Params, per-lane sources and copies.
-  using Scales = BlockScalesPart<kTileM, kBlockScaled>;
   using BlockScales = typename Scales::Params;
 
   // The operand source's parameters (the GEMM's: tensor maps and batch masks) are the base.

@@ -2,8 +2,8 @@
 // by TMA, each tile's 64-column sub-tiles (TileM x 64, 128-byte swizzle) into a ring of slots as far ahead as
 // the slots allow, with the column vector (the bias) of each chunk beside it by a bulk copy where aligned.
 // The producer (or, under ping-pong, an aux warp per ring) issues them; the consumer warps read and release
-// them in the same (tile, chunk) order. A part of gemm::sm90::GemmKernel (sm90_gemm.h), whose shared storage
-// holds the slots (aux, aux_columns) and their barriers (aux_full, aux_empty).
+// them in the same (tile, chunk) order. A part of gemm::sm90::GemmKernel (sm90_gemm.h); its shared storage
+// (Pointers) holds the slots (aux, aux_columns) and their barriers (aux_full, aux_empty) of kRings rings.
 // NOTES (fused ResNet-50, same run): without the aux warps the 64x256 ping-pong layers ran up to 1.55x their
 // time; on the cooperative tiles an aux warp gained nothing and slowed the one-k-tile layer. So ping-pong only
 // (docs/notes/conv_sm90.md, the TMA residual on 64x256).
@@ -22,12 +22,27 @@
 
 namespace tilefuse::gemm::sm90 {
 
-template <int kTileM, int kTileN, int kRingSlots, bool kEnabled, bool kColumn>
+template <int kTileM, int kTileN, int kRings, int kRingSlots, bool kEnabled, bool kColumn>
 struct ResidualRingPart {
   static constexpr int kSlotBytes = kTileM * kPackedStagingColumns * 2;  // TileM rows of 128 bytes
   static constexpr int kColumnBytes = kColumn ? 256 : 0;                 // per slot: 64 values of up to 4 bytes
   static constexpr int kChunks = kTileN / kPackedStagingColumns;
   using State = RingState<kRingSlots>;
+
+  // ---- shared storage: three regions the kernel's plan places (sm90_shared_memory.h) ----
+  static constexpr int kSlots = kEnabled ? kRings * kRingSlots : 0;  // every ring's
+  static constexpr int kSlotRegionBytes = kSlots * kSlotBytes;          // whole KiB: 128-byte rows x TileM
+  static constexpr int kColumnRegionBytes = kSlots * kColumnBytes;
+  static constexpr int kBarrierBytes = 2 * kSlots * static_cast<int>(sizeof(cuda::std::uint64_t));
+  struct Pointers {
+    char* aux;                       // kSlots slots of TileM x 64 16-bit values
+    char* aux_columns;               // kColumn: per slot the chunk's 64 column-vector values
+    cuda::std::uint64_t* aux_full;   // kSlots barriers: the slot holds its sub-tile
+    cuda::std::uint64_t* aux_empty;  // kSlots barriers: every reading consumer warp is done with it
+  };
+  TILEFUSE_DEVICE static Pointers carve(char* slots, char* columns, cuda::std::uint64_t* barriers) {
+    return Pointers{slots, columns, barriers, barriers + kSlots};
+  }
 
   struct NoMap {};
   struct Map {

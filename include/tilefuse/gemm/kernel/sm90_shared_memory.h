@@ -1,14 +1,19 @@
-// The Hopper kernel's shared memory, summed from its parts: the ring's A and B stages, the TMA residual ring's
-// slots and column values, each consumer warp's epilogue staging and load slots, the barriers and the block
-// scales; and the ring's depth, which is what is left beside the rest (Config::kStages at most). A part of
-// gemm::sm90::GemmKernel (sm90_gemm.h): the kernel's constants kStages, kSmemBytes, ... are this plan's.
+// The Hopper kernel's shared memory, summed from its parts: each part owns its storage (its regions' sizes and
+// a Pointers struct carved from them: the operand ring, sm90_ring_state.h; the residual ring,
+// sm90_residual_ring.h; the epilogue's staging and loads, sm90_epilogue_staging.h; the block scales,
+// sm90_block_scales.h), and this plan places the regions, one after another, and picks the ring's depth: what
+// is left beside the rest (Config::kStages at most). A part of gemm::sm90::GemmKernel (sm90_gemm.h): the
+// kernel's constants kStages, kSmemBytes, ... are this plan's, its SharedStorage the parts' Pointers together.
 #pragma once
 
 #include <cuda/std/cstdint>
 
 #include <tilefuse/core/platform.h>
 #include <tilefuse/epilogue/tree_traits.h>
+#include <tilefuse/gemm/kernel/sm90_block_scales.h>
 #include <tilefuse/gemm/kernel/sm90_epilogue_staging.h>
+#include <tilefuse/gemm/kernel/sm90_residual_ring.h>
+#include <tilefuse/gemm/kernel/sm90_ring_state.h>
 
 namespace tilefuse::gemm::sm90 {
 
@@ -17,10 +22,8 @@ struct SharedMemoryPlan {
   using KernelConfig = typename K::KernelConfig;
   using Operands = typename K::OperandSource;
   using Epilogue = typename K::EpilogueTree;
-  static constexpr auto kAuxColumnBytes = K::kAuxColumnBytes;
-  static constexpr auto kAuxSlotBytes = K::kAuxSlotBytes;
-  static constexpr auto kAuxStages = K::kAuxStages;
-  static constexpr auto kBlockScaled = K::kBlockScaled;
+  using Residual = typename K::ResidualRing;  // its slots, columns and barriers
+  using ScaleSlots = typename K::Scales;      // the block scales' slot per stage
   static constexpr auto kChunks = K::kChunks;
   static constexpr auto kColumnBytesPerWarp = K::kColumnBytesPerWarp;
   static constexpr auto kConsumerWarps = K::kConsumerWarps;
@@ -30,19 +33,18 @@ struct SharedMemoryPlan {
   static constexpr auto kPingPong = K::kPingPong;
   static constexpr auto kRowBlocks = K::kRowBlocks;
   static constexpr auto kRowBytes = K::kRowBytes;
-  static constexpr auto kScaleFloatsPerStage = K::kScaleFloatsPerStage;
   static constexpr auto kStagedColumn = K::kStagedColumn;
   static constexpr auto kStagingPad = K::kStagingPad;
   static constexpr auto kTileM = K::kTileM;
   static constexpr auto kTileN = K::kTileN;
   static constexpr auto kTmaAux = K::kTmaAux;
-  static constexpr auto kTmaColumn = K::kTmaColumn;
   static constexpr auto kTmaStore = K::kTmaStore;
 
-  // ---- shared memory: [A stages][B stages][epilogue staging per warp][staged loads per warp][barriers] ----
+  // ---- shared memory: [A stages][B stages][residual slots][their columns][pad][epilogue staging per warp]
+  //      [staged loads per warp][ring barriers][residual barriers][block scales per stage] ----
   static constexpr int kABytes = kTileM * kRowBytes;  // one stage of A
   static constexpr int kBBytes = kTileN * kRowBytes;  // one stage of B
-  static constexpr int kStageBytes = kABytes + kBBytes;
+  using Ring = OperandRingStorage<kABytes, kBBytes>;
   // Staging rows are unpadded and their eight 16-byte groups swizzled (sm90_epilogue_staging.h), so
   // that both the float2 writes of the accumulator layout and the float4 reads of the visits are free
   // of bank conflicts.
@@ -68,7 +70,7 @@ struct SharedMemoryPlan {
                                         ? packed_load_slices()
                                         : kTileN / kPackedStagingColumns;
   static_assert(kAuxSlices >= 1 && kAuxSlices <= 4, "one to four staged chunks per warp");
-  static constexpr int kStagingBytesPerWarp = kAuxSlices * kStagingFloatsPerSlice * static_cast<int>(sizeof(float));
+  static constexpr int kStagingBytesPerWarp = EpilogueStagingStorage<kConsumerWarps, kAuxSlices, 0>::kBytesPerWarp;
   // Swizzled TMA destinations need 1024-byte alignment; the dynamic shared memory base is aligned by
   // hand, so ask for 1024 bytes of slack.
   static constexpr int kSmemAlignment = 1024;
@@ -84,9 +86,9 @@ struct SharedMemoryPlan {
   static constexpr int kMaxLoadChunks = 3;
   TILEFUSE_HOST_DEVICE static constexpr int stages_beside(int load_chunks) {
     int const other = kConsumerWarps * (kStagingBytesPerWarp + load_chunks * kLoadBytesPerChunk + kColumnBytesPerWarp) +
-                      kAuxStages * (kAuxSlotBytes + kAuxColumnBytes) + kStagingPad +
-                      2 * (KernelConfig::kStages + kAuxStages) * static_cast<int>(sizeof(cuda::std::uint64_t)) + kSmemAlignment;
-    int const fit = (kSmemLimit - other) / (kStageBytes + kScaleFloatsPerStage * static_cast<int>(sizeof(float)));
+                      Residual::kSlotRegionBytes + Residual::kColumnRegionBytes + kStagingPad +
+                      Ring::barrier_bytes(KernelConfig::kStages) + Residual::kBarrierBytes + kSmemAlignment;
+    int const fit = (kSmemLimit - other) / (Ring::kBytesPerStage + ScaleSlots::bytes(1));
     return KernelConfig::kStages < fit ? KernelConfig::kStages : fit;
   }
   TILEFUSE_HOST_DEVICE static constexpr int choose_load_chunks() {
@@ -104,56 +106,36 @@ struct SharedMemoryPlan {
   static constexpr int kLoadBytesPerWarp = kLoadChunks * kLoadBytesPerChunk + kColumnBytesPerWarp;
   static constexpr int kStages = stages_beside(kLoadChunks);
   static_assert(kStages >= 2, "the ring needs at least two stages");
+  using Staging = EpilogueStagingStorage<kConsumerWarps, kAuxSlices, kLoadBytesPerWarp>;
   static constexpr int kOffsetA = 0;
-  static constexpr int kOffsetB = kOffsetA + kStages * kABytes;
-  static constexpr int kOffsetAux = kOffsetB + kStages * kBBytes;  // 1024-aligned: whole 128-byte rows x TileM
-  static constexpr int kOffsetAuxColumns = kOffsetAux + kAuxStages * kAuxSlotBytes;
-  static constexpr int kOffsetStaging = kOffsetAuxColumns + kAuxStages * kAuxColumnBytes + kStagingPad;
-  static constexpr int kOffsetLoads = kOffsetStaging + kConsumerWarps * kStagingBytesPerWarp;
-  static constexpr int kOffsetBarriers = kOffsetLoads + kConsumerWarps * kLoadBytesPerWarp;
-  static constexpr int kBarrierBytes = 2 * (kStages + kAuxStages) * static_cast<int>(sizeof(cuda::std::uint64_t));
-  static constexpr int kOffsetScales = kOffsetBarriers + kBarrierBytes;
+  static constexpr int kOffsetAux = kOffsetA + Ring::operand_bytes(kStages);  // 1024-aligned: whole KiB per stage
+  static constexpr int kOffsetAuxColumns = kOffsetAux + Residual::kSlotRegionBytes;
+  static constexpr int kOffsetStaging = kOffsetAuxColumns + Residual::kColumnRegionBytes + kStagingPad;
+  static constexpr int kOffsetLoads = kOffsetStaging + Staging::kStagingBytes;
+  static constexpr int kOffsetBarriers = kOffsetLoads + Staging::kLoadBytes;
+  static constexpr int kOffsetAuxBarriers = kOffsetBarriers + Ring::barrier_bytes(kStages);
+  static constexpr int kOffsetScales = kOffsetAuxBarriers + Residual::kBarrierBytes;
   static_assert(kOffsetScales % 16 == 0, "a scale slot takes 16-byte cp.async copies");
-  static constexpr int kSmemBytes =
-      kOffsetScales + kStages * kScaleFloatsPerStage * static_cast<int>(sizeof(float)) + kSmemAlignment;
+  static constexpr int kSmemBytes = kOffsetScales + ScaleSlots::bytes(kStages) + kSmemAlignment;
   static_assert(kSmemBytes <= kSmemLimit, "shared memory exceeds the block's 227 KiB");
   static_assert(kOffsetLoads % 16 == 0, "cp.async writes 16-byte aligned slots");
-  static_assert(kABytes % kSmemAlignment == 0 && kBBytes % kSmemAlignment == 0, "stages stay 1024-byte aligned");
   static_assert(Operands::kABytes == kABytes && Operands::kBBytes == kBBytes, "the source fills whole stages");
   static_assert(kOffsetBarriers % 8 == 0, "barriers are 8-byte aligned");
   static_assert(!kTmaStore || (kOffsetStaging % 1024 == 0 && kStagingBytesPerWarp % 1024 == 0),
                 "TMA stores read 128-byte-swizzled slices: each starts on a 1024-byte boundary");
 
-  struct SharedStorage {
-    char* a;                     // kStages tiles of TileM x 64
-    char* b;                     // kStages tiles of TileN x 64
-    float* staging;              // per consumer warp one slice of 16 x kStagingLd floats (kAuxSlices: kPackedLoads)
-    char* loads;                 // kConsumerWarps slices of kLoadBytesPerWarp (kStagedLoads, kStagedColumn)
-    cuda::std::uint64_t* full;   // kStages barriers: the stage holds data
-    cuda::std::uint64_t* empty;  // kStages barriers: the stage may be overwritten
-    char* aux;                       // kTmaAux: kAuxStages slots of TileM x 64 16-bit values
-    char* aux_columns;               // kTmaColumn: per slot the chunk's 64 column-vector values
-    cuda::std::uint64_t* aux_full;   // kAuxStages barriers: the slot holds its sub-tile
-    cuda::std::uint64_t* aux_empty;  // kAuxStages barriers: every consumer warp is done with it
-    float* scales;                   // kBlockScaled: per stage TileM scales of A, then B's
-  };
+  // The kernel's shared storage: every part's pointers (s.a, s.full, s.aux, s.staging, s.scales, ...).
+  struct SharedStorage : Ring::Pointers, Residual::Pointers, Staging::Pointers, ScaleSlots::Pointers {};
 
   TILEFUSE_DEVICE static SharedStorage carve(char* smem_raw) {
     auto const raw = reinterpret_cast<cuda::std::uintptr_t>(smem_raw);
     char* const smem = smem_raw + ((kSmemAlignment - raw % kSmemAlignment) % kSmemAlignment);
-    SharedStorage s;
-    s.a = smem + kOffsetA;
-    s.b = smem + kOffsetB;
-    s.staging = reinterpret_cast<float*>(smem + kOffsetStaging);
-    s.loads = smem + kOffsetLoads;
-    s.full = reinterpret_cast<cuda::std::uint64_t*>(smem + kOffsetBarriers);
-    s.empty = s.full + kStages;
-    s.aux = smem + kOffsetAux;
-    s.aux_columns = smem + kOffsetAuxColumns;
-    s.aux_full = s.empty + kStages;
-    s.aux_empty = s.aux_full + kAuxStages;
-    s.scales = reinterpret_cast<float*>(smem + kOffsetScales);
-    return s;
+    auto* const barriers = reinterpret_cast<cuda::std::uint64_t*>(smem + kOffsetBarriers);
+    auto* const aux_barriers = reinterpret_cast<cuda::std::uint64_t*>(smem + kOffsetAuxBarriers);
+    return SharedStorage{Ring::template carve<kStages>(smem + kOffsetA, barriers),
+                         Residual::carve(smem + kOffsetAux, smem + kOffsetAuxColumns, aux_barriers),
+                         Staging::carve(smem + kOffsetStaging, smem + kOffsetLoads),
+                         ScaleSlots::carve(smem + kOffsetScales)};
   }
 };
 
