@@ -24,6 +24,11 @@ std::uintptr_t current_stream(int device) {
 
 std::uint64_t address(at::Tensor const& t) { return reinterpret_cast<std::uint64_t>(t.data_ptr()); }
 
+// Each part of a call's workspace starts on a 256-byte boundary (TMA wants 16 bytes; the packing copies write
+// whole 128-byte rows).
+constexpr std::int64_t kWorkspaceAlignment = 256;
+constexpr std::int64_t round_up(std::int64_t bytes, std::int64_t to) { return (bytes + to - 1) / to * to; }
+
 }  // namespace
 
 void Signature::push(std::int64_t v) {
@@ -89,7 +94,11 @@ WarmCall::WarmCall(int device, std::vector<Launch> launches, std::vector<std::in
   }
   for (Pack const& p : packs_) {
     if (p.operand != 0 && p.operand != 1) throw std::invalid_argument("tilefuse._torch_ops: a copy is of a or b");
+    copy_offsets_[p.operand] = workspace_bytes_;
+    workspace_bytes_ += round_up(p.numel * static_cast<std::int64_t>(c10::elementSize(p.dtype)), kWorkspaceAlignment);
   }
+  partials_offset_ = workspace_bytes_;
+  workspace_bytes_ += partials_numel_ * static_cast<std::int64_t>(sizeof(float));
 }
 
 bool WarmCall::fits_out(at::Tensor const& out) const {
@@ -111,34 +120,35 @@ at::Tensor WarmCall::call(at::Tensor const& a, at::Tensor const& b, std::vector<
                                                                                       : c10::MemoryFormat::Contiguous);
   std::uintptr_t const stream = current_stream(device_);
   char error[512] = {0};
-  at::Tensor partials;
-  if (partials_numel_ > 0) {
-    partials = at::empty({partials_numel_}, options.dtype(at::kFloat));
-    if (zeroed_) {
-      TORCH_CHECK(g_zero != nullptr, "tilefuse._torch_ops: tilefuse._C's zeroing entry was not set");
-      if (g_zero(address(partials), static_cast<std::size_t>(partials_numel_) * sizeof(float), device_, stream, error,
-                 sizeof(error)) != 0) {
-        throw std::runtime_error(error);
-      }
+  // The call's workspace: the operands' copies in the kernel's layouts, where the planner copies them, then the
+  // split-K partials (it lives until the launches below are enqueued; the caching allocator keeps it for this
+  // stream's later work).
+  at::Tensor workspace;
+  if (workspace_bytes_ > 0) workspace = at::empty({workspace_bytes_}, options.dtype(at::kByte));
+  std::uint64_t const base = workspace.defined() ? address(workspace) : 0;
+  std::uint64_t const partials = partials_numel_ > 0 ? base + static_cast<std::uint64_t>(partials_offset_) : 0;
+  if (partials_numel_ > 0 && zeroed_) {
+    TORCH_CHECK(g_zero != nullptr, "tilefuse._torch_ops: tilefuse._C's zeroing entry was not set");
+    if (g_zero(partials, static_cast<std::size_t>(partials_numel_) * sizeof(float), device_, stream, error,
+               sizeof(error)) != 0) {
+      throw std::runtime_error(error);
     }
   }
-  // The operands' copies in the kernel's layouts, where the planner copies them (the buffers live until the
-  // launches below are enqueued; the caching allocator keeps them for this stream's later work).
-  at::Tensor copies[2];
+  std::uint64_t copies[2] = {0, 0};
   for (Pack const& p : packs_) {
-    copies[p.operand] = at::empty({p.numel}, options.dtype(p.dtype));
-    std::uint64_t const io[2] = {address(p.operand == 0 ? a : b), address(copies[p.operand])};
+    copies[p.operand] = base + static_cast<std::uint64_t>(copy_offsets_[p.operand]);
+    std::uint64_t const io[2] = {address(p.operand == 0 ? a : b), copies[p.operand]};
     if (g_run(p.native, device_, stream, io, 2, nullptr, 0, error, sizeof(error)) != 0) throw std::runtime_error(error);
   }
   std::array<std::uint64_t, 16> all{};
   TORCH_CHECK(2 + arguments.size() + 3 <= all.size(), "tilefuse._torch_ops: too many epilogue tensors");
   std::size_t n = 0;
-  all[n++] = copies[0].defined() ? address(copies[0]) : address(a);
-  all[n++] = copies[1].defined() ? address(copies[1]) : address(b);
+  all[n++] = copies[0] != 0 ? copies[0] : address(a);
+  all[n++] = copies[1] != 0 ? copies[1] : address(b);
   for (at::Tensor const* t : arguments) all[n++] = address(*t);
   all[n++] = address(out);
-  all[n++] = partials.defined() ? address(partials) : 0;
-  all[n++] = partials.defined() ? address(partials) + static_cast<std::uint64_t>(tickets_offset_) : 0;
+  all[n++] = partials;
+  all[n++] = partials != 0 ? partials + static_cast<std::uint64_t>(tickets_offset_) : 0;
   std::array<std::uint64_t, 16> slots{};
   for (Launch const& l : launches_) {
     for (std::size_t i = 0; i < l.slots.size(); ++i) slots[i] = all[static_cast<std::size_t>(l.slots[i])];

@@ -49,7 +49,7 @@ void set_zero_async(std::uintptr_t address);
 // patch the pointers, launch on the current stream. Pointer slots: 0 a, 1 b, then the epilogue's tensor
 // arguments in order, then the output, the workspace and the split-K tickets. A call whose operands the planner
 // has copied into the Hopper kernel's layouts first runs its packing launches (gemm_pack.py), each from the
-// caller's operand into a new buffer, which then takes the operand's slot.
+// caller's operand into its part of the call's one workspace, which then takes the operand's slot.
 class WarmCall {
  public:
   struct Launch {
@@ -86,6 +86,11 @@ class WarmCall {
   bool zeroed_;
   std::int64_t tickets_offset_;
   int arguments_;
+  // One workspace per call holds the operands' copies and the split-K partials (one allocation, not three):
+  // each copy's byte offset (by operand), the partials' offset, and the bytes in all.
+  std::int64_t copy_offsets_[2] = {0, 0};
+  std::int64_t partials_offset_ = 0;
+  std::int64_t workspace_bytes_ = 0;
 };
 
 // A strided dgrad by phases (conv2d_phases.PhasedDgrad): one gather makes every phase's filter from w, each
