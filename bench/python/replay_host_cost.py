@@ -32,16 +32,18 @@ from tilefuse import backend_graphs
 CL = torch.channels_last
 
 
+def waited_call(fn):
+    """(start, end): CUDA events recorded around fn(), the end waited for."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    return start, end
+
+
 def events_ms(fn, reps=100):
-    samples = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end))
-    return statistics.median(samples)
+    return statistics.median(start.elapsed_time(end) for start, end in (waited_call(fn) for _ in range(reps)))
 
 
 def host_us(fn, reps=100):
@@ -94,13 +96,8 @@ def split_ms(fn, reps=100):
     backend_graphs.ReplayedGraph.__call__ = timed
     try:
         for _ in range(reps):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            m = timed.marks
-            points = [start, *m, end]
+            start, end = waited_call(fn)
+            points = [start, *timed.marks, end]
             for key, (a, b) in zip(samples, zip(points, points[1:])):
                 samples[key].append(a.elapsed_time(b))
     finally:
