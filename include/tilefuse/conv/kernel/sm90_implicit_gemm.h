@@ -247,13 +247,10 @@ using FpropKernel = gemm::sm90::GemmKernel<Element, Epilogue, Config, FpropGathe
 // starting at m0's origin visits m0, m0 + 1, ... across rows and images, adds the tap's offsets and
 // zero-fills what falls in the padding or past the last image (rows past N*P*Q are never stored).
 template <class Element, class Config>
-struct FpropIm2colOperands {
+struct FpropIm2colOperands : gemm::sm90::OneThreadTmaSource {
   static constexpr int kTileM = Config::kTileM;
   static constexpr int kTileN = Config::kTileN;
   static constexpr int kTileK = Config::kTileK;
-  static constexpr int kProducerThreads = 1;
-  static constexpr int kFullArrivals = 1;  // the producer's arrive.expect_tx
-  static constexpr bool kGenericProxyWrites = false;
   static constexpr bool kMulticast = false;
   static constexpr bool kAMnMajor = false;
   static constexpr bool kBMnMajor = false;
@@ -268,11 +265,6 @@ struct FpropIm2colOperands {
     ConvGeometry geometry;
     int a_tiled = 0;            // 1 (1x1, stride 1, no padding): tma_a is x as the tiled map (C, N*H*W, 1)
   };
-
-  TILEFUSE_DEVICE static void prefetch(Params const& p) {
-    arch::tma_prefetch_descriptor(&p.tma_a);
-    arch::tma_prefetch_descriptor(&p.tma_b);
-  }
 
   struct Loader {
     int m0, n0;
@@ -290,8 +282,6 @@ struct FpropIm2colOperands {
       tap.advance(kTileK, g.C, g.S);
     }
   };
-
-  TILEFUSE_DEVICE static void finish() {}
 };
 
 template <class Element, class Epilogue, class Config>
@@ -308,13 +298,10 @@ using FpropIm2colKernel = gemm::sm90::GemmKernel<Element, Epilogue, Config, Fpro
 // Needs K a multiple of 64 (a k-tile is 64 gradient channels of one tap) and C a multiple of 8 (w's rows
 // of 16-byte multiples); the device API checks.
 template <class Element, class Config>
-struct DgradIm2colOperands {
+struct DgradIm2colOperands : gemm::sm90::OneThreadTmaSource {
   static constexpr int kTileM = Config::kTileM;
   static constexpr int kTileN = Config::kTileN;
   static constexpr int kTileK = Config::kTileK;
-  static constexpr int kProducerThreads = 1;
-  static constexpr int kFullArrivals = 1;  // the producer's arrive.expect_tx
-  static constexpr bool kGenericProxyWrites = false;
   static constexpr bool kMulticast = false;
   static constexpr bool kAMnMajor = false;
   static constexpr bool kBMnMajor = true;
@@ -331,11 +318,6 @@ struct DgradIm2colOperands {
     ConvGeometry geometry;      // the equivalent fprop's (see above)
     int a_tiled = 0;            // 1 (1x1, stride 1, no padding): tma_a is dy as the tiled map (K, N*P*Q, 1)
   };
-
-  TILEFUSE_DEVICE static void prefetch(Params const& p) {
-    arch::tma_prefetch_descriptor(&p.tma_a);
-    arch::tma_prefetch_descriptor(&p.tma_b);
-  }
 
   struct Loader {
     int m0, n0;
@@ -357,8 +339,6 @@ struct DgradIm2colOperands {
       tap.advance(kTileK, g.C, g.S);
     }
   };
-
-  TILEFUSE_DEVICE static void finish() {}
 };
 
 template <class Element, class Epilogue, class Config>
@@ -378,13 +358,10 @@ using DgradIm2colKernel = gemm::sm90::GemmKernel<Element, Epilogue, Config, Dgra
 // kernel's problem.k is k_per_split, a multiple of 64) into its own fp32 partial; pixels past N*P*Q are
 // zeros in both operands. Any strides, padding and dilation the im2col tensor map accepts.
 template <class Element, class Config>
-struct WgradOperands {
+struct WgradOperands : gemm::sm90::OneThreadTmaSource {
   static constexpr int kTileM = Config::kTileM;
   static constexpr int kTileN = Config::kTileN;
   static constexpr int kTileK = Config::kTileK;
-  static constexpr int kProducerThreads = 1;
-  static constexpr int kFullArrivals = 1;  // the producer's arrive.expect_tx
-  static constexpr bool kGenericProxyWrites = false;
   static constexpr bool kMulticast = false;
   static constexpr bool kAMnMajor = true;
   static constexpr bool kBMnMajor = true;
@@ -402,11 +379,6 @@ struct WgradOperands {
     int k_per_split = 0;        // output pixels per batch entry (split), a multiple of TileK
     int x_tiled = 0;            // 1: tma_b is x as the tiled map (C, N*H*W, 1), box (64, 64, 1)
   };
-
-  TILEFUSE_DEVICE static void prefetch(Params const& p) {
-    arch::tma_prefetch_descriptor(&p.tma_a);
-    arch::tma_prefetch_descriptor(&p.tma_b);
-  }
 
   struct Loader {
     static constexpr int kBlocksN = kTileN / 64;
@@ -456,8 +428,6 @@ struct WgradOperands {
       walk.advance(g);
     }
   };
-
-  TILEFUSE_DEVICE static void finish() {}
 };
 
 template <class Element, class Epilogue, class Config>

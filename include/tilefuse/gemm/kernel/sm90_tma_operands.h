@@ -28,13 +28,25 @@
 
 namespace tilefuse::gemm::sm90 {
 
+// What every source whose producer is one thread issuing TMA loads shares (the GEMM's below, the conv's
+// im2col, dgrad and wgrad sources): one arrival per stage (the thread's arrive.expect_tx), stages written by
+// the async proxy only, both tensor maps (Params::tma_a, tma_b) prefetched, nothing to finish.
+struct OneThreadTmaSource {
+  static constexpr int kProducerThreads = 1;
+  static constexpr int kFullArrivals = 1;
+  static constexpr bool kGenericProxyWrites = false;
+  template <class Params>
+  TILEFUSE_DEVICE static void prefetch(Params const& p) {
+    arch::tma_prefetch_descriptor(&p.tma_a);
+    arch::tma_prefetch_descriptor(&p.tma_b);
+  }
+  TILEFUSE_DEVICE static void finish() {}
+};
+
 // The GEMM's operand source: A (k, m, batch) and B (k, n, batch) through two 3D tiled tensor maps with
 // 128-byte swizzle, issued by one producer thread.
 template <class Element, class Config>
-struct TmaOperands {
-  static constexpr int kProducerThreads = 1;
-  static constexpr int kFullArrivals = 1;  // the producer's arrive.expect_tx
-  static constexpr bool kGenericProxyWrites = false;
+struct TmaOperands : OneThreadTmaSource {
   static constexpr bool kMulticast = true;  // supports Config::kClusterM = 2
   static constexpr bool kAMnMajor = false;
   static constexpr bool kBMnMajor = false;
@@ -51,11 +63,6 @@ struct TmaOperands {
     int batch_mask_a = -1;
     int batch_mask_b = -1;
   };
-
-  TILEFUSE_DEVICE static void prefetch(Params const& p) {
-    arch::tma_prefetch_descriptor(&p.tma_a);
-    arch::tma_prefetch_descriptor(&p.tma_b);
-  }
 
   struct Loader {
     int m0, n0, batch;
@@ -77,8 +84,6 @@ struct TmaOperands {
       }
     }
   };
-
-  TILEFUSE_DEVICE static void finish() {}
 };
 
 // The contract above as a concept (GemmKernel's Operands parameter). Beside it every source says whether it
