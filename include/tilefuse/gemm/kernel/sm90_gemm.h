@@ -77,27 +77,6 @@
 
 namespace tilefuse::gemm::sm90 {
 
-// Whether a promoted mainloop keeps two partial sets (the next k-tile's wgmmas run while the previous
-// k-tile is promoted); Sm90PromotionInLine turns it off.
-template <class Config>
-TILEFUSE_HOST_DEVICE constexpr bool overlaps_promotion() {
-  if constexpr (requires { Config::kOverlapPromotion; }) {
-    return Config::kOverlapPromotion;
-  } else {
-    return true;
-  }
-}
-
-// Whether the mainloop alternates two accumulator sets across a k-tile's wgmmas (Config::kTwoChains).
-template <class Config>
-TILEFUSE_HOST_DEVICE constexpr bool two_chains() {
-  if constexpr (requires { Config::kTwoChains; }) {
-    return Config::kTwoChains;
-  } else {
-    return false;
-  }
-}
-
 // Element_ is A's type and, unless ElementB_ says otherwise, B's.
 template <class Element_, class Epilogue, class Config, class Operands = TmaOperands<Element_, Config>,
           class ElementB_ = Element_>
@@ -208,14 +187,7 @@ struct GemmKernel {
   static constexpr bool kAuxWarp = kTmaAux && kProducerThreads <= 32 && kPingPong;
   static constexpr int kAuxSlotBytes = ResidualRing::kSlotBytes;
   // Split-K reduced in the kernel (Config::kReduceSplits; sm90_split_reduction.h).
-  TILEFUSE_HOST_DEVICE static constexpr bool reduces_splits() {
-    if constexpr (requires { Config::kReduceSplits; }) {
-      return Config::kReduceSplits;
-    } else {
-      return false;
-    }
-  }
-  static constexpr bool kReduceSplits = reduces_splits();
+  static constexpr bool kReduceSplits = reduces_splits<Config>();
   static_assert(!kReduceSplits || (!kTmaAux && !kPromote && kClusterM == 1),
                 "in-kernel split-K: no TMA residual ring, FP8 promotion or cluster");
   using SplitReduction = SplitReductionPart<kTileM, kTileN, kReduceSplits>;

@@ -16,6 +16,16 @@
 
 namespace tilefuse::gemm::sm90 {
 
+// Whether Config asks for the split reduced in the kernel (Config::kReduceSplits).
+template <class Config>
+TILEFUSE_HOST_DEVICE constexpr bool reduces_splits() {
+  if constexpr (requires { Config::kReduceSplits; }) {
+    return Config::kReduceSplits;
+  } else {
+    return false;
+  }
+}
+
 template <int kTileM, int kTileN, bool kEnabled>
 struct SplitReductionPart {
   static constexpr int kAccumulators = kTileN / 2;  // fp32 per consumer thread and row block

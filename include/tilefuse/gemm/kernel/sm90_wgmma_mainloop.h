@@ -17,6 +17,27 @@
 
 namespace tilefuse::gemm::sm90 {
 
+// Whether a promoted mainloop keeps two partial sets (the next k-tile's wgmmas run while the previous
+// k-tile is promoted); Sm90PromotionInLine turns it off.
+template <class Config>
+TILEFUSE_HOST_DEVICE constexpr bool overlaps_promotion() {
+  if constexpr (requires { Config::kOverlapPromotion; }) {
+    return Config::kOverlapPromotion;
+  } else {
+    return true;
+  }
+}
+
+// Whether the mainloop alternates two accumulator sets across a k-tile's wgmmas (Config::kTwoChains).
+template <class Config>
+TILEFUSE_HOST_DEVICE constexpr bool two_chains() {
+  if constexpr (requires { Config::kTwoChains; }) {
+    return Config::kTwoChains;
+  } else {
+    return false;
+  }
+}
+
 // What the mainloop reads of the kernel it runs in: the tile, the ring, the operands' majors and the
 // promotion, and the shared storage's stages and barriers.
 template <class K>
