@@ -72,32 +72,44 @@ def last_replayed():
 
 
 def split_ms(fn, reps=100):
-    """Medians of the GPU timeline of fn() split by events recorded inside ReplayedGraph.__call__: from the start
-    to the input copies, the copies, the replay and the output clones (where the GPU waits for the host, the
-    stretch before it grows)."""
+    """Medians of the GPU timeline of fn() split by events recorded around ReplayedGraph's own call and its
+    graph's replay: from the start to the call (Dynamo), the call up to the replay (the address check and the
+    input copies), the replay, the output clones, and the rest (where the GPU waits for the host, the stretch
+    before it grows)."""
     call = backend_graphs.ReplayedGraph.__call__
     samples = {"lead": [], "copies": [], "replay": [], "clone": [], "after": []}
+    marks = []
+
+    def mark():
+        event = torch.cuda.Event(enable_timing=True)
+        event.record()
+        marks.append(event)
 
     def timed(self, *inputs):
         if self.graph is None or self.why_not is not None:
             return call(self, *inputs)
-        marks = [torch.cuda.Event(enable_timing=True) for _ in range(4)]
-        marks[0].record()
-        for i, buffer in self._copies:
-            buffer.copy_(inputs[i])
-        marks[1].record()
-        self.graph.replay()
-        marks[2].record()
-        out = backend_graphs._cloned(self.outputs)
-        marks[3].record()
-        timed.marks = marks
+        replay = self.graph.replay
+
+        def marked_replay():
+            mark()
+            replay()
+            mark()
+
+        self.graph.replay = marked_replay  # an instance attribute over the class's method, for this call
+        try:
+            mark()
+            out = call(self, *inputs)
+            mark()
+        finally:
+            del self.graph.replay
         return out
 
     backend_graphs.ReplayedGraph.__call__ = timed
     try:
         for _ in range(reps):
+            marks.clear()
             start, end = waited_call(fn)
-            points = [start, *timed.marks, end]
+            points = [start, *marks, end]
             for key, (a, b) in zip(samples, zip(points, points[1:])):
                 samples[key].append(a.elapsed_time(b))
     finally:

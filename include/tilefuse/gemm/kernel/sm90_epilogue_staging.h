@@ -22,6 +22,7 @@
 namespace tilefuse::gemm::sm90 {
 
 inline constexpr int kStagingColumns = 32;  // one 128-byte row of floats
+inline constexpr int kStagingSliceFloats = 16 * kStagingColumns;  // a consumer warp's 16 accumulator rows
 
 // The float index of element (row, col) in a staging slice.
 TILEFUSE_HOST_DEVICE constexpr int staging_offset(int row, int col) {
@@ -45,8 +46,7 @@ TILEFUSE_HOST_DEVICE constexpr int tma_swizzled_group_offset(int row, int group)
 // four), then per warp kLoadBytesPerWarp of staged loads' slots or the staged column vector.
 template <int kWarps, int kSlices, int kLoadBytesPerWarp>
 struct EpilogueStagingStorage {
-  static constexpr int kFloatsPerSlice = 16 * kStagingColumns;
-  static constexpr int kBytesPerWarp = kSlices * kFloatsPerSlice * static_cast<int>(sizeof(float));
+  static constexpr int kBytesPerWarp = kSlices * kStagingSliceFloats * static_cast<int>(sizeof(float));
   static constexpr int kStagingBytes = kWarps * kBytesPerWarp;
   static constexpr int kLoadBytes = kWarps * kLoadBytesPerWarp;
   struct Pointers {

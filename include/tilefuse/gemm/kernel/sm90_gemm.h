@@ -197,7 +197,7 @@ struct GemmKernel {
   static constexpr int kAuxColumnBytes = ResidualRing::kColumnBytes;
   // TMA stores read whole 1024-byte swizzle atoms: the staging starts on a 1024-byte boundary (everything
   // before it is whole KiB but the TMA residual's column slots).
-  static constexpr int kStagingPad = kTmaStore ? (1024 - kAuxStages * kAuxColumnBytes % 1024) % 1024 : 0;
+  static constexpr int kStagingPad = kTmaStore ? (1024 - ResidualRing::kColumnRegionBytes % 1024) % 1024 : 0;
   // kTmaAux: the Params of the tree's staged AuxLoad (the residual), for the device API's tensor map.
   TILEFUSE_HOST_DEVICE static auto const* staged_aux(typename Epilogue::Params const& e) {
     return staged_aux_params<typename PackedTraits::InputNode>(cuda::std::get<0>(e.children));
@@ -225,7 +225,6 @@ struct GemmKernel {
   static constexpr auto kStages = Memory::kStages;
   static constexpr auto kStagingBytesPerWarp = Memory::kStagingBytesPerWarp;
   static constexpr auto kStagingFloatsPerSlice = Memory::kStagingFloatsPerSlice;
-  static constexpr auto kStagingLd = Memory::kStagingLd;
   using SharedStorage = typename Memory::SharedStorage;
 
   static_assert(Operands::kProducerThreads >= 1 && Operands::kProducerThreads <= 128,

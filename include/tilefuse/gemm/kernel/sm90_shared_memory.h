@@ -52,8 +52,7 @@ struct SharedMemoryPlan {
   // (ncu: 12.3 wavefronts per read, 4 ideal, on a 1x1 convolution whose epilogue is most of its time;
   // docs/notes/gemm_sm90.md, a conflict-free staging layout).
   static_assert(KernelConfig::kEpilogueColumns == kStagingColumns, "the staging swizzle is laid out for 32-column chunks");
-  static constexpr int kStagingLd = kStagingColumns;
-  static constexpr int kStagingFloatsPerSlice = 16 * kStagingLd;
+  static constexpr int kStagingFloatsPerSlice = kStagingSliceFloats;
   // Packed loads: kAuxSlices slices per warp, each one 64-column chunk's staged input (then its results).
   // 2 keep the 128x256 ring at 4 stages (chunks 2 and 3 load while 0 and 1 are visited); 4 hold a
   // whole 128x256 tile's residual, all issued before the mainloop, at the cost of a stage
