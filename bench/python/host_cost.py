@@ -1,7 +1,7 @@
 """Host time per warm call (the enqueue alone, no synchronization) of tilefuse's Python entry points beside
 torch's own calls for the same work: Conv2d.run (fprop, dgrad, wgrad split in the kernel), the functional op
 (tilefuse.ops.conv2d: the eager path), the custom op it registers (torch.ops.tilefuse.conv2d),
-tilefuse.nn.Conv2d, Gemm.run, the linear op and scaled_mm (per-tensor and row-wise);
+tilefuse.nn.Conv2d, Gemm.run (and its calls that pack odd-k operands), the linear op and scaled_mm (per-tensor and row-wise);
 with --profile, where the time of each goes (cProfile, top functions by own time).
 
     python bench/python/host_cost.py [--profile] [--markdown host.md]
@@ -49,6 +49,9 @@ def rows():
     wm = torch.randn(1024, 1024, device="cuda", dtype=torch.bfloat16) * 0.03
     bm = torch.randn(1024, device="cuda", dtype=torch.bfloat16)
     gemm = tilefuse.Gemm()
+    # Odd k: rows not 16-byte aligned, so the planner packs both operands before the kernel (the copied calls).
+    odd = [(torch.randn(m, k, device="cuda", dtype=torch.bfloat16), torch.randn(k, n, device="cuda", dtype=torch.bfloat16))
+           for m, n, k in ((2048, 2047, 2047), (513, 1025, 4097))]
     custom, inference = torch.ops.tilefuse.conv2d, torch.ops.tilefuse.conv2d_inference
     dgrad, wgrad = tilefuse.Conv2d("dgrad", padding=1), tilefuse.Conv2d("wgrad", padding=1, kernel_size=(3, 3))
     e4m3 = torch.float8_e4m3fn
@@ -77,6 +80,8 @@ def rows():
         ]),
         ("GEMM 512x1024x1024", [
             ("tilefuse.Gemm.run", lambda: gemm.run(xm, wm.t())),
+            ("tilefuse.Gemm.run, 2048x2047x2047 (odd k: operands packed)", lambda: gemm.run(*odd[0])),
+            ("tilefuse.Gemm.run, 513x1025x4097 (odd k: operands packed)", lambda: gemm.run(*odd[1])),
             ("tilefuse.ops.linear (bias, gelu)", lambda: ops.linear(xm, wm, bm, None, "gelu")),
             ("torch.ops.tilefuse.linear (custom op)", lambda: torch.ops.tilefuse.linear(xm, wm, bm, None, "gelu")),
             ("torch.ops.tilefuse.linear_inference (frozen graphs' op)",
