@@ -87,6 +87,8 @@ def run(world, shape, iters):
             iters, sets)
         results["tilefuse all_gather_linear"] = attempt(
             lambda s: tp.all_gather_linear(xs[s], w1, b1, "gelu"), iters, sets)
+        results["tilefuse all_gather_linear, op by op (replay=False)"] = attempt(
+            lambda s: tp.all_gather_linear(xs[s], w1, b1, "gelu", replay=False), iters, sets)
         results["tilefuse all_gather_linear, transport p2p (NCCL ring)"] = attempt(
             lambda s: tp.all_gather_linear(xs[s], w1, b1, "gelu", transport="p2p"), iters, sets)
         results["reduce-scatter alone"] = attempt(
@@ -97,6 +99,8 @@ def run(world, shape, iters):
             iters, sets)
         results["tilefuse linear_reduce_scatter"] = attempt(
             lambda s: tp.linear_reduce_scatter(hs[s], w2, None, residual), iters, sets)
+        results["tilefuse linear_reduce_scatter, op by op (replay=False)"] = attempt(
+            lambda s: tp.linear_reduce_scatter(hs[s], w2, None, residual, replay=False), iters, sets)
         results["tilefuse linear_reduce_scatter, transport p2p (NCCL ring)"] = attempt(
             lambda s: tp.linear_reduce_scatter(hs[s], w2, None, residual, transport="p2p"), iters, sets)
         try:
@@ -193,6 +197,9 @@ def main():
                     parts.append(f"{ms[seq] / ms[ours]:.3f}x the sequential pair")
                 lines.append(f"\n{side}: " + "; ".join(parts) + ".")
         lines.append("")
+    import tilefuse.overlap_replay as replay
+
+    lines.append(f"Rank {rank}'s CUDA graphs of the copy-engine ops (tilefuse.overlap_replay): {replay.stats}")
     if rank == 0:
         text = "\n".join(lines) + "\n"
         print(text)

@@ -16,40 +16,45 @@ from .errors import require_torch
 torch = require_torch("tilefuse.overlap")
 import torch.distributed as dist  # noqa: E402
 
-from . import ops  # noqa: E402
+from . import ops, overlap_replay  # noqa: E402
 from .op_common import activation_name  # noqa: E402
 
 _linear = ops.linear  # the fused linear (a CPU test substitutes a reference)
 TRANSPORTS = ("auto", "copy_engine", "p2p")
 
 
-def all_gather_linear(x, weight, bias=None, activation=None, group=None, transport="auto"):
+def all_gather_linear(x, weight, bias=None, activation=None, group=None, transport="auto", replay="auto"):
     """act(all_gather(x) @ weight^T + bias) with the all-gather overlapped: x is this rank's (rows, k) block of
     rows, weight (n, k); the result (world * rows, n), blocks in rank order. While one block travels, the fused
     linear runs on the one in hand, so the transfers hide under the GEMMs (the ideal: max(all-gather alone,
-    GEMM alone))."""
+    GEMM alone)). replay (copy engines only): True, False or "auto" (small GEMMs): from the second call of a
+    signature on, the call's operations are replayed from a CUDA graph (tilefuse.overlap_replay), so the host
+    enqueues one graph instead of a dozen operations."""
     _forward_only("all_gather_linear", x, weight, bias)
     _check_transport(transport)
     world, rank = _world(group)
     activation = activation_name(activation)
+    replay = overlap_replay.wanted(replay, 2 * world * x.shape[0] * weight.shape[0] * x.shape[-1])
     if world == 1:
         return _linear(x, weight, bias, None, activation)
     if _use_copy_engine(transport, group, x, x.shape[0] * weight.shape[0]):
         with torch.cuda.device(x.device):  # the workspace, the streams and the GEMMs all on x's device
-            return _all_gather_linear_ce(x.contiguous(), weight, bias, activation, _group(group), world, rank)
+            return _all_gather_linear_ce(x.contiguous(), weight, bias, activation, _group(group), world, rank,
+                                         replay)
     return _all_gather_linear_p2p(x.contiguous(), weight, bias, activation, group, world, rank)
 
 
-def linear_reduce_scatter(x, weight, bias=None, residual=None, group=None, transport="auto"):
+def linear_reduce_scatter(x, weight, bias=None, residual=None, group=None, transport="auto", replay="auto"):
     """This rank's block of rows of sum_r(x_r @ weight_r^T) + bias + residual, the reduce-scatter overlapped:
     x is this rank's (world * rows, k_r) slice of the features (every row), weight (n, k_r); residual (rows, n),
     this rank's block. The other ranks' blocks are computed first and travel while the next one computes; this
     rank's own GEMM comes last with the bias and the residual in its epilogue, and the partials received are
-    added to it (docs/notes/parallel.md measures this order against others)."""
+    added to it (docs/notes/parallel.md measures this order against others). replay: as all_gather_linear's."""
     _forward_only("linear_reduce_scatter", x, weight, bias, residual)
     _check_transport(transport)
     world, rank = _world(group)
     rows = _split(x.shape[0], world, "the rows of x")
+    replay = overlap_replay.wanted(replay, 2 * x.shape[0] * weight.shape[0] * x.shape[-1])
     if residual is not None and tuple(residual.shape) != (rows, weight.shape[0]):
         raise ValueError(f"residual has shape {tuple(residual.shape)}; it must be this rank's block of the output, "
                          f"{(rows, weight.shape[0])}")
@@ -58,7 +63,10 @@ def linear_reduce_scatter(x, weight, bias=None, residual=None, group=None, trans
     x = x.contiguous()
     if _use_copy_engine(transport, group, x, rows * weight.shape[0]):
         with torch.cuda.device(x.device):
-            return _reduce_scatter_steps_ce(x, weight, bias, residual, _group(group), world, rank, rows)
+            group = _group(group)
+            if replay:
+                return _reduce_scatter_replayed(x, weight, bias, residual, group, world, rank, rows)
+            return _reduce_scatter_steps_ce(x, weight, bias, residual, group, world, rank, rows)
     return _linear_reduce_scatter_p2p(x, weight, bias, residual, group, world, rank, rows)
 
 
@@ -133,16 +141,31 @@ def _slot(rank, other):
     return other if other < rank else other - 1
 
 
-def _all_gather_linear_ce(x, weight, bias, activation, group, world, rank):
+def _all_gather_linear_ce(x, weight, bias, activation, group, world, rank, replay):
+    workspace = _workspace(group, x.numel() * x.element_size())
+    shape = tuple(x.shape)
+    workspace.barrier(channel=0)  # every peer has finished reading this workspace's previous contents
+    mine = _view(workspace, rank, shape, x.dtype)
+    mine.copy_(x)
+    if replay:  # the rest reads this rank's block from the workspace, where the graph finds it
+        signature = ("all_gather_linear", x.device, shape, x.dtype, _identity(weight), _identity(bias), activation,
+                     id(group), world, rank, id(workspace))
+        out = overlap_replay.run(
+            signature, (), lambda: _all_gather_rest(mine, weight, bias, activation, workspace, world, rank),
+            _stream(x.device, "capture"), kept=(weight, bias, workspace))
+        if out is not None:
+            return out
+    return _all_gather_rest(x, weight, bias, activation, workspace, world, rank)
+
+
+def _all_gather_rest(x, weight, bias, activation, workspace, world, rank):
+    """After this rank's block is in its workspace: every rank's, the GEMMs on each as it arrives."""
     rows, n = x.shape[0], weight.shape[0]
     device = x.device
     out = torch.empty(world * rows, n, dtype=x.dtype, device=device)
     staged = torch.empty((world - 1) * rows, x.shape[1], dtype=x.dtype, device=device)  # the others', rank order
-    workspace = _workspace(group, x.numel() * x.element_size())
     shape = tuple(x.shape)
     current, gemm = torch.cuda.current_stream(), _stream(device, "gemm")
-    workspace.barrier(channel=0)  # every peer has finished reading this workspace's previous contents
-    _view(workspace, rank, shape, x.dtype).copy_(x)
     workspace.barrier(channel=1)  # every rank's block is in its workspace
     ready = _event(device, "ready")
     ready.record(current)
@@ -172,6 +195,24 @@ def _all_gather_linear_ce(x, weight, bias, activation, group, world, rank):
     current.wait_stream(gemm)
     current.wait_stream(last)
     return out
+
+
+def _reduce_scatter_replayed(x, weight, bias, residual, group, world, rank, rows):
+    """_reduce_scatter_steps_ce from a CUDA graph (overlap_replay): x and the residual are read in place."""
+    workspace = _workspace(group, (world - 1) * rows * weight.shape[0] * x.element_size())
+    signature = ("linear_reduce_scatter", x.device, tuple(x.shape), x.dtype, _identity(weight), _identity(bias),
+                 None if residual is None else (tuple(residual.shape), tuple(residual.stride()), residual.dtype),
+                 id(group), world, rank, id(workspace))
+    out = overlap_replay.run(
+        signature, (x, residual),
+        lambda x, residual: _reduce_scatter_steps_ce(x, weight, bias, residual, group, world, rank, rows),
+        _stream(x.device, "capture"), kept=(weight, bias, workspace))
+    return out if out is not None else _reduce_scatter_steps_ce(x, weight, bias, residual, group, world, rank, rows)
+
+
+def _identity(tensor):
+    """What a graph's signature knows of a tensor it reads where it lies: address, shape, strides, dtype."""
+    return None if tensor is None else (tensor.data_ptr(), tuple(tensor.shape), tuple(tensor.stride()), tensor.dtype)
 
 
 def _reduce_scatter_steps_ce(x, weight, bias, residual, group, world, rank, rows):

@@ -65,12 +65,49 @@ def run_rank(rank, world, init_file, results):
                                                    down.weight.chunk(world, 1)[rank].contiguous(), down.bias,
                                                    rows.chunk(world, 0)[rank].contiguous(), transport=transport)
                     close_in_bf16(got, want, f"linear_reduce_scatter {transport}")
+            if world > 1:
+                check_replayed(tp, rank, world, rows, hidden, up, down)
         check_parallelize_module(world, x, d)
         results.put((rank, "ok"))
     except Exception as error:  # noqa: BLE001 - reported to the parent
         results.put((rank, f"{type(error).__name__}: {error}"))
     finally:
         dist.destroy_process_group()
+
+
+def check_replayed(tp, rank, world, rows, hidden, up, down):
+    """The copy-engine ops replayed from CUDA graphs (tilefuse.overlap_replay): results a caller holds are never
+    overwritten by later calls, an op's output feeds the next op, inputs at new addresses are read, and the
+    calls after the first two are replays."""
+    import tilefuse.overlap_replay as replay
+
+    replay.reset_graphs()
+    before = dict(replay.stats)
+    mine = rows.chunk(world, 0)[rank].contiguous()
+    other = (mine * 0.5).contiguous()
+    w2, r = down.weight.chunk(world, 1)[rank].contiguous(), rows.chunk(world, 0)[rank].contiguous()
+    ag = lambda block: tp.all_gather_linear(block, up.weight, up.bias, "gelu", transport="copy_engine",  # noqa: E731
+                                            replay=True)
+    rs = lambda h: tp.linear_reduce_scatter(h, w2, down.bias, r, transport="copy_engine", replay=True)  # noqa: E731
+    want_mine = F.gelu(F.linear(rows, up.weight, up.bias))
+    halves = torch.cat([block * 0.5 for block in rows.chunk(world, 0)])
+    want_other = F.gelu(F.linear(halves, up.weight, up.bias))
+    held = [ag(mine) for _ in range(3)]  # op by op, captured, then another graph (the first result is held)
+    held.append(ag(other))
+    for got in held[:3]:
+        close_in_bf16(got, want_mine, "replayed all_gather_linear, held")
+    close_in_bf16(held[3], want_other, "replayed all_gather_linear, other input")
+    del held
+    want_down = (F.linear(hidden, down.weight, down.bias) + rows).chunk(world, 0)[rank]
+    up_w, up_b = up.weight.chunk(world, 0)[rank].contiguous(), up.bias.chunk(world, 0)[rank].contiguous()
+    for step in range(4):  # the gathered output (this rank's columns of the hidden layer) feeds the reduce-scatter
+        h = tp.all_gather_linear(mine, up_w, up_b, "gelu", transport="copy_engine", replay=True)
+        close_in_bf16(h, hidden.chunk(world, 1)[rank], f"replayed all_gather_linear, step {step}")
+        got = rs(h)
+        close_in_bf16(got, want_down, f"replayed linear_reduce_scatter on it, step {step}")
+        del h, got
+    assert replay.stats["replayed"] - before["replayed"] >= 4, replay.stats
+    replay.reset_graphs()
 
 
 def check_parallelize_module(world, x, d):

@@ -1,0 +1,130 @@
+"""tilefuse.overlap_replay's policy, no GPU: a graph stands in for the CUDA graph (it runs the body again on the
+addresses it was recorded with), so every rule shows in the values: first calls run op by op, a held output is
+never overwritten, an input at a new address is copied only into a held input nothing else uses, the limits."""
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import tilefuse.overlap_replay as replay  # noqa: E402
+
+
+class Recorded:
+    """Replays body into the recorded output, reading its inputs where the graph holds them (as a CUDA graph, it
+    holds no tensor itself: a borrowed input is found among the graphs' outputs by its address)."""
+
+    def __init__(self, body, out):
+        self.body, self.out = body, out
+
+    def replay(self):
+        graphs = [g for entry in replay._signatures.values() for g in entry.graphs]
+        held = next(g for g in graphs if g.graph is self)
+        outputs = {g.out.data_ptr(): g.out for g in graphs}
+        inputs = [outputs[t.data_ptr()] if isinstance(t, replay._Borrowed) else t for t in held.inputs]
+        self.out.copy_(self.body(*inputs))
+
+
+@pytest.fixture
+def recorded(monkeypatch):
+    made = []
+
+    def record(body, inputs, stream):
+        out = body(*inputs)
+        made.append(Recorded(body, out))
+        return made[-1], out
+
+    monkeypatch.setattr(replay, "_record", record)
+    replay.reset_graphs()
+    yield made
+    replay.reset_graphs()
+
+
+def double(x):
+    return x * 2
+
+
+def call(x, signature="sig", kept=()):
+    out = replay.run(signature, (x,), double, None, kept=kept)
+    return double(x) if out is None else out
+
+
+def test_first_call_op_by_op_then_one_graph(recorded):
+    x = torch.arange(4.0)
+    assert replay.run("sig", (x,), double, None) is None  # the first call warms the caches op by op
+    got = replay.run("sig", (x,), double, None)
+    assert torch.equal(got, x * 2) and len(recorded) == 1
+    del got
+    x.add_(1)  # read where it lies
+    assert torch.equal(replay.run("sig", (x,), double, None), x * 2) and len(recorded) == 1
+
+
+def test_a_held_output_is_never_overwritten(recorded):
+    x = torch.arange(4.0)
+    call(x)
+    first = call(x)
+    x.add_(10)
+    second = call(x)  # first is held: another graph
+    assert torch.equal(first, torch.arange(4.0) * 2) and torch.equal(second, x * 2)
+    assert len(recorded) == 2
+    view = second[1:]
+    del second
+    x.add_(10)
+    third = call(x)  # a view of second is held too
+    assert torch.equal(view, (torch.arange(4.0) + 10)[1:] * 2) and torch.equal(third, x * 2)
+    assert len(recorded) == 3
+
+
+def test_an_input_at_a_new_address(recorded):
+    call(torch.arange(4.0))
+    call(torch.arange(4.0))  # recorded on a temporary the caller dropped: the graph holds it
+    y = torch.arange(4.0) + 5
+    assert torch.equal(call(y), y * 2) and len(recorded) == 1 and replay.stats["copied_inputs"] >= 1
+    z = torch.arange(4.0) + 7
+    assert torch.equal(call(z), z * 2) and len(recorded) == 1
+    assert torch.equal(y, torch.arange(4.0) + 5)  # y is the caller's: never written
+
+
+def test_an_input_the_caller_still_holds_is_not_written(recorded):
+    a, b = torch.arange(4.0), torch.arange(4.0) + 3
+    call(a)
+    call(a)
+    assert torch.equal(call(b), b * 2)
+    assert len(recorded) == 2 and torch.equal(a, torch.arange(4.0))
+
+
+def test_another_graphs_output_as_input(recorded):
+    x = torch.arange(4.0)
+    call(x, "first")
+    h = call(x, "first")
+    call(h, "second")
+    out = call(h, "second")
+    assert torch.equal(out, x * 4)
+    del h, out
+    for step in range(3):  # the second graph borrows the first's output: neither piles up graphs
+        x.add_(1)
+        h = call(x, "first")
+        out = call(h, "second")
+        assert torch.equal(out, x * 4)
+        del h, out
+    assert len(recorded) == 2
+
+
+def test_limits_and_failures(recorded, monkeypatch):
+    x = torch.arange(4.0)
+    call(x)
+    held = [call(x) for _ in range(replay.MAX_GRAPHS + 2)]
+    assert len(recorded) == replay.MAX_GRAPHS  # then op by op
+    assert all(torch.equal(h, x * 2) for h in held)
+
+    def fail(body, inputs, stream):
+        raise RuntimeError("not capturable")
+
+    monkeypatch.setattr(replay, "_record", fail)
+    call(x, "other")
+    assert torch.equal(call(x, "other"), x * 2) and torch.equal(call(x, "other"), x * 2)
+
+
+def test_wanted():
+    assert replay.wanted("auto", 2 * 4096 * 2048 * 4096) and not replay.wanted("auto", 2 * 8192 * 14336 * 8192)
+    assert replay.wanted(True, 1e15) and not replay.wanted(False, 1)
+    with pytest.raises(ValueError, match="replay="):
+        replay.wanted("yes", 1)
