@@ -79,7 +79,7 @@ def linear_reduce_scatter(x, weight, bias=None, residual=None, group=None, trans
 
 _streams = {}  # (device, role) -> a side stream: "gemm", or "copy<i>" (one per peer: pulls run at once)
 _events = {}  # (device, rank or name) -> an event, re-recorded each call
-_views = {}  # id(workspace) -> (the workspace, {(rank, shape, dtype, offset): that rank's buffer})
+_views = {}  # _address(workspace) -> (the workspace, {(rank, shape, dtype, offset): that rank's buffer})
 
 
 def _stream(device, role):
@@ -109,17 +109,22 @@ def _workspace(group, nbytes):
 def _view(workspace, rank, shape, dtype, offset=0):
     """Rank's buffer in the workspace as a tensor, made once per workspace allocation (a larger request makes
     torch allocate a new workspace object: its views are made afresh)."""
-    held, views = _views.get(id(workspace), (None, None))
-    if held is not workspace:  # (the entry holds its workspace: its id stays its own)
+    held, views = _views.get(_address(workspace), (None, None))
+    if held is None:  # (the entry holds its workspace: its memory stays its own)
         if len(_views) >= 8:
             _views.clear()
         views = {}
-        _views[id(workspace)] = (workspace, views)
+        _views[_address(workspace)] = (workspace, views)
     key = (rank, shape, dtype, offset)
     view = views.get(key)
     if view is None:
         view = views[key] = workspace.get_buffer(rank, shape, dtype, storage_offset=offset)
     return view
+
+
+def _address(workspace):
+    """Which workspace allocation this is: torch hands out a new Python object for the same one on every call."""
+    return tuple(workspace.buffer_ptrs), workspace.buffer_size
 
 
 def _into(x, weight, bias, residual, activation, out):
@@ -149,7 +154,7 @@ def _all_gather_linear_ce(x, weight, bias, activation, group, world, rank, repla
     mine.copy_(x)
     if replay:  # the rest reads this rank's block from the workspace, where the graph finds it
         signature = ("all_gather_linear", x.device, shape, x.dtype, _identity(weight), _identity(bias), activation,
-                     id(group), world, rank, id(workspace))
+                     id(group), world, rank, _address(workspace))
         out = overlap_replay.run(
             signature, (), lambda: _all_gather_rest(mine, weight, bias, activation, workspace, world, rank),
             _stream(x.device, "capture"), kept=(weight, bias, workspace))
@@ -202,7 +207,7 @@ def _reduce_scatter_replayed(x, weight, bias, residual, group, world, rank, rows
     workspace = _workspace(group, (world - 1) * rows * weight.shape[0] * x.element_size())
     signature = ("linear_reduce_scatter", x.device, tuple(x.shape), x.dtype, _identity(weight), _identity(bias),
                  None if residual is None else (tuple(residual.shape), tuple(residual.stride()), residual.dtype),
-                 id(group), world, rank, id(workspace))
+                 id(group), world, rank, _address(workspace))
     out = overlap_replay.run(
         signature, (x, residual),
         lambda x, residual: _reduce_scatter_steps_ce(x, weight, bias, residual, group, world, rank, rows),
