@@ -9,6 +9,9 @@ input met at another address is copied into the held one when nothing else still
 otherwise another graph is captured (a few per signature), and past that the call runs without one. The output
 is handed out as a view: while the caller holds it (or any view of it), that graph is not replayed, since its
 next replay would overwrite the caller's result."""
+import sys
+import threading
+
 import torch
 
 MAX_GRAPHS = 4  # per signature
@@ -20,13 +23,22 @@ AUTO_FLOPS = 1 << 38
 _signatures = {}  # signature -> _Signature
 _outputs = set()  # the storages' addresses of the graphs' outputs
 stats = {"replayed": 0, "captured": 0, "copied_inputs": 0, "eager": 0}
+_lock = threading.Lock()  # one thread at a time decides which graph is free and replays it
+
+
+def _capturing():
+    return torch.cuda.is_current_stream_capturing()
+
+
+def _current_stream():
+    return torch.cuda.current_stream()
 
 
 class _Graph:
-    __slots__ = ("graph", "inputs", "out")
+    __slots__ = ("graph", "inputs", "out", "stream")
 
     def __init__(self, graph, inputs, out):
-        self.graph, self.inputs, self.out = graph, inputs, out
+        self.graph, self.inputs, self.out, self.stream = graph, inputs, out, None
 
 
 class _Borrowed:
@@ -55,54 +67,84 @@ def _alias(tensor):
 
 
 def wanted(replay, flops):
-    """Whether a call takes the graphs: replay is True, False or "auto" (by the GEMMs' flops)."""
-    if replay == "auto":
-        return flops <= AUTO_FLOPS
-    if replay in (True, False):
-        return replay
-    raise ValueError(f"replay={replay!r}: use True, False or 'auto'")
+    """Whether a call takes the graphs: replay is True, False or "auto" (by the GEMMs' flops); never for empty
+    problems."""
+    if replay not in (True, False, "auto"):
+        raise ValueError(f"replay={replay!r}: use True, False or 'auto'")
+    if flops == 0:
+        return False
+    return flops <= AUTO_FLOPS if replay == "auto" else replay
+
+
+def _holds(tensor):
+    """(storage users, references to its Python storage object) as seen from here."""
+    storage = tensor.untyped_storage()
+    return torch._C._storage_Use_Count(storage._cdata), sys.getrefcount(storage)
+
+
+_ALONE = _holds(torch.empty(0))  # a tensor nothing else shares (calibrated: the counts include our own asking)
 
 
 def used_elsewhere(tensor):
-    """Whether anything besides this tensor uses its storage (a caller's view, a tensor sharing it). Counted: the
-    tensor itself and the storage object made to ask."""
-    return torch._C._storage_Use_Count(tensor.untyped_storage()._cdata) > 2
+    """Whether anything besides this tensor uses its storage: another tensor or view sharing it, or a caller who
+    kept the storage object itself (torch hands out one Python object per storage while it lives, so that hold
+    shows only in its reference count)."""
+    users, references = _holds(tensor)
+    return users > _ALONE[0] or references > _ALONE[1]
 
 
 def run(signature, inputs, body, stream, kept=()):
     """body(*inputs) -> a tensor, enqueued on the current stream, from a CUDA graph of it where one can serve;
     returns the output, or None where the caller should run body itself (the signature's first call, which warms
-    every cache body touches, and the calls no graph can take). stream: the side stream captures run on; kept:
-    the tensors the signature names by address (weights, bias, workspace views), held so that none other takes
-    their addresses."""
-    entry = _signatures.get(signature)
-    if entry is None:
-        if len(_signatures) >= MAX_SIGNATURES:
-            reset_graphs()  # their graphs go; outputs callers hold keep their memory
-        entry = _signatures[signature] = _Signature([_alias(t) for t in kept])
-    entry.calls += 1
-    if entry.calls == 1 or entry.failed:
-        stats["eager"] += 1
-        return None
-    for held in entry.graphs:
-        if used_elsewhere(held.out):
-            continue
-        if _take_inputs(held, inputs):
-            held.graph.replay()
-            stats["replayed"] += 1
-            return held.out.detach()  # a tensor of its own: the caller's hold shows in the storage's use count
-    if len(entry.graphs) >= MAX_GRAPHS:
-        stats["eager"] += 1
-        return None
-    held = _capture(body, inputs, stream)
-    if held is None:
-        entry.failed = True
-        stats["eager"] += 1
-        return None
-    entry.graphs.append(held)
-    held.graph.replay()
-    stats["captured"] += 1
-    return held.out.detach()
+    every cache body touches, calls made while the caller captures a CUDA graph of its own, and the calls no graph
+    can take). stream: the side stream captures run on; kept: the tensors the signature names by address
+    (weights, bias, workspace), held so that none other takes their addresses.
+
+    A result consumed on another stream must be kept alive until that stream is done with it (record_stream
+    does not protect it: a graph's memory is rewritten by its next replay, not reallocated)."""
+    if _capturing():
+        return None  # replaying, copying or capturing here would be baked into the caller's graph
+    with _lock:
+        entry = _signatures.get(signature)
+        if entry is None:
+            if len(_signatures) >= MAX_SIGNATURES:
+                reset_graphs()  # their graphs go; outputs callers hold keep their memory
+            entry = _signatures[signature] = _Signature([_alias(t) for t in kept])
+        entry.calls += 1
+        if entry.calls == 1 or entry.failed:
+            stats["eager"] += 1
+            return None
+        for held in entry.graphs:
+            if used_elsewhere(held.out):
+                continue
+            _after_last(held)  # before the inputs' copies too: the last replay may still read them
+            if _take_inputs(held, inputs):
+                stats["replayed"] += 1
+                return _replay(held)
+        if len(entry.graphs) >= MAX_GRAPHS:
+            stats["eager"] += 1
+            return None
+        held = _capture(body, inputs, stream)
+        if held is None:
+            entry.failed = True
+            stats["eager"] += 1
+            return None
+        entry.graphs.append(held)
+        stats["captured"] += 1
+        return _replay(held)
+
+
+def _after_last(held):
+    """Orders the current stream after the graph's last replay, which may have been on another stream."""
+    current = _current_stream()
+    if held.stream is not None and held.stream != current:
+        current.wait_stream(held.stream)
+
+
+def _replay(held):
+    held.graph.replay()  # on the current stream
+    held.stream = _current_stream()
+    return held.out.detach()  # a tensor of its own: the caller's hold shows in the storage's use count
 
 
 def _take_inputs(held, inputs):
@@ -110,6 +152,7 @@ def _take_inputs(held, inputs):
     before the replay) where only the graph still uses the held one."""
     moved = [i for i, (mine, theirs) in enumerate(zip(held.inputs, inputs)) if not _same(mine, theirs)]
     if any(mine is None or isinstance(mine, _Borrowed) or used_elsewhere(mine)
+           or (mine.is_inference() and not torch.is_inference_mode_enabled())  # copy_ into one would raise
            for mine in (held.inputs[i] for i in moved)):
         return False
     for i in moved:
@@ -141,9 +184,13 @@ def _capture(body, inputs, stream):
 def _record(body, inputs, stream):
     """(graph, output) of body(*inputs) captured, not run (a CPU test replaces this)."""
     graph = torch.cuda.CUDAGraph()
-    # thread_local: NCCL's watchdog thread queries events while this thread captures
-    with torch.cuda.graph(graph, stream=stream, capture_error_mode="thread_local"):
-        out = body(*inputs)
+    current = torch.cuda.current_stream()
+    try:
+        # thread_local: NCCL's watchdog thread queries events while this thread captures
+        with torch.cuda.graph(graph, stream=stream, capture_error_mode="thread_local"):
+            out = body(*inputs)
+    finally:
+        torch.cuda.set_stream(current)  # a failed capture's exit raises before it restores the stream
     return graph, out
 
 

@@ -23,6 +23,18 @@ class Recorded:
         self.out.copy_(self.body(*inputs))
 
 
+class Stream:
+    """A stand-in stream: which one is current, and what waited for what."""
+    current = None
+    waits = []
+
+    def __init__(self, name):
+        self.name = name
+
+    def wait_stream(self, other):
+        Stream.waits.append((self.name, other.name))
+
+
 @pytest.fixture
 def recorded(monkeypatch):
     made = []
@@ -33,6 +45,8 @@ def recorded(monkeypatch):
         return made[-1], out
 
     monkeypatch.setattr(replay, "_record", record)
+    monkeypatch.setattr(replay, "_capturing", lambda: False)
+    monkeypatch.setattr(replay, "_current_stream", lambda: Stream.current)
     replay.reset_graphs()
     yield made
     replay.reset_graphs()
@@ -123,8 +137,36 @@ def test_limits_and_failures(recorded, monkeypatch):
     assert torch.equal(call(x, "other"), x * 2) and torch.equal(call(x, "other"), x * 2)
 
 
+def test_a_kept_storage_object_counts_as_held(recorded):
+    x = torch.arange(4.0)
+    call(x)
+    storage = call(x).untyped_storage()  # the caller keeps only the storage object
+    x.add_(100)
+    assert torch.equal(call(x), x * 2) and len(recorded) == 2
+    assert torch.equal(torch.tensor([], dtype=torch.float32).set_(storage), torch.arange(4.0) * 2)
+
+
+def test_a_replay_on_another_stream_waits_for_the_last(recorded):
+    x = torch.arange(4.0)
+    Stream.current, Stream.waits = Stream("main"), []
+    call(x)
+    call(x)
+    Stream.current = Stream("side")
+    call(x)
+    assert Stream.waits == [("side", "main")]
+
+
+def test_inside_a_capture_of_the_callers_nothing_is_replayed(recorded, monkeypatch):
+    x = torch.arange(4.0)
+    call(x)
+    monkeypatch.setattr(replay, "_capturing", lambda: True)
+    assert replay.run("sig", (x,), double, None) is None and len(recorded) == 0
+    monkeypatch.setattr(replay, "_capturing", lambda: False)
+    assert torch.equal(call(x), x * 2) and len(recorded) == 1  # that call did not count
+
+
 def test_wanted():
     assert replay.wanted("auto", 2 * 4096 * 2048 * 4096) and not replay.wanted("auto", 2 * 8192 * 14336 * 8192)
-    assert replay.wanted(True, 1e15) and not replay.wanted(False, 1)
+    assert replay.wanted(True, 1e15) and not replay.wanted(False, 1) and not replay.wanted(True, 0)
     with pytest.raises(ValueError, match="replay="):
         replay.wanted("yes", 1)
