@@ -32,8 +32,9 @@ if [ "$(printf '%s\n3.25\n' "$cmake_version" | sort -V | head -n1)" != "3.25" ];
 fi
 
 # The Python package's build backend and test tools (tests/python/run.sh builds without isolation), and
-# with --with-torch PyTorch (pinned to the GPU machine's 2.11), go into the active virtual environment, or
-# into .venv in this checkout (made here) when none is active: never into the system's python3.
+# with --with-torch PyTorch and torchvision (pinned to the GPU machine's 2.11 / 0.26), go into the active
+# virtual environment, or into .venv in this checkout (made here) when none is active: never into the
+# system's python3.
 command -v python3 >/dev/null || { echo "setup: python3 (3.10 or newer) not found; install it" >&2; exit 1; }
 with_torch=0
 for arg in "$@"; do
@@ -54,6 +55,9 @@ python_missing=()
 "$python" -c "import pyflakes" 2>/dev/null || python_missing+=(pyflakes)
 if [[ $with_torch == 1 ]] && ! "$python" -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '2.11.0')" 2>/dev/null; then
   python_missing+=("torch==2.11.0")
+fi
+if [[ $with_torch == 1 ]] && ! "$python" -c "import torchvision" 2>/dev/null; then
+  python_missing+=("torchvision==0.26.0")  # torch 2.11's: the backend's CPU tests on whole models
 fi
 if [ ${#python_missing[@]} -gt 0 ]; then
   echo "setup: pip installing ${python_missing[*]} into $("$python" -c 'import sys; print(sys.prefix)')"
