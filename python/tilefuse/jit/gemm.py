@@ -2,12 +2,19 @@
 from .cache import KernelCache, key_inputs
 from .errors import JitError
 from .headers import include_dir
-from .nvrtc import compile_to_cubin
+from .nvrtc import compile_to_cubin, version as nvrtc_version
 from .source import gather_columns_source, gemm_skinny_source, gemm_sm80_source, gemm_sm90_source, pack_k_major_source
 from .toolkit import cuda_include_dirs
 
 # NVRTC's flags (the include folders are added at compile time and are not part of the cache key).
 BASE_FLAGS = ("-std=c++20",)
+
+
+def speed_flags():
+    """Flags that make compiles faster and leave the code as it is, so not part of the cache key: NVRTC's
+    automatic precompiled header (12.4+), which a process's later compiles of the same headers reuse (a Hopper
+    GEMM kernel 1.1 -> 0.45 s on one core; the SASS byte-identical)."""
+    return ["-pch"] if nvrtc_version() >= (12, 4) else []
 
 
 def gemm_kernel(epilogue, element="bfloat16", config="Sm90LargeConfig", *, element_b=None, arch="sm_90a",
@@ -60,7 +67,7 @@ def compile_cached(kernel, arch, cache_dir=None, require_cached=None):
         extra = dict(kernel.extra_expressions)
         layout = [kernel.layout_expression] if kernel.layout_expression else []
         expressions = [kernel.name_expression, *layout, *extra.values()]
-        compiled = compile_to_cubin(kernel.source, expressions, flags + includes)
+        compiled = compile_to_cubin(kernel.source, expressions, flags + speed_flags() + includes)
         names = {"layout": compiled.lowered_names[e] for e in layout}
         names.update((key, compiled.lowered_names[expression]) for key, expression in extra.items())
         return compiled.cubin, compiled.lowered_names[kernel.name_expression], names
