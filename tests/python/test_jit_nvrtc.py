@@ -134,6 +134,16 @@ def test_require_cached_refuses_a_new_kernel(compiled):
         gemm_kernel(other, "bfloat16", "Sm90MediumConfig", cache_dir=directory, require_cached=True)
 
 
+def test_the_precompiled_header_is_asked_for_where_nvrtc_has_it(nvrtc_version, monkeypatch):
+    """-pch (NVRTC 12.8+) speeds compiles and leaves the code as it is, so it is passed to NVRTC and not keyed."""
+    import tilefuse.jit.gemm as jit_gemm
+
+    assert jit_gemm.speed_flags() == (["-pch"] if nvrtc_version >= (12, 8) else [])
+    monkeypatch.setattr(jit_gemm, "nvrtc_version", lambda: (12, 4))
+    assert jit_gemm.speed_flags() == []
+    assert "-pch" not in jit_gemm.BASE_FLAGS  # the cache key's flags
+
+
 def test_key_inputs_name_every_dependency(nvrtc_version, relu_bias_tree):
     import tilefuse
 
