@@ -64,9 +64,10 @@ def linear_reduce_scatter(x, weight, bias=None, residual=None, group=None, trans
     if _use_copy_engine(transport, group, x, rows * weight.shape[0]):
         with torch.cuda.device(x.device):
             group = _group(group)
+            workspace = _workspace(group, (world - 1) * rows * weight.shape[0] * x.element_size())
             if replay:
-                return _reduce_scatter_replayed(x, weight, bias, residual, group, world, rank, rows)
-            return _reduce_scatter_steps_ce(x, weight, bias, residual, group, world, rank, rows)
+                return _reduce_scatter_replayed(x, weight, bias, residual, group, workspace, world, rank, rows)
+            return _reduce_scatter_steps_ce(x, weight, bias, residual, workspace, world, rank, rows)
     return _linear_reduce_scatter_p2p(x, weight, bias, residual, group, world, rank, rows)
 
 
@@ -202,17 +203,17 @@ def _all_gather_rest(x, weight, bias, activation, workspace, world, rank):
     return out
 
 
-def _reduce_scatter_replayed(x, weight, bias, residual, group, world, rank, rows):
+def _reduce_scatter_replayed(x, weight, bias, residual, group, workspace, world, rank, rows):
     """_reduce_scatter_steps_ce from a CUDA graph (overlap_replay): x and the residual are read in place."""
-    workspace = _workspace(group, (world - 1) * rows * weight.shape[0] * x.element_size())
     signature = ("linear_reduce_scatter", x.device, tuple(x.shape), x.dtype, _identity(weight), _identity(bias),
                  None if residual is None else (tuple(residual.shape), tuple(residual.stride()), residual.dtype),
                  id(group), world, rank, _address(workspace))
     out = overlap_replay.run(
         signature, (x, residual),
-        lambda x, residual: _reduce_scatter_steps_ce(x, weight, bias, residual, group, world, rank, rows),
+        lambda x, residual: _reduce_scatter_steps_ce(x, weight, bias, residual, workspace, world, rank, rows),
         _stream(x.device, "capture"), kept=(weight, bias, workspace))
-    return out if out is not None else _reduce_scatter_steps_ce(x, weight, bias, residual, group, world, rank, rows)
+    return out if out is not None else _reduce_scatter_steps_ce(x, weight, bias, residual, workspace, world, rank,
+                                                                rows)
 
 
 def _identity(tensor):
@@ -220,14 +221,14 @@ def _identity(tensor):
     return None if tensor is None else (tensor.data_ptr(), tuple(tensor.shape), tuple(tensor.stride()), tensor.dtype)
 
 
-def _reduce_scatter_steps_ce(x, weight, bias, residual, group, world, rank, rows):
-    """Step s: the partial for rank + s into this rank's workspace, a barrier, then the pull of rank - s's
-    partial for this rank, which travels while step s + 1's GEMM runs; the own block last."""
+def _reduce_scatter_steps_ce(x, weight, bias, residual, workspace, world, rank, rows):
+    """Step s: the partial for rank + s into this rank's workspace (the group's, of (world - 1) partials), a
+    barrier, then the pull of rank - s's partial for this rank, which travels while step s + 1's GEMM runs; the
+    own block last."""
     n = weight.shape[0]
     device = x.device
     received = torch.empty(world - 1, rows, n, dtype=x.dtype, device=device)
     out = torch.empty(rows, n, dtype=x.dtype, device=device)
-    workspace = _workspace(group, (world - 1) * rows * n * x.element_size())
     current = torch.cuda.current_stream()
     workspace.barrier(channel=0)
     for step in range(1, world):

@@ -7,8 +7,8 @@ A graph serves one signature (shapes, dtypes, the weights and the workspace, by 
 place at the addresses it was captured with and holds them, so that no other tensor can take those addresses. An
 input met at another address is copied into the held one when nothing else still uses the held one's storage;
 otherwise another graph is captured (a few per signature), and past that the call runs without one. The output
-is handed out as a view: while the caller holds it (or any view of it), that graph is not replayed, since its
-next replay would overwrite the caller's result."""
+is handed out as a tensor of the graph's memory: while the caller holds it (or any view of it, or its storage),
+that graph is not replayed, since its next replay would overwrite the caller's result."""
 import sys
 import threading
 
