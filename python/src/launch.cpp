@@ -158,10 +158,12 @@ class PreparedLaunch {
  public:
   static constexpr std::size_t kRecent = 32;
 
+  // after_previous_early: the kernel waits for the previous kernel's writes itself (the Hopper kernel:
+  // LaunchConfig::after_previous_early), so it may be launched before that kernel has finished.
   PreparedLaunch(std::uintptr_t kernel, unsigned grid, unsigned block, unsigned cluster, std::size_t smem_bytes,
-                 unsigned grid_z, nb::bytes params)
+                 unsigned grid_z, nb::bytes params, bool after_previous_early)
       : kernel_(kernel), grid_(grid), block_(block), cluster_(cluster), smem_bytes_(smem_bytes), grid_z_(grid_z),
-        template_(params.c_str(), params.c_str() + params.size()) {}
+        after_previous_early_(after_previous_early), template_(params.c_str(), params.c_str() + params.size()) {}
 
   void add_pointer(std::size_t offset, int slot) { pointers_.push_back({checked(offset, 8), slot}); }
   void add_scalar(std::size_t offset, int slot) { scalars_.push_back({checked(offset, 4), slot}); }
@@ -199,6 +201,7 @@ class PreparedLaunch {
     config.cluster = dim3(cluster_, 1, 1);
     config.dynamic_smem_bytes = smem_bytes_;
     config.stream = reinterpret_cast<cudaStream_t>(stream);
+    config.after_previous_early = after_previous_early_;
     void* args[] = {aligned};
     raise_status(tilefuse::host_adapter().launch(config, reinterpret_cast<void const*>(kernel_), args));
   }
@@ -287,6 +290,7 @@ class PreparedLaunch {
   unsigned grid_, block_, cluster_;
   std::size_t smem_bytes_;
   unsigned grid_z_;
+  bool after_previous_early_;
   std::vector<char> template_;
   std::vector<std::pair<std::size_t, int>> pointers_, scalars_;
   std::vector<Maps> maps_;
@@ -420,9 +424,9 @@ void bind_launch(nb::module_& m) {
   nb::class_<PreparedLaunch>(m, "PreparedLaunch",
                               "A kernel launch with its Params packed once; run() patches pointers, scalars and "
                               "tensor maps in C++ and launches.")
-      .def(nb::init<std::uintptr_t, unsigned, unsigned, unsigned, std::size_t, unsigned, nb::bytes>(),
+      .def(nb::init<std::uintptr_t, unsigned, unsigned, unsigned, std::size_t, unsigned, nb::bytes, bool>(),
            nb::arg("kernel"), nb::arg("grid"), nb::arg("block"), nb::arg("cluster"), nb::arg("smem_bytes"),
-           nb::arg("grid_z"), nb::arg("params"))
+           nb::arg("grid_z"), nb::arg("params"), nb::arg("after_previous_early") = false)
       .def("add_pointer", &PreparedLaunch::add_pointer, nb::arg("offset"), nb::arg("slot"))
       .def("add_scalar", &PreparedLaunch::add_scalar, nb::arg("offset"), nb::arg("slot"))
       .def("add_maps", &PreparedLaunch::add_maps, nb::arg("offsets"), nb::arg("slots"), nb::arg("encode"))

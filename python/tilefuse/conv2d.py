@@ -645,7 +645,7 @@ class Conv2d:
         struct.pack_into("<i", params, layout["tiles_n"], tiles_n)
         struct.pack_into("<i", params, layout["tiles"], tiles_m * tiles_n * batch)
         launch = Launch(kernel.kernel, min(tiles_m * tiles_n * batch, planner["sm_count"]), layout["threads"],
-                        layout["smem_bytes"])
+                        layout["smem_bytes"], after_previous_early=True)
         tile, im2col, half_k, pointwise = (planner["sm90_tile"], planner["im2col"], planner["half_k"],
                                            planner["pointwise"])
 

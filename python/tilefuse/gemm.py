@@ -517,7 +517,8 @@ class Gemm:
         tiles = tiles_m * tiles_n * batch
         struct.pack_into("<i", params, layout["tiles"], tiles)
         # persistent: at most one block per SM
-        launch = Launch(kernel.kernel, min(tiles, sm_count), layout["threads"], layout["smem_bytes"])
+        launch = Launch(kernel.kernel, min(tiles, sm_count), layout["threads"], layout["smem_bytes"],
+                        after_previous_early=True)
         if splits > 1:
             launch.pointers += [(layout["split_sums"], "partials"), (layout["split_tickets"], "tickets")]
         launch.add_map(layout["tma_a"], "a", lambda pointer: _C.encode_sm90_operand(

@@ -472,6 +472,9 @@ class Launch:
     threads: int
     smem_bytes: int
     grid_z: int = 1
+    # The kernel waits for the previous kernel's writes itself (the Hopper kernel: arch/grid_dependency.h), so
+    # it is launched to start while that kernel finishes.
+    after_previous_early: bool = False
     template: bytes = b""
     pointers: list = field(default_factory=list)  # (offset, key)
     scalars: list = field(default_factory=list)   # (offset, argument name)
@@ -497,7 +500,7 @@ class Launch:
                                       [key for _, group, _ in self.maps for key in group]))
             names = list(dict.fromkeys(name for _, name in self.scalars))
             native = _C.PreparedLaunch(self.kernel, self.grid, self.threads, 1, self.smem_bytes, self.grid_z,
-                                       self.template)
+                                       self.template, self.after_previous_early)
             for offset, key in self.pointers:
                 native.add_pointer(offset, keys.index(key))
             for offset, name in self.scalars:

@@ -63,21 +63,30 @@ bool is_cluster_launch(dim3 const& cluster) {
 
 namespace detail {
 
-cudaLaunchConfig_t to_cuda_launch_config(LaunchConfig const& config,
-                                         cudaLaunchAttribute& cluster_attribute) {
+cudaLaunchConfig_t to_cuda_launch_config(LaunchConfig const& config, LaunchAttributes& attributes) {
   cudaLaunchConfig_t launch_config{};
   launch_config.gridDim = config.grid;
   launch_config.blockDim = config.block;
   launch_config.dynamicSmemBytes = config.dynamic_smem_bytes;
   launch_config.stream = config.stream;
+  unsigned count = 0;
   if (is_cluster_launch(config.cluster)) {
-    cluster_attribute = {};
-    cluster_attribute.id = cudaLaunchAttributeClusterDimension;
-    cluster_attribute.val.clusterDim.x = config.cluster.x;
-    cluster_attribute.val.clusterDim.y = config.cluster.y;
-    cluster_attribute.val.clusterDim.z = config.cluster.z;
-    launch_config.attrs = &cluster_attribute;
-    launch_config.numAttrs = 1;
+    cudaLaunchAttribute& a = attributes[count++];
+    a = {};
+    a.id = cudaLaunchAttributeClusterDimension;
+    a.val.clusterDim.x = config.cluster.x;
+    a.val.clusterDim.y = config.cluster.y;
+    a.val.clusterDim.z = config.cluster.z;
+  }
+  if (config.after_previous_early) {
+    cudaLaunchAttribute& a = attributes[count++];
+    a = {};
+    a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    a.val.programmaticStreamSerializationAllowed = 1;
+  }
+  if (count > 0) {
+    launch_config.attrs = attributes.data();
+    launch_config.numAttrs = count;
   }
   return launch_config;
 }
@@ -122,8 +131,8 @@ Status HostAdapter::launch(LaunchConfig const& config, void const* kernel, void*
     TILEFUSE_RETURN_IF_ERROR(opt_in_to_dynamic_smem(kernel, config.dynamic_smem_bytes));
   }
 
-  cudaLaunchAttribute cluster_attribute{};
-  cudaLaunchConfig_t const launch_config = detail::to_cuda_launch_config(config, cluster_attribute);
+  detail::LaunchAttributes attributes{};
+  cudaLaunchConfig_t const launch_config = detail::to_cuda_launch_config(config, attributes);
   cudaError_t const error = cudaLaunchKernelExC(&launch_config, kernel, kernel_args);
   if (error == cudaSuccess) return Status::success();
   (void)cudaGetLastError();  // reported here; keep it out of the caller's next error check

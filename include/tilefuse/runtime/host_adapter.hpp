@@ -5,6 +5,7 @@
 #include <cuda.h>  // types only (CUtensorMap, CUtensorMap* enums): no cu* function is called from here
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -59,6 +60,10 @@ struct LaunchConfig {
   std::size_t dynamic_smem_bytes = 0;
   cudaStream_t stream = nullptr;
   dim3 cluster{1, 1, 1};  // thread block cluster shape; {1, 1, 1} launches without a cluster
+  // Programmatic dependent launch (sm_90): the kernel may start before the previous kernel in the stream has
+  // finished. Only for kernels that call arch::grid_dependency_wait() before touching global memory
+  // (arch/grid_dependency.h); ignored by GPUs before sm_90.
+  bool after_previous_early = false;
 };
 
 class HostAdapter {
@@ -80,10 +85,11 @@ class HostAdapter {
 };
 
 namespace detail {
-// The runtime launch configuration HostAdapter::launch passes to cudaLaunchKernelExC; when
-// config.cluster is not 1x1x1 it points at `cluster_attribute`, filled in here. Exposed for tests.
-cudaLaunchConfig_t to_cuda_launch_config(LaunchConfig const& config,
-                                         cudaLaunchAttribute& cluster_attribute);
+// The runtime launch configuration HostAdapter::launch passes to cudaLaunchKernelExC; its attributes (a
+// cluster dimension when config.cluster is not 1x1x1, programmatic stream serialization when
+// config.after_previous_early) point into `attributes`, filled in here. Exposed for tests.
+using LaunchAttributes = std::array<cudaLaunchAttribute, 2>;
+cudaLaunchConfig_t to_cuda_launch_config(LaunchConfig const& config, LaunchAttributes& attributes);
 }  // namespace detail
 
 // The adapter tilefuse uses now: the installed one, or the default one (DefaultHostAdapter) when

@@ -249,22 +249,34 @@ TEST(DefaultLaunch, ClusterShapeBecomesALaunchAttribute) {
   config.dynamic_smem_bytes = 1234;
   config.stream = reinterpret_cast<cudaStream_t>(0x5000);
   config.cluster = dim3(2, 3, 1);
-  cudaLaunchAttribute attribute{};
-  cudaLaunchConfig_t const c = detail::to_cuda_launch_config(config, attribute);
+  detail::LaunchAttributes attributes{};
+  cudaLaunchConfig_t const c = detail::to_cuda_launch_config(config, attributes);
   EXPECT_EQ(c.gridDim.x, 8u);
   EXPECT_EQ(c.gridDim.y, 6u);
   EXPECT_EQ(c.blockDim.x, 256u);
   EXPECT_EQ(c.dynamicSmemBytes, 1234u);
   EXPECT_EQ(c.stream, config.stream);
   ASSERT_EQ(c.numAttrs, 1u);
-  ASSERT_EQ(c.attrs, &attribute);
-  EXPECT_EQ(attribute.id, cudaLaunchAttributeClusterDimension);
-  EXPECT_EQ(attribute.val.clusterDim.x, 2u);
-  EXPECT_EQ(attribute.val.clusterDim.y, 3u);
-  EXPECT_EQ(attribute.val.clusterDim.z, 1u);
+  ASSERT_EQ(c.attrs, attributes.data());
+  EXPECT_EQ(attributes[0].id, cudaLaunchAttributeClusterDimension);
+  EXPECT_EQ(attributes[0].val.clusterDim.x, 2u);
+  EXPECT_EQ(attributes[0].val.clusterDim.y, 3u);
+  EXPECT_EQ(attributes[0].val.clusterDim.z, 1u);
 
-  config.cluster = dim3(1, 1, 1);  // no cluster: no attribute
-  cudaLaunchConfig_t const plain = detail::to_cuda_launch_config(config, attribute);
+  config.after_previous_early = true;  // a cluster and programmatic serialization: both attributes
+  cudaLaunchConfig_t const both = detail::to_cuda_launch_config(config, attributes);
+  ASSERT_EQ(both.numAttrs, 2u);
+  EXPECT_EQ(attributes[0].id, cudaLaunchAttributeClusterDimension);
+  EXPECT_EQ(attributes[1].id, cudaLaunchAttributeProgrammaticStreamSerialization);
+  EXPECT_EQ(attributes[1].val.programmaticStreamSerializationAllowed, 1);
+
+  config.cluster = dim3(1, 1, 1);  // programmatic alone: the first attribute
+  cudaLaunchConfig_t const early = detail::to_cuda_launch_config(config, attributes);
+  ASSERT_EQ(early.numAttrs, 1u);
+  EXPECT_EQ(attributes[0].id, cudaLaunchAttributeProgrammaticStreamSerialization);
+
+  config.after_previous_early = false;  // neither: no attribute
+  cudaLaunchConfig_t const plain = detail::to_cuda_launch_config(config, attributes);
   EXPECT_EQ(plain.numAttrs, 0u);
   EXPECT_EQ(plain.attrs, nullptr);
 }

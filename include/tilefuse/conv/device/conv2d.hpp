@@ -417,6 +417,7 @@ class Conv2d {
       config.block = dim3(K::kThreads);
       config.dynamic_smem_bytes = K::kSmemBytes;
       config.stream = stream;
+      config.after_previous_early = plan.after_previous_early;
       void* kernel_args[] = {&params};
       return host_adapter().launch(config, reinterpret_cast<void const*>(&gemm::sm90::sm90_gemm_kernel<K>), kernel_args);
     };
@@ -480,6 +481,7 @@ class Conv2d {
     config.block = dim3(K::kThreads);
     config.dynamic_smem_bytes = K::kSmemBytes;
     config.stream = stream;
+    config.after_previous_early = plan.after_previous_early;
     void* kernel_args[] = {&params};
     return host_adapter().launch(config, Hopper::template sm90_kernel_address<Cfg, kIm2col>(), kernel_args);
   }

@@ -80,6 +80,9 @@ struct ConvPlan {
   bool pointwise = false;  // 1x1, stride 1, no padding: the activation loads by a tiled map
   bool split_in_kernel = false;
   int sm_count = 0;
+  // The Hopper kernel may start while the previous kernel in the stream finishes (LaunchConfig::
+  // after_previous_early; it waits for that kernel's writes first): false launches it strictly after.
+  bool after_previous_early = true;
   std::string why_source;
   std::string why_tile;
 };

@@ -78,6 +78,9 @@ class GemmSm90 {
     int sm_count = 0;
     std::size_t split_bytes = 0;  // split-K: the workspace's sums and tickets, zeroed before each launch (one
                                   // launch at a time per workspace: two streams need two workspaces)
+    // The kernel may start while the previous kernel in the stream finishes (LaunchConfig::after_previous_early;
+    // the kernel waits for that kernel's writes first): set false to launch it strictly after.
+    bool after_previous_early = true;
   };
 
   static Status can_implement(Arguments const& args) {
@@ -191,6 +194,7 @@ class GemmSm90 {
     config.block = dim3(Kernel::kThreads);
     config.dynamic_smem_bytes = Kernel::kSmemBytes;
     config.stream = stream;
+    config.after_previous_early = plan.after_previous_early;
     void* kernel_args[] = {&params};
     return host_adapter().launch(config, kernel_address(), kernel_args);
   }

@@ -47,6 +47,7 @@
 #include <cuda/std/type_traits>
 
 #include <tilefuse/arch/cluster.h>
+#include <tilefuse/arch/grid_dependency.h>
 #include <tilefuse/arch/global_reduce.h>
 #include <tilefuse/arch/cp_async.h>
 #include <tilefuse/arch/mbarrier.h>
@@ -298,6 +299,12 @@ struct GemmKernel {
     } else {
       __syncthreads();
     }
+    // Launched early beside the previous kernel (LaunchConfig::after_previous_early), the set-up above touched
+    // only this block's shared memory and the parameters: wait for that kernel's writes before any global
+    // access. The next kernel may then start its own set-up on SMs this grid leaves idle or frees; it waits
+    // for this grid the same way (a no-op without the launch attribute).
+    arch::grid_dependency_wait();
+    arch::allow_dependents_early();
 
     if (warpgroup == 0) {
       arch::setmaxnreg_dec<Config::kProducerRegisters>();
