@@ -165,6 +165,7 @@ class PreparedLaunch {
       : kernel_(kernel), grid_(grid), block_(block), cluster_(cluster), smem_bytes_(smem_bytes), grid_z_(grid_z),
         after_previous_early_(after_previous_early), template_(params.c_str(), params.c_str() + params.size()) {}
 
+  bool after_previous_early() const { return after_previous_early_; }
   void add_pointer(std::size_t offset, int slot) { pointers_.push_back({checked(offset, 8), slot}); }
   void add_scalar(std::size_t offset, int slot) { scalars_.push_back({checked(offset, 4), slot}); }
   void add_maps(std::vector<std::size_t> const& offsets, std::vector<int> const& slots, nb::callable encode) {
@@ -427,6 +428,7 @@ void bind_launch(nb::module_& m) {
       .def(nb::init<std::uintptr_t, unsigned, unsigned, unsigned, std::size_t, unsigned, nb::bytes, bool>(),
            nb::arg("kernel"), nb::arg("grid"), nb::arg("block"), nb::arg("cluster"), nb::arg("smem_bytes"),
            nb::arg("grid_z"), nb::arg("params"), nb::arg("after_previous_early") = false)
+      .def_prop_ro("after_previous_early", &PreparedLaunch::after_previous_early)
       .def("add_pointer", &PreparedLaunch::add_pointer, nb::arg("offset"), nb::arg("slot"))
       .def("add_scalar", &PreparedLaunch::add_scalar, nb::arg("offset"), nb::arg("slot"))
       .def("add_maps", &PreparedLaunch::add_maps, nb::arg("offsets"), nb::arg("slots"), nb::arg("encode"))

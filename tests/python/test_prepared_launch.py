@@ -84,3 +84,11 @@ def test_bad_layouts_and_encoders_raise():
     failing.add_maps([0], [0], lambda p: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         failing.pack([8], [])
+
+
+def test_the_early_launch_reaches_the_native_launch_only_where_asked():
+    # Only a kernel that waits for its predecessor itself (the Hopper kernel) may start beside it.
+    assert make_launch([]).native().after_previous_early is False
+    template = bytes(64)
+    early = Launch(kernel=0, grid=1, threads=128, smem_bytes=0, after_previous_early=True, template=template)
+    assert early.native().after_previous_early is True
