@@ -479,3 +479,41 @@ def test_the_64x64_ping_pong_tile_for_few_rows(m, n, k):
         a2, b2 = operands(mm, nn, kk, torch.float16, seed=mm)
         poison()
         check(tilefuse.Gemm(tile="64x64").run(a2, b2), a2.double() @ b2.double(), a2 @ b2, f"64x64 forced {mm}x{nn}x{kk}")
+
+
+@pytest.mark.parametrize("m,n", [(197, 64), (4100, 256)])
+def test_back_to_back_calls_read_their_predecessors_output(m, n):
+    # The Hopper kernel starts beside the previous kernel (programmatic dependent launch) and must wait for its
+    # writes: a chain queued behind a sleeping kernel, each call reading the last one's output and overwriting
+    # the operand the one before it read. Small integers times signed column selections: exact in bf16. Every B
+    # is K-major, so no packing copy runs between the calls.
+    g = torch.Generator(device="cuda").manual_seed(m)
+    k = 48
+    a = torch.randint(-2, 3, (m, k), device="cuda", generator=g).to(torch.bfloat16)
+    b = torch.randint(-2, 3, (n, k), device="cuda", generator=g).to(torch.bfloat16).t()
+    selections = []
+    for _ in range(16):
+        pick = torch.randperm(n, device="cuda", generator=g)
+        sign = torch.randint(0, 2, (n,), device="cuda", generator=g) * 2 - 1
+        rows = torch.zeros(n, n, device="cuda")
+        rows[torch.arange(n, device="cuda"), pick] = sign.float()  # column j of the selection takes pick[j]
+        selections.append(rows.to(torch.bfloat16).t())
+    gemm = tilefuse.Gemm()
+    ping = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    pong = torch.empty_like(ping)
+    gemm.run(a, b, out=ping)  # both signatures planned (and compiled) before the chain
+    gemm.run(ping, selections[0], out=pong)
+    ping.fill_(float("nan"))
+    pong.fill_(float("nan"))
+    torch.cuda.synchronize()
+    torch.cuda._sleep(20_000_000)  # the stream held while the chain is queued
+    gemm.run(a, b, out=ping)
+    for i, s in enumerate(selections):
+        src, dst = (ping, pong) if i % 2 == 0 else (pong, ping)
+        gemm.run(src, s, out=dst)
+    want = a.double() @ b.double()
+    for s in selections:
+        want = want @ s.double()
+    got = ping if len(selections) % 2 == 0 else pong
+    torch.cuda.synchronize()
+    assert torch.equal(got.double(), want), f"{m}x{n}: {(got.double() != want).sum().item()} elements differ"
