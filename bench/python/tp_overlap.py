@@ -2,11 +2,18 @@
 tilefuse.parallel.all_gather_linear and linear_reduce_scatter beside (a) the collective then the GEMM in
 sequence (NCCL, then cuBLAS through torch), (b) torch's async tensor parallelism
 (torch.ops.symm_mem.fused_all_gather_matmul / fused_matmul_reduce_scatter, multicast off), and the ideal
-max(GEMM alone, collective alone), all measured in the same run. bf16; medians of CUDA-event timings over
-rotating operand sets, rank 0's numbers (the ranks are synchronized each iteration).
+max(GEMM alone, collective alone), all measured in the same run. bf16; CUDA-event timings over rotating operand
+sets, each iteration's slowest rank, the median over iterations.
+
+Timing (--timing): "gated" (the default) holds every rank's stream with a sleep, meets the ranks on the GPU (a
+one-element all-reduce), then starts the clock: both GPUs start the op together and the host's enqueue is
+hidden under the sleep, so the number is the op's GPU time (an iteration whose enqueue outlasted the sleep is
+counted as late). "as-called" starts the clock on an idle stream, as before 2026-11-29: it adds the host's
+enqueue and the ranks' skew in starting, which swung the small shape's times 1.5x from run to run.
 
     torchrun --nproc-per-node 2 bench/python/tp_overlap.py [--shapes mlp small] [--iters 30] [--markdown out.md]
-        [--timeline FILE]  (rank 0's GPU activity during one call of each tilefuse op: which work overlaps)
+        [--timing gated|as-called] [--timeline FILE]  (rank 0's GPU activity during one call of each tilefuse
+        op: which work overlaps)
 
 Shapes (tokens x hidden x intermediate, the intermediate split over the ranks): mlp = 8192 x 8192 x 28672;
 small = 4096 x 4096 x 4096 (communication weighs more).
@@ -28,37 +35,49 @@ import torch.nn.functional as F  # noqa: E402
 SHAPES = {"mlp": (8192, 8192, 28672), "small": (4096, 4096, 4096)}
 
 
-def timed(fn, iters, sets):
-    """Medians over iters calls of fn(set), the sets rotating, every rank stepping together: the ms between CUDA
-    events around the call, and the host's ms to enqueue it (when that is near the first, the call is
-    host-bound)."""
+# The gate's sleep, in GPU clock cycles (about 1.5 ms): longer than any variant's enqueue on the host.
+GATE_CYCLES = 3_000_000
+
+
+def timed(fn, iters, sets, gated):
+    """Over iters calls of fn(set), the sets rotating: the median of each iteration's slowest rank's ms between
+    CUDA events around the call, the median host ms to enqueue it, and (gated) how many iterations started
+    before their enqueue ended."""
     for i in range(3):
         fn(i % sets)
     torch.cuda.synchronize()
     dist.barrier()
-    times, host = [], []
+    meet = torch.zeros(1, device="cuda")
+    times, host, late = [], [], 0
     for i in range(iters):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        if gated:
+            torch.cuda._sleep(GATE_CYCLES)  # the stream held while this rank enqueues
+            dist.all_reduce(meet)  # both GPUs leave the gate together
         start.record()
         enqueue = time.perf_counter()
         fn(i % sets)
         host.append((time.perf_counter() - enqueue) * 1e3)
+        late += bool(gated and start.query())
         end.record()
         end.synchronize()
         dist.barrier()
         times.append(start.elapsed_time(end))
-    return statistics.median(times), statistics.median(host)
+    every = [None] * dist.get_world_size()
+    dist.all_gather_object(every, times)
+    slowest = [max(rank_times[i] for rank_times in every) for i in range(iters)]
+    return statistics.median(slowest), statistics.median(host), late
 
 
-def attempt(fn, iters, sets):
-    """(ms, host ms, None), or (None, None, the error)."""
+def attempt(fn, iters, sets, gated):
+    """(ms, host ms, late iterations, None), or (None, None, None, the error)."""
     try:
-        return (*timed(fn, iters, sets), None)
+        return (*timed(fn, iters, sets, gated), None)
     except Exception as error:  # noqa: BLE001 - a peer that cannot run is reported, not fatal
-        return None, None, f"{type(error).__name__}: {str(error)[:160]}"
+        return None, None, None, f"{type(error).__name__}: {str(error)[:160]}"
 
 
-def run(world, shape, iters):
+def run(world, shape, iters, gated):
     import tilefuse.parallel as tp
 
     tokens, hidden, inter = shape
@@ -80,41 +99,43 @@ def run(world, shape, iters):
     group = dist.group.WORLD
     results = {}
     with torch.no_grad():
-        results["all-gather alone"] = attempt(lambda s: dist.all_gather_into_tensor(gathered[s], xs[s]), iters, sets)
-        results["GEMM alone (ag side)"] = attempt(lambda s: tp._linear(gathered[s], w1, b1, None, "gelu"), iters, sets)
+        results["all-gather alone"] = attempt(
+            lambda s: dist.all_gather_into_tensor(gathered[s], xs[s]), iters, sets, gated)
+        results["GEMM alone (ag side)"] = attempt(
+            lambda s: tp._linear(gathered[s], w1, b1, None, "gelu"), iters, sets, gated)
         results["sequential: NCCL all-gather, cuBLAS + GELU"] = attempt(
             lambda s: (dist.all_gather_into_tensor(gathered[s], xs[s]), F.gelu(F.linear(gathered[s], w1, b1))),
-            iters, sets)
+            iters, sets, gated)
         results["tilefuse all_gather_linear"] = attempt(
-            lambda s: tp.all_gather_linear(xs[s], w1, b1, "gelu"), iters, sets)
+            lambda s: tp.all_gather_linear(xs[s], w1, b1, "gelu"), iters, sets, gated)
         results["tilefuse all_gather_linear, op by op (replay=False)"] = attempt(
-            lambda s: tp.all_gather_linear(xs[s], w1, b1, "gelu", replay=False), iters, sets)
+            lambda s: tp.all_gather_linear(xs[s], w1, b1, "gelu", replay=False), iters, sets, gated)
         results["tilefuse all_gather_linear, transport p2p (NCCL ring)"] = attempt(
-            lambda s: tp.all_gather_linear(xs[s], w1, b1, "gelu", transport="p2p"), iters, sets)
+            lambda s: tp.all_gather_linear(xs[s], w1, b1, "gelu", transport="p2p"), iters, sets, gated)
         results["reduce-scatter alone"] = attempt(
-            lambda s: dist.reduce_scatter_tensor(scattered, partials[s]), iters, sets)
-        results["GEMM alone (rs side)"] = attempt(lambda s: tp._linear(hs[s], w2, None, None, None), iters, sets)
+            lambda s: dist.reduce_scatter_tensor(scattered, partials[s]), iters, sets, gated)
+        results["GEMM alone (rs side)"] = attempt(lambda s: tp._linear(hs[s], w2, None, None, None), iters, sets, gated)
         results["sequential: cuBLAS, NCCL reduce-scatter, add"] = attempt(
             lambda s: (dist.reduce_scatter_tensor(scattered, F.linear(hs[s], w2)), scattered.add_(residual)),
-            iters, sets)
+            iters, sets, gated)
         results["tilefuse linear_reduce_scatter"] = attempt(
-            lambda s: tp.linear_reduce_scatter(hs[s], w2, None, residual), iters, sets)
+            lambda s: tp.linear_reduce_scatter(hs[s], w2, None, residual), iters, sets, gated)
         results["tilefuse linear_reduce_scatter, op by op (replay=False)"] = attempt(
-            lambda s: tp.linear_reduce_scatter(hs[s], w2, None, residual, replay=False), iters, sets)
+            lambda s: tp.linear_reduce_scatter(hs[s], w2, None, residual, replay=False), iters, sets, gated)
         results["tilefuse linear_reduce_scatter, transport p2p (NCCL ring)"] = attempt(
-            lambda s: tp.linear_reduce_scatter(hs[s], w2, None, residual, transport="p2p"), iters, sets)
+            lambda s: tp.linear_reduce_scatter(hs[s], w2, None, residual, transport="p2p"), iters, sets, gated)
         try:
             import torch.distributed._symmetric_memory as symm_mem
 
             symm_mem.enable_symm_mem_for_group(group.group_name)
             results["torch async-TP fused_all_gather_matmul (+ GELU)"] = attempt(
                 lambda s: F.gelu(torch.ops.symm_mem.fused_all_gather_matmul(
-                    xs[s], [w1.t()], gather_dim=0, group_name=group.group_name)[1][0] + b1), iters, sets)
+                    xs[s], [w1.t()], gather_dim=0, group_name=group.group_name)[1][0] + b1), iters, sets, gated)
             results["torch async-TP fused_matmul_reduce_scatter (+ add)"] = attempt(
                 lambda s: torch.ops.symm_mem.fused_matmul_reduce_scatter(
-                    hs[s], w2.t(), "sum", scatter_dim=0, group_name=group.group_name) + residual, iters, sets)
+                    hs[s], w2.t(), "sum", scatter_dim=0, group_name=group.group_name) + residual, iters, sets, gated)
         except Exception as error:  # noqa: BLE001
-            results["torch async-TP"] = (None, None, f"{type(error).__name__}: {str(error)[:160]}")
+            results["torch async-TP"] = (None, None, None, f"{type(error).__name__}: {str(error)[:160]}")
     return results
 
 
@@ -161,6 +182,9 @@ def main():
     parser.add_argument("--iters", type=int, default=30)
     parser.add_argument("--markdown")
     parser.add_argument("--json")
+    parser.add_argument("--timing", choices=["gated", "as-called"], default="gated",
+                        help="gated: the ops' GPU time, both ranks started together (default); as-called: the host's "
+                        "enqueue and the ranks' skew included")
     parser.add_argument("--timeline", help="write rank 0's GPU activity during one call of each op (the first of "
                         "--shapes) here")
     args = parser.parse_args()
@@ -172,16 +196,23 @@ def main():
         timeline(world, SHAPES[args.shapes[0]], args.timeline)
         dist.destroy_process_group()
         return
-    report = {"device": torch.cuda.get_device_name(), "world": world, "torch": torch.__version__, "shapes": {}}
-    lines = [f"# Overlapped collectives, {world} x {report['device']}, torch {torch.__version__}", ""]
+    gated = args.timing == "gated"
+    report = {"device": torch.cuda.get_device_name(), "world": world, "torch": torch.__version__,
+              "timing": args.timing, "iters": args.iters, "shapes": {}}
+    lines = [f"# Overlapped collectives, {world} x {report['device']}, torch {torch.__version__}", "",
+             f"Timing: {args.timing} ("
+             f"{'GPU time, the ranks started together' if gated else 'the host enqueue and the ranks skew included'}); "
+             f"each iteration's slowest rank, median of {args.iters}.", ""]
     for name in args.shapes:
-        results = run(world, SHAPES[name], args.iters)
-        report["shapes"][name] = {k: {"ms": v[0], "host_ms": v[1], "error": v[2]} for k, v in results.items()}
+        results = run(world, SHAPES[name], args.iters, gated)
+        report["shapes"][name] = {k: {"ms": v[0], "host_ms": v[1], "late": v[2], "error": v[3]}
+                                  for k, v in results.items()}
         ms = {k: v[0] for k, v in results.items()}
         lines += [f"## {name}: tokens x hidden x intermediate = {' x '.join(map(str, SHAPES[name]))}", "",
-                  "| variant | ms | host ms to enqueue |", "|---|---:|---:|"]
-        lines += [f"| {k} | {'-' if v[0] is None else f'{v[0]:.3f}'}{'' if v[2] is None else ' (' + v[2] + ')'} | "
-                  f"{'-' if v[1] is None else f'{v[1]:.3f}'} |" for k, v in results.items()]
+                  "| variant | ms | host ms to enqueue | late iterations |", "|---|---:|---:|---:|"]
+        lines += [f"| {k} | {'-' if v[0] is None else f'{v[0]:.3f}'}{'' if v[3] is None else ' (' + v[3] + ')'} | "
+                  f"{'-' if v[1] is None else f'{v[1]:.3f}'} | {'-' if v[2] is None else v[2]} |"
+                  for k, v in results.items()]
         for side, coll, gemm, ours, torch_op, seq in (
                 ("all-gather + GEMM", "all-gather alone", "GEMM alone (ag side)", "tilefuse all_gather_linear",
                  "torch async-TP fused_all_gather_matmul (+ GELU)", "sequential: NCCL all-gather, cuBLAS + GELU"),
