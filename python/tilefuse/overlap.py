@@ -66,7 +66,9 @@ def linear_reduce_scatter(x, weight, bias=None, residual=None, group=None, trans
             group = _group(group)
             workspace = _workspace(group, (world - 1) * rows * weight.shape[0] * x.element_size())
             if replay:
-                return _reduce_scatter_replayed(x, weight, bias, residual, group, workspace, world, rank, rows)
+                out = _reduce_scatter_replayed(x, weight, bias, residual, group, workspace, world, rank, rows)
+                if out is not None:
+                    return out
             return _reduce_scatter_steps_ce(x, weight, bias, residual, workspace, world, rank, rows)
     return _linear_reduce_scatter_p2p(x, weight, bias, residual, group, world, rank, rows)
 
@@ -204,16 +206,15 @@ def _all_gather_rest(x, weight, bias, activation, workspace, world, rank):
 
 
 def _reduce_scatter_replayed(x, weight, bias, residual, group, workspace, world, rank, rows):
-    """_reduce_scatter_steps_ce from a CUDA graph (overlap_replay): x and the residual are read in place."""
+    """_reduce_scatter_steps_ce from a CUDA graph (overlap_replay): x and the residual are read in place. None
+    where the call is not replayed (the caller runs it op by op)."""
     signature = ("linear_reduce_scatter", x.device, tuple(x.shape), x.dtype, _identity(weight), _identity(bias),
                  None if residual is None else (tuple(residual.shape), tuple(residual.stride()), residual.dtype),
                  id(group), world, rank, _address(workspace))
-    out = overlap_replay.run(
+    return overlap_replay.run(
         signature, (x, residual),
         lambda x, residual: _reduce_scatter_steps_ce(x, weight, bias, residual, workspace, world, rank, rows),
         _stream(x.device, "capture"), kept=(weight, bias, workspace))
-    return out if out is not None else _reduce_scatter_steps_ce(x, weight, bias, residual, workspace, world, rank,
-                                                                rows)
 
 
 def _identity(tensor):

@@ -4,13 +4,10 @@
 # which now launch early. Usage (device machine): OUT=... scripts/gpu/launch_chain.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
-OUT="${OUT:-gpu-out}"; mkdir -p "$OUT"
+export OUT="${OUT:-gpu-out}"; mkdir -p "$OUT"
 start=$(date +%s)
 nvidia-smi -L
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILEFUSE_BUILD_TESTS=ON -DTILEFUSE_BUILD_GPU_TESTS=ON \
-  -DTILEFUSE_BUILD_BENCH=ON -DTILEFUSE_CUDA_ARCHS=90a > "$OUT/cmake.log" 2>&1 || { tail -20 "$OUT/cmake.log"; exit 1; }
-ninja -C build -j"$(nproc)" tilefuse_launch_chain tilefuse_gpu_tests > "$OUT/build.log" 2>&1 ||
-  { grep -m20 -B2 -A10 error "$OUT/build.log"; exit 1; }
+scripts/gpu/build_gpu_targets.sh tilefuse_launch_chain tilefuse_gpu_tests || exit 1
 echo "[$(( $(date +%s) - start )) s] built"
 chain=$(find build -name tilefuse-launch-chain -type f | head -1)
 timeout 150 "$chain" --reps 15 | tee "$OUT/launch-chain.md"

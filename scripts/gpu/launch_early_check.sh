@@ -4,12 +4,10 @@
 # launch early (GEMM, Hopper conv, ops, the warm fast path). Usage (device machine): OUT=... scripts/gpu/launch_early_check.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
-OUT="${OUT:-gpu-out}"; mkdir -p "$OUT"
+export OUT="${OUT:-gpu-out}"; mkdir -p "$OUT"
 start=$(date +%s)
 nvidia-smi -L
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILEFUSE_BUILD_TESTS=ON -DTILEFUSE_BUILD_GPU_TESTS=ON \
-  -DTILEFUSE_CUDA_ARCHS=90a > "$OUT/cmake.log" 2>&1 || { tail -20 "$OUT/cmake.log"; exit 1; }
-ninja -C build -j"$(nproc)" tilefuse_gpu_tests > "$OUT/build.log" 2>&1 || { grep -m20 -B2 -A10 error "$OUT/build.log"; exit 1; }
+scripts/gpu/build_gpu_targets.sh tilefuse_gpu_tests || exit 1
 echo "[$(( $(date +%s) - start )) s] built"
 gt=$(find build -name tilefuse_gpu_tests -type f | head -1)
 timeout 200 "$gt" --gtest_filter='Conv2dSm90Dgrad*:Conv2dSm90Wgrad*:GemmSelect.*:GemmSm90LaunchChain.*' > "$OUT/gtest.log" 2>&1
