@@ -16,4 +16,5 @@ grep -E "^\[  (PASSED|FAILED) |FAILED  \]" "$OUT/gtest.log" | head -30
 echo "[$(( $(date +%s) - start )) s] C++ tests done"
 scripts/gpu/python_stage.sh "${PYTEST_TIMEOUT:-330}" -rfE tests/python/test_gemm_gpu.py tests/python/test_conv2d_sm90_gpu.py \
   tests/python/test_ops_gpu.py tests/python/test_fast_path_gpu.py
-echo "[$(( $(date +%s) - start )) s] python rc $?"
+rc=$?
+echo "[$(( $(date +%s) - start )) s] python rc $rc"
