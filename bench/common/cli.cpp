@@ -111,6 +111,11 @@ std::optional<std::string> parse_common_option(CliOption const& option, CliOptio
     o.settings.timing.interleave = true;
     return "";
   }
+  if (name == "--peers") {
+    if (value != "all" && value != "none") return "--peers: '" + std::string(value) + "' (all or none)";
+    o.settings.peers = value == "all";
+    return "";
+  }
   if (name == "--reps") return parse_positive_int(option, o.settings.timing.reps);
   if (name == "--warmup-calls") return parse_positive_int(option, o.settings.timing.min_warmup_calls);
   if (name == "--warmup-ms") {
@@ -191,6 +196,9 @@ measurement:
                        set, one warm-up for all): the same clocks for each (default: mirrored halves A B B A,
                        each with its own warm-up)
   --no-floor           skip measuring the matmul rate and copy bandwidth (no floor columns)
+  --peers all|none     gemm: time the peers (cuBLAS / cuBLASLt) and a fused row's plain twin beside tilefuse
+                       (all, the default), or tilefuse alone (none: one kernel per run, e.g. under a clock
+                       sampler; no ratios)
   --device D           CUDA device index (default 0)
   --json FILE          also write every number to FILE (a preset defaults to tilefuse-bench-<preset>.json)
 

@@ -65,6 +65,7 @@ struct BenchSettings {
   int check_samples = 4096;
   std::uint64_t seed = 0x7f4a7c15u;
   std::string kernel = "sm80";  // gemm: which tilefuse kernel (--kernel sm80 | sm90[-tile] | auto)
+  bool peers = true;            // gemm: false (--peers none) times tilefuse alone, e.g. under a clock sampler
 };
 
 }  // namespace tilefuse::bench

@@ -138,6 +138,7 @@ std::variant<CliOptions, std::string> parse_conv2d_cli(int argc, char const* con
     return "unknown option " + std::string(name) + " for conv2d (tilefuse-bench --help)";
   });
   if (!error.empty()) return error;
+  if (!o.settings.peers) return "--peers none is a gemm option (the conv rows time cuDNN beside tilefuse)";
   if (o.command == Command::kHelp) return o;
 
   if (epilogue == ConvEpilogue::kBiasReluResidual) {

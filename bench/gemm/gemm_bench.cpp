@@ -50,7 +50,9 @@ ResultRow GemmBench::run(GemmProblem const& p) {
   candidates.push_back(std::move(tilefuse));
 
   auto pool_op = [&](auto&& body) { return std::function<void(int)>([&pool, body](int set) { body(pool[set]); }); };
-  if (p.epilogue == EpilogueKind::kNone) {
+  if (!settings_.peers) {
+    // --peers none: tilefuse alone.
+  } else if (p.epilogue == EpilogueKind::kNone) {
     Candidate c;
     c.measurement.implementation = "cuBLAS";
     c.op = pool_op([this, p](GemmOperands const& ops) { cublas_.run(p, ops); });

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# One GEMM shape under several tilefuse kernels, each run alone (tilefuse-bench --peers none) with nvidia-smi
+# sampling the SM clock and the board power every 20 ms; the list run twice in order. Prints, per run, the
+# median time and the median clock / power over the samples taken while the GPU was busy, so that a time ratio
+# can be split into cycles and clock (a kernel held at the power cap runs at a lower clock).
+# Usage (device machine, after building <build>/bench/tilefuse-bench):
+#   scripts/gpu/power_sampled.sh <build dir> <label> '<shape args>' <kernel>:<epilogue>...
+# Writes $OUT/power-<label>.md and .json.
+set -uo pipefail
+build=$1 label=$2 problem=$3
+shift 3
+OUT="${OUT:-.}"
+tmp=$(mktemp -d)
+read -r -a argv <<<"$problem"
+runs=()
+for pass in 0 1; do
+  for entry in "$@"; do
+    run="$pass-$entry"
+    nvidia-smi --query-gpu=clocks.sm,power.draw,power.limit --format=csv,noheader,nounits -lms 20 >"$tmp/$run.csv" &
+    sampler=$!
+    sleep 0.2
+    "$build/bench/tilefuse-bench" gemm "${argv[@]}" --peers none --kernel "${entry%%:*}" --epilogue "${entry#*:}" \
+      --json "$tmp/$run.json" >/dev/null
+    kill "$sampler"; wait "$sampler" 2>/dev/null
+    runs+=("$run")
+  done
+done
+python3 - "$tmp" "$OUT/power-$label" "$problem" "${runs[@]}" <<'PY'
+import json, statistics, sys
+tmp, out, problem, runs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+rows, lines = {}, [f"## {problem}", "",
+                   "| run | tilefuse ms | busy samples | SM MHz (median) | W (median) | at >= 95% of the limit |",
+                   "|---|---:|---:|---:|---:|---:|"]
+for r in runs:
+    d = json.load(open(f"{tmp}/{r}.json"))["rows"][0]
+    samples = []
+    for line in open(f"{tmp}/{r}.csv"):
+        try:
+            mhz, watts, limit = (float(x) for x in line.split(","))
+        except ValueError:
+            continue
+        samples.append((mhz, watts, limit))
+    busy = [s for s in samples if s[1] > 0.5 * s[2]]
+    mhz = statistics.median(s[0] for s in busy) if busy else float("nan")
+    watts = statistics.median(s[1] for s in busy) if busy else float("nan")
+    capped = sum(s[1] >= 0.95 * s[2] for s in busy) / len(busy) if busy else float("nan")
+    ms = d["tilefuse"].get("median_ms", float("nan"))
+    rows[r] = {"ms": ms, "describe": d.get("tilefuse_describe", ""), "busy_samples": len(busy), "sm_mhz": mhz,
+               "watts": watts, "capped_fraction": capped}
+    lines.append(f"| {r} | {ms:.4f} | {len(busy)} | {mhz:.0f} | {watts:.0f} | {capped:.2f} |")
+lines.append("")
+text = "\n".join(lines)
+print(text)
+open(out + ".md", "w").write(text + "\n")
+json.dump({"problem": problem, "runs": rows}, open(out + ".json", "w"), indent=1)
+PY
+rm -rf "$tmp"
