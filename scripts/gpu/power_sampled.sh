@@ -16,7 +16,8 @@ runs=()
 for pass in 0 1; do
   for entry in "$@"; do
     run="$pass-$entry"
-    nvidia-smi --query-gpu=clocks.sm,power.draw,power.limit --format=csv,noheader,nounits -lms 20 >"$tmp/$run.csv" &
+    nvidia-smi --query-gpu=clocks.sm,power.draw,power.limit,clocks_event_reasons.sw_power_cap,clocks_event_reasons.sw_thermal_slowdown,clocks_event_reasons.hw_slowdown \
+      --format=csv,noheader,nounits -lms 20 >"$tmp/$run.csv" &
     sampler=$!
     sleep 0.2
     "$build/bench/tilefuse-bench" gemm "${argv[@]}" --peers none --kernel "${entry%%:*}" --epilogue "${entry#*:}" \
@@ -29,25 +30,29 @@ python3 - "$tmp" "$OUT/power-$label" "$problem" "${runs[@]}" <<'PY'
 import json, statistics, sys
 tmp, out, problem, runs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 rows, lines = {}, [f"## {problem}", "",
-                   "| run | tilefuse ms | busy samples | SM MHz (median) | W (median) | at >= 95% of the limit |",
-                   "|---|---:|---:|---:|---:|---:|"]
+                   "| run | tilefuse ms | busy samples | SM MHz (median) | W (median) | at >= 95% of the limit | "
+                   "clock held by: power cap / thermal / HW slowdown (share of samples) |",
+                   "|---|---:|---:|---:|---:|---:|---|"]
 for r in runs:
     d = json.load(open(f"{tmp}/{r}.json"))["rows"][0]
     samples = []
     for line in open(f"{tmp}/{r}.csv"):
+        fields = [x.strip() for x in line.split(",")]
         try:
-            mhz, watts, limit = (float(x) for x in line.split(","))
+            mhz, watts, limit = (float(x) for x in fields[:3])
         except ValueError:
             continue
-        samples.append((mhz, watts, limit))
+        samples.append((mhz, watts, limit, *(f == "Active" for f in fields[3:6])))
     busy = [s for s in samples if s[1] > 0.5 * s[2]]
     mhz = statistics.median(s[0] for s in busy) if busy else float("nan")
     watts = statistics.median(s[1] for s in busy) if busy else float("nan")
     capped = sum(s[1] >= 0.95 * s[2] for s in busy) / len(busy) if busy else float("nan")
+    held = [sum(s[i] for s in busy) / len(busy) if busy else float("nan") for i in (3, 4, 5)]
     ms = d["tilefuse"].get("median_ms", float("nan"))
     rows[r] = {"ms": ms, "describe": d.get("tilefuse_describe", ""), "busy_samples": len(busy), "sm_mhz": mhz,
-               "watts": watts, "capped_fraction": capped}
-    lines.append(f"| {r} | {ms:.4f} | {len(busy)} | {mhz:.0f} | {watts:.0f} | {capped:.2f} |")
+               "watts": watts, "capped_fraction": capped,
+               "held_by": dict(zip(("power_cap", "thermal", "hw_slowdown"), held))}
+    lines.append(f"| {r} | {ms:.4f} | {len(busy)} | {mhz:.0f} | {watts:.0f} | {capped:.2f} | {held[0]:.2f} / {held[1]:.2f} / {held[2]:.2f} |")
 lines.append("")
 text = "\n".join(lines)
 print(text)
