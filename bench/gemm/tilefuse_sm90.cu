@@ -16,7 +16,8 @@ namespace tilefuse::bench {
 
 // Ping-pong 128x192 per warpgroup (192 accumulators per thread, 4 stages of 40 KiB): one warpgroup's fused
 // epilogue under the other's mainloop, with about the L2 bytes per flop of the cooperative 128x256 tile (the
-// 64x256 ping-pong tile reads 1.7x as many). An experiment (docs/notes/gemm_sm90.md), not a planner choice.
+// 64x256 ping-pong tile reads 1.7x as many). Fused trees take the staged epilogue (ping-pong takes the TMA
+// residual on 64-row tiles only). An experiment (docs/notes/gemm_sm90.md), not a planner choice.
 // setmaxnreg 24 / 240 (FlashAttention-3's split): the 40 / 232 default spills more in the fused epilogue.
 struct PingPongTall : gemm::Sm90TileConfig<128, 192, 64, 4, gemm::kSm90GroupRows, 32, gemm::Sm90Schedule::kPingPong> {
   static constexpr int kProducerRegisters = 24;
@@ -68,10 +69,6 @@ std::unique_ptr<TilefuseGemmOp> make_tilefuse_sm90(DType dtype, OperandLayout la
         dtype, epilogue, "sm90 ping-pong 64x256, residual by TMA");
   }
   if (kernel == "sm90-pingpong-tall") return make_bf16_plain_or_fused<PingPongTall>(dtype, epilogue, "sm90 ping-pong 128x192");
-  if (kernel == "sm90-tma-residual-pingpong-tall") {
-    return make_bf16_plain_or_fused<gemm::Sm90TmaResidual<PingPongTall>>(dtype, epilogue,
-                                                                          "sm90 ping-pong 128x192, residual by TMA");
-  }
   // Split-K summed inside the kernel (--split-k S, S >= 2 dividing k): skinny outputs with long K.
   if (kernel == "sm90-split-large") return make_bf16_plain_or_fused<gemm::Sm90SplitReduce<gemm::Sm90LargeConfig>>(
       dtype, epilogue, "sm90 128x256, split-K in the kernel");

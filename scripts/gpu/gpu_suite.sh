@@ -18,16 +18,29 @@ scripts/gpu/build_gpu_targets.sh tilefuse_gpu_tests; build_rc=$?
 t1=$(now); echo "build rc $build_rc, $(( t1 - t0 )) s"
 (( build_rc == 0 )) || exit 1
 bin=build/tests/gpu/tilefuse_gpu_tests
+(( shards >= 1 )) || shards=1
+pids=()
 for (( i = 0; i < shards; ++i )); do
   GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout "${TEST_TIMEOUT_S:-300}" "$bin" --gtest_color=no \
     "--gtest_filter=$filter" > "$OUT/shard-$i.log" 2>&1 &
+  pids+=($!)
 done
-test_rc=0
-for job in $(jobs -p); do wait "$job" || test_rc=1; done
+test_rc=0 shard_rc=()
+for i in "${!pids[@]}"; do
+  wait "${pids[$i]}"; shard_rc[$i]=$?
+  (( shard_rc[i] == 0 )) || test_rc=1
+done
 t2=$(now); echo "tests rc $test_rc, $(( t2 - t1 )) s in $shards shards"
 passed=$(grep -h "^\[  PASSED  \]" "$OUT"/shard-*.log | awk '{s += $4} END {print s + 0}')
-failed=$(grep -h "^\[  FAILED  \] .*\." "$OUT"/shard-*.log | sort -u)
+failed=$(grep -h "^\[  FAILED  \] [A-Za-z0-9_/]*\.[A-Za-z0-9_/]*" "$OUT"/shard-*.log | sed -E 's/ \([0-9]+ ms\)$//' | sort -u)
 ran_to_end=$(grep -l "^\[==========\] .* ran\." "$OUT"/shard-*.log | wc -l)
+# A shard that crashed or timed out has no summary: name the test it was running.
+for (( i = 0; i < shards; ++i )); do
+  grep -q "^\[==========\] .* ran\." "$OUT/shard-$i.log" && continue
+  how="crashed (exit ${shard_rc[$i]})"; (( shard_rc[i] == 124 )) && how="timed out"
+  running=$(grep "^\[ RUN      \]" "$OUT/shard-$i.log" | tail -1 | sed 's/^\[ RUN      \] //')
+  failed+="${failed:+$'\n'}shard $i $how in ${running:-its set-up}"
+done
 for (( i = 0; i < shards; ++i )); do echo "=== shard $i"; cat "$OUT/shard-$i.log"; done > "$OUT/tests.log"
 rm -f "$OUT"/shard-*.log  # one log comes back, not one per shard
 sanitize() {  # <tool> <filter> <timeout>

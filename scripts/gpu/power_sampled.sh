@@ -5,24 +5,30 @@
 # can be split into cycles and clock (a kernel held at the power cap runs at a lower clock).
 # Usage (device machine, after building <build>/bench/tilefuse-bench):
 #   scripts/gpu/power_sampled.sh <build dir> <label> '<shape args>' <kernel>:<epilogue>...
-# Writes $OUT/power-<label>.md and .json.
+# Writes $OUT/power-<label>.md and .json. DEVICE (default 0): the GPU sampled and benchmarked.
 set -uo pipefail
 build=$1 label=$2 problem=$3
 shift 3
 OUT="${OUT:-.}"
+device="${DEVICE:-0}"
 tmp=$(mktemp -d)
+sampler=""
+trap '[[ -n $sampler ]] && kill "$sampler" 2>/dev/null; rm -rf "$tmp"' EXIT
 read -r -a argv <<<"$problem"
+# power.draw is a one-second average on Hopper: sample the instantaneous draw where the driver has it.
+power=power.draw.instant
+nvidia-smi -i "$device" --query-gpu=$power --format=csv,noheader >/dev/null 2>&1 || power=power.draw
 runs=()
 for pass in 0 1; do
   for entry in "$@"; do
     run="$pass-$entry"
-    nvidia-smi --query-gpu=clocks.sm,power.draw,power.limit,clocks_event_reasons.sw_power_cap,clocks_event_reasons.sw_thermal_slowdown,clocks_event_reasons.hw_slowdown \
+    nvidia-smi -i "$device" --query-gpu=clocks.sm,$power,power.limit,clocks_event_reasons.sw_power_cap,clocks_event_reasons.sw_thermal_slowdown,clocks_event_reasons.hw_slowdown \
       --format=csv,noheader,nounits -lms 20 >"$tmp/$run.csv" &
     sampler=$!
     sleep 0.2
-    "$build/bench/tilefuse-bench" gemm "${argv[@]}" --peers none --kernel "${entry%%:*}" --epilogue "${entry#*:}" \
-      --json "$tmp/$run.json" >/dev/null
-    kill "$sampler"; wait "$sampler" 2>/dev/null
+    "$build/bench/tilefuse-bench" gemm "${argv[@]}" --no-floor --peers none --device "$device" --kernel "${entry%%:*}" \
+      --epilogue "${entry#*:}" --json "$tmp/$run.json" >/dev/null || echo "power_sampled: $run failed (rc $?)" >&2
+    kill "$sampler"; wait "$sampler" 2>/dev/null; sampler=""
     runs+=("$run")
   done
 done
@@ -34,10 +40,16 @@ rows, lines = {}, [f"## {problem}", "",
                    "clock held by: power cap / thermal / HW slowdown (share of samples) |",
                    "|---|---:|---:|---:|---:|---:|---|"]
 for r in runs:
-    d = json.load(open(f"{tmp}/{r}.json"))["rows"][0]
+    try:
+        d = json.load(open(f"{tmp}/{r}.json"))["rows"][0]
+    except (OSError, ValueError, KeyError, IndexError):
+        lines.append(f"| {r} | failed (no result) | | | | | |")
+        continue
     samples = []
     for line in open(f"{tmp}/{r}.csv"):
         fields = [x.strip() for x in line.split(",")]
+        if len(fields) < 6:  # a line cut short when the sampler was stopped
+            continue
         try:
             mhz, watts, limit = (float(x) for x in fields[:3])
         except ValueError:
@@ -59,4 +71,3 @@ print(text)
 open(out + ".md", "w").write(text + "\n")
 json.dump({"problem": problem, "runs": rows}, open(out + ".json", "w"), indent=1)
 PY
-rm -rf "$tmp"

@@ -138,6 +138,12 @@ struct GemmKernel {
   // Warps that read (and release) each stage: one warpgroup under ping-pong, all consumers otherwise.
   static constexpr int kReleasingWarps = kPingPong ? 4 : kConsumerWarps;
   static_assert(!kPingPong || kConsumerWarpgroups == 2, "ping-pong alternates between two consumer warpgroups");
+  // setmaxnreg only moves registers within the block's launch allocation: 64K / threads per thread, rounded
+  // down to a multiple of 8 (168 for 384 threads), not the whole 64K (asking for more hangs). Checked here
+  // rather than in Sm90TileConfig so that a config deriving from it with other targets is checked too.
+  static_assert(Config::kProducerRegisters * 128 + Config::kConsumerRegisters * 128 * Config::kConsumerWarpgroups <=
+                    (65536 / Config::kThreads) / 8 * 8 * Config::kThreads,
+                "the warpgroups' setmaxnreg targets exceed the block's launch register allocation");
   static_assert(kWarpgroupRows % 64 == 0, "a consumer warpgroup computes whole wgmma.m64 blocks");
   // 128: one 128-byte swizzle row. 64 (FP8 k-tiles of 64 channels, the conv's Sm90ConvHalfK): one
   // 64-byte swizzle row, which the operand source's TMA maps must write with CU_TENSOR_MAP_SWIZZLE_64B.
