@@ -3,6 +3,7 @@
 
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncode*_v12000: the exact driver signatures
 
+#include <cstdint>
 #include <utility>
 
 #include <tilefuse/runtime/tensor_map.hpp>
@@ -12,6 +13,7 @@ namespace {
 
 constexpr char const* kEncodeTiledSymbol = "cuTensorMapEncodeTiled";
 constexpr char const* kEncodeIm2colSymbol = "cuTensorMapEncodeIm2col";
+constexpr char const* kWriteValue32Symbol = "cuStreamWriteValue32";
 
 constexpr char const* kDriverAdvice =
     "tilefuse needs an NVIDIA driver for CUDA 12.0 or newer to build TMA tensor maps: update the "
@@ -145,6 +147,25 @@ Status DefaultHostAdapter::encode_tensor_map_im2col(TensorMapIm2colArgs const& a
 DefaultHostAdapter& default_host_adapter() {
   static DefaultHostAdapter* const adapter = new DefaultHostAdapter();
   return *adapter;
+}
+
+Status DefaultHostAdapter::write_value32(cudaStream_t stream, unsigned* address, unsigned value) {
+  if (address == nullptr || reinterpret_cast<std::uintptr_t>(address) % 4 != 0) {
+    return invalid_argument("write_value32: the address must be a non-null, 4-byte aligned device pointer");
+  }
+  void* fn = nullptr;
+  TILEFUSE_RETURN_IF_ERROR(resolve(write_value32_, kWriteValue32Symbol, &fn));
+  auto const write = reinterpret_cast<PFN_cuStreamWriteValue32_v11070>(fn);
+  // Flags 0: the default write, with the memory fence before it that makes the stream's earlier writes
+  // (the copies) visible first.
+  CUresult const result =
+      write(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(address), value, 0);
+  if (result != CUDA_SUCCESS) {
+    return {StatusCode::kDriverError,
+            status_message("cuStreamWriteValue32 returned ", cu_result_name(result), " (", static_cast<int>(result),
+                           "): the device or driver refused a stream memory operation")};
+  }
+  return Status::success();
 }
 
 }  // namespace tilefuse

@@ -110,6 +110,11 @@ void set_host_adapter(std::shared_ptr<HostAdapter> adapter) {
   g_installed.store(raw, std::memory_order_release);
 }
 
+Status HostAdapter::write_value32(cudaStream_t, unsigned*, unsigned) {
+  return not_supported("write_value32: the installed host adapter (", name(), ") does not enqueue stream writes; ",
+                       "override HostAdapter::write_value32 or use the default adapter");
+}
+
 Status HostAdapter::launch(LaunchConfig const& config, void const* kernel, void** kernel_args) {
   if (kernel == nullptr) {
     return invalid_argument("launch: kernel is null: pass the address of a __global__ function");

@@ -33,6 +33,7 @@ class DefaultHostAdapter : public HostAdapter {
   // failure included, is kept: a missing driver does not appear later in the process).
   Status encode_tensor_map_tiled(TensorMapTiledArgs const& args, CUtensorMap* out) override;
   Status encode_tensor_map_im2col(TensorMapIm2colArgs const& args, CUtensorMap* out) override;
+  Status write_value32(cudaStream_t stream, unsigned* address, unsigned value) override;
 
  private:
   struct ResolvedEntryPoint {
@@ -46,6 +47,7 @@ class DefaultHostAdapter : public HostAdapter {
   EntryPointLookup lookup_;
   ResolvedEntryPoint encode_tiled_;
   ResolvedEntryPoint encode_im2col_;
+  ResolvedEntryPoint write_value32_;
 };
 
 // The process-wide DefaultHostAdapter that host_adapter() falls back to; it resolves each entry

@@ -82,6 +82,12 @@ class HostAdapter {
   // The default uses the CUDA runtime's cudaLaunchKernelExC, adding a cluster dimension attribute
   // when config.cluster is not 1x1x1.
   virtual Status launch(LaunchConfig const& config, void const* kernel, void** kernel_args);
+
+  // Enqueue on `stream` a write of `value` to the 4-byte aligned device word `address`, ordered after the
+  // stream's earlier work and fenced before it (cuStreamWriteValue32): how the copies of an all-gather tell
+  // a running row-gated GEMM (gemm::Sm90RowGate) their rows are in place, with no kernel (one could not get
+  // an SM while that GEMM holds them all). The default is refused; DefaultHostAdapter implements it.
+  virtual Status write_value32(cudaStream_t stream, unsigned* address, unsigned value);
 };
 
 namespace detail {

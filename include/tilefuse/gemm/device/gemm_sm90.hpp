@@ -171,10 +171,38 @@ class GemmSm90 {
     return run(plan, stream);
   }
 
+  // Sm90RowGate configs: A's rows arrive while the kernel runs, in pieces of rows_per_flag rows; flags[i] (device
+  // memory, ceil(m / rows_per_flag) of them) turns nonzero once piece i is in place, and the blocks start at
+  // row first_row (a multiple of the tile's rows: the rows in place at launch), wrapping around. Nothing a
+  // flag waits for may need an SM while the kernel holds them all: write the flags by stream writes
+  // (HostAdapter::write_value32) after copies, not by kernels.
+  static Status set_row_gate(Plan* plan, unsigned const* flags, int rows_per_flag, index_t first_row)
+    requires Kernel::kRowGate
+  {
+    index_t const m = plan->params.problem.m;
+    if (flags == nullptr || reinterpret_cast<std::uintptr_t>(flags) % alignof(unsigned) != 0) {
+      return invalid_argument("gemm_sm90: the row gate's flags must be a non-null, 4-byte aligned device pointer");
+    }
+    if (rows_per_flag <= 0) return invalid_argument("gemm_sm90: rows_per_flag must be positive, got ", rows_per_flag);
+    if (first_row < 0 || first_row >= std::max<index_t>(m, 1) || first_row % Config::kTileM != 0) {
+      return invalid_argument("gemm_sm90: the row gate's first row (", first_row, ") must lie in [0, m = ", m,
+                              ") and be a multiple of the tile's ", Config::kTileM, " rows");
+    }
+    plan->params.row_flags = flags;
+    plan->params.rows_per_flag = rows_per_flag;
+    plan->params.first_tile_row = static_cast<int>(first_row / Config::kTileM);
+    return {};
+  }
+
   // Launches a plan made by initialize(): starts the tree's reductions at their identity (and zeroes the
   // split-K sums), then the kernel. No driver calls.
   static Status run(Plan const& plan, cudaStream_t stream) {
     typename Kernel::Params params = plan.params;
+    if constexpr (Kernel::kRowGate) {
+      if (params.row_flags == nullptr) {
+        return invalid_argument("gemm_sm90: a row-gated config needs its flags: call set_row_gate(&plan, ...) first");
+      }
+    }
     GemmCoord output = params.problem;
     if constexpr (Kernel::kReduceSplits) {
       output = GemmCoord{params.problem.m, params.problem.n, params.problem.k * params.problem.batch, 1};

@@ -69,6 +69,7 @@
 #include <tilefuse/gemm/kernel/sm90_residual_ring.h>
 #include <tilefuse/gemm/kernel/sm90_shared_memory.h>
 #include <tilefuse/gemm/kernel/sm90_ring_state.h>
+#include <tilefuse/gemm/kernel/sm90_row_gate.h>
 #include <tilefuse/gemm/kernel/sm90_split_reduction.h>
 #include <tilefuse/gemm/kernel/sm90_tile_epilogue.h>
 #include <tilefuse/gemm/kernel/sm90_tma_operands.h>
@@ -198,6 +199,11 @@ struct GemmKernel {
   static_assert(!kReduceSplits || (!kTmaAux && !kPromote && kClusterM == 1),
                 "in-kernel split-K: no TMA residual ring, FP8 promotion or cluster");
   using SplitReduction = SplitReductionPart<kTileM, kTileN, kReduceSplits>;
+  // ---- A's rows arriving during the run (Sm90RowGate): the producer waits for a tile's pieces ----
+  static constexpr bool kRowGate = gates_rows<Config>();
+  static_assert(!kRowGate || (Config::kClusterM == 1 && !kReduceSplits),
+                "the row gate takes unclustered, unsplit tiles (each block loads its own rows of A)");
+  using RowGate = RowGatePart<kTileM, kRowGate>;
   TILEFUSE_HOST_DEVICE static constexpr index_t split_ticket_count(index_t tiles_m, index_t tiles_n) {
     return SplitReduction::ticket_count(tiles_m, tiles_n);
   }
@@ -248,7 +254,7 @@ struct GemmKernel {
   };
   struct Params : Operands::Params, ResidualRing::Params,
                   cuda::std::conditional_t<kTmaStore, DMap, NoDMap>,
-                  SplitReduction::Params {
+                  SplitReduction::Params, RowGate::Params {
     alignas(16) GemmCoord problem;
     typename Epilogue::Params epilogue;
     int tiles_m = 0;
@@ -270,7 +276,9 @@ struct GemmKernel {
   // ---- the tile scheduler (sm90_persistent_scheduler.h) ----
   using Scheduler = PersistentTileScheduler<kClusterM, Config::kGroupRows>;
   TILEFUSE_DEVICE static Tile tile_of(Params const& p, int index) {
-    return Scheduler::tile_of(p.tiles_m, p.tiles_n, index);
+    Tile tile = Scheduler::tile_of(p.tiles_m, p.tiles_n, index);
+    if constexpr (kRowGate) tile.m = RowGate::rotated(p, tile.m);
+    return tile;
   }
   TILEFUSE_DEVICE static int first_tile_index() { return Scheduler::first_tile_index(); }
   TILEFUSE_DEVICE static int tile_stride() { return Scheduler::tile_stride(); }
@@ -352,6 +360,9 @@ struct GemmKernel {
       Tile const tile = tile_of(p, t);
       typename Operands::Loader loader(p, p.problem, thread, tile.m * kTileM, tile.n * kTileN, tile.batch);
       [[maybe_unused]] typename Scales::Sources scales = Scales::sources(p.block_scales, p.problem, tile, thread);
+      if constexpr (kRowGate) {
+        if (thread < Operands::kProducerThreads) RowGate::wait(p, tile.m);  // the tile's rows of A are in place
+      }
       for (int kt = 0; kt < k_count; ++kt) {
         // Wait until every consumer warp released this stage (the first pass waits on the phase
         // "before" the fresh barrier's first, which counts as complete).

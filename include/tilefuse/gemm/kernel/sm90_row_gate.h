@@ -1,0 +1,71 @@
+// Rows of A that arrive while the Hopper kernel runs (Config::kRowGate, Sm90RowGate): A's rows come in pieces
+// of rows_per_flag rows, each with a flag in global memory that turns nonzero once the piece is in place (an
+// all-gather's copies, each followed by a stream write of its flag). Before a tile's first load the producer
+// waits for the flags of the pieces its rows touch, and the blocks walk the tile rows from first_tile_row on
+// (the rows in place at launch first), wrapping around. One GEMM over every rank's rows instead of one per
+// block of rows (docs/notes/parallel.md, the gated all-gather GEMM). A part of gemm::sm90::GemmKernel.
+#pragma once
+
+#include <cuda/ptx>
+#include <cuda/std/type_traits>
+
+#include <tilefuse/core/platform.h>
+
+namespace tilefuse::gemm::sm90 {
+
+// Whether Config asks for the row gate (Config::kRowGate).
+template <class Config>
+TILEFUSE_HOST_DEVICE constexpr bool gates_rows() {
+  if constexpr (requires { Config::kRowGate; }) {
+    return Config::kRowGate;
+  } else {
+    return false;
+  }
+}
+
+template <int kTileM, bool kEnabled>
+struct RowGatePart {
+  struct NoGate {};
+  struct Gate {
+    unsigned const* row_flags = nullptr;  // ceil(m / rows_per_flag) flags; nonzero: that piece of A is in place
+    int rows_per_flag = 0;                // > 0
+    int first_tile_row = 0;               // the tile row the walk starts from, in [0, tiles_m)
+  };
+  using Params = cuda::std::conditional_t<kEnabled, Gate, NoGate>;  // a base of the kernel's Params
+
+  // The tile row the scheduler's row `m` stands for: rows from first_tile_row on, wrapping around.
+  template <class KernelParams>
+  TILEFUSE_HOST_DEVICE static int rotated(KernelParams const& p, int m) {
+    if constexpr (kEnabled) {
+      int const r = m + p.first_tile_row;
+      return r >= p.tiles_m ? r - p.tiles_m : r;
+    } else {
+      (void)p;
+      return m;
+    }
+  }
+
+  TILEFUSE_DEVICE static unsigned load_acquire(unsigned const* flag) {
+    unsigned value;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(value) : "l"(flag) : "memory");
+    return value;
+  }
+
+  // The loading thread waits until every piece that tile row `m` reads is in place, then orders its later
+  // TMA loads (the async proxy) after what the flags published (the copies' writes).
+  template <class KernelParams>
+  TILEFUSE_DEVICE static void wait(KernelParams const& p, int m) {
+    if constexpr (kEnabled) {
+      long long const row0 = static_cast<long long>(m) * kTileM;
+      long long const last = row0 + kTileM < p.problem.m ? row0 + kTileM - 1 : p.problem.m - 1;
+      for (long long f = row0 / p.rows_per_flag; f <= last / p.rows_per_flag; ++f) {
+        while (load_acquire(p.row_flags + f) == 0u) __nanosleep(64);
+      }
+      cuda::ptx::fence_proxy_async(cuda::ptx::space_global);
+    } else {
+      (void)p, (void)m;
+    }
+  }
+};
+
+}  // namespace tilefuse::gemm::sm90

@@ -1,0 +1,142 @@
+// gemm::Sm90RowGate: A's rows arrive while the kernel runs, as an all-gather's copies deliver them. The rows
+// in place at launch are copied first; the others start NaN-poisoned and are copied on a second stream only
+// after a host function has held that stream for a while (so the kernel is running and its producer spinning
+// when they land), each piece followed by a stream write of its flag (HostAdapter::write_value32). Small
+// integers (|D| <= k), exact comparison: a tile that loaded its rows before their flag turned shows NaN.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include <tilefuse/core/numeric_types.h>
+#include <tilefuse/epilogue/evt.h>
+#include <tilefuse/gemm/device/gemm_sm90.hpp>
+#include <tilefuse/runtime/host_adapter.hpp>
+
+#include "gemm_sm90_test_cases.hpp"
+#include "gpu_test_support.hpp"
+
+namespace tilefuse::gpu_test {
+namespace {
+
+using T = bfloat16_t;
+using Store = epilogue::Store<"D", T, epilogue::Acc>;
+
+void CUDART_CB hold_host(void* milliseconds) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(*static_cast<int*>(milliseconds)));
+}
+
+// m x n x k with A's rows in pieces of rows_per_flag; rows [first_row, first_row + in_place) are in place at
+// launch (pieces wholly inside them flagged), the rest arrive later.
+template <class Config>
+void run_gated(int m, int n, int k, int rows_per_flag, int first_row, int in_place, std::uint64_t seed) {
+  using Op = gemm::GemmSm90<T, RowMajor, ColumnMajor, Store, gemm::Sm90RowGate<Config>>;
+  std::mt19937 rng(static_cast<std::uint32_t>(seed));
+  std::uniform_int_distribution<int> small(-1, 1);  // |D| <= k <= 256: exact in bf16
+  std::vector<T> a(static_cast<std::size_t>(m) * k), b(static_cast<std::size_t>(n) * k);
+  for (auto& x : a) x = T(static_cast<float>(small(rng)));
+  for (auto& x : b) x = T(static_cast<float>(small(rng)));
+  int const pieces = (m + rows_per_flag - 1) / rows_per_flag;
+  // Pieces wholly inside the rows in place are flagged at launch; the others (a piece that straddles the
+  // boundary too) arrive on the second stream.
+  std::vector<unsigned> flags(pieces, 0u);
+  for (int f = 0; f < pieces; ++f) {
+    int const lo = f * rows_per_flag, hi = std::min(m, lo + rows_per_flag);
+    if (lo >= first_row && hi <= first_row + in_place) flags[f] = 1u;
+  }
+
+  Stream gemm_stream, copy_stream;
+  DeviceBuffer source(a.size() * sizeof(T)), da(a.size() * sizeof(T)), db(b.size() * sizeof(T));
+  DeviceBuffer dd(static_cast<std::size_t>(m) * n * sizeof(T)), dflags(flags.size() * sizeof(unsigned));
+  source.upload(a.data(), gemm_stream.get());
+  db.upload(b.data(), gemm_stream.get());
+  da.fill_bytes(0xff, gemm_stream.get());  // NaN until its piece lands
+  dd.fill_bytes(0xff, gemm_stream.get());
+  dflags.upload(flags.data(), gemm_stream.get());
+  std::size_t const row_bytes = static_cast<std::size_t>(k) * sizeof(T);
+  for (int f = 0; f < pieces; ++f) {
+    if (flags[f] == 0u) continue;
+    std::size_t const lo = static_cast<std::size_t>(f) * rows_per_flag;
+    std::size_t const rows = std::min<std::size_t>(rows_per_flag, m - lo);
+    ASSERT_EQ(cudaMemcpyAsync(da.as<char>() + lo * row_bytes, source.as<char>() + lo * row_bytes, rows * row_bytes,
+                              cudaMemcpyDeviceToDevice, gemm_stream.get()),
+              cudaSuccess);
+  }
+  gemm_stream.synchronize();
+
+  typename Op::Arguments args;
+  args.problem = {m, n, k, 1};
+  args.a = da.as<T>();
+  args.b = db.as<T>();
+  args.epilogue.set("D", dd.as<T>());
+  typename Op::Plan plan;
+  Status s = Op::initialize(args, &plan);
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  s = Op::set_row_gate(&plan, dflags.as<unsigned>(), rows_per_flag, first_row);
+  ASSERT_TRUE(s.ok()) << s.to_string();
+
+  static int hold_ms = 30;
+  ASSERT_EQ(cudaLaunchHostFunc(copy_stream.get(), hold_host, &hold_ms), cudaSuccess);
+  s = Op::run(plan, gemm_stream.get());
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  for (int f = 0; f < pieces; ++f) {  // the pieces in the order an all-gather's pulls would bring them
+    int const piece = (f + (first_row + in_place) / rows_per_flag) % pieces;
+    if (flags[piece] != 0u) continue;
+    std::size_t const lo = static_cast<std::size_t>(piece) * rows_per_flag;
+    std::size_t const rows = std::min<std::size_t>(rows_per_flag, m - lo);
+    ASSERT_EQ(cudaMemcpyAsync(da.as<char>() + lo * row_bytes, source.as<char>() + lo * row_bytes, rows * row_bytes,
+                              cudaMemcpyDeviceToDevice, copy_stream.get()),
+              cudaSuccess);
+    s = host_adapter().write_value32(copy_stream.get(), dflags.as<unsigned>() + piece, 1u);
+    ASSERT_TRUE(s.ok()) << s.to_string();
+  }
+  copy_stream.synchronize();
+  gemm_stream.synchronize();
+
+  std::vector<T> got(static_cast<std::size_t>(m) * n);
+  dd.download(got.data(), gemm_stream.get());
+  int wrong = 0;
+  for (int r = 0; r < m; ++r) {
+    for (int c = 0; c < n; ++c) {
+      float want = 0;
+      for (int q = 0; q < k; ++q) {
+        want += static_cast<float>(a[static_cast<std::size_t>(r) * k + q]) * static_cast<float>(b[static_cast<std::size_t>(c) * k + q]);
+      }
+      float const have = static_cast<float>(got[static_cast<std::size_t>(r) * n + c]);
+      if (have != want && ++wrong <= 5) {
+        ADD_FAILURE() << "D[" << r << ", " << c << "] = " << have << ", expected " << want;
+      }
+    }
+  }
+  EXPECT_EQ(wrong, 0) << m << " x " << n << " x " << k << ", pieces of " << rows_per_flag << " rows, rows from "
+                      << first_row << " (" << in_place << ") in place at launch";
+}
+
+// Two ranks' blocks (the second rank's view: its own rows second), cooperative and ping-pong tiles; pieces
+// that straddle tiles; an m that ends inside a tile and a piece.
+TEST(GemmSm90RowGate, CooperativeLargeTwoBlocks) {
+  std::string const skip = sm90_skip_reason();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  run_gated<gemm::Sm90LargeConfig>(1024, 512, 64, 512, 512, 512, 1);
+}
+TEST(GemmSm90RowGate, CooperativeMediumPiecesAcrossTiles) {
+  std::string const skip = sm90_skip_reason();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  run_gated<gemm::Sm90MediumConfig>(1000, 384, 72, 96, 256, 384, 2);
+}
+TEST(GemmSm90RowGate, PingPongFourBlocks) {
+  std::string const skip = sm90_skip_reason();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  run_gated<gemm::Sm90PingPongConfig>(2048, 256, 64, 256, 0, 512, 3);
+}
+TEST(GemmSm90RowGate, ShortTileOddRows) {
+  std::string const skip = sm90_skip_reason();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  run_gated<gemm::Sm90ShortConfig>(333, 128, 40, 64, 128, 128, 4);
+}
+
+}  // namespace
+}  // namespace tilefuse::gpu_test
