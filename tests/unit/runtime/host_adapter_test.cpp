@@ -558,6 +558,68 @@ TEST_F(DefaultHostAdapterTest, InvalidContextIsEncodedAgainOnlyWhereAContextCanB
 
 // ---- the real default adapter ----
 
+// write_value32 (the row-gated GEMM's flags): resolved once by name, the arguments forwarded, flags 0 (the
+// write keeps its memory fence), a driver failure and bad addresses reported; other adapters refuse it.
+struct WriteValueCall {
+  CUstream stream = nullptr;
+  CUdeviceptr address = 0;
+  cuuint32_t value = 0;
+  unsigned flags = 99;
+  int calls = 0;
+  CUresult result = CUDA_SUCCESS;
+};
+WriteValueCall g_write;
+CUresult CUDAAPI fake_write_value32(CUstream stream, CUdeviceptr address, cuuint32_t value, unsigned flags) {
+  g_write.stream = stream;
+  g_write.address = address;
+  g_write.value = value;
+  g_write.flags = flags;
+  ++g_write.calls;
+  return g_write.result;
+}
+static_assert(std::is_same_v<decltype(&fake_write_value32), PFN_cuStreamWriteValue32_v11070>);
+
+TEST(DefaultHostAdapterWriteValue, ForwardsTheWriteOnceResolved) {
+  g_write = {};
+  int lookups = 0;
+  DefaultHostAdapter adapter([&](char const* symbol, void** fn) -> Status {
+    ++lookups;
+    if (std::strcmp(symbol, "cuStreamWriteValue32") != 0) return {StatusCode::kDriverError, "unexpected symbol"};
+    *fn = reinterpret_cast<void*>(&fake_write_value32);
+    return Status::success();
+  });
+  auto* const stream = reinterpret_cast<cudaStream_t>(std::uintptr_t{0x5000});
+  auto* const flag = reinterpret_cast<unsigned*>(std::uintptr_t{1} << 24);
+  ASSERT_TRUE(adapter.write_value32(stream, flag, 7u).ok());
+  ASSERT_TRUE(adapter.write_value32(stream, flag + 1, 1u).ok());
+  EXPECT_EQ(lookups, 1);
+  EXPECT_EQ(g_write.calls, 2);
+  EXPECT_EQ(g_write.stream, reinterpret_cast<CUstream>(stream));
+  EXPECT_EQ(g_write.address, static_cast<CUdeviceptr>((std::uintptr_t{1} << 24) + 4));
+  EXPECT_EQ(g_write.value, 1u);
+  EXPECT_EQ(g_write.flags, 0u);  // not CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER: the copies land first
+
+  g_write.result = CUDA_ERROR_NOT_SUPPORTED;
+  Status const refused = adapter.write_value32(stream, flag, 1u);
+  EXPECT_EQ(refused.code(), StatusCode::kDriverError);
+  EXPECT_NE(refused.message().find("cuStreamWriteValue32"), std::string::npos) << refused.message();
+  EXPECT_NE(refused.message().find("CUDA_ERROR_NOT_SUPPORTED"), std::string::npos) << refused.message();
+
+  int const calls = g_write.calls;
+  EXPECT_EQ(adapter.write_value32(stream, nullptr, 1u).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(adapter.write_value32(stream, reinterpret_cast<unsigned*>(std::uintptr_t{(1u << 24) + 2}), 1u).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(g_write.calls, calls);  // refused before the driver
+}
+
+TEST(HostAdapter, OtherAdaptersRefuseStreamWrites) {
+  FakeAdapter fake;
+  unsigned word = 0;
+  Status const s = fake.write_value32(nullptr, &word, 1u);
+  EXPECT_EQ(s.code(), StatusCode::kNotSupported);
+  EXPECT_NE(s.message().find("fake"), std::string::npos) << s.message();
+}
+
 TEST(RealDefaultHostAdapter, EncodesOnAGpuAndFailsCleanlyWithout) {
   ASSERT_EQ(&host_adapter(), &default_host_adapter());
   bool const gpu = machine_has_gpu();
