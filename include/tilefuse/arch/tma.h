@@ -130,4 +130,12 @@ TILEFUSE_DEVICE inline void fence_proxy_async_shared() {
 #endif
 }
 
+// Orders what this thread observed through the generic proxy in global memory (a flag acquired after another
+// agent's writes) before its later async-proxy (TMA) reads of global memory.
+TILEFUSE_DEVICE inline void fence_proxy_async_global() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cuda::ptx::fence_proxy_async(cuda::ptx::space_global);
+#endif
+}
+
 }  // namespace tilefuse::arch

@@ -6,9 +6,9 @@
 // block of rows (docs/notes/parallel.md, the gated all-gather GEMM). A part of gemm::sm90::GemmKernel.
 #pragma once
 
-#include <cuda/ptx>
 #include <cuda/std/type_traits>
 
+#include <tilefuse/arch/tma.h>
 #include <tilefuse/core/platform.h>
 
 namespace tilefuse::gemm::sm90 {
@@ -46,8 +46,12 @@ struct RowGatePart {
   }
 
   TILEFUSE_DEVICE static unsigned load_acquire(unsigned const* flag) {
-    unsigned value;
+    unsigned value = 0;
+#if defined(__CUDA_ARCH__)
     asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(value) : "l"(flag) : "memory");
+#else
+    (void)flag;
+#endif
     return value;
   }
 
@@ -61,7 +65,7 @@ struct RowGatePart {
       for (long long f = row0 / p.rows_per_flag; f <= last / p.rows_per_flag; ++f) {
         while (load_acquire(p.row_flags + f) == 0u) __nanosleep(64);
       }
-      cuda::ptx::fence_proxy_async(cuda::ptx::space_global);
+      arch::fence_proxy_async_global();
     } else {
       (void)p, (void)m;
     }
