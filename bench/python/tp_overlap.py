@@ -1,7 +1,8 @@
 """Collectives overlapped with GEMMs on every GPU of the machine (one process each, NCCL, NVLink multicast off):
 tilefuse.parallel.all_gather_linear and linear_reduce_scatter beside (a) the collective then the GEMM in
 sequence (NCCL, then cuBLAS through torch), (b) torch's async tensor parallelism
-(torch.ops.symm_mem.fused_all_gather_matmul / fused_matmul_reduce_scatter, multicast off), and the ideal
+(torch.ops.symm_mem.fused_all_gather_matmul / fused_matmul_reduce_scatter, multicast off; and, where torch takes
+it, its native all-gather GEMM _async_input_mm, asked for by TORCH_SYMM_MEM_ENABLE_NATIVE_ASYNC_TP), and the ideal
 max(GEMM alone, collective alone), all measured in the same run. bf16; CUDA-event timings over rotating operand
 sets, each iteration's slowest rank, the median over iterations.
 
@@ -131,6 +132,26 @@ def run(world, shape, iters, gated):
             results["torch async-TP fused_all_gather_matmul (+ GELU)"] = attempt(
                 lambda s: F.gelu(torch.ops.symm_mem.fused_all_gather_matmul(
                     xs[s], [w1.t()], gather_dim=0, group_name=group.group_name)[1][0] + b1), iters, sets, gated)
+            # torch's native all-gather GEMM (_async_input_mm: one CUTLASS GEMM whose tiles wait for each rank's
+            # rows), which torch takes only when asked and 2048 < tokens <= 4096: the fair peer of the small shape.
+            native = "TORCH_SYMM_MEM_ENABLE_NATIVE_ASYNC_TP"
+            os.environ[native] = "1"
+            try:
+                takes_native = symm_mem._should_use_fused_all_gather_matmul_native(
+                    xs[0], [w1.t()], 0, group.group_name)
+            except AttributeError:  # another torch: no such path
+                takes_native = False
+            finally:
+                del os.environ[native]
+            if takes_native:
+                def fused_native(s):
+                    os.environ[native] = "1"
+                    try:
+                        return F.gelu(torch.ops.symm_mem.fused_all_gather_matmul(
+                            xs[s], [w1.t()], gather_dim=0, group_name=group.group_name)[1][0] + b1)
+                    finally:
+                        del os.environ[native]
+                results["torch async-TP native (_async_input_mm) (+ GELU)"] = attempt(fused_native, iters, sets, gated)
             results["torch async-TP fused_matmul_reduce_scatter (+ add)"] = attempt(
                 lambda s: torch.ops.symm_mem.fused_matmul_reduce_scatter(
                     hs[s], w2.t(), "sum", scatter_dim=0, group_name=group.group_name) + residual, iters, sets, gated)
@@ -224,6 +245,9 @@ def main():
                 parts = [f"ideal max(collective, GEMM) {ideal:.3f} ms: tilefuse at {ms[ours] / ideal:.3f}x the ideal"]
                 if ms.get(torch_op):
                     parts.append(f"{ms[torch_op] / ms[ours]:.3f}x torch async-TP")
+                native_op = "torch async-TP native (_async_input_mm) (+ GELU)"
+                if side.startswith("all-gather") and ms.get(native_op):
+                    parts.append(f"{ms[native_op] / ms[ours]:.3f}x torch's native async-TP")
                 if ms.get(seq):
                     parts.append(f"{ms[seq] / ms[ours]:.3f}x the sequential pair")
                 lines.append(f"\n{side}: " + "; ".join(parts) + ".")
