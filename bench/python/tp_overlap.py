@@ -111,6 +111,8 @@ def run(world, shape, iters, gated):
             lambda s: tp.all_gather_linear(xs[s], w1, b1, "gelu"), iters, sets, gated)
         results["tilefuse all_gather_linear, op by op (replay=False)"] = attempt(
             lambda s: tp.all_gather_linear(xs[s], w1, b1, "gelu", replay=False), iters, sets, gated)
+        results["tilefuse all_gather_linear, one row-gated GEMM (schedule='gated')"] = attempt(
+            lambda s: tp.all_gather_linear(xs[s], w1, b1, "gelu", schedule="gated"), iters, sets, gated)
         results["tilefuse all_gather_linear, transport p2p (NCCL ring)"] = attempt(
             lambda s: tp.all_gather_linear(xs[s], w1, b1, "gelu", transport="p2p"), iters, sets, gated)
         results["reduce-scatter alone"] = attempt(

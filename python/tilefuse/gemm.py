@@ -99,7 +99,7 @@ class Operation:
         return kernel, layout
 
 
-LAYOUT_VERSION, LAYOUT_HEADER_WORDS = 6, 38  # sm90_params_layout.h's kLayoutVersion and kLayoutHeader
+LAYOUT_VERSION, LAYOUT_HEADER_WORDS = 7, 41  # sm90_params_layout.h's kLayoutVersion and kLayoutHeader
 
 
 def parse_layout(words):
@@ -117,6 +117,8 @@ def parse_layout(words):
     (layout["tma_aux"], layout["batch_mask_aux"], layout["column_by_tma"], layout["staged_aux"],
      layout["staged_column"]) = words[29:34]
     layout["stages"], layout["consumer_warpgroups"], layout["ping_pong"], layout["cluster_m"] = words[34:38]
+    # the row gate (Sm90RowGate configs, tilefuse.gemm_row_gate): -1 where the kernel has none
+    layout["row_flags"], layout["rows_per_flag"], layout["first_tile_row"] = words[38:41]
     layout["nodes"] = parse_nodes(words, LAYOUT_HEADER_WORDS, words[15])
     return layout
 

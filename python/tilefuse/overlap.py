@@ -23,15 +23,24 @@ _linear = ops.linear  # the fused linear (a CPU test substitutes a reference)
 TRANSPORTS = ("auto", "copy_engine", "p2p")
 
 
-def all_gather_linear(x, weight, bias=None, activation=None, group=None, transport="auto", replay="auto"):
+SCHEDULES = ("halves", "gated")
+
+
+def all_gather_linear(x, weight, bias=None, activation=None, group=None, transport="auto", replay="auto",
+                      schedule="halves"):
     """act(all_gather(x) @ weight^T + bias) with the all-gather overlapped: x is this rank's (rows, k) block of
     rows, weight (n, k); the result (world * rows, n), blocks in rank order. While one block travels, the fused
     linear runs on the one in hand, so the transfers hide under the GEMMs (the ideal: max(all-gather alone,
     GEMM alone)). replay (copy engines only): True, False or "auto" (small GEMMs): from the second call of a
     signature on, the call's operations are replayed from a CUDA graph (tilefuse.overlap_replay), so the host
-    enqueues one graph instead of a dozen operations."""
+    enqueues one graph instead of a dozen operations. schedule (copy engines only): "halves", this rank's
+    block's GEMM beside the pulls, then one on the pulled blocks; "gated", one GEMM over every block whose tiles
+    wait for their block's flag (tilefuse.gemm_row_gate; op by op, not replayed; not yet measured, see
+    docs/notes/parallel.md)."""
     _forward_only("all_gather_linear", x, weight, bias)
     _check_transport(transport)
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule={schedule!r}: use one of {', '.join(SCHEDULES)}")
     world, rank = _world(group)
     activation = activation_name(activation)
     replay = overlap_replay.wanted(replay, 2 * world * x.shape[0] * weight.shape[0] * x.shape[-1])
@@ -39,6 +48,8 @@ def all_gather_linear(x, weight, bias=None, activation=None, group=None, transpo
         return _linear(x, weight, bias, None, activation)
     if _use_copy_engine(transport, group, x, x.shape[0] * weight.shape[0]):
         with torch.cuda.device(x.device):  # the workspace, the streams and the GEMMs all on x's device
+            if schedule == "gated":
+                return _all_gather_gated(x.contiguous(), weight, bias, activation, _group(group), world, rank)
             return _all_gather_linear_ce(x.contiguous(), weight, bias, activation, _group(group), world, rank,
                                          replay)
     return _all_gather_linear_p2p(x.contiguous(), weight, bias, activation, group, world, rank)
@@ -202,6 +213,56 @@ def _all_gather_rest(x, weight, bias, activation, workspace, world, rank):
         workspace.barrier(channel=0)
     current.wait_stream(gemm)
     current.wait_stream(last)
+    return out
+
+
+_GATED = {}  # (device, world, rank, rows, activation, bias?) -> RowGatedGemm: its first row is this rank's block
+_FLAGS = {}  # (device, world) -> the blocks' flags (uint32), reset each call
+
+
+def _all_gather_gated(x, weight, bias, activation, group, world, rank):
+    """One GEMM over every rank's block: this rank's workspace holds each block at its rank's slot (its own
+    published there, the peers' pulled from their own slots by the copy engines), and the GEMM's tiles of a block
+    wait for that block's flag, written by a stream write after its pull (no kernel: the GEMM holds every SM while
+    it waits). Its walk starts at this rank's block, which is in place at launch."""
+    from .epilogue.common import fused
+    from .gemm_row_gate import RowGatedGemm
+
+    rows, k = x.shape
+    device = x.device
+    workspace = _workspace(group, world * rows * k * x.element_size())
+    flags = _FLAGS.get((device, world))
+    if flags is None:
+        flags = _FLAGS[(device, world)] = torch.zeros(world, dtype=torch.uint32, device=device)
+    current = torch.cuda.current_stream()
+    workspace.barrier(channel=0)  # every peer has finished reading this workspace's previous contents
+    gathered = _view(workspace, rank, (world * rows, k), x.dtype)
+    gathered[rank * rows:(rank + 1) * rows].copy_(x)
+    flags.zero_()
+    flags[rank:rank + 1].fill_(1)  # (kernels, queued before the GEMM on this stream)
+    workspace.barrier(channel=1)  # every rank's block is in its own slot
+    ready = _event(device, "ready")
+    ready.record(current)
+    key = (device, world, rank, rows, activation, bias is not None)
+    gemm = _GATED.get(key)
+    if gemm is None:
+        gemm = _GATED[key] = RowGatedGemm(fused(activation, bias is not None, False), rows_per_flag=rows,
+                                          first_row=rank * rows)
+    arguments = {} if bias is None else {"bias": bias}
+    out = gemm.run(gathered, weight.t(), row_flags=flags, **arguments)
+    for step in range(1, world):  # nearest peers first: the walk reaches their blocks first
+        other = (rank + step) % world
+        copies = _stream(device, f"copy{other}")
+        copies.wait_event(ready)
+        with torch.cuda.stream(copies):
+            peer = _view(workspace, other, (world * rows, k), x.dtype)
+            gathered[other * rows:(other + 1) * rows].copy_(peer[other * rows:(other + 1) * rows])
+            torch.ops.symm_mem.stream_write_value32_(flags, other, 1)
+            _event(device, other).record(copies)
+    for other in range(world):
+        if other != rank:
+            current.wait_event(_event(device, other))
+    workspace.barrier(channel=0)  # the peers have pulled this rank's block (after the GEMM on this stream)
     return out
 
 

@@ -109,6 +109,13 @@ def test_shapes_that_do_not_split_are_refused():
             os.remove(init_file)
 
 
+def test_an_unknown_schedule_is_refused():
+    import tilefuse.parallel as tp
+
+    with pytest.raises(ValueError, match="schedule='rings'"):
+        tp.all_gather_linear(torch.randn(4, 8), torch.randn(16, 8), schedule="rings")
+
+
 def cpu_kernels_for_linear_ops():
     """CPU kernels for tilefuse::linear and its backward ops, in this process (the real ones need an sm_90 GPU)."""
     import math

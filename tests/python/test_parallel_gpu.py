@@ -61,6 +61,10 @@ def run_rank(rank, world, init_file, results):
                     got = tp.all_gather_linear(rows.chunk(world, 0)[rank], up.weight, up.bias, "gelu",
                                                transport=transport)
                     close_in_bf16(got, F.gelu(F.linear(rows, up.weight, up.bias)), f"all_gather_linear {transport}")
+                    if transport == "copy_engine":  # one row-gated GEMM over every block
+                        got = tp.all_gather_linear(rows.chunk(world, 0)[rank], up.weight, up.bias, "gelu",
+                                                   transport=transport, schedule="gated")
+                        close_in_bf16(got, F.gelu(F.linear(rows, up.weight, up.bias)), "all_gather_linear gated")
                     got = tp.linear_reduce_scatter(hidden.chunk(world, 1)[rank],
                                                    down.weight.chunk(world, 1)[rank].contiguous(), down.bias,
                                                    rows.chunk(world, 0)[rank].contiguous(), transport=transport)

@@ -1,0 +1,89 @@
+"""tilefuse.gemm_row_gate.RowGatedGemm: the Hopper GEMM whose rows of A arrive while it runs (gemm::Sm90RowGate).
+
+A's rows come in pieces of rows_per_flag rows; the call's `row_flags` (a CUDA uint32 tensor, one flag per piece)
+says which are in place: the kernel's producer waits for a tile's pieces to turn nonzero before loading them,
+and the blocks walk the tile rows from the one holding first_row on (the rows in place at launch), wrapping. What writes the flags must
+need no SM while the kernel holds them all: copies on the copy engine, each followed by a stream write
+(torch.ops.symm_mem.stream_write_value32_), never a kernel. tilefuse.overlap's gated all-gather uses it.
+"""
+import struct
+
+from .errors import TensorArgumentError
+from .gemm import Gemm
+from .tensors import COLUMN_MAJOR, ROW_MAJOR
+
+
+class RowGatedGemm(Gemm):
+    """Gemm(epilogue) on the Hopper kernel with its rows of A gated: run(a, b, row_flags=flags, **arguments)."""
+
+    _MAINLOOP_ARGUMENTS = ("row_flags",)
+
+    def __init__(self, epilogue=None, *, rows_per_flag, first_row=0, out_dtype=None, tile="auto"):
+        super().__init__(epilogue, out_dtype=out_dtype, tile=tile, kernel="sm90")
+        if not isinstance(rows_per_flag, int) or rows_per_flag <= 0:
+            raise ValueError(f"rows_per_flag={rows_per_flag!r}: a positive number of rows per flag")
+        if not isinstance(first_row, int) or first_row < 0:
+            raise ValueError(f"first_row={first_row!r}: a row index >= 0")
+        self.rows_per_flag = rows_per_flag
+        self.first_row = first_row
+
+    def run(self, a, b, out=None, *, row_flags, **arguments):
+        self._check_flags(row_flags, a)
+        return super().run(a, b, out=out, row_flags=row_flags, **arguments)
+
+    def _check_flags(self, flags, a):
+        import torch
+
+        m = a.shape[-2]
+        pieces = -(-m // self.rows_per_flag)
+        if not isinstance(flags, torch.Tensor) or flags.dtype != torch.uint32 or flags.dim() != 1 \
+                or not flags.is_contiguous() or flags.device != a.device:
+            raise TensorArgumentError(
+                "tilefuse.RowGatedGemm: row_flags must be a contiguous 1-d torch.uint32 tensor on a's device "
+                f"({a.device}), one flag per {self.rows_per_flag} rows of a; got "
+                f"{type(flags).__name__ if not isinstance(flags, torch.Tensor) else (flags.dtype, tuple(flags.shape), str(flags.device))}")
+        if flags.numel() < pieces:
+            raise TensorArgumentError(f"tilefuse.RowGatedGemm: a has {m} rows, {pieces} pieces of "
+                                      f"{self.rows_per_flag}, but row_flags holds {flags.numel()} flags")
+        if self.first_row >= m:
+            raise TensorArgumentError(f"tilefuse.RowGatedGemm: first_row = {self.first_row} is past a's {m} rows")
+
+    def _whole_plan(self, ops, device, arguments):
+        """The planner's Hopper plan with no split of K (a split is a batch of K-slices; the gate waits per tile
+        row) and on the operands as given (a copy of A would not be where the rows land)."""
+        from . import _C
+
+        if ops.batch != 1:
+            raise TensorArgumentError("tilefuse.RowGatedGemm: a batch of one only (a is the rows being gathered)")
+        try:
+            whole = _C.plan_gemm(ops.m, ops.n, ops.k, 1, device, True,
+                                 ops.layout_a == ROW_MAJOR and ops.layout_b == COLUMN_MAJOR, ops.aligned, 1,
+                                 None if self.tile == "auto" else self.tile, "sm90",
+                                 skinny_code=True, residual_by_tma=self._residual_by_tma(ops, arguments))
+        except ValueError as e:
+            raise TensorArgumentError(f"tilefuse.RowGatedGemm: {str(e).removeprefix('tilefuse: ')}") from None
+        if whole["family"] != "sm90" or whole["copy_operands"] or whole["split_k"] != 1:
+            raise TensorArgumentError(
+                "tilefuse.RowGatedGemm: the gated rows need the Hopper kernel reading a and b where they lie: a "
+                "row-major with 16-byte-aligned rows, b K-major (weight.t()), on an sm_90 GPU")
+        return whole
+
+    def _choose(self, ops, device, whole):
+        tile, config, why, split = super()._choose(ops, device, whole)
+        name, tm, tn, tk = config
+        qualified = name if "::" in name else "tilefuse::gemm::" + name
+        return tile, (f"tilefuse::gemm::Sm90RowGate<{qualified}>", tm, tn, tk), why + "; rows of A gated", split
+
+    def _pack(self, operation, kernel, layout, ops, arguments, outputs, sm_count):
+        """Gemm's packing, plus the gate: the flags' pointer (per call), rows per flag and the first tile row."""
+        launch = super()._pack(operation, kernel, layout, ops, arguments, outputs, sm_count)
+        if layout["row_flags"] < 0:
+            raise RuntimeError("tilefuse: the row-gated GEMM kernel's layout has no row gate; clear the JIT cache "
+                               "(TILEFUSE_CACHE_DIR) and retry")
+        params = bytearray(launch.template)
+        struct.pack_into("<Q", params, layout["row_flags"], arguments["row_flags"].data_ptr())
+        struct.pack_into("<i", params, layout["rows_per_flag"], self.rows_per_flag)
+        struct.pack_into("<i", params, layout["first_tile_row"], self.first_row // operation.config[1])
+        launch.pointers.append((layout["row_flags"], "arg:row_flags"))
+        launch.template = bytes(params)
+        return launch
