@@ -45,6 +45,16 @@ struct RowGatePart {
     }
   }
 
+  static constexpr unsigned long long kSpinLimitNs = 10'000'000'000ull;  // 10 s
+
+  TILEFUSE_DEVICE static unsigned long long global_ns() {
+    unsigned long long now = 0;
+#if defined(__CUDA_ARCH__)
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+#endif
+    return now;
+  }
+
   TILEFUSE_DEVICE static unsigned load_acquire(unsigned const* flag) {
     unsigned value = 0;
 #if defined(__CUDA_ARCH__)
@@ -63,7 +73,13 @@ struct RowGatePart {
       long long const row0 = static_cast<long long>(m) * kTileM;
       long long const last = row0 + kTileM < p.problem.m ? row0 + kTileM - 1 : p.problem.m - 1;
       for (long long f = row0 / p.rows_per_flag; f <= last / p.rows_per_flag; ++f) {
-        while (load_acquire(p.row_flags + f) == 0u) __nanosleep(64);
+        unsigned long long const start = global_ns();
+        while (load_acquire(p.row_flags + f) == 0u) {
+          __nanosleep(64);
+          // A flag that never turns (its writer waits for an SM this kernel holds, or was never enqueued) traps
+          // after kSpinLimitNs instead of hanging the device: the launch then fails with an error.
+          if (global_ns() - start > kSpinLimitNs) __trap();
+        }
       }
       arch::fence_proxy_async_global();
     } else {
