@@ -2,7 +2,7 @@
 
 A's rows come in pieces of rows_per_flag rows; the call's `row_flags` (a CUDA uint32 tensor, one flag per piece)
 says which are in place: the kernel's producer waits for a tile's pieces to turn nonzero before loading them,
-and the blocks walk the tile rows from the one holding first_row on (the rows in place at launch), wrapping. What writes the flags must
+and the blocks walk the tile rows from the first one wholly past first_row (the rows in place at launch), wrapping. What writes the flags must
 need no SM while the kernel holds them all: copies on the copy engine, each followed by a stream write
 (torch.ops.symm_mem.stream_write_value32_), never a kernel. tilefuse.overlap's gated all-gather uses it.
 """
@@ -83,7 +83,9 @@ class RowGatedGemm(Gemm):
         params = bytearray(launch.template)
         struct.pack_into("<Q", params, layout["row_flags"], arguments["row_flags"].data_ptr())
         struct.pack_into("<i", params, layout["rows_per_flag"], self.rows_per_flag)
-        struct.pack_into("<i", params, layout["first_tile_row"], self.first_row // operation.config[1])
+        # The first tile row wholly inside the rows in place (rounded up), wrapping past the last.
+        tm = operation.config[1]
+        struct.pack_into("<i", params, layout["first_tile_row"], (-(-self.first_row // tm)) % -(-ops.m // tm))
         launch.pointers.append((layout["row_flags"], "arg:row_flags"))
         launch.template = bytes(params)
         return launch

@@ -217,7 +217,8 @@ def _all_gather_rest(x, weight, bias, activation, workspace, world, rank):
 
 
 _GATED = {}  # (device, world, rank, rows, activation, bias?) -> RowGatedGemm: its first row is this rank's block
-_FLAGS = {}  # (device, world) -> the blocks' flags (uint32), reset each call
+_FLAGS = {}  # (device, world) -> the blocks' flags (uint32), reset each call: one stream's calls at a time, as the
+# workspace itself assumes (calls on two streams at once would need a workspace and flags each)
 
 
 def _all_gather_gated(x, weight, bias, activation, group, world, rank):
@@ -248,8 +249,9 @@ def _all_gather_gated(x, weight, bias, activation, group, world, rank):
     if gemm is None:
         gemm = _GATED[key] = RowGatedGemm(fused(activation, bias is not None, False), rows_per_flag=rows,
                                           first_row=rank * rows)
-    arguments = {} if bias is None else {"bias": bias}
-    out = gemm.run(gathered, weight.t(), row_flags=flags, **arguments)
+    # The pulls and their flag writes are queued before the GEMM: once launched it may hold every SM waiting for
+    # them, and anything the host did in between that waits for the device (a library unload, a blocking copy)
+    # would wait on it.
     for step in range(1, world):  # nearest peers first: the walk reaches their blocks first
         other = (rank + step) % world
         copies = _stream(device, f"copy{other}")
@@ -259,6 +261,8 @@ def _all_gather_gated(x, weight, bias, activation, group, world, rank):
             gathered[other * rows:(other + 1) * rows].copy_(peer[other * rows:(other + 1) * rows])
             torch.ops.symm_mem.stream_write_value32_(flags, other, 1)
             _event(device, other).record(copies)
+    arguments = {} if bias is None else {"bias": bias}
+    out = gemm.run(gathered, weight.t(), row_flags=flags, **arguments)
     for other in range(world):
         if other != rank:
             current.wait_event(_event(device, other))

@@ -57,14 +57,15 @@ def run_rank(rank, world, init_file, results):
             hidden = F.gelu(F.linear(rows, up.weight, up.bias))
             want = (F.linear(hidden, down.weight, down.bias) + rows).chunk(world, 0)[rank]
             for transport in ("copy_engine", "p2p"):
-                for _ in range(3):  # again: the workspace is reused, so a missing barrier would show
+                for step in range(3):  # again: the workspace is reused, so a missing barrier would show
                     got = tp.all_gather_linear(rows.chunk(world, 0)[rank], up.weight, up.bias, "gelu",
                                                transport=transport)
                     close_in_bf16(got, F.gelu(F.linear(rows, up.weight, up.bias)), f"all_gather_linear {transport}")
                     if transport == "copy_engine":  # one row-gated GEMM over every block
-                        got = tp.all_gather_linear(rows.chunk(world, 0)[rank], up.weight, up.bias, "gelu",
+                        scaled = rows * (1 + 0.5 * step)  # new rows each time: a stale flag would read old ones
+                        got = tp.all_gather_linear(scaled.chunk(world, 0)[rank], up.weight, up.bias, "gelu",
                                                    transport=transport, schedule="gated")
-                        close_in_bf16(got, F.gelu(F.linear(rows, up.weight, up.bias)), "all_gather_linear gated")
+                        close_in_bf16(got, F.gelu(F.linear(scaled, up.weight, up.bias)), "all_gather_linear gated")
                     got = tp.linear_reduce_scatter(hidden.chunk(world, 1)[rank],
                                                    down.weight.chunk(world, 1)[rank].contiguous(), down.bias,
                                                    rows.chunk(world, 0)[rank].contiguous(), transport=transport)

@@ -202,6 +202,11 @@ class GemmSm90 {
       if (params.row_flags == nullptr) {
         return invalid_argument("gemm_sm90: a row-gated config needs its flags: call set_row_gate(&plan, ...) first");
       }
+      if (params.rows_per_flag <= 0 || params.first_tile_row < 0 || params.first_tile_row >= params.tiles_m) {
+        return invalid_argument("gemm_sm90: the plan's row gate (first tile row ", params.first_tile_row, " of ",
+                                params.tiles_m, ", ", params.rows_per_flag, " rows per flag) does not fit its "
+                                "problem: call set_row_gate again after initialize()");
+      }
     }
     GemmCoord output = params.problem;
     if constexpr (Kernel::kReduceSplits) {

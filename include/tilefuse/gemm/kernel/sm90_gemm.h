@@ -201,8 +201,9 @@ struct GemmKernel {
   using SplitReduction = SplitReductionPart<kTileM, kTileN, kReduceSplits>;
   // ---- A's rows arriving during the run (Sm90RowGate): the producer waits for a tile's pieces ----
   static constexpr bool kRowGate = gates_rows<Config>();
-  static_assert(!kRowGate || (Config::kClusterM == 1 && !kReduceSplits),
-                "the row gate takes unclustered, unsplit tiles (each block loads its own rows of A)");
+  static_assert(!kRowGate || (Config::kClusterM == 1 && !kReduceSplits && !Config::kBlockScaled),
+                "the row gate takes unclustered, unsplit tiles without block scales (one thread loads a block's "
+                "rows of A, and only it waits for them)");
   using RowGate = RowGatePart<kTileM, kRowGate>;
   TILEFUSE_HOST_DEVICE static constexpr index_t split_ticket_count(index_t tiles_m, index_t tiles_n) {
     return SplitReduction::ticket_count(tiles_m, tiles_n);
