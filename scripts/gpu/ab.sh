@@ -273,7 +273,8 @@ for s in "${sets[@]}"; do
     echo "$(date +%H:%M:%S.%N) start $tag $modes $method" >> "$R/runs.txt"
     timeout "${TILEFUSE_BENCH_TIMEOUT_S:-150}" bd/bench/tilefuse-bench conv2d --preset "$preset" --mode "$modes" \
       --dtype bf16 "${flag[@]}" --json "$R/$tag-$method.json" > "$R/$tag-$method.txt" 2>&1
-    echo "$(date +%H:%M:%S.%N) end $tag $modes $method rc $?" >> "$R/runs.txt"
+    rc=$?
+    echo "$(date +%H:%M:%S.%N) end $tag $modes $method rc $rc" >> "$R/runs.txt"
   done
 done
 kill "$smi"

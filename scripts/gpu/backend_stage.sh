@@ -16,13 +16,13 @@ scripts/gpu/python_stage.sh 150 tests/python/test_gemm_gpu.py tests/python/test_
 echo "[$(( $(date +%s) - start )) s] tests done"
 export PYTHONPATH="$PWD/build/python/site"
 timeout 60 python3 bench/python/host_cost.py --markdown "$OUT/host-cost.md" > "$OUT/host-cost.log" 2>&1
-echo "[$(( $(date +%s) - start )) s] host cost rc $?"; tail -20 "$OUT/host-cost.md" 2>/dev/null
+rc=$?; echo "[$(( $(date +%s) - start )) s] host cost rc $rc"; tail -20 "$OUT/host-cost.md" 2>/dev/null
 timeout 150 python3 bench/python/vit_attention.py --batch 8 128 --markdown "$OUT/vit-attention.md" > "$OUT/vit-attention.log" 2>&1
-echo "[$(( $(date +%s) - start )) s] vit attention rc $?"; cat "$OUT/vit-attention.md" 2>/dev/null
+rc=$?; echo "[$(( $(date +%s) - start )) s] vit attention rc $rc"; cat "$OUT/vit-attention.md" 2>/dev/null
 left=$(( 570 - ($(date +%s) - start) ))
 # shellcheck disable=SC2086
 timeout "$left" python3 bench/python/models.py --models ${1:-resnet50 unet} --batch ${2:-1 8 32 128} --iters 40 --log \
   --json "$OUT/models.json" --markdown "$OUT/models.md" > "$OUT/models.log" 2>&1
-echo "[$(( $(date +%s) - start )) s] models rc $?"
+rc=$?; echo "[$(( $(date +%s) - start )) s] models rc $rc"
 cat "$OUT/models.md" 2>/dev/null
 gzip -f "$OUT/models.log"

@@ -12,7 +12,7 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 start=$(date +%s)
 nvidia-smi -L
 scripts/gpu/python_stage.sh "${1:-300}" -rfE tests/python/test_parallel_gpu.py tests/python/test_distributed_gpu.py "${@:2}"
-echo "[$(( $(date +%s) - start )) s] tests rc $?"
+rc=$?; echo "[$(( $(date +%s) - start )) s] tests rc $rc"
 gzip -f "$OUT/pytest.log"
 gpus=$(nvidia-smi -L | wc -l)
 worlds="$gpus"
@@ -22,6 +22,6 @@ for world in $worlds; do
   CUDA_VISIBLE_DEVICES="$devices" PYTHONPATH="$PWD/build/python/site" timeout 200 \
     torchrun --nproc-per-node "$world" bench/python/tp_overlap.py --markdown "$OUT/tp-overlap-$world.md" \
     --json "$OUT/tp-overlap-$world.json" > "$OUT/tp-overlap-$world.log" 2>&1
-  echo "[$(( $(date +%s) - start )) s] tp_overlap on $world GPUs rc $?"
+  rc=$?; echo "[$(( $(date +%s) - start )) s] tp_overlap on $world GPUs rc $rc"
   cat "$OUT/tp-overlap-$world.md" 2>/dev/null || tail -30 "$OUT/tp-overlap-$world.log"
 done
