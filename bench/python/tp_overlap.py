@@ -20,6 +20,7 @@ Shapes (tokens x hidden x intermediate, the intermediate split over the ranks): 
 small = 4096 x 4096 x 4096 (communication weighs more).
 """
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -38,6 +39,17 @@ SHAPES = {"mlp": (8192, 8192, 28672), "small": (4096, 4096, 4096)}
 
 # The gate's sleep, in GPU clock cycles (about 1.5 ms): longer than any variant's enqueue on the host.
 GATE_CYCLES = 3_000_000
+
+
+@contextlib.contextmanager
+def native_async_tp():
+    """torch's native all-gather GEMM (_async_input_mm: one CUTLASS GEMM whose tiles wait for each rank's rows),
+    which torch takes only when asked and 2048 < tokens <= 4096: the fair peer of the small shape."""
+    os.environ["TORCH_SYMM_MEM_ENABLE_NATIVE_ASYNC_TP"] = "1"
+    try:
+        yield
+    finally:
+        del os.environ["TORCH_SYMM_MEM_ENABLE_NATIVE_ASYNC_TP"]
 
 
 def timed(fn, iters, sets, gated):
@@ -132,25 +144,17 @@ def run(world, shape, iters, gated):
             results["torch async-TP fused_all_gather_matmul (+ GELU)"] = attempt(
                 lambda s: F.gelu(torch.ops.symm_mem.fused_all_gather_matmul(
                     xs[s], [w1.t()], gather_dim=0, group_name=group.group_name)[1][0] + b1), iters, sets, gated)
-            # torch's native all-gather GEMM (_async_input_mm: one CUTLASS GEMM whose tiles wait for each rank's
-            # rows), which torch takes only when asked and 2048 < tokens <= 4096: the fair peer of the small shape.
-            native = "TORCH_SYMM_MEM_ENABLE_NATIVE_ASYNC_TP"
-            os.environ[native] = "1"
             try:
-                takes_native = symm_mem._should_use_fused_all_gather_matmul_native(
-                    xs[0], [w1.t()], 0, group.group_name)
+                with native_async_tp():
+                    takes_native = symm_mem._should_use_fused_all_gather_matmul_native(
+                        xs[0], [w1.t()], 0, group.group_name)
             except AttributeError:  # another torch: no such path
                 takes_native = False
-            finally:
-                del os.environ[native]
             if takes_native:
                 def fused_native(s):
-                    os.environ[native] = "1"
-                    try:
+                    with native_async_tp():
                         return F.gelu(torch.ops.symm_mem.fused_all_gather_matmul(
                             xs[s], [w1.t()], gather_dim=0, group_name=group.group_name)[1][0] + b1)
-                    finally:
-                        del os.environ[native]
                 results["torch async-TP native (_async_input_mm) (+ GELU)"] = attempt(fused_native, iters, sets, gated)
             results["torch async-TP fused_matmul_reduce_scatter (+ add)"] = attempt(
                 lambda s: torch.ops.symm_mem.fused_matmul_reduce_scatter(

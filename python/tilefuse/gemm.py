@@ -198,8 +198,8 @@ class Gemm:
         residual_by_tma = self._residual_by_tma(ops, arguments)  # (its argument errors are the caller's, as raised)
         try:
             return _C.plan_gemm(ops.m, ops.n, ops.k, ops.batch, device, True,
-                                ops.layout_a == ROW_MAJOR and ops.layout_b == COLUMN_MAJOR, ops.aligned, 0,
-                                None if self.tile == "auto" else self.tile, self.kernel, skinny_code=True,
+                                ops.layout_a == ROW_MAJOR and ops.layout_b == COLUMN_MAJOR, ops.aligned,
+                                self._SPLIT_K, None if self.tile == "auto" else self.tile, self.kernel, skinny_code=True,
                                 residual_by_tma=residual_by_tma)
         except ValueError as e:  # a forced family that cannot run here
             raise TensorArgumentError(f"tilefuse.Gemm(kernel={self.kernel!r}): {str(e).removeprefix('tilefuse: ')}") from None
@@ -210,6 +210,7 @@ class Gemm:
     _CONVERTS = True  # operands of other layouts or unaligned k are copied (not for FP8: its scales index k)
     # Arguments the mainloop reads (block-wise FP8 scales), not inputs of the epilogue function.
     _MAINLOOP_ARGUMENTS = ()
+    _SPLIT_K = 0  # the planner's split_k: 0 lets it choose (tilefuse.gemm_row_gate forbids a split: 1)
     _EMPTY = True  # m, n or the batch 0: an empty result, as torch's (not for FP8: its scales are checked first)
 
     def _check(self, a, b):

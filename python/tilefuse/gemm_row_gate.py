@@ -10,13 +10,13 @@ import struct
 
 from .errors import TensorArgumentError
 from .gemm import Gemm
-from .tensors import COLUMN_MAJOR, ROW_MAJOR
 
 
 class RowGatedGemm(Gemm):
     """Gemm(epilogue) on the Hopper kernel with its rows of A gated: run(a, b, row_flags=flags, **arguments)."""
 
     _MAINLOOP_ARGUMENTS = ("row_flags",)
+    _SPLIT_K = 1
 
     def __init__(self, epilogue=None, *, rows_per_flag, first_row=0, out_dtype=None, tile="auto"):
         super().__init__(epilogue, out_dtype=out_dtype, tile=tile, kernel="sm90")
@@ -49,19 +49,11 @@ class RowGatedGemm(Gemm):
             raise TensorArgumentError(f"tilefuse.RowGatedGemm: first_row = {self.first_row} is past a's {m} rows")
 
     def _whole_plan(self, ops, device, arguments):
-        """The planner's Hopper plan with no split of K (a split is a batch of K-slices; the gate waits per tile
-        row) and on the operands as given (a copy of A would not be where the rows land)."""
-        from . import _C
-
+        """The planner's Hopper plan with no split of K (_SPLIT_K: a split is a batch of K-slices; the gate waits
+        per tile row), on the operands as given (a copy of A would not be where the rows land)."""
         if ops.batch != 1:
             raise TensorArgumentError("tilefuse.RowGatedGemm: a batch of one only (a is the rows being gathered)")
-        try:
-            whole = _C.plan_gemm(ops.m, ops.n, ops.k, 1, device, True,
-                                 ops.layout_a == ROW_MAJOR and ops.layout_b == COLUMN_MAJOR, ops.aligned, 1,
-                                 None if self.tile == "auto" else self.tile, "sm90",
-                                 skinny_code=True, residual_by_tma=self._residual_by_tma(ops, arguments))
-        except ValueError as e:
-            raise TensorArgumentError(f"tilefuse.RowGatedGemm: {str(e).removeprefix('tilefuse: ')}") from None
+        whole = super()._whole_plan(ops, device, arguments)
         if whole["family"] != "sm90" or whole["copy_operands"] or whole["split_k"] != 1:
             raise TensorArgumentError(
                 "tilefuse.RowGatedGemm: the gated rows need the Hopper kernel reading a and b where they lie: a "
