@@ -1,15 +1,21 @@
 // gemm::Sm90RowGate: A's rows arrive while the kernel runs, as an all-gather's copies deliver them. The rows
 // in place at launch are copied first; the others start NaN-poisoned and are copied on a second stream only
 // after a host function has held that stream for a while (so the kernel is running and its producer spinning
-// when they land), each piece followed by a stream write of its flag (HostAdapter::write_value32). Small
+// when they land), each piece followed by a stream write of its flag (HostAdapter::write_value32). The late
+// pieces come from pinned host memory: a copy within one device may run as a kernel, which would need an SM
+// that the waiting GEMM holds (the all-gather's pulls are peer copies, on the copy engines). Small
 // integers (|D| <= k), exact comparison: a tile that loaded its rows before their flag turned shows NaN.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <thread>
 #include <vector>
+
+#include <cuda_runtime.h>
 
 #include <tilefuse/core/numeric_types.h>
 #include <tilefuse/epilogue/evt.h>
@@ -65,6 +71,10 @@ void run_gated(int m, int n, int k, int rows_per_flag, int first_row, int in_pla
                               cudaMemcpyDeviceToDevice, gemm_stream.get()),
               cudaSuccess);
   }
+  T* pinned = nullptr;  // A again, in pinned host memory: the late pieces' source
+  ASSERT_EQ(cudaMallocHost(&pinned, a.size() * sizeof(T)), cudaSuccess);
+  std::unique_ptr<T, decltype(&cudaFreeHost)> pinned_owner(pinned, &cudaFreeHost);
+  std::copy(a.begin(), a.end(), pinned);
   gemm_stream.synchronize();
 
   typename Op::Arguments args;
@@ -90,8 +100,8 @@ void run_gated(int m, int n, int k, int rows_per_flag, int first_row, int in_pla
     if (flags[piece] != 0u) continue;
     std::size_t const lo = static_cast<std::size_t>(piece) * rows_per_flag;
     std::size_t const rows = std::min<std::size_t>(rows_per_flag, m - lo);
-    EXPECT_EQ(cudaMemcpyAsync(da.as<char>() + lo * row_bytes, source.as<char>() + lo * row_bytes, rows * row_bytes,
-                              cudaMemcpyDeviceToDevice, copy_stream.get()),
+    EXPECT_EQ(cudaMemcpyAsync(da.as<char>() + lo * row_bytes, reinterpret_cast<char const*>(pinned) + lo * row_bytes,
+                              rows * row_bytes, cudaMemcpyHostToDevice, copy_stream.get()),
               cudaSuccess);
     s = host_adapter().write_value32(copy_stream.get(), dflags.as<unsigned>() + piece, 1u);
     if (!s.ok()) {
