@@ -90,7 +90,7 @@ def attempt(fn, iters, sets, gated):
         return None, None, None, f"{type(error).__name__}: {str(error)[:160]}"
 
 
-def run(world, shape, iters, gated):
+def run(world, shape, iters, gated, gated_sweep=False):
     import tilefuse.parallel as tp
 
     tokens, hidden, inter = shape
@@ -164,7 +164,54 @@ def run(world, shape, iters, gated):
         # Last: the row-gated GEMM is new on GPUs, and a kernel that traps (a flag never written) ends the process.
         results["tilefuse all_gather_linear, one row-gated GEMM (schedule='gated')"] = attempt(
             lambda s: tp.all_gather_linear(xs[s], w1, b1, "gelu", schedule="gated"), iters, sets, gated)
+        if not gated_sweep:
+            return results
+        import tilefuse.overlap as overlap
+
+        world_, rank_ = dist.get_world_size(), dist.get_rank()
+        results["copy-engine pull of the peers' blocks alone"] = attempt(
+            lambda s: pull_alone(overlap, xs[s], group, world_, rank_, 1), iters, sets, gated)
+        workspace = overlap._workspace(group, world_ * xs[0].numel() * xs[0].element_size())
+        results["three symmetric-memory barriers alone (as the halves schedule makes)"] = attempt(
+            lambda s: [workspace.barrier(channel=c) for c in (0, 1, 0)], iters, sets, gated)
+        import tilefuse
+        from tilefuse.epilogue.common import fused
+
+        for tile in ("128x128", "128x256"):
+            whole = tilefuse.Gemm(fused("gelu", True, False), tile=tile)
+            results[f"GEMM alone (ag side), tilefuse.Gemm tile {tile}"] = attempt(
+                lambda s, whole=whole: whole.run(gathered[s], w1.t(), bias=b1), iters, sets, gated)
+        want = tp.all_gather_linear(xs[0], w1, b1, "gelu").float()
+        for tile in ("128x128", "128x256"):
+            def variant(s, t=tile):
+                return overlap._all_gather_gated(xs[s], w1, b1, "gelu", group, world_, rank_, tile=t)
+            name = f"row-gated GEMM, tile {tile}"
+            error = (variant(0).float() - want).abs().max().item()  # the same products: equal but for order
+            results[name] = attempt(variant, iters, sets, gated)
+            if error > 0.05 * want.abs().max().item():
+                results[name] = (*results[name][:3], f"WRONG: max error {error:.3g}")
     return results
+
+
+def pull_alone(overlap, x, group, world, rank, streams):
+    """The gated schedule's pulls alone (no GEMM, no barrier): every peer's block copied from its slot of the
+    symmetric workspace into this rank's, each in `streams` parts on streams of their own."""
+    rows, k = x.shape
+    workspace = overlap._workspace(group, world * rows * k * x.element_size())
+    gathered = overlap._view(workspace, rank, (world * rows, k), x.dtype)
+    current = torch.cuda.current_stream()
+    pulls = [overlap._stream(x.device, f"pull{s}") for s in range(streams)]
+    for pull in pulls:
+        pull.wait_stream(current)
+    for step in range(1, world):
+        other = (rank + step) % world
+        peer = overlap._view(workspace, other, (world * rows, k), x.dtype)
+        bounds = [other * rows + rows * s // streams for s in range(streams + 1)]
+        for s, pull in enumerate(pulls):
+            with torch.cuda.stream(pull):
+                gathered[bounds[s]:bounds[s + 1]].copy_(peer[bounds[s]:bounds[s + 1]])
+    for pull in pulls:
+        current.wait_stream(pull)
 
 
 def timeline(world, shape, path):
@@ -213,6 +260,8 @@ def main():
     parser.add_argument("--timing", choices=["gated", "as-called"], default="gated",
                         help="gated: the ops' GPU time, both ranks started together (default); as-called: the host's "
                         "enqueue and the ranks' skew included")
+    parser.add_argument("--gated-sweep", action="store_true",
+                        help="also time the row-gated schedule's pieces and pull streams, and the pulls alone")
     parser.add_argument("--timeline", help="write rank 0's GPU activity during one call of each op (the first of "
                         "--shapes) here")
     args = parser.parse_args()
@@ -232,7 +281,7 @@ def main():
              f"{'GPU time, the ranks started together' if gated else 'the host enqueue and the ranks skew included'}); "
              f"each iteration's slowest rank, median of {args.iters}.", ""]
     for name in args.shapes:
-        results = run(world, SHAPES[name], args.iters, gated)
+        results = run(world, SHAPES[name], args.iters, gated, args.gated_sweep)
         report["shapes"][name] = {k: {"ms": v[0], "host_ms": v[1], "late": v[2], "error": v[3]}
                                   for k, v in results.items()}
         ms = {k: v[0] for k, v in results.items()}

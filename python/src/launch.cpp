@@ -450,4 +450,16 @@ void bind_launch(nb::module_& m) {
   m.def("read_layout", &read_layout, nb::arg("kernel"), nb::arg("device"), nb::arg("words"),
         "Runs a parameter-layout kernel and returns the integers it wrote.");
   m.def("device_properties", &device_properties, nb::arg("device"), "[sm_count, major, minor] of a device.");
+  // Stream memory operations through the host adapter: signals between ranks and flags for a row-gated GEMM
+  // with no kernel (tilefuse.overlap's gated all-gather: a running GEMM may hold every SM).
+  m.def("stream_write_value32", [](std::uintptr_t address, unsigned value, std::uintptr_t stream) {
+          raise_status(tilefuse::host_adapter().write_value32(reinterpret_cast<cudaStream_t>(stream),
+                                                              reinterpret_cast<unsigned*>(address), value));
+        }, nb::arg("address"), nb::arg("value"), nb::arg("stream"),
+        "Enqueue a fenced write of a 32-bit value to a device word (this GPU's or a peer's) on a stream.");
+  m.def("stream_wait_value32", [](std::uintptr_t address, unsigned value, std::uintptr_t stream) {
+          raise_status(tilefuse::host_adapter().wait_value32(reinterpret_cast<cudaStream_t>(stream),
+                                                             reinterpret_cast<unsigned const*>(address), value));
+        }, nb::arg("address"), nb::arg("value"), nb::arg("stream"),
+        "Enqueue on a stream a wait until a device word reaches value (wrap-around >=), with no kernel.");
 }

@@ -216,57 +216,109 @@ def _all_gather_rest(x, weight, bias, activation, workspace, world, rank):
     return out
 
 
-_GATED = {}  # (device, world, rank, rows, activation, bias?) -> RowGatedGemm: its first row is this rank's block
-_FLAGS = {}  # (device, world) -> the blocks' flags (uint32), reset each call: one stream's calls at a time, as the
-# workspace itself assumes (calls on two streams at once would need a workspace and flags each)
+# ---- the gated schedule: one row-gated GEMM, the blocks pushed by the copy engines, signals by stream memory ops ----
+#
+# No kernel of the call runs beside its GEMM and no barrier stands before it: each rank pushes its block into
+# every peer's gathered buffer (a copy engine), then writes that peer's flag for the block; the GEMM's tiles wait
+# for their block's flag. Epochs (one per call) order the calls: a rank pushes call e's block into a peer only
+# once that peer has signalled (`consumed`) that its GEMM of call e - 1 is done and its flags for call e are
+# reset. The flags alternate between two sets by the epoch's parity, so a reset never erases a push of the next
+# call. All signals are stream writes and waits (tilefuse._C.stream_write_value32 / stream_wait_value32).
+
+_GATED = {}  # (device, world, rank, rows, tile, activation, bias?) -> RowGatedGemm, first row this rank's block
+_PUSHED = {}  # (group name, device) -> _PushState
 
 
-def _all_gather_gated(x, weight, bias, activation, group, world, rank):
-    """One GEMM over every rank's block: this rank's workspace holds each block at its rank's slot (its own
-    published there, the peers' pulled from their own slots by the copy engines), and the GEMM's tiles of a block
-    wait for that block's flag, written by a stream write after its pull (no kernel: the GEMM holds every SM while
-    it waits). Its walk starts at this rank's block, which is in place at launch."""
+class _PushState:
+    """One group's symmetric memory for the gated schedule on one device: the gathered rows (grown by a new
+    allocation when a call needs more; the old ones are kept, a peer may still be reading them), the signal words
+    (flags[2][world], consumed[world]) and the epoch."""
+
+    def __init__(self, group, device):
+        import torch.distributed._symmetric_memory as symm_mem
+
+        self.group, self.device = group, device
+        self.world, self.rank = dist.get_world_size(group), dist.get_rank(group)
+        if not symm_mem.is_symm_mem_enabled_for_group(group.group_name):
+            symm_mem.enable_symm_mem_for_group(group.group_name)
+        words = symm_mem.empty(3 * self.world, dtype=torch.int32, device=device)
+        words.zero_()
+        self.words_handle = symm_mem.rendezvous(words, group.group_name)
+        self.words = words
+        self.epoch = 0
+        self.gathered, self.handle, self.kept = None, None, []
+        self.words_handle.barrier(channel=0)  # every rank's words are zero before anyone signals (once)
+
+    def flags(self, parity):
+        return self.words.view(torch.uint32)[parity * self.world:(parity + 1) * self.world]
+
+    def word(self, rank, index):
+        """The address of word `index` of rank's signal words (this rank's or a peer's, mapped here)."""
+        return self.words_handle.buffer_ptrs[rank] + 4 * index
+
+    def buffer(self, rows, k, dtype):
+        """This rank's gathered buffer (world * rows, k) and each peer's, in symmetric memory (collective the
+        first time a size is needed: every rank calls with the same shapes)."""
+        import torch.distributed._symmetric_memory as symm_mem
+
+        nbytes = self.world * rows * k * torch.empty((), dtype=dtype).element_size()
+        if self.gathered is None or self.gathered.numel() < nbytes:
+            if self.gathered is not None:
+                self.kept.append((self.gathered, self.handle))
+            self.gathered = symm_mem.empty(nbytes, dtype=torch.uint8, device=self.device)
+            self.handle = symm_mem.rendezvous(self.gathered, self.group.group_name)
+        return [self.handle.get_buffer(r, (self.world * rows, k), dtype) for r in range(self.world)]
+
+
+def _push_state(group, device):
+    state = _PUSHED.get((group.group_name, device))
+    if state is None:
+        state = _PUSHED[(group.group_name, device)] = _PushState(group, device)
+    return state
+
+
+def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="auto"):
+    """One GEMM over every rank's block, each block pushed into every peer's gathered buffer by the copy engines
+    and flagged there by a stream write; the GEMM's tiles wait for their block's flag and its walk starts at
+    this rank's own block (copied in first). See the section comment for the epochs."""
+    from . import _C
     from .epilogue.common import fused
     from .gemm_row_gate import RowGatedGemm
 
     rows, k = x.shape
     device = x.device
-    workspace = _workspace(group, world * rows * k * x.element_size())
-    flags = _FLAGS.get((device, world))
-    if flags is None:
-        flags = _FLAGS[(device, world)] = torch.zeros(world, dtype=torch.uint32, device=device)
+    state = _push_state(group, device)
+    buffers = state.buffer(rows, k, x.dtype)
+    state.epoch = epoch = (state.epoch + 1) & 0xFFFFFFFF  # (the waits compare with wrap-around)
+    parity, following = epoch % 2, (epoch + 1) % 2
     current = torch.cuda.current_stream()
-    workspace.barrier(channel=0)  # every peer has finished reading this workspace's previous contents
-    gathered = _view(workspace, rank, (world * rows, k), x.dtype)
-    gathered[rank * rows:(rank + 1) * rows].copy_(x)
-    flags.zero_()
-    flags[rank:rank + 1].fill_(1)  # (kernels, queued before the GEMM on this stream)
-    workspace.barrier(channel=1)  # every rank's block is in its own slot
-    ready = _event(device, "ready")
-    ready.record(current)
-    key = (device, world, rank, rows, activation, bias is not None)
+    start = _event(device, "gated start")
+    start.record(current)
+    for step in range(1, world):  # every peer's copy engine at once; the nearest peers first
+        other = (rank + step) % world
+        push = _stream(device, f"push{other}")
+        push.wait_event(start)  # x is ready, and every earlier call's work is queued before this one
+        # the peer's GEMM of the last call is done and its flags for this call reset
+        _C.stream_wait_value32(state.word(rank, 2 * world + other), (epoch - 1) & 0xFFFFFFFF, push.cuda_stream)
+        with torch.cuda.stream(push):
+            buffers[other][rank * rows:(rank + 1) * rows].copy_(x)
+        _C.stream_write_value32(state.word(other, parity * world + rank), 1, push.cuda_stream)
+        _event(device, f"pushed {other}").record(push)
+    buffers[rank][rank * rows:(rank + 1) * rows].copy_(x)
+    _C.stream_write_value32(state.word(rank, parity * world + rank), 1, current.cuda_stream)
+    key = (device, world, rank, rows, tile, activation, bias is not None)
     gemm = _GATED.get(key)
     if gemm is None:
         gemm = _GATED[key] = RowGatedGemm(fused(activation, bias is not None, False), rows_per_flag=rows,
-                                          first_row=rank * rows)
-    # The pulls and their flag writes are queued before the GEMM: once launched it may hold every SM waiting for
-    # them, and anything the host did in between that waits for the device (a library unload, a blocking copy)
-    # would wait on it.
-    for step in range(1, world):  # nearest peers first: the walk reaches their blocks first
-        other = (rank + step) % world
-        copies = _stream(device, f"copy{other}")
-        copies.wait_event(ready)
-        with torch.cuda.stream(copies):
-            peer = _view(workspace, other, (world * rows, k), x.dtype)
-            gathered[other * rows:(other + 1) * rows].copy_(peer[other * rows:(other + 1) * rows])
-            torch.ops.symm_mem.stream_write_value32_(flags, other, 1)
-            _event(device, other).record(copies)
+                                          first_row=rank * rows, tile=tile)
     arguments = {} if bias is None else {"bias": bias}
-    out = gemm.run(gathered, weight.t(), row_flags=flags, **arguments)
-    for other in range(world):
-        if other != rank:
-            current.wait_event(_event(device, other))
-    workspace.barrier(channel=0)  # the peers have pulled this rank's block (after the GEMM on this stream)
+    out = gemm.run(buffers[rank], weight.t(), row_flags=state.flags(parity), **arguments)
+    for i in range(world):  # the next call's flags, then each peer told it may push that call's block
+        _C.stream_write_value32(state.word(rank, following * world + i), 0, current.cuda_stream)
+    for step in range(1, world):
+        other = (rank + step) % world
+        _C.stream_write_value32(state.word(other, 2 * world + rank), epoch, current.cuda_stream)
+        current.wait_event(_event(device, f"pushed {other}"))  # x is read; the caller may overwrite it
     return out
 
 

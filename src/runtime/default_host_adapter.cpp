@@ -14,6 +14,7 @@ namespace {
 constexpr char const* kEncodeTiledSymbol = "cuTensorMapEncodeTiled";
 constexpr char const* kEncodeIm2colSymbol = "cuTensorMapEncodeIm2col";
 constexpr char const* kWriteValue32Symbol = "cuStreamWriteValue32";
+constexpr char const* kWaitValue32Symbol = "cuStreamWaitValue32";
 
 constexpr char const* kDriverAdvice =
     "tilefuse needs an NVIDIA driver for CUDA 12.0 or newer to build TMA tensor maps: update the "
@@ -163,6 +164,23 @@ Status DefaultHostAdapter::write_value32(cudaStream_t stream, unsigned* address,
   if (result != CUDA_SUCCESS) {
     return {StatusCode::kDriverError,
             status_message("cuStreamWriteValue32 returned ", cu_result_name(result), " (", static_cast<int>(result),
+                           "): the device or driver refused a stream memory operation")};
+  }
+  return Status::success();
+}
+
+Status DefaultHostAdapter::wait_value32(cudaStream_t stream, unsigned const* address, unsigned value) {
+  if (address == nullptr || reinterpret_cast<std::uintptr_t>(address) % 4 != 0) {
+    return invalid_argument("wait_value32: the address must be a non-null, 4-byte aligned device pointer");
+  }
+  void* fn = nullptr;
+  TILEFUSE_RETURN_IF_ERROR(resolve(wait_value32_, kWaitValue32Symbol, &fn));
+  auto const wait = reinterpret_cast<PFN_cuStreamWaitValue32_v11070>(fn);
+  CUresult const result = wait(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(address), value,
+                               CU_STREAM_WAIT_VALUE_GEQ);
+  if (result != CUDA_SUCCESS) {
+    return {StatusCode::kDriverError,
+            status_message("cuStreamWaitValue32 returned ", cu_result_name(result), " (", static_cast<int>(result),
                            "): the device or driver refused a stream memory operation")};
   }
   return Status::success();

@@ -115,6 +115,11 @@ Status HostAdapter::write_value32(cudaStream_t, unsigned*, unsigned) {
                        "override HostAdapter::write_value32 or use the default adapter");
 }
 
+Status HostAdapter::wait_value32(cudaStream_t, unsigned const*, unsigned) {
+  return not_supported("wait_value32: the installed host adapter (", name(), ") does not enqueue stream waits; ",
+                       "override HostAdapter::wait_value32 or use the default adapter");
+}
+
 Status HostAdapter::launch(LaunchConfig const& config, void const* kernel, void** kernel_args) {
   if (kernel == nullptr) {
     return invalid_argument("launch: kernel is null: pass the address of a __global__ function");

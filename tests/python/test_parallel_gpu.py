@@ -70,6 +70,15 @@ def run_rank(rank, world, init_file, results):
                                                    down.weight.chunk(world, 1)[rank].contiguous(), down.bias,
                                                    rows.chunk(world, 0)[rank].contiguous(), transport=transport)
                     close_in_bf16(got, want, f"linear_reduce_scatter {transport}")
+            # More tiles than SMs: every SM holds a GEMM block while the peers' pushes and flags arrive (they
+            # must need no SM); twice, so both sets of flags are used.
+            wide = torch.nn.Linear(d, 1024).cuda().bfloat16()
+            for step in range(2):
+                many = torch.randn(world * 4096, d, device="cuda", dtype=torch.bfloat16)
+                dist.broadcast(many, 0)
+                got = tp.all_gather_linear(many.chunk(world, 0)[rank], wide.weight, wide.bias, "gelu",
+                                           transport="copy_engine", schedule="gated")
+                close_in_bf16(got, F.gelu(F.linear(many, wide.weight, wide.bias)), "all_gather_linear gated, wide")
             if world > 1:
                 check_replayed(tp, rank, world, rows, hidden, up, down)
         check_parallelize_module(world, x, d)

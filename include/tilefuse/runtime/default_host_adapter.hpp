@@ -34,6 +34,7 @@ class DefaultHostAdapter : public HostAdapter {
   Status encode_tensor_map_tiled(TensorMapTiledArgs const& args, CUtensorMap* out) override;
   Status encode_tensor_map_im2col(TensorMapIm2colArgs const& args, CUtensorMap* out) override;
   Status write_value32(cudaStream_t stream, unsigned* address, unsigned value) override;
+  Status wait_value32(cudaStream_t stream, unsigned const* address, unsigned value) override;
 
  private:
   struct ResolvedEntryPoint {
@@ -48,6 +49,7 @@ class DefaultHostAdapter : public HostAdapter {
   ResolvedEntryPoint encode_tiled_;
   ResolvedEntryPoint encode_im2col_;
   ResolvedEntryPoint write_value32_;
+  ResolvedEntryPoint wait_value32_;
 };
 
 // The process-wide DefaultHostAdapter that host_adapter() falls back to; it resolves each entry

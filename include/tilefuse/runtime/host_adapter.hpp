@@ -88,6 +88,11 @@ class HostAdapter {
   // a running row-gated GEMM (gemm::Sm90RowGate) their rows are in place, with no kernel (one could not get
   // an SM while that GEMM holds them all). The default is refused; DefaultHostAdapter implements it.
   virtual Status write_value32(cudaStream_t stream, unsigned* address, unsigned value);
+
+  // Enqueue on `stream` a wait until the device word `address` reaches `value` in the wrap-around sense
+  // ((int)(*address - value) >= 0; cuStreamWaitValue32 with CU_STREAM_WAIT_VALUE_GEQ): a stream waits for a
+  // peer's signal (an epoch a peer wrote with write_value32) with no kernel. Refused by default, as above.
+  virtual Status wait_value32(cudaStream_t stream, unsigned const* address, unsigned value);
 };
 
 namespace detail {

@@ -618,6 +618,54 @@ TEST(HostAdapter, OtherAdaptersRefuseStreamWrites) {
   Status const s = fake.write_value32(nullptr, &word, 1u);
   EXPECT_EQ(s.code(), StatusCode::kNotSupported);
   EXPECT_NE(s.message().find("fake"), std::string::npos) << s.message();
+  Status const w = fake.wait_value32(nullptr, &word, 1u);
+  EXPECT_EQ(w.code(), StatusCode::kNotSupported);
+  EXPECT_NE(w.message().find("wait_value32"), std::string::npos) << w.message();
+}
+
+// wait_value32 (a peer's epoch signal): resolved once by name, the arguments forwarded with the wrap-around
+// "greater or equal" comparison, a driver failure and bad addresses reported.
+WriteValueCall g_wait;
+CUresult CUDAAPI fake_wait_value32(CUstream stream, CUdeviceptr address, cuuint32_t value, unsigned flags) {
+  g_wait.stream = stream;
+  g_wait.address = address;
+  g_wait.value = value;
+  g_wait.flags = flags;
+  ++g_wait.calls;
+  return g_wait.result;
+}
+static_assert(std::is_same_v<decltype(&fake_wait_value32), PFN_cuStreamWaitValue32_v11070>);
+
+TEST(DefaultHostAdapterWaitValue, ForwardsTheWaitOnceResolved) {
+  g_wait = {};
+  int lookups = 0;
+  DefaultHostAdapter adapter([&](char const* symbol, void** fn) -> Status {
+    ++lookups;
+    if (std::strcmp(symbol, "cuStreamWaitValue32") != 0) return {StatusCode::kDriverError, "unexpected symbol"};
+    *fn = reinterpret_cast<void*>(&fake_wait_value32);
+    return Status::success();
+  });
+  auto* const stream = reinterpret_cast<cudaStream_t>(std::uintptr_t{0x6000});
+  auto const* const signal = reinterpret_cast<unsigned const*>(std::uintptr_t{1} << 24);
+  ASSERT_TRUE(adapter.wait_value32(stream, signal, 3u).ok());
+  ASSERT_TRUE(adapter.wait_value32(stream, signal + 2, 4u).ok());
+  EXPECT_EQ(lookups, 1);
+  EXPECT_EQ(g_wait.calls, 2);
+  EXPECT_EQ(g_wait.stream, reinterpret_cast<CUstream>(stream));
+  EXPECT_EQ(g_wait.address, static_cast<CUdeviceptr>((std::uintptr_t{1} << 24) + 8));
+  EXPECT_EQ(g_wait.value, 4u);
+  EXPECT_EQ(g_wait.flags, static_cast<unsigned>(CU_STREAM_WAIT_VALUE_GEQ));
+
+  g_wait.result = CUDA_ERROR_NOT_SUPPORTED;
+  Status const refused = adapter.wait_value32(stream, signal, 1u);
+  EXPECT_EQ(refused.code(), StatusCode::kDriverError);
+  EXPECT_NE(refused.message().find("cuStreamWaitValue32"), std::string::npos) << refused.message();
+
+  int const calls = g_wait.calls;
+  EXPECT_EQ(adapter.wait_value32(stream, nullptr, 1u).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(adapter.wait_value32(stream, reinterpret_cast<unsigned const*>(std::uintptr_t{(1u << 24) + 1}), 1u).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(g_wait.calls, calls);  // refused before the driver
 }
 
 TEST(RealDefaultHostAdapter, EncodesOnAGpuAndFailsCleanlyWithout) {
