@@ -181,6 +181,12 @@ def run(world, shape, iters, gated, gated_sweep=False):
             whole = tilefuse.Gemm(fused("gelu", True, False), tile=tile)
             results[f"GEMM alone (ag side), tilefuse.Gemm tile {tile}"] = attempt(
                 lambda s, whole=whole: whole.run(gathered[s], w1.t(), bias=b1), iters, sets, gated)
+        from tilefuse.gemm_row_gate import RowGatedGemm
+
+        alone = RowGatedGemm(fused("gelu", True, False), rows_per_flag=rows, first_row=rank_ * rows)
+        every_flag = torch.ones(world_, dtype=torch.uint32, device="cuda")
+        results["row-gated GEMM alone, every flag set (no transfer)"] = attempt(
+            lambda s: alone.run(gathered[s], w1.t(), row_flags=every_flag, bias=b1), iters, sets, gated)
         want = tp.all_gather_linear(xs[0], w1, b1, "gelu").float()
         for tile in ("128x128", "128x256"):
             def variant(s, t=tile):
@@ -226,6 +232,7 @@ def timeline(world, shape, path):
     x, w1, b1 = torch.randn(rows, hidden, **bf16), torch.randn(local, hidden, **bf16), torch.randn(local, **bf16)
     h, w2, r = torch.randn(tokens, local, **bf16), torch.randn(hidden, local, **bf16), torch.randn(rows, hidden, **bf16)
     calls = {"all_gather_linear": lambda: tp.all_gather_linear(x, w1, b1, "gelu"),
+             "all_gather_linear gated": lambda: tp.all_gather_linear(x, w1, b1, "gelu", schedule="gated"),
              "linear_reduce_scatter": lambda: tp.linear_reduce_scatter(h, w2, None, r)}
     lines = []
     with torch.no_grad():

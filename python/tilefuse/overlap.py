@@ -243,6 +243,7 @@ class _PushState:
             symm_mem.enable_symm_mem_for_group(group.group_name)
         words = symm_mem.empty(3 * self.world, dtype=torch.int32, device=device)
         words.zero_()
+        words[self.rank] = words[self.world + self.rank] = 1  # this rank's own block: in place at every launch
         self.words_handle = symm_mem.rendezvous(words, group.group_name)
         self.words = words
         self.epoch = 0
@@ -304,8 +305,7 @@ def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="aut
             buffers[other][rank * rows:(rank + 1) * rows].copy_(x)
         _C.stream_write_value32(state.word(other, parity * world + rank), 1, push.cuda_stream)
         _event(device, f"pushed {other}").record(push)
-    buffers[rank][rank * rows:(rank + 1) * rows].copy_(x)
-    _C.stream_write_value32(state.word(rank, parity * world + rank), 1, current.cuda_stream)
+    buffers[rank][rank * rows:(rank + 1) * rows].copy_(x)  # (its flag is always set: the GEMM follows in order)
     key = (device, world, rank, rows, tile, activation, bias is not None)
     gemm = _GATED.get(key)
     if gemm is None:
@@ -313,11 +313,18 @@ def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="aut
                                           first_row=rank * rows, tile=tile)
     arguments = {} if bias is None else {"bias": bias}
     out = gemm.run(buffers[rank], weight.t(), row_flags=state.flags(parity), **arguments)
-    for i in range(world):  # the next call's flags, then each peer told it may push that call's block
-        _C.stream_write_value32(state.word(rank, following * world + i), 0, current.cuda_stream)
+    # Off the caller's stream (a stream memory operation there would hold the next kernel until it ran): once the
+    # GEMM is done, the next call's flags of the peers' blocks are reset and each peer is told it may push.
+    done = _event(device, "gated done")
+    done.record(current)
+    signals = _stream(device, "gated signals")
+    signals.wait_event(done)
     for step in range(1, world):
         other = (rank + step) % world
-        _C.stream_write_value32(state.word(other, 2 * world + rank), epoch, current.cuda_stream)
+        _C.stream_write_value32(state.word(rank, following * world + other), 0, signals.cuda_stream)
+    for step in range(1, world):
+        other = (rank + step) % world
+        _C.stream_write_value32(state.word(other, 2 * world + rank), epoch, signals.cuda_stream)
         current.wait_event(_event(device, f"pushed {other}"))  # x is read; the caller may overwrite it
     return out
 
