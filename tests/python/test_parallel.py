@@ -205,3 +205,12 @@ def test_the_copy_engine_check_runs_for_cuda_tensors(monkeypatch):
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
     able, why = overlap._copy_engine_able(None, CudaBlock(), 8 * 4096)
     assert not able and "more than this node's 1 GPUs" in why
+
+
+def test_the_gated_schedule_refuses_graph_capture(monkeypatch):
+    """Its signals carry a new epoch each call: a captured call replayed would wait on stale values."""
+    import tilefuse.overlap as overlap
+
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: True)
+    with pytest.raises(RuntimeError, match="cannot be captured in a CUDA graph"):
+        overlap._all_gather_gated(torch.zeros(4, 8), torch.zeros(8, 8), None, "none", None, 2, 0)
