@@ -164,6 +164,8 @@ def run(world, shape, iters, gated, gated_sweep=False):
         # Last: the row-gated GEMM is new on GPUs, and a kernel that traps (a flag never written) ends the process.
         results["tilefuse all_gather_linear, one row-gated GEMM (schedule='gated')"] = attempt(
             lambda s: tp.all_gather_linear(xs[s], w1, b1, "gelu", schedule="gated"), iters, sets, gated)
+        results["tilefuse linear_reduce_scatter, signalled (schedule='signalled')"] = attempt(
+            lambda s: tp.linear_reduce_scatter(hs[s], w2, None, residual, schedule="signalled"), iters, sets, gated)
         if not gated_sweep:
             return results
         import tilefuse.overlap as overlap
@@ -311,6 +313,13 @@ def main():
                 gated_op = "tilefuse all_gather_linear, one row-gated GEMM (schedule='gated')"
                 if side.startswith("all-gather") and ms.get(gated_op):
                     parts.append(f"the row-gated schedule at {ms[gated_op] / ideal:.3f}x the ideal")
+                    if ms.get(torch_op):
+                        parts.append(f"{ms[torch_op] / ms[gated_op]:.3f}x torch async-TP")
+                signalled_op = "tilefuse linear_reduce_scatter, signalled (schedule='signalled')"
+                if side.startswith("GEMM +") and ms.get(signalled_op):
+                    parts.append(f"the signalled schedule at {ms[signalled_op] / ideal:.3f}x the ideal")
+                    if ms.get(torch_op):
+                        parts.append(f"{ms[torch_op] / ms[signalled_op]:.3f}x torch async-TP")
                 native_op = "torch async-TP native (_async_input_mm) (+ GELU)"
                 if side.startswith("all-gather") and ms.get(native_op):
                     parts.append(f"{ms[native_op] / ms[ours]:.3f}x torch's native async-TP")

@@ -23,7 +23,8 @@ _linear = ops.linear  # the fused linear (a CPU test substitutes a reference)
 TRANSPORTS = ("auto", "copy_engine", "p2p")
 
 
-SCHEDULES = ("halves", "gated")
+SCHEDULES = ("halves", "gated")  # all_gather_linear's
+RS_SCHEDULES = ("steps", "signalled")  # linear_reduce_scatter's
 
 
 def all_gather_linear(x, weight, bias=None, activation=None, group=None, transport="auto", replay="auto",
@@ -57,14 +58,20 @@ def all_gather_linear(x, weight, bias=None, activation=None, group=None, transpo
     return _all_gather_linear_p2p(x.contiguous(), weight, bias, activation, group, world, rank)
 
 
-def linear_reduce_scatter(x, weight, bias=None, residual=None, group=None, transport="auto", replay="auto"):
+def linear_reduce_scatter(x, weight, bias=None, residual=None, group=None, transport="auto", replay="auto",
+                          schedule="steps"):
     """This rank's block of rows of sum_r(x_r @ weight_r^T) + bias + residual, the reduce-scatter overlapped:
     x is this rank's (world * rows, k_r) slice of the features (every row), weight (n, k_r); residual (rows, n),
     this rank's block. The other ranks' blocks are computed first and travel while the next one computes; this
     rank's own GEMM comes last with the bias and the residual in its epilogue, and the partials received are
-    added to it (docs/notes/parallel.md measures this order against others). replay: as all_gather_linear's."""
+    added to it (docs/notes/parallel.md measures this order against others). replay: as all_gather_linear's.
+    schedule (copy engines only): "steps", each partial published in this rank's workspace and pulled by its
+    owner after a barrier; "signalled", each partial pushed into its owner's buffer and signalled by stream
+    memory operations, no barrier (op by op: never replayed, refused under CUDA graph capture)."""
     _forward_only("linear_reduce_scatter", x, weight, bias, residual)
     _check_transport(transport)
+    if schedule not in RS_SCHEDULES:
+        raise ValueError(f"schedule={schedule!r}: use one of {', '.join(RS_SCHEDULES)}")
     world, rank = _world(group)
     rows = _split(x.shape[0], world, "the rows of x")
     replay = overlap_replay.wanted(replay, 2 * x.shape[0] * weight.shape[0] * x.shape[-1])
@@ -77,6 +84,8 @@ def linear_reduce_scatter(x, weight, bias=None, residual=None, group=None, trans
     if _use_copy_engine(transport, group, x, rows * weight.shape[0]):
         with torch.cuda.device(x.device):
             group = _group(group)
+            if schedule == "signalled":
+                return _reduce_scatter_signalled(x, weight, bias, residual, group, world, rank, rows)
             workspace = _workspace(group, (world - 1) * rows * weight.shape[0] * x.element_size())
             if replay:
                 out = _reduce_scatter_replayed(x, weight, bias, residual, group, workspace, world, rank, rows)
@@ -218,23 +227,30 @@ def _all_gather_rest(x, weight, bias, activation, workspace, world, rank):
     return out
 
 
-# ---- the gated schedule: one row-gated GEMM, the blocks pushed by the copy engines, signals by stream memory ops ----
+# ---- signalled schedules: copy-engine pushes, calls ordered by stream-memory signals, no barrier ----
 #
-# No kernel of the call runs beside its GEMM and no barrier stands before it: each rank pushes its block into
-# every peer's gathered buffer (a copy engine), then writes that peer's flag for the block; the GEMM's tiles wait
-# for their block's flag. Epochs (one per call) order the calls: a rank pushes call e's block into a peer only
-# once that peer has signalled (`consumed`) that its GEMM of call e - 1 is done and its flags for call e are
-# reset. The flags alternate between two sets by the epoch's parity, so a reset never erases a push of the next
-# call. All signals are stream writes and waits (tilefuse._C.stream_write_value32 / stream_wait_value32).
+# The gated all-gather: one row-gated GEMM, no kernel of the call beside it and no barrier before it. Each rank
+# pushes its block into every peer's gathered buffer (a copy engine), then writes that peer's flag for the block;
+# the GEMM's tiles wait for their block's flag. The signalled reduce-scatter: each partial for a peer is pushed
+# into that peer's buffer and signalled; the owner adds what arrived after its own GEMM. Epochs (one per call and
+# op) order the calls: a rank pushes call e's data into a peer only once that peer has signalled (`consumed`) that
+# it is done with call e - 1's. The gated GEMM's flags alternate between two sets by the epoch's parity, so a reset
+# never erases a push of the next call. Every signal is a stream write or wait (tilefuse._C.stream_write_value32 /
+# stream_wait_value32), never on the caller's stream before a kernel (a stream memory operation there holds the
+# stream until the work ahead of it drains).
 
 _GATED = {}  # (device, world, rank, rows, tile, activation, bias?) -> RowGatedGemm, first row this rank's block
-_PUSHED = {}  # (group name, device) -> _PushState
+_SIGNALS = {}  # (group name, device) -> _SignalState
+_MASK = 0xFFFFFFFF  # epochs are 32-bit words compared with wrap-around
 
 
-class _PushState:
-    """One group's symmetric memory for the gated schedule on one device: the gathered rows (grown by a new
-    allocation when a call needs more; the old ones are kept, a peer may still be reading them), the signal words
-    (flags[2][world], consumed[world]) and the epoch."""
+class _SignalState:
+    """One group's symmetric memory for the signalled schedules on one device: the buffers peers push into (grown
+    by a new allocation when a call needs more; the old ones are kept, a peer may still be writing them) and the
+    signal words, in units of `world` words: [0, 2) the gated GEMM's flags (two sets), 2 the all-gather's consumed
+    signals, 3 the reduce-scatter's arrivals, 4 its consumed signals."""
+
+    AG_CONSUMED, RS_READY, RS_CONSUMED = 2, 3, 4
 
     def __init__(self, group, device):
         import torch.distributed._symmetric_memory as symm_mem
@@ -243,60 +259,74 @@ class _PushState:
         self.world, self.rank = dist.get_world_size(group), dist.get_rank(group)
         if not symm_mem.is_symm_mem_enabled_for_group(group.group_name):
             symm_mem.enable_symm_mem_for_group(group.group_name)
-        words = symm_mem.empty(3 * self.world, dtype=torch.int32, device=device)
+        words = symm_mem.empty(5 * self.world, dtype=torch.int32, device=device)
         words.zero_()
         words[self.rank] = words[self.world + self.rank] = 1  # this rank's own block: in place at every launch
         self.words_handle = symm_mem.rendezvous(words, group.group_name)
         self.words = words
-        self.epoch = 0
-        self.gathered, self.handle, self.kept = None, None, []
+        self.flag_sets = [words.view(torch.uint32)[p * self.world:(p + 1) * self.world] for p in (0, 1)]
+        self.epochs = {}
+        self.allocations, self.kept, self.views = {}, [], {}
         self.words_handle.barrier(channel=0)  # every rank's words are zero before anyone signals (once)
 
-    def flags(self, parity):
-        return self.words.view(torch.uint32)[parity * self.world:(parity + 1) * self.world]
+    def next_epoch(self, op):
+        self.epochs[op] = epoch = (self.epochs.get(op, 0) + 1) & _MASK
+        return epoch
 
     def word(self, rank, index):
         """The address of word `index` of rank's signal words (this rank's or a peer's, mapped here)."""
         return self.words_handle.buffer_ptrs[rank] + 4 * index
 
-    def buffer(self, rows, k, dtype):
-        """This rank's gathered buffer (world * rows, k) and each peer's, in symmetric memory (collective the
-        first time a size is needed: every rank calls with the same shapes)."""
-        import torch.distributed._symmetric_memory as symm_mem
+    def buffers(self, name, shape, dtype):
+        """Every rank's buffer `name` of this shape, in symmetric memory, as tensors here (views made once; the
+        allocation collective the first time a size is needed: every rank calls with the same shapes)."""
+        key = (name, shape, dtype)
+        views = self.views.get(key)
+        if views is None:
+            import math
 
-        nbytes = self.world * rows * k * torch.empty((), dtype=dtype).element_size()
-        if self.gathered is None or self.gathered.numel() < nbytes:
-            if self.gathered is not None:
-                self.kept.append((self.gathered, self.handle))
-            self.gathered = symm_mem.empty(nbytes, dtype=torch.uint8, device=self.device)
-            self.handle = symm_mem.rendezvous(self.gathered, self.group.group_name)
-        return [self.handle.get_buffer(r, (self.world * rows, k), dtype) for r in range(self.world)]
+            import torch.distributed._symmetric_memory as symm_mem
+
+            nbytes = math.prod(shape) * torch.empty((), dtype=dtype).element_size()
+            held = self.allocations.get(name)
+            if held is None or held[0].numel() < nbytes:
+                if held is not None:
+                    self.kept.append(held)
+                    self.views = {k: v for k, v in self.views.items() if k[0] != name}
+                memory = symm_mem.empty(nbytes, dtype=torch.uint8, device=self.device)
+                held = self.allocations[name] = (memory, symm_mem.rendezvous(memory, self.group.group_name))
+            views = self.views[key] = [held[1].get_buffer(r, shape, dtype) for r in range(self.world)]
+        return views
 
 
-def _push_state(group, device):
-    state = _PUSHED.get((group.group_name, device))
+def _signal_state(group, device):
+    state = _SIGNALS.get((group.group_name, device))
     if state is None:
-        state = _PUSHED[(group.group_name, device)] = _PushState(group, device)
+        state = _SIGNALS[(group.group_name, device)] = _SignalState(group, device)
     return state
+
+
+def _refuse_capture(what):
+    if torch.cuda.is_current_stream_capturing():
+        raise RuntimeError(f"{what} cannot be captured in a CUDA graph: its signals carry a new epoch each call, "
+                           "which a replay would not. Use the default schedule (which replays its own graphs), or "
+                           "call this one outside the capture")
 
 
 def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="auto"):
     """One GEMM over every rank's block, each block pushed into every peer's gathered buffer by the copy engines
     and flagged there by a stream write; the GEMM's tiles wait for their block's flag and its walk starts at
     this rank's own block (copied in first). See the section comment for the epochs."""
-    if torch.cuda.is_current_stream_capturing():
-        raise RuntimeError("all_gather_linear(schedule='gated') cannot be captured in a CUDA graph: its signals "
-                           "carry a new epoch each call, which a replay would not. Use schedule='halves' (which "
-                           "replays its own graphs), or call the gated schedule outside the capture")
+    _refuse_capture("all_gather_linear(schedule='gated')")
     from . import _C
     from .epilogue.common import fused
     from .gemm_row_gate import RowGatedGemm
 
     rows, k = x.shape
     device = x.device
-    state = _push_state(group, device)
-    buffers = state.buffer(rows, k, x.dtype)
-    state.epoch = epoch = (state.epoch + 1) & 0xFFFFFFFF  # (the waits compare with wrap-around)
+    state = _signal_state(group, device)
+    buffers = state.buffers("gathered", (world * rows, k), x.dtype)
+    epoch = state.next_epoch("all_gather")
     parity, following = epoch % 2, (epoch + 1) % 2
     current = torch.cuda.current_stream()
     start = _event(device, "gated start")
@@ -306,7 +336,8 @@ def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="aut
         push = _stream(device, f"push{other}")
         push.wait_event(start)  # x is ready, and every earlier call's work is queued before this one
         # the peer's GEMM of the last call is done and its flags for this call reset
-        _C.stream_wait_value32(state.word(rank, 2 * world + other), (epoch - 1) & 0xFFFFFFFF, push.cuda_stream)
+        _C.stream_wait_value32(state.word(rank, state.AG_CONSUMED * world + other), (epoch - 1) & _MASK,
+                               push.cuda_stream)
         with torch.cuda.stream(push):
             buffers[other][rank * rows:(rank + 1) * rows].copy_(x)
         _C.stream_write_value32(state.word(other, parity * world + rank), 1, push.cuda_stream)
@@ -318,20 +349,78 @@ def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="aut
         gemm = _GATED[key] = RowGatedGemm(fused(activation, bias is not None, False), rows_per_flag=rows,
                                           first_row=rank * rows, tile=tile)
     arguments = {} if bias is None else {"bias": bias}
-    out = gemm.run(buffers[rank], weight.t(), row_flags=state.flags(parity), **arguments)
-    # Off the caller's stream (a stream memory operation there would hold the next kernel until it ran): once the
-    # GEMM is done, the next call's flags of the peers' blocks are reset and each peer is told it may push.
+    out = gemm.run(buffers[rank], weight.t(), row_flags=state.flag_sets[parity], **arguments)
+    # Off the caller's stream: once the GEMM is done, the next call's flags of the peers' blocks are reset and
+    # each peer is told it may push.
     done = _event(device, "gated done")
     done.record(current)
-    signals = _stream(device, "gated signals")
+    signals = _stream(device, "signals")
     signals.wait_event(done)
     for step in range(1, world):
         other = (rank + step) % world
         _C.stream_write_value32(state.word(rank, following * world + other), 0, signals.cuda_stream)
     for step in range(1, world):
         other = (rank + step) % world
-        _C.stream_write_value32(state.word(other, 2 * world + rank), epoch, signals.cuda_stream)
+        _C.stream_write_value32(state.word(other, state.AG_CONSUMED * world + rank), epoch, signals.cuda_stream)
         current.wait_event(_event(device, f"pushed {other}"))  # x is read; the caller may overwrite it
+    return out
+
+
+def _reduce_scatter_signalled(x, weight, bias, residual, group, world, rank, rows):
+    """Each peer's partial computed in turn (nearest first) and pushed into that peer's buffer at this rank's
+    slot, then signalled; this rank's own GEMM (bias, residual) last, then the partials that arrived added. The
+    arrivals are awaited on a side stream (the caller's waits for its event), and this rank tells each sender it
+    may push the next call's partial once the add is done. See the section comment for the epochs."""
+    _refuse_capture("linear_reduce_scatter(schedule='signalled')")
+    from . import _C
+
+    n = weight.shape[0]
+    device = x.device
+    state = _signal_state(group, device)
+    received = state.buffers("received", (world, rows, n), x.dtype)  # slot s: the partial from rank s
+    epoch = state.next_epoch("reduce_scatter")
+    current = torch.cuda.current_stream()
+    sent = []  # (kept until the pushes are awaited below: the caller's stream frees them after that)
+    for step in range(1, world):
+        owner = (rank + step) % world
+        partial = torch.empty(rows, n, dtype=x.dtype, device=device)
+        sent.append(partial)
+        _into(x[owner * rows:(owner + 1) * rows], weight, None, None, "none", partial)
+        computed = _event(device, f"partial for {owner}")
+        computed.record(current)
+        push = _stream(device, f"push{owner}")
+        push.wait_event(computed)
+        # the owner has added the last call's partial from this rank
+        _C.stream_wait_value32(state.word(rank, state.RS_CONSUMED * world + owner), (epoch - 1) & _MASK,
+                               push.cuda_stream)
+        with torch.cuda.stream(push):
+            received[owner][rank].copy_(partial)
+        _C.stream_write_value32(state.word(owner, state.RS_READY * world + rank), epoch, push.cuda_stream)
+        _event(device, f"pushed {owner}").record(push)
+    out = torch.empty(rows, n, dtype=x.dtype, device=device)
+    _into(x[rank * rows:(rank + 1) * rows], weight, bias, residual, "none", out)
+    arrivals = _stream(device, "arrivals")
+    for step in range(1, world):
+        sender = (rank - step) % world
+        _C.stream_wait_value32(state.word(rank, state.RS_READY * world + sender), epoch, arrivals.cuda_stream)
+    arrived = _event(device, "arrived")
+    arrived.record(arrivals)
+    current.wait_event(arrived)
+    if world == 2:
+        out.add_(received[rank][1 - rank])
+    else:
+        others = torch.cat([received[rank][:rank], received[rank][rank + 1:]])
+        out.add_(others.sum(0, dtype=torch.float32))  # rounded once to x's dtype
+    added = _event(device, "added")
+    added.record(current)
+    signals = _stream(device, "signals")
+    signals.wait_event(added)
+    for step in range(1, world):
+        sender = (rank - step) % world
+        _C.stream_write_value32(state.word(sender, state.RS_CONSUMED * world + rank), epoch, signals.cuda_stream)
+    for step in range(1, world):
+        current.wait_event(_event(device, f"pushed {(rank + step) % world}"))
+    del sent
     return out
 
 

@@ -114,6 +114,8 @@ def test_an_unknown_schedule_is_refused():
 
     with pytest.raises(ValueError, match="schedule='rings'"):
         tp.all_gather_linear(torch.randn(4, 8), torch.randn(16, 8), schedule="rings")
+    with pytest.raises(ValueError, match="schedule='gated'.*steps, signalled"):
+        tp.linear_reduce_scatter(torch.randn(4, 8), torch.randn(16, 8), schedule="gated")
 
 
 def cpu_kernels_for_linear_ops():
@@ -207,10 +209,12 @@ def test_the_copy_engine_check_runs_for_cuda_tensors(monkeypatch):
     assert not able and "more than this node's 1 GPUs" in why
 
 
-def test_the_gated_schedule_refuses_graph_capture(monkeypatch):
+def test_the_signalled_schedules_refuse_graph_capture(monkeypatch):
     """Its signals carry a new epoch each call: a captured call replayed would wait on stale values."""
     import tilefuse.overlap as overlap
 
     monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: True)
     with pytest.raises(RuntimeError, match="cannot be captured in a CUDA graph"):
         overlap._all_gather_gated(torch.zeros(4, 8), torch.zeros(8, 8), None, "none", None, 2, 0)
+    with pytest.raises(RuntimeError, match="cannot be captured in a CUDA graph"):
+        overlap._reduce_scatter_signalled(torch.zeros(4, 8), torch.zeros(8, 8), None, None, None, 2, 0, 2)

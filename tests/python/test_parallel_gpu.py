@@ -70,6 +70,14 @@ def run_rank(rank, world, init_file, results):
                                                    down.weight.chunk(world, 1)[rank].contiguous(), down.bias,
                                                    rows.chunk(world, 0)[rank].contiguous(), transport=transport)
                     close_in_bf16(got, want, f"linear_reduce_scatter {transport}")
+                    if transport == "copy_engine":  # partials pushed and signalled; new features each time
+                        scaled = hidden * (1 + 0.5 * step)
+                        got = tp.linear_reduce_scatter(scaled.chunk(world, 1)[rank],
+                                                       down.weight.chunk(world, 1)[rank].contiguous(), down.bias,
+                                                       rows.chunk(world, 0)[rank].contiguous(), transport=transport,
+                                                       schedule="signalled")
+                        close_in_bf16(got, (F.linear(scaled, down.weight, down.bias) + rows).chunk(world, 0)[rank],
+                                      "linear_reduce_scatter signalled")
             # More tiles than SMs: every SM holds a GEMM block while the peers' pushes and flags arrive (they
             # must need no SM); twice, so both sets of flags are used.
             wide = torch.nn.Linear(d, 1024).cuda().bfloat16()
