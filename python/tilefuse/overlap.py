@@ -11,6 +11,8 @@ Two transports, chosen by `transport`:
   memory); NCCL's transfers run as kernels beside the GEMMs.
 "auto" takes the copy engines where they can run, else the ring. docs/notes/parallel.md has the measurements.
 """
+import contextlib
+
 from .errors import require_torch
 
 torch = require_torch("tilefuse.overlap")
@@ -235,9 +237,12 @@ def _all_gather_rest(x, weight, bias, activation, workspace, world, rank):
 # into that peer's buffer and signalled; the owner adds what arrived after its own GEMM. Epochs (one per call and
 # op) order the calls: a rank pushes call e's data into a peer only once that peer has signalled (`consumed`) that
 # it is done with call e - 1's. The gated GEMM's flags alternate between two sets by the epoch's parity, so a reset
-# never erases a push of the next call. Every signal is a stream write or wait (tilefuse._C.stream_write_value32 /
-# stream_wait_value32), never on the caller's stream before a kernel (a stream memory operation there holds the
-# stream until the work ahead of it drains).
+# never erases a push of the next call, and the next call's GEMM waits for the reset (an event). The gated GEMM
+# launches only once every peer has signalled that it reached the call (a late rank delays it rather than trips its
+# spin limit). Every signal is a stream write or wait (tilefuse._C.stream_write_value32 / stream_wait_value32),
+# never on the caller's stream (a stream memory operation there holds the stream until the work ahead of it
+# drains): the caller's stream waits for events only. A call that fails after its epoch was taken turns the
+# schedules off for its group (its peers' epochs may be ahead). One stream per group's calls, as the workspace.
 
 _GATED = {}  # (device, world, rank, rows, tile, activation, bias?) -> RowGatedGemm, first row this rank's block
 _SIGNALS = {}  # (group name, device) -> _SignalState
@@ -248,9 +253,11 @@ class _SignalState:
     """One group's symmetric memory for the signalled schedules on one device: the buffers peers push into (grown
     by a new allocation when a call needs more; the old ones are kept, a peer may still be writing them) and the
     signal words, in units of `world` words: [0, 2) the gated GEMM's flags (two sets), 2 the all-gather's consumed
-    signals, 3 the reduce-scatter's arrivals, 4 its consumed signals."""
+    signals, 3 the reduce-scatter's arrivals, 4 its consumed signals, 5 the all-gather's starts (a peer's host
+    and stream have reached the call: the GEMM, which spins on its flags holding every SM, is launched only then,
+    so that a late rank delays its peers instead of tripping their GEMMs' spin limit)."""
 
-    AG_CONSUMED, RS_READY, RS_CONSUMED = 2, 3, 4
+    AG_CONSUMED, RS_READY, RS_CONSUMED, AG_STARTED = 2, 3, 4, 5
 
     def __init__(self, group, device):
         import torch.distributed._symmetric_memory as symm_mem
@@ -259,7 +266,7 @@ class _SignalState:
         self.world, self.rank = dist.get_world_size(group), dist.get_rank(group)
         if not symm_mem.is_symm_mem_enabled_for_group(group.group_name):
             symm_mem.enable_symm_mem_for_group(group.group_name)
-        words = symm_mem.empty(5 * self.world, dtype=torch.int32, device=device)
+        words = symm_mem.empty(6 * self.world, dtype=torch.int32, device=device)
         words.zero_()
         words[self.rank] = words[self.world + self.rank] = 1  # this rank's own block: in place at every launch
         self.words_handle = symm_mem.rendezvous(words, group.group_name)
@@ -267,11 +274,26 @@ class _SignalState:
         self.flag_sets = [words.view(torch.uint32)[p * self.world:(p + 1) * self.world] for p in (0, 1)]
         self.epochs = {}
         self.allocations, self.kept, self.views = {}, [], {}
+        self.broken = None  # why a call failed after its signals began: the ranks' epochs may disagree
+        self.flags_reset = None  # an event after the last gated call's flag resets (the next GEMM waits for it)
         self.words_handle.barrier(channel=0)  # every rank's words are zero before anyone signals (once)
 
     def next_epoch(self, op):
+        if self.broken is not None:
+            raise RuntimeError(f"tilefuse.overlap: an earlier signalled call failed part way ({self.broken}), so "
+                               "the ranks' epochs may disagree and a wait could never end; the signalled schedules "
+                               "are off for this process group: use the default schedules, or a new process group")
         self.epochs[op] = epoch = (self.epochs.get(op, 0) + 1) & _MASK
         return epoch
+
+    @contextlib.contextmanager
+    def signalling(self):
+        """Marks this state broken if the body raises: its signals may be half sent."""
+        try:
+            yield
+        except BaseException as error:
+            self.broken = f"{type(error).__name__}: {error}"
+            raise
 
     def word(self, rank, index):
         """The address of word `index` of rank's signal words (this rank's or a peer's, mapped here)."""
@@ -301,7 +323,7 @@ class _SignalState:
 
 def _signal_state(group, device):
     state = _SIGNALS.get((group.group_name, device))
-    if state is None:
+    if state is None or state.group is not group:  # (a new group may reuse a destroyed one's name)
         state = _SIGNALS[(group.group_name, device)] = _SignalState(group, device)
     return state
 
@@ -325,44 +347,60 @@ def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="aut
     rows, k = x.shape
     device = x.device
     state = _signal_state(group, device)
+    # What can fail comes before the epoch: a failure after it leaves this rank's signals half sent.
     buffers = state.buffers("gathered", (world * rows, k), x.dtype)
-    epoch = state.next_epoch("all_gather")
-    parity, following = epoch % 2, (epoch + 1) % 2
-    current = torch.cuda.current_stream()
-    start = _event(device, "gated start")
-    start.record(current)
-    for step in range(1, world):  # every peer's copy engine at once; the nearest peers first
-        other = (rank + step) % world
-        push = _stream(device, f"push{other}")
-        push.wait_event(start)  # x is ready, and every earlier call's work is queued before this one
-        # the peer's GEMM of the last call is done and its flags for this call reset
-        _C.stream_wait_value32(state.word(rank, state.AG_CONSUMED * world + other), (epoch - 1) & _MASK,
-                               push.cuda_stream)
-        with torch.cuda.stream(push):
-            buffers[other][rank * rows:(rank + 1) * rows].copy_(x)
-        _C.stream_write_value32(state.word(other, parity * world + rank), 1, push.cuda_stream)
-        _event(device, f"pushed {other}").record(push)
-    buffers[rank][rank * rows:(rank + 1) * rows].copy_(x)  # (its flag is always set: the GEMM follows in order)
     key = (device, world, rank, rows, tile, activation, bias is not None)
     gemm = _GATED.get(key)
     if gemm is None:
         gemm = _GATED[key] = RowGatedGemm(fused(activation, bias is not None, False), rows_per_flag=rows,
                                           first_row=rank * rows, tile=tile)
+    gemm._check_flags(state.flag_sets[0], buffers[rank])
     arguments = {} if bias is None else {"bias": bias}
-    out = gemm.run(buffers[rank], weight.t(), row_flags=state.flag_sets[parity], **arguments)
-    # Off the caller's stream: once the GEMM is done, the next call's flags of the peers' blocks are reset and
-    # each peer is told it may push.
-    done = _event(device, "gated done")
-    done.record(current)
-    signals = _stream(device, "signals")
-    signals.wait_event(done)
-    for step in range(1, world):
-        other = (rank + step) % world
-        _C.stream_write_value32(state.word(rank, following * world + other), 0, signals.cuda_stream)
-    for step in range(1, world):
-        other = (rank + step) % world
-        _C.stream_write_value32(state.word(other, state.AG_CONSUMED * world + rank), epoch, signals.cuda_stream)
-        current.wait_event(_event(device, f"pushed {other}"))  # x is read; the caller may overwrite it
+    epoch = state.next_epoch("all_gather")
+    parity, following = epoch % 2, (epoch + 1) % 2
+    tag = state.group.group_name
+    current = torch.cuda.current_stream()
+    with state.signalling():
+        start = _event(device, f"gated start {tag}")
+        start.record(current)
+        for step in range(1, world):  # every peer's copy engine at once; the nearest peers first
+            other = (rank + step) % world
+            push = _stream(device, f"push{other} {tag}")
+            push.wait_event(start)  # x is ready, and every earlier call's work is queued before this one
+            _C.stream_write_value32(state.word(other, state.AG_STARTED * world + rank), epoch, push.cuda_stream)
+            # the peer's GEMM of the last call is done and its flags for this call reset
+            _C.stream_wait_value32(state.word(rank, state.AG_CONSUMED * world + other), (epoch - 1) & _MASK,
+                                   push.cuda_stream)
+            with torch.cuda.stream(push):
+                buffers[other][rank * rows:(rank + 1) * rows].copy_(x)
+            _C.stream_write_value32(state.word(other, parity * world + rank), 1, push.cuda_stream)
+            _event(device, f"pushed {other} {tag}").record(push)
+        starts = _stream(device, f"starts {tag}")  # every peer has reached this call
+        for step in range(1, world):
+            other = (rank + step) % world
+            _C.stream_wait_value32(state.word(rank, state.AG_STARTED * world + other), epoch, starts.cuda_stream)
+        started = _event(device, f"started {tag}")
+        started.record(starts)
+        buffers[rank][rank * rows:(rank + 1) * rows].copy_(x)  # (its flag is always set: the GEMM follows)
+        current.wait_event(started)
+        if state.flags_reset is not None:
+            current.wait_event(state.flags_reset)  # this call's flags were reset after the last call's GEMM
+        out = gemm.run(buffers[rank], weight.t(), row_flags=state.flag_sets[parity], **arguments)
+        # Off the caller's stream: once the GEMM is done, the next call's flags of the peers' blocks are reset
+        # (the next call's GEMM waits for that) and each peer is told it may push.
+        done = _event(device, f"gated done {tag}")
+        done.record(current)
+        signals = _stream(device, f"signals {tag}")
+        signals.wait_event(done)
+        for step in range(1, world):
+            other = (rank + step) % world
+            _C.stream_write_value32(state.word(rank, following * world + other), 0, signals.cuda_stream)
+        state.flags_reset = _event(device, f"flags reset {tag}")
+        state.flags_reset.record(signals)
+        for step in range(1, world):
+            other = (rank + step) % world
+            _C.stream_write_value32(state.word(other, state.AG_CONSUMED * world + rank), epoch, signals.cuda_stream)
+            current.wait_event(_event(device, f"pushed {other} {tag}"))  # x is read; the caller may overwrite it
     return out
 
 
@@ -377,50 +415,52 @@ def _reduce_scatter_signalled(x, weight, bias, residual, group, world, rank, row
     n = weight.shape[0]
     device = x.device
     state = _signal_state(group, device)
+    # What can fail comes before the epoch (a failure after it leaves this rank's signals half sent).
     received = state.buffers("received", (world, rows, n), x.dtype)  # slot s: the partial from rank s
+    sent = [torch.empty(rows, n, dtype=x.dtype, device=device) for _ in range(world - 1)]  # freed on the
+    out = torch.empty(rows, n, dtype=x.dtype, device=device)  # caller's stream after it waits for the pushes
     epoch = state.next_epoch("reduce_scatter")
+    tag = state.group.group_name
     current = torch.cuda.current_stream()
-    sent = []  # (kept until the pushes are awaited below: the caller's stream frees them after that)
-    for step in range(1, world):
-        owner = (rank + step) % world
-        partial = torch.empty(rows, n, dtype=x.dtype, device=device)
-        sent.append(partial)
-        _into(x[owner * rows:(owner + 1) * rows], weight, None, None, "none", partial)
-        computed = _event(device, f"partial for {owner}")
-        computed.record(current)
-        push = _stream(device, f"push{owner}")
-        push.wait_event(computed)
-        # the owner has added the last call's partial from this rank
-        _C.stream_wait_value32(state.word(rank, state.RS_CONSUMED * world + owner), (epoch - 1) & _MASK,
-                               push.cuda_stream)
-        with torch.cuda.stream(push):
-            received[owner][rank].copy_(partial)
-        _C.stream_write_value32(state.word(owner, state.RS_READY * world + rank), epoch, push.cuda_stream)
-        _event(device, f"pushed {owner}").record(push)
-    out = torch.empty(rows, n, dtype=x.dtype, device=device)
-    _into(x[rank * rows:(rank + 1) * rows], weight, bias, residual, "none", out)
-    arrivals = _stream(device, "arrivals")
-    for step in range(1, world):
-        sender = (rank - step) % world
-        _C.stream_wait_value32(state.word(rank, state.RS_READY * world + sender), epoch, arrivals.cuda_stream)
-    arrived = _event(device, "arrived")
-    arrived.record(arrivals)
-    current.wait_event(arrived)
-    if world == 2:
-        out.add_(received[rank][1 - rank])
-    else:
-        others = torch.cat([received[rank][:rank], received[rank][rank + 1:]])
-        out.add_(others.sum(0, dtype=torch.float32))  # rounded once to x's dtype
-    added = _event(device, "added")
-    added.record(current)
-    signals = _stream(device, "signals")
-    signals.wait_event(added)
-    for step in range(1, world):
-        sender = (rank - step) % world
-        _C.stream_write_value32(state.word(sender, state.RS_CONSUMED * world + rank), epoch, signals.cuda_stream)
-    for step in range(1, world):
-        current.wait_event(_event(device, f"pushed {(rank + step) % world}"))
-    del sent
+    with state.signalling():
+        for step in range(1, world):
+            owner = (rank + step) % world
+            partial = sent[step - 1]
+            _into(x[owner * rows:(owner + 1) * rows], weight, None, None, "none", partial)
+            computed = _event(device, f"partial for {owner} {tag}")
+            computed.record(current)
+            push = _stream(device, f"push{owner} {tag}")
+            push.wait_event(computed)
+            # the owner has added the last call's partial from this rank
+            _C.stream_wait_value32(state.word(rank, state.RS_CONSUMED * world + owner), (epoch - 1) & _MASK,
+                                   push.cuda_stream)
+            with torch.cuda.stream(push):
+                received[owner][rank].copy_(partial)
+            _C.stream_write_value32(state.word(owner, state.RS_READY * world + rank), epoch, push.cuda_stream)
+            _event(device, f"pushed {owner} {tag}").record(push)
+        _into(x[rank * rows:(rank + 1) * rows], weight, bias, residual, "none", out)
+        arrivals = _stream(device, f"arrivals {tag}")
+        for step in range(1, world):
+            sender = (rank - step) % world
+            _C.stream_wait_value32(state.word(rank, state.RS_READY * world + sender), epoch, arrivals.cuda_stream)
+        arrived = _event(device, f"arrived {tag}")
+        arrived.record(arrivals)
+        current.wait_event(arrived)
+        if world == 2:
+            out.add_(received[rank][1 - rank])
+        else:
+            others = torch.cat([received[rank][:rank], received[rank][rank + 1:]])
+            out.add_(others.sum(0, dtype=torch.float32))  # rounded once to x's dtype
+        added = _event(device, f"added {tag}")
+        added.record(current)
+        signals = _stream(device, f"signals {tag}")
+        signals.wait_event(added)
+        for step in range(1, world):
+            sender = (rank - step) % world
+            _C.stream_write_value32(state.word(sender, state.RS_CONSUMED * world + rank), epoch,
+                                    signals.cuda_stream)
+        for step in range(1, world):
+            current.wait_event(_event(device, f"pushed {(rank + step) % world} {tag}"))
     return out
 
 

@@ -218,3 +218,21 @@ def test_the_signalled_schedules_refuse_graph_capture(monkeypatch):
         overlap._all_gather_gated(torch.zeros(4, 8), torch.zeros(8, 8), None, "none", None, 2, 0)
     with pytest.raises(RuntimeError, match="cannot be captured in a CUDA graph"):
         overlap._reduce_scatter_signalled(torch.zeros(4, 8), torch.zeros(8, 8), None, None, None, 2, 0, 2)
+
+
+def test_a_signalled_call_that_fails_part_way_turns_the_schedules_off():
+    """After a failure between a call's epoch and its last signal the ranks' epochs may disagree, so a later wait
+    could never end: later calls refuse, saying why, instead of hanging."""
+    import tilefuse.overlap as overlap
+
+    state = object.__new__(overlap._SignalState)  # the bookkeeping only (no symmetric memory on a CPU host)
+    state.broken, state.epochs = None, {}
+    assert state.next_epoch("all_gather") == 1 and state.next_epoch("all_gather") == 2
+    assert state.next_epoch("reduce_scatter") == 1
+    state.epochs["all_gather"] = 0xFFFFFFFF
+    assert state.next_epoch("all_gather") == 0  # 32-bit words, compared with wrap-around
+    with pytest.raises(MemoryError):
+        with state.signalling():
+            raise MemoryError("out of memory")
+    with pytest.raises(RuntimeError, match="failed part way .*MemoryError: out of memory"):
+        state.next_epoch("all_gather")

@@ -78,6 +78,13 @@ def run_rank(rank, world, init_file, results):
                                                        schedule="signalled")
                         close_in_bf16(got, (F.linear(scaled, down.weight, down.bias) + rows).chunk(world, 0)[rank],
                                       "linear_reduce_scatter signalled")
+            # Calls back to back, nothing awaited between them (each call's GEMM must wait for the flag resets
+            # after the one before; few tiles, so its blocks on a peer's rows start at once).
+            firsts = [rows * (1 + 0.25 * i) for i in range(4)]
+            gots = [tp.all_gather_linear(a.chunk(world, 0)[rank], up.weight, up.bias, "gelu", transport="copy_engine",
+                                         schedule="gated") for a in firsts]
+            for a, got in zip(firsts, gots):
+                close_in_bf16(got, F.gelu(F.linear(a, up.weight, up.bias)), "all_gather_linear gated, back to back")
             # More tiles than SMs: every SM holds a GEMM block while the peers' pushes and flags arrive (they
             # must need no SM); twice, so both sets of flags are used.
             wide = torch.nn.Linear(d, 1024).cuda().bfloat16()

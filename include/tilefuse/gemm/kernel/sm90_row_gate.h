@@ -58,7 +58,8 @@ struct RowGatePart {
   TILEFUSE_DEVICE static unsigned load_acquire(unsigned const* flag) {
     unsigned value = 0;
 #if defined(__CUDA_ARCH__)
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(value) : "l"(flag) : "memory");
+    // System scope: the flag and the rows it publishes may be written by another GPU (an all-gather's push).
+    asm volatile("ld.acquire.sys.global.u32 %0, [%1];\n" : "=r"(value) : "l"(flag) : "memory");
 #else
     (void)flag;
 #endif
