@@ -307,6 +307,8 @@ class _SignalState:
         if views is None:
             import math
 
+            _check_same_on_every_rank(self.group, f"shape of {name} rows", (shape, str(dtype)))
+
             import torch.distributed._symmetric_memory as symm_mem
 
             nbytes = math.prod(shape) * torch.empty((), dtype=dtype).element_size()
@@ -319,6 +321,16 @@ class _SignalState:
                 held = self.allocations[name] = (memory, symm_mem.rendezvous(memory, self.group.group_name))
             views = self.views[key] = [held[1].get_buffer(r, shape, dtype) for r in range(self.world)]
         return views
+
+
+def _check_same_on_every_rank(group, what, value):
+    """Raises on every rank unless all passed the same value (a host collective, once per new shape of a signalled
+    schedule: ranks that disagree would push past each other's buffers or wait for each other forever)."""
+    values = [None] * dist.get_world_size(group)
+    dist.all_gather_object(values, value, group=group)
+    if any(v != values[0] for v in values):
+        raise ValueError(f"tilefuse.overlap: every rank must pass the same {what}; the ranks passed "
+                         + ", ".join(f"rank {r}: {v}" for r, v in enumerate(values)))
 
 
 def _signal_state(group, device):

@@ -236,3 +236,27 @@ def test_a_signalled_call_that_fails_part_way_turns_the_schedules_off():
             raise MemoryError("out of memory")
     with pytest.raises(RuntimeError, match="failed part way .*MemoryError: out of memory"):
         state.next_epoch("all_gather")
+
+
+def run_shape_check_rank(rank, world, init_file, results):
+    import tilefuse.overlap as overlap
+
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
+    try:
+        overlap._check_same_on_every_rank(None, "shape", ((8, 4), "torch.bfloat16"))  # agreed: passes
+        try:
+            overlap._check_same_on_every_rank(None, "shape", ((8 + rank, 4), "torch.bfloat16"))
+            results.put((rank, "a disagreement passed"))
+        except ValueError as error:
+            results.put((rank, "refused" if "rank 0: ((8, 4)" in str(error) and "rank 1: ((9, 4)" in str(error)
+                         else f"unclear: {error}"))
+    except Exception as error:  # noqa: BLE001 - reported to the parent
+        results.put((rank, f"{type(error).__name__}: {error}"))
+    finally:
+        dist.destroy_process_group()
+
+
+def test_the_signalled_schedules_refuse_ranks_that_disagree_on_shapes(tmp_path):
+    """Ranks passing different rows would push past each other's buffers: every rank refuses, none is left waiting."""
+    outcomes = spawn(run_shape_check_rank, 2, (str(tmp_path / "rendezvous"),))
+    assert outcomes == {0: "refused", 1: "refused"}, outcomes
