@@ -324,8 +324,9 @@ class _SignalState:
 
 
 def _check_same_on_every_rank(group, what, value):
-    """Raises on every rank unless all passed the same value (a host collective, once per new shape of a signalled
-    schedule: ranks that disagree would push past each other's buffers or wait for each other forever)."""
+    """Raises on every rank unless all passed the same value: a host collective, run when a shape is new to this
+    rank's signalled schedule, so it catches ranks that disagree at a shape's first use on every rank (a rank that
+    alone passes a new shape later waits here for peers that will not come, until NCCL's timeout)."""
     values = [None] * dist.get_world_size(group)
     dist.all_gather_object(values, value, group=group)
     if any(v != values[0] for v in values):

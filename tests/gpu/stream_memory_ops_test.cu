@@ -43,6 +43,22 @@ class Release {
   unsigned value_;
 };
 
+// Waits up to 5 s for the held stream (released by then, if the operations work); past that, a failure, and
+// the release value written once more by a plain copy, so that one broken case does not hang the whole run.
+void await_released(cudaStream_t waiting, cudaStream_t writing, unsigned* word, unsigned value) {
+  auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!finished(waiting)) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ADD_FAILURE() << "the waiting stream was still held 5 s after the word was written " << value;
+      TILEFUSE_CUDA_CHECK(cudaMemcpyAsync(word, &value, sizeof(value), cudaMemcpyHostToDevice, writing));
+      TILEFUSE_CUDA_CHECK(cudaStreamSynchronize(writing));
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  TILEFUSE_CUDA_CHECK(cudaStreamSynchronize(waiting));
+}
+
 unsigned read(DeviceBuffer const& buffer, cudaStream_t stream) {
   unsigned value = 0;
   buffer.download(&value, stream);
@@ -70,7 +86,7 @@ TEST(StreamMemoryOps, AWaitHoldsItsStreamUntilAnotherStreamsWriteReachesTheValue
     settle();
     EXPECT_FALSE(finished(waiting.get())) << "the wait for 3 passed with the word at 2";
   }  // 3 written
-  waiting.synchronize();
+  await_released(waiting.get(), writing.get(), word.as<unsigned>(), 3u);
   EXPECT_EQ(read(word, writing.get()), 3u);
   EXPECT_EQ(read(marker, writing.get()), 0x01010101u);
 }
@@ -97,7 +113,7 @@ TEST(StreamMemoryOps, TheWaitComparesWithWrapAround) {
     EXPECT_FALSE(finished(waiting.get())) << "the wait for 0 passed with the word at 0xffffffff";
     EXPECT_EQ(read(released, writing.get()), 0u);
   }  // 0 written
-  waiting.synchronize();
+  await_released(waiting.get(), writing.get(), word.as<unsigned>(), 0u);
   EXPECT_EQ(read(released, writing.get()), 0x01010101u);
 }
 
