@@ -172,7 +172,7 @@ def run(world, shape, iters, gated, gated_sweep=False):
 
         world_, rank_ = dist.get_world_size(), dist.get_rank()
         results["copy-engine pull of the peers' blocks alone"] = attempt(
-            lambda s: pull_alone(overlap, xs[s], group, world_, rank_, 1), iters, sets, gated)
+            lambda s: pull_alone(overlap, xs[s], group, world_, rank_), iters, sets, gated)
         workspace = overlap._workspace(group, world_ * xs[0].numel() * xs[0].element_size())
         results["three symmetric-memory barriers alone (as the halves schedule makes)"] = attempt(
             lambda s: [workspace.barrier(channel=c) for c in (0, 1, 0)], iters, sets, gated)
@@ -201,25 +201,20 @@ def run(world, shape, iters, gated, gated_sweep=False):
     return results
 
 
-def pull_alone(overlap, x, group, world, rank, streams):
-    """The gated schedule's pulls alone (no GEMM, no barrier): every peer's block copied from its slot of the
-    symmetric workspace into this rank's, each in `streams` parts on streams of their own."""
+def pull_alone(overlap, x, group, world, rank):
+    """The copy engines' pulls alone (no GEMM, no barrier): every peer's block copied from its slot of the
+    symmetric workspace into this rank's, on a side stream."""
     rows, k = x.shape
     workspace = overlap._workspace(group, world * rows * k * x.element_size())
     gathered = overlap._view(workspace, rank, (world * rows, k), x.dtype)
     current = torch.cuda.current_stream()
-    pulls = [overlap._stream(x.device, f"pull{s}") for s in range(streams)]
-    for pull in pulls:
-        pull.wait_stream(current)
-    for step in range(1, world):
-        other = (rank + step) % world
-        peer = overlap._view(workspace, other, (world * rows, k), x.dtype)
-        bounds = [other * rows + rows * s // streams for s in range(streams + 1)]
-        for s, pull in enumerate(pulls):
-            with torch.cuda.stream(pull):
-                gathered[bounds[s]:bounds[s + 1]].copy_(peer[bounds[s]:bounds[s + 1]])
-    for pull in pulls:
-        current.wait_stream(pull)
+    pull = overlap._stream(x.device, "pull")
+    pull.wait_stream(current)
+    with torch.cuda.stream(pull):
+        for other in overlap._peers(rank, world):
+            blocks = slice(other * rows, (other + 1) * rows)
+            gathered[blocks].copy_(overlap._view(workspace, other, (world * rows, k), x.dtype)[blocks])
+    current.wait_stream(pull)
 
 
 def timeline(world, shape, path):

@@ -12,6 +12,7 @@ Two transports, chosen by `transport`:
 "auto" takes the copy engines where they can run, else the ring. docs/notes/parallel.md has the measurements.
 """
 import contextlib
+import math
 
 from .errors import require_torch
 
@@ -305,11 +306,9 @@ class _SignalState:
         key = (name, shape, dtype)
         views = self.views.get(key)
         if views is None:
-            import math
+            import torch.distributed._symmetric_memory as symm_mem
 
             _check_same_on_every_rank(self.group, f"shape of {name} rows", (shape, str(dtype)))
-
-            import torch.distributed._symmetric_memory as symm_mem
 
             nbytes = math.prod(shape) * torch.empty((), dtype=dtype).element_size()
             held = self.allocations.get(name)
@@ -341,6 +340,11 @@ def _signal_state(group, device):
     return state
 
 
+def _peers(rank, world):
+    """The other ranks, nearest after this one first."""
+    return [(rank + step) % world for step in range(1, world)]
+
+
 def _refuse_capture(what):
     if torch.cuda.is_current_stream_capturing():
         raise RuntimeError(f"{what} cannot be captured in a CUDA graph: its signals carry a new epoch each call, "
@@ -367,7 +371,6 @@ def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="aut
     if gemm is None:
         gemm = _GATED[key] = RowGatedGemm(fused(activation, bias is not None, False), rows_per_flag=rows,
                                           first_row=rank * rows, tile=tile)
-    gemm._check_flags(state.flag_sets[0], buffers[rank])
     arguments = {} if bias is None else {"bias": bias}
     epoch = state.next_epoch("all_gather")
     parity, following = epoch % 2, (epoch + 1) % 2
@@ -376,8 +379,7 @@ def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="aut
     with state.signalling():
         start = _event(device, f"gated start {tag}")
         start.record(current)
-        for step in range(1, world):  # every peer's copy engine at once; the nearest peers first
-            other = (rank + step) % world
+        for other in _peers(rank, world):  # every peer's copy engine at once; the nearest peers first
             push = _stream(device, f"push{other} {tag}")
             push.wait_event(start)  # x is ready, and every earlier call's work is queued before this one
             _C.stream_write_value32(state.word(other, state.AG_STARTED * world + rank), epoch, push.cuda_stream)
@@ -389,8 +391,7 @@ def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="aut
             _C.stream_write_value32(state.word(other, parity * world + rank), 1, push.cuda_stream)
             _event(device, f"pushed {other} {tag}").record(push)
         starts = _stream(device, f"starts {tag}")  # every peer has reached this call
-        for step in range(1, world):
-            other = (rank + step) % world
+        for other in _peers(rank, world):
             _C.stream_wait_value32(state.word(rank, state.AG_STARTED * world + other), epoch, starts.cuda_stream)
         started = _event(device, f"started {tag}")
         started.record(starts)
@@ -405,13 +406,11 @@ def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="aut
         done.record(current)
         signals = _stream(device, f"signals {tag}")
         signals.wait_event(done)
-        for step in range(1, world):
-            other = (rank + step) % world
+        for other in _peers(rank, world):
             _C.stream_write_value32(state.word(rank, following * world + other), 0, signals.cuda_stream)
         state.flags_reset = _event(device, f"flags reset {tag}")
         state.flags_reset.record(signals)
-        for step in range(1, world):
-            other = (rank + step) % world
+        for other in _peers(rank, world):
             _C.stream_write_value32(state.word(other, state.AG_CONSUMED * world + rank), epoch, signals.cuda_stream)
             current.wait_event(_event(device, f"pushed {other} {tag}"))  # x is read; the caller may overwrite it
     return out
@@ -436,9 +435,7 @@ def _reduce_scatter_signalled(x, weight, bias, residual, group, world, rank, row
     tag = state.group.group_name
     current = torch.cuda.current_stream()
     with state.signalling():
-        for step in range(1, world):
-            owner = (rank + step) % world
-            partial = sent[step - 1]
+        for owner, partial in zip(_peers(rank, world), sent):
             _into(x[owner * rows:(owner + 1) * rows], weight, None, None, "none", partial)
             computed = _event(device, f"partial for {owner} {tag}")
             computed.record(current)
@@ -472,8 +469,8 @@ def _reduce_scatter_signalled(x, weight, bias, residual, group, world, rank, row
             sender = (rank - step) % world
             _C.stream_write_value32(state.word(sender, state.RS_CONSUMED * world + rank), epoch,
                                     signals.cuda_stream)
-        for step in range(1, world):
-            current.wait_event(_event(device, f"pushed {(rank + step) % world} {tag}"))
+        for owner in _peers(rank, world):
+            current.wait_event(_event(device, f"pushed {owner} {tag}"))
     return out
 
 

@@ -4,6 +4,7 @@
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncode*_v12000: the exact driver signatures
 
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 
 #include <tilefuse/runtime/tensor_map.hpp>
@@ -150,40 +151,34 @@ DefaultHostAdapter& default_host_adapter() {
   return *adapter;
 }
 
-Status DefaultHostAdapter::write_value32(cudaStream_t stream, unsigned* address, unsigned value) {
+Status DefaultHostAdapter::stream_value32(char const* what, ResolvedEntryPoint& entry, char const* symbol,
+                                          cudaStream_t stream, void const* address, unsigned value, unsigned flags) {
   if (address == nullptr || reinterpret_cast<std::uintptr_t>(address) % 4 != 0) {
-    return invalid_argument("write_value32: the address must be a non-null, 4-byte aligned device pointer");
+    return invalid_argument(what, ": the address must be a non-null, 4-byte aligned device pointer");
   }
   void* fn = nullptr;
-  TILEFUSE_RETURN_IF_ERROR(resolve(write_value32_, kWriteValue32Symbol, &fn));
-  auto const write = reinterpret_cast<PFN_cuStreamWriteValue32_v11070>(fn);
-  // Flags 0: the default write, with the memory fence before it that makes the stream's earlier writes
-  // (the copies) visible first.
+  TILEFUSE_RETURN_IF_ERROR(resolve(entry, symbol, &fn));
+  static_assert(std::is_same_v<PFN_cuStreamWriteValue32_v11070, PFN_cuStreamWaitValue32_v11070>);
+  auto const op = reinterpret_cast<PFN_cuStreamWriteValue32_v11070>(fn);
   CUresult const result =
-      write(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(address), value, 0);
+      op(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(address), value, flags);
   if (result != CUDA_SUCCESS) {
     return {StatusCode::kDriverError,
-            status_message("cuStreamWriteValue32 returned ", cu_result_name(result), " (", static_cast<int>(result),
+            status_message(symbol, " returned ", cu_result_name(result), " (", static_cast<int>(result),
                            "): the device or driver refused a stream memory operation")};
   }
   return Status::success();
 }
 
+// Flags 0: the default write, with the memory fence before it that makes the stream's earlier writes (the
+// copies) visible first.
+Status DefaultHostAdapter::write_value32(cudaStream_t stream, unsigned* address, unsigned value) {
+  return stream_value32("write_value32", write_value32_, kWriteValue32Symbol, stream, address, value, 0);
+}
+
 Status DefaultHostAdapter::wait_value32(cudaStream_t stream, unsigned const* address, unsigned value) {
-  if (address == nullptr || reinterpret_cast<std::uintptr_t>(address) % 4 != 0) {
-    return invalid_argument("wait_value32: the address must be a non-null, 4-byte aligned device pointer");
-  }
-  void* fn = nullptr;
-  TILEFUSE_RETURN_IF_ERROR(resolve(wait_value32_, kWaitValue32Symbol, &fn));
-  auto const wait = reinterpret_cast<PFN_cuStreamWaitValue32_v11070>(fn);
-  CUresult const result = wait(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(address), value,
-                               CU_STREAM_WAIT_VALUE_GEQ);
-  if (result != CUDA_SUCCESS) {
-    return {StatusCode::kDriverError,
-            status_message("cuStreamWaitValue32 returned ", cu_result_name(result), " (", static_cast<int>(result),
-                           "): the device or driver refused a stream memory operation")};
-  }
-  return Status::success();
+  return stream_value32("wait_value32", wait_value32_, kWaitValue32Symbol, stream, address, value,
+                        CU_STREAM_WAIT_VALUE_GEQ);
 }
 
 }  // namespace tilefuse

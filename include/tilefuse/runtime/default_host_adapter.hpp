@@ -44,6 +44,10 @@ class DefaultHostAdapter : public HostAdapter {
   };
 
   Status resolve(ResolvedEntryPoint& entry, char const* symbol, void** fn);
+  // cuStreamWriteValue32 / cuStreamWaitValue32 (one signature): the address checked, the entry point resolved
+  // once, a driver refusal reported by name.
+  Status stream_value32(char const* what, ResolvedEntryPoint& entry, char const* symbol, cudaStream_t stream,
+                        void const* address, unsigned value, unsigned flags);
 
   EntryPointLookup lookup_;
   ResolvedEntryPoint encode_tiled_;

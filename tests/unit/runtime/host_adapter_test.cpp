@@ -569,15 +569,21 @@ struct WriteValueCall {
   CUresult result = CUDA_SUCCESS;
 };
 WriteValueCall g_write;
-CUresult CUDAAPI fake_write_value32(CUstream stream, CUdeviceptr address, cuuint32_t value, unsigned flags) {
-  g_write.stream = stream;
-  g_write.address = address;
-  g_write.value = value;
-  g_write.flags = flags;
-  ++g_write.calls;
-  return g_write.result;
+WriteValueCall g_wait;
+// A fake cuStreamWriteValue32 / cuStreamWaitValue32 (one signature) recording its call in `call`.
+template <WriteValueCall& call>
+CUresult CUDAAPI record_value32(CUstream stream, CUdeviceptr address, cuuint32_t value, unsigned flags) {
+  call.stream = stream;
+  call.address = address;
+  call.value = value;
+  call.flags = flags;
+  ++call.calls;
+  return call.result;
 }
-static_assert(std::is_same_v<decltype(&fake_write_value32), PFN_cuStreamWriteValue32_v11070>);
+constexpr auto fake_write_value32 = &record_value32<g_write>;
+constexpr auto fake_wait_value32 = &record_value32<g_wait>;
+static_assert(std::is_same_v<decltype(fake_write_value32), PFN_cuStreamWriteValue32_v11070 const>);
+static_assert(std::is_same_v<decltype(fake_wait_value32), PFN_cuStreamWaitValue32_v11070 const>);
 
 TEST(DefaultHostAdapterWriteValue, ForwardsTheWriteOnceResolved) {
   g_write = {};
@@ -585,7 +591,7 @@ TEST(DefaultHostAdapterWriteValue, ForwardsTheWriteOnceResolved) {
   DefaultHostAdapter adapter([&](char const* symbol, void** fn) -> Status {
     ++lookups;
     if (std::strcmp(symbol, "cuStreamWriteValue32") != 0) return {StatusCode::kDriverError, "unexpected symbol"};
-    *fn = reinterpret_cast<void*>(&fake_write_value32);
+    *fn = reinterpret_cast<void*>(fake_write_value32);
     return Status::success();
   });
   auto* const stream = reinterpret_cast<cudaStream_t>(std::uintptr_t{0x5000});
@@ -625,24 +631,13 @@ TEST(HostAdapter, OtherAdaptersRefuseStreamWrites) {
 
 // wait_value32 (a peer's epoch signal): resolved once by name, the arguments forwarded with the wrap-around
 // "greater or equal" comparison, a driver failure and bad addresses reported.
-WriteValueCall g_wait;
-CUresult CUDAAPI fake_wait_value32(CUstream stream, CUdeviceptr address, cuuint32_t value, unsigned flags) {
-  g_wait.stream = stream;
-  g_wait.address = address;
-  g_wait.value = value;
-  g_wait.flags = flags;
-  ++g_wait.calls;
-  return g_wait.result;
-}
-static_assert(std::is_same_v<decltype(&fake_wait_value32), PFN_cuStreamWaitValue32_v11070>);
-
 TEST(DefaultHostAdapterWaitValue, ForwardsTheWaitOnceResolved) {
   g_wait = {};
   int lookups = 0;
   DefaultHostAdapter adapter([&](char const* symbol, void** fn) -> Status {
     ++lookups;
     if (std::strcmp(symbol, "cuStreamWaitValue32") != 0) return {StatusCode::kDriverError, "unexpected symbol"};
-    *fn = reinterpret_cast<void*>(&fake_wait_value32);
+    *fn = reinterpret_cast<void*>(fake_wait_value32);
     return Status::success();
   });
   auto* const stream = reinterpret_cast<cudaStream_t>(std::uintptr_t{0x6000});
