@@ -99,7 +99,7 @@ class Operation:
         return kernel, layout
 
 
-LAYOUT_VERSION, LAYOUT_HEADER_WORDS = 7, 41  # sm90_params_layout.h's kLayoutVersion and kLayoutHeader
+LAYOUT_VERSION, LAYOUT_HEADER_WORDS = 8, 44  # sm90_params_layout.h's kLayoutVersion and kLayoutHeader
 
 
 def parse_layout(words):
@@ -119,6 +119,7 @@ def parse_layout(words):
     layout["stages"], layout["consumer_warpgroups"], layout["ping_pong"], layout["cluster_m"] = words[34:38]
     # the row gate (Sm90RowGate configs, tilefuse.gemm_row_gate): -1 where the kernel has none
     layout["row_flags"], layout["rows_per_flag"], layout["first_tile_row"] = words[38:41]
+    layout["tma_own"], layout["own_tile_begin"], layout["own_tile_end"] = words[41:44]  # its own rows' map
     layout["nodes"] = parse_nodes(words, LAYOUT_HEADER_WORDS, words[15])
     return layout
 

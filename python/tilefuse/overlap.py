@@ -245,7 +245,8 @@ def _all_gather_rest(x, weight, bias, activation, workspace, world, rank):
 # drains): the caller's stream waits for events only. A call that fails after its epoch was taken turns the
 # schedules off for its group (its peers' epochs may be ahead). One stream per group's calls, as the workspace.
 
-_GATED = {}  # (device, world, rank, rows, tile, activation, bias?) -> RowGatedGemm, first row this rank's block
+_GATED = {}  # (device, world, rank, rows, tile, activation, bias?, own?) -> RowGatedGemm, first row this rank's
+_TILE_ROWS = 128  # a multiple of every Hopper tile's rows: own rows that are whole tiles of any of them
 _SIGNALS = {}  # (group name, device) -> _SignalState
 _MASK = 0xFFFFFFFF  # epochs are 32-bit words compared with wrap-around
 
@@ -254,11 +255,17 @@ class _SignalState:
     """One group's symmetric memory for the signalled schedules on one device: the buffers peers push into (grown
     by a new allocation when a call needs more; the old ones are kept, a peer may still be writing them) and the
     signal words, in units of `world` words: [0, 2) the gated GEMM's flags (two sets), 2 the all-gather's consumed
-    signals, 3 the reduce-scatter's arrivals, 4 its consumed signals, 5 the all-gather's starts (a peer's host
-    and stream have reached the call: the GEMM, which spins on its flags holding every SM, is launched only then,
-    so that a late rank delays its peers instead of tripping their GEMMs' spin limit)."""
+    signals, 3 the reduce-scatter's arrivals (of the first piece of a block), 4 its consumed signals, 5 the
+    all-gather's starts (a peer's host and stream have reached the call: the GEMM, which spins on its flags
+    holding every SM, is launched only then, so that a late rank delays its peers instead of tripping their
+    GEMMs' spin limit), 6 the reduce-scatter's arrivals of second pieces."""
 
-    AG_CONSUMED, RS_READY, RS_CONSUMED, AG_STARTED = 2, 3, 4, 5
+    AG_CONSUMED, RS_READY, RS_CONSUMED, AG_STARTED, RS_READY_SECOND = 2, 3, 4, 5, 6
+    WORDS = 7  # units of `world` words
+
+    def rs_ready(self, piece):
+        """The reduce-scatter's arrival words of a piece (0 or 1) of a block of rows."""
+        return self.RS_READY if piece == 0 else self.RS_READY_SECOND
 
     def __init__(self, group, device):
         import torch.distributed._symmetric_memory as symm_mem
@@ -267,7 +274,7 @@ class _SignalState:
         self.world, self.rank = dist.get_world_size(group), dist.get_rank(group)
         if not symm_mem.is_symm_mem_enabled_for_group(group.group_name):
             symm_mem.enable_symm_mem_for_group(group.group_name)
-        words = symm_mem.empty(6 * self.world, dtype=torch.int32, device=device)
+        words = symm_mem.empty(self.WORDS * self.world, dtype=torch.int32, device=device)
         words.zero_()
         words[self.rank] = words[self.world + self.rank] = 1  # this rank's own block: in place at every launch
         self.words_handle = symm_mem.rendezvous(words, group.group_name)
@@ -355,7 +362,8 @@ def _refuse_capture(what):
 def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="auto"):
     """One GEMM over every rank's block, each block pushed into every peer's gathered buffer by the copy engines
     and flagged there by a stream write; the GEMM's tiles wait for their block's flag and its walk starts at
-    this rank's own block (copied in first). See the section comment for the epochs."""
+    this rank's own block, read from x where it lies (a second tensor map; copied in first where its rows do not
+    cover whole tiles). See the section comment for the epochs."""
     _refuse_capture("all_gather_linear(schedule='gated')")
     from . import _C
     from .epilogue.common import fused
@@ -366,12 +374,15 @@ def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="aut
     state = _signal_state(group, device)
     # What can fail comes before the epoch: a failure after it leaves this rank's signals half sent.
     buffers = state.buffers("gathered", (world * rows, k), x.dtype)
-    key = (device, world, rank, rows, tile, activation, bias is not None)
+    own = rows % _TILE_ROWS == 0 and x.data_ptr() % 16 == 0  # whole tiles of any Hopper tile: read in place
+    key = (device, world, rank, rows, tile, activation, bias is not None, own)
     gemm = _GATED.get(key)
     if gemm is None:
         gemm = _GATED[key] = RowGatedGemm(fused(activation, bias is not None, False), rows_per_flag=rows,
-                                          first_row=rank * rows, tile=tile)
+                                          first_row=rank * rows, own_rows=rows if own else 0, tile=tile)
     arguments = {} if bias is None else {"bias": bias}
+    if own:
+        arguments["own"] = x
     epoch = state.next_epoch("all_gather")
     parity, following = epoch % 2, (epoch + 1) % 2
     tag = state.group.group_name
@@ -395,7 +406,8 @@ def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="aut
             _C.stream_wait_value32(state.word(rank, state.AG_STARTED * world + other), epoch, starts.cuda_stream)
         started = _event(device, f"started {tag}")
         started.record(starts)
-        buffers[rank][rank * rows:(rank + 1) * rows].copy_(x)  # (its flag is always set: the GEMM follows)
+        if not own:
+            buffers[rank][rank * rows:(rank + 1) * rows].copy_(x)  # (its flag is always set: the GEMM follows)
         current.wait_event(started)
         if state.flags_reset is not None:
             current.wait_event(state.flags_reset)  # this call's flags were reset after the last call's GEMM
@@ -418,9 +430,13 @@ def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="aut
 
 def _reduce_scatter_signalled(x, weight, bias, residual, group, world, rank, rows):
     """Each peer's partial computed in turn (nearest first) and pushed into that peer's buffer at this rank's
-    slot, then signalled; this rank's own GEMM (bias, residual) last, then the partials that arrived added. The
-    arrivals are awaited on a side stream (the caller's waits for its event), and this rank tells each sender it
-    may push the next call's partial once the add is done. See the section comment for the epochs."""
+    slot, then signalled; this rank's own GEMM (bias, residual) last. Where a block of rows is large enough for
+    two GEMMs that each fill the GPU, the rows go in two pieces: every peer's first piece, then every peer's
+    second, then the own first piece with the first pieces that arrived added in its epilogue (they travelled
+    while the second pieces computed), then the own second piece likewise: no add after the GEMMs. Else the own
+    GEMM runs while the partials travel and the partials that arrived are added after it. The arrivals are
+    awaited on a side stream (the caller's waits for its event), and this rank tells each sender it may push the
+    next call's partial once it has read them. See the section comment for the epochs."""
     _refuse_capture("linear_reduce_scatter(schedule='signalled')")
     from . import _C
 
@@ -431,47 +447,111 @@ def _reduce_scatter_signalled(x, weight, bias, residual, group, world, rank, row
     received = state.buffers("received", (world, rows, n), x.dtype)  # slot s: the partial from rank s
     sent = [torch.empty(rows, n, dtype=x.dtype, device=device) for _ in range(world - 1)]  # freed on the
     out = torch.empty(rows, n, dtype=x.dtype, device=device)  # caller's stream after it waits for the pushes
+    pieces = _rs_pieces(rows, n, _sm_count(device))
+    senders = [(rank - step) % world for step in range(1, world)]
+    fused_add = None
+    if len(pieces) > 1:
+        fused_add = _received_sum_gemm(senders, bias is not None, residual is not None)
     epoch = state.next_epoch("reduce_scatter")
     tag = state.group.group_name
     current = torch.cuda.current_stream()
     with state.signalling():
-        for owner, partial in zip(_peers(rank, world), sent):
-            _into(x[owner * rows:(owner + 1) * rows], weight, None, None, "none", partial)
-            computed = _event(device, f"partial for {owner} {tag}")
-            computed.record(current)
-            push = _stream(device, f"push{owner} {tag}")
-            push.wait_event(computed)
-            # the owner has added the last call's partial from this rank
-            _C.stream_wait_value32(state.word(rank, state.RS_CONSUMED * world + owner), (epoch - 1) & _MASK,
-                                   push.cuda_stream)
-            with torch.cuda.stream(push):
-                received[owner][rank].copy_(partial)
-            _C.stream_write_value32(state.word(owner, state.RS_READY * world + rank), epoch, push.cuda_stream)
-            _event(device, f"pushed {owner} {tag}").record(push)
-        _into(x[rank * rows:(rank + 1) * rows], weight, bias, residual, "none", out)
+        for piece, (lo, hi) in enumerate(pieces):
+            for owner, partial in zip(_peers(rank, world), sent):
+                _into(x[owner * rows + lo:owner * rows + hi], weight, None, None, "none", partial[lo:hi])
+                computed = _event(device, f"partial for {owner} {tag}")
+                computed.record(current)
+                push = _stream(device, f"push{owner} {tag}")
+                push.wait_event(computed)
+                if piece == 0:  # the owner has read the last call's partial from this rank
+                    _C.stream_wait_value32(state.word(rank, state.RS_CONSUMED * world + owner), (epoch - 1) & _MASK,
+                                           push.cuda_stream)
+                with torch.cuda.stream(push):
+                    received[owner][rank][lo:hi].copy_(partial[lo:hi])
+                _C.stream_write_value32(state.word(owner, state.rs_ready(piece) * world + rank), epoch,
+                                        push.cuda_stream)
+                _event(device, f"pushed {owner} {tag}").record(push)
         arrivals = _stream(device, f"arrivals {tag}")
-        for step in range(1, world):
-            sender = (rank - step) % world
-            _C.stream_wait_value32(state.word(rank, state.RS_READY * world + sender), epoch, arrivals.cuda_stream)
-        arrived = _event(device, f"arrived {tag}")
-        arrived.record(arrivals)
-        current.wait_event(arrived)
-        if world == 2:
-            out.add_(received[rank][1 - rank])
-        else:
-            others = torch.cat([received[rank][:rank], received[rank][rank + 1:]])
-            out.add_(others.sum(0, dtype=torch.float32))  # rounded once to x's dtype
+        if fused_add is None:
+            _into(x[rank * rows:(rank + 1) * rows], weight, bias, residual, "none", out)
+        for piece, (lo, hi) in enumerate(pieces):
+            for sender in senders:
+                _C.stream_wait_value32(state.word(rank, state.rs_ready(piece) * world + sender), epoch,
+                                       arrivals.cuda_stream)
+            arrived = _event(device, f"arrived {piece} {tag}")
+            arrived.record(arrivals)
+            current.wait_event(arrived)
+            if fused_add is not None:
+                arguments = {f"partial{s}": received[rank][s][lo:hi] for s in senders}
+                if bias is not None:
+                    arguments["bias"] = bias
+                if residual is not None:
+                    arguments["residual"] = residual[lo:hi]
+                fused_add.run(x[rank * rows + lo:rank * rows + hi], weight.t(), out=out[lo:hi], **arguments)
+        if fused_add is None:
+            if world == 2:
+                out.add_(received[rank][1 - rank])
+            else:
+                others = torch.cat([received[rank][:rank], received[rank][rank + 1:]])
+                out.add_(others.sum(0, dtype=torch.float32))  # rounded once to x's dtype
         added = _event(device, f"added {tag}")
         added.record(current)
         signals = _stream(device, f"signals {tag}")
         signals.wait_event(added)
-        for step in range(1, world):
-            sender = (rank - step) % world
+        for sender in senders:
             _C.stream_write_value32(state.word(sender, state.RS_CONSUMED * world + rank), epoch,
                                     signals.cuda_stream)
         for owner in _peers(rank, world):
             current.wait_event(_event(device, f"pushed {owner} {tag}"))
     return out
+
+
+def _rs_pieces(rows, n, sm_count):
+    """The signalled reduce-scatter's pieces of a block of rows: two where each half's GEMM still fills about a
+    wave of 128 x 256 tiles on this GPU (so that splitting costs no efficiency), split at a multiple of 64 rows;
+    else one."""
+    half = rows // 2 // 64 * 64
+    if half >= 128 and (half // 128) * -(-n // 256) >= 0.9 * sm_count:
+        return [(0, half), (half, rows)]
+    return [(0, rows)]
+
+
+_SUMS = {}  # (senders, bias?, residual?) -> the own GEMM whose epilogue adds the partials that arrived
+_SM_COUNTS = {}
+
+
+def _sm_count(device):
+    count = _SM_COUNTS.get(device)
+    if count is None:
+        count = _SM_COUNTS[device] = torch.cuda.get_device_properties(device).multi_processor_count
+    return count
+
+
+def _received_sum_gemm(senders, has_bias, has_residual):
+    """A tilefuse.Gemm whose epilogue is acc (+ bias) (+ residual) + the partial from each sender (arguments
+    bias, residual, partial<rank>), summed in float32 and rounded once."""
+    key = (tuple(senders), has_bias, has_residual)
+    gemm = _SUMS.get(key)
+    if gemm is None:
+        import inspect
+
+        from .gemm import Gemm
+
+        names = (["bias"] if has_bias else []) + (["residual"] if has_residual else []) + \
+            [f"partial{s}" for s in senders]
+
+        def received_sum(acc, **inputs):
+            total = acc
+            for name in names:
+                total = total + inputs[name]
+            return total
+
+        keyword = inspect.Parameter.KEYWORD_ONLY
+        received_sum.__signature__ = inspect.Signature(  # one named parameter per input, as the tracer needs
+            [inspect.Parameter("acc", inspect.Parameter.POSITIONAL_OR_KEYWORD)] +
+            [inspect.Parameter(name, keyword) for name in names])
+        gemm = _SUMS[key] = Gemm(received_sum)
+    return gemm
 
 
 def _reduce_scatter_replayed(x, weight, bias, residual, group, workspace, world, rank, rows):

@@ -5,6 +5,8 @@
 // pieces come from pinned host memory: a copy within one device may run as a kernel, which would need an SM
 // that the waiting GEMM holds (the all-gather's pulls are peer copies, on the copy engines). Small
 // integers (|D| <= k), exact comparison: a tile that loaded its rows before their flag turned shows NaN.
+// With own rows (set_own_rows) the rows in place are never copied into A (they stay NaN there) nor flagged: the
+// kernel must read them from their own buffer without waiting.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -36,9 +38,11 @@ void CUDART_CB hold_host(void* milliseconds) {
 }
 
 // m x n x k with A's rows in pieces of rows_per_flag; rows [first_row, first_row + in_place) are in place at
-// launch (pieces wholly inside them flagged), the rest arrive later.
+// launch (pieces wholly inside them flagged, or with `own`, read from the source through set_own_rows), the rest
+// arrive later.
 template <class Config>
-void run_gated(int m, int n, int k, int rows_per_flag, int first_row, int in_place, std::uint64_t seed) {
+void run_gated(int m, int n, int k, int rows_per_flag, int first_row, int in_place, std::uint64_t seed,
+               bool own = false) {
   using Op = gemm::GemmSm90<T, RowMajor, ColumnMajor, Store, gemm::Sm90RowGate<Config>>;
   std::mt19937 rng(static_cast<std::uint32_t>(seed));
   std::uniform_int_distribution<int> small(-1, 1);  // |D| <= k <= 256: exact in bf16
@@ -46,12 +50,14 @@ void run_gated(int m, int n, int k, int rows_per_flag, int first_row, int in_pla
   for (auto& x : a) x = T(static_cast<float>(small(rng)));
   for (auto& x : b) x = T(static_cast<float>(small(rng)));
   int const pieces = (m + rows_per_flag - 1) / rows_per_flag;
-  // Pieces wholly inside the rows in place are flagged at launch; the others (a piece that straddles the
-  // boundary too) arrive on the second stream.
+  // Pieces wholly inside the rows in place are there at launch; the others (a piece that straddles the
+  // boundary too) arrive on the second stream. Own rows are neither copied nor flagged.
+  std::vector<bool> in_place_piece(pieces, false);
   std::vector<unsigned> flags(pieces, 0u);
   for (int f = 0; f < pieces; ++f) {
     int const lo = f * rows_per_flag, hi = std::min(m, lo + rows_per_flag);
-    if (lo >= first_row && hi <= first_row + in_place) flags[f] = 1u;
+    in_place_piece[f] = lo >= first_row && hi <= first_row + in_place;
+    if (in_place_piece[f] && !own) flags[f] = 1u;
   }
 
   Stream gemm_stream, copy_stream;
@@ -87,6 +93,10 @@ void run_gated(int m, int n, int k, int rows_per_flag, int first_row, int in_pla
   ASSERT_TRUE(s.ok()) << s.to_string();
   s = Op::set_row_gate(&plan, dflags.as<unsigned>(), rows_per_flag, first_row);
   ASSERT_TRUE(s.ok()) << s.to_string();
+  if (own) {
+    s = Op::set_own_rows(&plan, source.as<T>() + static_cast<std::size_t>(first_row) * k, first_row, in_place, k);
+    ASSERT_TRUE(s.ok()) << s.to_string();
+  }
 
   static int hold_ms = 30;
   ASSERT_EQ(cudaLaunchHostFunc(copy_stream.get(), hold_host, &hold_ms), cudaSuccess);
@@ -97,7 +107,7 @@ void run_gated(int m, int n, int k, int rows_per_flag, int first_row, int in_pla
   unsigned const one = 1u;
   for (int f = 0; f < pieces; ++f) {  // the pieces in the order an all-gather's pulls would bring them
     int const piece = (f + (first_row + in_place) / rows_per_flag) % pieces;
-    if (flags[piece] != 0u) continue;
+    if (in_place_piece[piece]) continue;
     std::size_t const lo = static_cast<std::size_t>(piece) * rows_per_flag;
     std::size_t const rows = std::min<std::size_t>(rows_per_flag, m - lo);
     EXPECT_EQ(cudaMemcpyAsync(da.as<char>() + lo * row_bytes, reinterpret_cast<char const*>(pinned) + lo * row_bytes,
@@ -129,7 +139,7 @@ void run_gated(int m, int n, int k, int rows_per_flag, int first_row, int in_pla
     }
   }
   EXPECT_EQ(wrong, 0) << m << " x " << n << " x " << k << ", pieces of " << rows_per_flag << " rows, rows from "
-                      << first_row << " (" << in_place << ") in place at launch";
+                      << first_row << " (" << in_place << ") in place at launch" << (own ? ", read as own rows" : "");
 }
 
 // Two ranks' blocks (the second rank's view: its own rows second), cooperative and ping-pong tiles; pieces
@@ -160,6 +170,64 @@ TEST(GemmSm90RowGate, ShortTileOddRows) {
   std::string const skip = sm90_skip_reason();
   if (!skip.empty()) GTEST_SKIP() << skip;
   run_gated<gemm::Sm90ShortConfig>(333, 128, 40, 64, 128, 128, 4);
+}
+
+// The own rows read where they lie (set_own_rows): first, in the middle, last and ending inside a tile (m),
+// every SM holding a waiting block; the rows in A stay NaN and unflagged.
+TEST(GemmSm90RowGate, OwnRowsCooperativeLarge) {
+  std::string const skip = sm90_skip_reason();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  run_gated<gemm::Sm90LargeConfig>(1024, 512, 64, 512, 512, 512, 11, true);
+}
+TEST(GemmSm90RowGate, OwnRowsMediumPiecesAcrossTiles) {
+  std::string const skip = sm90_skip_reason();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  run_gated<gemm::Sm90MediumConfig>(1000, 384, 72, 96, 256, 384, 12, true);
+}
+TEST(GemmSm90RowGate, OwnRowsPingPongFirstBlock) {
+  std::string const skip = sm90_skip_reason();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  run_gated<gemm::Sm90PingPongConfig>(2048, 256, 64, 256, 0, 512, 13, true);
+}
+TEST(GemmSm90RowGate, OwnRowsLastEndingInsideATile) {
+  std::string const skip = sm90_skip_reason();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  run_gated<gemm::Sm90LargeConfig>(1000, 256, 64, 128, 896, 104, 14, true);
+}
+TEST(GemmSm90RowGate, OwnRowsShortTile) {
+  std::string const skip = sm90_skip_reason();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  run_gated<gemm::Sm90ShortConfig>(333, 128, 40, 64, 128, 128, 15, true);
+}
+TEST(GemmSm90RowGate, OwnRowsEverySmHeldWhileWaiting) {
+  std::string const skip = sm90_skip_reason();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  run_gated<gemm::Sm90LargeConfig>(8192, 1024, 64, 2048, 2048, 2048, 16, true);
+}
+
+// Own rows that do not cover whole tiles, or lie outside m, are refused before any launch.
+TEST(GemmSm90RowGate, OwnRowsOutsideWholeTilesAreRefused) {
+  std::string const skip = sm90_skip_reason();
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  using Op = gemm::GemmSm90<T, RowMajor, ColumnMajor, Store, gemm::Sm90RowGate<gemm::Sm90LargeConfig>>;
+  int const m = 1000, n = 256, k = 64;
+  DeviceBuffer da(static_cast<std::size_t>(m) * k * sizeof(T)), db(static_cast<std::size_t>(n) * k * sizeof(T));
+  DeviceBuffer dd(static_cast<std::size_t>(m) * n * sizeof(T)), dflags(64);
+  typename Op::Arguments args;
+  args.problem = {m, n, k, 1};
+  args.a = da.as<T>();
+  args.b = db.as<T>();
+  args.epilogue.set("D", dd.as<T>());
+  typename Op::Plan plan;
+  ASSERT_TRUE(Op::initialize(args, &plan).ok());
+  ASSERT_TRUE(Op::set_row_gate(&plan, dflags.as<unsigned>(), 128, 0).ok());
+  T const* own = da.as<T>();
+  EXPECT_FALSE(Op::set_own_rows(&plan, own, 64, 128, k).ok());    // starts inside a tile
+  EXPECT_FALSE(Op::set_own_rows(&plan, own, 128, 100, k).ok());   // ends inside a tile, not at m
+  EXPECT_FALSE(Op::set_own_rows(&plan, own, 896, 128, k).ok());   // past m
+  EXPECT_FALSE(Op::set_own_rows(&plan, own, 128, 128, 60).ok());  // ld below k
+  EXPECT_FALSE(Op::set_own_rows(&plan, own + 1, 128, 128, k).ok());  // not 16-byte aligned
+  EXPECT_TRUE(Op::set_own_rows(&plan, own, 896, 104, k).ok());    // ends at m
 }
 
 }  // namespace

@@ -52,8 +52,8 @@ def test_bad_tile_is_refused():
 
 
 def _words(header, nodes, block=(-1,) * 7 + (0,), split=(-1, -1), store=(-1, -1), residual=(0,) + (-1,) * 5,
-           kernel=(4, 2, 0, 1), gate=(-1, -1, -1)):
-    words = [7] + header + [len(nodes)] + list(block) + list(split) + list(store) + list(residual) + list(kernel)
+           kernel=(4, 2, 0, 1), gate=(-1,) * 6):
+    words = [8] + header + [len(nodes)] + list(block) + list(split) + list(store) + list(residual) + list(kernel)
     words += list(gate)
     for kind, data, ld, batch_stride, value, name in nodes:
         raw = name.encode().ljust(32, b"\0")
@@ -88,14 +88,16 @@ def test_layout_parser_reads_fields_and_names():
     assert (by_tma["tma_aux"], by_tma["batch_mask_aux"], by_tma["column_by_tma"]) == (800, 928, 932)
     assert (by_tma["staged_aux"], by_tma["staged_column"]) == (304, 336) and by_tma["nodes"][0]["name"] == "D"
     assert (layout["row_flags"], layout["rows_per_flag"], layout["first_tile_row"]) == (-1, -1, -1)
-    gated = parse_layout(_words(header, [(8, 304, 312, 320, -1, "D")], gate=(496, 504, 508)))
+    gated = parse_layout(_words(header, [(8, 304, 312, 320, -1, "D")], gate=(496, 504, 508, 576, 512, 516)))
     assert (gated["row_flags"], gated["rows_per_flag"], gated["first_tile_row"]) == (496, 504, 508)
+    assert (gated["tma_own"], gated["own_tile_begin"], gated["own_tile_end"]) == (576, 512, 516)
+    assert (layout["tma_own"], layout["own_tile_begin"], layout["own_tile_end"]) == (-1, -1, -1)
     assert gated["nodes"][0]["name"] == "D"
 
 
 def test_layout_of_another_version_is_refused():
     with pytest.raises(RuntimeError, match="version"):
-        parse_layout([1] + [0] * 40)
+        parse_layout([1] + [0] * 43)
 
 
 def test_every_reduction_has_an_identity():

@@ -61,3 +61,41 @@ def test_the_plan_is_an_unsplit_hopper_tile_wrapped_in_the_gate():
     with pytest.raises(TensorArgumentError, match="where they lie"):
         gemm._whole_plan(SimpleNamespace(m=256, n=256, k=100, batch=1, layout_a=COLUMN_MAJOR, layout_b=COLUMN_MAJOR,
                                          aligned=False), (9, 0, 132), {})
+
+
+def test_own_rows_are_checked_before_any_kernel_work():
+    a, b = _operands()
+    flags = torch.zeros(4, dtype=torch.uint32)
+    with pytest.raises(ValueError, match="own_rows=-1"):
+        RowGatedGemm(rows_per_flag=64, own_rows=-1)
+    with pytest.raises(TensorArgumentError, match="needs own="):
+        RowGatedGemm(rows_per_flag=64, first_row=128, own_rows=128).run(a, b, row_flags=flags)
+    with pytest.raises(TensorArgumentError, match="without own_rows"):
+        RowGatedGemm(rows_per_flag=64).run(a, b, row_flags=flags, own=a[:128])
+    for bad in (torch.zeros(64, 64, dtype=torch.bfloat16), torch.zeros(128, 64, dtype=torch.float16),
+                torch.zeros(64, 128, dtype=torch.bfloat16).t(), a[:128, :32]):
+        with pytest.raises(TensorArgumentError, match=r"own must be a contiguous, 16-byte aligned \(128, 64\)"):
+            RowGatedGemm(rows_per_flag=64, first_row=128, own_rows=128).run(a, b, row_flags=flags, own=bad)
+    with pytest.raises(TensorArgumentError, match=r"own rows \[192, 320\) pass a's 256 rows"):
+        RowGatedGemm(rows_per_flag=64, first_row=192, own_rows=128).run(a, b, row_flags=flags, own=a[:128].clone())
+
+
+@pytest.mark.parametrize("first_row, own_rows, m, ok", [
+    (128, 128, 256, True), (0, 256, 256, True), (128, 100, 228, True),  # whole tiles, or ending at m
+    (64, 128, 256, False), (128, 100, 256, False),  # starting or ending inside a 128-row tile
+])
+def test_own_rows_must_cover_whole_tiles(first_row, own_rows, m, ok):
+    from types import SimpleNamespace
+
+    gemm = RowGatedGemm(rows_per_flag=64, first_row=first_row, own_rows=own_rows)
+    layout = {"tma_own": 0, "own_tile_begin": 128, "own_tile_end": 132}
+    params, launch = bytearray(136), SimpleNamespace(maps=[], add_map=lambda *m: launch.maps.append(m))
+    ops = SimpleNamespace(m=m, k=64, dtype="bfloat16")
+    if ok:
+        gemm._pack_own(params, launch, layout, ops, 128, 64)
+        begin, end = int.from_bytes(params[128:132], "little"), int.from_bytes(params[132:136], "little")
+        assert (begin, end) == (first_row // 128, -(-(first_row + own_rows) // 128))
+        assert [m[1] for m in launch.maps] == ["arg:own"]
+    else:
+        with pytest.raises(TensorArgumentError, match="whole 128-row tiles"):
+            gemm._pack_own(params, launch, layout, ops, 128, 64)

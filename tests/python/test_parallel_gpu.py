@@ -85,6 +85,13 @@ def run_rank(rank, world, init_file, results):
                                          schedule="gated") for a in firsts]
             for a, got in zip(firsts, gots):
                 close_in_bf16(got, F.gelu(F.linear(a, up.weight, up.bias)), "all_gather_linear gated, back to back")
+            # Blocks of rows that are not whole tiles: the own block is copied in, not read in place.
+            odd = torch.randn(world * 200, d, device="cuda", dtype=torch.bfloat16)
+            dist.broadcast(odd, 0)
+            for _ in range(2):
+                got = tp.all_gather_linear(odd.chunk(world, 0)[rank], up.weight, up.bias, "gelu",
+                                           transport="copy_engine", schedule="gated")
+                close_in_bf16(got, F.gelu(F.linear(odd, up.weight, up.bias)), "all_gather_linear gated, 200 rows")
             # More tiles than SMs: every SM holds a GEMM block while the peers' pushes and flags arrive (they
             # must need no SM); twice, so both sets of flags are used.
             wide = torch.nn.Linear(d, 1024).cuda().bfloat16()

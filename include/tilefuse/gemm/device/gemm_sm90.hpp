@@ -194,6 +194,39 @@ class GemmSm90 {
     return {};
   }
 
+  // Sm90RowGate configs, optional: rows [first_row, first_row + rows) of A (this rank's own block of an
+  // all-gather) are read from `own` (rows x k, row-major, leading dimension ld) where they lie, never waited
+  // for, so that nothing has to copy them into A before the launch. The range must cover whole tiles: first_row a
+  // multiple of the tile's rows, and its end too unless it is m. Call after set_row_gate.
+  static Status set_own_rows(Plan* plan, ElementAB const* own, index_t first_row, index_t rows, index_t ld)
+    requires Kernel::kRowGate
+  {
+    auto& p = plan->params;
+    index_t const m = p.problem.m;
+    if (rows <= 0 || first_row < 0 || first_row + rows > m) {
+      return invalid_argument("gemm_sm90: the own rows [", first_row, ", ", first_row + rows, ") must lie in [0, m = ",
+                              m, ") and be at least one row");
+    }
+    if (first_row % Config::kTileM != 0 || ((first_row + rows) % Config::kTileM != 0 && first_row + rows != m)) {
+      return invalid_argument("gemm_sm90: the own rows [", first_row, ", ", first_row + rows, ") must cover whole ",
+                              Config::kTileM, "-row tiles (their end a multiple of ", Config::kTileM, " or m = ", m,
+                              ")");
+    }
+    if (own == nullptr || reinterpret_cast<std::uintptr_t>(own) % 16 != 0 ||
+        (ld * static_cast<index_t>(sizeof(ElementAB))) % 16 != 0) {
+      return invalid_argument("gemm_sm90: the own rows need a non-null, 16-byte aligned pointer and a leading "
+                              "dimension (", ld, ") whose rows start on 16-byte boundaries");
+    }
+    if (ld < p.problem.k) {
+      return invalid_argument("gemm_sm90: the own rows' leading dimension (", ld, ") is below k = ", p.problem.k);
+    }
+    TILEFUSE_RETURN_IF_ERROR(encode_sm90_operand("own rows", own, p.problem.k, rows, 1, ld, 0, Config::kTileK,
+                                                 Config::kTileM, &p.tma_own));
+    p.own_tile_begin = static_cast<int>(first_row / Config::kTileM);
+    p.own_tile_end = static_cast<int>((first_row + rows + Config::kTileM - 1) / Config::kTileM);
+    return {};
+  }
+
   // Launches a plan made by initialize(): starts the tree's reductions at their identity (and zeroes the
   // split-K sums), then the kernel. No driver calls.
   static Status run(Plan const& plan, cudaStream_t stream) {
@@ -206,6 +239,11 @@ class GemmSm90 {
         return invalid_argument("gemm_sm90: the plan's row gate (first tile row ", params.first_tile_row, " of ",
                                 params.tiles_m, ", ", params.rows_per_flag, " rows per flag) does not fit its "
                                 "problem: call set_row_gate again after initialize()");
+      }
+      if (params.own_tile_begin > params.own_tile_end || params.own_tile_end > params.tiles_m) {
+        return invalid_argument("gemm_sm90: the plan's own rows (tile rows ", params.own_tile_begin, " to ",
+                                params.own_tile_end, ") do not fit its ", params.tiles_m, " tile rows: call "
+                                "set_own_rows again after initialize()");
       }
     }
     GemmCoord output = params.problem;

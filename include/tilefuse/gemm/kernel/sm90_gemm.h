@@ -205,6 +205,8 @@ struct GemmKernel {
                 "the row gate takes unclustered, unsplit tiles without block scales (one thread loads a block's "
                 "rows of A, and only it waits for them)");
   using RowGate = RowGatePart<kTileM, kRowGate>;
+  static_assert(!kRowGate || requires(typename Operands::Loader loader) { loader.redirect_a(nullptr, 0); },
+                "the row gate's own rows load through a second tensor map: an operand source with redirect_a");
   TILEFUSE_HOST_DEVICE static constexpr index_t split_ticket_count(index_t tiles_m, index_t tiles_n) {
     return SplitReduction::ticket_count(tiles_m, tiles_n);
   }
@@ -362,7 +364,11 @@ struct GemmKernel {
       typename Operands::Loader loader(p, p.problem, thread, tile.m * kTileM, tile.n * kTileN, tile.batch);
       [[maybe_unused]] typename Scales::Sources scales = Scales::sources(p.block_scales, p.problem, tile, thread);
       if constexpr (kRowGate) {
-        if (thread < Operands::kProducerThreads) RowGate::wait(p, tile.m);  // the tile's rows of A are in place
+        if (RowGate::own(p, tile.m)) {  // the own rows, where they lie: in place before the launch
+          loader.redirect_a(&p.tma_own, (tile.m - p.own_tile_begin) * kTileM);
+        } else if (thread < Operands::kProducerThreads) {
+          RowGate::wait(p, tile.m);  // the tile's rows of A are in place
+        }
       }
       for (int kt = 0; kt < k_count; ++kt) {
         // Wait until every consumer warp released this stage (the first pass waits on the phase

@@ -19,7 +19,8 @@
 //              schedule, Config::kClusterM;
 // out[38..40]  the row gate (Sm90RowGate configs): offsets of row_flags, rows_per_flag and first_tile_row, -1 for
 //              kernels without it;
-// out[41 + 9 i ...]  named node i of the epilogue tree (epilogue/params_layout.h).
+// out[41..43]  the row gate's own rows: offsets of tma_own, own_tile_begin and own_tile_end, -1 without the gate;
+// out[44 + 9 i ...]  named node i of the epilogue tree (epilogue/params_layout.h).
 // Index types: the offsets of problem fields and of the block-scale strides hold index_t (int64),
 // tiles_*, batch_mask_* and a_vector int, a and b pointers.
 #pragma once
@@ -32,8 +33,8 @@
 
 namespace tilefuse::gemm::sm90 {
 
-inline constexpr long long kLayoutVersion = 7;
-inline constexpr int kLayoutHeader = 41;
+inline constexpr long long kLayoutVersion = 8;
+inline constexpr int kLayoutHeader = 44;
 inline constexpr int kLayoutPerNode = epilogue::kNodeLayoutWords;
 
 template <class Kernel, class Epilogue>
@@ -90,11 +91,14 @@ __global__ void sm90_params_layout_kernel(long long* out) {
   out[35] = Kernel::KernelConfig::kConsumerWarpgroups;
   out[36] = Kernel::kPingPong ? 1 : 0;
   out[37] = Kernel::KernelConfig::kClusterM;
-  out[38] = out[39] = out[40] = -1;
+  for (int i = 38; i < 44; ++i) out[i] = -1;
   if constexpr (Kernel::kRowGate) {
     out[38] = offset(&p.row_flags, base);
     out[39] = offset(&p.rows_per_flag, base);
     out[40] = offset(&p.first_tile_row, base);
+    out[41] = offset(&p.tma_own, base);
+    out[42] = offset(&p.own_tile_begin, base);
+    out[43] = offset(&p.own_tile_end, base);
   }
   out[15] = epilogue::write_node_layouts<Epilogue>(p.epilogue, base, out + kLayoutHeader);
 }

@@ -3,7 +3,10 @@
 // all-gather's copies, each followed by a stream write of its flag). Before a tile's first load the producer
 // waits for the flags of the pieces its rows touch, and the blocks walk the tile rows from first_tile_row on
 // (the rows in place at launch first), wrapping around. One GEMM over every rank's rows instead of one per
-// block of rows (docs/notes/parallel.md, the gated all-gather GEMM). A part of gemm::sm90::GemmKernel.
+// block of rows (docs/notes/parallel.md, the gated all-gather GEMM). Optionally the tile rows
+// [own_tile_begin, own_tile_end) (this rank's own block) are read through a second tensor map from where they
+// already lie, never waited for: the all-gather need not copy them in before the GEMM starts. A part of
+// gemm::sm90::GemmKernel.
 #pragma once
 
 #include <cuda/std/type_traits>
@@ -27,9 +30,12 @@ template <int kTileM, bool kEnabled>
 struct RowGatePart {
   struct NoGate {};
   struct Gate {
+    arch::TmaDescriptor tma_own;          // the own rows as (k, rows, 1), box (TileK, TileM, 1), as tma_a
     unsigned const* row_flags = nullptr;  // ceil(m / rows_per_flag) flags; nonzero: that piece of A is in place
     int rows_per_flag = 0;                // > 0
     int first_tile_row = 0;               // the tile row the walk starts from, in [0, tiles_m)
+    int own_tile_begin = 0;               // tile rows [own_tile_begin, own_tile_end) load through tma_own
+    int own_tile_end = 0;                 // (an empty range: every row through tma_a, gated)
   };
   using Params = cuda::std::conditional_t<kEnabled, Gate, NoGate>;  // a base of the kernel's Params
 
@@ -42,6 +48,17 @@ struct RowGatePart {
     } else {
       (void)p;
       return m;
+    }
+  }
+
+  // Whether tile row `m` is one of the own rows, read through tma_own and never waited for.
+  template <class KernelParams>
+  TILEFUSE_HOST_DEVICE static bool own(KernelParams const& p, int m) {
+    if constexpr (kEnabled) {
+      return m >= p.own_tile_begin && m < p.own_tile_end;
+    } else {
+      (void)p, (void)m;
+      return false;
     }
   }
 

@@ -66,13 +66,23 @@ struct TmaOperands : OneThreadTmaSource {
 
   struct Loader {
     int m0, n0, batch;
+    arch::TmaDescriptor const* a_map = nullptr;  // another tensor map for this tile's A (redirect_a), or tma_a
     TILEFUSE_DEVICE Loader(Params const&, GemmCoord const&, int /*thread*/, int m0_, int n0_, int batch_)
         : m0(m0_), n0(n0_), batch(batch_) {}
+    // This tile's rows of A from `map` (one matrix, no batch) at row `row0` instead (the row gate's own rows).
+    TILEFUSE_DEVICE void redirect_a(arch::TmaDescriptor const* map, int row0) {
+      a_map = map;
+      m0 = row0;
+    }
     // Every CTA receives all of A's and B's bytes for the stage; with a cluster of two, each CTA loads
     // half of the B tile (its rank's) into both CTAs, at the same offsets.
     TILEFUSE_DEVICE void load(Params const& p, char* a, char* b, cuda::std::uint64_t* full, int k0) const {
       arch::mbarrier_arrive_expect_tx(full, kABytes + kBBytes);
-      arch::tma_load_3d(a, &p.tma_a, full, k0, m0, batch & p.batch_mask_a);
+      if (a_map != nullptr) {
+        arch::tma_load_3d(a, a_map, full, k0, m0, 0);
+      } else {
+        arch::tma_load_3d(a, &p.tma_a, full, k0, m0, batch & p.batch_mask_a);
+      }
       if constexpr (kClusterM == 1) {
         arch::tma_load_3d(b, &p.tma_b, full, k0, n0, batch & p.batch_mask_b);
       } else {
