@@ -17,7 +17,8 @@ from .gemm import Gemm
 class RowGatedGemm(Gemm):
     """Gemm(epilogue) on the Hopper kernel with its rows of A gated: run(a, b, row_flags=flags, **arguments), or
     with own_rows > 0 run(a, b, row_flags=flags, own=rows, **arguments), `own` the (own_rows, k) rows that stand
-    for a's rows from first_row on (contiguous; they must cover whole tiles of the chosen tile's rows)."""
+    for a's rows from first_row on (contiguous; they must cover whole tiles of the chosen tile's rows; a flag's
+    piece that reaches into them from outside is still waited for by the tiles outside it)."""
 
     _MAINLOOP_ARGUMENTS = ("row_flags", "own")
     _SPLIT_K = 1

@@ -234,9 +234,10 @@ def _all_gather_rest(x, weight, bias, activation, workspace, world, rank):
 #
 # The gated all-gather: one row-gated GEMM, no kernel of the call beside it and no barrier before it. Each rank
 # pushes its block into every peer's gathered buffer (a copy engine), then writes that peer's flag for the block;
-# the GEMM's tiles wait for their block's flag. The signalled reduce-scatter: each partial for a peer is pushed
-# into that peer's buffer and signalled; the owner adds what arrived after its own GEMM. Epochs (one per call and
-# op) order the calls: a rank pushes call e's data into a peer only once that peer has signalled (`consumed`) that
+# the GEMM's tiles wait for their block's flag (the own block is read from x in place). The signalled
+# reduce-scatter: each partial for a peer is pushed into that peer's buffer (in two pieces where the rows allow)
+# and signalled; the owner's own GEMM adds what arrived in its epilogue (or after it, in one piece). Epochs (one
+# per call and op) order the calls: a rank pushes call e's data into a peer only once that peer has signalled (`consumed`) that
 # it is done with call e - 1's. The gated GEMM's flags alternate between two sets by the epoch's parity, so a reset
 # never erases a push of the next call, and the next call's GEMM waits for the reset (an event). The gated GEMM
 # launches only once every peer has signalled that it reached the call (a late rank delays it rather than trips its
@@ -307,15 +308,16 @@ class _SignalState:
         """The address of word `index` of rank's signal words (this rank's or a peer's, mapped here)."""
         return self.words_handle.buffer_ptrs[rank] + 4 * index
 
-    def buffers(self, name, shape, dtype):
+    def buffers(self, name, shape, dtype, agree=None):
         """Every rank's buffer `name` of this shape, in symmetric memory, as tensors here (views made once; the
-        allocation collective the first time a size is needed: every rank calls with the same shapes)."""
-        key = (name, shape, dtype)
+        allocation collective the first time a size is needed: every rank calls with the same shapes). agree:
+        another value the ranks must share for this shape (compared with the shape)."""
+        key = (name, shape, dtype, agree)
         views = self.views.get(key)
         if views is None:
             import torch.distributed._symmetric_memory as symm_mem
 
-            _check_same_on_every_rank(self.group, f"shape of {name} rows", (shape, str(dtype)))
+            _check_same_on_every_rank(self.group, f"shape of {name} rows (and its pieces)", (shape, str(dtype), agree))
 
             nbytes = math.prod(shape) * torch.empty((), dtype=dtype).element_size()
             held = self.allocations.get(name)
@@ -443,15 +445,22 @@ def _reduce_scatter_signalled(x, weight, bias, residual, group, world, rank, row
     n = weight.shape[0]
     device = x.device
     state = _signal_state(group, device)
-    # What can fail comes before the epoch (a failure after it leaves this rank's signals half sent).
-    received = state.buffers("received", (world, rows, n), x.dtype)  # slot s: the partial from rank s
+    # What can fail comes before the epoch (a failure after it leaves this rank's signals half sent): the
+    # buffers (the ranks also agree there on the pieces, which each derives from its GPU), the fused GEMMs'
+    # checks and compiles.
+    pieces = _rs_pieces(rows, n, _sm_count(device))
+    received = state.buffers("received", (world, rows, n), x.dtype, agree=len(pieces))  # slot s: rank s's
     sent = [torch.empty(rows, n, dtype=x.dtype, device=device) for _ in range(world - 1)]  # freed on the
     out = torch.empty(rows, n, dtype=x.dtype, device=device)  # caller's stream after it waits for the pushes
-    pieces = _rs_pieces(rows, n, _sm_count(device))
     senders = [(rank - step) % world for step in range(1, world)]
     fused_add = None
     if len(pieces) > 1:
+        bias = None if bias is None else bias.contiguous()
+        residual = None if residual is None else residual.contiguous()
         fused_add = _received_sum_gemm(senders, bias is not None, residual is not None)
+        for lo, hi in pieces:
+            _plan_once(fused_add, x[rank * rows + lo:rank * rows + hi], weight.t(),
+                       _sum_arguments(received[rank], senders, bias, residual, lo, hi))
     epoch = state.next_epoch("reduce_scatter")
     tag = state.group.group_name
     current = torch.cuda.current_stream()
@@ -482,12 +491,8 @@ def _reduce_scatter_signalled(x, weight, bias, residual, group, world, rank, row
             arrived.record(arrivals)
             current.wait_event(arrived)
             if fused_add is not None:
-                arguments = {f"partial{s}": received[rank][s][lo:hi] for s in senders}
-                if bias is not None:
-                    arguments["bias"] = bias
-                if residual is not None:
-                    arguments["residual"] = residual[lo:hi]
-                fused_add.run(x[rank * rows + lo:rank * rows + hi], weight.t(), out=out[lo:hi], **arguments)
+                fused_add.run(x[rank * rows + lo:rank * rows + hi], weight.t(), out=out[lo:hi],
+                              **_sum_arguments(received[rank], senders, bias, residual, lo, hi))
         if fused_add is None:
             if world == 2:
                 out.add_(received[rank][1 - rank])
@@ -517,6 +522,7 @@ def _rs_pieces(rows, n, sm_count):
 
 
 _SUMS = {}  # (senders, bias?, residual?) -> the own GEMM whose epilogue adds the partials that arrived
+_PLANNED = set()  # signatures of those GEMMs planned (checked and compiled) ahead of a call's epoch
 _SM_COUNTS = {}
 
 
@@ -525,6 +531,25 @@ def _sm_count(device):
     if count is None:
         count = _SM_COUNTS[device] = torch.cuda.get_device_properties(device).multi_processor_count
     return count
+
+
+def _sum_arguments(received, senders, bias, residual, lo, hi):
+    """The own GEMM's epilogue arguments for rows [lo, hi): each sender's partial, the bias, the residual."""
+    arguments = {f"partial{s}": received[s][lo:hi] for s in senders}
+    if bias is not None:
+        arguments["bias"] = bias
+    if residual is not None:
+        arguments["residual"] = residual[lo:hi]
+    return arguments
+
+
+def _plan_once(gemm, a, b, arguments):
+    """gemm.plan(...) the first time a signature is seen (its checks and its compile, which may fail)."""
+    signature = (id(gemm), a.device, tuple(a.shape), a.dtype, tuple(b.shape), tuple(b.stride()),
+                 tuple((name, tuple(t.shape), tuple(t.stride()), t.dtype) for name, t in arguments.items()))
+    if signature not in _PLANNED:
+        gemm.plan(a, b, **arguments)
+        _PLANNED.add(signature)
 
 
 def _received_sum_gemm(senders, has_bias, has_residual):

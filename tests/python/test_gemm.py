@@ -88,9 +88,9 @@ def test_layout_parser_reads_fields_and_names():
     assert (by_tma["tma_aux"], by_tma["batch_mask_aux"], by_tma["column_by_tma"]) == (800, 928, 932)
     assert (by_tma["staged_aux"], by_tma["staged_column"]) == (304, 336) and by_tma["nodes"][0]["name"] == "D"
     assert (layout["row_flags"], layout["rows_per_flag"], layout["first_tile_row"]) == (-1, -1, -1)
-    gated = parse_layout(_words(header, [(8, 304, 312, 320, -1, "D")], gate=(496, 504, 508, 576, 512, 516)))
-    assert (gated["row_flags"], gated["rows_per_flag"], gated["first_tile_row"]) == (496, 504, 508)
-    assert (gated["tma_own"], gated["own_tile_begin"], gated["own_tile_end"]) == (576, 512, 516)
+    gated = parse_layout(_words(header, [(8, 304, 312, 320, -1, "D")], gate=(576, 584, 588, 448, 592, 596)))
+    assert (gated["row_flags"], gated["rows_per_flag"], gated["first_tile_row"]) == (576, 584, 588)
+    assert (gated["tma_own"], gated["own_tile_begin"], gated["own_tile_end"]) == (448, 592, 596)
     assert (layout["tma_own"], layout["own_tile_begin"], layout["own_tile_end"]) == (-1, -1, -1)
     assert gated["nodes"][0]["name"] == "D"
 

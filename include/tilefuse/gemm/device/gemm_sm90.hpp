@@ -149,6 +149,7 @@ class GemmSm90 {
     params.batch_mask_a = tma_batch_mask(run.batch, r.batch_stride_a);
     params.batch_mask_b = tma_batch_mask(run.batch, r.batch_stride_b);
     TILEFUSE_RETURN_IF_ERROR(bind_block_scales(args, &params));
+    if constexpr (Kernel::kRowGate) params.own_tile_begin = params.own_tile_end = 0;  // set_own_rows: per plan
     params.problem = run;
     params.tiles_m = static_cast<int>(tiles_m);
     params.tiles_n = static_cast<int>(tiles_n);
@@ -197,12 +198,16 @@ class GemmSm90 {
   // Sm90RowGate configs, optional: rows [first_row, first_row + rows) of A (this rank's own block of an
   // all-gather) are read from `own` (rows x k, row-major, leading dimension ld) where they lie, never waited
   // for, so that nothing has to copy them into A before the launch. The range must cover whole tiles: first_row a
-  // multiple of the tile's rows, and its end too unless it is m. Call after set_row_gate.
+  // multiple of the tile's rows, and its end too unless it is m. A flag's piece that reaches into the range from
+  // outside it is still waited for by the tiles outside (deliver and flag it whole).
   static Status set_own_rows(Plan* plan, ElementAB const* own, index_t first_row, index_t rows, index_t ld)
     requires Kernel::kRowGate
   {
     auto& p = plan->params;
     index_t const m = p.problem.m;
+    if (p.problem.batch != 1) {
+      return not_supported("gemm_sm90: own rows with a batch of ", p.problem.batch, " (the gate takes one matrix)");
+    }
     if (rows <= 0 || first_row < 0 || first_row + rows > m) {
       return invalid_argument("gemm_sm90: the own rows [", first_row, ", ", first_row + rows, ") must lie in [0, m = ",
                               m, ") and be at least one row");
