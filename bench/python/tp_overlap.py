@@ -166,6 +166,9 @@ def run(world, shape, iters, gated, gated_sweep=False):
             lambda s: tp.all_gather_linear(xs[s], w1, b1, "gelu", schedule="gated"), iters, sets, gated)
         results["tilefuse linear_reduce_scatter, signalled (schedule='signalled')"] = attempt(
             lambda s: tp.linear_reduce_scatter(hs[s], w2, None, residual, schedule="signalled"), iters, sets, gated)
+        results["tilefuse linear_reduce_scatter, signalled, one piece (the add after the GEMM)"] = attempt(
+            lambda s: one_piece(lambda: tp.linear_reduce_scatter(hs[s], w2, None, residual, schedule="signalled")),
+            iters, sets, gated)
         if not gated_sweep:
             return results
         import tilefuse.overlap as overlap
@@ -217,6 +220,18 @@ def pull_alone(overlap, x, group, world, rank):
     current.wait_stream(pull)
 
 
+def one_piece(call):
+    """call() with the signalled reduce-scatter's rows in one piece (its own GEMM, then the add), for the A/B."""
+    from tilefuse import overlap
+
+    pieces = overlap._rs_pieces
+    overlap._rs_pieces = lambda rows, n, sm_count: [(0, rows)]
+    try:
+        return call()
+    finally:
+        overlap._rs_pieces = pieces
+
+
 def timeline(world, shape, path):
     """Rank 0's kernels and copies during one call of each overlapped op (torch.profiler), by start time: the
     stream, start and duration in us from the call's first activity, and the name."""
@@ -230,7 +245,10 @@ def timeline(world, shape, path):
     h, w2, r = torch.randn(tokens, local, **bf16), torch.randn(hidden, local, **bf16), torch.randn(rows, hidden, **bf16)
     calls = {"all_gather_linear": lambda: tp.all_gather_linear(x, w1, b1, "gelu"),
              "all_gather_linear gated": lambda: tp.all_gather_linear(x, w1, b1, "gelu", schedule="gated"),
-             "linear_reduce_scatter": lambda: tp.linear_reduce_scatter(h, w2, None, r)}
+             "linear_reduce_scatter": lambda: tp.linear_reduce_scatter(h, w2, None, r),
+             "linear_reduce_scatter signalled": lambda: tp.linear_reduce_scatter(h, w2, None, r, schedule="signalled"),
+             "linear_reduce_scatter signalled, one piece": lambda: one_piece(
+                 lambda: tp.linear_reduce_scatter(h, w2, None, r, schedule="signalled"))}
     lines = []
     with torch.no_grad():
         for name, call in calls.items():
