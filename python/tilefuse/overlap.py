@@ -403,14 +403,9 @@ def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="aut
                 buffers[other][rank * rows:(rank + 1) * rows].copy_(x)
             _C.stream_write_value32(state.word(other, parity * world + rank), 1, push.cuda_stream)
             _event(device, f"pushed {other} {tag}").record(push)
-        starts = _stream(device, f"starts {tag}")  # every peer has reached this call
-        for other in _peers(rank, world):
-            _C.stream_wait_value32(state.word(rank, state.AG_STARTED * world + other), epoch, starts.cuda_stream)
-        started = _event(device, f"started {tag}")
-        started.record(starts)
         if not own:
             buffers[rank][rank * rows:(rank + 1) * rows].copy_(x)  # (its flag is always set: the GEMM follows)
-        current.wait_event(started)
+        _await_starts(state, device, tag, epoch, current)
         if state.flags_reset is not None:
             current.wait_event(state.flags_reset)  # this call's flags were reset after the last call's GEMM
         out = gemm.run(buffers[rank], weight.t(), row_flags=state.flag_sets[parity], **arguments)
@@ -428,6 +423,29 @@ def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="aut
             _C.stream_write_value32(state.word(other, state.AG_CONSUMED * world + rank), epoch, signals.cuda_stream)
             current.wait_event(_event(device, f"pushed {other} {tag}"))  # x is read; the caller may overwrite it
     return out
+
+
+def _await_starts(state, device, tag, epoch, current):
+    """The gated GEMM's launch waits until every peer has signalled that it reached call `epoch`: the waits on a
+    side stream, the caller's stream waits for its event (no stream memory operation on the caller's stream)."""
+    from . import _C
+
+    starts = _stream(device, f"starts {tag}")
+    for other in _peers(state.rank, state.world):
+        _C.stream_wait_value32(state.word(state.rank, state.AG_STARTED * state.world + other), epoch,
+                               starts.cuda_stream)
+    started = _event(device, f"started {tag}")
+    started.record(starts)
+    current.wait_event(started)
+
+
+def _await_starts_inline(state, device, tag, epoch, current):
+    """_await_starts with the waits on the caller's stream itself (one hop fewer; tp_overlap's A/B)."""
+    from . import _C
+
+    for other in _peers(state.rank, state.world):
+        _C.stream_wait_value32(state.word(state.rank, state.AG_STARTED * state.world + other), epoch,
+                               current.cuda_stream)
 
 
 def _reduce_scatter_signalled(x, weight, bias, residual, group, world, rank, rows):
@@ -448,7 +466,7 @@ def _reduce_scatter_signalled(x, weight, bias, residual, group, world, rank, row
     # What can fail comes before the epoch (a failure after it leaves this rank's signals half sent): the
     # buffers (the ranks also agree there on the pieces, which each derives from its GPU), the fused GEMMs'
     # checks and compiles.
-    pieces = _rs_pieces(rows, n, _sm_count(device))
+    pieces = _rs_pieces(rows, n, x.shape[1], _sm_count(device))
     received = state.buffers("received", (world, rows, n), x.dtype, agree=len(pieces))  # slot s: rank s's
     sent = [torch.empty(rows, n, dtype=x.dtype, device=device) for _ in range(world - 1)]  # freed on the
     out = torch.empty(rows, n, dtype=x.dtype, device=device)  # caller's stream after it waits for the pushes
@@ -511,16 +529,18 @@ def _reduce_scatter_signalled(x, weight, bias, residual, group, world, rank, row
     return out
 
 
-def _rs_pieces(rows, n, sm_count):
+def _rs_pieces(rows, n, k, sm_count):
     """The signalled reduce-scatter's pieces of a block of rows: two where each half's GEMM still fills about a
-    wave of 128 x 256 tiles on this GPU (so that splitting costs no efficiency), split at a multiple of 64 rows;
-    else one."""
+    wave of 128 x 256 tiles on this GPU (so that splitting costs no efficiency) and K is long enough that the own
+    GEMMs' epilogue, which then reads the partials too, weighs little beside their mainloop (2 x H200: k = 14336
+    gains 1.7%, k = 2048 loses 20%; docs/notes/parallel.md), split at a multiple of 64 rows; else one."""
     half = rows // 2 // 64 * 64
-    if half >= 128 and (half // 128) * -(-n // 256) >= 0.9 * sm_count:
+    if k >= _RS_PIECES_MIN_K and half >= 128 and (half // 128) * -(-n // 256) >= 0.9 * sm_count:
         return [(0, half), (half, rows)]
     return [(0, rows)]
 
 
+_RS_PIECES_MIN_K = 8192
 _SUMS = {}  # (senders, bias?, residual?) -> the own GEMM whose epilogue adds the partials that arrived
 _PLANNED = set()  # signatures of those GEMMs planned (checked and compiled) ahead of a call's epoch
 _SM_COUNTS = {}

@@ -265,11 +265,13 @@ def test_the_signalled_schedules_refuse_ranks_that_disagree_on_shapes(tmp_path):
 def test_the_signalled_reduce_scatter_splits_rows_only_where_each_piece_fills_the_gpu():
     from tilefuse import overlap
 
-    assert overlap._rs_pieces(2048, 4096, 132) == [(0, 1024), (1024, 2048)]  # 2 GPUs, 4096 tokens: 128 tiles a half
-    assert overlap._rs_pieces(4096, 8192, 132) == [(0, 2048), (2048, 4096)]
-    assert overlap._rs_pieces(1024, 4096, 132) == [(0, 1024)]  # halves of 64 tiles: one GEMM
-    assert overlap._rs_pieces(200, 8192, 132) == [(0, 200)]
-    assert overlap._rs_pieces(2100, 4096, 132) == [(0, 1024), (1024, 2100)]  # split at a multiple of 64 rows
+    long_k = overlap._RS_PIECES_MIN_K
+    assert overlap._rs_pieces(2048, 4096, long_k, 132) == [(0, 1024), (1024, 2048)]  # 128 tiles a half
+    assert overlap._rs_pieces(4096, 8192, 14336, 132) == [(0, 2048), (2048, 4096)]  # the MLP shape on 2 GPUs
+    assert overlap._rs_pieces(2048, 4096, 2048, 132) == [(0, 2048)]  # short K: the epilogue would cost more
+    assert overlap._rs_pieces(1024, 4096, long_k, 132) == [(0, 1024)]  # halves of 64 tiles: one GEMM
+    assert overlap._rs_pieces(200, 8192, long_k, 132) == [(0, 200)]
+    assert overlap._rs_pieces(2100, 4096, long_k, 132) == [(0, 1024), (1024, 2100)]  # at a multiple of 64 rows
 
 
 def test_the_own_gemm_adds_the_partials_that_arrived_in_its_epilogue():

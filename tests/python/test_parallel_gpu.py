@@ -78,8 +78,12 @@ def run_rank(rank, world, init_file, results):
                                                        schedule="signalled")
                         close_in_bf16(got, (F.linear(scaled, down.weight, down.bias) + rows).chunk(world, 0)[rank],
                                       "linear_reduce_scatter signalled")
-            # Blocks large enough for two pieces (each half fills the GPU): the partials that arrived are added
-            # in the own GEMMs' epilogue; three calls, new features each time, with and without bias / residual.
+            # Blocks large enough for two pieces (each half fills the GPU; the rule's long-K condition lifted): the
+            # partials that arrived are added in the own GEMMs' epilogue; three calls, new features each time, with
+            # and without bias / residual.
+            from tilefuse import overlap
+
+            min_k, overlap._RS_PIECES_MIN_K = overlap._RS_PIECES_MIN_K, 0
             features = torch.randn(world * 2048, 512, device="cuda", dtype=torch.bfloat16)
             proj = torch.nn.Linear(world * 512, 4096).cuda().bfloat16()
             skip = torch.randn(world * 2048, 4096, device="cuda", dtype=torch.bfloat16)
@@ -98,6 +102,7 @@ def run_rank(rank, world, init_file, results):
                 if residual:
                     want = want + skip
                 close_in_bf16(got, want.chunk(world, 0)[rank], f"linear_reduce_scatter signalled, two pieces {step}")
+            overlap._RS_PIECES_MIN_K = min_k
             # Calls back to back, nothing awaited between them (each call's GEMM must wait for the flag resets
             # after the one before; few tiles, so its blocks on a peer's rows start at once).
             firsts = [rows * (1 + 0.25 * i) for i in range(4)]
