@@ -164,17 +164,8 @@ def run(world, shape, iters, gated, gated_sweep=False):
         # Last: the row-gated GEMM is new on GPUs, and a kernel that traps (a flag never written) ends the process.
         results["tilefuse all_gather_linear, one row-gated GEMM (schedule='gated')"] = attempt(
             lambda s: tp.all_gather_linear(xs[s], w1, b1, "gelu", schedule="gated"), iters, sets, gated)
-        results["tilefuse all_gather_linear gated, peers' starts awaited on the caller's stream"] = attempt(
-            lambda s: starts_inline(lambda: tp.all_gather_linear(xs[s], w1, b1, "gelu", schedule="gated")),
-            iters, sets, gated)
         results["tilefuse linear_reduce_scatter, signalled (schedule='signalled')"] = attempt(
             lambda s: tp.linear_reduce_scatter(hs[s], w2, None, residual, schedule="signalled"), iters, sets, gated)
-        results["tilefuse linear_reduce_scatter, signalled, two pieces (the partials added in the epilogue)"] = \
-            attempt(lambda s: two_pieces(lambda: tp.linear_reduce_scatter(hs[s], w2, None, residual,
-                                                                         schedule="signalled")), iters, sets, gated)
-        results["tilefuse linear_reduce_scatter, signalled, one piece (the add after the GEMM)"] = attempt(
-            lambda s: one_piece(lambda: tp.linear_reduce_scatter(hs[s], w2, None, residual, schedule="signalled")),
-            iters, sets, gated)
         if not gated_sweep:
             return results
         import tilefuse.overlap as overlap
@@ -226,41 +217,6 @@ def pull_alone(overlap, x, group, world, rank):
     current.wait_stream(pull)
 
 
-def starts_inline(call):
-    """call() with the gated all-gather's wait for its peers' starts on the caller's stream (the A/B)."""
-    from tilefuse import overlap
-
-    awaits = overlap._await_starts
-    overlap._await_starts = overlap._await_starts_inline
-    try:
-        return call()
-    finally:
-        overlap._await_starts = awaits
-
-
-def one_piece(call):
-    """call() with the signalled reduce-scatter's rows in one piece (its own GEMM, then the add), for the A/B."""
-    from tilefuse import overlap
-
-    pieces = overlap._rs_pieces
-    overlap._rs_pieces = lambda rows, n, k, sm_count: [(0, rows)]
-    try:
-        return call()
-    finally:
-        overlap._rs_pieces = pieces
-
-
-def two_pieces(call):
-    """call() with the signalled reduce-scatter in two pieces wherever the rows fill the GPU (any K)."""
-    from tilefuse import overlap
-
-    min_k, overlap._RS_PIECES_MIN_K = overlap._RS_PIECES_MIN_K, 0
-    try:
-        return call()
-    finally:
-        overlap._RS_PIECES_MIN_K = min_k
-
-
 def timeline(world, shape, path):
     """Rank 0's kernels and copies during one call of each overlapped op (torch.profiler), by start time: the
     stream, start and duration in us from the call's first activity, and the name."""
@@ -275,9 +231,7 @@ def timeline(world, shape, path):
     calls = {"all_gather_linear": lambda: tp.all_gather_linear(x, w1, b1, "gelu"),
              "all_gather_linear gated": lambda: tp.all_gather_linear(x, w1, b1, "gelu", schedule="gated"),
              "linear_reduce_scatter": lambda: tp.linear_reduce_scatter(h, w2, None, r),
-             "linear_reduce_scatter signalled": lambda: tp.linear_reduce_scatter(h, w2, None, r, schedule="signalled"),
-             "linear_reduce_scatter signalled, one piece": lambda: one_piece(
-                 lambda: tp.linear_reduce_scatter(h, w2, None, r, schedule="signalled"))}
+             "linear_reduce_scatter signalled": lambda: tp.linear_reduce_scatter(h, w2, None, r, schedule="signalled")}
     lines = []
     with torch.no_grad():
         for name, call in calls.items():

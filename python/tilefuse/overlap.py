@@ -235,16 +235,17 @@ def _all_gather_rest(x, weight, bias, activation, workspace, world, rank):
 # The gated all-gather: one row-gated GEMM, no kernel of the call beside it and no barrier before it. Each rank
 # pushes its block into every peer's gathered buffer (a copy engine), then writes that peer's flag for the block;
 # the GEMM's tiles wait for their block's flag (the own block is read from x in place). The signalled
-# reduce-scatter: each partial for a peer is pushed into that peer's buffer (in two pieces where the rows allow)
-# and signalled; the owner's own GEMM adds what arrived in its epilogue (or after it, in one piece). Epochs (one
-# per call and op) order the calls: a rank pushes call e's data into a peer only once that peer has signalled (`consumed`) that
-# it is done with call e - 1's. The gated GEMM's flags alternate between two sets by the epoch's parity, so a reset
-# never erases a push of the next call, and the next call's GEMM waits for the reset (an event). The gated GEMM
-# launches only once every peer has signalled that it reached the call (a late rank delays it rather than trips its
-# spin limit). Every signal is a stream write or wait (tilefuse._C.stream_write_value32 / stream_wait_value32),
-# never on the caller's stream (a stream memory operation there holds the stream until the work ahead of it
-# drains): the caller's stream waits for events only. A call that fails after its epoch was taken turns the
-# schedules off for its group (its peers' epochs may be ahead). One stream per group's calls, as the workspace.
+# reduce-scatter: each partial for a peer is pushed into that peer's buffer and signalled; the owner adds what
+# arrived after its own GEMM. Epochs (one per call and op) order the calls: a rank pushes call e's data into a
+# peer only once that peer has signalled (`consumed`) that it is done with call e - 1's. The gated GEMM's flags
+# alternate between two sets by the epoch's parity, so a reset never erases a push of the next call, and the next
+# call's GEMM waits for the reset (an event). The gated GEMM launches only once every peer has signalled that it
+# reached the call (a late rank delays it rather than trips its spin limit). Every signal is a stream write or
+# wait (tilefuse._C.stream_write_value32 / stream_wait_value32). Writes never go on the caller's stream (one
+# there holds the stream until the work ahead of it drains); the caller's stream waits for events, and for the
+# peers' starts itself (3 us sooner than through a side stream and an event, docs/notes/parallel.md). A call
+# that fails after its epoch was taken turns the schedules off for its group (its peers' epochs may be ahead).
+# One stream per group's calls, as the workspace.
 
 _GATED = {}  # (device, world, rank, rows, tile, activation, bias?, own?) -> RowGatedGemm, first row this rank's
 _TILE_ROWS = 128  # a multiple of every Hopper tile's rows: own rows that are whole tiles of any of them
@@ -256,17 +257,11 @@ class _SignalState:
     """One group's symmetric memory for the signalled schedules on one device: the buffers peers push into (grown
     by a new allocation when a call needs more; the old ones are kept, a peer may still be writing them) and the
     signal words, in units of `world` words: [0, 2) the gated GEMM's flags (two sets), 2 the all-gather's consumed
-    signals, 3 the reduce-scatter's arrivals (of the first piece of a block), 4 its consumed signals, 5 the
-    all-gather's starts (a peer's host and stream have reached the call: the GEMM, which spins on its flags
-    holding every SM, is launched only then, so that a late rank delays its peers instead of tripping their
-    GEMMs' spin limit), 6 the reduce-scatter's arrivals of second pieces."""
+    signals, 3 the reduce-scatter's arrivals, 4 its consumed signals, 5 the all-gather's starts (a peer's host
+    and stream have reached the call: the GEMM, which spins on its flags holding every SM, is launched only then,
+    so that a late rank delays its peers instead of tripping their GEMMs' spin limit)."""
 
-    AG_CONSUMED, RS_READY, RS_CONSUMED, AG_STARTED, RS_READY_SECOND = 2, 3, 4, 5, 6
-    WORDS = 7  # units of `world` words
-
-    def rs_ready(self, piece):
-        """The reduce-scatter's arrival words of a piece (0 or 1) of a block of rows."""
-        return self.RS_READY if piece == 0 else self.RS_READY_SECOND
+    AG_CONSUMED, RS_READY, RS_CONSUMED, AG_STARTED = 2, 3, 4, 5
 
     def __init__(self, group, device):
         import torch.distributed._symmetric_memory as symm_mem
@@ -275,7 +270,7 @@ class _SignalState:
         self.world, self.rank = dist.get_world_size(group), dist.get_rank(group)
         if not symm_mem.is_symm_mem_enabled_for_group(group.group_name):
             symm_mem.enable_symm_mem_for_group(group.group_name)
-        words = symm_mem.empty(self.WORDS * self.world, dtype=torch.int32, device=device)
+        words = symm_mem.empty(6 * self.world, dtype=torch.int32, device=device)
         words.zero_()
         words[self.rank] = words[self.world + self.rank] = 1  # this rank's own block: in place at every launch
         self.words_handle = symm_mem.rendezvous(words, group.group_name)
@@ -308,16 +303,15 @@ class _SignalState:
         """The address of word `index` of rank's signal words (this rank's or a peer's, mapped here)."""
         return self.words_handle.buffer_ptrs[rank] + 4 * index
 
-    def buffers(self, name, shape, dtype, agree=None):
+    def buffers(self, name, shape, dtype):
         """Every rank's buffer `name` of this shape, in symmetric memory, as tensors here (views made once; the
-        allocation collective the first time a size is needed: every rank calls with the same shapes). agree:
-        another value the ranks must share for this shape (compared with the shape)."""
-        key = (name, shape, dtype, agree)
+        allocation collective the first time a size is needed: every rank calls with the same shapes)."""
+        key = (name, shape, dtype)
         views = self.views.get(key)
         if views is None:
             import torch.distributed._symmetric_memory as symm_mem
 
-            _check_same_on_every_rank(self.group, f"shape of {name} rows (and its pieces)", (shape, str(dtype), agree))
+            _check_same_on_every_rank(self.group, f"shape of {name} rows", (shape, str(dtype)))
 
             nbytes = math.prod(shape) * torch.empty((), dtype=dtype).element_size()
             held = self.allocations.get(name)
@@ -405,7 +399,8 @@ def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="aut
             _event(device, f"pushed {other} {tag}").record(push)
         if not own:
             buffers[rank][rank * rows:(rank + 1) * rows].copy_(x)  # (its flag is always set: the GEMM follows)
-        _await_starts(state, device, tag, epoch, current)
+        for other in _peers(rank, world):  # every peer has reached this call (waited for on this stream itself)
+            _C.stream_wait_value32(state.word(rank, state.AG_STARTED * world + other), epoch, current.cuda_stream)
         if state.flags_reset is not None:
             current.wait_event(state.flags_reset)  # this call's flags were reset after the last call's GEMM
         out = gemm.run(buffers[rank], weight.t(), row_flags=state.flag_sets[parity], **arguments)
@@ -425,178 +420,62 @@ def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="aut
     return out
 
 
-def _await_starts(state, device, tag, epoch, current):
-    """The gated GEMM's launch waits until every peer has signalled that it reached call `epoch`: the waits on a
-    side stream, the caller's stream waits for its event (no stream memory operation on the caller's stream)."""
-    from . import _C
-
-    starts = _stream(device, f"starts {tag}")
-    for other in _peers(state.rank, state.world):
-        _C.stream_wait_value32(state.word(state.rank, state.AG_STARTED * state.world + other), epoch,
-                               starts.cuda_stream)
-    started = _event(device, f"started {tag}")
-    started.record(starts)
-    current.wait_event(started)
-
-
-def _await_starts_inline(state, device, tag, epoch, current):
-    """_await_starts with the waits on the caller's stream itself (one hop fewer; tp_overlap's A/B)."""
-    from . import _C
-
-    for other in _peers(state.rank, state.world):
-        _C.stream_wait_value32(state.word(state.rank, state.AG_STARTED * state.world + other), epoch,
-                               current.cuda_stream)
-
-
 def _reduce_scatter_signalled(x, weight, bias, residual, group, world, rank, rows):
     """Each peer's partial computed in turn (nearest first) and pushed into that peer's buffer at this rank's
-    slot, then signalled; this rank's own GEMM (bias, residual) last. Where a block of rows is large enough for
-    two GEMMs that each fill the GPU, the rows go in two pieces: every peer's first piece, then every peer's
-    second, then the own first piece with the first pieces that arrived added in its epilogue (they travelled
-    while the second pieces computed), then the own second piece likewise: no add after the GEMMs. Else the own
-    GEMM runs while the partials travel and the partials that arrived are added after it. The arrivals are
-    awaited on a side stream (the caller's waits for its event), and this rank tells each sender it may push the
-    next call's partial once it has read them. See the section comment for the epochs."""
+    slot, then signalled; this rank's own GEMM (bias, residual) last, then the partials that arrived added. The
+    arrivals are awaited on a side stream (the caller's waits for its event), and this rank tells each sender it
+    may push the next call's partial once the add is done. See the section comment for the epochs."""
     _refuse_capture("linear_reduce_scatter(schedule='signalled')")
     from . import _C
 
     n = weight.shape[0]
     device = x.device
     state = _signal_state(group, device)
-    # What can fail comes before the epoch (a failure after it leaves this rank's signals half sent): the
-    # buffers (the ranks also agree there on the pieces, which each derives from its GPU), the fused GEMMs'
-    # checks and compiles.
-    pieces = _rs_pieces(rows, n, x.shape[1], _sm_count(device))
-    received = state.buffers("received", (world, rows, n), x.dtype, agree=len(pieces))  # slot s: rank s's
+    # What can fail comes before the epoch (a failure after it leaves this rank's signals half sent).
+    received = state.buffers("received", (world, rows, n), x.dtype)  # slot s: the partial from rank s
     sent = [torch.empty(rows, n, dtype=x.dtype, device=device) for _ in range(world - 1)]  # freed on the
     out = torch.empty(rows, n, dtype=x.dtype, device=device)  # caller's stream after it waits for the pushes
-    senders = [(rank - step) % world for step in range(1, world)]
-    fused_add = None
-    if len(pieces) > 1:
-        bias = None if bias is None else bias.contiguous()
-        residual = None if residual is None else residual.contiguous()
-        fused_add = _received_sum_gemm(senders, bias is not None, residual is not None)
-        for lo, hi in pieces:
-            _plan_once(fused_add, x[rank * rows + lo:rank * rows + hi], weight.t(),
-                       _sum_arguments(received[rank], senders, bias, residual, lo, hi))
     epoch = state.next_epoch("reduce_scatter")
     tag = state.group.group_name
     current = torch.cuda.current_stream()
     with state.signalling():
-        for piece, (lo, hi) in enumerate(pieces):
-            for owner, partial in zip(_peers(rank, world), sent):
-                _into(x[owner * rows + lo:owner * rows + hi], weight, None, None, "none", partial[lo:hi])
-                computed = _event(device, f"partial for {owner} {tag}")
-                computed.record(current)
-                push = _stream(device, f"push{owner} {tag}")
-                push.wait_event(computed)
-                if piece == 0:  # the owner has read the last call's partial from this rank
-                    _C.stream_wait_value32(state.word(rank, state.RS_CONSUMED * world + owner), (epoch - 1) & _MASK,
-                                           push.cuda_stream)
-                with torch.cuda.stream(push):
-                    received[owner][rank][lo:hi].copy_(partial[lo:hi])
-                _C.stream_write_value32(state.word(owner, state.rs_ready(piece) * world + rank), epoch,
-                                        push.cuda_stream)
-                _event(device, f"pushed {owner} {tag}").record(push)
+        for owner, partial in zip(_peers(rank, world), sent):
+            _into(x[owner * rows:(owner + 1) * rows], weight, None, None, "none", partial)
+            computed = _event(device, f"partial for {owner} {tag}")
+            computed.record(current)
+            push = _stream(device, f"push{owner} {tag}")
+            push.wait_event(computed)
+            # the owner has added the last call's partial from this rank
+            _C.stream_wait_value32(state.word(rank, state.RS_CONSUMED * world + owner), (epoch - 1) & _MASK,
+                                   push.cuda_stream)
+            with torch.cuda.stream(push):
+                received[owner][rank].copy_(partial)
+            _C.stream_write_value32(state.word(owner, state.RS_READY * world + rank), epoch, push.cuda_stream)
+            _event(device, f"pushed {owner} {tag}").record(push)
+        _into(x[rank * rows:(rank + 1) * rows], weight, bias, residual, "none", out)
         arrivals = _stream(device, f"arrivals {tag}")
-        if fused_add is None:
-            _into(x[rank * rows:(rank + 1) * rows], weight, bias, residual, "none", out)
-        for piece, (lo, hi) in enumerate(pieces):
-            for sender in senders:
-                _C.stream_wait_value32(state.word(rank, state.rs_ready(piece) * world + sender), epoch,
-                                       arrivals.cuda_stream)
-            arrived = _event(device, f"arrived {piece} {tag}")
-            arrived.record(arrivals)
-            current.wait_event(arrived)
-            if fused_add is not None:
-                fused_add.run(x[rank * rows + lo:rank * rows + hi], weight.t(), out=out[lo:hi],
-                              **_sum_arguments(received[rank], senders, bias, residual, lo, hi))
-        if fused_add is None:
-            if world == 2:
-                out.add_(received[rank][1 - rank])
-            else:
-                others = torch.cat([received[rank][:rank], received[rank][rank + 1:]])
-                out.add_(others.sum(0, dtype=torch.float32))  # rounded once to x's dtype
+        for step in range(1, world):
+            sender = (rank - step) % world
+            _C.stream_wait_value32(state.word(rank, state.RS_READY * world + sender), epoch, arrivals.cuda_stream)
+        arrived = _event(device, f"arrived {tag}")
+        arrived.record(arrivals)
+        current.wait_event(arrived)
+        if world == 2:
+            out.add_(received[rank][1 - rank])
+        else:
+            others = torch.cat([received[rank][:rank], received[rank][rank + 1:]])
+            out.add_(others.sum(0, dtype=torch.float32))  # rounded once to x's dtype
         added = _event(device, f"added {tag}")
         added.record(current)
         signals = _stream(device, f"signals {tag}")
         signals.wait_event(added)
-        for sender in senders:
+        for step in range(1, world):
+            sender = (rank - step) % world
             _C.stream_write_value32(state.word(sender, state.RS_CONSUMED * world + rank), epoch,
                                     signals.cuda_stream)
         for owner in _peers(rank, world):
             current.wait_event(_event(device, f"pushed {owner} {tag}"))
     return out
-
-
-def _rs_pieces(rows, n, k, sm_count):
-    """The signalled reduce-scatter's pieces of a block of rows: two where each half's GEMM still fills about a
-    wave of 128 x 256 tiles on this GPU (so that splitting costs no efficiency) and K is long enough that the own
-    GEMMs' epilogue, which then reads the partials too, weighs little beside their mainloop (2 x H200: k = 14336
-    gains 1.7%, k = 2048 loses 20%; docs/notes/parallel.md), split at a multiple of 64 rows; else one."""
-    half = rows // 2 // 64 * 64
-    if k >= _RS_PIECES_MIN_K and half >= 128 and (half // 128) * -(-n // 256) >= 0.9 * sm_count:
-        return [(0, half), (half, rows)]
-    return [(0, rows)]
-
-
-_RS_PIECES_MIN_K = 8192
-_SUMS = {}  # (senders, bias?, residual?) -> the own GEMM whose epilogue adds the partials that arrived
-_PLANNED = set()  # signatures of those GEMMs planned (checked and compiled) ahead of a call's epoch
-_SM_COUNTS = {}
-
-
-def _sm_count(device):
-    count = _SM_COUNTS.get(device)
-    if count is None:
-        count = _SM_COUNTS[device] = torch.cuda.get_device_properties(device).multi_processor_count
-    return count
-
-
-def _sum_arguments(received, senders, bias, residual, lo, hi):
-    """The own GEMM's epilogue arguments for rows [lo, hi): each sender's partial, the bias, the residual."""
-    arguments = {f"partial{s}": received[s][lo:hi] for s in senders}
-    if bias is not None:
-        arguments["bias"] = bias
-    if residual is not None:
-        arguments["residual"] = residual[lo:hi]
-    return arguments
-
-
-def _plan_once(gemm, a, b, arguments):
-    """gemm.plan(...) the first time a signature is seen (its checks and its compile, which may fail)."""
-    signature = (id(gemm), a.device, tuple(a.shape), a.dtype, tuple(b.shape), tuple(b.stride()),
-                 tuple((name, tuple(t.shape), tuple(t.stride()), t.dtype) for name, t in arguments.items()))
-    if signature not in _PLANNED:
-        gemm.plan(a, b, **arguments)
-        _PLANNED.add(signature)
-
-
-def _received_sum_gemm(senders, has_bias, has_residual):
-    """A tilefuse.Gemm whose epilogue is acc (+ bias) (+ residual) + the partial from each sender (arguments
-    bias, residual, partial<rank>), summed in float32 and rounded once."""
-    key = (tuple(senders), has_bias, has_residual)
-    gemm = _SUMS.get(key)
-    if gemm is None:
-        import inspect
-
-        from .gemm import Gemm
-
-        names = (["bias"] if has_bias else []) + (["residual"] if has_residual else []) + \
-            [f"partial{s}" for s in senders]
-
-        def received_sum(acc, **inputs):
-            total = acc
-            for name in names:
-                total = total + inputs[name]
-            return total
-
-        keyword = inspect.Parameter.KEYWORD_ONLY
-        received_sum.__signature__ = inspect.Signature(  # one named parameter per input, as the tracer needs
-            [inspect.Parameter("acc", inspect.Parameter.POSITIONAL_OR_KEYWORD)] +
-            [inspect.Parameter(name, keyword) for name in names])
-        gemm = _SUMS[key] = Gemm(received_sum)
-    return gemm
 
 
 def _reduce_scatter_replayed(x, weight, bias, residual, group, workspace, world, rank, rows):

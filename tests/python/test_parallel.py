@@ -260,34 +260,3 @@ def test_the_signalled_schedules_refuse_ranks_that_disagree_on_shapes(tmp_path):
     """Ranks passing different rows would push past each other's buffers: every rank refuses, none is left waiting."""
     outcomes = spawn(run_shape_check_rank, 2, (str(tmp_path / "rendezvous"),))
     assert outcomes == {0: "refused", 1: "refused"}, outcomes
-
-
-def test_the_signalled_reduce_scatter_splits_rows_only_where_each_piece_fills_the_gpu():
-    from tilefuse import overlap
-
-    long_k = overlap._RS_PIECES_MIN_K
-    assert overlap._rs_pieces(2048, 4096, long_k, 132) == [(0, 1024), (1024, 2048)]  # 128 tiles a half
-    assert overlap._rs_pieces(4096, 8192, 14336, 132) == [(0, 2048), (2048, 4096)]  # the MLP shape on 2 GPUs
-    assert overlap._rs_pieces(2048, 4096, 2048, 132) == [(0, 2048)]  # short K: the epilogue would cost more
-    assert overlap._rs_pieces(1024, 4096, long_k, 132) == [(0, 1024)]  # halves of 64 tiles: one GEMM
-    assert overlap._rs_pieces(200, 8192, long_k, 132) == [(0, 200)]
-    assert overlap._rs_pieces(2100, 4096, long_k, 132) == [(0, 1024), (1024, 2100)]  # at a multiple of 64 rows
-
-
-def test_the_own_gemm_adds_the_partials_that_arrived_in_its_epilogue():
-    from tilefuse import overlap
-    from tilefuse.epilogue import trace
-
-    gemm = overlap._received_sum_gemm([3, 2, 1], True, True)
-    assert overlap._received_sum_gemm([3, 2, 1], True, True) is gemm  # made once
-    matrix = (8, 16)
-    graph = trace(gemm.epilogue, acc=matrix, bias=(16,), residual=matrix, partial3=matrix, partial2=matrix,
-                  partial1=matrix)
-    assert set(graph.inputs) == {"bias", "residual", "partial3", "partial2", "partial1"}
-    acc, bias, residual = torch.randn(8, 16), torch.randn(16), torch.randn(8, 16)
-    partials = [torch.randn(8, 16) for _ in range(3)]
-    got = gemm.epilogue(acc, bias=bias, residual=residual, partial3=partials[0], partial2=partials[1],
-                        partial1=partials[2])
-    torch.testing.assert_close(got, acc + bias + residual + sum(partials))
-    bare = overlap._received_sum_gemm([0], False, False)
-    assert set(trace(bare.epilogue, acc=matrix, partial0=matrix).inputs) == {"partial0"}

@@ -78,31 +78,6 @@ def run_rank(rank, world, init_file, results):
                                                        schedule="signalled")
                         close_in_bf16(got, (F.linear(scaled, down.weight, down.bias) + rows).chunk(world, 0)[rank],
                                       "linear_reduce_scatter signalled")
-            # Blocks large enough for two pieces (each half fills the GPU; the rule's long-K condition lifted): the
-            # partials that arrived are added in the own GEMMs' epilogue; three calls, new features each time, with
-            # and without bias / residual.
-            from tilefuse import overlap
-
-            min_k, overlap._RS_PIECES_MIN_K = overlap._RS_PIECES_MIN_K, 0
-            features = torch.randn(world * 2048, 512, device="cuda", dtype=torch.bfloat16)
-            proj = torch.nn.Linear(world * 512, 4096).cuda().bfloat16()
-            skip = torch.randn(world * 2048, 4096, device="cuda", dtype=torch.bfloat16)
-            dist.broadcast(features, 0)
-            dist.broadcast(skip, 0)
-            for p in proj.parameters():
-                dist.broadcast(p.data, 0)
-            full = torch.cat([features * (r + 1) for r in range(world)], 1)  # rank r holds features * (r + 1)
-            for step, (bias, residual) in enumerate([(True, True), (False, False), (True, False)]):
-                got = tp.linear_reduce_scatter(features * (rank + 1) * (1 + step),
-                                               proj.weight.chunk(world, 1)[rank].contiguous(),
-                                               proj.bias if bias else None,
-                                               skip.chunk(world, 0)[rank].contiguous() if residual else None,
-                                               transport="copy_engine", schedule="signalled")
-                want = F.linear(full * (1 + step), proj.weight, proj.bias if bias else None)
-                if residual:
-                    want = want + skip
-                close_in_bf16(got, want.chunk(world, 0)[rank], f"linear_reduce_scatter signalled, two pieces {step}")
-            overlap._RS_PIECES_MIN_K = min_k
             # Calls back to back, nothing awaited between them (each call's GEMM must wait for the flag resets
             # after the one before; few tiles, so its blocks on a peer's rows start at once).
             firsts = [rows * (1 + 0.25 * i) for i in range(4)]
