@@ -16,6 +16,7 @@ namespace nb = nanobind;
 
 void bind_launch(nb::module_& m);  // launch.cpp
 void bind_plan(nb::module_& m);    // plan.cpp
+void bind_stream_program(nb::module_& m);  // stream_program.cpp
 
 namespace {
 
@@ -58,5 +59,6 @@ NB_MODULE(_C, m) {
         "Number of CUDA devices; 0 (not an error) without a GPU or a usable driver.");
   m.def("element_types", &element_types, "Names of the element types of the C++ library.");
   bind_launch(m);
+  bind_stream_program(m);
   bind_plan(m);
 }

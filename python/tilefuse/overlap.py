@@ -241,7 +241,8 @@ def _all_gather_rest(x, weight, bias, activation, workspace, world, rank):
 # alternate between two sets by the epoch's parity, so a reset never erases a push of the next call, and the next
 # call's GEMM waits for the reset (an event). The gated GEMM launches only once every peer has signalled that it
 # reached the call (a late rank delays it rather than trips its spin limit). Every signal is a stream write or
-# wait (tilefuse._C.stream_write_value32 / stream_wait_value32). Writes never go on the caller's stream (one
+# wait, enqueued with the call's events and copies by one C++ call per step (tilefuse._C.StreamProgram: recorded
+# once per shape, so the host spends the driver's time, not Python's). Writes never go on the caller's stream (one
 # there holds the stream until the work ahead of it drains); the caller's stream waits for events, and for the
 # peers' starts itself (3 us sooner than through a side stream and an event, docs/notes/parallel.md). A call
 # that fails after its epoch was taken turns the schedules off for its group (its peers' epochs may be ahead).
@@ -279,8 +280,30 @@ class _SignalState:
         self.epochs = {}
         self.allocations, self.kept, self.views = {}, [], {}
         self.broken = None  # why a call failed after its signals began: the ranks' epochs may disagree
-        self.flags_reset = None  # an event after the last gated call's flag resets (the next GEMM waits for it)
+        self.programs = {}  # key -> the StreamPrograms of a call of one shape (made once, each enqueued in C++)
+        self.events = None  # their events (_Events), shared: a call's flag reset is the next call's wait
         self.words_handle.barrier(channel=0)  # every rank's words are zero before anyone signals (once)
+
+    def streams(self):
+        """The raw handles of this group's side streams: push<r> (one per peer), signals, arrivals."""
+        tag = self.group.group_name
+        handles = {f"push{r}": _stream(self.device, f"push{r} {tag}").cuda_stream
+                   for r in _peers(self.rank, self.world)}
+        for role in ("signals", "arrivals"):
+            handles[role] = _stream(self.device, f"{role} {tag}").cuda_stream
+        return handles
+
+    def program_set(self, key, build):
+        """The StreamPrograms `build(ops)` describes for `key` (once): build returns {name: list of operations}."""
+        programs = self.programs.get(key)
+        if programs is None:
+            from . import _C
+
+            if self.events is None:
+                self.events = _C.StreamEvents(_Events.count(self.world))
+            programs = self.programs[key] = {name: _C.StreamProgram(self.events, ops)
+                                             for name, ops in build().items()}
+        return programs
 
     def next_epoch(self, op):
         if self.broken is not None:
@@ -361,7 +384,6 @@ def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="aut
     this rank's own block, read from x where it lies (a second tensor map; copied in first where its rows do not
     cover whole tiles). See the section comment for the epochs."""
     _refuse_capture("all_gather_linear(schedule='gated')")
-    from . import _C
     from .epilogue.common import fused
     from .gemm_row_gate import RowGatedGemm
 
@@ -379,44 +401,16 @@ def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="aut
     arguments = {} if bias is None else {"bias": bias}
     if own:
         arguments["own"] = x
+    nbytes = x.numel() * x.element_size()
+    programs = state.program_set(("all_gather", tuple(x.shape), x.dtype, own), lambda: _gated_ops(
+        state, state.streams(), [buffers[r][rank * rows:].data_ptr() for r in range(world)], nbytes, own))
     epoch = state.next_epoch("all_gather")
-    parity, following = epoch % 2, (epoch + 1) % 2
-    tag = state.group.group_name
-    current = torch.cuda.current_stream()
+    parity = epoch % 2
+    current = torch.cuda.current_stream().cuda_stream
     with state.signalling():
-        start = _event(device, f"gated start {tag}")
-        start.record(current)
-        for other in _peers(rank, world):  # every peer's copy engine at once; the nearest peers first
-            push = _stream(device, f"push{other} {tag}")
-            push.wait_event(start)  # x is ready, and every earlier call's work is queued before this one
-            _C.stream_write_value32(state.word(other, state.AG_STARTED * world + rank), epoch, push.cuda_stream)
-            # the peer's GEMM of the last call is done and its flags for this call reset
-            _C.stream_wait_value32(state.word(rank, state.AG_CONSUMED * world + other), (epoch - 1) & _MASK,
-                                   push.cuda_stream)
-            with torch.cuda.stream(push):
-                buffers[other][rank * rows:(rank + 1) * rows].copy_(x)
-            _C.stream_write_value32(state.word(other, parity * world + rank), 1, push.cuda_stream)
-            _event(device, f"pushed {other} {tag}").record(push)
-        if not own:
-            buffers[rank][rank * rows:(rank + 1) * rows].copy_(x)  # (its flag is always set: the GEMM follows)
-        for other in _peers(rank, world):  # every peer has reached this call (waited for on this stream itself)
-            _C.stream_wait_value32(state.word(rank, state.AG_STARTED * world + other), epoch, current.cuda_stream)
-        if state.flags_reset is not None:
-            current.wait_event(state.flags_reset)  # this call's flags were reset after the last call's GEMM
+        programs[f"before{parity}"].run(current, epoch, x.data_ptr())
         out = gemm.run(buffers[rank], weight.t(), row_flags=state.flag_sets[parity], **arguments)
-        # Off the caller's stream: once the GEMM is done, the next call's flags of the peers' blocks are reset
-        # (the next call's GEMM waits for that) and each peer is told it may push.
-        done = _event(device, f"gated done {tag}")
-        done.record(current)
-        signals = _stream(device, f"signals {tag}")
-        signals.wait_event(done)
-        for other in _peers(rank, world):
-            _C.stream_write_value32(state.word(rank, following * world + other), 0, signals.cuda_stream)
-        state.flags_reset = _event(device, f"flags reset {tag}")
-        state.flags_reset.record(signals)
-        for other in _peers(rank, world):
-            _C.stream_write_value32(state.word(other, state.AG_CONSUMED * world + rank), epoch, signals.cuda_stream)
-            current.wait_event(_event(device, f"pushed {other} {tag}"))  # x is read; the caller may overwrite it
+        programs[f"after{parity}"].run(current, epoch)
     return out
 
 
@@ -426,8 +420,6 @@ def _reduce_scatter_signalled(x, weight, bias, residual, group, world, rank, row
     arrivals are awaited on a side stream (the caller's waits for its event), and this rank tells each sender it
     may push the next call's partial once the add is done. See the section comment for the epochs."""
     _refuse_capture("linear_reduce_scatter(schedule='signalled')")
-    from . import _C
-
     n = weight.shape[0]
     device = x.device
     state = _signal_state(group, device)
@@ -435,47 +427,113 @@ def _reduce_scatter_signalled(x, weight, bias, residual, group, world, rank, row
     received = state.buffers("received", (world, rows, n), x.dtype)  # slot s: the partial from rank s
     sent = [torch.empty(rows, n, dtype=x.dtype, device=device) for _ in range(world - 1)]  # freed on the
     out = torch.empty(rows, n, dtype=x.dtype, device=device)  # caller's stream after it waits for the pushes
+    programs = state.program_set(("reduce_scatter", rows, n, x.dtype), lambda: _rs_ops(
+        state, state.streams(), [received[r][rank].data_ptr() for r in range(world)], rows * n * x.element_size()))
     epoch = state.next_epoch("reduce_scatter")
-    tag = state.group.group_name
-    current = torch.cuda.current_stream()
+    current = torch.cuda.current_stream().cuda_stream
     with state.signalling():
         for owner, partial in zip(_peers(rank, world), sent):
             _into(x[owner * rows:(owner + 1) * rows], weight, None, None, "none", partial)
-            computed = _event(device, f"partial for {owner} {tag}")
-            computed.record(current)
-            push = _stream(device, f"push{owner} {tag}")
-            push.wait_event(computed)
-            # the owner has added the last call's partial from this rank
-            _C.stream_wait_value32(state.word(rank, state.RS_CONSUMED * world + owner), (epoch - 1) & _MASK,
-                                   push.cuda_stream)
-            with torch.cuda.stream(push):
-                received[owner][rank].copy_(partial)
-            _C.stream_write_value32(state.word(owner, state.RS_READY * world + rank), epoch, push.cuda_stream)
-            _event(device, f"pushed {owner} {tag}").record(push)
+            programs[f"push{owner}"].run(current, epoch, partial.data_ptr())
         _into(x[rank * rows:(rank + 1) * rows], weight, bias, residual, "none", out)
-        arrivals = _stream(device, f"arrivals {tag}")
-        for step in range(1, world):
-            sender = (rank - step) % world
-            _C.stream_wait_value32(state.word(rank, state.RS_READY * world + sender), epoch, arrivals.cuda_stream)
-        arrived = _event(device, f"arrived {tag}")
-        arrived.record(arrivals)
-        current.wait_event(arrived)
+        programs["arrivals"].run(current, epoch)
         if world == 2:
             out.add_(received[rank][1 - rank])
         else:
             others = torch.cat([received[rank][:rank], received[rank][rank + 1:]])
             out.add_(others.sum(0, dtype=torch.float32))  # rounded once to x's dtype
-        added = _event(device, f"added {tag}")
-        added.record(current)
-        signals = _stream(device, f"signals {tag}")
-        signals.wait_event(added)
-        for step in range(1, world):
-            sender = (rank - step) % world
-            _C.stream_write_value32(state.word(sender, state.RS_CONSUMED * world + rank), epoch,
-                                    signals.cuda_stream)
-        for owner in _peers(rank, world):
-            current.wait_event(_event(device, f"pushed {owner} {tag}"))
+        programs["end"].run(current, epoch)
     return out
+
+
+class _Events:
+    """Indices of the signalled schedules' events in a group's pool (_C.StreamEvents)."""
+
+    START, DONE, FLAGS_RESET, ARRIVED, ADDED = range(5)
+
+    @staticmethod
+    def pushed(rank):
+        return 5 + rank
+
+    @staticmethod
+    def computed(world, rank):
+        return 5 + world + rank
+
+    @staticmethod
+    def count(world):
+        return 5 + 2 * world
+
+
+def _gated_ops(state, streams, destinations, nbytes, own):
+    """The gated all-gather's stream operations around its GEMM, for each parity of the epoch: {"before0",
+    "after0", "before1", "after1"}: lists of (kind, stream, a, b, c) for _C.StreamProgram (stream 0: the call's;
+    a write's or wait's value b, plus the epoch where c is 1; a copy's source: the call's x). destinations[r]:
+    where this rank's block goes in rank r's gathered buffer."""
+    rank, world = state.rank, state.world
+    word = state.word
+    epoch, minus_one = (0, 1), (-1, 1)  # (b, c): the epoch, the epoch - 1
+    programs = {}
+    for parity in (0, 1):
+        following = 1 - parity
+        before = [("record", 0, _Events.START, 0, 0)]
+        for other in _peers(rank, world):  # every peer's copy engine at once; the nearest peers first
+            push = streams[f"push{other}"]
+            before += [
+                ("wait_event", push, _Events.START, 0, 0),  # x is ready, earlier work queued before this call
+                ("write", push, word(other, state.AG_STARTED * world + rank), *epoch),  # this rank reached it
+                # the peer's GEMM of the last call is done and its flags for this call reset
+                ("wait", push, word(rank, state.AG_CONSUMED * world + other), *minus_one),
+                ("copy", push, destinations[other], nbytes, 0),
+                ("write", push, word(other, parity * world + rank), 1, 0),  # the block's flag
+                ("record", push, _Events.pushed(other), 0, 0)]
+        if not own:  # (its flag is always set: the GEMM follows on this stream)
+            before.append(("copy", 0, destinations[rank], nbytes, 0))
+        # every peer has reached this call (on the caller's stream itself: a hop fewer than an event), and this
+        # call's flags were reset after the last call's GEMM
+        before += [("wait", 0, word(rank, state.AG_STARTED * world + other), *epoch) for other in _peers(rank, world)]
+        before.append(("wait_event", 0, _Events.FLAGS_RESET, 0, 0))
+        # Off the caller's stream: once the GEMM is done, the next call's flags of the peers' blocks are reset (the
+        # next GEMM waits for that) and each peer is told it may push; the caller's stream waits for the pushes.
+        signals = streams["signals"]
+        after = [("record", 0, _Events.DONE, 0, 0), ("wait_event", signals, _Events.DONE, 0, 0)]
+        after += [("write", signals, word(rank, following * world + other), 0, 0) for other in _peers(rank, world)]
+        after.append(("record", signals, _Events.FLAGS_RESET, 0, 0))
+        after += [("write", signals, word(other, state.AG_CONSUMED * world + rank), *epoch)
+                  for other in _peers(rank, world)]
+        after += [("wait_event", 0, _Events.pushed(other), 0, 0) for other in _peers(rank, world)]
+        programs[f"before{parity}"], programs[f"after{parity}"] = before, after
+    return programs
+
+
+def _rs_ops(state, streams, destinations, nbytes):
+    """The signalled reduce-scatter's stream operations: "push<owner>" after the partial for owner (the copy's
+    source: that partial), "arrivals" after the own GEMM (before the add), "end" after the add. destinations[r]:
+    this rank's slot in rank r's received buffer."""
+    rank, world = state.rank, state.world
+    word = state.word
+    epoch, minus_one = (0, 1), (-1, 1)
+    programs = {}
+    for owner in _peers(rank, world):
+        push = streams[f"push{owner}"]
+        programs[f"push{owner}"] = [
+            ("record", 0, _Events.computed(world, owner), 0, 0),
+            ("wait_event", push, _Events.computed(world, owner), 0, 0),
+            # the owner has added the last call's partial from this rank
+            ("wait", push, word(rank, state.RS_CONSUMED * world + owner), *minus_one),
+            ("copy", push, destinations[owner], nbytes, 0),
+            ("write", push, word(owner, state.RS_READY * world + rank), *epoch),
+            ("record", push, _Events.pushed(owner), 0, 0)]
+    senders = [(rank - step) % world for step in range(1, world)]
+    arrivals = streams["arrivals"]  # waited for there, the caller's stream waits for its event
+    programs["arrivals"] = [("wait", arrivals, word(rank, state.RS_READY * world + sender), *epoch)
+                            for sender in senders]
+    programs["arrivals"] += [("record", arrivals, _Events.ARRIVED, 0, 0), ("wait_event", 0, _Events.ARRIVED, 0, 0)]
+    signals = streams["signals"]
+    programs["end"] = [("record", 0, _Events.ADDED, 0, 0), ("wait_event", signals, _Events.ADDED, 0, 0)]
+    programs["end"] += [("write", signals, word(sender, state.RS_CONSUMED * world + rank), *epoch)
+                        for sender in senders]
+    programs["end"] += [("wait_event", 0, _Events.pushed(owner), 0, 0) for owner in _peers(rank, world)]
+    return programs
 
 
 def _reduce_scatter_replayed(x, weight, bias, residual, group, workspace, world, rank, rows):

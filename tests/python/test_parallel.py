@@ -260,3 +260,70 @@ def test_the_signalled_schedules_refuse_ranks_that_disagree_on_shapes(tmp_path):
     """Ranks passing different rows would push past each other's buffers: every rank refuses, none is left waiting."""
     outcomes = spawn(run_shape_check_rank, 2, (str(tmp_path / "rendezvous"),))
     assert outcomes == {0: "refused", 1: "refused"}, outcomes
+
+
+class _FakeState:
+    """What the signalled schedules' operation builders read of a _SignalState: rank, world, word addresses."""
+
+    AG_CONSUMED, RS_READY, RS_CONSUMED, AG_STARTED = 2, 3, 4, 5
+
+    def __init__(self, rank, world):
+        self.rank, self.world = rank, world
+
+    def word(self, rank, index):
+        return 0x10000 * (rank + 1) + 4 * index
+
+
+def test_the_gated_all_gathers_stream_operations():
+    """Rank 1 of 2: the push to rank 0 after its start is signalled and rank 0's last GEMM is done, the flag of the
+    epoch's parity after the copy; the caller's stream waits for rank 0's start and the last flag reset; after the
+    GEMM the next parity's flags are reset on the signals stream before rank 0 is told it may push."""
+    from tilefuse import overlap
+
+    state, streams = _FakeState(1, 2), {"push0": 11, "signals": 12, "arrivals": 13}
+    ops = overlap._gated_ops(state, streams, [0xA000, 0xB000], 4096, own=True)
+    assert set(ops) == {"before0", "after0", "before1", "after1"}
+    w = state.word
+    E = overlap._Events
+    assert ops["before1"] == [
+        ("record", 0, E.START, 0, 0),
+        ("wait_event", 11, E.START, 0, 0),
+        ("write", 11, w(0, 5 * 2 + 1), 0, 1),  # rank 0's start word for rank 1: the epoch
+        ("wait", 11, w(1, 2 * 2 + 0), -1, 1),  # rank 0 consumed the last call: the epoch - 1
+        ("copy", 11, 0xA000, 4096, 0),
+        ("write", 11, w(0, 1 * 2 + 1), 1, 0),  # flag set 1 (odd epochs) for rank 1's block
+        ("record", 11, E.pushed(0), 0, 0),
+        ("wait", 0, w(1, 5 * 2 + 0), 0, 1),  # rank 0 reached this call
+        ("wait_event", 0, E.FLAGS_RESET, 0, 0)]
+    assert ops["after1"] == [
+        ("record", 0, E.DONE, 0, 0), ("wait_event", 12, E.DONE, 0, 0),
+        ("write", 12, w(1, 0 * 2 + 0), 0, 0),  # the next (even) call's flag for rank 0's block reset
+        ("record", 12, E.FLAGS_RESET, 0, 0),
+        ("write", 12, w(0, 2 * 2 + 1), 0, 1),  # rank 0 may push the next call
+        ("wait_event", 0, E.pushed(0), 0, 0)]
+    copied = overlap._gated_ops(state, streams, [0xA000, 0xB000], 4096, own=False)["before0"]
+    assert ("copy", 0, 0xB000, 4096, 0) in copied  # the own block copied in on the caller's stream
+    assert copied.index(("copy", 0, 0xB000, 4096, 0)) < copied.index(("wait_event", 0, E.FLAGS_RESET, 0, 0))
+
+
+def test_the_signalled_reduce_scatters_stream_operations():
+    from tilefuse import overlap
+
+    state = _FakeState(0, 3)
+    streams = {"push1": 21, "push2": 22, "signals": 23, "arrivals": 24}
+    ops = overlap._rs_ops(state, streams, [0xA0, 0xB0, 0xC0], 512)
+    w, E = state.word, overlap._Events
+    assert set(ops) == {"push1", "push2", "arrivals", "end"}
+    assert ops["push2"] == [
+        ("record", 0, E.computed(3, 2), 0, 0), ("wait_event", 22, E.computed(3, 2), 0, 0),
+        ("wait", 22, w(0, 4 * 3 + 2), -1, 1),  # rank 2 added the last call's partial from rank 0
+        ("copy", 22, 0xC0, 512, 0),
+        ("write", 22, w(2, 3 * 3 + 0), 0, 1),  # rank 2's arrival word for rank 0
+        ("record", 22, E.pushed(2), 0, 0)]
+    assert ops["arrivals"] == [("wait", 24, w(0, 3 * 3 + 2), 0, 1), ("wait", 24, w(0, 3 * 3 + 1), 0, 1),
+                               ("record", 24, E.ARRIVED, 0, 0), ("wait_event", 0, E.ARRIVED, 0, 0)]
+    assert ops["end"][:2] == [("record", 0, E.ADDED, 0, 0), ("wait_event", 23, E.ADDED, 0, 0)]
+    assert ops["end"][2:4] == [("write", 23, w(2, 4 * 3 + 0), 0, 1), ("write", 23, w(1, 4 * 3 + 0), 0, 1)]
+    assert ops["end"][4:] == [("wait_event", 0, E.pushed(1), 0, 0), ("wait_event", 0, E.pushed(2), 0, 0)]
+    indices = {op[2] for program in ops.values() for op in program if op[0] in ("record", "wait_event")}
+    assert max(indices) < E.count(3)  # every event in the pool
