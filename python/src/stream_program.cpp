@@ -6,6 +6,7 @@
 // several programs share (one call's reset is the next call's wait, whatever its shape).
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
