@@ -41,6 +41,7 @@ class StreamEvents {
  public:
   explicit StreamEvents(int count) {
     if (count < 0) throw std::invalid_argument("tilefuse: StreamEvents(count) needs count >= 0");
+    check(cudaGetDevice(&device_), "cudaGetDevice");
     events_.reserve(static_cast<std::size_t>(count));
     for (int i = 0; i < count; ++i) {
       cudaEvent_t event = nullptr;
@@ -62,8 +63,10 @@ class StreamEvents {
     return events_[static_cast<std::size_t>(i)];
   }
   int size() const { return static_cast<int>(events_.size()); }
+  int device() const { return device_; }
 
  private:
+  int device_ = 0;
   std::vector<cudaEvent_t> events_;
 };
 
@@ -102,6 +105,11 @@ class StreamProgram {
       if ((op.kind == Kind::kWrite || op.kind == Kind::kWait) && c != 0 && c != 1) {
         throw std::invalid_argument("tilefuse: StreamProgram: a " + name + "'s c is 1 (add the epoch) or 0");
       }
+      if ((op.kind == Kind::kWrite || op.kind == Kind::kWait) && (b <= -(std::int64_t{1} << 32) ||
+                                                                  b >= (std::int64_t{1} << 32))) {
+        throw std::invalid_argument("tilefuse: StreamProgram: a " + name + "'s value b must fit 32 bits");
+      }
+      copies_ = copies_ || op.kind == Kind::kCopy;
       if (op.kind == Kind::kCopy && (b <= 0 || c < 0)) {
         throw std::invalid_argument("tilefuse: StreamProgram: a copy needs bytes > 0 and a source offset >= 0");
       }
@@ -111,6 +119,17 @@ class StreamProgram {
 
   // Enqueues every operation in order; `stream` stands for stream 0, `source` is the copies' source pointer.
   void run(std::uintptr_t stream, std::uint32_t epoch, std::uintptr_t source) const {
+    // Checked before anything is enqueued: a program that fails part way leaves its signals half sent.
+    if (copies_ && source == 0) {
+      throw std::invalid_argument("tilefuse: StreamProgram.run: a copy needs a source pointer");
+    }
+    int device = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    if (device != events_->device()) {
+      throw std::invalid_argument("tilefuse: StreamProgram.run on device " + std::to_string(device) +
+                                  ", but its events and streams are device " + std::to_string(events_->device()) +
+                                  "'s: make that device current (torch.cuda.device)");
+    }
     cudaStream_t const call = reinterpret_cast<cudaStream_t>(stream);
     for (Op const& op : ops_) {
       cudaStream_t const s = op.stream != nullptr ? op.stream : call;
@@ -128,7 +147,6 @@ class StreamProgram {
           check(tilefuse::host_adapter().wait_value32(s, reinterpret_cast<unsigned const*>(op.a), value(op, epoch)));
           break;
         case Kind::kCopy:
-          if (source == 0) throw std::invalid_argument("tilefuse: StreamProgram.run: a copy needs a source pointer");
           check(cudaMemcpyAsync(reinterpret_cast<void*>(op.a),
                                 reinterpret_cast<void const*>(source + static_cast<std::uintptr_t>(op.c)),
                                 static_cast<std::size_t>(op.b), cudaMemcpyDeviceToDevice, s),
@@ -156,6 +174,7 @@ class StreamProgram {
 
   std::shared_ptr<StreamEvents> events_;  // kept alive by every program that names them
   std::vector<Op> ops_;
+  bool copies_ = false;
 };
 
 }  // namespace

@@ -285,16 +285,16 @@ class _SignalState:
         self.words_handle.barrier(channel=0)  # every rank's words are zero before anyone signals (once)
 
     def streams(self):
-        """The raw handles of this group's side streams: push<r> (one per peer), signals, arrivals."""
+        """The raw handles of this group's side streams: push<r> (one per peer), signals, arrivals (the stream
+        objects kept here too, as long as the programs that name them)."""
         tag = self.group.group_name
-        handles = {f"push{r}": _stream(self.device, f"push{r} {tag}").cuda_stream
-                   for r in _peers(self.rank, self.world)}
-        for role in ("signals", "arrivals"):
-            handles[role] = _stream(self.device, f"{role} {tag}").cuda_stream
-        return handles
+        roles = [f"push{r}" for r in _peers(self.rank, self.world)] + ["signals", "arrivals"]
+        self.held_streams = {role: _stream(self.device, f"{role} {tag}") for role in roles}
+        return {role: stream.cuda_stream for role, stream in self.held_streams.items()}
 
     def program_set(self, key, build):
-        """The StreamPrograms `build(ops)` describes for `key` (once): build returns {name: list of operations}."""
+        """The StreamPrograms `build()` describes for `key` (once): build returns {name: list of operations}. The
+        key names the buffers' allocation: programs hold its addresses, and a regrown buffer is a new one."""
         programs = self.programs.get(key)
         if programs is None:
             from . import _C
@@ -402,7 +402,8 @@ def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="aut
     if own:
         arguments["own"] = x
     nbytes = x.numel() * x.element_size()
-    programs = state.program_set(("all_gather", tuple(x.shape), x.dtype, own), lambda: _gated_ops(
+    key = ("all_gather", tuple(x.shape), x.dtype, own, buffers[rank].data_ptr())  # (the allocation: see program_set)
+    programs = state.program_set(key, lambda: _gated_ops(
         state, state.streams(), [buffers[r][rank * rows:].data_ptr() for r in range(world)], nbytes, own))
     epoch = state.next_epoch("all_gather")
     parity = epoch % 2
@@ -427,7 +428,8 @@ def _reduce_scatter_signalled(x, weight, bias, residual, group, world, rank, row
     received = state.buffers("received", (world, rows, n), x.dtype)  # slot s: the partial from rank s
     sent = [torch.empty(rows, n, dtype=x.dtype, device=device) for _ in range(world - 1)]  # freed on the
     out = torch.empty(rows, n, dtype=x.dtype, device=device)  # caller's stream after it waits for the pushes
-    programs = state.program_set(("reduce_scatter", rows, n, x.dtype), lambda: _rs_ops(
+    key = ("reduce_scatter", rows, n, x.dtype, received[rank].data_ptr())
+    programs = state.program_set(key, lambda: _rs_ops(
         state, state.streams(), [received[r][rank].data_ptr() for r in range(world)], rows * n * x.element_size()))
     epoch = state.next_epoch("reduce_scatter")
     current = torch.cuda.current_stream().cuda_stream
@@ -489,7 +491,8 @@ def _gated_ops(state, streams, destinations, nbytes, own):
         if not own:  # (its flag is always set: the GEMM follows on this stream)
             before.append(("copy", 0, destinations[rank], nbytes, 0))
         # every peer has reached this call (on the caller's stream itself: a hop fewer than an event), and this
-        # call's flags were reset after the last call's GEMM
+        # call's flags were reset after the last call's GEMM (before any reset: an event never recorded, which a
+        # stream's wait passes at once)
         before += [("wait", 0, word(rank, state.AG_STARTED * world + other), *epoch) for other in _peers(rank, world)]
         before.append(("wait_event", 0, _Events.FLAGS_RESET, 0, 0))
         # Off the caller's stream: once the GEMM is done, the next call's flags of the peers' blocks are reset (the

@@ -263,11 +263,14 @@ def test_the_signalled_schedules_refuse_ranks_that_disagree_on_shapes(tmp_path):
 
 
 class _FakeState:
-    """What the signalled schedules' operation builders read of a _SignalState: rank, world, word addresses."""
-
-    AG_CONSUMED, RS_READY, RS_CONSUMED, AG_STARTED = 2, 3, 4, 5
+    """What the signalled schedules' operation builders read of a _SignalState: rank, world, word addresses (the
+    word layout its own; the tests below spell the indices out, so a changed layout fails them)."""
 
     def __init__(self, rank, world):
+        from tilefuse.overlap import _SignalState
+
+        for name in ("AG_CONSUMED", "RS_READY", "RS_CONSUMED", "AG_STARTED"):
+            setattr(self, name, getattr(_SignalState, name))
         self.rank, self.world = rank, world
 
     def word(self, rank, index):
@@ -301,6 +304,12 @@ def test_the_gated_all_gathers_stream_operations():
         ("record", 12, E.FLAGS_RESET, 0, 0),
         ("write", 12, w(0, 2 * 2 + 1), 0, 1),  # rank 0 may push the next call
         ("wait_event", 0, E.pushed(0), 0, 0)]
+    assert ops["before0"][3:6] == [("wait", 11, w(1, 2 * 2 + 0), -1, 1), ("copy", 11, 0xA000, 4096, 0),
+                                   ("write", 11, w(0, 0 * 2 + 1), 1, 0)]  # flag set 0 for even epochs
+    assert ("write", 12, w(1, 1 * 2 + 0), 0, 0) in ops["after0"]  # resets set 1 for the next (odd) call
+    three = overlap._gated_ops(_FakeState(0, 3), {"push1": 31, "push2": 32, "signals": 33}, [1, 2, 3], 64, True)
+    pushes = [op for op in three["before0"] if op[0] == "copy"]
+    assert pushes == [("copy", 31, 2, 64, 0), ("copy", 32, 3, 64, 0)]  # each peer on its stream, nearest first
     copied = overlap._gated_ops(state, streams, [0xA000, 0xB000], 4096, own=False)["before0"]
     assert ("copy", 0, 0xB000, 4096, 0) in copied  # the own block copied in on the caller's stream
     assert copied.index(("copy", 0, 0xB000, 4096, 0)) < copied.index(("wait_event", 0, E.FLAGS_RESET, 0, 0))
@@ -327,3 +336,6 @@ def test_the_signalled_reduce_scatters_stream_operations():
     assert ops["end"][4:] == [("wait_event", 0, E.pushed(1), 0, 0), ("wait_event", 0, E.pushed(2), 0, 0)]
     indices = {op[2] for program in ops.values() for op in program if op[0] in ("record", "wait_event")}
     assert max(indices) < E.count(3)  # every event in the pool
+    every = [E.START, E.DONE, E.FLAGS_RESET, E.ARRIVED, E.ADDED] + [E.pushed(r) for r in range(3)] + \
+        [E.computed(3, r) for r in range(3)]
+    assert sorted(every) == list(range(E.count(3)))  # no two events share an index

@@ -101,6 +101,25 @@ def run_rank(rank, world, init_file, results):
                 got = tp.all_gather_linear(many.chunk(world, 0)[rank], wide.weight, wide.bias, "gelu",
                                            transport="copy_engine", schedule="gated")
                 close_in_bf16(got, F.gelu(F.linear(many, wide.weight, wide.bias)), "all_gather_linear gated, wide")
+            # The first shapes again after their buffers grew: their recorded programs must push into the new
+            # allocation (a program of the old one would leave stale rows where the GEMM reads).
+            again = rows * -1.5
+            got = tp.all_gather_linear(again.chunk(world, 0)[rank], up.weight, up.bias, "gelu",
+                                       transport="copy_engine", schedule="gated")
+            close_in_bf16(got, F.gelu(F.linear(again, up.weight, up.bias)),
+                          "all_gather_linear gated, first shape again")
+            w2, block = down.weight.chunk(world, 1)[rank].contiguous(), rows.chunk(world, 0)[rank].contiguous()
+            longer = torch.randn(world * 1024, hidden.shape[1], device="cuda", dtype=torch.bfloat16)
+            dist.broadcast(longer, 0)
+            got = tp.linear_reduce_scatter(longer.chunk(world, 1)[rank], w2, down.bias, None, transport="copy_engine",
+                                           schedule="signalled")
+            close_in_bf16(got, F.linear(longer, down.weight, down.bias).chunk(world, 0)[rank],
+                          "linear_reduce_scatter signalled, larger")
+            scaled = hidden * -0.75
+            got = tp.linear_reduce_scatter(scaled.chunk(world, 1)[rank], w2, down.bias, block, transport="copy_engine",
+                                           schedule="signalled")
+            close_in_bf16(got, (F.linear(scaled, down.weight, down.bias) + rows).chunk(world, 0)[rank],
+                          "linear_reduce_scatter signalled, first shape again")
             if world > 1:
                 check_replayed(tp, rank, world, rows, hidden, up, down)
         check_parallelize_module(world, x, d)

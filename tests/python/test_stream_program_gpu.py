@@ -36,6 +36,11 @@ def test_a_wait_holds_its_copy_until_the_write_reaches_the_epoch():
     assert words.tolist()[:2] == [7, 6]
 
 
+def test_values_must_fit_32_bits():
+    with pytest.raises(ValueError, match="fit 32 bits"):
+        _C.StreamProgram(_C.StreamEvents(0), [("write", 0, 16, 1 << 32, 0)])
+
+
 def test_values_wrap_around_32_bits():
     words = torch.zeros(2, dtype=torch.int32, device="cuda")
     events = _C.StreamEvents(0)
@@ -59,8 +64,22 @@ def test_bad_operations_are_refused_when_recorded(op, match):
         _C.StreamProgram(_C.StreamEvents(2), [op])
 
 
-def test_a_copy_needs_its_source():
-    target = torch.zeros(4, device="cuda")
-    program = _C.StreamProgram(_C.StreamEvents(0), [("copy", 0, target.data_ptr(), 16, 0)])
+def test_a_copy_needs_its_source_before_anything_is_enqueued():
+    target, words = torch.zeros(4, device="cuda"), torch.zeros(1, dtype=torch.int32, device="cuda")
+    program = _C.StreamProgram(_C.StreamEvents(0), [("write", 0, words.data_ptr(), 9, 0),
+                                                    ("copy", 0, target.data_ptr(), 16, 0)])
     with pytest.raises(ValueError, match="source pointer"):
         program.run(torch.cuda.current_stream().cuda_stream, 1)
+    torch.cuda.synchronize()
+    assert words.item() == 0  # the write before the copy was not enqueued either
+
+
+def test_a_program_runs_only_on_its_events_device():
+    if torch.cuda.device_count() < 2:
+        pytest.skip("needs 2 GPUs")
+    words = torch.zeros(1, dtype=torch.int32, device="cuda:0")
+    with torch.cuda.device(0):
+        program = _C.StreamProgram(_C.StreamEvents(1), [("record", 0, 0, 0, 0), ("write", 0, words.data_ptr(), 1, 0)])
+    with torch.cuda.device(1):
+        with pytest.raises(ValueError, match="on device 1, but its events and streams are device 0's"):
+            program.run(torch.cuda.current_stream().cuda_stream, 1)
