@@ -266,7 +266,8 @@ def main():
                         help="gated: the ops' GPU time, both ranks started together (default); as-called: the host's "
                         "enqueue and the ranks' skew included")
     parser.add_argument("--gated-sweep", action="store_true",
-                        help="also time the row-gated schedule's pieces and pull streams, and the pulls alone")
+                        help="also time the gated schedule's parts: the pulls alone, three symmetric-memory "
+                        "barriers, the GEMM on 128x128 and 128x256 tiles, the row-gated GEMM with every flag set")
     parser.add_argument("--timeline", help="write rank 0's GPU activity during one call of each op (the first of "
                         "--shapes) here")
     args = parser.parse_args()

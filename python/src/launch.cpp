@@ -29,17 +29,11 @@
 #include <tilefuse/runtime/host_adapter.hpp>
 
 #include "conv_values.hpp"
+#include "cuda_errors.hpp"
 
 namespace nb = nanobind;
 
 namespace {
-
-void check_cuda(cudaError_t error, char const* what) {
-  if (error == cudaSuccess) return;
-  (void)cudaGetLastError();
-  throw std::runtime_error(std::string("tilefuse: ") + what + " failed with " + cudaGetErrorName(error) + " (" +
-                           cudaGetErrorString(error) + ")");
-}
 
 // Whether `device` has its primary context (torch's hasPrimaryContext): making a device current creates it
 // (hundreds of MB), so a device without one is not made current again. True where the driver cannot be asked.
@@ -78,12 +72,6 @@ class DeviceScope {
   int previous_ = 0;
   bool switched_ = false;
 };
-
-void raise_status(tilefuse::Status const& s) {
-  if (s.ok()) return;
-  if (s.code() == tilefuse::StatusCode::kCudaError) throw std::runtime_error("tilefuse: " + s.message());
-  throw std::invalid_argument("tilefuse: " + s.message());
-}
 
 // The 128-byte tensor map of one K-major operand of the Hopper GEMM (gemm/device/sm90_operand_map.hpp).
 nb::bytes encode_sm90_operand(std::string const& name, std::string const& element, std::uintptr_t data,
@@ -450,16 +438,4 @@ void bind_launch(nb::module_& m) {
   m.def("read_layout", &read_layout, nb::arg("kernel"), nb::arg("device"), nb::arg("words"),
         "Runs a parameter-layout kernel and returns the integers it wrote.");
   m.def("device_properties", &device_properties, nb::arg("device"), "[sm_count, major, minor] of a device.");
-  // Stream memory operations through the host adapter: signals between ranks and flags for a row-gated GEMM
-  // with no kernel (tilefuse.overlap's gated all-gather: a running GEMM may hold every SM).
-  m.def("stream_write_value32", [](std::uintptr_t address, unsigned value, std::uintptr_t stream) {
-          raise_status(tilefuse::host_adapter().write_value32(reinterpret_cast<cudaStream_t>(stream),
-                                                              reinterpret_cast<unsigned*>(address), value));
-        }, nb::arg("address"), nb::arg("value"), nb::arg("stream"),
-        "Enqueue a fenced write of a 32-bit value to a device word (this GPU's or a peer's) on a stream.");
-  m.def("stream_wait_value32", [](std::uintptr_t address, unsigned value, std::uintptr_t stream) {
-          raise_status(tilefuse::host_adapter().wait_value32(reinterpret_cast<cudaStream_t>(stream),
-                                                             reinterpret_cast<unsigned const*>(address), value));
-        }, nb::arg("address"), nb::arg("value"), nb::arg("stream"),
-        "Enqueue on a stream a wait until a device word reaches value (wrap-around >=), with no kernel.");
 }

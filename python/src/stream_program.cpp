@@ -21,31 +21,22 @@
 
 #include <tilefuse/runtime/host_adapter.hpp>
 
+#include "cuda_errors.hpp"
+
 namespace nb = nanobind;
 
 namespace {
-
-void check(cudaError_t error, char const* what) {
-  if (error == cudaSuccess) return;
-  (void)cudaGetLastError();
-  throw std::runtime_error(std::string("tilefuse: ") + what + " failed with " + cudaGetErrorName(error) + " (" +
-                           cudaGetErrorString(error) + ")");
-}
-
-void check(tilefuse::Status const& s) {
-  if (!s.ok()) throw std::runtime_error("tilefuse: " + s.message());
-}
 
 // Events without timing, made on the device current at construction (the caller's, as torch's are).
 class StreamEvents {
  public:
   explicit StreamEvents(int count) {
     if (count < 0) throw std::invalid_argument("tilefuse: StreamEvents(count) needs count >= 0");
-    check(cudaGetDevice(&device_), "cudaGetDevice");
+    check_cuda(cudaGetDevice(&device_), "cudaGetDevice");
     events_.reserve(static_cast<std::size_t>(count));
     for (int i = 0; i < count; ++i) {
       cudaEvent_t event = nullptr;
-      check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+      check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
       events_.push_back(event);
     }
   }
@@ -124,7 +115,7 @@ class StreamProgram {
       throw std::invalid_argument("tilefuse: StreamProgram.run: a copy needs a source pointer");
     }
     int device = 0;
-    check(cudaGetDevice(&device), "cudaGetDevice");
+    check_cuda(cudaGetDevice(&device), "cudaGetDevice");
     if (device != events_->device()) {
       throw std::invalid_argument("tilefuse: StreamProgram.run on device " + std::to_string(device) +
                                   ", but its events and streams are device " + std::to_string(events_->device()) +
@@ -135,19 +126,21 @@ class StreamProgram {
       cudaStream_t const s = op.stream != nullptr ? op.stream : call;
       switch (op.kind) {
         case Kind::kRecord:
-          check(cudaEventRecord(op.event, s), "cudaEventRecord");
+          check_cuda(cudaEventRecord(op.event, s), "cudaEventRecord");
           break;
         case Kind::kWaitEvent:
-          check(cudaStreamWaitEvent(s, op.event, 0), "cudaStreamWaitEvent");
+          check_cuda(cudaStreamWaitEvent(s, op.event, 0), "cudaStreamWaitEvent");
           break;
         case Kind::kWrite:
-          check(tilefuse::host_adapter().write_value32(s, reinterpret_cast<unsigned*>(op.a), value(op, epoch)));
+          raise_status(tilefuse::host_adapter().write_value32(s, reinterpret_cast<unsigned*>(op.a),
+                                                              value(op, epoch)));
           break;
         case Kind::kWait:
-          check(tilefuse::host_adapter().wait_value32(s, reinterpret_cast<unsigned const*>(op.a), value(op, epoch)));
+          raise_status(tilefuse::host_adapter().wait_value32(s, reinterpret_cast<unsigned const*>(op.a),
+                                                             value(op, epoch)));
           break;
         case Kind::kCopy:
-          check(cudaMemcpyAsync(reinterpret_cast<void*>(op.a),
+          check_cuda(cudaMemcpyAsync(reinterpret_cast<void*>(op.a),
                                 reinterpret_cast<void const*>(source + static_cast<std::uintptr_t>(op.c)),
                                 static_cast<std::size_t>(op.b), cudaMemcpyDeviceToDevice, s),
                 "cudaMemcpyAsync");

@@ -402,8 +402,8 @@ def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="aut
     if own:
         arguments["own"] = x
     nbytes = x.numel() * x.element_size()
-    key = ("all_gather", tuple(x.shape), x.dtype, own, buffers[rank].data_ptr())  # (the allocation: see program_set)
-    programs = state.program_set(key, lambda: _gated_ops(
+    programs_key = ("all_gather", tuple(x.shape), x.dtype, own, buffers[rank].data_ptr())  # see program_set
+    programs = state.program_set(programs_key, lambda: _gated_ops(
         state, state.streams(), [buffers[r][rank * rows:].data_ptr() for r in range(world)], nbytes, own))
     epoch = state.next_epoch("all_gather")
     parity = epoch % 2
@@ -428,8 +428,8 @@ def _reduce_scatter_signalled(x, weight, bias, residual, group, world, rank, row
     received = state.buffers("received", (world, rows, n), x.dtype)  # slot s: the partial from rank s
     sent = [torch.empty(rows, n, dtype=x.dtype, device=device) for _ in range(world - 1)]  # freed on the
     out = torch.empty(rows, n, dtype=x.dtype, device=device)  # caller's stream after it waits for the pushes
-    key = ("reduce_scatter", rows, n, x.dtype, received[rank].data_ptr())
-    programs = state.program_set(key, lambda: _rs_ops(
+    programs_key = ("reduce_scatter", rows, n, x.dtype, received[rank].data_ptr())  # see program_set
+    programs = state.program_set(programs_key, lambda: _rs_ops(
         state, state.streams(), [received[r][rank].data_ptr() for r in range(world)], rows * n * x.element_size()))
     epoch = state.next_epoch("reduce_scatter")
     current = torch.cuda.current_stream().cuda_stream
