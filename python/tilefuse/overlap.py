@@ -26,12 +26,12 @@ _linear = ops.linear  # the fused linear (a CPU test substitutes a reference)
 TRANSPORTS = ("auto", "copy_engine", "p2p")
 
 
-SCHEDULES = ("halves", "gated")  # all_gather_linear's
-RS_SCHEDULES = ("steps", "signalled")  # linear_reduce_scatter's
+SCHEDULES = ("auto", "halves", "gated")  # all_gather_linear's
+RS_SCHEDULES = ("auto", "steps", "signalled")  # linear_reduce_scatter's
 
 
 def all_gather_linear(x, weight, bias=None, activation=None, group=None, transport="auto", replay="auto",
-                      schedule="halves"):
+                      schedule="auto"):
     """act(all_gather(x) @ weight^T + bias) with the all-gather overlapped: x is this rank's (rows, k) block of
     rows, weight (n, k); the result (world * rows, n), blocks in rank order. While one block travels, the fused
     linear runs on the one in hand, so the transfers hide under the GEMMs (the ideal: max(all-gather alone,
@@ -40,21 +40,26 @@ def all_gather_linear(x, weight, bias=None, activation=None, group=None, transpo
     enqueues one graph instead of a dozen operations. schedule (copy engines only): "halves", this rank's
     block's GEMM beside the pulls, then one on the pulled blocks; "gated", one GEMM over every block whose tiles
     wait for their block's flag, the blocks pushed by the copy engines and signalled by stream memory operations
-    (tilefuse.gemm_row_gate; Hopper only; op by op: never replayed, refused under CUDA graph capture). On 2 H200s
-    "gated" takes less GPU time (1.11x the ideal at 4096 tokens against 1.26x) but more host time per call
-    (docs/notes/parallel.md)."""
+    (tilefuse.gemm_row_gate; Hopper only; op by op: never replayed, refused under CUDA graph capture); "auto"
+    (the default), "gated" where it can run (_signalled_able) unless replay=True, from a signature's second call
+    on (the first, by "halves", readies what a CUDA graph capture would take), else "halves". On 2 H200s
+    "gated" takes less GPU time (1.09-1.11x the ideal at 4096 tokens against 1.27x) and no more host time
+    (docs/notes/parallel.md).
+    Every rank must pass tensors of the same shapes, dtypes and layouts (the ranks must choose alike)."""
     _forward_only("all_gather_linear", x, weight, bias)
     _check_transport(transport)
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule={schedule!r}: use one of {', '.join(SCHEDULES)}")
     world, rank = _world(group)
     activation = activation_name(activation)
+    signalled = schedule == "gated" or schedule == "auto" and replay is not True and _signalled_able(x, weight) \
+        and _seen(("all_gather", _group(group).group_name, x.shape, x.dtype, weight.shape, bias is None, activation))
     replay = overlap_replay.wanted(replay, 2 * world * x.shape[0] * weight.shape[0] * x.shape[-1])
     if world == 1:
         return _linear(x, weight, bias, None, activation)
     if _use_copy_engine(transport, group, x, x.shape[0] * weight.shape[0]):
         with torch.cuda.device(x.device):  # the workspace, the streams and the GEMMs all on x's device
-            if schedule == "gated":
+            if signalled:
                 return _all_gather_gated(x.contiguous(), weight, bias, activation, _group(group), world, rank)
             return _all_gather_linear_ce(x.contiguous(), weight, bias, activation, _group(group), world, rank,
                                          replay)
@@ -62,7 +67,7 @@ def all_gather_linear(x, weight, bias=None, activation=None, group=None, transpo
 
 
 def linear_reduce_scatter(x, weight, bias=None, residual=None, group=None, transport="auto", replay="auto",
-                          schedule="steps"):
+                          schedule="auto"):
     """This rank's block of rows of sum_r(x_r @ weight_r^T) + bias + residual, the reduce-scatter overlapped:
     x is this rank's (world * rows, k_r) slice of the features (every row), weight (n, k_r); residual (rows, n),
     this rank's block. The other ranks' blocks are computed first and travel while the next one computes; this
@@ -70,13 +75,18 @@ def linear_reduce_scatter(x, weight, bias=None, residual=None, group=None, trans
     added to it (docs/notes/parallel.md measures this order against others). replay: as all_gather_linear's.
     schedule (copy engines only): "steps", each partial published in this rank's workspace and pulled by its
     owner after a barrier; "signalled", each partial pushed into its owner's buffer and signalled by stream
-    memory operations, no barrier (op by op: never replayed, refused under CUDA graph capture)."""
+    memory operations, no barrier (op by op: never replayed, refused under CUDA graph capture); "auto" (the
+    default), "signalled" where the gated all-gather would run (_signalled_able) unless replay=True, from a
+    signature's second call on, else "steps"."""
     _forward_only("linear_reduce_scatter", x, weight, bias, residual)
     _check_transport(transport)
     if schedule not in RS_SCHEDULES:
         raise ValueError(f"schedule={schedule!r}: use one of {', '.join(RS_SCHEDULES)}")
     world, rank = _world(group)
     rows = _split(x.shape[0], world, "the rows of x")
+    signalled = schedule == "signalled" or schedule == "auto" and replay is not True and _signalled_able(x, weight) \
+        and _seen(("reduce_scatter", _group(group).group_name, x.shape, x.dtype, weight.shape, bias is None,
+                   residual is None))
     replay = overlap_replay.wanted(replay, 2 * x.shape[0] * weight.shape[0] * x.shape[-1])
     if residual is not None and tuple(residual.shape) != (rows, weight.shape[0]):
         raise ValueError(f"residual has shape {tuple(residual.shape)}; it must be this rank's block of the output, "
@@ -87,7 +97,7 @@ def linear_reduce_scatter(x, weight, bias=None, residual=None, group=None, trans
     if _use_copy_engine(transport, group, x, rows * weight.shape[0]):
         with torch.cuda.device(x.device):
             group = _group(group)
-            if schedule == "signalled":
+            if signalled:
                 return _reduce_scatter_signalled(x, weight, bias, residual, group, world, rank, rows)
             workspace = _workspace(group, (world - 1) * rows * weight.shape[0] * x.element_size())
             if replay:
@@ -248,7 +258,7 @@ def _all_gather_rest(x, weight, bias, activation, workspace, world, rank):
 # that fails after its epoch was taken turns the schedules off for its group (its peers' epochs may be ahead).
 # One stream per group's calls, as the workspace.
 
-_GATED = {}  # (device, world, rank, rows, tile, activation, bias?, own?) -> RowGatedGemm, first row this rank's
+_GATED = {}  # (device, world, rank, rows, k, n, dtype, tile, activation, bias?, own?) -> RowGatedGemm (planned)
 _TILE_ROWS = 128  # a multiple of every Hopper tile's rows: own rows that are whole tiles of any of them
 _SIGNALS = {}  # (group name, device) -> _SignalState
 _MASK = 0xFFFFFFFF  # epochs are 32-bit words compared with wrap-around
@@ -309,7 +319,8 @@ class _SignalState:
         if self.broken is not None:
             raise RuntimeError(f"tilefuse.overlap: an earlier signalled call failed part way ({self.broken}), so "
                                "the ranks' epochs may disagree and a wait could never end; the signalled schedules "
-                               "are off for this process group: use the default schedules, or a new process group")
+                               "are off for this process group: pass schedule='halves' (all_gather_linear) or "
+                               "'steps' (linear_reduce_scatter) on every rank, or use a new process group")
         self.epochs[op] = epoch = (self.epochs.get(op, 0) + 1) & _MASK
         return epoch
 
@@ -371,11 +382,41 @@ def _peers(rank, world):
     return [(rank + step) % world for step in range(1, world)]
 
 
+_SEEN = set()  # the signatures schedule="auto" has run once (by halves / steps)
+
+
+def _seen(signature):
+    """False the first time: schedule="auto" runs a signature's first call by halves / steps, which leaves their
+    workspace and kernels ready for a CUDA graph capture later (where auto takes them: the signalled schedules
+    cannot be captured, and a capture can neither allocate symmetric memory nor load a kernel), then the
+    signalled schedules. Every rank counts alike."""
+    if signature in _SEEN:
+        return True
+    _SEEN.add(signature)
+    return False
+
+
+def _signalled_able(x, weight):
+    """Whether schedule="auto" takes the signalled schedules (gated / signalled): on a Hopper GPU (the row-gated
+    GEMM; where they were measured), 16-bit tensors, a contiguous weight with 16-byte-aligned rows (the Hopper
+    kernel reads it in place), not under CUDA graph capture (their epochs change every call). Only facts that
+    every rank of an SPMD program shares: the ranks must choose alike, or one would wait for signals that the
+    other never sends."""
+    if not x.is_cuda or torch.cuda.is_current_stream_capturing():
+        return False
+    if x.dtype not in (torch.bfloat16, torch.float16) or weight.dtype != x.dtype or weight.device != x.device:
+        return False
+    if weight.dim() != 2 or not weight.is_contiguous() or weight.shape[1] * weight.element_size() % 16 \
+            or weight.data_ptr() % 16:
+        return False
+    return torch.cuda.get_device_capability(x.device)[0] == 9
+
+
 def _refuse_capture(what):
     if torch.cuda.is_current_stream_capturing():
         raise RuntimeError(f"{what} cannot be captured in a CUDA graph: its signals carry a new epoch each call, "
-                           "which a replay would not. Use the default schedule (which replays its own graphs), or "
-                           "call this one outside the capture")
+                           "which a replay would not. Use schedule='auto' (under capture it takes 'halves' or "
+                           "'steps', which a graph can hold), or call this one outside the capture")
 
 
 def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="auto"):
@@ -393,12 +434,14 @@ def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="aut
     # What can fail comes before the epoch: a failure after it leaves this rank's signals half sent.
     buffers = state.buffers("gathered", (world * rows, k), x.dtype)
     own = rows % _TILE_ROWS == 0 and x.data_ptr() % 16 == 0  # whole tiles of any Hopper tile: read in place
-    key = (device, world, rank, rows, tile, activation, bias is not None, own)
+    key = (device, world, rank, rows, k, weight.shape[0], x.dtype, tile, activation, bias is not None, own)
+    arguments = {} if bias is None else {"bias": bias}
     gemm = _GATED.get(key)
     if gemm is None:
-        gemm = _GATED[key] = RowGatedGemm(fused(activation, bias is not None, False), rows_per_flag=rows,
-                                          first_row=rank * rows, own_rows=rows if own else 0, tile=tile)
-    arguments = {} if bias is None else {"bias": bias}
+        gemm = RowGatedGemm(fused(activation, bias is not None, False), rows_per_flag=rows, first_row=rank * rows,
+                            own_rows=rows if own else 0, tile=tile)
+        gemm.plan(buffers[rank], weight.t(), **arguments)  # its checks and its compile, before the epoch
+        _GATED[key] = gemm
     if own:
         arguments["own"] = x
     nbytes = x.numel() * x.element_size()

@@ -209,6 +209,33 @@ def test_the_copy_engine_check_runs_for_cuda_tensors(monkeypatch):
     assert not able and "more than this node's 1 GPUs" in why
 
 
+def test_auto_takes_the_signalled_schedules_on_hopper_only_where_they_run(monkeypatch):
+    """schedule='auto' takes gated / signalled only from facts every rank shares (else a rank would wait for
+    signals its peer never sends): Hopper, 16-bit types, a contiguous weight of 16-byte rows, no capture."""
+    import tilefuse.overlap as overlap
+
+    class Cuda(torch.Tensor):  # CPU tensors that say they are CUDA ones (no GPU in this test)
+        is_cuda = True
+
+    def cuda(t):
+        return t.as_subclass(Cuda)
+
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (9, 0))
+    x, w = cuda(torch.zeros(64, 256, dtype=torch.bfloat16)), cuda(torch.zeros(512, 256, dtype=torch.bfloat16))
+    assert overlap._signalled_able(x, w)
+    assert not overlap._signalled_able(torch.zeros(64, 256, dtype=torch.bfloat16), w)  # CPU tensors
+    assert not overlap._signalled_able(cuda(x.float()), cuda(w.float()))  # no 32-bit row-gated GEMM
+    assert not overlap._signalled_able(x, cuda(torch.zeros(256, 512, dtype=torch.bfloat16).t()))  # not contiguous
+    assert not overlap._signalled_able(cuda(torch.zeros(64, 250, dtype=torch.bfloat16)),
+                                       cuda(torch.zeros(512, 250, dtype=torch.bfloat16)))  # rows of 500 bytes
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (8, 0))
+    assert not overlap._signalled_able(x, w)  # the row-gated GEMM is Hopper's
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (9, 0))
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: True)
+    assert not overlap._signalled_able(x, w)  # under capture: halves / steps, which a graph can hold
+
+
 def test_the_signalled_schedules_refuse_graph_capture(monkeypatch):
     """Its signals carry a new epoch each call: a captured call replayed would wait on stale values."""
     import tilefuse.overlap as overlap

@@ -58,18 +58,22 @@ def run_rank(rank, world, init_file, results):
             want = (F.linear(hidden, down.weight, down.bias) + rows).chunk(world, 0)[rank]
             for transport in ("copy_engine", "p2p"):
                 for step in range(3):  # again: the workspace is reused, so a missing barrier would show
-                    got = tp.all_gather_linear(rows.chunk(world, 0)[rank], up.weight, up.bias, "gelu",
-                                               transport=transport)
-                    close_in_bf16(got, F.gelu(F.linear(rows, up.weight, up.bias)), f"all_gather_linear {transport}")
+                    for schedule in ("auto", "halves"):  # auto: gated on Hopper (copy engines), else halves
+                        got = tp.all_gather_linear(rows.chunk(world, 0)[rank], up.weight, up.bias, "gelu",
+                                                   transport=transport, schedule=schedule)
+                        close_in_bf16(got, F.gelu(F.linear(rows, up.weight, up.bias)),
+                                      f"all_gather_linear {transport} {schedule}")
                     if transport == "copy_engine":  # one row-gated GEMM over every block
                         scaled = rows * (1 + 0.5 * step)  # new rows each time: a stale flag would read old ones
                         got = tp.all_gather_linear(scaled.chunk(world, 0)[rank], up.weight, up.bias, "gelu",
                                                    transport=transport, schedule="gated")
                         close_in_bf16(got, F.gelu(F.linear(scaled, up.weight, up.bias)), "all_gather_linear gated")
-                    got = tp.linear_reduce_scatter(hidden.chunk(world, 1)[rank],
-                                                   down.weight.chunk(world, 1)[rank].contiguous(), down.bias,
-                                                   rows.chunk(world, 0)[rank].contiguous(), transport=transport)
-                    close_in_bf16(got, want, f"linear_reduce_scatter {transport}")
+                    for schedule in ("auto", "steps"):  # auto: signalled on Hopper (copy engines), else steps
+                        got = tp.linear_reduce_scatter(hidden.chunk(world, 1)[rank],
+                                                       down.weight.chunk(world, 1)[rank].contiguous(), down.bias,
+                                                       rows.chunk(world, 0)[rank].contiguous(), transport=transport,
+                                                       schedule=schedule)
+                        close_in_bf16(got, want, f"linear_reduce_scatter {transport} {schedule}")
                     if transport == "copy_engine":  # partials pushed and signalled; new features each time
                         scaled = hidden * (1 + 0.5 * step)
                         got = tp.linear_reduce_scatter(scaled.chunk(world, 1)[rank],
@@ -122,6 +126,7 @@ def run_rank(rank, world, init_file, results):
                           "linear_reduce_scatter signalled, first shape again")
             if world > 1:
                 check_replayed(tp, rank, world, rows, hidden, up, down)
+                check_captured_by_caller(tp, rank, world, rows, hidden, up, down)
         check_parallelize_module(world, x, d)
         results.put((rank, "ok"))
     except Exception as error:  # noqa: BLE001 - reported to the parent
@@ -163,6 +168,38 @@ def check_replayed(tp, rank, world, rows, hidden, up, down):
         del h, got
     assert replay.stats["replayed"] - before["replayed"] >= 4, replay.stats
     replay.reset_graphs()
+
+
+def check_captured_by_caller(tp, rank, world, rows, hidden, up, down):
+    """The default schedules inside the caller's own CUDA graph (as torch.compile's reduce-overhead makes one):
+    eager calls first (the first by halves / steps, then the signalled ones), then a capture, where "auto" takes
+    halves / steps, whose workspace and kernels the first call left ready; replays read the static inputs' new
+    values; an eager call after the capture is right too."""
+    w2, r = down.weight.chunk(world, 1)[rank].contiguous(), rows.chunk(world, 0)[rank].contiguous()
+    x = rows.chunk(world, 0)[rank].contiguous() * 1.25  # a shape of its own: its first call is the warm-up one
+    h = hidden.chunk(world, 1)[rank].contiguous() * 1.25
+    ag = lambda: tp.all_gather_linear(x, up.weight, up.bias, "gelu", transport="copy_engine")  # noqa: E731
+    rs = lambda: tp.linear_reduce_scatter(h, w2, down.bias, r, transport="copy_engine")  # noqa: E731
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up, as torch.cuda.graph's documentation asks
+        for _ in range(3):
+            ag(), rs()
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        gathered, scattered = ag(), rs()
+    for scale in (1.0, -0.5):
+        x.copy_(rows.chunk(world, 0)[rank] * scale)
+        h.copy_(hidden.chunk(world, 1)[rank] * scale)
+        graph.replay()
+        close_in_bf16(gathered, F.gelu(F.linear(rows * scale, up.weight, up.bias)),
+                      f"all_gather_linear in the caller's graph, x {scale}")
+        close_in_bf16(scattered, (F.linear(hidden * scale, down.weight, down.bias) + rows).chunk(world, 0)[rank],
+                      f"linear_reduce_scatter in the caller's graph, x {scale}")
+    close_in_bf16(ag(), F.gelu(F.linear(rows * -0.5, up.weight, up.bias)), "all_gather_linear after the capture")
+    del graph
 
 
 def check_parallelize_module(world, x, d):
