@@ -17,8 +17,10 @@ BatchNorm folds (in float32, then cast) only in inference: grad mode off when th
 BatchNorm in eval. The fold is part of the graph: with torch._inductor.config.freezing = True (parameters
 frozen) Inductor computes it once at compile time; without, it runs as a few small ops per call.
 Left to Inductor, and said why at INFO on the logger "tilefuse.backend": groups != 1, string padding, a dtype
-or device without a kernel, tensors that are not channels-last, training-mode BatchNorm, an intermediate used
-twice, and a bare conv (nothing to fuse: cuDNN's call is as good).
+or device without a kernel, tensors that are not channels-last, training-mode BatchNorm, and a bare conv
+(nothing to fuse: cuDNN's call is as good). A chain ends at a value used more than once (a conv whose output
+feeds both its BatchNorm and a shortcut's add: the fused op computes that value, its users read it), and the
+log says so where that leaves a bare conv or linear.
 """
 import functools
 import logging
@@ -91,7 +93,8 @@ def backend(gm, example_inputs, measure=True, require_cuda=True, mode=None, opti
         patches["triton.cudagraphs"] = False
     if measure and chooser is None:
         chooser = Chooser(graphs=graphs)
-    race = measure and not torch.is_grad_enabled() and _real(example_inputs, require_cuda)
+    timing_inputs = _concrete(example_inputs) if measure and not torch.is_grad_enabled() else None
+    race = timing_inputs is not None and _real(timing_inputs, require_cuda)
     plain = _graph_copy(gm) if race and not graphs else None
     attention = [] if torch.is_grad_enabled() else native_attention(gm, require_cuda=require_cuda)
     decisions = fuse(gm, example_inputs, require_cuda=require_cuda, chooser=chooser if measure else None)
@@ -99,10 +102,10 @@ def backend(gm, example_inputs, measure=True, require_cuda=True, mode=None, opti
     compiled = compile_fx(gm, example_inputs, config_patches=patches or None, **kwargs)
     verdict = ""
     if own_ops is not None:
-        compiled, verdict = _race_replays(compiled, own_ops, example_inputs, chooser)
+        compiled, verdict = _race_replays(compiled, own_ops, timing_inputs, chooser)
     if plain is not None and (any(d.fused for d in decisions) or any(why is None for _, why in attention)):
         alone = compile_fx(plain, example_inputs, config_patches=patches or None, **kwargs)
-        fused_ms, alone_ms = chooser.graph_timer(compiled, alone, example_inputs)
+        fused_ms, alone_ms = chooser.graph_timer(compiled, alone, timing_inputs)
         faster = alone_ms < fused_ms
         verdict = (f"; the whole graph: {fused_ms:.3f} ms with them, {alone_ms:.3f} ms Inductor alone: "
                    f"{'Inductor alone kept' if faster else 'kept'}")
@@ -145,6 +148,25 @@ def _attention_summary(attention):
     if not attention:
         return ""
     return f"; {sum(why is None for _, why in attention)} of {len(attention)} self-attentions in torch's fused op"
+
+
+def _concrete(example_inputs):
+    """The example inputs to time the graphs on: a compile with dynamic shapes (Dynamo's second one at a new
+    batch size) passes the symbolic sizes among them as SymInts, which the graphs must be called with as the
+    ints they stand for. None where one has no value (nothing is timed then)."""
+    from torch.fx.experimental.symbolic_shapes import hint_int
+
+    values = []
+    for value in example_inputs:
+        if isinstance(value, torch.SymInt):
+            try:
+                value = hint_int(value)
+            except Exception:  # noqa: BLE001 - a size without a hint: the race is skipped
+                return None
+        elif isinstance(value, (torch.SymFloat, torch.SymBool)):
+            return None
+        values.append(value)
+    return values
 
 
 def _real(example_inputs, require_cuda):
@@ -265,6 +287,17 @@ def _next(node, nodes, claimed):
     return last, nxt
 
 
+def _why_it_ends(last, claimed):
+    """Why a chain's walk stopped at `last`, where that is not the graph's shape alone: its value is used more
+    than once (the chain may not swallow it), or its one user ends an earlier chain."""
+    users = list(last.users)
+    if len(users) > 1:
+        return f" (its output is used {len(users)} times, by {', '.join(u.name for u in users)}: a chain ends there)"
+    if len(users) == 1 and users[0] in claimed:
+        return f" (its user {users[0].name} ends an earlier chain)"
+    return ""
+
+
 def _identity(node):
     """Whether a call is the identity: F.dropout / torch.dropout with training off."""
     if node.op != "call_function" or node.target not in (F.dropout, torch.dropout):
@@ -371,9 +404,7 @@ def _conv_chain(conv, values, frozen, require_cuda, claimed):
                 nodes.append(nxt)
                 last = nxt
     if len(chain) == 1 and b is None:
-        return keep("conv", "a bare conv: nothing to fuse, cuDNN's call is as good")
-    if any(len(n.users) > 1 for n in nodes[:-1]):
-        return keep(" -> ".join(chain), "an intermediate is used twice")
+        return keep("conv", "a bare conv: nothing to fuse, cuDNN's call is as good" + _why_it_ends(last, claimed))
     if bn is not None and (bn.args[1] is None or bn.args[2] is None or
                            not isinstance(bn.args[7] if len(bn.args) > 7 else bn.kwargs.get("eps", 1e-5), float)):
         return keep(" -> ".join(chain), "BatchNorm without running statistics (track_running_stats=False) or "
@@ -454,9 +485,7 @@ def _linear_chain(linear, frozen, require_cuda, claimed):
             last = nxt
     chain_text = " -> ".join(chain)
     if len(chain) == 1:
-        return keep(chain_text, "nothing to fuse: cuBLASLt's bias epilogue is as good")
-    if any(len(n.users) > 1 for n in nodes[:-1]):
-        return keep(chain_text, "an intermediate is used twice")
+        return keep(chain_text, "nothing to fuse: cuBLASLt's bias epilogue is as good" + _why_it_ends(last, claimed))
     signature = _signature((_value(x), w_value, out), dict(chain=chain_text, activation=activation, frozen=frozen))
 
     def race():

@@ -439,6 +439,57 @@ def test_linear_chains_fuse(cpu_kernels):
     assert torch.allclose(got.float(), want.float(), rtol=2e-2, atol=2e-2), (got - want).abs().max()
 
 
+class SharedOutput(nn.Module):
+    """A conv (no bias) whose output feeds both its BatchNorm and an add of another branch."""
+
+    def __init__(self, c=16):
+        super().__init__()
+        self.conv, self.bn = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+
+    def forward(self, x):
+        y = self.conv(x)
+        return torch.relu(self.bn(y)) + y
+
+
+def test_a_value_used_twice_ends_its_chain_and_the_log_says_so(cpu_kernels):
+    """The chain walk stops at a value with several users (swallowing it would lose what the others read); where
+    that leaves a bare conv, the reason names the users, not "nothing to fuse" alone. The output stays right."""
+    torch.manual_seed(8)
+    model = SharedOutput().eval()
+    randomize_batch_norms(model)
+    model = model.to(torch.bfloat16).to(memory_format=CL)
+    x = torch.randn(2, 16, 9, 9).to(torch.bfloat16).contiguous(memory_format=CL)
+    with torch.no_grad():
+        gm, inputs = capture(model, x)
+        decisions = tb.fuse(gm, inputs, require_cuda=False, chooser=Pick([True]))
+        conv = [d for d in decisions if d.chain == "conv"]
+        assert len(conv) == 1 and not conv[0].fused, [str(d) for d in decisions]
+        assert "its output is used 2 times" in conv[0].why and "a chain ends there" in conv[0].why, conv[0].why
+        assert_close(gm(*inputs)[0], model(x))
+
+
+def test_a_new_batch_size_recompiled_with_dynamic_shapes_is_raced_on_real_sizes(cpu_kernels):
+    """Dynamo's second compile at a new batch size makes the batch symbolic: the graph then takes a SymInt among
+    its inputs, and the race must run the graphs on the size it stands for (it once passed the SymInt on, and
+    the call failed in the generated code's allocation)."""
+    import functools
+
+    import torch._inductor.config as inductor_config
+
+    torch.manual_seed(7)
+    model = Block().eval()
+    randomize_batch_norms(model)
+    model = model.to(torch.bfloat16).to(memory_format=CL)
+    chooser = Pick([True])
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend=functools.partial(tb.backend, require_cuda=False, chooser=chooser))
+    with torch.no_grad(), inductor_config.patch(freezing=True):
+        for batch in (2, 3, 5):
+            x = torch.randn(batch, 16, 9, 9).to(torch.bfloat16).contiguous(memory_format=CL)
+            assert_close(compiled(x), model(x))
+    assert len(chooser.raced) >= 2, chooser.raced  # the first compile and the dynamic one
+
+
 @pytest.mark.parametrize("faster", ["fused", "alone"])
 def test_the_whole_graph_is_raced_against_inductor_alone(cpu_kernels, caplog, faster):
     """Without CUDA graphs, a frozen graph with fused chains is compiled twice (with them, and Inductor alone)
