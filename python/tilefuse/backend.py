@@ -292,7 +292,8 @@ def _why_it_ends(last, claimed):
     than once (the chain may not swallow it), or its one user ends an earlier chain."""
     users = list(last.users)
     if len(users) > 1:
-        return f" (its output is used {len(users)} times, by {', '.join(u.name for u in users)}: a chain ends there)"
+        times = "twice" if len(users) == 2 else f"{len(users)} times"
+        return f" (its output is used {times}, by {', '.join(u.name for u in users)}: a chain ends there)"
     if len(users) == 1 and users[0] in claimed:
         return f" (its user {users[0].name} ends an earlier chain)"
     return ""

@@ -163,7 +163,7 @@ class Gemm:
 
     def plan(self, a, b, **arguments):
         """The Operation that run(a, b, **arguments) launches (compiled or taken from the cache)."""
-        a, b = from_dlpack(a), from_dlpack(b)
+        a, b = self._strided_copied(from_dlpack(a)), self._strided_copied(from_dlpack(b))
         arguments = {name: from_dlpack(value) for name, value in arguments.items()}
         check_epilogue_arguments(self.epilogue, arguments, "tilefuse.Gemm", ignore=self._MAINLOOP_ARGUMENTS)
         ops = self._check(a, b)
@@ -213,6 +213,18 @@ class Gemm:
     _MAINLOOP_ARGUMENTS = ()
     _SPLIT_K = 0  # the planner's split_k: 0 lets it choose (tilefuse.gemm_row_gate forbids a split: 1)
     _EMPTY = True  # m, n or the batch 0: an empty result, as torch's (not for FP8: its scales are checked first)
+
+    def _strided_copied(self, t):
+        """t, or a contiguous copy where its last two dimensions are neither row- nor column-major (a view such as
+        x[:, ::2], or rows that overlap: expand()), as torch.matmul takes them; the copy is what the call keys
+        and reads. Not for FP8 (_CONVERTS off: torch._scaled_mm's layouts are its rules)."""
+        if not self._CONVERTS or getattr(t, "dim", None) is None or t.dim() < 2:
+            return t
+        rows, cols = t.shape[-2:]
+        row_stride, col_stride = t.stride()[-2:]
+        row_major = (cols == 1 or col_stride == 1) and (rows == 1 or row_stride >= cols)
+        column_major = (rows == 1 or row_stride == 1) and (cols == 1 or col_stride >= rows)
+        return t if row_major or column_major or t.numel() == 0 else t.contiguous()
 
     def _check(self, a, b):
         return check_gemm_operands(a, b, allowed_dtypes=self._OPERAND_DTYPES, mixed_fp8=self._MIXED_FP8,
@@ -299,9 +311,9 @@ class Gemm:
             d = fast_path.repeat_run(self, a, b, arguments)
             if d is not None:
                 return d
-        a, b = from_dlpack(a), from_dlpack(b)
+        a, b = self._strided_copied(from_dlpack(a)), self._strided_copied(from_dlpack(b))
         arguments = {name: from_dlpack(value) for name, value in arguments.items()}
-        key = call_key(a, b, arguments)
+        key = call_key(a, b, arguments)  # of the tensors the kernel reads (a strided view's copy)
         warm = self._warm.get(key) if key is not None else None
         if warm is not None:
             if out is not None:

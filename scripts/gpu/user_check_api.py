@@ -591,7 +591,7 @@ def fp8_checks(tf):
         return fn
 
     check("fp8.per_tensor.1024x1024x1024", per_tensor(1024, 1024, 1024, False))
-    check("fp8.per_tensor.bias.200x264x384", per_tensor(200, 264, 384, True))
+    check("fp8.per_tensor.bias.200x272x384", per_tensor(200, 272, 384, True))  # n, k multiples of 16: torch's rule
 
     def row_wise(m, n, k):
         def fn():
@@ -917,6 +917,14 @@ def error_checks(tf):
         return tf.scaled_mm(a, b, s, s, out_dtype=torch.bfloat16)
 
     e("err.fp8.bf16_operands", fp8_bf16, [r"float8|e4m3|e5m2|fp8"], "bf16 operands to scaled_mm")
+
+    def fp8_n_not_16():  # torch._scaled_mm refuses n = 264 too (k and n multiples of 16)
+        s = torch.tensor(1.0, device=DEV)
+        a8 = torch.randn(200, 384, device=DEV).to(torch.float8_e4m3fn)
+        b8 = torch.randn(264, 384, device=DEV).to(torch.float8_e4m3fn).t()
+        return tf.scaled_mm(a8, b8, s, s, out_dtype=torch.bfloat16)
+
+    e("err.fp8.n_not_a_multiple_of_16", fp8_n_not_16, [r"\bn\b.*16|multiple"], "n = 264 to scaled_mm", TAE)
 
 
 def _value_error_listing(fn):

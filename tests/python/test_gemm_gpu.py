@@ -136,14 +136,18 @@ def test_describe():
 
 @pytest.mark.parametrize("m,n,k", [(4095, 4097, 4093), (127, 255, 8191), (33, 17, 5), (1, 64, 100), (40, 24, 0)])
 def test_any_layout_and_odd_k_run(m, n, k):
-    """Operands TMA cannot describe as given (odd k, a row-major b, a transposed a, 2-byte offsets) run, as
-    torch.matmul's do: copied into the kernel's layouts with k zero-padded, with the epilogue applied."""
+    """Operands TMA cannot describe as given (odd k, a row-major b, a transposed a, 2-byte offsets, a view with no
+    unit stride, an expanded b) run, as torch.matmul's do: copied into the kernel's layouts with k zero-padded,
+    with the epilogue applied."""
     g = torch.Generator(device="cuda").manual_seed(m + n + k)
     a = torch.randn(m, k + 1, device="cuda", generator=g).to(torch.bfloat16)[:, 1:]  # a 2-byte offset
     b_row_major = torch.randn(k, n, device="cuda", generator=g).to(torch.bfloat16)
     bias = torch.randn(n, device="cuda", generator=g).to(torch.bfloat16)
     gemm = tilefuse.Gemm(epilogue=lambda acc, bias: relu(acc + bias))
-    for a_, b_ in ((a, b_row_major), (a.t().contiguous().t(), b_row_major.t().contiguous().t())):
+    strided = torch.randn(m, 2 * k, device="cuda", generator=g).to(torch.bfloat16)[:, ::2]  # no unit stride
+    expanded = bias[:1].reshape(1, 1).expand(k, n) if n > 1 and k > 1 else b_row_major  # rows that overlap
+    for a_, b_ in ((a, b_row_major), (a.t().contiguous().t(), b_row_major.t().contiguous().t()),
+                   (strided, b_row_major), (a, expanded)):
         poison()
         d = gemm.run(a_, b_, bias=bias)
         ref = torch.relu(a_.double() @ b_.double() + bias.double())
