@@ -224,7 +224,9 @@ class Gemm:
         row_stride, col_stride = t.stride()[-2:]
         row_major = (cols == 1 or col_stride == 1) and (rows == 1 or row_stride >= cols)
         column_major = (rows == 1 or row_stride == 1) and (cols == 1 or col_stride >= rows)
-        return t if row_major or column_major or t.numel() == 0 else t.contiguous()
+        if row_major or column_major:
+            return t
+        return t.new_empty(t.shape) if t.numel() == 0 else t.contiguous()  # (torch calls any empty one contiguous)
 
     def _check(self, a, b):
         return check_gemm_operands(a, b, allowed_dtypes=self._OPERAND_DTYPES, mixed_fp8=self._MIXED_FP8,

@@ -343,3 +343,29 @@ def test_the_residual_fact_follows_the_tree_and_the_residuals_strides():
     assert not plain._residual_by_tma(ops, {"bias": bias})
     twice = tilefuse.Gemm(epilogue=lambda acc, residual: acc + residual * residual)  # read twice: not staged
     assert not twice._residual_by_tma(ops, {"residual": aligned})
+
+
+@pytest.mark.parametrize("make", [
+    lambda torch, bf16: torch.arange(64.).to(bf16).reshape(8, 8)[:, ::2],  # no unit stride
+    lambda torch, bf16: torch.arange(4.).to(bf16).reshape(1, 4).expand(6, 4),  # rows that overlap (stride 0)
+    lambda torch, bf16: torch.arange(4.).to(bf16).reshape(4, 1).expand(4, 6),  # columns that overlap
+    lambda torch, bf16: torch.zeros(40, 1, dtype=bf16).as_strided((40, 0), (1, 2)),  # empty k: strides (1, 2)
+    lambda torch, bf16: torch.arange(80.).to(bf16).reshape(2, 8, 5)[:, :, ::2],  # a batch of them
+], ids=["step2", "expand_rows", "expand_cols", "empty_k", "batched"])
+def test_matrices_of_neither_layout_are_copied_contiguous_as_torch_matmul_takes_them(make):
+    """Gemm.run / plan copy a matrix that is neither row- nor column-major (the kernels' layout check refuses it),
+    and the copy is what the call keys and reads (tests/python/test_gemm_gpu.py runs such calls); a matrix of
+    either layout is passed through as it is; FP8 keeps torch._scaled_mm's layout rules (no copy)."""
+    torch = pytest.importorskip("torch")
+
+    t = make(torch, torch.bfloat16)
+    gemm = tilefuse.Gemm()
+    copied = gemm._strided_copied(t)
+    assert copied is not t and copied.is_contiguous() and torch.equal(copied, t)
+    rows, cols = copied.shape[-2:]
+    assert copied.stride()[-1] == 1 and copied.stride()[-2] >= cols  # row-major, rows apart
+    for either in (copied, copied.transpose(-1, -2).contiguous().transpose(-1, -2)):  # row-, column-major
+        assert gemm._strided_copied(either) is either
+    fp8 = object.__new__(tilefuse.Gemm)
+    fp8._CONVERTS = False
+    assert tilefuse.Gemm._strided_copied(fp8, t) is t
