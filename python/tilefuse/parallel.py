@@ -14,6 +14,17 @@ gets rows [r * m / world, (r + 1) * m / world), sequence parallelism's layout).
 
 Backward is Megatron's: the column-parallel layer's input gradient is all-reduced (x is replicated), the
 row-parallel layer's output gradient is the same on every rank (all-reduce) or all-gathered (reduce-scatter).
+
+Sequence parallelism (Megatron's): with sequence_parallel=True on both layers, each rank holds a block of the
+rows (tokens) between the layers' pairs: the column-parallel layer gathers them and the row-parallel one
+reduce-scatters back to them, adding the bias and this rank's residual rows,
+
+    up   = ColumnParallelLinear(d, 4 * d, activation="gelu", sequence_parallel=True)
+    down = RowParallelLinear(4 * d, d, reduce="scatter", sequence_parallel=True)
+    y = down(up(x_rows), residual=x_rows)                      # this rank's rows of the MLP block
+
+and without grad (inference) the two are tilefuse.overlap's all_gather_linear and linear_reduce_scatter, whose
+collectives overlap the GEMMs.
 Any torch.distributed backend runs it (NCCL on GPUs; the CPU tests use gloo). Parameters are each rank's
 shards: load them with ColumnParallelLinear.from_full / RowParallelLinear.from_full from a full Linear.
 
@@ -83,6 +94,30 @@ class _ReduceScatterRows(torch.autograd.Function):
         return full, None
 
 
+class _GatherRows(torch.autograd.Function):
+    """Every rank's block of rows, in rank order (sequence parallelism's all-gather: rows are dim 0 of (rows,
+    features)); the gradient summed over the ranks and scattered back to this rank's rows."""
+
+    @staticmethod
+    def forward(ctx, x, group):
+        world, _ = _world(group)
+        ctx.group = group
+        full = x.new_empty((x.shape[0] * world, *x.shape[1:]))
+        dist.all_gather_into_tensor(full, x.contiguous(), group=group)
+        return full
+
+    @staticmethod
+    def backward(ctx, grad):
+        world, _ = _world(ctx.group)
+        out = grad.new_empty((grad.shape[0] // world, *grad.shape[1:]))
+        dist.reduce_scatter_tensor(out, grad.contiguous(), group=ctx.group)
+        return out, None
+
+
+def _wants_grad(*tensors):
+    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
+
+
 class _AddedElsewhere(torch.autograd.Function):
     """The row-parallel bias and residual on the ranks that do not add them (rank 0's epilogue does): x
     unchanged forward; backward, their gradients as if they had been added here (every rank holds the same
@@ -105,13 +140,18 @@ class _AddedElsewhere(torch.autograd.Function):
 class ColumnParallelLinear(torch.nn.Module):
     """act(x @ weight^T + bias) for this rank's out_features / world output features: weight is this rank's
     (out_features / world, in_features) block of rows of the full weight, bias its block. forward(x) takes the
-    replicated input and returns this rank's features (..., out_features / world)."""
+    replicated input and returns this rank's features (..., out_features / world). With sequence_parallel=True,
+    x is this rank's block of rows instead ((rows, in_features), or (..., in_features) flattened to rows) and the
+    result is every rank's rows, (world * rows, out_features / world): without grad by all_gather_linear (the
+    all-gather overlapped with the GEMM, tilefuse.overlap); with grad an all-gather then the fused linear, its
+    backward reduce-scattering x's gradient (Megatron's sequence parallelism)."""
 
-    def __init__(self, in_features, out_features, bias=True, activation=None, group=None, device=None, dtype=None):
+    def __init__(self, in_features, out_features, bias=True, activation=None, group=None, device=None, dtype=None,
+                 sequence_parallel=False):
         super().__init__()
         world, _ = _world(group)
         self.activation = activation_name(activation)
-        self.group = group
+        self.group, self.sequence_parallel = group, bool(sequence_parallel)
         self.in_features, self.out_features = in_features, out_features
         local = _split(out_features, world, "out_features")
         self.weight = torch.nn.Parameter(torch.empty(local, in_features, device=device, dtype=dtype))
@@ -119,14 +159,19 @@ class ColumnParallelLinear(torch.nn.Module):
         torch.nn.init.normal_(self.weight, std=in_features ** -0.5)
 
     def forward(self, x):
-        return _linear(_CopyToParallel.apply(x, self.group), self.weight, self.bias, None, self.activation)
+        if not self.sequence_parallel:
+            return _linear(_CopyToParallel.apply(x, self.group), self.weight, self.bias, None, self.activation)
+        rows = x.reshape(-1, self.in_features)
+        if _wants_grad(rows, self.weight, self.bias):
+            return _linear(_GatherRows.apply(rows, self.group), self.weight, self.bias, None, self.activation)
+        return all_gather_linear(rows, self.weight, self.bias, self.activation, group=self.group)
 
     @classmethod
-    def from_full(cls, linear, activation=None, group=None):
+    def from_full(cls, linear, activation=None, group=None, sequence_parallel=False):
         """This rank's shard of a full torch.nn.Linear (every rank passes the same one)."""
         world, rank = _world(group)
         module = cls(linear.in_features, linear.out_features, linear.bias is not None, activation, group,
-                     linear.weight.device, linear.weight.dtype)
+                     linear.weight.device, linear.weight.dtype, sequence_parallel)
         with torch.no_grad():
             module.weight.copy_(linear.weight.chunk(world, 0)[rank])
             if linear.bias is not None:
@@ -135,7 +180,8 @@ class ColumnParallelLinear(torch.nn.Module):
 
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features} (this rank: "
-                f"{self.weight.shape[0]}), activation={self.activation!r}")
+                f"{self.weight.shape[0]}), activation={self.activation!r}"
+                + (", sequence_parallel=True" if self.sequence_parallel else ""))
 
 
 class RowParallelLinear(torch.nn.Module):
@@ -143,14 +189,22 @@ class RowParallelLinear(torch.nn.Module):
     weight is this rank's (out_features, in_features / world) block of columns of the full weight. The bias and
     the residual ride in the epilogue of the group's rank 0's GEMM. reduce="all": every rank gets the whole
     result; reduce="scatter": this rank's block of rows (rows: the input's leading dimensions flattened; their
-    count must split over the group)."""
+    count must split over the group). With sequence_parallel=True (reduce="scatter" only) the residual is this
+    rank's block of rows too, (rows / world, out_features), as a ColumnParallelLinear(sequence_parallel=True)
+    took its input, and each rank adds the bias and the residual to its own rows: without grad by
+    linear_reduce_scatter (the reduce-scatter overlapped with the GEMMs, tilefuse.overlap); with grad the
+    partial product reduce-scattered, then the bias (its gradient all-reduced: it is replicated) and the
+    residual added."""
 
-    def __init__(self, in_features, out_features, bias=True, reduce="all", group=None, device=None, dtype=None):
+    def __init__(self, in_features, out_features, bias=True, reduce="all", group=None, device=None, dtype=None,
+                 sequence_parallel=False):
         super().__init__()
         if reduce not in ("all", "scatter"):
             raise ValueError(f"reduce={reduce!r}: use 'all' (all-reduce) or 'scatter' (reduce-scatter over rows)")
+        if sequence_parallel and reduce != "scatter":
+            raise ValueError("sequence_parallel=True reduce-scatters the rows: pass reduce='scatter'")
         world, _ = _world(group)
-        self.reduce, self.group = reduce, group
+        self.reduce, self.group, self.sequence_parallel = reduce, group, bool(sequence_parallel)
         self.in_features, self.out_features = in_features, out_features
         local = _split(in_features, world, "in_features")
         self.weight = torch.nn.Parameter(torch.empty(out_features, local, device=device, dtype=dtype))
@@ -159,6 +213,8 @@ class RowParallelLinear(torch.nn.Module):
 
     def forward(self, x, residual=None):
         world, rank = _world(self.group)
+        if self.sequence_parallel:
+            return self._forward_rows(x, residual, world)
         if residual is not None and residual.shape != (*x.shape[:-1], self.out_features):
             raise ValueError(f"residual has shape {tuple(residual.shape)}; it must be the full output's "
                              f"{(*x.shape[:-1], self.out_features)} (every rank passes the same one)")
@@ -172,12 +228,25 @@ class RowParallelLinear(torch.nn.Module):
         _split(rows.shape[0], world, "the rows of the output")
         return _ReduceScatterRows.apply(rows, self.group)
 
+    def _forward_rows(self, x, residual, world):
+        rows = x.reshape(-1, self.weight.shape[1])
+        mine = _split(rows.shape[0], world, "the rows of the output")
+        if residual is not None and tuple(residual.shape) != (mine, self.out_features):
+            raise ValueError(f"residual has shape {tuple(residual.shape)}; with sequence_parallel=True it must be this "
+                             f"rank's block of the output's rows, {(mine, self.out_features)}")
+        if not _wants_grad(rows, self.weight, self.bias, residual):
+            return linear_reduce_scatter(rows, self.weight, self.bias, residual, group=self.group)
+        out = _ReduceScatterRows.apply(_linear(rows, self.weight, None, None, None), self.group)
+        if self.bias is not None:
+            out = out + _CopyToParallel.apply(self.bias, self.group)  # each rank's rows; the gradient summed
+        return out + residual if residual is not None else out
+
     @classmethod
-    def from_full(cls, linear, reduce="all", group=None):
+    def from_full(cls, linear, reduce="all", group=None, sequence_parallel=False):
         """This rank's shard of a full torch.nn.Linear (every rank passes the same one)."""
         world, rank = _world(group)
         module = cls(linear.in_features, linear.out_features, linear.bias is not None, reduce, group,
-                     linear.weight.device, linear.weight.dtype)
+                     linear.weight.device, linear.weight.dtype, sequence_parallel)
         with torch.no_grad():
             module.weight.copy_(linear.weight.chunk(world, 1)[rank])
             if linear.bias is not None:
@@ -186,7 +255,8 @@ class RowParallelLinear(torch.nn.Module):
 
     def extra_repr(self):
         return (f"in_features={self.in_features} (this rank: {self.weight.shape[1]}), "
-                f"out_features={self.out_features}, reduce={self.reduce!r}")
+                f"out_features={self.out_features}, reduce={self.reduce!r}"
+                + (", sequence_parallel=True" if self.sequence_parallel else ""))
 
 
 # ---- DTensor: tilefuse's linear ops under torch.distributed.tensor.parallel ----

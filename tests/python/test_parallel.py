@@ -55,12 +55,41 @@ def run_rank(rank, world, init_file, d, seed, results):
             torch.testing.assert_close(row.weight.grad, down.weight.grad.chunk(world, 1)[rank])
             torch.testing.assert_close(row.bias.grad, down.bias.grad)
             torch.testing.assert_close(xs.grad, xr.grad)
+        check_sequence_parallel(tp, rank, world, up, down, x, want, xr.grad)
         check_overlapped_ops(tp, rank, world, up, down, x)
         results.put((rank, "ok"))
     except Exception as error:  # noqa: BLE001 - reported to the parent
         results.put((rank, f"{type(error).__name__}: {error}"))
     finally:
         dist.destroy_process_group()
+
+
+def check_sequence_parallel(tp, rank, world, up, down, x, want, x_grad):
+    """Megatron's sequence parallelism: each rank holds a block of the rows; the column-parallel layer gathers
+    them (all_gather_linear without grad), the row-parallel one reduce-scatters back to them and adds the bias and
+    this rank's residual rows. Trained, every gradient equals the one process's (the ranks' losses sum to its)."""
+    d = x.shape[-1]
+    mine = x.reshape(-1, d).chunk(world, 0)[rank].clone().requires_grad_()
+    col = tp.ColumnParallelLinear.from_full(up, activation="gelu", sequence_parallel=True)
+    row = tp.RowParallelLinear.from_full(down, reduce="scatter", sequence_parallel=True)
+    assert "sequence_parallel=True" in repr(col) and "sequence_parallel=True" in repr(row)
+    hidden = col(mine)
+    assert hidden.shape == (x.reshape(-1, d).shape[0], 4 * d // world)
+    got = row(hidden, residual=mine)
+    expected = want.detach().reshape(-1, d).chunk(world, 0)[rank]
+    torch.testing.assert_close(got, expected)
+    got.square().sum().backward()
+    torch.testing.assert_close(col.weight.grad, up.weight.grad.chunk(world, 0)[rank])
+    torch.testing.assert_close(col.bias.grad, up.bias.grad.chunk(world, 0)[rank])
+    torch.testing.assert_close(row.weight.grad, down.weight.grad.chunk(world, 1)[rank])
+    torch.testing.assert_close(row.bias.grad, down.bias.grad)
+    torch.testing.assert_close(mine.grad, x_grad.reshape(-1, d).chunk(world, 0)[rank])
+    with torch.no_grad():  # the overlapped forward ops
+        torch.testing.assert_close(row(col(mine), residual=mine), expected)
+    with pytest.raises(ValueError, match="this rank's block of the output's rows"):
+        row(hidden, residual=x.reshape(-1, d))
+    with pytest.raises(ValueError, match="reduce='scatter'"):
+        tp.RowParallelLinear(4 * d, d, sequence_parallel=True)
 
 
 def check_overlapped_ops(tp, rank, world, up, down, x):

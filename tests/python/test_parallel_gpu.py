@@ -52,6 +52,22 @@ def run_rank(rank, world, init_file, results):
             close_in_bf16(row.weight.grad, down.weight.grad.chunk(world, 1)[rank], f"{reduce}: down.weight.grad")
             close_in_bf16(row.bias.grad, down.bias.grad, f"{reduce}: down.bias.grad")
             close_in_bf16(xs.grad, xr.grad, f"{reduce}: x.grad")
+        # Sequence parallelism: each rank a block of the rows; trained, then without grad (the overlapped ops).
+        flat = x.reshape(-1, d)
+        col = tp.ColumnParallelLinear.from_full(up, activation="gelu", sequence_parallel=True)
+        row = tp.RowParallelLinear.from_full(down, reduce="scatter", sequence_parallel=True)
+        mine = flat.chunk(world, 0)[rank].clone().requires_grad_()
+        got = row(col(mine), residual=mine)
+        close_in_bf16(got, want.detach().reshape(-1, d).chunk(world, 0)[rank], "sequence parallel: output")
+        (got.float().square().sum() / want.numel()).backward()
+        close_in_bf16(col.weight.grad, up.weight.grad.chunk(world, 0)[rank], "sequence parallel: up.weight.grad")
+        close_in_bf16(row.weight.grad, down.weight.grad.chunk(world, 1)[rank], "sequence parallel: down.weight.grad")
+        close_in_bf16(row.bias.grad, down.bias.grad, "sequence parallel: down.bias.grad")
+        close_in_bf16(mine.grad, xr.grad.reshape(-1, d).chunk(world, 0)[rank], "sequence parallel: x.grad")
+        with torch.no_grad():
+            for _ in range(3):  # auto's first call by halves / steps, then the signalled schedules on Hopper
+                got = row(col(mine), residual=mine)
+                close_in_bf16(got, want.detach().reshape(-1, d).chunk(world, 0)[rank], "sequence parallel, no grad")
         with torch.no_grad():  # the forward ops that overlap their collectives with the GEMMs, both transports
             rows = x.reshape(-1, d)
             hidden = F.gelu(F.linear(rows, up.weight, up.bias))
