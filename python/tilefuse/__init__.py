@@ -26,11 +26,14 @@ __version__ = _version()
 
 
 def __getattr__(name):
-    # tilefuse.ops (torch.library custom ops) and tilefuse.nn (modules) need torch: imported on first use,
-    # so that `import tilefuse` works without torch.
-    if name in ("ops", "nn"):
-        import importlib
+    # tilefuse.ops (torch.library custom ops), tilefuse.nn (modules), tilefuse.backend (torch.compile's) and
+    # tilefuse.parallel need torch: imported on first use, so that `import tilefuse` works without torch.
+    import importlib
+
+    if name in ("ops", "nn", "backend", "parallel"):
         return importlib.import_module(f".{name}", __name__)
+    if name == "optimize":  # tilefuse.optimize(model): torch.compile(model, backend="tilefuse")
+        return importlib.import_module(".backend", __name__).optimize
     raise AttributeError(f"module 'tilefuse' has no attribute {name!r}")
 
 

@@ -616,3 +616,12 @@ def test_channels_not_a_multiple_of_8_are_padded(cpu_kernels, freezing, caplog):
             got = torch.compile(model, backend=backend)(x)
         assert "1 of 1 conv and linear chains fused" in caplog.text, caplog.text
         assert_close(got, model(x))
+
+
+def test_the_one_line_entry_points():
+    """`import tilefuse` registers the backend name with Dynamo; tilefuse.optimize is the backend's optimize."""
+    import tilefuse
+
+    assert tilefuse.optimize is tb.optimize
+    assert "tilefuse" in torch._dynamo.list_backends()
+    assert tilefuse.parallel.all_gather_linear is not None and tilefuse.backend is tb
