@@ -88,7 +88,10 @@ def backend(gm, example_inputs, measure=True, require_cuda=True, mode=None, opti
     graphs = bool(patches.get("triton.cudagraphs", inductor_config.triton.cudagraphs))
     # A frozen inference graph replays from the backend's own CUDA graph (backend_graphs.py: less host work per
     # call than Inductor's cudagraph trees); training graphs and unfrozen ones keep Inductor's.
-    replayed = graphs and not torch.is_grad_enabled() and bool(patches.get("freezing", inductor_config.freezing))
+    # Not with symbolic sizes among the inputs (a recompile with dynamic shapes): ReplayedGraph keys its graphs by
+    # tensors alone, so that graph keeps Inductor's cudagraph trees.
+    replayed = graphs and not torch.is_grad_enabled() and bool(patches.get("freezing", inductor_config.freezing)) \
+        and not any(isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)) for v in example_inputs)
     if replayed:
         patches["triton.cudagraphs"] = False
     if measure and chooser is None:
@@ -154,13 +157,15 @@ def _concrete(example_inputs):
     """The example inputs to time the graphs on: a compile with dynamic shapes (Dynamo's second one at a new
     batch size) passes the symbolic sizes among them as SymInts, which the graphs must be called with as the
     ints they stand for. None where one has no value (nothing is timed then)."""
-    from torch.fx.experimental.symbolic_shapes import hint_int
+    from torch.fx.experimental import symbolic_shapes
+
+    hint = getattr(symbolic_shapes, "size_hint", None) or symbolic_shapes.hint_int  # (hint_int: torch < 2.11)
 
     values = []
     for value in example_inputs:
         if isinstance(value, torch.SymInt):
             try:
-                value = hint_int(value)
+                value = hint(value)
             except Exception:  # noqa: BLE001 - a size without a hint: the race is skipped
                 return None
         elif isinstance(value, (torch.SymFloat, torch.SymBool)):

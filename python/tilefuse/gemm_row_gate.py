@@ -35,6 +35,11 @@ class RowGatedGemm(Gemm):
         self.first_row = first_row
         self.own_rows = own_rows
 
+    def _strided_copied(self, t):
+        """No copy (Gemm's copies a matrix of neither layout): a copy of A made before its rows arrive would be
+        read instead of them, so such operands are refused by the checks, as any copy of A is."""
+        return t
+
     def run(self, a, b, out=None, *, row_flags, own=None, **arguments):
         self._check_flags(row_flags, a)
         if self.own_rows:

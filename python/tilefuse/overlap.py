@@ -52,14 +52,15 @@ def all_gather_linear(x, weight, bias=None, activation=None, group=None, transpo
         raise ValueError(f"schedule={schedule!r}: use one of {', '.join(SCHEDULES)}")
     world, rank = _world(group)
     activation = activation_name(activation)
-    signalled = schedule == "gated" or schedule == "auto" and replay is not True and _signalled_able(x, weight) \
-        and _seen(("all_gather", _group(group).group_name, x.shape, x.dtype, weight.shape, bias is None, activation))
-    replay = overlap_replay.wanted(replay, 2 * world * x.shape[0] * weight.shape[0] * x.shape[-1])
+    asked_replay, replay = replay, overlap_replay.wanted(replay, 2 * world * x.shape[0] * weight.shape[0] * x.shape[-1])
     if world == 1:
         return _linear(x, weight, bias, None, activation)
     if _use_copy_engine(transport, group, x, x.shape[0] * weight.shape[0]):
         with torch.cuda.device(x.device):  # the workspace, the streams and the GEMMs all on x's device
-            if signalled:
+            signature = ("all_gather", _group(group).group_name, x.device, tuple(x.shape), x.dtype,
+                         tuple(weight.shape), None if bias is None else bias.dtype, activation)
+            if schedule == "gated" or schedule == "auto" and asked_replay is not True and _auto_signalled(
+                    signature, x, weight):
                 return _all_gather_gated(x.contiguous(), weight, bias, activation, _group(group), world, rank)
             return _all_gather_linear_ce(x.contiguous(), weight, bias, activation, _group(group), world, rank,
                                          replay)
@@ -84,10 +85,7 @@ def linear_reduce_scatter(x, weight, bias=None, residual=None, group=None, trans
         raise ValueError(f"schedule={schedule!r}: use one of {', '.join(RS_SCHEDULES)}")
     world, rank = _world(group)
     rows = _split(x.shape[0], world, "the rows of x")
-    signalled = schedule == "signalled" or schedule == "auto" and replay is not True and _signalled_able(x, weight) \
-        and _seen(("reduce_scatter", _group(group).group_name, x.shape, x.dtype, weight.shape, bias is None,
-                   residual is None))
-    replay = overlap_replay.wanted(replay, 2 * x.shape[0] * weight.shape[0] * x.shape[-1])
+    asked_replay, replay = replay, overlap_replay.wanted(replay, 2 * x.shape[0] * weight.shape[0] * x.shape[-1])
     if residual is not None and tuple(residual.shape) != (rows, weight.shape[0]):
         raise ValueError(f"residual has shape {tuple(residual.shape)}; it must be this rank's block of the output, "
                          f"{(rows, weight.shape[0])}")
@@ -97,7 +95,10 @@ def linear_reduce_scatter(x, weight, bias=None, residual=None, group=None, trans
     if _use_copy_engine(transport, group, x, rows * weight.shape[0]):
         with torch.cuda.device(x.device):
             group = _group(group)
-            if signalled:
+            signature = ("reduce_scatter", group.group_name, x.device, tuple(x.shape), x.dtype, tuple(weight.shape),
+                         None if bias is None else bias.dtype, None if residual is None else residual.dtype)
+            if schedule == "signalled" or schedule == "auto" and asked_replay is not True and _auto_signalled(
+                    signature, x, weight):
                 return _reduce_scatter_signalled(x, weight, bias, residual, group, world, rank, rows)
             workspace = _workspace(group, (world - 1) * rows * weight.shape[0] * x.element_size())
             if replay:
@@ -258,7 +259,8 @@ def _all_gather_rest(x, weight, bias, activation, workspace, world, rank):
 # that fails after its epoch was taken turns the schedules off for its group (its peers' epochs may be ahead).
 # One stream per group's calls, as the workspace.
 
-_GATED = {}  # (device, world, rank, rows, k, n, dtype, tile, activation, bias?, own?) -> RowGatedGemm (planned)
+_GATED = {}  # (device, world, rank, rows, k, n, dtype, tile, activation, bias dtype, own?) -> RowGatedGemm
+_PLANNED = set()  # (_GATED key, gathered buffer) whose GEMM was planned and loaded before a call's epoch
 _TILE_ROWS = 128  # a multiple of every Hopper tile's rows: own rows that are whole tiles of any of them
 _SIGNALS = {}  # (group name, device) -> _SignalState
 _MASK = 0xFFFFFFFF  # epochs are 32-bit words compared with wrap-around
@@ -382,14 +384,25 @@ def _peers(rank, world):
     return [(rank + step) % world for step in range(1, world)]
 
 
-_SEEN = set()  # the signatures schedule="auto" has run once (by halves / steps)
+_SEEN = set()  # signatures schedule="auto" has run once (by halves / steps)
+_CAPTURED = set()  # signatures a CUDA graph capture has held: auto takes halves / steps for them from then on
 
 
-def _seen(signature):
-    """False the first time: schedule="auto" runs a signature's first call by halves / steps, which leaves their
-    workspace and kernels ready for a CUDA graph capture later (where auto takes them: the signalled schedules
-    cannot be captured, and a capture can neither allocate symmetric memory nor load a kernel), then the
-    signalled schedules. Every rank counts alike."""
+def _auto_signalled(signature, x, weight):
+    """Whether schedule="auto" takes the signalled schedules (gated / signalled) for this call: where they can run
+    (_signalled_able), from a signature's second call on, never for a signature a CUDA graph capture has held.
+    The ranks must choose alike, or one would wait for signals (or a barrier) that the other never sends: the
+    choice reads only what every rank of an SPMD program shares (shapes, dtypes, layouts, the device's kind) and
+    what they do in lockstep (their calls; a capture of these ops on every rank). A signature's first call runs
+    halves / steps so that their symmetric workspace and kernels exist before any capture (a capture can neither
+    allocate symmetric memory nor load a kernel); once a capture held the signature, its eager calls take them
+    too, so that a rank replaying the graph and a rank running eagerly (a graph re-captured or refused on one
+    rank only) still meet in the same schedule."""
+    if torch.cuda.is_current_stream_capturing():
+        _CAPTURED.add(signature)
+        return False
+    if signature in _CAPTURED or not _signalled_able(x, weight):
+        return False
     if signature in _SEEN:
         return True
     _SEEN.add(signature)
@@ -397,17 +410,15 @@ def _seen(signature):
 
 
 def _signalled_able(x, weight):
-    """Whether schedule="auto" takes the signalled schedules (gated / signalled): on a Hopper GPU (the row-gated
-    GEMM; where they were measured), 16-bit tensors, a contiguous weight with 16-byte-aligned rows (the Hopper
-    kernel reads it in place), not under CUDA graph capture (their epochs change every call). Only facts that
-    every rank of an SPMD program shares: the ranks must choose alike, or one would wait for signals that the
-    other never sends."""
-    if not x.is_cuda or torch.cuda.is_current_stream_capturing():
+    """Whether the signalled schedules run this call: on a Hopper GPU (the row-gated GEMM; where they were
+    measured), non-empty 16-bit tensors, a contiguous weight of 16-byte rows (the Hopper kernel reads it in
+    place; a weight whose base is not 16-byte aligned is copied by the gated path: alignment is a fact of one
+    rank, not of the program)."""
+    if not x.is_cuda or x.dim() != 2 or min(x.shape) < 1 or weight.numel() < 1:
         return False
     if x.dtype not in (torch.bfloat16, torch.float16) or weight.dtype != x.dtype or weight.device != x.device:
         return False
-    if weight.dim() != 2 or not weight.is_contiguous() or weight.shape[1] * weight.element_size() % 16 \
-            or weight.data_ptr() % 16:
+    if weight.dim() != 2 or not weight.is_contiguous() or weight.shape[1] * weight.element_size() % 16:
         return False
     return torch.cuda.get_device_capability(x.device)[0] == 9
 
@@ -434,16 +445,21 @@ def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="aut
     # What can fail comes before the epoch: a failure after it leaves this rank's signals half sent.
     buffers = state.buffers("gathered", (world * rows, k), x.dtype)
     own = rows % _TILE_ROWS == 0 and x.data_ptr() % 16 == 0  # whole tiles of any Hopper tile: read in place
-    key = (device, world, rank, rows, k, weight.shape[0], x.dtype, tile, activation, bias is not None, own)
+    if weight.data_ptr() % 16:  # (a view at an odd offset) the kernel reads it by TMA: a copy of this rank's own
+        weight = weight.clone()
+    key = (device, world, rank, rows, k, weight.shape[0], x.dtype, tile, activation,
+           None if bias is None else bias.dtype, own)
     arguments = {} if bias is None else {"bias": bias}
-    gemm = _GATED.get(key)
-    if gemm is None:
-        gemm = RowGatedGemm(fused(activation, bias is not None, False), rows_per_flag=rows, first_row=rank * rows,
-                            own_rows=rows if own else 0, tile=tile)
-        gemm.plan(buffers[rank], weight.t(), **arguments)  # its checks and its compile, before the epoch
-        _GATED[key] = gemm
     if own:
         arguments["own"] = x
+    gemm = _GATED.get(key)
+    if gemm is None:
+        gemm = _GATED[key] = RowGatedGemm(fused(activation, bias is not None, False), rows_per_flag=rows,
+                                          first_row=rank * rows, own_rows=rows if own else 0, tile=tile)
+    if (key, buffers[rank].data_ptr()) not in _PLANNED:  # a new GEMM: its checks, plan and kernel load (which
+        for flags in state.flag_sets:  # synchronizes the device) before the epoch, for both sets of flags
+            gemm.plan(buffers[rank], weight.t(), row_flags=flags, **arguments).kernel_on(device.index)
+        _PLANNED.add((key, buffers[rank].data_ptr()))
     nbytes = x.numel() * x.element_size()
     programs_key = ("all_gather", tuple(x.shape), x.dtype, own, buffers[rank].data_ptr())  # see program_set
     programs = state.program_set(programs_key, lambda: _gated_ops(

@@ -366,6 +366,9 @@ def test_matrices_of_neither_layout_are_copied_contiguous_as_torch_matmul_takes_
     assert copied.stride()[-1] == 1 and copied.stride()[-2] >= cols  # row-major, rows apart
     for either in (copied, copied.transpose(-1, -2).contiguous().transpose(-1, -2)):  # row-, column-major
         assert gemm._strided_copied(either) is either
+    from tilefuse.gemm_row_gate import RowGatedGemm
+
+    assert RowGatedGemm(rows_per_flag=8)._strided_copied(t) is t  # a copy of A would not be where the rows land
     fp8 = object.__new__(tilefuse.Gemm)
     fp8._CONVERTS = False
     assert tilefuse.Gemm._strided_copied(fp8, t) is t

@@ -240,7 +240,8 @@ def test_the_copy_engine_check_runs_for_cuda_tensors(monkeypatch):
 
 def test_auto_takes_the_signalled_schedules_on_hopper_only_where_they_run(monkeypatch):
     """schedule='auto' takes gated / signalled only from facts every rank shares (else a rank would wait for
-    signals its peer never sends): Hopper, 16-bit types, a contiguous weight of 16-byte rows, no capture."""
+    signals its peer never sends): Hopper, non-empty 16-bit tensors, a contiguous weight of 16-byte rows; and
+    from what the ranks do in lockstep: a signature's calls, its captures."""
     import tilefuse.overlap as overlap
 
     class Cuda(torch.Tensor):  # CPU tensors that say they are CUDA ones (no GPU in this test)
@@ -261,8 +262,19 @@ def test_auto_takes_the_signalled_schedules_on_hopper_only_where_they_run(monkey
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (8, 0))
     assert not overlap._signalled_able(x, w)  # the row-gated GEMM is Hopper's
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (9, 0))
+    assert not overlap._signalled_able(cuda(torch.zeros(0, 256, dtype=torch.bfloat16)), w)  # no rows
+    assert not overlap._signalled_able(x, cuda(torch.zeros(0, 256, dtype=torch.bfloat16)))  # no features
+    # A signature's first call by halves / steps (it readies what a capture needs), then the signalled ones;
+    # under capture halves / steps, and for that signature from then on (a rank replaying its graph and a rank
+    # running eagerly must still meet in one schedule).
+    monkeypatch.setattr(overlap, "_SEEN", set())
+    monkeypatch.setattr(overlap, "_CAPTURED", set())
+    assert [overlap._auto_signalled("one", x, w) for _ in range(3)] == [False, True, True]
+    assert overlap._auto_signalled("two", x, w) is False
     monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: True)
-    assert not overlap._signalled_able(x, w)  # under capture: halves / steps, which a graph can hold
+    assert overlap._auto_signalled("one", x, w) is False
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
+    assert overlap._auto_signalled("one", x, w) is False and overlap._auto_signalled("two", x, w) is True
 
 
 def test_the_signalled_schedules_refuse_graph_capture(monkeypatch):

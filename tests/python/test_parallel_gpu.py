@@ -187,15 +187,25 @@ def check_replayed(tp, rank, world, rows, hidden, up, down):
 
 
 def check_captured_by_caller(tp, rank, world, rows, hidden, up, down):
-    """The default schedules inside the caller's own CUDA graph (as torch.compile's reduce-overhead makes one):
-    eager calls first (the first by halves / steps, then the signalled ones), then a capture, where "auto" takes
-    halves / steps, whose workspace and kernels the first call left ready; replays read the static inputs' new
-    values; an eager call after the capture is right too."""
-    w2, r = down.weight.chunk(world, 1)[rank].contiguous(), rows.chunk(world, 0)[rank].contiguous()
-    x = rows.chunk(world, 0)[rank].contiguous() * 1.25  # a shape of its own: its first call is the warm-up one
-    h = hidden.chunk(world, 1)[rank].contiguous() * 1.25
+    """The default schedules inside the caller's own CUDA graph (as torch.compile's reduce-overhead makes one), on
+    a shape no call has used yet: eager calls first (the first by halves / steps, the next two by the signalled
+    schedules on Hopper: their epochs advance), then a capture, where "auto" takes halves / steps (whose
+    workspace and kernels the first call left ready; no epoch taken); replays read the static inputs' new values;
+    an eager call after the capture keeps to halves / steps for that shape."""
+    import tilefuse.overlap as overlap
+
+    d = rows.shape[1]
+    fresh = torch.randn(world * 96, d, device="cuda", dtype=torch.bfloat16)
+    deep = torch.randn(world * 96, hidden.shape[1], device="cuda", dtype=torch.bfloat16)
+    dist.broadcast(fresh, 0), dist.broadcast(deep, 0)
+    w2, r = down.weight.chunk(world, 1)[rank].contiguous(), fresh.chunk(world, 0)[rank].contiguous()
+    x = fresh.chunk(world, 0)[rank].contiguous()
+    h = deep.chunk(world, 1)[rank].contiguous()
     ag = lambda: tp.all_gather_linear(x, up.weight, up.bias, "gelu", transport="copy_engine")  # noqa: E731
     rs = lambda: tp.linear_reduce_scatter(h, w2, down.bias, r, transport="copy_engine")  # noqa: E731
+    state = overlap._signal_state(dist.group.WORLD, x.device)
+    hopper = torch.cuda.get_device_capability()[0] == 9
+    before = dict(state.epochs)
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):  # warm-up, as torch.cuda.graph's documentation asks
@@ -203,18 +213,23 @@ def check_captured_by_caller(tp, rank, world, rows, hidden, up, down):
             ag(), rs()
     torch.cuda.current_stream().wait_stream(side)
     torch.cuda.synchronize()
+    taken = {op: state.epochs.get(op, 0) - before.get(op, 0) for op in ("all_gather", "reduce_scatter")}
+    assert taken == ({"all_gather": 2, "reduce_scatter": 2} if hopper else {"all_gather": 0, "reduce_scatter": 0}), \
+        f"auto's eager calls took the signalled schedules {taken} times"
+    warm = dict(state.epochs)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         gathered, scattered = ag(), rs()
     for scale in (1.0, -0.5):
-        x.copy_(rows.chunk(world, 0)[rank] * scale)
-        h.copy_(hidden.chunk(world, 1)[rank] * scale)
+        x.copy_(fresh.chunk(world, 0)[rank] * scale)
+        h.copy_(deep.chunk(world, 1)[rank] * scale)
         graph.replay()
-        close_in_bf16(gathered, F.gelu(F.linear(rows * scale, up.weight, up.bias)),
+        close_in_bf16(gathered, F.gelu(F.linear(fresh * scale, up.weight, up.bias)),
                       f"all_gather_linear in the caller's graph, x {scale}")
-        close_in_bf16(scattered, (F.linear(hidden * scale, down.weight, down.bias) + rows).chunk(world, 0)[rank],
+        close_in_bf16(scattered, (F.linear(deep * scale, down.weight, down.bias) + fresh).chunk(world, 0)[rank],
                       f"linear_reduce_scatter in the caller's graph, x {scale}")
-    close_in_bf16(ag(), F.gelu(F.linear(rows * -0.5, up.weight, up.bias)), "all_gather_linear after the capture")
+    close_in_bf16(ag(), F.gelu(F.linear(fresh * -0.5, up.weight, up.bias)), "all_gather_linear after the capture")
+    assert state.epochs == warm, "a captured signature must keep to halves / steps, eager calls included"
     del graph
 
 
