@@ -43,8 +43,8 @@ def all_gather_linear(x, weight, bias=None, activation=None, group=None, transpo
     (tilefuse.gemm_row_gate; Hopper only; op by op: never replayed, refused under CUDA graph capture); "auto"
     (the default), "gated" where it can run (_signalled_able) unless replay=True, from a signature's second call
     on (the first, by "halves", readies what a CUDA graph capture would take), else "halves". On 2 H200s
-    "gated" takes less GPU time (1.09-1.11x the ideal at 4096 tokens against 1.27x) and no more host time
-    (docs/notes/parallel.md).
+    "gated" takes less GPU time (1.09-1.16x the ideal at 4096 tokens, machine to machine, against 1.27-1.28x)
+    and no more host time (docs/notes/parallel.md).
     Every rank must pass tensors of the same shapes, dtypes and layouts (the ranks must choose alike)."""
     _forward_only("all_gather_linear", x, weight, bias)
     _check_transport(transport)
