@@ -25,7 +25,7 @@ from .kernel_params import (IDENTITY, Launch, WarmCall, allocate, workspace, cal
                             layout_of, node_strides, spec_key, torch_module as _torch, trace_value, uses_coordinates, jit_arch,
                             parse_header)
 from .dtypes import element_type
-from .tensors import COLUMN_MAJOR, ROW_MAJOR, check_gemm_operands, torch_dtype
+from .tensors import COLUMN_MAJOR, ROW_MAJOR, check_gemm_operands, matrix_layouts, torch_dtype
 
 _ELEMENTS = ("bfloat16", "float16")
 KERNELS = ("auto", "sm80", "sm90", "skinny")  # the kernel family: the planner's choice, or forced (gemm::GemmFamily)
@@ -220,11 +220,7 @@ class Gemm:
         and reads. Not for FP8 (_CONVERTS off: torch._scaled_mm's layouts are its rules)."""
         if not self._CONVERTS or getattr(t, "dim", None) is None or t.dim() < 2:
             return t
-        rows, cols = t.shape[-2:]
-        row_stride, col_stride = t.stride()[-2:]
-        row_major = (cols == 1 or col_stride == 1) and (rows == 1 or row_stride >= cols)
-        column_major = (rows == 1 or row_stride == 1) and (cols == 1 or col_stride >= rows)
-        if row_major or column_major:
+        if matrix_layouts(t.shape, t.stride()):  # (tensors.py's rule: what the checks take as it is)
             return t
         return t.new_empty(t.shape) if t.numel() == 0 else t.contiguous()  # (torch calls any empty one contiguous)
 

@@ -57,13 +57,13 @@ def all_gather_linear(x, weight, bias=None, activation=None, group=None, transpo
         return _linear(x, weight, bias, None, activation)
     if _use_copy_engine(transport, group, x, x.shape[0] * weight.shape[0]):
         with torch.cuda.device(x.device):  # the workspace, the streams and the GEMMs all on x's device
-            signature = ("all_gather", _group(group).group_name, x.device, tuple(x.shape), x.dtype,
-                         tuple(weight.shape), None if bias is None else bias.dtype, activation)
+            group = _group(group)
+            signature = ("all_gather", group.group_name, x.device, tuple(x.shape), x.dtype, tuple(weight.shape),
+                         None if bias is None else bias.dtype, activation)
             if schedule == "gated" or schedule == "auto" and asked_replay is not True and _auto_signalled(
                     signature, x, weight):
-                return _all_gather_gated(x.contiguous(), weight, bias, activation, _group(group), world, rank)
-            return _all_gather_linear_ce(x.contiguous(), weight, bias, activation, _group(group), world, rank,
-                                         replay)
+                return _all_gather_gated(x.contiguous(), weight, bias, activation, group, world, rank)
+            return _all_gather_linear_ce(x.contiguous(), weight, bias, activation, group, world, rank, replay)
     return _all_gather_linear_p2p(x.contiguous(), weight, bias, activation, group, world, rank)
 
 
@@ -735,8 +735,13 @@ def _copy_engine_able(group, x, block):
     return True, ""
 
 
+def _wants_grad(*tensors):
+    """Whether autograd would record an op on these tensors (grad mode on, one of them requiring grad)."""
+    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
+
+
 def _forward_only(what, *tensors):
-    if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors):
+    if _wants_grad(*tensors):
         raise RuntimeError(f"tilefuse.parallel.{what} is a forward op (no autograd): call it under torch.no_grad(), "
                            "or train with ColumnParallelLinear / RowParallelLinear")
 

@@ -40,7 +40,7 @@ import torch.distributed as dist  # noqa: E402
 
 from . import ops  # noqa: E402
 from .op_common import activation_name  # noqa: E402
-from .overlap import _split, _world, all_gather_linear, linear_reduce_scatter  # noqa: E402, F401 - re-exported
+from .overlap import _split, _wants_grad, _world, all_gather_linear, linear_reduce_scatter  # noqa: E402, F401
 
 _linear = ops.linear  # the fused linear (a test on CPU substitutes a reference)
 
@@ -112,10 +112,6 @@ class _GatherRows(torch.autograd.Function):
         out = grad.new_empty((grad.shape[0] // world, *grad.shape[1:]))
         dist.reduce_scatter_tensor(out, grad.contiguous(), group=ctx.group)
         return out, None
-
-
-def _wants_grad(*tensors):
-    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
 
 
 class _AddedElsewhere(torch.autograd.Function):

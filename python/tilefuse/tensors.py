@@ -284,13 +284,14 @@ class GemmOperands:
         return "\n".join(lines)
 
 
-def _matrix_layout(info: TensorInfo, prefer: str):
-    """(layout, ld) of the last two dimensions of `info`, or raise saying why neither layout fits.
+def matrix_layouts(shape, strides) -> dict:
+    """{layout: ld} for every layout (ROW_MAJOR, COLUMN_MAJOR) a matrix of these last two sizes and strides is
+    in; empty where it is in neither (no unit stride, or rows / columns that overlap).
 
     A dimension of size 1 has no meaningful stride (torch reports any value there), so a matrix with one
-    row or one column is both layouts; `prefer` picks between them (what the fast kernels want)."""
-    rows, cols = info.shape[-2:]
-    row_stride, col_stride = info.strides[-2:]
+    row or one column is both layouts."""
+    rows, cols = shape[-2:]
+    row_stride, col_stride = strides[-2:]
     candidates = {}
     if cols == 1 or col_stride == 1:
         if rows == 1:
@@ -302,12 +303,21 @@ def _matrix_layout(info: TensorInfo, prefer: str):
             candidates[COLUMN_MAJOR] = max(col_stride, rows)
         elif col_stride >= rows:
             candidates[COLUMN_MAJOR] = col_stride
+    return candidates
+
+
+def _matrix_layout(info: TensorInfo, prefer: str):
+    """(layout, ld) of the last two dimensions of `info` (matrix_layouts; `prefer` picks where both fit: what
+    the fast kernels want), or raise saying why neither layout fits."""
+    candidates = matrix_layouts(info.shape, info.strides)
     if prefer in candidates:
         return prefer, candidates[prefer]
     if candidates:
         layout, ld = next(iter(candidates.items()))
         return layout, ld
     name, shape, strides = info.name, info.shape, info.strides
+    rows, cols = shape[-2:]
+    row_stride, col_stride = strides[-2:]
     if col_stride == 1 or row_stride == 1:
         layout, ld, packed = (ROW_MAJOR, row_stride, cols) if col_stride == 1 else (COLUMN_MAJOR, col_stride, rows)
         raise TensorArgumentError(f"{name} (shape {shape}, strides {strides}) is {layout} with leading dimension "

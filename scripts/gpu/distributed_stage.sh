@@ -2,9 +2,9 @@
 # Multi-GPU checks on the device machine (nvidia-h200-x2 / -x4), one call: the Python package installed
 # (scripts/gpu/python_stage.sh's way), the tensor-parallel and DDP / FSDP2 tests on every GPU, then the overlap
 # benchmark under torchrun on every GPU and, on a machine of more than 2, on 2 of them too (both in one run).
-# NVLink multicast stays off. Results in $OUT: pytest.log.gz, tp-overlap-<world>.md / .json / .log; with
-# USER_CHECK=1 also scripts/gpu/user_check_parallel.py on every GPU (user-check-parallel.md / .log, ~4 min).
-# Usage: OUT=... [USER_CHECK=1] scripts/gpu/distributed_stage.sh [pytest timeout s, default 300] [more pytest files...]
+# NVLink multicast stays off. Results in $OUT: pytest.log.gz, tp-overlap-<world>.md / .json / .log (the
+# multi-GPU user check: scripts/gpu/user_checks.sh).
+# Usage: OUT=... scripts/gpu/distributed_stage.sh [pytest timeout s, default 300] [more pytest files...]
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 OUT="${OUT:-gpu-out}"
@@ -26,9 +26,3 @@ for world in $worlds; do
   rc=$?; echo "[$(( $(date +%s) - start )) s] tp_overlap on $world GPUs rc $rc"
   cat "$OUT/tp-overlap-$world.md" 2>/dev/null || tail -30 "$OUT/tp-overlap-$world.log"
 done
-if [ "${USER_CHECK:-0}" = 1 ]; then
-  PYTHONPATH="$PWD/build/python/site" timeout 580 torchrun --nproc-per-node "$gpus" scripts/gpu/user_check_parallel.py \
-    --markdown "$OUT/user-check-parallel.md" > "$OUT/user-check-parallel.log" 2>&1
-  rc=$?; echo "[$(( $(date +%s) - start )) s] user_check_parallel on $gpus GPUs rc $rc"
-  tail -5 "$OUT/user-check-parallel.md" 2>/dev/null || tail -30 "$OUT/user-check-parallel.log"
-fi

@@ -48,12 +48,9 @@ def run_rank(rank, world, init_file, d, seed, results):
             expected = want.detach() if reduce == "all" else rows.chunk(world, 0)[rank]
             torch.testing.assert_close(got, expected)
             got.square().sum().backward()
-            torch.testing.assert_close(col.weight.grad, up.weight.grad.chunk(world, 0)[rank])
-            torch.testing.assert_close(col.bias.grad, up.bias.grad.chunk(world, 0)[rank])
             # Replicated across the group: the gradients of the full backward on every rank (with reduce="all"
             # every rank's loss is the whole loss, so its gradients are the full ones).
-            torch.testing.assert_close(row.weight.grad, down.weight.grad.chunk(world, 1)[rank])
-            torch.testing.assert_close(row.bias.grad, down.bias.grad)
+            assert_shards_of_full_gradients(col, row, up, down, world, rank)
             torch.testing.assert_close(xs.grad, xr.grad)
         check_sequence_parallel(tp, rank, world, up, down, x, want, xr.grad)
         check_overlapped_ops(tp, rank, world, up, down, x)
@@ -62,6 +59,15 @@ def run_rank(rank, world, init_file, d, seed, results):
         results.put((rank, f"{type(error).__name__}: {error}"))
     finally:
         dist.destroy_process_group()
+
+
+def assert_shards_of_full_gradients(col, row, up, down, world, rank):
+    """Each parallel layer's parameter gradients are its shard of the one process's (the column-parallel layer's
+    rows, the row-parallel layer's columns; its bias replicated whole)."""
+    torch.testing.assert_close(col.weight.grad, up.weight.grad.chunk(world, 0)[rank])
+    torch.testing.assert_close(col.bias.grad, up.bias.grad.chunk(world, 0)[rank])
+    torch.testing.assert_close(row.weight.grad, down.weight.grad.chunk(world, 1)[rank])
+    torch.testing.assert_close(row.bias.grad, down.bias.grad)
 
 
 def check_sequence_parallel(tp, rank, world, up, down, x, want, x_grad):
@@ -79,10 +85,7 @@ def check_sequence_parallel(tp, rank, world, up, down, x, want, x_grad):
     expected = want.detach().reshape(-1, d).chunk(world, 0)[rank]
     torch.testing.assert_close(got, expected)
     got.square().sum().backward()
-    torch.testing.assert_close(col.weight.grad, up.weight.grad.chunk(world, 0)[rank])
-    torch.testing.assert_close(col.bias.grad, up.bias.grad.chunk(world, 0)[rank])
-    torch.testing.assert_close(row.weight.grad, down.weight.grad.chunk(world, 1)[rank])
-    torch.testing.assert_close(row.bias.grad, down.bias.grad)
+    assert_shards_of_full_gradients(col, row, up, down, world, rank)
     torch.testing.assert_close(mine.grad, x_grad.reshape(-1, d).chunk(world, 0)[rank])
     with torch.no_grad():  # the overlapped forward ops
         torch.testing.assert_close(row(col(mine), residual=mine), expected)
