@@ -198,9 +198,10 @@ def check_captured_by_caller(tp, rank, world, rows, hidden, up, down):
     fresh = torch.randn(world * 96, d, device="cuda", dtype=torch.bfloat16)
     deep = torch.randn(world * 96, hidden.shape[1], device="cuda", dtype=torch.bfloat16)
     dist.broadcast(fresh, 0), dist.broadcast(deep, 0)
-    w2, r = down.weight.chunk(world, 1)[rank].contiguous(), fresh.chunk(world, 0)[rank].contiguous()
-    x = fresh.chunk(world, 0)[rank].contiguous()
-    h = deep.chunk(world, 1)[rank].contiguous()
+    # clone, not contiguous: a block of rows is contiguous already, and x's in-place updates would change fresh
+    w2, r = down.weight.chunk(world, 1)[rank].contiguous(), fresh.chunk(world, 0)[rank].clone()
+    x = fresh.chunk(world, 0)[rank].clone()
+    h = deep.chunk(world, 1)[rank].clone()
     ag = lambda: tp.all_gather_linear(x, up.weight, up.bias, "gelu", transport="copy_engine")  # noqa: E731
     rs = lambda: tp.linear_reduce_scatter(h, w2, down.bias, r, transport="copy_engine")  # noqa: E731
     state = overlap._signal_state(dist.group.WORLD, x.device)
