@@ -11,7 +11,6 @@ Two transports, chosen by `transport`:
   memory); NCCL's transfers run as kernels beside the GEMMs.
 "auto" takes the copy engines where they can run, else the ring. docs/notes/parallel.md has the measurements.
 """
-import contextlib
 import math
 
 from .errors import require_torch
@@ -56,7 +55,7 @@ def all_gather_linear(x, weight, bias=None, activation=None, group=None, transpo
     if world == 1:
         return _linear(x, weight, bias, None, activation)
     if _use_copy_engine(transport, group, x, x.shape[0] * weight.shape[0]):
-        with torch.cuda.device(x.device):  # the workspace, the streams and the GEMMs all on x's device
+        with _OnDevice(x.device.index):  # the workspace, the streams and the GEMMs all on x's device
             group = _group(group)
             signature = ("all_gather", group.group_name, x.device, tuple(x.shape), x.dtype, tuple(weight.shape),
                          None if bias is None else bias.dtype, activation)
@@ -93,7 +92,7 @@ def linear_reduce_scatter(x, weight, bias=None, residual=None, group=None, trans
         return _linear(x, weight, bias, residual, None)
     x = x.contiguous()
     if _use_copy_engine(transport, group, x, rows * weight.shape[0]):
-        with torch.cuda.device(x.device):
+        with _OnDevice(x.device.index):
             group = _group(group)
             signature = ("reduce_scatter", group.group_name, x.device, tuple(x.shape), x.dtype, tuple(weight.shape),
                          None if bias is None else bias.dtype, None if residual is None else residual.dtype)
@@ -326,14 +325,9 @@ class _SignalState:
         self.epochs[op] = epoch = (self.epochs.get(op, 0) + 1) & _MASK
         return epoch
 
-    @contextlib.contextmanager
-    def signalling(self):
-        """Marks this state broken if the body raises: its signals may be half sent."""
-        try:
-            yield
-        except BaseException as error:
-            self.broken = f"{type(error).__name__}: {error}"
-            raise
+    def broke(self, error):
+        """Marks this state broken: a call raised after its epoch, its signals may be half sent."""
+        self.broken = f"{type(error).__name__}: {error}"
 
     def word(self, rank, index):
         """The address of word `index` of rank's signal words (this rank's or a peer's, mapped here)."""
@@ -420,7 +414,7 @@ def _signalled_able(x, weight):
         return False
     if weight.dim() != 2 or not weight.is_contiguous() or weight.shape[1] * weight.element_size() % 16:
         return False
-    return torch.cuda.get_device_capability(x.device)[0] == 9
+    return _capability(x.device)[0] == 9
 
 
 def _refuse_capture(what):
@@ -436,9 +430,6 @@ def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="aut
     this rank's own block, read from x where it lies (a second tensor map; copied in first where its rows do not
     cover whole tiles). See the section comment for the epochs."""
     _refuse_capture("all_gather_linear(schedule='gated')")
-    from .epilogue.common import fused
-    from .gemm_row_gate import RowGatedGemm
-
     rows, k = x.shape
     device = x.device
     state = _signal_state(group, device)
@@ -454,6 +445,9 @@ def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="aut
         arguments["own"] = x
     gemm = _GATED.get(key)
     if gemm is None:
+        from .epilogue.common import fused
+        from .gemm_row_gate import RowGatedGemm
+
         gemm = _GATED[key] = RowGatedGemm(fused(activation, bias is not None, False), rows_per_flag=rows,
                                           first_row=rank * rows, own_rows=rows if own else 0, tile=tile)
     if (key, buffers[rank].data_ptr()) not in _PLANNED:  # a new GEMM: its checks, plan and kernel load (which
@@ -466,11 +460,14 @@ def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="aut
         state, state.streams(), [buffers[r][rank * rows:].data_ptr() for r in range(world)], nbytes, own))
     epoch = state.next_epoch("all_gather")
     parity = epoch % 2
-    current = torch.cuda.current_stream().cuda_stream
-    with state.signalling():
+    current = torch._C._cuda_getCurrentRawStream(device.index)
+    try:
         programs[f"before{parity}"].run(current, epoch, x.data_ptr())
         out = gemm.run(buffers[rank], weight.t(), row_flags=state.flag_sets[parity], **arguments)
         programs[f"after{parity}"].run(current, epoch)
+    except BaseException as error:
+        state.broke(error)
+        raise
     return out
 
 
@@ -491,8 +488,8 @@ def _reduce_scatter_signalled(x, weight, bias, residual, group, world, rank, row
     programs = state.program_set(programs_key, lambda: _rs_ops(
         state, state.streams(), [received[r][rank].data_ptr() for r in range(world)], rows * n * x.element_size()))
     epoch = state.next_epoch("reduce_scatter")
-    current = torch.cuda.current_stream().cuda_stream
-    with state.signalling():
+    current = torch._C._cuda_getCurrentRawStream(device.index)
+    try:
         for owner, partial in zip(_peers(rank, world), sent):
             _into(x[owner * rows:(owner + 1) * rows], weight, None, None, "none", partial)
             programs[f"push{owner}"].run(current, epoch, partial.data_ptr())
@@ -504,6 +501,9 @@ def _reduce_scatter_signalled(x, weight, bias, residual, group, world, rank, row
             others = torch.cat([received[rank][:rank], received[rank][rank + 1:]])
             out.add_(others.sum(0, dtype=torch.float32))  # rounded once to x's dtype
         programs["end"].run(current, epoch)
+    except BaseException as error:
+        state.broke(error)
+        raise
     return out
 
 
@@ -682,8 +682,51 @@ def _linear_reduce_scatter_p2p(x, weight, bias, residual, group, world, rank, ro
 
 # ---- helpers ----
 
+_WORLDS = {}  # process group -> (its size, this rank)
+_NO_COPY_ENGINE = {}  # process group -> why the copy engines cannot serve it ("" where they can)
+
+
+def _per_group(cache, group, ask):
+    """ask(group), asked once per process group: each torch.distributed query costs microseconds of host time,
+    and a small overlapped call is host-bound (docs/notes/parallel.md). Groups live as long as the program (a
+    new group is a new object); without a default group, ask raises torch's own error each time."""
+    resolved = dist.group.WORLD if group is None else group
+    known = cache.get(resolved) if resolved is not None else None
+    if known is None:
+        known = ask(group)
+        if resolved is not None:
+            cache[resolved] = known
+    return known
+
+
 def _world(group):
-    return dist.get_world_size(group), dist.get_rank(group)
+    return _per_group(_WORLDS, group, lambda g: (dist.get_world_size(g), dist.get_rank(g)))
+
+
+class _OnDevice:
+    """torch.cuda.device(index) for a tensor's device index, without its argument parsing (microseconds a call)."""
+
+    __slots__ = ("index", "previous")
+
+    def __init__(self, index):
+        self.index = index
+
+    def __enter__(self):
+        self.previous = torch.cuda._exchange_device(self.index)
+
+    def __exit__(self, *error):
+        torch.cuda._maybe_exchange_device(self.previous)
+        return False
+
+
+_CAPABILITIES = {}  # device index -> (major, minor)
+
+
+def _capability(device):
+    capability = _CAPABILITIES.get(device.index)
+    if capability is None:
+        capability = _CAPABILITIES[device.index] = torch.cuda.get_device_capability(device)
+    return capability
 
 
 def _group(group):
@@ -718,21 +761,29 @@ def _use_copy_engine(transport, group, x, block):
 def _copy_engine_able(group, x, block):
     if not x.is_cuda:
         return False, f"the tensors are on {x.device}"
-    if "nccl" not in str(dist.get_backend(group)):
-        return False, f"the group's backend is {dist.get_backend(group)}, not nccl"
+    why = _per_group(_NO_COPY_ENGINE, group, _why_no_copy_engine)
+    if why:
+        return False, why
     if x.dim() != 2:
         return False, f"x has {x.dim()} dimensions; the copy engines take (rows, features) blocks"
     if block * x.element_size() % 16:
         return False, (f"a block of {block} elements is not a whole number of 16-byte pieces (the GEMMs store "
                        "each block in place, 16 bytes at a time)")
+    return True, ""
+
+
+def _why_no_copy_engine(group):
+    """Why the copy engines cannot serve this group ("" where they can): the group's own facts."""
+    if "nccl" not in str(dist.get_backend(group)):
+        return f"the group's backend is {dist.get_backend(group)}, not nccl"
     if dist.get_world_size(group) > torch.cuda.device_count():
-        return False, (f"the group's {dist.get_world_size(group)} ranks are more than this node's "
-                       f"{torch.cuda.device_count()} GPUs (symmetric memory maps peers on one node)")
+        return (f"the group's {dist.get_world_size(group)} ranks are more than this node's "
+                f"{torch.cuda.device_count()} GPUs (symmetric memory maps peers on one node)")
     try:
         import torch.distributed._symmetric_memory as _  # noqa: F401 - `as`: a bare import would make torch local
     except ImportError as error:
-        return False, f"torch's symmetric memory is missing ({error})"
-    return True, ""
+        return f"torch's symmetric memory is missing ({error})"
+    return ""
 
 
 def _wants_grad(*tensors):

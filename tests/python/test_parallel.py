@@ -254,7 +254,7 @@ def test_auto_takes_the_signalled_schedules_on_hopper_only_where_they_run(monkey
         return t.as_subclass(Cuda)
 
     monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
-    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (9, 0))
+    monkeypatch.setattr(overlap, "_capability", lambda device: (9, 0))
     x, w = cuda(torch.zeros(64, 256, dtype=torch.bfloat16)), cuda(torch.zeros(512, 256, dtype=torch.bfloat16))
     assert overlap._signalled_able(x, w)
     assert not overlap._signalled_able(torch.zeros(64, 256, dtype=torch.bfloat16), w)  # CPU tensors
@@ -262,9 +262,9 @@ def test_auto_takes_the_signalled_schedules_on_hopper_only_where_they_run(monkey
     assert not overlap._signalled_able(x, cuda(torch.zeros(256, 512, dtype=torch.bfloat16).t()))  # not contiguous
     assert not overlap._signalled_able(cuda(torch.zeros(64, 250, dtype=torch.bfloat16)),
                                        cuda(torch.zeros(512, 250, dtype=torch.bfloat16)))  # rows of 500 bytes
-    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (8, 0))
+    monkeypatch.setattr(overlap, "_capability", lambda device: (8, 0))
     assert not overlap._signalled_able(x, w)  # the row-gated GEMM is Hopper's
-    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (9, 0))
+    monkeypatch.setattr(overlap, "_capability", lambda device: (9, 0))
     assert not overlap._signalled_able(cuda(torch.zeros(0, 256, dtype=torch.bfloat16)), w)  # no rows
     assert not overlap._signalled_able(x, cuda(torch.zeros(0, 256, dtype=torch.bfloat16)))  # no features
     # A signature's first call by halves / steps (it readies what a capture needs), then the signalled ones;
@@ -302,9 +302,7 @@ def test_a_signalled_call_that_fails_part_way_turns_the_schedules_off():
     assert state.next_epoch("reduce_scatter") == 1
     state.epochs["all_gather"] = 0xFFFFFFFF
     assert state.next_epoch("all_gather") == 0  # 32-bit words, compared with wrap-around
-    with pytest.raises(MemoryError):
-        with state.signalling():
-            raise MemoryError("out of memory")
+    state.broke(MemoryError("out of memory"))  # what a signalled call does when it raises after its epoch
     with pytest.raises(RuntimeError, match="failed part way .*MemoryError: out of memory"):
         state.next_epoch("all_gather")
 
