@@ -12,6 +12,7 @@ Two transports, chosen by `transport`:
 "auto" takes the copy engines where they can run, else the ring. docs/notes/parallel.md has the measurements.
 """
 import math
+import weakref
 
 from .errors import require_torch
 
@@ -458,9 +459,9 @@ def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="aut
     programs_key = ("all_gather", tuple(x.shape), x.dtype, own, buffers[rank].data_ptr())  # see program_set
     programs = state.program_set(programs_key, lambda: _gated_ops(
         state, state.streams(), [buffers[r][rank * rows:].data_ptr() for r in range(world)], nbytes, own))
+    current = torch._C._cuda_getCurrentRawStream(device.index)
     epoch = state.next_epoch("all_gather")
     parity = epoch % 2
-    current = torch._C._cuda_getCurrentRawStream(device.index)
     try:
         programs[f"before{parity}"].run(current, epoch, x.data_ptr())
         out = gemm.run(buffers[rank], weight.t(), row_flags=state.flag_sets[parity], **arguments)
@@ -487,8 +488,8 @@ def _reduce_scatter_signalled(x, weight, bias, residual, group, world, rank, row
     programs_key = ("reduce_scatter", rows, n, x.dtype, received[rank].data_ptr())  # see program_set
     programs = state.program_set(programs_key, lambda: _rs_ops(
         state, state.streams(), [received[r][rank].data_ptr() for r in range(world)], rows * n * x.element_size()))
-    epoch = state.next_epoch("reduce_scatter")
     current = torch._C._cuda_getCurrentRawStream(device.index)
+    epoch = state.next_epoch("reduce_scatter")
     try:
         for owner, partial in zip(_peers(rank, world), sent):
             _into(x[owner * rows:(owner + 1) * rows], weight, None, None, "none", partial)
@@ -682,21 +683,32 @@ def _linear_reduce_scatter_p2p(x, weight, bias, residual, group, world, rank, ro
 
 # ---- helpers ----
 
-_WORLDS = {}  # process group -> (its size, this rank)
-_NO_COPY_ENGINE = {}  # process group -> why the copy engines cannot serve it ("" where they can)
+_WORLDS = weakref.WeakKeyDictionary()  # process group -> (its size, this rank)
+_NO_COPY_ENGINE = weakref.WeakKeyDictionary()  # process group -> why the copy engines cannot serve it ("" if none)
 
 
 def _per_group(cache, group, ask):
     """ask(group), asked once per process group: each torch.distributed query costs microseconds of host time,
-    and a small overlapped call is host-bound (docs/notes/parallel.md). Groups live as long as the program (a
-    new group is a new object); without a default group, ask raises torch's own error each time."""
+    and a small overlapped call is host-bound (docs/notes/parallel.md). A group destroyed since is asked again,
+    so torch raises its own error, as without a default group."""
     resolved = dist.group.WORLD if group is None else group
-    known = cache.get(resolved) if resolved is not None else None
+    cacheable = isinstance(resolved, dist.ProcessGroup)
+    known = cache.get(resolved) if cacheable else None
+    if known is not None and resolved not in _registered_groups():
+        del cache[resolved]
+        known = None
     if known is None:
         known = ask(group)
-        if resolved is not None:
+        if cacheable:
             cache[resolved] = known
     return known
+
+
+def _registered_groups():
+    """torch's live process groups (a dict keyed by them: a lookup costs what a dict's does)."""
+    from torch.distributed.distributed_c10d import _world as registry
+
+    return registry.pg_map
 
 
 def _world(group):

@@ -230,6 +230,7 @@ def test_the_copy_engine_check_runs_for_cuda_tensors(monkeypatch):
         def element_size(self):
             return 2
 
+    monkeypatch.setattr(overlap, "_NO_COPY_ENGINE", {})  # (no default group here: nothing is cached anyway)
     monkeypatch.setattr(dist, "get_backend", lambda group=None: "nccl")
     monkeypatch.setattr(dist, "get_world_size", lambda group=None: 2)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
@@ -239,6 +240,63 @@ def test_the_copy_engine_check_runs_for_cuda_tensors(monkeypatch):
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
     able, why = overlap._copy_engine_able(None, CudaBlock(), 8 * 4096)
     assert not able and "more than this node's 1 GPUs" in why
+
+
+def test_a_groups_facts_are_asked_once_and_again_once_it_is_destroyed(tmp_path):
+    """The overlapped ops ask a process group's size, rank and copy-engine facts once (each query costs host
+    time a small call cannot spare); a group destroyed since is asked again, so torch's own error says so
+    instead of a call running over a group that is gone."""
+    import weakref
+
+    import tilefuse.overlap as overlap
+
+    asked = []
+
+    def ask(group):
+        asked.append(group)
+        return (1, 0)
+
+    cache = weakref.WeakKeyDictionary()
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'rendezvous'}", rank=0, world_size=1)
+    try:
+        group = dist.group.WORLD
+        assert overlap._per_group(cache, None, ask) == (1, 0) and overlap._per_group(cache, group, ask) == (1, 0)
+        assert asked == [None]  # None stands for the default group: the same entry
+        assert overlap._world(group) == (1, 0)
+    finally:
+        dist.destroy_process_group()
+    assert overlap._per_group(cache, group, ask) == (1, 0) and len(asked) == 2
+    with pytest.raises((ValueError, RuntimeError)):
+        overlap._world(group)
+
+
+def test_a_signalled_call_that_raises_after_its_epoch_breaks_the_state(monkeypatch):
+    """A failure between a signalled call's epoch and its last signal marks the group's state broken (its peers'
+    epochs may be ahead), so the next call refuses instead of waiting forever."""
+    import tilefuse.overlap as overlap
+
+    state = object.__new__(overlap._SignalState)  # the bookkeeping only (no symmetric memory on a CPU host)
+    state.broken, state.epochs = None, {}
+    state.buffers = lambda name, shape, dtype: [torch.zeros(shape, dtype=dtype) for _ in range(2)]
+
+    class Program:
+        def run(self, *arguments):
+            pass
+
+    state.program_set = lambda key, build: {"push1": Program(), "arrivals": Program(), "end": Program()}
+    monkeypatch.setattr(overlap, "_signal_state", lambda group, device: state)
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
+    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda index: 0)
+
+    def failing_gemm(*arguments):
+        raise RuntimeError("the launch failed")
+
+    monkeypatch.setattr(overlap, "_into", failing_gemm)
+    with pytest.raises(RuntimeError, match="the launch failed"):
+        overlap._reduce_scatter_signalled(torch.zeros(4, 8), torch.zeros(3, 8), None, None, None, 2, 0, 2)
+    assert state.epochs == {"reduce_scatter": 1} and "the launch failed" in state.broken
+    with pytest.raises(RuntimeError, match="failed part way"):
+        state.next_epoch("reduce_scatter")
 
 
 def test_auto_takes_the_signalled_schedules_on_hopper_only_where_they_run(monkeypatch):
