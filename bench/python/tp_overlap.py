@@ -210,6 +210,8 @@ def run(world, shape, iters, gated, gated_sweep=False):
 def pull_alone(overlap, x, group, world, rank):
     """The copy engines' pulls alone (no GEMM, no barrier): every peer's block copied from its slot of the
     symmetric workspace into this rank's, on a side stream."""
+    import tilefuse.overlap_common as overlap_common
+
     rows, k = x.shape
     workspace = overlap._workspace(group, world * rows * k * x.element_size())
     gathered = overlap._view(workspace, rank, (world * rows, k), x.dtype)
@@ -217,7 +219,7 @@ def pull_alone(overlap, x, group, world, rank):
     pull = overlap._stream(x.device, "pull")
     pull.wait_stream(current)
     with torch.cuda.stream(pull):
-        for other in overlap._peers(rank, world):
+        for other in overlap_common._peers(rank, world):
             blocks = slice(other * rows, (other + 1) * rows)
             gathered[blocks].copy_(overlap._view(workspace, other, (world * rows, k), x.dtype)[blocks])
     current.wait_stream(pull)

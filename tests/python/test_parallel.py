@@ -273,9 +273,9 @@ def test_a_groups_facts_are_asked_once_and_again_once_it_is_destroyed(tmp_path):
 def test_a_signalled_call_that_raises_after_its_epoch_breaks_the_state(monkeypatch):
     """A failure between a signalled call's epoch and its last signal marks the group's state broken (its peers'
     epochs may be ahead), so the next call refuses instead of waiting forever."""
-    import tilefuse.overlap as overlap
+    import tilefuse.overlap_signalled as signalled
 
-    state = object.__new__(overlap._SignalState)  # the bookkeeping only (no symmetric memory on a CPU host)
+    state = object.__new__(signalled._SignalState)  # the bookkeeping only (no symmetric memory on a CPU host)
     state.broken, state.epochs = None, {}
     state.buffers = lambda name, shape, dtype: [torch.zeros(shape, dtype=dtype) for _ in range(2)]
 
@@ -284,16 +284,16 @@ def test_a_signalled_call_that_raises_after_its_epoch_breaks_the_state(monkeypat
             pass
 
     state.program_set = lambda key, build: {"push1": Program(), "arrivals": Program(), "end": Program()}
-    monkeypatch.setattr(overlap, "_signal_state", lambda group, device: state)
+    monkeypatch.setattr(signalled, "_signal_state", lambda group, device: state)
     monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
     monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda index: 0)
 
     def failing_gemm(*arguments):
         raise RuntimeError("the launch failed")
 
-    monkeypatch.setattr(overlap, "_into", failing_gemm)
+    monkeypatch.setattr(signalled, "_into", failing_gemm)
     with pytest.raises(RuntimeError, match="the launch failed"):
-        overlap._reduce_scatter_signalled(torch.zeros(4, 8), torch.zeros(3, 8), None, None, None, 2, 0, 2)
+        signalled._reduce_scatter_signalled(torch.zeros(4, 8), torch.zeros(3, 8), None, None, None, 2, 0, 2)
     assert state.epochs == {"reduce_scatter": 1} and "the launch failed" in state.broken
     with pytest.raises(RuntimeError, match="failed part way"):
         state.next_epoch("reduce_scatter")
@@ -340,21 +340,21 @@ def test_auto_takes_the_signalled_schedules_on_hopper_only_where_they_run(monkey
 
 def test_the_signalled_schedules_refuse_graph_capture(monkeypatch):
     """Its signals carry a new epoch each call: a captured call replayed would wait on stale values."""
-    import tilefuse.overlap as overlap
+    import tilefuse.overlap_signalled as signalled
 
     monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: True)
     with pytest.raises(RuntimeError, match="cannot be captured in a CUDA graph"):
-        overlap._all_gather_gated(torch.zeros(4, 8), torch.zeros(8, 8), None, "none", None, 2, 0)
+        signalled._all_gather_gated(torch.zeros(4, 8), torch.zeros(8, 8), None, "none", None, 2, 0)
     with pytest.raises(RuntimeError, match="cannot be captured in a CUDA graph"):
-        overlap._reduce_scatter_signalled(torch.zeros(4, 8), torch.zeros(8, 8), None, None, None, 2, 0, 2)
+        signalled._reduce_scatter_signalled(torch.zeros(4, 8), torch.zeros(8, 8), None, None, None, 2, 0, 2)
 
 
 def test_a_signalled_call_that_fails_part_way_turns_the_schedules_off():
     """After a failure between a call's epoch and its last signal the ranks' epochs may disagree, so a later wait
     could never end: later calls refuse, saying why, instead of hanging."""
-    import tilefuse.overlap as overlap
+    import tilefuse.overlap_signalled as signalled
 
-    state = object.__new__(overlap._SignalState)  # the bookkeeping only (no symmetric memory on a CPU host)
+    state = object.__new__(signalled._SignalState)  # the bookkeeping only (no symmetric memory on a CPU host)
     state.broken, state.epochs = None, {}
     assert state.next_epoch("all_gather") == 1 and state.next_epoch("all_gather") == 2
     assert state.next_epoch("reduce_scatter") == 1
@@ -366,13 +366,13 @@ def test_a_signalled_call_that_fails_part_way_turns_the_schedules_off():
 
 
 def run_shape_check_rank(rank, world, init_file, results):
-    import tilefuse.overlap as overlap
+    import tilefuse.overlap_signalled as signalled
 
     dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
     try:
-        overlap._check_same_on_every_rank(None, "shape", ((8, 4), "torch.bfloat16"))  # agreed: passes
+        signalled._check_same_on_every_rank(None, "shape", ((8, 4), "torch.bfloat16"))  # agreed: passes
         try:
-            overlap._check_same_on_every_rank(None, "shape", ((8 + rank, 4), "torch.bfloat16"))
+            signalled._check_same_on_every_rank(None, "shape", ((8 + rank, 4), "torch.bfloat16"))
             results.put((rank, "a disagreement passed"))
         except ValueError as error:
             results.put((rank, "refused" if "rank 0: ((8, 4)" in str(error) and "rank 1: ((9, 4)" in str(error)
@@ -394,7 +394,7 @@ class _FakeState:
     word layout its own; the tests below spell the indices out, so a changed layout fails them)."""
 
     def __init__(self, rank, world):
-        from tilefuse.overlap import _SignalState
+        from tilefuse.overlap_signalled import _SignalState
 
         for name in ("AG_CONSUMED", "RS_READY", "RS_CONSUMED", "AG_STARTED"):
             setattr(self, name, getattr(_SignalState, name))
@@ -408,13 +408,13 @@ def test_the_gated_all_gathers_stream_operations():
     """Rank 1 of 2: the push to rank 0 after its start is signalled and rank 0's last GEMM is done, the flag of the
     epoch's parity after the copy; the caller's stream waits for rank 0's start and the last flag reset; after the
     GEMM the next parity's flags are reset on the signals stream before rank 0 is told it may push."""
-    from tilefuse import overlap
+    from tilefuse import overlap_signalled as signalled
 
     state, streams = _FakeState(1, 2), {"push0": 11, "signals": 12, "arrivals": 13}
-    ops = overlap._gated_ops(state, streams, [0xA000, 0xB000], 4096, own=True)
+    ops = signalled._gated_ops(state, streams, [0xA000, 0xB000], 4096, own=True)
     assert set(ops) == {"before0", "after0", "before1", "after1"}
     w = state.word
-    E = overlap._Events
+    E = signalled._Events
     assert ops["before1"] == [
         ("record", 0, E.START, 0, 0),
         ("wait_event", 11, E.START, 0, 0),
@@ -434,21 +434,21 @@ def test_the_gated_all_gathers_stream_operations():
     assert ops["before0"][3:6] == [("wait", 11, w(1, 2 * 2 + 0), -1, 1), ("copy", 11, 0xA000, 4096, 0),
                                    ("write", 11, w(0, 0 * 2 + 1), 1, 0)]  # flag set 0 for even epochs
     assert ("write", 12, w(1, 1 * 2 + 0), 0, 0) in ops["after0"]  # resets set 1 for the next (odd) call
-    three = overlap._gated_ops(_FakeState(0, 3), {"push1": 31, "push2": 32, "signals": 33}, [1, 2, 3], 64, True)
+    three = signalled._gated_ops(_FakeState(0, 3), {"push1": 31, "push2": 32, "signals": 33}, [1, 2, 3], 64, True)
     pushes = [op for op in three["before0"] if op[0] == "copy"]
     assert pushes == [("copy", 31, 2, 64, 0), ("copy", 32, 3, 64, 0)]  # each peer on its stream, nearest first
-    copied = overlap._gated_ops(state, streams, [0xA000, 0xB000], 4096, own=False)["before0"]
+    copied = signalled._gated_ops(state, streams, [0xA000, 0xB000], 4096, own=False)["before0"]
     assert ("copy", 0, 0xB000, 4096, 0) in copied  # the own block copied in on the caller's stream
     assert copied.index(("copy", 0, 0xB000, 4096, 0)) < copied.index(("wait_event", 0, E.FLAGS_RESET, 0, 0))
 
 
 def test_the_signalled_reduce_scatters_stream_operations():
-    from tilefuse import overlap
+    from tilefuse import overlap_signalled as signalled
 
     state = _FakeState(0, 3)
     streams = {"push1": 21, "push2": 22, "signals": 23, "arrivals": 24}
-    ops = overlap._rs_ops(state, streams, [0xA0, 0xB0, 0xC0], 512)
-    w, E = state.word, overlap._Events
+    ops = signalled._rs_ops(state, streams, [0xA0, 0xB0, 0xC0], 512)
+    w, E = state.word, signalled._Events
     assert set(ops) == {"push1", "push2", "arrivals", "end"}
     assert ops["push2"] == [
         ("record", 0, E.computed(3, 2), 0, 0), ("wait_event", 22, E.computed(3, 2), 0, 0),

@@ -192,7 +192,7 @@ def check_captured_by_caller(tp, rank, world, rows, hidden, up, down):
     schedules on Hopper: their epochs advance), then a capture, where "auto" takes halves / steps (whose
     workspace and kernels the first call left ready; no epoch taken); replays read the static inputs' new values;
     an eager call after the capture keeps to halves / steps for that shape."""
-    import tilefuse.overlap as overlap
+    import tilefuse.overlap_signalled as signalled
 
     d = rows.shape[1]
     fresh = torch.randn(world * 96, d, device="cuda", dtype=torch.bfloat16)
@@ -204,7 +204,7 @@ def check_captured_by_caller(tp, rank, world, rows, hidden, up, down):
     h = deep.chunk(world, 1)[rank].clone()
     ag = lambda: tp.all_gather_linear(x, up.weight, up.bias, "gelu", transport="copy_engine")  # noqa: E731
     rs = lambda: tp.linear_reduce_scatter(h, w2, down.bias, r, transport="copy_engine")  # noqa: E731
-    state = overlap._signal_state(dist.group.WORLD, x.device)
+    state = signalled._signal_state(dist.group.WORLD, x.device)
     hopper = torch.cuda.get_device_capability()[0] == 9
     before = dict(state.epochs)
     side = torch.cuda.Stream()
