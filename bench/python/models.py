@@ -134,7 +134,8 @@ def graph_variant(name):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--models", nargs="+", default=["resnet50", "vit_b_16", "unet"])
+    parser.add_argument("--models", nargs="+", default=["resnet50", "vit_b_16", "unet"],
+                        choices=["resnet50", "vit_b_16", "unet"])
     parser.add_argument("--batch", nargs="+", type=int, default=[1, 8, 32, 128])
     parser.add_argument("--iters", type=int, default=60, help="timed forwards per variant (taking turns)")
     parser.add_argument("--max-autotune", action="store_true",
