@@ -62,6 +62,9 @@ def check(name, fn):
         detail += f" | CUDA error after the check: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
     ROWS.append((name, status, detail, dt))
     print(f"[{status:4s}] {name} ({dt:.1f}s): {detail}", flush=True)
+    if ARGS is not None and ARGS.markdown:  # rewritten after every row: a run cut short keeps the rows done
+        with open(ARGS.markdown, "w") as f:
+            f.write(markdown_table()[0])
 
 
 def markdown_table():

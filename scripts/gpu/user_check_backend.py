@@ -45,10 +45,16 @@ ROWS: list[tuple[str, str, str]] = []   # (name, PASS / FAIL / SKIP, detail)
 T_START = time.time()
 
 
+MARKDOWN: list[str] = []  # --markdown's file, rewritten after every row: a run cut short keeps the rows done
+
+
 def add_row(name: str, status: str, detail: str) -> None:
     detail = " ".join(str(detail).split())
     ROWS.append((name, status, detail))
     print(f"[{time.time() - T_START:6.1f} s] {status:4s} {name}: {detail}", flush=True)
+    if MARKDOWN:
+        with open(MARKDOWN[0], "w") as f:
+            f.write("# tilefuse torch.compile backend: user acceptance check (rows so far)\n\n" + markdown_table())
 
 
 class Row:
@@ -220,6 +226,9 @@ def main() -> int:
                     help="when this much time has passed before the timing row, time batch 8 instead; "
                          "past budget + 120 s the timing row is skipped")
     args = ap.parse_args()
+    if args.markdown:
+        os.makedirs(os.path.dirname(os.path.abspath(args.markdown)), exist_ok=True)
+        MARKDOWN.append(args.markdown)
     only = {int(s) for s in args.only.split(",") if s.strip()}
 
     try:
