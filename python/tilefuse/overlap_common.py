@@ -7,8 +7,10 @@ from .errors import require_torch
 
 torch = require_torch("tilefuse.overlap")
 import torch.distributed as dist  # noqa: E402
+from torch.distributed.distributed_c10d import _world as _REGISTRY  # noqa: E402 - torch's process groups
 
 from . import ops  # noqa: E402
+from .kernel_params import device_properties  # noqa: E402
 
 _streams = {}  # (device, role) -> a side stream: "gemm", or "copy<i>" (one per peer: pulls run at once)
 _events = {}  # (device, rank or name) -> an event, re-recorded each call
@@ -60,10 +62,10 @@ def _per_group(cache, group, ask):
     """ask(group), asked once per process group: each torch.distributed query costs microseconds of host time,
     and a small overlapped call is host-bound (docs/notes/parallel.md). A group destroyed since is asked again,
     so torch raises its own error, as without a default group."""
-    resolved = dist.group.WORLD if group is None else group
+    resolved = _group(group)
     cacheable = isinstance(resolved, dist.ProcessGroup)
     known = cache.get(resolved) if cacheable else None
-    if known is not None and resolved not in _registered_groups():
+    if known is not None and resolved not in _REGISTRY.pg_map:  # torch's live groups (a dict keyed by them)
         del cache[resolved]
         known = None
     if known is None:
@@ -71,13 +73,6 @@ def _per_group(cache, group, ask):
         if cacheable:
             cache[resolved] = known
     return known
-
-
-def _registered_groups():
-    """torch's live process groups (a dict keyed by them: a lookup costs what a dict's does)."""
-    from torch.distributed.distributed_c10d import _world as registry
-
-    return registry.pg_map
 
 
 def _world(group):
@@ -100,14 +95,9 @@ class _OnDevice:
         return False
 
 
-_CAPABILITIES = {}  # device index -> (major, minor)
-
-
 def _capability(device):
-    capability = _CAPABILITIES.get(device.index)
-    if capability is None:
-        capability = _CAPABILITIES[device.index] = torch.cuda.get_device_capability(device)
-    return capability
+    """(major, minor) of a CUDA device, asked once per process (kernel_params.device_properties)."""
+    return device_properties(device.index)[1:]
 
 
 def _group(group):

@@ -23,6 +23,7 @@ from .errors import require_torch
 torch = require_torch("tilefuse.overlap")
 import torch.distributed as dist  # noqa: E402
 
+from .kernel_params import current_raw_stream  # noqa: E402
 from .overlap_common import _check_same_on_every_rank, _into, _peers, _stream  # noqa: E402
 
 _GATED = {}  # (device, world, rank, rows, k, n, dtype, tile, activation, bias dtype, own?) -> RowGatedGemm
@@ -170,7 +171,7 @@ def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="aut
     programs_key = ("all_gather", tuple(x.shape), x.dtype, own, buffers[rank].data_ptr())  # see program_set
     programs = state.program_set(programs_key, lambda: _gated_ops(
         state, state.streams(), [buffers[r][rank * rows:].data_ptr() for r in range(world)], nbytes, own))
-    current = torch._C._cuda_getCurrentRawStream(device.index)
+    current = current_raw_stream(device.index)
     epoch = state.next_epoch("all_gather")
     parity = epoch % 2
     try:
@@ -199,7 +200,7 @@ def _reduce_scatter_signalled(x, weight, bias, residual, group, world, rank, row
     programs_key = ("reduce_scatter", rows, n, x.dtype, received[rank].data_ptr())  # see program_set
     programs = state.program_set(programs_key, lambda: _rs_ops(
         state, state.streams(), [received[r][rank].data_ptr() for r in range(world)], rows * n * x.element_size()))
-    current = torch._C._cuda_getCurrentRawStream(device.index)
+    current = current_raw_stream(device.index)
     epoch = state.next_epoch("reduce_scatter")
     try:
         for owner, partial in zip(_peers(rank, world), sent):

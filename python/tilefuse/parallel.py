@@ -74,24 +74,34 @@ class _AllReduce(torch.autograd.Function):
         return grad, None
 
 
+def _scatter_rows(x, group):
+    """This rank's block of rows (dim 0) of the sum of every rank's x."""
+    world, _ = _world(group)
+    out = x.new_empty((x.shape[0] // world, *x.shape[1:]))
+    dist.reduce_scatter_tensor(out, x.contiguous(), group=group)
+    return out
+
+
+def _gather_rows(x, group):
+    """Every rank's x, stacked along its rows (dim 0) in rank order."""
+    world, _ = _world(group)
+    full = x.new_empty((x.shape[0] * world, *x.shape[1:]))
+    dist.all_gather_into_tensor(full, x.contiguous(), group=group)
+    return full
+
+
 class _ReduceScatterRows(torch.autograd.Function):
     """Rank r's block of rows of the sum of every rank's x (rows: dim 0 of x as (rows, ...)); the gradient
     all-gathered back to every row."""
 
     @staticmethod
     def forward(ctx, x, group):
-        world, _ = _world(group)
         ctx.group = group
-        out = x.new_empty((x.shape[0] // world, *x.shape[1:]))
-        dist.reduce_scatter_tensor(out, x.contiguous(), group=group)
-        return out
+        return _scatter_rows(x, group)
 
     @staticmethod
     def backward(ctx, grad):
-        world, _ = _world(ctx.group)
-        full = grad.new_empty((grad.shape[0] * world, *grad.shape[1:]))
-        dist.all_gather_into_tensor(full, grad.contiguous(), group=ctx.group)
-        return full, None
+        return _gather_rows(grad, ctx.group), None
 
 
 class _GatherRows(torch.autograd.Function):
@@ -100,18 +110,12 @@ class _GatherRows(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x, group):
-        world, _ = _world(group)
         ctx.group = group
-        full = x.new_empty((x.shape[0] * world, *x.shape[1:]))
-        dist.all_gather_into_tensor(full, x.contiguous(), group=group)
-        return full
+        return _gather_rows(x, group)
 
     @staticmethod
     def backward(ctx, grad):
-        world, _ = _world(ctx.group)
-        out = grad.new_empty((grad.shape[0] // world, *grad.shape[1:]))
-        dist.reduce_scatter_tensor(out, grad.contiguous(), group=ctx.group)
-        return out, None
+        return _scatter_rows(grad, ctx.group), None
 
 
 class _AddedElsewhere(torch.autograd.Function):
