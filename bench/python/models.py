@@ -14,6 +14,7 @@ import argparse
 import json
 import logging
 import re
+import signal
 import statistics
 import time
 
@@ -127,6 +128,30 @@ COMPILED = {"inductor": {}, "tilefuse": {"backend": "tilefuse"},
 MAX_AUTOTUNE = {"inductor_max_autotune": {"mode": "max-autotune-no-cudagraphs"}}
 
 
+class CompileTimeout(Exception):
+    """A variant's first call (its compile) ran past --compile-limit-s."""
+
+
+class compile_limit:
+    """Raises CompileTimeout in this (main) thread after limit seconds; no limit where limit is None."""
+
+    def __init__(self, limit):
+        self.limit = limit
+
+    def __enter__(self):
+        if self.limit:
+            def expire(signum, frame):
+                raise CompileTimeout()
+            self.previous = signal.signal(signal.SIGALRM, expire)
+            signal.setitimer(signal.ITIMER_REAL, self.limit)
+
+    def __exit__(self, *exc):
+        if self.limit:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
+        return False
+
+
 def graph_variant(name):
     """Whether a variant replays a CUDA graph (the second table's rows)."""
     return name.endswith("_graph")
@@ -140,6 +165,9 @@ def main():
     parser.add_argument("--iters", type=int, default=60, help="timed forwards per variant (taking turns)")
     parser.add_argument("--max-autotune", action="store_true",
                         help="also Inductor with mode='max-autotune-no-cudagraphs' (minutes of compile per row)")
+    parser.add_argument("--compile-limit-s", type=float,
+                        help="give up a compiled variant whose first call takes longer (the issue's \"where its "
+                        "compile ends within 10 minutes\" for max-autotune); the row records it and goes on")
     parser.add_argument("--warm-caches", action="store_true",
                         help="compile every row with Inductor's caches on (the first call's time is then not a "
                         "compile time; by default each model's first batch compiles from scratch, the others warm)")
@@ -207,8 +235,15 @@ def main():
                     # Compile time from scratch for each variant at a model's first batch: no FX-graph,
                     # autotuning or Triton kernel caches (the backend would otherwise reuse Inductor's kernels).
                     # tilefuse's own choices (timed per shape and device) are not cached from an earlier run.
-                    with inductor_config.patch(force_disable_caches=cold):
-                        out = fn(x).float()
+                    try:
+                        with inductor_config.patch(force_disable_caches=cold), compile_limit(args.compile_limit_s):
+                            out = fn(x).float()
+                    except CompileTimeout:
+                        row[f"{variant}_note"] = f"compile not done in {args.compile_limit_s:.0f} s"
+                        print(f"  {name} {batch} {variant}: {row[f'{variant}_note']}", flush=True)
+                        del variants[variant]
+                        torch._dynamo.reset()
+                        continue
                     row[f"{variant}_first_s"] = time.perf_counter() - t0
                     row[f"{variant}_max_rel_err"] = ((out - reference).abs().max() / reference.abs().max()).item()
                     if variant.startswith("tilefuse"):
@@ -280,13 +315,15 @@ def markdown(rows):
              "scratch where the row's batch says cold, else with Inductor's caches warm):", "", *table(rows, False),
              "", "With CUDA graphs (eager captured by hand; Inductor's and the backend's mode=\"reduce-overhead\"):",
              "", *table(rows, True)]
-    if any("inductor_max_autotune_ms" in r for r in rows):
-        lines += ["", "Inductor mode=\"max-autotune-no-cudagraphs\":", "",
-                  "| model | batch | ms | tilefuse vs it | first call s |", "|---|---|---:|---:|---:|"]
+    if any("inductor_max_autotune_ms" in r or "inductor_max_autotune_note" in r for r in rows):
+        lines += ["", "Inductor mode=\"max-autotune-no-cudagraphs\" (no CUDA graphs; timed with the first table's "
+                  "variants):", "", "| model | batch | ms | tilefuse vs it | first call s |", "|---|---|---:|---:|---:|"]
         for r in rows:
-            lines.append(f"| {r['model']} | {r['batch']} | {fmt(r['inductor_max_autotune_ms'])} | "
-                         f"{fmt(r['inductor_max_autotune_ms'] / r['tilefuse_ms'])} | "
-                         f"{r['inductor_max_autotune_first_s']:.1f} |")
+            ms, ours = r.get("inductor_max_autotune_ms"), r.get("tilefuse_ms")
+            first = r.get("inductor_max_autotune_first_s")
+            lines.append(f"| {r['model']} | {r['batch']} | {fmt(ms)} | "
+                         f"{fmt(ms / ours if ms and ours else None)} | "
+                         f"{fmt(first, 1) if first is not None else r.get('inductor_max_autotune_note', '-')} |")
     return "\n".join(lines) + "\n"
 
 
