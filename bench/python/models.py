@@ -171,7 +171,7 @@ def main():
     parser.add_argument("--warm-caches", action="store_true",
                         help="compile every row with Inductor's caches on (the first call's time is then not a "
                         "compile time; by default each model's first batch compiles from scratch, the others warm)")
-    parser.add_argument("--variants", nargs="+", choices=sorted(COMPILED),
+    parser.add_argument("--variants", nargs="+", choices=sorted({**COMPILED, **MAX_AUTOTUNE}),
                         help="only these compiled variants (default all; eager and eager's graph always run)")
     parser.add_argument("--one-loop", action="store_true",
                         help="time every variant in one loop (default: the variants with CUDA graphs take turns "
