@@ -11,6 +11,8 @@
 // markdown table (TFLOP/s, ratio to cuBLASLt, ratio to the FP8 dense peak) and writes it as JSON with
 // --json FILE (with tilefuse's host time per call).
 // Shapes: issue 7's (8192^3, 4096^3, 4096x14336x4096, 16384x8192x1024), or --m --n --k for one.
+// --launch-early off: tilefuse's kernels launched strictly after the previous kernel (the library launches
+// its Hopper kernels early by default: LaunchConfig::after_previous_early), to time what that costs or saves.
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
@@ -21,11 +23,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <tilefuse/gemm/device/scaled_gemm.hpp>
+#include <tilefuse/runtime/default_host_adapter.hpp>
 
 #include "timing.hpp"
 
@@ -201,6 +205,17 @@ std::function<void(Set const&)> tilefuse_launcher(index_t m, index_t n, index_t 
   };
 }
 
+// --launch-early off: every launch without programmatic dependent launch, otherwise the default adapter's.
+class StrictLaunches final : public DefaultHostAdapter {
+ public:
+  char const* name() const override { return "bench-strict-launches"; }
+  Status launch(LaunchConfig const& config, void const* kernel, void** kernel_args) override {
+    LaunchConfig strict = config;
+    strict.after_previous_early = false;
+    return DefaultHostAdapter::launch(strict, kernel, kernel_args);
+  }
+};
+
 struct Row {
   index_t m, n, k;
   std::string mode, accumulation, describe, peer_note;
@@ -215,18 +230,23 @@ int main(int argc, char** argv) {
                                                 {16384, 8192, 1024}, {4096, 7168, 16384}};
   std::string json_path;
   index_t m1 = 0, n1 = 0, k1 = 0;
+  bool launch_early = true;
+  bool usage = argc % 2 == 0;  // options come in pairs
   for (int i = 1; i + 1 < argc; i += 2) {
-    std::string const o = argv[i];
-    if (o == "--json") json_path = argv[i + 1];
-    else if (o == "--m") m1 = std::atoll(argv[i + 1]);
-    else if (o == "--n") n1 = std::atoll(argv[i + 1]);
-    else if (o == "--k") k1 = std::atoll(argv[i + 1]);
-    else {
-      std::fprintf(stderr, "usage: tilefuse-fp8-bench [--m M --n N --k K] [--json FILE]\n");
-      return 2;
-    }
+    std::string const o = argv[i], v = argv[i + 1];
+    if (o == "--json") json_path = v;
+    else if (o == "--m") m1 = std::atoll(v.c_str());
+    else if (o == "--n") n1 = std::atoll(v.c_str());
+    else if (o == "--k") k1 = std::atoll(v.c_str());
+    else if (o == "--launch-early" && (v == "on" || v == "off")) launch_early = v == "on";
+    else usage = true;
+  }
+  if (usage) {
+    std::fprintf(stderr, "usage: tilefuse-fp8-bench [--m M --n N --k K] [--launch-early on|off] [--json FILE]\n");
+    return 2;
   }
   if (m1 > 0 && n1 > 0 && k1 > 0) shapes = {{m1, n1, k1}};
+  if (!launch_early) set_host_adapter(std::make_shared<StrictLaunches>());
 
   int device = 0, l2 = 0;
   cudaDeviceProp prop{};
@@ -235,7 +255,8 @@ int main(int argc, char** argv) {
   BENCH_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
   // FP8 dense tensor peak of the H100 / H200 SXM (1979 TFLOP/s at 1980 MHz boost).
   double const peak_tflops = 1979.0;
-  std::printf("device %s, L2 %d MiB; FP8 dense peak taken as %.0f TFLOP/s\n\n", prop.name, l2 >> 20, peak_tflops);
+  std::printf("device %s, L2 %d MiB; FP8 dense peak taken as %.0f TFLOP/s; tilefuse launched %s\n\n", prop.name,
+              l2 >> 20, peak_tflops, launch_early ? "early (the default)" : "strictly after the previous kernel");
   std::printf("| problem | scales | accumulation | tilefuse ms | TFLOP/s | cuBLASLt ms | TFLOP/s | tilefuse / cuBLASLt | of peak |\n");
   std::printf("|---|---|---|---:|---:|---:|---:|---:|---:|\n");
 
@@ -380,7 +401,8 @@ int main(int argc, char** argv) {
   if (!json_path.empty()) {
     FILE* f = std::fopen(json_path.c_str(), "w");
     if (f == nullptr) return 1;
-    std::fprintf(f, "{\"device\": \"%s\", \"rows\": [\n", prop.name);
+    std::fprintf(f, "{\"device\": \"%s\", \"launch_early\": %s, \"rows\": [\n", prop.name,
+                 launch_early ? "true" : "false");
     for (std::size_t i = 0; i < rows.size(); ++i) {
       Row const& r = rows[i];
       std::fprintf(f, "  {\"m\": %lld, \"n\": %lld, \"k\": %lld, \"scales\": \"%s\", \"accumulation\": \"%s\", "
