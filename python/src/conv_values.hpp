@@ -19,7 +19,8 @@ inline tilefuse::conv::ConvElement conv_element(std::string const& name) {
   if (name == "float8_e4m3") return ConvElement::kE4m3;
   if (name == "float8_e5m2") return ConvElement::kE5m2;
   if (name == "float32") return ConvElement::kFloat32;
-  throw std::invalid_argument("tilefuse: the conv planner has no element type '" + name + "'");
+  throw std::invalid_argument("tilefuse: the conv planner has no element type '" + name +
+                              "': pass bfloat16, float16, float8_e4m3, float8_e5m2 or float32");
 }
 
 inline tilefuse::ConvMode conv_mode(std::string const& name) {

@@ -40,5 +40,7 @@ def test_model_families(cpu_kernels, name):
         eager = model(x).float()
     scale = reference.abs().max().item()
     ours, theirs = ((t - reference).abs().max().item() / scale for t in (got, eager))
-    assert sum(d.fused for d in decisions) >= len(decisions) // 3, [str(d) for d in decisions]
+    # A pass that found nothing would leave bf16 eager's graph, as accurate as bf16 eager: count what it did.
+    assert len(decisions) >= 10, [str(d) for d in decisions]
+    assert sum(d.fused for d in decisions) >= max(1, len(decisions) // 3), [str(d) for d in decisions]
     assert ours <= 2 * theirs + 4e-3, (ours, theirs)

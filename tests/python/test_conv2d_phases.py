@@ -32,7 +32,14 @@ def problem(N, C, H, W, K, R, S, pad, stride):
     return ConvProblem(N, H, W, C, K, R, S, P, Q, pad, stride, (1, 1))
 
 
-def test_phases_interleaved_equal_torchs_dgrad():
+@pytest.fixture
+def poisoned_empty(monkeypatch):
+    """torch.empty hands out NaNs: an element of dx that no phase writes and the zero fill misses shows."""
+    original = torch.empty
+    monkeypatch.setattr(torch, "empty", lambda *a, **k: original(*a, **k).fill_(float("nan")))
+
+
+def test_phases_interleaved_equal_torchs_dgrad(poisoned_empty):
     rng = random.Random(3)
     ran = 0
     for _ in range(60):
@@ -52,12 +59,19 @@ def test_phases_interleaved_equal_torchs_dgrad():
     assert ran == 60
 
 
-def test_a_1x1_stride_2_dgrad_runs_one_phase_and_zero_fills_the_rest():
+def test_a_1x1_stride_2_dgrad_runs_one_phase_and_zero_fills_the_rest(poisoned_empty):
     p = problem(2, 64, 14, 14, 128, 1, 1, (0, 0), (2, 2))
     planned = _C.plan_dgrad_phases(p.planner_geometry(), "bfloat16", True, H100, True)
     phased = PhasedDgrad(planned, p, _TorchFprop)
     assert len(phased.phases) == 1 and phased.zero_fill
     assert "the others zero" in planned["why"]
+    w = torch.randn(p.K, p.C, 1, 1, dtype=torch.float64).contiguous(memory_format=CL)
+    dy = torch.randn(p.N, p.K, p.P, p.Q, dtype=torch.float64).contiguous(memory_format=CL)
+    dx = phased.call(dy, w, {})
+    ref = torch.nn.grad.conv2d_input((p.N, p.C, p.H, p.W), w, dy, stride=(2, 2), padding=(0, 0))
+    assert torch.equal(dx[:, :, 1::2], torch.zeros_like(dx[:, :, 1::2]))  # odd rows: no tap reaches them
+    assert torch.equal(dx[:, :, :, 1::2], torch.zeros_like(dx[:, :, :, 1::2]))
+    assert torch.allclose(dx, ref, atol=1e-9)
 
 
 @pytest.mark.parametrize("bare,device,why", [(False, H100, "epilogue"), (True, (8, 0, 108), "sm_80")])

@@ -76,7 +76,7 @@ def test_refusals_reach_python():
     assert _C.plan_wgrad_im2col(stem, "bfloat16", True, H100, True)["gemm_family"] == "sm90"
     small = (1, 9, 9, 3, 16, 3, 3, 1, 1, 1, 1, 1, 1)  # m = 16 filters, k = 81 pixels: the skinny GEMM
     assert _C.plan_wgrad_im2col(small, "bfloat16", True, H100, True)["gemm_family"] == "skinny"
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"no element type 'int8': pass bfloat16, float16"):
         _C.plan_wgrad_im2col(stem, "int8", True, H100, True)
 
 

@@ -37,9 +37,8 @@ def imports_of(name, path, known):
     return {m for m in found if m in known and m not in packages and m != name}
 
 
-def test_no_import_circles():
-    known = modules()
-    graph = {name: imports_of(name, path, known) for name, path in known.items()}
+def find_circles(graph):
+    """Every import circle a depth-first walk of graph (module -> the modules it imports) meets, as "a -> b -> a"."""
     circles, state = [], {}
 
     def visit(node, stack):
@@ -54,10 +53,20 @@ def test_no_import_circles():
     for name in sorted(graph):
         if name not in state:
             visit(name, [name])
+    return circles
+
+
+def test_no_import_circles():
+    known = modules()
+    graph = {name: imports_of(name, path, known) for name, path in known.items()}
+    circles = find_circles(graph)
     assert not circles, "import circles:\n" + "\n".join(circles)
 
 
 def test_the_checker_sees_a_circle():
+    assert find_circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a -> b -> c -> a"]
+    assert find_circles({"a": {"b", "c"}, "b": {"c"}, "c": set()}) == []  # a diamond is no circle
+    assert find_circles({"a": {"a"}}) == ["a -> a"]
     known = modules()
     graph = {name: imports_of(name, path, known) for name, path in known.items()}
     assert "tilefuse.op_common" in graph["tilefuse.conv_ops"]  # function- and module-level imports are edges

@@ -266,7 +266,7 @@ def test_a_groups_facts_are_asked_once_and_again_once_it_is_destroyed(tmp_path):
     finally:
         dist.destroy_process_group()
     assert overlap._per_group(cache, group, ask) == (1, 0) and len(asked) == 2
-    with pytest.raises((ValueError, RuntimeError)):
+    with pytest.raises(ValueError, match="process group has not been initialized"):  # torch's own words
         overlap._world(group)
 
 

@@ -201,10 +201,11 @@ def test_gemm_vectors_prefer_the_fast_layouts():
     plan = check_gemm_operands(FakeTorch((1, 64)), FakeTorch((64, 1)), FakeTorch((1, 1)), allowed_dtypes=BF16)
     assert (plan.layout_a, plan.layout_b, plan.layout_d) == (ROW_MAJOR, COLUMN_MAJOR, ROW_MAJOR)
     assert (plan.lda, plan.ldb) == (64, 64)
-    # A column vector a (m x 1) with stride (1, 1) is both; a stride (1, 5) column is column-major only.
+    # A column vector a (m x 1) is both layouts whatever the stride of its one column (torch reports any value
+    # there): row-major with ld 1 (a prefers it), or column-major with ld max(5, m).
     plan = check_gemm_operands(FakeTorch((8, 1), strides=(1, 5)), FakeTorch((1, 8)), allowed_dtypes=BF16)
     assert (plan.m, plan.k, plan.n) == (8, 1, 8)
-    assert plan.layout_a in (ROW_MAJOR, COLUMN_MAJOR)
+    assert (plan.layout_a, plan.lda) == (ROW_MAJOR, 1)
 
 
 def test_gemm_batched_and_shared_operands():

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from tilefuse.epilogue import amax, exp, reduce_sum, relu, row, sigmoid, tensor, trace, where
+from tilefuse.epilogue import amax, evaluate, exp, reduce_sum, relu, row, sigmoid, tensor, trace, where
 
 
 def ops(graph):
@@ -63,8 +63,19 @@ def test_integer_powers_are_products():
 
 
 def test_predicates_combine_with_and_or_not():
-    g = trace(lambda acc, r0: where((row() < r0) & ~(acc > 0) | (acc < -1), acc, 0.0), r0=3.0)
-    assert "where" in ops(g)
+    def epi(acc, r0):
+        either = (row() < r0) & ~(acc > 0) | (acc < -1)
+        return {"D": where(either, acc, 0.0), "p": either, "both": (row() < r0) & (acc < -1)}
+
+    g = trace(epi, acc=(6, 8), r0=3.0)
+    acc = np.linspace(-3, 3, 48, dtype=np.float32).reshape(6, 8)
+    rows = np.arange(6)[:, None]
+    either = ((rows < 3) & ~(acc > 0)) | (acc < -1)
+    out = evaluate(g, acc, r0=3.0)
+    np.testing.assert_array_equal(out["D"], np.where(either, acc, 0.0))
+    # The predicates themselves are 1 or 0: an "or" lowered as a sum would give 2 where both sides hold.
+    np.testing.assert_array_equal(out["p"], either.astype(np.float32))
+    np.testing.assert_array_equal(out["both"], ((rows < 3) & (acc < -1)).astype(np.float32))
 
 
 def test_multiple_outputs_and_reductions():

@@ -34,7 +34,9 @@ TEST(ConvKTileCoordinates, PixelWalkMatchesDivisionOnResNetAndUNetImages) {
   for (int side : {7, 14, 28, 32, 56, 64}) {
     ConvGeometry const g = output_geometry(64, side, side, 1, 1);
     int const pixels = g.N * g.P * g.Q;
-    for (int first : {0, 64, 64 * 131, 64 * 7}) {
+    // Starting pixels of splits, each inside the tensor (a start past its end would walk nothing).
+    for (int first : {0, 64, pixels / 2 / 64 * 64, pixels - 64, 64 * 7}) {
+      ASSERT_LT(first, pixels) << "side " << side;
       // Through the whole tensor and one k-tile past it (the last k-tile of a split may run off the end).
       expect_walk_matches_division(g, first, 64, (pixels - first) / 64 + 2);
     }

@@ -158,8 +158,9 @@ TEST(EpilogueNodes, VisitUsesWhatLoadRead) {
   using Tree = Store<"D", float, Add<Mul<Add<Acc, RowBroadcast<"bias", bfloat16_t>>, Scalar<"alpha">>,
                                      Add<AuxLoad<"C", bfloat16_t>, ColBroadcast<"shift", float>>>>;
   constexpr ProblemShape shape{2, 8, 1};
-  std::vector<bfloat16_t> bias(8), c(16);
-  std::vector<float> shift = {0.25f, -0.5f}, d(16, -1.0f);
+  // Row 2 exists in memory past the 2 x 8 output, poisoned below: a fragment outside the output must not touch it.
+  std::vector<bfloat16_t> bias(8), c(24);
+  std::vector<float> shift = {0.25f, -0.5f, 0.0f}, d(24, -1.0f);
   for (int i = 0; i < 8; ++i) bias[i] = convert<bfloat16_t>(static_cast<float>(i));
   for (int i = 0; i < 16; ++i) c[i] = convert<bfloat16_t>(100.0f + static_cast<float>(i));
   float alpha = 2.0f;
@@ -203,12 +204,17 @@ TEST(EpilogueNodes, VisitUsesWhatLoadRead) {
     if (i < 5) EXPECT_EQ(from_partial[i], out[i]) << "column " << i << " of a partial fragment";
   }
   // A fragment outside the output (valid = 0) loads nothing, and its loaded values are zeros.
+  shift[2] = std::nanf("");
+  for (int i = 16; i < 24; ++i) c[i] = convert<bfloat16_t>(std::nanf(""));
   Fragment<8> outside = f;
-  outside.row = 2;  // past the last row: ColBroadcast would read shift[2]
+  outside.row = 2;  // past the last row: ColBroadcast would read shift[2], AuxLoad c[16 ..]
   outside.valid = 0;
   auto const none = Tree::load(params, outside);
   Array<float, 8> const zeros = Tree::visit(params, outside, none);  // valid = 0 stores nothing either
-  (void)zeros;
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_FALSE(std::isnan(zeros[i])) << "column " << i << ": a fragment outside the output read row 2";
+    EXPECT_EQ(d[16 + i], -1.0f) << "column " << i << ": a fragment outside the output stored";
+  }
   for (int i = 0; i < 16; ++i) EXPECT_NE(d[i], 0.0f);
 }
 
