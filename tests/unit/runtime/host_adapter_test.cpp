@@ -199,7 +199,9 @@ TEST(HostAdapter, AdapterFailureIsReturnedAsIs) {
   EXPECT_EQ(s.message(), "fake driver says no");
 }
 
-TEST(HostAdapter, LaunchGoesThroughTheInstalledAdapter) {
+// The adapter installed is the one host_adapter() hands out; that the library's launchers use it is
+// tests/unit/launchers/launch_adapter_test.cu's (they are templates compiled by nvcc).
+TEST(HostAdapter, HostAdapterHandsOutTheInstalledOne) {
   auto fake = std::make_shared<FakeAdapter>();
   ScopedAdapter scope(fake);
   LaunchConfig config;
