@@ -7,6 +7,8 @@
 #include <cudaTypedefs.h>
 #include <gtest/gtest.h>
 
+#include "fake_host_adapter.hpp"
+
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -51,44 +53,6 @@ TensorMapIm2colArgs nhwc_half() {
   a.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
   return a;
 }
-
-// Records every call; answers with `result`.
-class FakeAdapter : public HostAdapter {
- public:
-  char const* name() const override { return "fake"; }
-  Status encode_tensor_map_tiled(TensorMapTiledArgs const& args, CUtensorMap* out) override {
-    tiled.push_back(args);
-    outs.push_back(out);
-    return result;
-  }
-  Status encode_tensor_map_im2col(TensorMapIm2colArgs const& args, CUtensorMap* out) override {
-    im2col.push_back(args);
-    outs.push_back(out);
-    return result;
-  }
-  Status launch(LaunchConfig const& config, void const* kernel, void** kernel_args) override {
-    launches.push_back(config);
-    kernels.push_back(kernel);
-    (void)kernel_args;
-    return result;
-  }
-
-  Status result;
-  std::vector<TensorMapTiledArgs> tiled;
-  std::vector<TensorMapIm2colArgs> im2col;
-  std::vector<CUtensorMap*> outs;
-  std::vector<LaunchConfig> launches;
-  std::vector<void const*> kernels;
-};
-
-// Installs an adapter for one test and restores the default afterwards, even when the test fails.
-class ScopedAdapter {
- public:
-  explicit ScopedAdapter(std::shared_ptr<HostAdapter> adapter) { set_host_adapter(std::move(adapter)); }
-  ~ScopedAdapter() { set_host_adapter(nullptr); }
-  ScopedAdapter(ScopedAdapter const&) = delete;
-  ScopedAdapter& operator=(ScopedAdapter const&) = delete;
-};
 
 // ---- installation ----
 
