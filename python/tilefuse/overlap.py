@@ -144,7 +144,8 @@ def _view(workspace, rank, shape, dtype, offset=0):
     key = (rank, shape, dtype, offset)
     view = views.get(key)
     if view is None:
-        view = views[key] = workspace.get_buffer(rank, shape, dtype, storage_offset=offset)
+        with torch.inference_mode(False):  # kept across calls: one made under inference_mode could not be written
+            view = views[key] = workspace.get_buffer(rank, shape, dtype, storage_offset=offset)  # outside it
     return view
 
 

@@ -50,7 +50,8 @@ class _SignalState:
         self.world, self.rank = dist.get_world_size(group), dist.get_rank(group)
         if not symm_mem.is_symm_mem_enabled_for_group(group.group_name):
             symm_mem.enable_symm_mem_for_group(group.group_name)
-        words = symm_mem.empty(6 * self.world, dtype=torch.int32, device=device)
+        with torch.inference_mode(False):  # kept across calls (see buffers)
+            words = symm_mem.empty(6 * self.world, dtype=torch.int32, device=device)
         words.zero_()
         words[self.rank] = words[self.world + self.rank] = 1  # this rank's own block: in place at every launch
         self.words_handle = symm_mem.rendezvous(words, group.group_name)
@@ -117,9 +118,12 @@ class _SignalState:
                 if held is not None:
                     self.kept.append(held)
                     self.views = {k: v for k, v in self.views.items() if k[0] != name}
-                memory = symm_mem.empty(nbytes, dtype=torch.uint8, device=self.device)
+                with torch.inference_mode(False):
+                    memory = symm_mem.empty(nbytes, dtype=torch.uint8, device=self.device)
                 held = self.allocations[name] = (memory, symm_mem.rendezvous(memory, self.group.group_name))
-            views = self.views[key] = [held[1].get_buffer(r, shape, dtype) for r in range(self.world)]
+            with torch.inference_mode(False):  # kept across calls: views made under inference_mode would be
+                views = self.views[key] = [held[1].get_buffer(r, shape, dtype)  # inference tensors, which
+                                           for r in range(self.world)]  # cannot be written outside it
         return views
 
 
@@ -186,9 +190,9 @@ def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="aut
 
 def _reduce_scatter_signalled(x, weight, bias, residual, group, world, rank, rows):
     """Each peer's partial computed in turn (nearest first) and pushed into that peer's buffer at this rank's
-    slot, then signalled; this rank's own GEMM (bias, residual) last, then the partials that arrived added. The
-    arrivals are awaited on a side stream (the caller's waits for its event), and this rank tells each sender it
-    may push the next call's partial once the add is done. See the section comment for the epochs."""
+    slot, then signalled; this rank's own GEMM (bias, residual) last, into its own slot; then every slot summed
+    into the output. The arrivals are awaited on a side stream (the caller's waits for its event), and this rank
+    tells each sender it may push the next call's partial once the sum is done. See the section comment."""
     _refuse_capture("linear_reduce_scatter(schedule='signalled')")
     n = weight.shape[0]
     device = x.device
@@ -206,13 +210,11 @@ def _reduce_scatter_signalled(x, weight, bias, residual, group, world, rank, row
         for owner, partial in zip(_peers(rank, world), sent):
             _into(x[owner * rows:(owner + 1) * rows], weight, None, None, "none", partial)
             programs[f"push{owner}"].run(current, epoch, partial.data_ptr())
-        _into(x[rank * rows:(rank + 1) * rows], weight, bias, residual, "none", out)
+        # The own partial (bias, residual) goes into the own slot, which no peer writes, so that one reduction
+        # over every slot makes the output (float accumulation, rounded once; no copy of the peers' slots).
+        _into(x[rank * rows:(rank + 1) * rows], weight, bias, residual, "none", received[rank][rank])
         programs["arrivals"].run(current, epoch)
-        if world == 2:
-            out.add_(received[rank][1 - rank])
-        else:
-            others = torch.cat([received[rank][:rank], received[rank][rank + 1:]])
-            out.add_(others.sum(0, dtype=torch.float32))  # rounded once to x's dtype
+        torch.sum(received[rank], 0, out=out)
         programs["end"].run(current, epoch)
     except BaseException as error:
         state.broke(error)
@@ -250,11 +252,16 @@ def _gated_ops(state, streams, destinations, nbytes, own):
     for parity in (0, 1):
         following = 1 - parity
         before = [("record", 0, _Events.START, 0, 0)]
+        # Every peer told that this rank reached the call before any copy is enqueued: streams beyond the device's
+        # hardware queues share one, in enqueue order, and a start signal queued behind a copy to another peer
+        # would hold that peer's GEMM back for the copy's length.
+        for other in _peers(rank, world):
+            push = streams[f"push{other}"]
+            before += [("wait_event", push, _Events.START, 0, 0),  # x is ready, earlier work queued before this call
+                       ("write", push, word(other, state.AG_STARTED * world + rank), *epoch)]
         for other in _peers(rank, world):  # every peer's copy engine at once; the nearest peers first
             push = streams[f"push{other}"]
             before += [
-                ("wait_event", push, _Events.START, 0, 0),  # x is ready, earlier work queued before this call
-                ("write", push, word(other, state.AG_STARTED * world + rank), *epoch),  # this rank reached it
                 # the peer's GEMM of the last call is done and its flags for this call reset
                 ("wait", push, word(rank, state.AG_CONSUMED * world + other), *minus_one),
                 ("copy", push, destinations[other], nbytes, 0),

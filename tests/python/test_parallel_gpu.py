@@ -140,6 +140,7 @@ def run_rank(rank, world, init_file, results):
                                            schedule="signalled")
             close_in_bf16(got, (F.linear(scaled, down.weight, down.bias) + rows).chunk(world, 0)[rank],
                           "linear_reduce_scatter signalled, first shape again")
+            check_inference_then_not(tp, rank, world, d, up, down)
             if world > 1:
                 check_replayed(tp, rank, world, rows, hidden, up, down)
                 check_captured_by_caller(tp, rank, world, rows, hidden, up, down)
@@ -149,6 +150,28 @@ def run_rank(rank, world, init_file, results):
         results.put((rank, f"{type(error).__name__}: {error}"))
     finally:
         dist.destroy_process_group()
+
+
+def check_inference_then_not(tp, rank, world, d, up, down):
+    """Every schedule first called under torch.inference_mode on a new shape, then with the same shape outside it:
+    the buffers and views kept between calls must not be inference tensors (writing one outside inference_mode
+    raises; a 4-GPU user check found it)."""
+    x = torch.randn(world * 96, d, device="cuda", dtype=torch.bfloat16)
+    dist.broadcast(x, 0)
+    hidden = torch.randn(world * 96, up.weight.shape[0], device="cuda", dtype=torch.bfloat16)
+    dist.broadcast(hidden, 0)
+    w2, block = down.weight.chunk(world, 1)[rank].contiguous(), x.chunk(world, 0)[rank].contiguous()
+    for mode in (torch.inference_mode, torch.no_grad):
+        with mode():
+            for schedule in ("halves", "gated"):
+                got = tp.all_gather_linear(x.chunk(world, 0)[rank], up.weight, up.bias, "gelu",
+                                           transport="copy_engine", schedule=schedule)
+                close_in_bf16(got, F.gelu(F.linear(x, up.weight, up.bias)), f"all_gather_linear {schedule}, {mode}")
+            for schedule in ("steps", "signalled"):
+                got = tp.linear_reduce_scatter(hidden.chunk(world, 1)[rank], w2, down.bias, block,
+                                               transport="copy_engine", schedule=schedule)
+                close_in_bf16(got, (F.linear(hidden, down.weight, down.bias) + x).chunk(world, 0)[rank],
+                              f"linear_reduce_scatter {schedule}, {mode}")
 
 
 def check_replayed(tp, rank, world, rows, hidden, up, down):
