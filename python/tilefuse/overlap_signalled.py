@@ -190,9 +190,9 @@ def _all_gather_gated(x, weight, bias, activation, group, world, rank, tile="aut
 
 def _reduce_scatter_signalled(x, weight, bias, residual, group, world, rank, rows):
     """Each peer's partial computed in turn (nearest first) and pushed into that peer's buffer at this rank's
-    slot, then signalled; this rank's own GEMM (bias, residual) last, into its own slot; then every slot summed
-    into the output. The arrivals are awaited on a side stream (the caller's waits for its event), and this rank
-    tells each sender it may push the next call's partial once the sum is done. See the section comment."""
+    slot, then signalled; this rank's own GEMM (bias, residual) last, then the partials that arrived added. The
+    arrivals are awaited on a side stream (the caller's waits for its event), and this rank tells each sender it
+    may push the next call's partial once the add is done. See the section comment for the epochs."""
     _refuse_capture("linear_reduce_scatter(schedule='signalled')")
     n = weight.shape[0]
     device = x.device
@@ -210,11 +210,13 @@ def _reduce_scatter_signalled(x, weight, bias, residual, group, world, rank, row
         for owner, partial in zip(_peers(rank, world), sent):
             _into(x[owner * rows:(owner + 1) * rows], weight, None, None, "none", partial)
             programs[f"push{owner}"].run(current, epoch, partial.data_ptr())
-        # The own partial (bias, residual) goes into the own slot, which no peer writes, so that one reduction
-        # over every slot makes the output (float accumulation, rounded once; no copy of the peers' slots).
-        _into(x[rank * rows:(rank + 1) * rows], weight, bias, residual, "none", received[rank][rank])
+        _into(x[rank * rows:(rank + 1) * rows], weight, bias, residual, "none", out)
         programs["arrivals"].run(current, epoch)
-        torch.sum(received[rank], 0, out=out)
+        if world == 2:
+            out.add_(received[rank][1 - rank])
+        else:
+            others = torch.cat([received[rank][:rank], received[rank][rank + 1:]])
+            out.add_(others.sum(0, dtype=torch.float32))  # rounded once to x's dtype
         programs["end"].run(current, epoch)
     except BaseException as error:
         state.broke(error)
@@ -252,16 +254,11 @@ def _gated_ops(state, streams, destinations, nbytes, own):
     for parity in (0, 1):
         following = 1 - parity
         before = [("record", 0, _Events.START, 0, 0)]
-        # Every peer told that this rank reached the call before any copy is enqueued: streams beyond the device's
-        # hardware queues share one, in enqueue order, and a start signal queued behind a copy to another peer
-        # would hold that peer's GEMM back for the copy's length.
-        for other in _peers(rank, world):
-            push = streams[f"push{other}"]
-            before += [("wait_event", push, _Events.START, 0, 0),  # x is ready, earlier work queued before this call
-                       ("write", push, word(other, state.AG_STARTED * world + rank), *epoch)]
         for other in _peers(rank, world):  # every peer's copy engine at once; the nearest peers first
             push = streams[f"push{other}"]
             before += [
+                ("wait_event", push, _Events.START, 0, 0),  # x is ready, earlier work queued before this call
+                ("write", push, word(other, state.AG_STARTED * world + rank), *epoch),  # this rank reached it
                 # the peer's GEMM of the last call is done and its flags for this call reset
                 ("wait", push, word(rank, state.AG_CONSUMED * world + other), *minus_one),
                 ("copy", push, destinations[other], nbytes, 0),
