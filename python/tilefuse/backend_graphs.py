@@ -6,6 +6,8 @@ feels: ViT-B/16 at batch 8 on an H200 took 1.40-1.52 ms through them against 1.1
 hand-captured graph (bench/results/2026-11-28-h200-vit-attention-pass.md). ReplayedGraph captures the compiled
 forward once and then, per call, copies the inputs that are not the model's own tensors into its buffers,
 replays, and clones the outputs (so a later call never overwrites what an earlier one returned)."""
+import threading
+
 import torch
 
 # tensors[i].data_ptr() == data_ptrs[i] for every i in indices, in C++ (what torch's cudagraph trees call); a
@@ -33,6 +35,9 @@ class ReplayedGraph:
         self.graph = None
         self.why_not = None
         self.captures = 0
+        self.device = None  # the inputs' device (at the capture)
+        self._last_stream = None  # the raw stream of the last replay, whose reads and writes a call waits for
+        self._lock = threading.Lock()  # one call's copies, replay and clones at a time: they share the buffers
 
     def _run(self, inputs):
         return self.compiled(*inputs)
@@ -40,13 +45,27 @@ class ReplayedGraph:
     def __call__(self, *inputs):
         if self.why_not is not None:
             return self._run(inputs)
-        if self.graph is None or not self._same_static_addresses(inputs):
-            if not self._capture(inputs):
-                return self._run(inputs)
-        for i, buffer in self._copies:
-            buffer.copy_(inputs[i])
-        self.graph.replay()
-        return _cloned(self.outputs)
+        with self._lock:
+            if self.graph is None or not self._same_static_addresses(inputs):
+                if not self._capture(inputs):
+                    return self._run(inputs)
+            stream = self._current_stream()
+            if self._last_stream is not None and stream != self._last_stream:
+                self._wait_for(self._last_stream)  # the last call's replay may still read the buffers it wrote
+            for i, buffer in self._copies:
+                buffer.copy_(inputs[i])
+            self.graph.replay()
+            self._last_stream = stream
+            return _cloned(self.outputs)
+
+    def _current_stream(self):
+        """The current stream's raw handle on the graph's device (cheap: a call's host time matters here)."""
+        return torch._C._cuda_getCurrentRawStream(self.device)
+
+    def _wait_for(self, raw_stream):
+        """The current stream waits for the work enqueued so far on raw_stream (another caller's stream)."""
+        other = torch.cuda.ExternalStream(raw_stream, device=torch.device("cuda", self.device))
+        torch.cuda.current_stream(self.device).wait_stream(other)
 
     def _same_static_addresses(self, inputs):
         """Whether every static input lies where it lay at the capture (a parameter whose storage was swapped, as
@@ -65,10 +84,12 @@ class ReplayedGraph:
         if not all(isinstance(t, torch.Tensor) and t.is_cuda for t in inputs):
             self.why_not = "an input is not a CUDA tensor (a symbolic size or a CPU tensor)"
             return False
+        self.device = inputs[0].device.index if inputs else torch.cuda.current_device()
         static = [static_input(t) for t in inputs]
         self.static = [t.data_ptr() if s else None for t, s in zip(inputs, static)]
-        self.buffers = [None if s else torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device)
-                        for t, s in zip(inputs, static)]
+        with torch.inference_mode(False):  # written by every later call, in whatever mode it runs
+            self.buffers = [None if s else torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device)
+                            for t, s in zip(inputs, static)]
         run_on = [t if b is None else b for t, b in zip(inputs, self.buffers)]
         for t, buffer in zip(inputs, self.buffers):
             if buffer is not None:

@@ -49,14 +49,16 @@ class PhasedDgrad:
             for phase in self.phases:
                 taps = torch.tensor([th * s + tw for th in phase.taps[0] for tw in phase.taps[1]])
                 parts.append((ks * (r * s * c) + taps.view(1, -1, 1) * c + cs).reshape(-1))
-            self._index[device] = torch.cat(parts).to(device)
+            with torch.inference_mode(False):  # kept: made under inference_mode, autograd could not save it
+                self._index[device] = torch.cat(parts).to(device)
         return self._index[device]
 
     def filters(self, w):
         """Each phase's fprop filter: w's taps of the phase, transposed to (C, K, Th, Tw), channels-last: views
         of one buffer that a single gather fills."""
         k, c = self.filter_size[:2]
-        flat = w.permute(0, 2, 3, 1).reshape(-1).take(self._gather_index(w.device))
+        with _torch().no_grad():  # kernel operands: nothing differentiates through them
+            flat = w.permute(0, 2, 3, 1).reshape(-1).take(self._gather_index(w.device))
         out, start = [], 0
         for phase in self.phases:
             th, tw = len(phase.taps[0]), len(phase.taps[1])

@@ -168,12 +168,14 @@ def _slot(rank, other):
 def _all_gather_linear_ce(x, weight, bias, activation, group, world, rank, replay):
     workspace = _workspace(group, x.numel() * x.element_size())
     shape = tuple(x.shape)
+    if replay:
+        signature = ("all_gather_linear", x.device, shape, x.dtype, _identity(weight), _identity(bias), activation,
+                     id(group), world, rank, _address(workspace))
+        overlap_replay.after_last(signature)  # a replay on another stream may still read this rank's block
     workspace.barrier(channel=0)  # every peer has finished reading this workspace's previous contents
     mine = _view(workspace, rank, shape, x.dtype)
     mine.copy_(x)
     if replay:  # the rest reads this rank's block from the workspace, where the graph finds it
-        signature = ("all_gather_linear", x.device, shape, x.dtype, _identity(weight), _identity(bias), activation,
-                     id(group), world, rank, _address(workspace))
         out = overlap_replay.run(
             signature, (), lambda: _all_gather_rest(mine, weight, bias, activation, workspace, world, rank),
             _stream(x.device, "capture"), kept=(weight, bias, workspace))

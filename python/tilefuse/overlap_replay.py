@@ -134,6 +134,18 @@ def run(signature, inputs, body, stream, kept=()):
         return _replay(held)
 
 
+def after_last(signature):
+    """Orders the current stream after the last replays of signature's graphs: for a caller that writes what
+    they read (a workspace block) before it calls run(). Not under a caller's capture (run() replays nothing
+    there, and a captured stream cannot wait for work outside its graph)."""
+    if _capturing():
+        return
+    with _lock:
+        entry = _signatures.get(signature)
+        for held in entry.graphs if entry is not None else ():
+            _after_last(held)
+
+
 def _after_last(held):
     """Orders the current stream after the graph's last replay, which may have been on another stream."""
     current = _current_stream()
@@ -169,7 +181,10 @@ def _same(mine, theirs):
 
 def _capture(body, inputs, stream):
     try:
-        graph, out = _record(body, inputs, stream)
+        # The output is handed to every later replay's caller: made under inference_mode it would be an inference
+        # tensor for callers outside it too (no autograd, no in-place writes). Grad stays off (forward ops).
+        with torch.inference_mode(False), torch.no_grad():
+            graph, out = _record(body, inputs, stream)
     except Exception as error:  # noqa: BLE001 - the call runs without a graph, and says why once
         import logging
 

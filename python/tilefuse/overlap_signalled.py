@@ -50,13 +50,13 @@ class _SignalState:
         self.world, self.rank = dist.get_world_size(group), dist.get_rank(group)
         if not symm_mem.is_symm_mem_enabled_for_group(group.group_name):
             symm_mem.enable_symm_mem_for_group(group.group_name)
-        with torch.inference_mode(False):  # kept across calls (see buffers)
-            words = symm_mem.empty(6 * self.world, dtype=torch.int32, device=device)
+        with torch.inference_mode(False):  # kept across calls (see buffers); a dtype view made under it is
+            words = symm_mem.empty(6 * self.world, dtype=torch.int32, device=device)  # an inference tensor too
+            self.flag_sets = [words.view(torch.uint32)[p * self.world:(p + 1) * self.world] for p in (0, 1)]
         words.zero_()
         words[self.rank] = words[self.world + self.rank] = 1  # this rank's own block: in place at every launch
         self.words_handle = symm_mem.rendezvous(words, group.group_name)
         self.words = words
-        self.flag_sets = [words.view(torch.uint32)[p * self.world:(p + 1) * self.world] for p in (0, 1)]
         self.epochs = {}
         self.allocations, self.kept, self.views = {}, [], {}
         self.broken = None  # why a call failed after its signals began: the ranks' epochs may disagree

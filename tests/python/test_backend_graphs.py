@@ -62,6 +62,7 @@ def test_a_replay_copies_the_moving_inputs_and_captures_again_when_a_static_one_
         return True
 
     replayed._capture = capture
+    replayed._current_stream = lambda: 0  # one stream (no CUDA here)
     weight = torch.nn.Parameter(torch.ones(2))
     for value in (3.0, 5.0):
         out = replayed(torch.full((2,), value), weight)
@@ -72,3 +73,75 @@ def test_a_replay_copies_the_moving_inputs_and_captures_again_when_a_static_one_
     assert len(captures) == 2
     replayed(torch.full((2,), 7.0), weight, weight)  # another input count: captured again, never mismatched
     assert len(captures) == 3
+
+
+def test_a_call_on_another_stream_waits_for_the_last_replay_before_it_writes_the_buffers():
+    """Two callers on different streams share the graph's buffers: the second call's copies must follow the first
+    call's replay and clones (else it overwrites inputs the replay still reads: a silently wrong answer)."""
+    events = []
+
+    class FakeGraph:
+        def replay(self):
+            events.append(("replay", stream[0]))
+
+    replayed = ReplayedGraph(lambda *inputs: None)
+
+    def capture(inputs):
+        replayed.static, replayed.buffers = [None], [torch.empty(2)]
+        replayed.outputs = replayed.buffers[0]
+        replayed.graph = FakeGraph()
+        replayed._index()
+        return True
+
+    stream = [11]
+    replayed._capture = capture
+    replayed._current_stream = lambda: stream[0]
+    replayed._wait_for = lambda raw: events.append(("wait", stream[0], raw))
+    for s in (11, 11, 22, 22, 11):
+        stream[0] = s
+        replayed(torch.full((2,), float(s)))
+    assert events == [("replay", 11), ("replay", 11), ("wait", 22, 11), ("replay", 22), ("replay", 22),
+                      ("wait", 11, 22), ("replay", 11)]
+
+
+def test_the_input_buffers_made_under_inference_mode_take_later_calls_outside_it(monkeypatch):
+    """A capture's buffers are written by every later call: made as inference tensors (a first call under
+    torch.inference_mode), a later call under no_grad would raise on the copy."""
+    import tilefuse.backend_graphs as backend_graphs
+
+    class FakeGraph:
+        def replay(self):
+            pass
+
+    class FakeStream:
+        def wait_stream(self, other):
+            pass
+
+    class Context:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    class Input(torch.Tensor):  # a CPU tensor that passes the capture's CUDA check
+        @property
+        def is_cuda(self):
+            return True
+
+    fake_cuda = type("cuda", (), {"Stream": FakeStream, "stream": Context, "graph": Context,
+                                  "current_stream": staticmethod(lambda *a: FakeStream()),
+                                  "current_device": staticmethod(lambda: 0)})
+    monkeypatch.setattr(backend_graphs.torch, "cuda", fake_cuda)
+    replayed = ReplayedGraph(lambda x: x * 2, graph_factory=FakeGraph)
+    replayed._current_stream = lambda: 0
+    x = torch.ones(2).as_subclass(Input)
+    with torch.inference_mode():
+        replayed(x)
+    assert replayed.buffers[0] is not None and not replayed.buffers[0].is_inference()
+    with torch.no_grad():
+        out = replayed(torch.full((2,), 3.0).as_subclass(Input))  # the copy into the buffer
+    assert torch.equal(out.as_subclass(torch.Tensor), torch.full((2,), 2.0))  # (the fake graph does not rerun)

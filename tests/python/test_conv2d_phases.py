@@ -79,3 +79,19 @@ def test_the_planners_refusals_say_why(bare, device, why):
     p = problem(2, 64, 14, 14, 128, 3, 3, (1, 1), (2, 2))
     planned = _C.plan_dgrad_phases(p.planner_geometry(), "bfloat16", bare, device, True)
     assert not planned["use"] and why in planned["why"]
+
+
+def test_the_kept_gather_index_made_under_inference_mode_serves_autograd_later(poisoned_empty):
+    """The gather index is kept per device: made under torch.inference_mode it must not be an inference tensor,
+    or a later call with a parameter that requires grad could not use it."""
+    p = problem(2, 16, 9, 9, 32, 3, 3, (1, 1), (2, 2))
+    planned = _C.plan_dgrad_phases(p.planner_geometry(), "bfloat16", True, H100, True)
+    phased = PhasedDgrad(planned, p, _TorchFprop)
+    w = torch.randn(p.K, p.C, 3, 3, dtype=torch.float64).contiguous(memory_format=CL)
+    dy = torch.randn(p.N, p.K, p.P, p.Q, dtype=torch.float64).contiguous(memory_format=CL)
+    with torch.inference_mode():
+        phased.call(dy, w, {})
+    weight = torch.nn.Parameter(w.clone())
+    dx = phased.call(dy, weight, {})
+    ref = torch.nn.grad.conv2d_input((p.N, p.C, p.H, p.W), w, dy, stride=(2, 2), padding=(1, 1))
+    assert torch.allclose(dx, ref, atol=1e-9)

@@ -170,3 +170,33 @@ def test_wanted():
     assert replay.wanted(True, 1e15) and not replay.wanted(False, 1) and not replay.wanted(True, 0)
     with pytest.raises(ValueError, match="replay="):
         replay.wanted("yes", 1)
+
+
+def test_a_graph_captured_under_inference_mode_hands_later_callers_normal_tensors(recorded):
+    """The captured output is what every later replay returns: captured under torch.inference_mode it would be an
+    inference tensor for callers outside it too (no autograd, no in-place writes)."""
+    x = torch.arange(4.0)
+    with torch.inference_mode():
+        call(x)
+        got = call(x)  # the capture
+    assert len(recorded) == 1 and not got.is_inference()
+    del got
+    got = call(x)  # replayed outside inference mode: usable as any tensor
+    got[0] = -1.0
+    assert not got.is_inference()
+
+
+def test_after_last_orders_the_current_stream_after_the_last_replay_on_another(recorded):
+    """A caller that rewrites what the graph reads (the all-gather's workspace block) before run() must first wait
+    for a replay on another stream."""
+    x = torch.arange(4.0)
+    Stream.current, Stream.waits = Stream("s1"), []
+    call(x, "ws")
+    got = call(x, "ws")  # captured and replayed on s1
+    del got
+    Stream.current = Stream("s2")
+    replay.after_last("ws")
+    assert Stream.waits == [("s2", "s1")]
+    replay.after_last("unknown signature")  # nothing to wait for
+    assert Stream.waits == [("s2", "s1")]
+    Stream.current = None
