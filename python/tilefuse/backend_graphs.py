@@ -51,7 +51,7 @@ class ReplayedGraph:
                 if not self._capture(inputs):
                     return self._run(inputs)
             stream = self._current_stream()
-            if self._last_stream is not None and stream != self._last_stream:
+            if self._last_stream is not None and stream != self._last_stream and not self._capturing():
                 self._wait_for(self._last_stream)  # the last call's replay may still read the buffers it wrote
             for i, buffer in self._copies:
                 buffer.copy_(inputs[i])
@@ -64,6 +64,11 @@ class ReplayedGraph:
         if _raw_stream is not None:
             return _raw_stream(self.device)
         return torch.cuda.current_stream(self.device).cuda_stream
+
+    def _capturing(self):
+        """Whether the caller is capturing its own CUDA graph (a captured stream cannot wait for work outside it;
+        the capture's own ordering is the caller's)."""
+        return torch.cuda.is_current_stream_capturing()
 
     def _wait_for(self, raw_stream):
         """The current stream waits for the work enqueued so far on raw_stream (another caller's stream)."""

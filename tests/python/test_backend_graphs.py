@@ -97,6 +97,7 @@ def test_a_call_on_another_stream_waits_for_the_last_replay_before_it_writes_the
     replayed._capture = capture
     replayed._current_stream = lambda: stream[0]
     replayed._wait_for = lambda raw: events.append(("wait", stream[0], raw))
+    replayed._capturing = lambda: False
     for s in (11, 11, 22, 22, 11):
         stream[0] = s
         replayed(torch.full((2,), float(s)))
