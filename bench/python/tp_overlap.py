@@ -13,7 +13,7 @@ counted as late). "as-called" starts the clock on an idle stream, as before 2026
 enqueue and the ranks' skew in starting, which swung the small shape's times 1.5x from run to run.
 
     torchrun --nproc-per-node 2 bench/python/tp_overlap.py [--shapes mlp small] [--iters 30] [--markdown out.md]
-        [--timing gated|as-called] [--timeline FILE]  (rank 0's GPU activity during one call of each tilefuse
+        [--timing gated|as-called] [--timeline FILE]  (every rank's GPU activity during one gated call of each tilefuse
         op: which work overlaps)
 
 Shapes (tokens x hidden x intermediate, the intermediate split over the ranks): mlp = 8192 x 8192 x 28672;
@@ -226,8 +226,10 @@ def pull_alone(overlap, x, group, world, rank):
 
 
 def timeline(world, shape, path):
-    """Rank 0's kernels and copies during one call of each overlapped op (torch.profiler), by start time: the
-    stream, start and duration in us from the call's first activity, and the name."""
+    """Every rank's kernels and copies during one call of each overlapped op (torch.profiler), by start time: the
+    stream, start and duration in us from the moment the ranks leave the gate (as in the gated timing: the call
+    enqueued while a sleep holds the stream, then an all-reduce releases every rank together, so host skew does
+    not show), and the name."""
     import tilefuse.parallel as tp
     from torch.profiler import ProfilerActivity, profile
 
@@ -241,6 +243,7 @@ def timeline(world, shape, path):
              "linear_reduce_scatter steps": lambda: tp.linear_reduce_scatter(h, w2, None, r, schedule="steps"),
              "linear_reduce_scatter signalled": lambda: tp.linear_reduce_scatter(h, w2, None, r, schedule="signalled")}
     lines = []
+    meet = torch.zeros(1, device="cuda")
     with torch.no_grad():
         for name, call in calls.items():
             for _ in range(3):
@@ -248,20 +251,26 @@ def timeline(world, shape, path):
             torch.cuda.synchronize()
             dist.barrier()
             with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                torch.cuda._sleep(4 * GATE_CYCLES)  # the stream held while this rank enqueues (the profiler slows it)
+                dist.all_reduce(meet)
                 call()
                 torch.cuda.synchronize()
             dist.barrier()
             events = sorted((e for e in prof.events() if e.device_type.name == "CUDA"), key=lambda e: e.time_range.start)
-            if not events:
+            gate = [e for e in events if "nccl" in e.name.lower()]
+            if not gate:
                 continue
-            t0 = events[0].time_range.start
-            lines += [f"## {name}, {world} GPUs, {' x '.join(map(str, shape))}", "",
+            t0 = gate[0].time_range.end  # the ranks leave the gate
+            after = [e for e in events if e.time_range.start >= gate[0].time_range.start and e is not gate[0]]
+            lines += [f"## {name}, {world} GPUs, {' x '.join(map(str, shape))}, rank {dist.get_rank()}", "",
                       "| stream | start us | us | activity |", "|---:|---:|---:|---|"]
             lines += [f"| {getattr(e, 'device_resource_id', '?')} | {e.time_range.start - t0:.0f} | "
-                      f"{e.time_range.elapsed_us():.0f} | {e.name[:70]} |" for e in events]
+                      f"{e.time_range.elapsed_us():.0f} | {e.name[:70]} |" for e in after]
             lines.append("")
+    every = [None] * dist.get_world_size()
+    dist.all_gather_object(every, lines)
     if dist.get_rank() == 0:
-        open(path, "w").write("\n".join(lines) + "\n")
+        open(path, "w").write("\n".join(line for rank_lines in every for line in rank_lines) + "\n")
 
 
 def main():
@@ -276,7 +285,7 @@ def main():
     parser.add_argument("--gated-sweep", action="store_true",
                         help="also time the gated schedule's parts: the pulls alone, three symmetric-memory "
                         "barriers, the GEMM on 128x128 and 128x256 tiles, the row-gated GEMM with every flag set")
-    parser.add_argument("--timeline", help="write rank 0's GPU activity during one call of each op (the first of "
+    parser.add_argument("--timeline", help="write every rank's GPU activity during one gated call of each op (the first of "
                         "--shapes) here")
     args = parser.parse_args()
     world = int(os.environ.get("WORLD_SIZE", "1"))
