@@ -10,10 +10,11 @@ import threading
 
 import torch
 
+from .kernel_params import current_raw_stream
+
 # tensors[i].data_ptr() == data_ptrs[i] for every i in indices, in C++ (what torch's cudagraph trees call); a
 # Python loop where a torch build lacks it.
 _data_ptrs_equal = getattr(torch._C, "_tensors_data_ptrs_at_indices_equal", None)
-_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # a device's current stream, without a Stream object
 
 
 def static_input(t):
@@ -61,9 +62,7 @@ class ReplayedGraph:
 
     def _current_stream(self):
         """The current stream's raw handle on the graph's device (cheap: a call's host time matters here)."""
-        if _raw_stream is not None:
-            return _raw_stream(self.device)
-        return torch.cuda.current_stream(self.device).cuda_stream
+        return current_raw_stream(self.device)
 
     def _capturing(self):
         """Whether the caller is capturing its own CUDA graph (a captured stream cannot wait for work outside it;

@@ -114,16 +114,16 @@ class _SignalState:
 
             nbytes = math.prod(shape) * torch.empty((), dtype=dtype).element_size()
             held = self.allocations.get(name)
-            if held is None or held[0].numel() < nbytes:
-                if held is not None:
-                    self.kept.append(held)
-                    self.views = {k: v for k, v in self.views.items() if k[0] != name}
-                with torch.inference_mode(False):
+            # Kept across calls: memory and views made under inference_mode would be inference tensors, which
+            # cannot be written outside it.
+            with torch.inference_mode(False):
+                if held is None or held[0].numel() < nbytes:
+                    if held is not None:
+                        self.kept.append(held)
+                        self.views = {k: v for k, v in self.views.items() if k[0] != name}
                     memory = symm_mem.empty(nbytes, dtype=torch.uint8, device=self.device)
-                held = self.allocations[name] = (memory, symm_mem.rendezvous(memory, self.group.group_name))
-            with torch.inference_mode(False):  # kept across calls: views made under inference_mode would be
-                views = self.views[key] = [held[1].get_buffer(r, shape, dtype)  # inference tensors, which
-                                           for r in range(self.world)]  # cannot be written outside it
+                    held = self.allocations[name] = (memory, symm_mem.rendezvous(memory, self.group.group_name))
+                views = self.views[key] = [held[1].get_buffer(r, shape, dtype) for r in range(self.world)]
         return views
 
 
