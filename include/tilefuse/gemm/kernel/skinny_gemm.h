@@ -41,9 +41,15 @@ inline constexpr int kUnroll = 4;   // chunks a lane has in flight (4 x 16 bytes
 
 // Lane l's 8 elements of a chunk: row or column l / 4 (clamped to the last real one: valid memory, its
 // sums never stored), elements 8 (l % 4) .. + 7 of the chunk.
+// B: read once, evict first; the L2 fetches the whole 256-byte piece around it from DRAM, so the block's
+// other warps (the next chunks of the same column) find theirs in L2 and DRAM serves long bursts.
 template <class Element>
-TILEFUSE_DEVICE uint4 load_stream(Element const* p) {  // B: read once, evict first
-  return __ldcs(reinterpret_cast<uint4 const*>(p));
+TILEFUSE_DEVICE uint4 load_stream(Element const* p) {
+  uint4 v;
+  asm("ld.global.cs.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
 }
 template <class Element>
 TILEFUSE_DEVICE uint4 load_kept(Element const* p) {  // A: read by every block
