@@ -183,6 +183,9 @@ problem:
                        residual loaded by TMA on that tile; bf16, none or bias_gelu_residual) |
                        sm90-pingpong-tall (ping-pong 128x192 per warpgroup, 192 accumulators per thread; bf16,
                        none or bias_gelu_residual, the residual staged) |
+                       sm90-mid96 | sm90-wide160 (cooperative 128x96, 7 stages / 128x160, 5 stages: finer waves
+                       for outputs of a few thousand rows; bf16, none or bias_gelu_residual) |
+                       sm90-split-mid96 (128x96 with split-K summed in the kernel, --split-k S >= 2) |
                        auto (gemm::Gemm's default: sm90 where it can, else sm80; describe says which and why)
 
 measurement:
@@ -303,7 +306,8 @@ std::variant<CliOptions, std::string> parse_cli(int argc, char const* const* arg
                                                "sm90-pingpong-multicast", "sm90-pingpong-wide-multicast",
                                                "sm90-split-large", "sm90-split-medium", "sm90-tma-residual-large",
                                                "sm90-tma-residual-medium", "sm90-tma-residual-pingpong-wide",
-                                               "sm90-pingpong-tall", "auto"};
+                                               "sm90-pingpong-tall", "sm90-mid96", "sm90-wide160",
+                                               "sm90-split-mid96", "auto"};
       if (std::find(std::begin(kKernels), std::end(kKernels), value) == std::end(kKernels)) {
         std::string known;
         for (std::string_view k : kKernels) known += (known.empty() ? "" : ", ") + std::string(k);

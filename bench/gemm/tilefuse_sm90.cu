@@ -6,7 +6,8 @@
 // sm90-pingpong-wide, and with 2-CTA multicast sm90-pingpong-multicast | sm90-pingpong-wide-multicast)
 // bf16 none and bias_gelu_residual; sm90-large-3stage (128x256 with a 3-stage ring) bf16 none and
 // bias_gelu_residual; with the residual by TMA forced (--kernel sm90-tma-residual-large | -medium |
-// -pingpong-wide) bf16 none and bias_gelu_residual.
+// -pingpong-wide) bf16 none and bias_gelu_residual; 128x96 and 128x160 (--kernel sm90-mid96 | sm90-wide160 |
+// sm90-split-mid96) bf16 none and bias_gelu_residual.
 #include <tilefuse/gemm/device/gemm_sm90.hpp>
 #include <tilefuse/gemm/device/gemm_sm90_auto.hpp>
 
@@ -23,6 +24,13 @@ struct PingPongTall : gemm::Sm90TileConfig<128, 192, 64, 4, gemm::kSm90GroupRows
   static constexpr int kProducerRegisters = 24;
   static constexpr int kConsumerRegisters = 240;
 };
+
+// Cooperative 128x96 (7 stages of 28 KiB) and 128x160 (5 of 36 KiB): tile widths between the planner's 64, 128 and
+// 256, so that outputs of a few thousand rows fill the SMs in whole waves (1576 x 768: 104 tiles of 128x96 on 132
+// SMs where 128x128 gives 78; 1576 x 3072: 260 of 128x160, two waves, where 128x128 gives 312, three). An
+// experiment (docs/notes/gemm_sm90.md, mid-size tiles), not a planner choice.
+using Mid96 = gemm::Sm90TileConfig<128, 96, 64, 7>;
+using Wide160 = gemm::Sm90TileConfig<128, 160, 64, 5>;
 
 namespace {
 template <class Element, class Epilogue, EpilogueKind kEpilogue, class Config>
@@ -68,6 +76,10 @@ std::unique_ptr<TilefuseGemmOp> make_tilefuse_sm90(DType dtype, OperandLayout la
     return make_bf16_plain_or_fused<gemm::Sm90TmaResidual<gemm::Sm90PingPongWideConfig>>(
         dtype, epilogue, "sm90 ping-pong 64x256, residual by TMA");
   }
+  if (kernel == "sm90-mid96") return make_bf16_plain_or_fused<Mid96>(dtype, epilogue, "sm90 128x96");
+  if (kernel == "sm90-wide160") return make_bf16_plain_or_fused<Wide160>(dtype, epilogue, "sm90 128x160");
+  if (kernel == "sm90-split-mid96") return make_bf16_plain_or_fused<gemm::Sm90SplitReduce<Mid96>>(
+      dtype, epilogue, "sm90 128x96, split-K in the kernel");
   if (kernel == "sm90-pingpong-tall") return make_bf16_plain_or_fused<PingPongTall>(dtype, epilogue, "sm90 ping-pong 128x192");
   // Split-K summed inside the kernel (--split-k S, S >= 2 dividing k): skinny outputs with long K.
   if (kernel == "sm90-split-large") return make_bf16_plain_or_fused<gemm::Sm90SplitReduce<gemm::Sm90LargeConfig>>(

@@ -216,13 +216,15 @@ TILEFUSE_DEVICE inline void setmaxnreg_inc() {
 #define TILEFUSE_WGMMA_SS_ASM(N, TYPE, REGS, A, B, S, TA, TB, ...) (void)d, (void)desc_a, (void)desc_b, (void)scale_d;
 #endif
 
-// The D vectors of N = 64, 128, 160, 192, 256 (32, 64, 80, 96, 128 registers).
+// The D vectors of N = 64, 96, 128, 160, 192, 256 (32, 48, 64, 80, 96, 128 registers).
 #define TILEFUSE_WGMMA_REGS_32 TILEFUSE_WGMMA_D0_REGS ", " TILEFUSE_WGMMA_D1_REGS
+#define TILEFUSE_WGMMA_REGS_48 TILEFUSE_WGMMA_REGS_32 ", " TILEFUSE_WGMMA_D2_REGS
 #define TILEFUSE_WGMMA_REGS_64 TILEFUSE_WGMMA_REGS_32 ", " TILEFUSE_WGMMA_D2_REGS ", " TILEFUSE_WGMMA_D3_REGS
 #define TILEFUSE_WGMMA_REGS_80 TILEFUSE_WGMMA_REGS_64 ", " TILEFUSE_WGMMA_D4_REGS
 #define TILEFUSE_WGMMA_REGS_96 TILEFUSE_WGMMA_REGS_80 ", " TILEFUSE_WGMMA_D5_REGS
 #define TILEFUSE_WGMMA_REGS_128 TILEFUSE_WGMMA_REGS_96 ", " TILEFUSE_WGMMA_D6_REGS ", " TILEFUSE_WGMMA_D7_REGS
 #define TILEFUSE_WGMMA_OPERANDS_32 TILEFUSE_WGMMA_D0_OPERANDS, TILEFUSE_WGMMA_D1_OPERANDS
+#define TILEFUSE_WGMMA_OPERANDS_48 TILEFUSE_WGMMA_OPERANDS_32, TILEFUSE_WGMMA_D2_OPERANDS
 #define TILEFUSE_WGMMA_OPERANDS_64 TILEFUSE_WGMMA_OPERANDS_32, TILEFUSE_WGMMA_D2_OPERANDS, TILEFUSE_WGMMA_D3_OPERANDS
 #define TILEFUSE_WGMMA_OPERANDS_80 TILEFUSE_WGMMA_OPERANDS_64, TILEFUSE_WGMMA_D4_OPERANDS
 #define TILEFUSE_WGMMA_OPERANDS_96 TILEFUSE_WGMMA_OPERANDS_80, TILEFUSE_WGMMA_D5_OPERANDS
@@ -230,6 +232,8 @@ TILEFUSE_DEVICE inline void setmaxnreg_inc() {
 
 TILEFUSE_WGMMA_SS(64, "bf16", bf16, TILEFUSE_WGMMA_REGS_32, 32, 33, 34, 35, 36, TILEFUSE_WGMMA_OPERANDS_32)
 TILEFUSE_WGMMA_SS(64, "f16", f16, TILEFUSE_WGMMA_REGS_32, 32, 33, 34, 35, 36, TILEFUSE_WGMMA_OPERANDS_32)
+TILEFUSE_WGMMA_SS(96, "bf16", bf16, TILEFUSE_WGMMA_REGS_48, 48, 49, 50, 51, 52, TILEFUSE_WGMMA_OPERANDS_48)
+TILEFUSE_WGMMA_SS(96, "f16", f16, TILEFUSE_WGMMA_REGS_48, 48, 49, 50, 51, 52, TILEFUSE_WGMMA_OPERANDS_48)
 TILEFUSE_WGMMA_SS(128, "bf16", bf16, TILEFUSE_WGMMA_REGS_64, 64, 65, 66, 67, 68, TILEFUSE_WGMMA_OPERANDS_64)
 TILEFUSE_WGMMA_SS(128, "f16", f16, TILEFUSE_WGMMA_REGS_64, 64, 65, 66, 67, 68, TILEFUSE_WGMMA_OPERANDS_64)
 TILEFUSE_WGMMA_SS(160, "bf16", bf16, TILEFUSE_WGMMA_REGS_80, 80, 81, 82, 83, 84, TILEFUSE_WGMMA_OPERANDS_80)
@@ -242,6 +246,8 @@ TILEFUSE_WGMMA_SS(256, "f16", f16, TILEFUSE_WGMMA_REGS_128, 128, 129, 130, 131, 
 #undef TILEFUSE_WGMMA_SS_ASM
 #undef TILEFUSE_WGMMA_REGS_32
 #undef TILEFUSE_WGMMA_OPERANDS_32
+#undef TILEFUSE_WGMMA_REGS_48
+#undef TILEFUSE_WGMMA_OPERANDS_48
 #undef TILEFUSE_WGMMA_REGS_64
 #undef TILEFUSE_WGMMA_OPERANDS_64
 #undef TILEFUSE_WGMMA_REGS_80
@@ -272,8 +278,8 @@ TILEFUSE_DEVICE inline void wgmma_m64k16(float (&d)[N / 2], cuda::std::uint64_t 
                                          int scale_d) {
   constexpr bool kBf16 = cuda::std::is_same_v<Element, bfloat16_t>;
   static_assert(kBf16 || cuda::std::is_same_v<Element, half_t>, "wgmma_m64k16 takes bfloat16_t or half_t operands");
-  static_assert(N == 64 || N == 128 || N == 160 || N == 192 || N == 256,
-                "wgmma_m64k16 is instantiated for N = 64, 128, 160, 192 and 256");
+  static_assert(N == 64 || N == 96 || N == 128 || N == 160 || N == 192 || N == 256,
+                "wgmma_m64k16 is instantiated for N = 64, 96, 128, 160, 192 and 256");
   if constexpr (N == 256) {
     if constexpr (kBf16) wgmma_m64n256k16_bf16<TransA, TransB>(d, desc_a, desc_b, scale_d);
     else wgmma_m64n256k16_f16<TransA, TransB>(d, desc_a, desc_b, scale_d);
@@ -286,6 +292,9 @@ TILEFUSE_DEVICE inline void wgmma_m64k16(float (&d)[N / 2], cuda::std::uint64_t 
   } else if constexpr (N == 128) {
     if constexpr (kBf16) wgmma_m64n128k16_bf16<TransA, TransB>(d, desc_a, desc_b, scale_d);
     else wgmma_m64n128k16_f16<TransA, TransB>(d, desc_a, desc_b, scale_d);
+  } else if constexpr (N == 96) {
+    if constexpr (kBf16) wgmma_m64n96k16_bf16<TransA, TransB>(d, desc_a, desc_b, scale_d);
+    else wgmma_m64n96k16_f16<TransA, TransB>(d, desc_a, desc_b, scale_d);
   } else {
     if constexpr (kBf16) wgmma_m64n64k16_bf16<TransA, TransB>(d, desc_a, desc_b, scale_d);
     else wgmma_m64n64k16_f16<TransA, TransB>(d, desc_a, desc_b, scale_d);

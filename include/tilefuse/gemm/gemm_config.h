@@ -118,8 +118,8 @@ struct Sm90TileConfig {
                 "cooperative: each consumer warpgroup owns 64 rows of the tile (one wgmma.m64)");
   static_assert(kSchedule == Sm90Schedule::kCooperative || ((kTileM == 64 || kTileM == 128) && kTileM * kTileN <= 24576),
                 "ping-pong: a warpgroup owns the whole tile, 64 or 128 rows, at most 192 accumulators per thread");
-  static_assert(kTileN == 64 || kTileN == 128 || kTileN == 160 || kTileN == 192 || kTileN == 256,
-                "wgmma is instantiated for N = 64, 128, 160, 192 (16-bit only) and 256");
+  static_assert(kTileN == 64 || kTileN == 96 || kTileN == 128 || kTileN == 160 || kTileN == 192 || kTileN == 256,
+                "wgmma is instantiated for N = 64, 96, 128, 160, 192 (96, 160 and 192 16-bit only) and 256");
   static_assert(kTileK == 64 || kTileK == 128, "a k-tile is one 128-byte swizzle row: 64 16-bit or 128 FP8 elements");
   static_assert(kStages >= 2, "a pipeline needs at least two stages");
   static_assert(kTileN % kEpilogueColumns == 0 && kEpilogueColumns % 8 == 0, "epilogue chunks are whole vectors");
