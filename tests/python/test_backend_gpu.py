@@ -143,5 +143,9 @@ def test_training_step_through_the_backend(caplog):
         compiled(x).float().square().mean().backward()
     assert "2 of 2 conv and linear chains fused" in caplog.text, caplog.text
     reference(x).float().square().mean().backward()
+    # Within 3% of each gradient's largest magnitude: these are ~1e-3 to 2e-2 (a mean over 200704 outputs), so a
+    # fixed atol of 1e-2 passed zero or negated weight gradients. A fused forward (one bf16 rounding per chain)
+    # moves them by under 1% (simulated on the CPU).
     for (name, p), q in zip(model.named_parameters(), reference.parameters()):
-        assert torch.allclose(p.grad.float(), q.grad.float(), rtol=1e-1, atol=1e-2), name
+        error, scale = (p.grad.float() - q.grad.float()).abs().max().item(), q.grad.float().abs().max().item()
+        assert scale > 0 and error <= 3e-2 * scale, (name, error, scale)

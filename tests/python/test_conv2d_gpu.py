@@ -171,7 +171,9 @@ def test_refusals_name_the_problem():
 def test_convert_layout_and_plan_reuse():
     x, w, geo = tensors((2, 16, 8, 8, 32, 3, 3, 1, 1, 1), torch.bfloat16, seed=2)
     conv = tilefuse.Conv2d(padding=1, layout="convert")
+    poison()
     y1 = conv.run(x.contiguous(), w.contiguous())
+    check(y1, F.conv2d(x.double(), w.double(), **geo), F.conv2d(x, w, **geo), "layout='convert' on NCHW operands")
     y2 = conv.run(x, w)
     assert len(conv._operations) == 1, "the second call re-planned"
     assert torch.equal(y1, y2)
@@ -190,9 +192,16 @@ def test_cuda_graph_capture():
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph, stream=stream):
             out = conv.run(x, w, bias=bias)
+    x.copy_(-x)  # the replay must read x's contents now, not the values the eager call saw
     graph.replay()
     torch.cuda.synchronize()
-    assert torch.equal(out, expected)
+    b4 = bias.view(1, -1, 1, 1)
+    check(out, torch.relu(F.conv2d(x.double(), w.double(), **geo) + b4.double()),
+          torch.relu(F.conv2d(x, w, **geo) + b4), "CUDA graph replay on a new x")
+    x.copy_(-x)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(out, expected)  # the same inputs again: the eager call's bits
 
 
 def test_wgrad_splits_its_long_reduction():
