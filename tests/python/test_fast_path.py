@@ -58,8 +58,9 @@ def test_the_frozen_graphs_ops_have_cpp_cuda_kernels_and_linear_a_fast_path():
     fast = ops.fast_linear("gelu")
     assert ops.fast_linear("gelu") is fast and ops.fast_linear("relu") is not fast
     x, w = torch.randn(4, 8), torch.randn(16, 8)
+    misses = fast.stats()["misses"]
     assert fast(x, w, None, None) is None  # CPU tensors: never an entry
-    assert fast.stats()["misses"] >= 1
+    assert fast.stats()["misses"] == misses + 1
 
 
 def _warm(pointer_keys, scalars=(), outputs=None):

@@ -11,6 +11,7 @@ if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] < 8:
 
 import tilefuse.nn  # noqa: E402
 from tilefuse import conv_ops, fast_path  # noqa: E402
+from torch_checks import check  # noqa: E402
 
 F = torch.nn.functional
 CL = torch.channels_last
@@ -68,11 +69,14 @@ def test_inference_with_an_activation_runs_from_cpp_and_training_with_it_takes_p
     g = torch.Generator(device="cuda").manual_seed(7)
     module = tilefuse.nn.Conv2d(32, 64, 1, activation="relu", device="cuda", dtype=torch.bfloat16).to(memory_format=CL)
     x = torch.randn(2, 32, 9, 9, device="cuda", generator=g).bfloat16().contiguous(memory_format=CL)
+    fast = conv_ops.fast_conv((1, 1), (0, 0), (1, 1), "relu", "require")
+    forwards = fast.stats()["forwards"]
     with torch.no_grad():
         first = module(x)
         second = module(x)
-    fast = conv_ops.fast_conv((1, 1), (0, 0), (1, 1), "relu", "require")
-    assert fast.stats()["forwards"] >= 1
+    assert fast.stats()["forwards"] - forwards >= 1  # this test's calls, not an earlier test's
+    ref = torch.relu(F.conv2d(x.double(), module.weight.double(), module.bias.double()))
+    check(first, ref, torch.relu(F.conv2d(x, module.weight, module.bias)), "relu conv from C++")
     assert torch.equal(first, second)
     misses = fast.stats()["misses"]
     y = module(x.requires_grad_())  # relu's backward masks by the output: the Python op's
