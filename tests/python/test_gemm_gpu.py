@@ -117,8 +117,15 @@ def test_runs_on_the_current_stream_and_in_a_cuda_graph():
     stream = torch.cuda.Stream()
     with torch.cuda.stream(stream):
         d = gemm.run(a, b)  # plans, compiles, loads
+        # The side stream held ~25 ms, then a rewritten: a kernel launched on any other stream would run before
+        # the rewrite and read the old a.
+        torch.cuda._sleep(50_000_000)
+        a.copy_(-a)
+        after = gemm.run(a, b)
     stream.synchronize()
-    check(d, torch.relu(a.double() @ b.double()), torch.relu(a @ b), "side stream")
+    check(d, torch.relu(-a.double() @ b.double()), torch.relu(-a @ b), "side stream")
+    check(after, torch.relu(a.double() @ b.double()), torch.relu(a @ b), "side stream, after a was rewritten on it")
+    a.copy_(-a)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         captured = gemm.run(a, b)

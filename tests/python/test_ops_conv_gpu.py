@@ -10,7 +10,7 @@ if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] < 8:
     pytest.skip("needs an sm_80 or newer GPU for torch", allow_module_level=True)
 
 import tilefuse  # noqa: E402
-from torch_checks import check as check_close, has_triton  # noqa: E402
+from torch_checks import check as check_close, has_triton, poison  # noqa: E402
 import tilefuse.nn  # noqa: E402
 import tilefuse.ops as ops  # noqa: E402
 
@@ -59,6 +59,7 @@ def test_forward_and_backward(case, activation, bias, residual):
     xo, wo = next(ours_in), next(ours_in)
     bo = next(ours_in) if b is not None else None
     ro = next(ours_in) if r is not None else None
+    poison()  # an element the kernel leaves unwritten reads NaN
     y = ops.conv2d(xo, wo, bo, ro, activation=activation, **geo)
     assert y.is_contiguous(memory_format=CL) and y.dtype == torch.bfloat16
     what = f"{case} {activation} bias={bias} residual={residual}"
