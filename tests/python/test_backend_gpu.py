@@ -10,7 +10,6 @@ if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] < 8:
 import logging  # noqa: E402
 
 import torch.nn as nn  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
 
 import tilefuse.backend  # noqa: E402
 
