@@ -26,6 +26,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -143,9 +144,11 @@ std::string conv_case_title(ConvCase const& c) {
   return s.str();
 }
 
-// Runs one case on the device and checks it. Returns false when the case failed.
+// Runs one case on the device and checks it. Returns false when the case failed. `named` is incremented when
+// describe() contains `must_name` (when given).
 template <class T, ConvMode kMode, class Spec, class Config>
-bool run_conv_case(ConvCase const& c, Stream const& stream, CaseTally& tally) {
+bool run_conv_case(ConvCase const& c, Stream const& stream, CaseTally& tally, std::string_view must_name = {},
+                   int* named = nullptr) {
   using Tree = typename Spec::template Tree<T>;
   using Op = conv::Conv2d<T, kMode, Tree, Config>;
   Conv2dProblem p = c.problem;
@@ -197,6 +200,7 @@ bool run_conv_case(ConvCase const& c, Stream const& stream, CaseTally& tally) {
   }
   ++tally.run;
   tally_path(path, tally);
+  if (named != nullptr && !must_name.empty() && path.find(must_name) != std::string::npos) ++*named;
   constexpr index_t kChunk = sizeof(T) == 1 ? 16 : 8;  // channels per 16-byte chunk (FP8 or 16-bit)
   bool const want_fast = p.C % kChunk == 0 && p.K % kChunk == 0 && !c.misaligned;
   bool const fast = path.find("16-byte") != std::string::npos && path.find("element-wise") == std::string::npos;
@@ -272,15 +276,18 @@ bool run_conv_case(ConvCase const& c, Stream const& stream, CaseTally& tally) {
   return ok;
 }
 
-// Runs a list of cases on one stream, continuing after a failed case; stops after `max_failures`.
+// Runs a list of cases on one stream, continuing after a failed case; stops after `max_failures`. Returns how
+// many cases' describe() contained `must_name` (0 when none is given): a test that forces a planner override
+// checks with it that the override took effect at least once (else it would check the default path only).
 template <class T, ConvMode kMode, class Spec, class Config>
-void run_conv_cases(std::vector<ConvCase> const& cases, int max_failures = 4) {
+int run_conv_cases(std::vector<ConvCase> const& cases, int max_failures = 4, std::string_view must_name = {}) {
   Stream stream;
   CaseTally tally;
+  int named = 0;
   for (auto const& c : cases) {
     bool passed = false;
     try {
-      passed = run_conv_case<T, kMode, Spec, Config>(c, stream, tally);
+      passed = run_conv_case<T, kMode, Spec, Config>(c, stream, tally, must_name, &named);
     } catch (std::exception const& e) {
       // A CUDA error (an illegal address, say) usually leaves the context unusable: stop here.
       ADD_FAILURE() << conv_case_title<T, kMode, Spec, Config>(c) << "\n  " << e.what();
@@ -297,6 +304,19 @@ void run_conv_cases(std::vector<ConvCase> const& cases, int max_failures = 4) {
             << " failed" << std::endl;
   ::testing::Test::RecordProperty("cases_run", tally.run);
   ::testing::Test::RecordProperty("cases_failed", tally.failed);
+  return named;
+}
+
+// What describe() says when a ConvOverrides field forced by a ScopedConvOverride took effect (conv2d_plan.hpp,
+// conv2d_describe.hpp); `value` as passed to ScopedConvOverride.
+inline std::string_view forced_marker(ConvOverride field, std::string_view value) {
+  switch (field) {
+    case ConvOverride::kTile: return "forced (ConvOverrides::sm90_tile)";
+    case ConvOverride::kSource: return "the gather source forced (ConvOverrides::sm90_source)";
+    case ConvOverride::kReduction:
+      return value == "kernel" ? "(summed in the kernel" : "(fp32 partials in the workspace, then a reduction pass";
+  }
+  return {};
 }
 
 }  // namespace tilefuse::gpu_test

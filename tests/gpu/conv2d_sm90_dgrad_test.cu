@@ -62,10 +62,13 @@ TILEFUSE_GPU_CONV_TEST(Conv2dSm90Dgrad, Bf16EpilogueFoldedBnSilu, bfloat16_t, kD
 TILEFUSE_GPU_CONV_TEST(Conv2dSmall, Bf16DgradSm90, bfloat16_t, kDgrad, conv_specs::BiasReluResidual, Sm80AutoConfig, sm90_dgrad_small_cases(966))
 
 // Every Hopper tile and schedule on the dgrad cases.
-#define TILEFUSE_GPU_DGRAD_TILE_TEST(Name, tile, Spec, cases)                          \
-  TEST(Conv2dSm90DgradTile, Name) {                                                    \
-    ScopedConvOverride const forced(ConvOverride::kTile, tile);                           \
-    run_conv_cases<bfloat16_t, ConvMode::kDgrad, Spec, Sm80AutoConfig>(cases);         \
+// On an sm_90 device at least one case must run the forced tile (else only the default tile was checked).
+#define TILEFUSE_GPU_DGRAD_TILE_TEST(Name, tile, Spec, cases)                                                       \
+  TEST(Conv2dSm90DgradTile, Name) {                                                                                 \
+    ScopedConvOverride const forced(ConvOverride::kTile, tile);                                                     \
+    int const took = run_conv_cases<bfloat16_t, ConvMode::kDgrad, Spec, Sm80AutoConfig>(                           \
+        cases, 4, forced_marker(ConvOverride::kTile, tile));                                                        \
+    if (sm90_skip_reason().empty()) EXPECT_GT(took, 0) << "no case ran the forced tile " << tile;                 \
   }
 TILEFUSE_GPU_DGRAD_TILE_TEST(Large, "large", conv_specs::Plain, sm90_dgrad_cases(970))
 TILEFUSE_GPU_DGRAD_TILE_TEST(Medium, "medium", conv_specs::Plain, sm90_dgrad_cases(971))

@@ -65,10 +65,13 @@ inline std::vector<ConvCase> sm90_im2col_cases(std::uint64_t seed) {
 // (both sources see the same problems) or the tile forced (ConvOverrides::sm90_tile) (every Hopper tile and
 // schedule on the im2col cases: the model reaches the cooperative 128x64 and 128x128 tiles only with
 // the gather source, and ping-pong 128x128 only for epilogues that read no memory).
-#define TILEFUSE_GPU_CONV_ENV_TEST(Suite, Name, T, variable, value, Spec, cases) \
-  TEST(Suite, Name) {                                                            \
-    ScopedConvOverride const forced(variable, value);                                     \
-    run_conv_cases<T, ConvMode::kFprop, Spec, Sm80AutoConfig>(cases);            \
+// On an sm_90 device at least one case must say that the override took effect: else the test would check the
+// default path only and pass.
+#define TILEFUSE_GPU_CONV_ENV_TEST(Suite, Name, T, variable, value, Spec, cases)                                   \
+  TEST(Suite, Name) {                                                                                              \
+    ScopedConvOverride const forced(variable, value);                                                              \
+    int const took = run_conv_cases<T, ConvMode::kFprop, Spec, Sm80AutoConfig>(cases, 4, forced_marker(variable, value)); \
+    if (sm90_skip_reason().empty()) EXPECT_GT(took, 0) << "no case ran with the override " << value;            \
   }
 #define TILEFUSE_GPU_CONV_GATHER_TEST(Suite, Name, T, Spec, cases) \
   TILEFUSE_GPU_CONV_ENV_TEST(Suite, Name, T, ConvOverride::kSource, "gather", Spec, cases)

@@ -74,10 +74,13 @@ TILEFUSE_GPU_CONV_TEST(Conv2dSm90Wgrad, Bf16CasesBiasReluResidualNoSplit, bfloat
 TILEFUSE_GPU_CONV_TEST(Conv2dSmall, Bf16WgradSm90, bfloat16_t, kWgrad, conv_specs::Plain, Sm80AutoConfig, sm90_wgrad_small_cases(987))
 
 // Every Hopper tile and schedule on the wgrad cases.
-#define TILEFUSE_GPU_WGRAD_TILE_TEST(Name, tile, split_k)                                                        \
-  TEST(Conv2dSm90WgradTile, Name) {                                                                            \
+// On an sm_90 device at least one case must run the forced tile (else only the default tile was checked).
+#define TILEFUSE_GPU_WGRAD_TILE_TEST(Name, tile, split_k)                                                         \
+  TEST(Conv2dSm90WgradTile, Name) {                                                                               \
     ScopedConvOverride const forced(ConvOverride::kTile, tile);                                                   \
-    run_conv_cases<bfloat16_t, ConvMode::kWgrad, conv_specs::Plain, Sm80AutoConfig>(sm90_wgrad_cases(990, split_k)); \
+    int const took = run_conv_cases<bfloat16_t, ConvMode::kWgrad, conv_specs::Plain, Sm80AutoConfig>(            \
+        sm90_wgrad_cases(990, split_k), 4, forced_marker(ConvOverride::kTile, tile));                             \
+    if (sm90_skip_reason().empty()) EXPECT_GT(took, 0) << "no case ran the forced tile " << tile;               \
   }
 TILEFUSE_GPU_WGRAD_TILE_TEST(Large, "large", 0)
 TILEFUSE_GPU_WGRAD_TILE_TEST(Medium, "medium", 0)
@@ -94,7 +97,9 @@ TEST(Conv2dSm90WgradTile, ShortTilesEachReduction) {
       SCOPED_TRACE(std::string(tile) + " " + reduction);
       ScopedConvOverride const forced_tile(ConvOverride::kTile, tile);
       ScopedConvOverride const forced_reduction(ConvOverride::kReduction, reduction);
-      run_conv_cases<bfloat16_t, ConvMode::kWgrad, conv_specs::BiasReluResidual, Sm80AutoConfig>(sm90_wgrad_cases(996, 0));
+      int const took = run_conv_cases<bfloat16_t, ConvMode::kWgrad, conv_specs::BiasReluResidual, Sm80AutoConfig>(
+          sm90_wgrad_cases(996, 0), 4, forced_marker(ConvOverride::kTile, tile));
+      if (sm90_skip_reason().empty()) EXPECT_GT(took, 0) << "no case ran the forced tile";
     }
   }
 }
@@ -102,10 +107,13 @@ TEST(Conv2dSm90WgradTile, ShortTilesEachReduction) {
 // Each way of summing the splits forced on the cases: in the kernel (the default from 12 splits on) and
 // by the second pass (deterministic = true's path, the default below 12); the tree applied by the
 // last split's warps or by the pass, on a split the model picks and on fixed ones.
-#define TILEFUSE_GPU_WGRAD_REDUCTION_TEST(Name, reduction, Spec, split_k)                                        \
-  TEST(Conv2dSm90WgradSplitReduction, Name) {                                                                    \
-    ScopedConvOverride const forced(ConvOverride::kReduction, reduction);                                           \
-    run_conv_cases<bfloat16_t, ConvMode::kWgrad, conv_specs::Spec, Sm80AutoConfig>(sm90_wgrad_cases(993, split_k)); \
+// On an sm_90 device at least one case must sum its splits the forced way.
+#define TILEFUSE_GPU_WGRAD_REDUCTION_TEST(Name, reduction, Spec, split_k)                                         \
+  TEST(Conv2dSm90WgradSplitReduction, Name) {                                                                     \
+    ScopedConvOverride const forced(ConvOverride::kReduction, reduction);                                         \
+    int const took = run_conv_cases<bfloat16_t, ConvMode::kWgrad, conv_specs::Spec, Sm80AutoConfig>(             \
+        sm90_wgrad_cases(993, split_k), 4, forced_marker(ConvOverride::kReduction, reduction));                   \
+    if (sm90_skip_reason().empty()) EXPECT_GT(took, 0) << "no case summed its splits by " << reduction;         \
   }
 TILEFUSE_GPU_WGRAD_REDUCTION_TEST(KernelChosenSplit, "kernel", Plain, 0)
 TILEFUSE_GPU_WGRAD_REDUCTION_TEST(KernelSplit5, "kernel", Plain, 5)

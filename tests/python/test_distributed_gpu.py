@@ -41,6 +41,31 @@ def make_model(channels_last_parameters=True):
     return model.to(memory_format=torch.channels_last) if channels_last_parameters else model
 
 
+def torch_twin():
+    """make_model()'s network written with torch's own modules and its very weights: the reference the one-GPU
+    tilefuse run is held to (else every run here is compared with tilefuse alone, and a kernel wrong on one GPU
+    and on two alike would pass)."""
+    F = torch.nn.functional
+
+    class Twin(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(8, 32, 3, padding=1)
+            self.up = torch.nn.Linear(32 * 8 * 8, D)
+            self.mid = torch.nn.Linear(D, D)
+            self.out = torch.nn.Linear(D, 10)
+
+        def forward(self, x):
+            y = torch.relu(self.conv(x)).flatten(1)
+            y = F.gelu(self.up(y))
+            y = self.mid(y) + y
+            return self.out(y)
+
+    twin = Twin().cuda().to(torch.bfloat16).to(memory_format=torch.channels_last)
+    twin.load_state_dict(make_model().state_dict())
+    return twin
+
+
 def data(step):
     g = torch.Generator().manual_seed(1000 + step)
     x = torch.randn(BATCH, 8, 8, 8, generator=g).to("cuda", torch.bfloat16).contiguous(memory_format=torch.channels_last)
@@ -93,6 +118,9 @@ def run_rank(rank, world, init_file, how, cache_dir, results):
 @pytest.mark.parametrize("how", ["ddp", "fsdp"])
 def test_training_matches_one_gpu(tmp_path, how):
     single = train(make_model(), 0, 1)
+    reference = train(torch_twin(), 0, 1)  # torch's kernels, the same weights, data and steps
+    for step, (got, want) in enumerate(zip(single, reference)):
+        assert abs(got - want) <= 0.02 * abs(want) + 0.02, ("one GPU against torch", step, got, want)
     world = torch.cuda.device_count()
     outcomes = spawn(run_rank, world, (str(tmp_path / "rendezvous"), how, str(tmp_path / "cache")), timeout=600)
     assert all(isinstance(v, list) for v in outcomes.values()), outcomes

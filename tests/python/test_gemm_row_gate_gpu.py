@@ -9,6 +9,7 @@ if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] != 9:
     pytest.skip("needs an sm_90 GPU (the row gate is the Hopper kernel's)", allow_module_level=True)
 
 from tilefuse.gemm_row_gate import RowGatedGemm  # noqa: E402
+from torch_checks import poison  # noqa: E402
 
 
 def _integers(*shape, seed):
@@ -39,12 +40,14 @@ def test_own_rows_are_read_where_they_lie(m, n, k, rows_per_flag, first_row, own
                         own_rows=own_rows)
     want = (a.float() @ w.float().t() + bias.float()).to(torch.bfloat16)
     for _ in range(2):  # the first call, then the warm one
+        poison()  # outputs over NaN: a row the kernel skips must not find an earlier call's right answer
         got = gemm.run(gathered, w.t(), row_flags=flags, own=own, bias=bias)
         torch.cuda.synchronize()
         assert torch.equal(got, want), f"{m}x{n}x{k}, own rows [{first_row}, {first_row + own_rows})"
     other = own * 2  # a new own tensor: its map is encoded again
     a2 = a.clone()
     a2[first_row:first_row + own_rows] = other
+    poison()  # the first call's output (equal to this one's outside the own rows) may lie where this one lands
     got = gemm.run(gathered, w.t(), row_flags=flags, own=other, bias=bias)
     assert torch.equal(got, (a2.float() @ w.float().t() + bias.float()).to(torch.bfloat16))
 
@@ -52,6 +55,7 @@ def test_own_rows_are_read_where_they_lie(m, n, k, rows_per_flag, first_row, own
 def test_gated_rows_without_own_rows_still_read_a():
     a, w = _integers(768, 64, seed=3), _integers(256, 64, seed=4)
     flags = torch.ones(3, dtype=torch.uint32, device="cuda")
+    poison()
     got = RowGatedGemm(rows_per_flag=256, first_row=256).run(a, w.t(), row_flags=flags)
     assert torch.equal(got, (a.float() @ w.float().t()).to(torch.bfloat16))
 

@@ -231,13 +231,22 @@ def test_opcheck(activation, reference_kernels):
                           (_randn(12, 16, seed=3), _randn(12, 24, seed=4), w.detach(), b.detach(), activation))
 
 
+def _integers(*shape, seed):
+    """bf16 integers in [-3, 3]: the products here sum exactly in bf16 (|sum| <= 12 * 9 < 256)."""
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(-3, 4, shape, generator=g).to(BF16)
+
+
 def test_mm_gradients(reference_kernels):
-    a = _randn(10, 12, seed=1).requires_grad_()
-    b = _randn(12, 6, seed=2).requires_grad_()
-    ops.mm(a, b).sum().backward()
-    ones = torch.ones(10, 6, dtype=torch.float64)
-    assert torch.allclose(a.grad.double(), ones @ b.double().t(), rtol=1e-2, atol=1e-2)
-    assert torch.allclose(b.grad.double(), a.double().t() @ ones, rtol=1e-2, atol=1e-2)
+    # A random upstream gradient (not .sum()'s ones, which a backward that ignores it would reproduce) and
+    # integer-valued operands: grad_a = g b^T and grad_b = a^T g are exact, compared bit for bit with float64.
+    a = _integers(10, 12, seed=1).requires_grad_()
+    b = _integers(12, 6, seed=2).requires_grad_()
+    g = _integers(10, 6, seed=3)
+    ops.mm(a, b).backward(g)
+    assert torch.equal(a.grad.double(), g.double() @ b.double().t())
+    assert torch.equal(b.grad.double(), a.double().t() @ g.double())
+    assert a.grad.abs().sum() > 0 and b.grad.abs().sum() > 0
 
 
 # ------------------------------------------------------------------------------------- validation

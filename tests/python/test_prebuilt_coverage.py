@@ -81,9 +81,17 @@ def stem_channels():
     return 3 + _C.conv_channels_to_pad(3, 64, "bfloat16")
 
 
-def plan(mode, conv, epilogue=None, composed=None, **arguments):
+def plan(jobs, mode, conv, epilogue=None, composed=None, **arguments):
     """Plans one ResNet-50 conv as Conv2d's first call does (meta tensors: shapes, strides and 16-byte alignment
-    only). composed: a list that gets the type name of each call the planner composes of other kernels."""
+    only). jobs: the `requested` fixture's list, which the call must add at least one kernel to (a call that asked
+    the JITs for nothing at planning time, say one that compiles on its first run, would be checked for nothing).
+    composed: a list that gets the type name of each call the planner composes of other kernels."""
+    before = len(jobs)
+    _plan(mode, conv, epilogue, composed, **arguments)
+    assert len(jobs) > before, f"{mode} {conv} asked the JITs for no kernel: the coverage check saw nothing of it"
+
+
+def _plan(mode, conv, epilogue, composed, **arguments):
     n, h, w, c, k, r, stride, padding, role = conv
     op = tilefuse.Conv2d(mode, stride=stride, padding=padding, epilogue=epilogue,
                          kernel_size=(r, r) if mode == "wgrad" else None)
@@ -119,16 +127,17 @@ def test_resnet50_needs_only_prebuilt_kernels(requested, batch):
         bias = meta(k, memory_format=torch.contiguous_format)
         # inference through the backend (BatchNorm folded into a bias)
         if role == "expand":
-            plan("fprop", conv, fused("relu", True, True, residual_first=True), bias=bias, residual=meta(n, k, p, p))
+            plan(requested, "fprop", conv, fused("relu", True, True, residual_first=True), bias=bias,
+                 residual=meta(n, k, p, p))
         elif role == "downsample":
-            plan("fprop", conv, fused("none", True, False), bias=bias)
+            plan(requested, "fprop", conv, fused("none", True, False), bias=bias)
         else:
-            plan("fprop", conv, fused("relu", True, False), bias=bias)
+            plan(requested, "fprop", conv, fused("relu", True, False), bias=bias)
         # training through tilefuse.nn.Conv2d (BatchNorm stays torch's): fprop, dgrad (not the stem's), wgrad
-        plan("fprop", conv)
+        plan(requested, "fprop", conv)
         if role != "stem":
-            plan("dgrad", conv, composed=composed)
-        plan("wgrad", conv, composed=composed)
+            plan(requested, "dgrad", conv, composed=composed)
+        plan(requested, "wgrad", conv, composed=composed)
     # The paths a test that stopped taking them apart would miss: phases of the strided dgrads, the stem's im2col.
     assert "PhasedDgrad" in composed and "Im2colWgrad" in composed, composed
     assert {("pack", "bfloat16"), ("gather", "bfloat16")} <= prebuilt  # the im2col wgrad's own two kernels

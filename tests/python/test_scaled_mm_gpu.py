@@ -86,6 +86,7 @@ def test_op_and_warm_calls():
     for s in (0.5, 2.0):  # the warm call must read the new scale from its tensor
         sa = torch.tensor(s, device="cuda")
         sb = torch.tensor(1.0, device="cuda")
+        poison()
         ours = torch.ops.tilefuse.scaled_mm(a, b, sa, sb, out_dtype=torch.bfloat16)
         theirs = torch._scaled_mm(a, b, sa, sb, out_dtype=torch.bfloat16)
         check(ours, theirs, reference(a, b, sa, sb), f"op, scale {s}")
@@ -141,6 +142,7 @@ def test_block_wise_warm_call_reads_new_scales():
     a, b = operands(256, 384, 512, seed=11)
     for seed in (1, 2):  # same signature: the second call patches the scale pointers
         sa, sb = block_scales(256, 384, 512, seed)
+        poison()
         ours = tilefuse.scaled_mm(a, b, sa, sb, out_dtype=torch.float32)
         ref = block_reference(a, b, sa, sb)
         assert (ours.double() - ref).abs().max().item() <= 1e-3 * ref.abs().max().item(), f"scales {seed}"

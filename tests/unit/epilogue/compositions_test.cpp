@@ -85,12 +85,14 @@ TEST(EpilogueCompositions, AuxiliaryOutputAndReductions) {
   using Z = Store<"aux", bfloat16_t, Add<Acc, RowBroadcast<"bias", float>>>;
   using Tree = Store<"D", float, RowReduce<"rowsum", reduce::Sum, ColReduce<"amax", reduce::AbsMax, GeluErf<Z>>>>;
   auto const bias = random_values(kShape.cols, 9);
-  std::vector<bfloat16_t> aux(kCount);
-  std::vector<float> amax(kShape.cols * kShape.batch, testing::kPoison);
-  std::vector<float> rowsum(kShape.rows * kShape.batch, testing::kPoison);
   auto gelu = [](float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); };
 
   for (int width : {1, 8}) {
+    // Every output poisoned for each width: poisoned once, the second width would be checked against what the
+    // first one wrote (aux, amax and rowsum alike).
+    std::vector<bfloat16_t> aux(kCount, convert<bfloat16_t>(testing::kPoison));
+    std::vector<float> amax(kShape.cols * kShape.batch, testing::kPoison);
+    std::vector<float> rowsum(kShape.rows * kShape.batch, testing::kPoison);
     std::vector<float> d(kCount, testing::kPoison);
     std::vector<float> acc = random_values(kCount, 10);
     EpilogueArguments<Tree> args;
@@ -103,13 +105,14 @@ TEST(EpilogueCompositions, AuxiliaryOutputAndReductions) {
       for (index_t col = 0; col < kShape.cols; ++col) {
         float want_amax = 0.0f;
         for (index_t r = 0; r < kShape.rows; ++r) want_amax = std::max(want_amax, std::fabs(gelu(acc[at(r, col, b)] + bias[col])));
-        EXPECT_EQ(amax[b * kShape.cols + col], want_amax) << "amax col " << col << " batch " << b;
+        EXPECT_EQ(amax[b * kShape.cols + col], want_amax) << "amax col " << col << " batch " << b << " width " << width;
       }
       for (index_t r = 0; r < kShape.rows; ++r) {
         double want_sum = 0.0;
         for (index_t col = 0; col < kShape.cols; ++col) {
           float const z = acc[at(r, col, b)] + bias[col];
-          EXPECT_EQ(to_float(aux[at(r, col, b)]), to_float(convert<bfloat16_t>(z)));
+          EXPECT_EQ(to_float(aux[at(r, col, b)]), to_float(convert<bfloat16_t>(z)))
+              << "aux (" << r << ", " << col << ", " << b << ") width " << width;
           EXPECT_EQ(d[at(r, col, b)], gelu(z));
           want_sum += gelu(z);
         }
