@@ -52,6 +52,13 @@ def native_async_tp():
         del os.environ["TORCH_SYMM_MEM_ENABLE_NATIVE_ASYNC_TP"]
 
 
+def gate(meet, cycles=GATE_CYCLES):
+    """Holds this rank's stream while the host enqueues what follows, then an all-reduce releases every rank
+    together (host skew does not show in what the GPUs do next)."""
+    torch.cuda._sleep(cycles)
+    dist.all_reduce(meet)
+
+
 def timed(fn, iters, sets, gated):
     """Over iters calls of fn(set), the sets rotating: the median of each iteration's slowest rank's ms between
     CUDA events around the call, the median host ms to enqueue it, and (gated) how many iterations started
@@ -65,8 +72,7 @@ def timed(fn, iters, sets, gated):
     for i in range(iters):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         if gated:
-            torch.cuda._sleep(GATE_CYCLES)  # the stream held while this rank enqueues
-            dist.all_reduce(meet)  # both GPUs leave the gate together
+            gate(meet)
         start.record()
         enqueue = time.perf_counter()
         fn(i % sets)
@@ -251,17 +257,17 @@ def timeline(world, shape, path):
             torch.cuda.synchronize()
             dist.barrier()
             with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                torch.cuda._sleep(4 * GATE_CYCLES)  # the stream held while this rank enqueues (the profiler slows it)
-                dist.all_reduce(meet)
+                gate(meet, 4 * GATE_CYCLES)  # longer: the profiler slows the enqueue
                 call()
                 torch.cuda.synchronize()
             dist.barrier()
             events = sorted((e for e in prof.events() if e.device_type.name == "CUDA"), key=lambda e: e.time_range.start)
-            gate = [e for e in events if "nccl" in e.name.lower()]
-            if not gate:
+            collectives = [e for e in events if "nccl" in e.name.lower()]
+            if not collectives:
                 continue
-            t0 = gate[0].time_range.end  # the ranks leave the gate
-            after = [e for e in events if e.time_range.start >= gate[0].time_range.start and e is not gate[0]]
+            release = collectives[0]  # the gate's all-reduce
+            t0 = release.time_range.end  # the ranks leave the gate
+            after = [e for e in events if e.time_range.start >= release.time_range.start and e is not release]
             lines += [f"## {name}, {world} GPUs, {' x '.join(map(str, shape))}, rank {dist.get_rank()}", "",
                       "| stream | start us | us | activity |", "|---:|---:|---:|---|"]
             lines += [f"| {getattr(e, 'device_resource_id', '?')} | {e.time_range.start - t0:.0f} | "
