@@ -25,12 +25,9 @@ struct PingPongTall : gemm::Sm90TileConfig<128, 192, 64, 4, gemm::kSm90GroupRows
   static constexpr int kConsumerRegisters = 240;
 };
 
-// Cooperative 128x96 (7 stages of 28 KiB) and 128x160 (5 of 36 KiB): tile widths between the planner's 64, 128 and
-// 256, so that outputs of a few thousand rows fill the SMs in whole waves (1576 x 768: 104 tiles of 128x96 on 132
-// SMs where 128x128 gives 78; 1576 x 3072: 260 of 128x160, two waves, where 128x128 gives 312, three). An
-// experiment (docs/notes/gemm_sm90.md, mid-size tiles), not a planner choice.
-using Mid96 = gemm::Sm90TileConfig<128, 96, 64, 7>;
-using Wide160 = gemm::Sm90TileConfig<128, 160, 64, 5>;
+// The planner's 128x96 and 128x160 tiles forced (gemm_config.h: Sm90MidConfig, Sm90WideConfig).
+using Mid96 = gemm::Sm90MidConfig;
+using Wide160 = gemm::Sm90WideConfig;
 
 namespace {
 template <class Element, class Epilogue, EpilogueKind kEpilogue, class Config>

@@ -250,7 +250,7 @@ std::optional<tilefuse::gemm::Sm90Tile> gemm_tile_named(std::optional<std::strin
   for (Sm90Tile t : tilefuse::gemm::kSm90Tiles) {
     if (*name == tilefuse::gemm::name_of(t)) return t;
   }
-  throw std::invalid_argument("tilefuse: tile='" + *name + "': use 'auto' or one of 128x256, 128x128, 128x64, 64x64");
+  throw std::invalid_argument("tilefuse: tile='" + *name + "': use 'auto' or one of 128x256, 128x128, 128x64, 64x64, 128x96, 128x160");
 }
 
 nb::dict plan_gemm_sm90(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, DeviceTuple const& device,

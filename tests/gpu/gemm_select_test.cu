@@ -178,6 +178,17 @@ TEST(GemmSelect, TilePerProblem) {
   // with few tiles and a short K.
   EXPECT_EQ(choose_sm90_tile({128, 8192, 8192, 1}, 132), Sm90Tile::kNarrow);
   EXPECT_EQ(choose_sm90_tile({1000, 1000, 1000, 1}, 132), Sm90Tile::kMedium);
+  // Outputs of a few thousand rows: 128x96 (k >= 2048) / 128x160 where every tile runs in one round; more rounds
+  // or a short mainloop keep the older tiles (H200, docs/notes/gemm_sm90.md "Mid-size tiles"); FP8 keeps the
+  // 128-row tiles that have an FP8 config.
+  EXPECT_EQ(choose_sm90_tile({1576, 768, 3072, 1}, 132), Sm90Tile::kMid);
+  EXPECT_EQ(choose_sm90_tile({788, 768, 3072, 1}, 132), Sm90Tile::kMid);
+  EXPECT_EQ(choose_sm90_tile({1576, 768, 768, 1}, 132), Sm90Tile::kMedium);
+  EXPECT_EQ(choose_sm90_tile({3152, 768, 3072, 1}, 132), Sm90Tile::kWide);
+  EXPECT_EQ(choose_sm90_tile({3152, 768, 768, 1}, 132), Sm90Tile::kWide);
+  EXPECT_EQ(choose_sm90_tile({3152, 3072, 768, 1}, 132), Sm90Tile::kMedium);
+  EXPECT_EQ(choose_sm90_tile({1576, 3072, 768, 1}, 132), Sm90Tile::kMedium);
+  EXPECT_EQ(choose_sm90_tile({1576, 768, 3072, 1}, 132, /*short_tile=*/false, /*fp8=*/true), Sm90Tile::kMedium);
   // A few hundred rows over a long K: the 64x64 ping-pong tile fills the SMs the 128-row tiles leave idle
   // (16-bit only: FP8 keeps the 128-row tiles).
   EXPECT_EQ(choose_sm90_tile({197, 768, 3072, 1}, 132), Sm90Tile::kShort);

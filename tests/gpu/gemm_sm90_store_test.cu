@@ -17,6 +17,14 @@ TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Store, Bf16MediumPersistent, bfloat16_t, spe
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Store, Fp16LargeShapes, half_t, specs::StoreD, Sm90LargeConfig, shape_sweep_cases(707))
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Store, Fp16LargePersistent, half_t, specs::StoreD, Sm90LargeConfig, persistent_cases(708))
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Store, Fp16MediumStrides, half_t, specs::StoreD, Sm90MediumConfig, stride_cases(709))
+// The 128x96 and 128x160 tiles (the planner's for outputs of a few thousand rows; 16-bit only): n edges
+// inside a 96- / 160-wide tile, K tails, several tiles per persistent block.
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Store, Bf16MidShapes, bfloat16_t, specs::StoreD, gemm::Sm90MidConfig, shape_sweep_cases(712))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Store, Bf16MidPersistent, bfloat16_t, specs::StoreD, gemm::Sm90MidConfig, persistent_cases(713))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Store, Fp16MidStrides, half_t, specs::StoreD, gemm::Sm90MidConfig, stride_cases(714))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Store, Bf16WideShapes, bfloat16_t, specs::StoreD, gemm::Sm90WideConfig, shape_sweep_cases(715))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Store, Bf16WidePersistent, bfloat16_t, specs::StoreD, gemm::Sm90WideConfig, persistent_cases(716))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Store, Fp16WideStrides, half_t, specs::StoreD, gemm::Sm90WideConfig, stride_cases(717))
 
 // The compute-sanitizer subset.
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90Small, Bf16StoreLarge, bfloat16_t, specs::StoreD, Sm90LargeConfig, small_cases(710))

@@ -42,6 +42,13 @@ using Sm90ShortTmaAuxConfig = gemm::Sm90TmaResidual<gemm::Sm90ShortConfig>;
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90TmaAux, Bf16ResidualReluShortPersistent, bfloat16_t, specs::ResidualRelu, Sm90ShortTmaAuxConfig, tma_aux_cases(persistent_cases(1308)))
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90TmaAux, Fp16AlphaBetaCShortTurns, half_t, specs::AlphaBetaC, Sm90ShortTmaAuxConfig, tma_aux_cases(pingpong_cases(1309)))
 TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90TmaAux, Bf16ResidualReluNarrowPersistent, bfloat16_t, specs::ResidualRelu, Sm90NarrowTmaAuxConfig, tma_aux_cases(persistent_cases(1304)))
+// The 128x96 and 128x160 tiles with the residual by TMA (the fused GEMM's default on them).
+using Sm90MidTmaAuxConfig = gemm::Sm90TmaResidual<gemm::Sm90MidConfig>;
+using Sm90WideTmaAuxConfig = gemm::Sm90TmaResidual<gemm::Sm90WideConfig>;
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90TmaAux, Bf16ResidualReluMid, bfloat16_t, specs::ResidualRelu, Sm90MidTmaAuxConfig, tma_aux_cases(epilogue_cases(1311)))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90TmaAux, Fp16AlphaBetaCMidPersistent, half_t, specs::AlphaBetaC, Sm90MidTmaAuxConfig, tma_aux_cases(persistent_cases(1312)))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90TmaAux, Bf16ResidualReluWide, bfloat16_t, specs::ResidualRelu, Sm90WideTmaAuxConfig, tma_aux_cases(epilogue_cases(1313)))
+TILEFUSE_GPU_GEMM_SM90_TEST(GemmSm90TmaAux, Fp16AlphaBetaCWidePersistent, half_t, specs::AlphaBetaC, Sm90WideTmaAuxConfig, tma_aux_cases(persistent_cases(1314)))
 
 }  // namespace
 }  // namespace tilefuse::gpu_test

@@ -25,7 +25,12 @@ def test_tile_model_is_the_cpp_planners():
     assert tile(197, 768, 3072) == "64x64"
     assert tile(394, 768, 3072) == "64x64"
     assert tile(197, 768, 768) == "64x64"
-    assert tile(1576, 768, 3072) == "128x128"
+    assert tile(1576, 768, 3072) == "128x96"  # 104 tiles in one round against 128x128's 78
+    assert tile(1576, 768, 768) == "128x128"  # 128x96 only for k >= 2048
+    assert tile(3152, 768, 3072) == "128x160"  # 125 tiles in one round against 128x256's 75
+    assert tile(1576, 3072, 768) == "128x128"  # 128x160 would need two rounds
+    wide = plan_gemm(1576, 3072, 768, 1, (9, 0, 132), "128x160")
+    assert wide["config"] == "Sm90WideConfig" and wide["tile_shape"] == (128, 160, 64)
     short = plan_gemm(197, 768, 3072, 1, (9, 0, 132), "64x64")
     assert short["config"] == "Sm90ShortConfig" and short["tile_shape"] == (64, 64, 64)
     assert plan_gemm(1024, 8192, 1024, 1, (9, 0, 132), "128x64")["config"] == "Sm90NarrowConfig"

@@ -133,6 +133,12 @@ using Sm90MediumConfig = Sm90TileConfig<128, 128, 64, 6>;
 // 128 x 64 x 64, 8 stages (192 KiB of operands): four times the tiles of Large, for problems with
 // very few output tiles (m or n of a few hundred, e.g. 128 x 8192 x 8192).
 using Sm90NarrowConfig = Sm90TileConfig<128, 64, 64, 8>;
+// 128 x 96 x 64, 7 stages (196 KiB) and 128 x 160 x 64, 5 stages (180 KiB), 16-bit only: tile widths between
+// Narrow, Medium and Large for outputs of a few thousand rows that fit one round of tiles (788 x 768: 56 tiles of
+// 128x96 on 132 SMs where 128x128 gives 42; 3152 x 768: 125 of 128x160 where 128x256 gives 75); the planner takes
+// them only there (tile_models.hpp: sm90_mid_tile_fits).
+using Sm90MidConfig = Sm90TileConfig<128, 96, 64, 7>;
+using Sm90WideConfig = Sm90TileConfig<128, 160, 64, 5>;
 // Ping-pong, 128 x 128 per warpgroup, 6 stages (192 KiB): the epilogue of one tile overlaps the
 // mainloop of the next.
 using Sm90PingPongConfig = Sm90TileConfig<128, 128, 64, 6, kSm90GroupRows, 32, Sm90Schedule::kPingPong>;

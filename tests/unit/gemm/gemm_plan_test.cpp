@@ -97,6 +97,36 @@ TEST(GemmPlan, AResidualTmaCanReadIsLoadedByTma) {
 
 // The 64x64 ping-pong tile where 128-row tiles leave most SMs idle; never for FP8 (it has no FP8 config), never
 // split (a split asked for with it forced is dropped, with the reason).
+// 128x96 (k >= 2048) and 128x160 only where every tile runs in one round: the shapes where they won on an H200;
+// with two rounds or a short mainloop they lost, and the older tiles stay.
+TEST(GemmPlan, MidSizeTilesInOneRoundOnly) {
+  struct Case {
+    index_t m, n, k;
+    Sm90Tile tile;
+    char const* config;
+  };
+  for (Case c : {Case{1576, 768, 3072, Sm90Tile::kMid, "Sm90MidConfig"}, Case{788, 768, 3072, Sm90Tile::kMid, "Sm90MidConfig"},
+                 Case{3152, 768, 3072, Sm90Tile::kWide, "Sm90WideConfig"},
+                 Case{3152, 768, 768, Sm90Tile::kWide, "Sm90WideConfig"}}) {
+    GemmPlan const p = planned(request(c.m, c.n, c.k));
+    EXPECT_EQ(p.sm90.kind, c.tile) << c.m << "x" << c.n << "x" << c.k << ": " << p.why;
+    EXPECT_EQ(p.sm90.config, c.config);
+    EXPECT_EQ(p.sm90.tile_n, c.tile == Sm90Tile::kMid ? 96 : 160);
+    EXPECT_EQ(p.sm90.split_k, 1);
+  }
+  for (auto [m, n, k] : {std::array<index_t, 3>{1000, 1000, 1000}, {1576, 768, 768}, {1576, 3072, 768},
+                         {3152, 3072, 768}, {12608, 768, 3072}, {788, 3072, 768}}) {
+    EXPECT_FALSE(sixteen_bit_only(planned(request(m, n, k)).sm90.kind) &&
+                 planned(request(m, n, k)).sm90.kind != Sm90Tile::kShort)
+        << m << "x" << n << "x" << k << ": " << planned(request(m, n, k)).sm90.config;
+  }
+  // The residual by TMA on them: their Sm90TmaResidual twins.
+  GemmRequest residual = request(3152, 768, 3072);
+  residual.residual_by_tma = true;
+  EXPECT_TRUE(contains(planned(residual).sm90.config, "Sm90TmaResidual<tilefuse::gemm::Sm90WideConfig>"))
+      << planned(residual).sm90.config;
+}
+
 TEST(GemmPlan, ShortTileForFewRowsOnly16Bit) {
   for (auto [m, n, k] : {std::array<index_t, 3>{197, 768, 3072}, {394, 768, 3072}, {197, 768, 768}}) {
     GemmPlan const p = planned(request(m, n, k));
@@ -113,6 +143,13 @@ TEST(GemmPlan, ShortTileForFewRowsOnly16Bit) {
   Sm90GemmPlan const fp8 = plan_gemm_sm90({197, 768, 3072, 1}, kH100, /*fp8=*/true);
   EXPECT_NE(fp8.kind, Sm90Tile::kShort);
   EXPECT_TRUE(contains(fp8.config, "Fp8")) << fp8.config;
+  // The 128x96 and 128x160 tiles are 16-bit only too.
+  for (auto [m, n, k] : {std::array<index_t, 3>{1576, 768, 3072}, {788, 768, 3072}, {3152, 768, 3072}}) {
+    EXPECT_TRUE(sixteen_bit_only(plan_gemm_sm90({m, n, k, 1}, kH100).kind)) << m << "x" << n << "x" << k;
+    Sm90GemmPlan const p = plan_gemm_sm90({m, n, k, 1}, kH100, /*fp8=*/true);
+    EXPECT_FALSE(sixteen_bit_only(p.kind)) << m << "x" << n << "x" << k << ": " << p.config;
+    EXPECT_TRUE(contains(p.config, "Fp8")) << p.config;
+  }
 
   GemmRequest residual = request(197, 768, 3072);
   residual.residual_by_tma = true;

@@ -19,7 +19,8 @@
 namespace tilefuse::gemm {
 
 // GemmSm90 with Sm90AutoConfig: the same interface, the tile picked per problem by the planner
-// (gemm_plan.hpp: plan_gemm_sm90; 128x256, 128x128, 128x64 or 64x64 ping-pong, one kernel instantiation each) and, for
+// (gemm_plan.hpp: plan_gemm_sm90; 128x256, 128x128, 128x64, 64x64 ping-pong, 128x96 or 128x160, one kernel
+// instantiation each) and, for
 // 16-bit operands with split_k = 0 (choose) or >= 2, K split and summed in the kernel on the 128x128 tile
 // (Sm90SplitReduce: a workspace of workspace_size(args) bytes). A Plan remembers which one it holds.
 template <class ElementAB, class LayoutA, class LayoutB, class Epilogue, class ElementB>
@@ -34,6 +35,9 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
                           std::conditional_t<kFp8, Sm90Fp8NarrowConfig, Sm90NarrowConfig>, ElementB>;
   // The 64x64 ping-pong tile is 16-bit only (named as Narrow for FP8, which the planner never gives it).
   using Short = std::conditional_t<kFp8, Narrow, GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90ShortConfig, ElementB>>;
+  // The 128x96 and 128x160 tiles are 16-bit only too (named as Medium for FP8).
+  using Mid = std::conditional_t<kFp8, Medium, GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90MidConfig, ElementB>>;
+  using Wide = std::conditional_t<kFp8, Medium, GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90WideConfig, ElementB>>;
   // FP8 does not split (named as Medium so that nothing of a split FP8 kernel is instantiated).
   using Split = std::conditional_t<
       kFp8, Medium, GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90SplitReduce<Sm90MediumConfig>, ElementB>>;
@@ -48,6 +52,8 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
   using MediumTma = TmaTwin<Sm90MediumConfig, Medium>;
   using NarrowTma = TmaTwin<Sm90NarrowConfig, Narrow>;
   using ShortTma = TmaTwin<Sm90ShortConfig, Short>;
+  using MidTma = TmaTwin<Sm90MidConfig, Mid>;
+  using WideTma = TmaTwin<Sm90WideConfig, Wide>;
 
  public:
   using EpilogueArgs = epilogue::EpilogueArguments<Epilogue>;
@@ -61,11 +67,15 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
     typename Medium::Plan medium;  // ... kMedium
     typename Narrow::Plan narrow;  // ... kNarrow
     typename Short::Plan short_;   // ... kShort
+    typename Mid::Plan mid;        // ... kMid
+    typename Wide::Plan wide;      // ... kWide
     typename Split::Plan split;    // ... split_k >= 2 (the 128x128 tile)
     typename LargeTma::Plan large_tma;
     typename MediumTma::Plan medium_tma;
     typename NarrowTma::Plan narrow_tma;
     typename ShortTma::Plan short_tma;
+    typename MidTma::Plan mid_tma;
+    typename WideTma::Plan wide_tma;
   };
 
   static Status can_implement(Arguments const& args) {
@@ -158,6 +168,8 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
         case Sm90Tile::kMedium: return f(std::type_identity<MediumTma>{}, plan.medium_tma);
         case Sm90Tile::kNarrow: return f(std::type_identity<NarrowTma>{}, plan.narrow_tma);
         case Sm90Tile::kShort: return f(std::type_identity<ShortTma>{}, plan.short_tma);
+        case Sm90Tile::kMid: return f(std::type_identity<MidTma>{}, plan.mid_tma);
+        case Sm90Tile::kWide: return f(std::type_identity<WideTma>{}, plan.wide_tma);
         default: return f(std::type_identity<LargeTma>{}, plan.large_tma);
       }
     }
@@ -165,6 +177,8 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
       case Sm90Tile::kMedium: return f(std::type_identity<Medium>{}, plan.medium);
       case Sm90Tile::kNarrow: return f(std::type_identity<Narrow>{}, plan.narrow);
       case Sm90Tile::kShort: return f(std::type_identity<Short>{}, plan.short_);
+      case Sm90Tile::kMid: return f(std::type_identity<Mid>{}, plan.mid);
+      case Sm90Tile::kWide: return f(std::type_identity<Wide>{}, plan.wide);
       default: return f(std::type_identity<Large>{}, plan.large);
     }
   }

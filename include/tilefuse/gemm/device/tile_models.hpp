@@ -86,10 +86,17 @@ inline Sm80Tile choose_sm80_tile(GemmCoord const& problem, int split_k, int sms)
 
 // ---- the Hopper GEMM ----
 
-// Sm90LargeConfig, Sm90MediumConfig, Sm90NarrowConfig, Sm90ShortConfig (16-bit only: 64x64 ping-pong).
-enum class Sm90Tile { kLarge, kMedium, kNarrow, kShort };
+// Sm90LargeConfig, Sm90MediumConfig, Sm90NarrowConfig, Sm90ShortConfig (16-bit only: 64x64 ping-pong),
+// Sm90MidConfig and Sm90WideConfig (16-bit only: 128x96, 128x160).
+enum class Sm90Tile { kLarge, kMedium, kNarrow, kShort, kMid, kWide };
 
-inline constexpr Sm90Tile kSm90Tiles[] = {Sm90Tile::kLarge, Sm90Tile::kMedium, Sm90Tile::kNarrow, Sm90Tile::kShort};
+inline constexpr Sm90Tile kSm90Tiles[] = {Sm90Tile::kLarge, Sm90Tile::kMedium, Sm90Tile::kNarrow,
+                                          Sm90Tile::kShort, Sm90Tile::kMid,    Sm90Tile::kWide};
+
+// Tiles with a 16-bit config only (FP8 has none of them: the planner never gives them FP8 operands).
+inline constexpr bool sixteen_bit_only(Sm90Tile tile) {
+  return tile == Sm90Tile::kShort || tile == Sm90Tile::kMid || tile == Sm90Tile::kWide;
+}
 
 inline char const* name_of(Sm90Tile tile) {
   switch (tile) {
@@ -97,17 +104,21 @@ inline char const* name_of(Sm90Tile tile) {
     case Sm90Tile::kMedium: return "128x128";
     case Sm90Tile::kNarrow: return "128x64";
     case Sm90Tile::kShort: return "64x64";
+    case Sm90Tile::kMid: return "128x96";
+    case Sm90Tile::kWide: return "128x160";
   }
   return "?";
 }
 
-// The C++ config of a tile (FP8: the Sm90Fp8* config of the same shape in bytes; the 64x64 ping-pong tile has
-// none, and the planner never gives it FP8 operands).
+// The C++ config of a tile (FP8: the Sm90Fp8* config of the same shape in bytes; the 16-bit-only tiles have
+// none, and the planner never gives them FP8 operands).
 inline char const* config_name_of(Sm90Tile tile, bool fp8) {
   switch (tile) {
     case Sm90Tile::kMedium: return fp8 ? "Sm90Fp8MediumConfig" : "Sm90MediumConfig";
     case Sm90Tile::kNarrow: return fp8 ? "Sm90Fp8NarrowConfig" : "Sm90NarrowConfig";
     case Sm90Tile::kShort: return "Sm90ShortConfig";
+    case Sm90Tile::kMid: return "Sm90MidConfig";
+    case Sm90Tile::kWide: return "Sm90WideConfig";
     default: return fp8 ? "Sm90Fp8LargeConfig" : "Sm90LargeConfig";
   }
 }
@@ -124,20 +135,42 @@ inline char const* config_name_of(Sm90Tile tile, bool fp8) {
 // The 64x64 ping-pong tile (16-bit only) runs one warpgroup's wgmma chain per tile: 0.37 of 128x256's rate per
 // tile area, fitted on an H200 where it fills SMs that the 128-row tiles leave idle (197 x 768 x 3072: 12.8 us
 // against 128x64's 15.5; 394 x 768 x 3072: 12.9 against 128x128's 20.6; docs/notes/gemm_sm90.md, "64-row tiles").
+// The 128x96 and 128x160 tiles (16-bit only) ran at 0.76 and 0.93 of 128x256's rate per area at 8192^3 (H200).
+// They are candidates only where every tile runs in one round (tiles <= SMs), and 128x96 only for k >= kMidMinK:
+// there they won on every measured shape (788 / 1576 x 768 x 3072 on 128x96: 14% / 3%; 3152 x 768 x 3072 / 768 on
+// 128x160: 17% / 11%), while with more rounds (3152 x 3072 x 768 on 128x160 +12%, 12608 x 768 x 3072 +3%) or a
+// short mainloop (1000^3 on 128x96 +13%) they lost to the model's older choice (docs/notes/gemm_sm90.md, "Mid-size
+// tiles").
 struct Sm90TileModel {
   static constexpr double kEpilogueK = 192.0;
-  static constexpr double kEfficiency[4] = {1.0, 0.92, 0.61, 0.37};  // Large, Medium, Narrow, Short
-  static constexpr int kTileM[4] = {128, 128, 128, 64};
-  static constexpr int kTileN[4] = {256, 128, 64, 64};
+  static constexpr double kEfficiency[6] = {1.0, 0.92, 0.61, 0.37, 0.76, 0.93};  // Large, Medium, Narrow, Short, Mid, Wide
+  static constexpr int kTileM[6] = {128, 128, 128, 64, 128, 128};
+  static constexpr int kTileN[6] = {256, 128, 64, 64, 96, 160};
   static constexpr index_t kNarrowMinK = 4096;
   static constexpr index_t kNarrowShortKMaxM = 256;
+  static constexpr index_t kMidMinK = 2048;
 };
+
+// The number of tiles of `tile` over the problem (all batches).
+inline index_t sm90_tile_count(Sm90Tile tile, GemmCoord const& p) {
+  int const i = static_cast<int>(tile);
+  index_t const tile_m = Sm90TileModel::kTileM[i];
+  index_t const tile_n = Sm90TileModel::kTileN[i];
+  return ((p.m + tile_m - 1) / tile_m) * ((p.n + tile_n - 1) / tile_n) * p.batch;
+}
+
+// Whether the 128x96 / 128x160 tile is a candidate (see above); every other tile always is.
+inline bool sm90_mid_tile_fits(Sm90Tile tile, GemmCoord const& p, int sm_count) {
+  if (tile != Sm90Tile::kMid && tile != Sm90Tile::kWide) return true;
+  if (sm90_tile_count(tile, p) > static_cast<index_t>(sm_count)) return false;
+  return tile == Sm90Tile::kWide || p.k >= Sm90TileModel::kMidMinK;
+}
 
 inline double sm90_tile_cost(Sm90Tile tile, GemmCoord const& p, int sm_count) {
   int const i = static_cast<int>(tile);
   index_t const tile_m = Sm90TileModel::kTileM[i];
   index_t const tile_n = Sm90TileModel::kTileN[i];
-  index_t const tiles = ((p.m + tile_m - 1) / tile_m) * ((p.n + tile_n - 1) / tile_n) * p.batch;
+  index_t const tiles = sm90_tile_count(tile, p);
   index_t const sms = sm_count > 0 ? sm_count : 1;
   double const per_sm = static_cast<double>((tiles + sms - 1) / sms);
   double const k = static_cast<double>((p.k + 63) / 64 * 64);
@@ -145,13 +178,16 @@ inline double sm90_tile_cost(Sm90Tile tile, GemmCoord const& p, int sm_count) {
          Sm90TileModel::kEfficiency[i];
 }
 
-// The cheapest tile by the model; a tie goes to the larger tile. short_tile = false leaves out the 64x64
-// ping-pong tile (FP8 has no config of it; the split's baseline was fitted against the 128-row tiles).
-inline Sm90Tile choose_sm90_tile(GemmCoord const& p, int sm_count, bool short_tile = true) {
+// The cheapest tile by the model; a tie goes to the earlier (larger, older) tile. short_tile = false leaves out
+// the 64x64 ping-pong tile (the split's baseline was fitted against the 128-row tiles); fp8 = true every tile
+// without an FP8 config.
+inline Sm90Tile choose_sm90_tile(GemmCoord const& p, int sm_count, bool short_tile = true, bool fp8 = false) {
   Sm90Tile best = Sm90Tile::kLarge;
-  for (Sm90Tile t : {Sm90Tile::kMedium, Sm90Tile::kNarrow, Sm90Tile::kShort}) {
+  for (Sm90Tile t : {Sm90Tile::kMedium, Sm90Tile::kNarrow, Sm90Tile::kShort, Sm90Tile::kMid, Sm90Tile::kWide}) {
     if (t == Sm90Tile::kNarrow && p.k < Sm90TileModel::kNarrowMinK && p.m > Sm90TileModel::kNarrowShortKMaxM) continue;
     if (t == Sm90Tile::kShort && !short_tile) continue;
+    if (fp8 && sixteen_bit_only(t)) continue;
+    if (!sm90_mid_tile_fits(t, p, sm_count)) continue;
     if (sm90_tile_cost(t, p, sm_count) < sm90_tile_cost(best, p, sm_count)) best = t;
   }
   return best;
