@@ -170,6 +170,7 @@ TEST(GemmSelect, TheSm80KernelLoadsByTmaOnSm90) {
 TEST(GemmSelect, TilePerProblem) {
   using gemm::choose_sm90_tile;
   using gemm::Sm90Tile;
+  using gemm::Sm90TileSet;
   EXPECT_EQ(choose_sm90_tile({8192, 8192, 8192, 1}, 132), Sm90Tile::kLarge);
   EXPECT_EQ(choose_sm90_tile({4096, 14336, 4096, 1}, 132), Sm90Tile::kLarge);
   EXPECT_EQ(choose_sm90_tile({8192, 8192, 1024, 1}, 132), Sm90Tile::kLarge);
@@ -188,11 +189,11 @@ TEST(GemmSelect, TilePerProblem) {
   EXPECT_EQ(choose_sm90_tile({3152, 768, 768, 1}, 132), Sm90Tile::kWide);
   EXPECT_EQ(choose_sm90_tile({3152, 3072, 768, 1}, 132), Sm90Tile::kMedium);
   EXPECT_EQ(choose_sm90_tile({1576, 3072, 768, 1}, 132), Sm90Tile::kMedium);
-  EXPECT_EQ(choose_sm90_tile({1576, 768, 3072, 1}, 132, /*short_tile=*/false, /*fp8=*/true), Sm90Tile::kMedium);
+  EXPECT_EQ(choose_sm90_tile({1576, 768, 3072, 1}, 132, Sm90TileSet::kLargeMediumNarrow), Sm90Tile::kMedium);
   // A few hundred rows over a long K: the 64x64 ping-pong tile fills the SMs the 128-row tiles leave idle
   // (16-bit only: FP8 keeps the 128-row tiles).
   EXPECT_EQ(choose_sm90_tile({197, 768, 3072, 1}, 132), Sm90Tile::kShort);
-  EXPECT_NE(choose_sm90_tile({197, 768, 3072, 1}, 132, /*short_tile=*/false), Sm90Tile::kShort);
+  EXPECT_NE(choose_sm90_tile({197, 768, 3072, 1}, 132, Sm90TileSet::kLargeMediumNarrow), Sm90Tile::kShort);
   if (!on_sm90()) GTEST_SKIP() << sm90_skip_reason();
   Buffers buf;
   int device = 0, sms = 0;

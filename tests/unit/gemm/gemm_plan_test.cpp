@@ -207,6 +207,10 @@ TEST(GemmPlan, SplitsWhereTheTilesLeaveMostSmsIdle) {
   EXPECT_EQ(planned(request(64, 64, 65536)).sm90.split_k, 128);
   // The split's baseline is the best 128-row tile (its costs were fitted beside them), not the 64x64 one.
   EXPECT_EQ(planned(request(66, 66, 2048)).sm90.split_k, 8);
+  // ... nor 128x96 or 128x160, which the model would let undercut splits fitted against the 128-row tiles.
+  EXPECT_EQ(planned(request(394, 256, 2048)).sm90.split_k, 4);
+  EXPECT_EQ(planned(request(512, 512, 3072)).sm90.split_k, 3);
+  EXPECT_EQ(planned(request(1576, 64, 2048)).sm90.split_k, 4);
   // Enough tiles (128 of 128x64), a short K, a batch; or a split whose sums cost more than it saves (48
   // tiles of 128x128 over K = 768: measured 0.0175 ms split in 2 against 0.0103 unsplit on an H200): no split.
   EXPECT_EQ(planned(request(197, 3072, 768)).sm90.split_k, 1);

@@ -70,9 +70,8 @@ inline Sm90GemmPlan plan_gemm_sm90(GemmCoord const& problem, DeviceFacts const& 
   int const split = fp8 || short_split ? 1
                     : split_k == 0     ? (forced ? 1 : choose_sm90_split_k(problem, device.sms()))
                                        : split_k;
-  Sm90Tile const tile = forced ? *forced
-                        : split > 1 ? Sm90Tile::kMedium
-                                    : choose_sm90_tile(problem, device.sms(), /*short_tile=*/!fp8, fp8);
+  Sm90TileSet const candidates = fp8 ? Sm90TileSet::kLargeMediumNarrow : Sm90TileSet::kAll;
+  Sm90Tile const tile = forced ? *forced : split > 1 ? Sm90Tile::kMedium : choose_sm90_tile(problem, device.sms(), candidates);
   Sm90GemmPlan plan;
   plan.kind = tile;
   plan.residual_by_tma = residual_by_tma && !fp8 && split == 1;

@@ -178,15 +178,16 @@ inline double sm90_tile_cost(Sm90Tile tile, GemmCoord const& p, int sm_count) {
          Sm90TileModel::kEfficiency[i];
 }
 
-// The cheapest tile by the model; a tie goes to the earlier (larger, older) tile. short_tile = false leaves out
-// the 64x64 ping-pong tile (the split's baseline was fitted against the 128-row tiles); fp8 = true every tile
-// without an FP8 config.
-inline Sm90Tile choose_sm90_tile(GemmCoord const& p, int sm_count, bool short_tile = true, bool fp8 = false) {
+// choose_sm90_tile's candidates: every tile (16-bit operands), or only 128x256, 128x128 and 128x64: the tiles with
+// an FP8 config, and the ones the split's costs were fitted beside (choose_sm90_split_k).
+enum class Sm90TileSet { kAll, kLargeMediumNarrow };
+
+// The cheapest tile of `set` by the model; a tie goes to the earlier (larger, older) tile.
+inline Sm90Tile choose_sm90_tile(GemmCoord const& p, int sm_count, Sm90TileSet set = Sm90TileSet::kAll) {
   Sm90Tile best = Sm90Tile::kLarge;
   for (Sm90Tile t : {Sm90Tile::kMedium, Sm90Tile::kNarrow, Sm90Tile::kShort, Sm90Tile::kMid, Sm90Tile::kWide}) {
     if (t == Sm90Tile::kNarrow && p.k < Sm90TileModel::kNarrowMinK && p.m > Sm90TileModel::kNarrowShortKMaxM) continue;
-    if (t == Sm90Tile::kShort && !short_tile) continue;
-    if (fp8 && sixteen_bit_only(t)) continue;
+    if (set == Sm90TileSet::kLargeMediumNarrow && sixteen_bit_only(t)) continue;
     if (!sm90_mid_tile_fits(t, p, sm_count)) continue;
     if (sm90_tile_cost(t, p, sm_count) < sm90_tile_cost(best, p, sm_count)) best = t;
   }
@@ -220,9 +221,10 @@ inline double sm90_split_cost(Sm90Tile tile, GemmCoord const& p, int split, int 
 inline int choose_sm90_split_k(GemmCoord const& p, int sm_count) {
   if (p.batch != 1 || p.m < 1 || p.n < 1 || p.k < 1) return 1;
   int const sms = sm_count > 0 ? sm_count : 132;
-  // Against the best 128-row tile: the split's costs were fitted beside them (a split the 64x64 tile would
-  // undercut in the model, such as 66 x 66 x 2048, measured faster split).
-  double best_cost = sm90_tile_cost(choose_sm90_tile(p, sms, /*short_tile=*/false), p, sms);
+  // Against the best of 128x256, 128x128 and 128x64: the split's costs were fitted beside them (a split that the
+  // 64x64 or 128x96 tile would undercut in the model, such as 66 x 66 x 2048 or 394 x 256 x 2048, measured faster
+  // split, or was not measured unsplit on them).
+  double best_cost = sm90_tile_cost(choose_sm90_tile(p, sms, Sm90TileSet::kLargeMediumNarrow), p, sms);
   int best = 1;
   index_t const tiles = ((p.m + 127) / 128) * ((p.n + 127) / 128);  // the split's 128x128 tiles
   index_t const most = std::min<index_t>(
