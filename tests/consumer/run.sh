@@ -24,6 +24,7 @@ for route in package subdirectory fetch; do
   cmake --build "$work/$route" -j "$jobs"
   "$work/$route/host_epilogue"
   "$work/$route/device_epilogue"
+  if [[ $route == package ]]; then "$work/$route/device_gemm"; fi
 done
 # The installed tree holds the headers, the library and the package files, and tests are not installed.
 test -f "$work/prefix/include/tilefuse/epilogue/evt.h"
