@@ -144,6 +144,25 @@ def test_the_precompiled_header_is_asked_for_where_nvrtc_has_it(nvrtc_version, m
     assert "-pch" not in jit_gemm.BASE_FLAGS  # the cache key's flags
 
 
+def test_prebuilt_workers_leave_no_precompiled_header_behind(nvrtc_version, tmp_path, monkeypatch):
+    """The install's parallel prebuild compiles in worker processes; NVRTC's automatic precompiled header
+    (__nvrtc_auto_pch_<pid>_0, ~125 MB) must be cleaned up when each worker ends (a forked worker's os._exit
+    skipped that and filled the temp folder)."""
+    if nvrtc_version < (12, 8):
+        pytest.skip("NVRTC before 12.8 has no automatic precompiled header")
+    from tilefuse.jit.prebuilt import build
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temp))  # NVRTC's folder for the header; the workers inherit it
+    # Not among the prebuilt kernels, so that each worker really compiles (and makes a header).
+    tree = to_cpp(trace(lambda acc, bias: relu(acc - bias), acc=(128, 256), bias=(256,)), "bfloat16")
+    jobs = [("gemm", tree, "bfloat16", config) for config in ("Sm90MediumConfig", "Sm90NarrowConfig")]
+    assert build(str(tmp_path / "cache"), jobs=2, kernels=jobs) == (2, 2)
+    left = [name for name in os.listdir(temp) if name.startswith("__nvrtc")]
+    assert not left, f"the prebuild's workers left NVRTC's precompiled headers behind: {left}"
+
+
 def test_key_inputs_name_every_dependency(nvrtc_version, relu_bias_tree):
     import tilefuse
 

@@ -24,6 +24,7 @@ ops trace), the headers, the arch (sm_90a), NVRTC's version and tilefuse's. Anyt
 use as before.
 """
 import argparse
+import multiprocessing
 import os
 import sys
 import time
@@ -124,12 +125,14 @@ def _build_one(job):
     return kernel.hit
 
 
-def build(out, jobs=None):
-    """Builds every common kernel into the cache folder `out` (entries already there are kept); returns
-    (kernels, compiled now)."""
-    kernels = common_kernels()
+def build(out, jobs=None, kernels=None):
+    """Builds every common kernel (or the given jobs of common_kernels()) into the cache folder `out` (entries
+    already there are kept); returns (kernels, compiled now)."""
+    kernels = common_kernels() if kernels is None else kernels
     jobs = jobs or os.cpu_count() or 1
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    # Spawned workers, not forked: a forked worker ends by os._exit, which skips NVRTC's clean-up of its automatic
+    # precompiled header (a __nvrtc_auto_pch_<pid>_0 folder of ~125 MB left in the temp folder per worker).
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
         hits = list(pool.map(_build_one, [(*k, out) for k in kernels]))
     return len(kernels), hits.count(False)
 
