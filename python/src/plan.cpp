@@ -247,10 +247,12 @@ nb::dict gemm_plan_dict(tilefuse::gemm::Sm90GemmPlan const& plan) {
 std::optional<tilefuse::gemm::Sm90Tile> gemm_tile_named(std::optional<std::string> const& name) {
   using tilefuse::gemm::Sm90Tile;
   if (!name) return std::nullopt;
+  std::string choices;
   for (Sm90Tile t : tilefuse::gemm::kSm90Tiles) {
     if (*name == tilefuse::gemm::name_of(t)) return t;
+    choices += std::string(choices.empty() ? "" : ", ") + tilefuse::gemm::name_of(t);
   }
-  throw std::invalid_argument("tilefuse: tile='" + *name + "': use 'auto' or one of 128x256, 128x128, 128x64, 64x64, 128x96, 128x160");
+  throw std::invalid_argument("tilefuse: tile='" + *name + "': use 'auto' or one of " + choices);
 }
 
 nb::dict plan_gemm_sm90(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, DeviceTuple const& device,

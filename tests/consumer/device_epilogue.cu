@@ -3,15 +3,15 @@
 // same headers and flags by any route, is device_gemm.cu's (the package route's).
 #include <cstdio>
 
-#include <tilefuse/epilogue/evt.h>
 #include <tilefuse/gemm/device/gemm.hpp>
+
+#include "readme_epilogue.hpp"
 
 namespace {
 
 using namespace tilefuse;
 using namespace tilefuse::epilogue;
-using Epilogue = Store<"D", bfloat16_t,
-    Add<Relu<Add<Mul<Scalar<"alpha">, Acc>, RowBroadcast<"bias", bfloat16_t>>>, AuxLoad<"C", bfloat16_t>>>;
+using Epilogue = consumer::ReadmeEpilogue;
 
 __global__ void apply(Epilogue::Params params, Fragment<8> f) { evaluate<Epilogue>(params, f); }
 

@@ -3,16 +3,14 @@
 // (CMakeLists.txt): the other routes give the same headers and flags, and this is the consumer's longest compile.
 #include <cstdio>
 
-#include <tilefuse/epilogue/evt.h>
 #include <tilefuse/gemm/device/gemm.hpp>
+
+#include "readme_epilogue.hpp"
 
 namespace {
 
 using namespace tilefuse;
-using namespace tilefuse::epilogue;
-using Epilogue = Store<"D", bfloat16_t,
-    Add<Relu<Add<Mul<Scalar<"alpha">, Acc>, RowBroadcast<"bias", bfloat16_t>>>, AuxLoad<"C", bfloat16_t>>>;
-using Bf16Gemm = gemm::Gemm<bfloat16_t, RowMajor, ColumnMajor, Epilogue>;
+using Bf16Gemm = gemm::Gemm<bfloat16_t, RowMajor, ColumnMajor, consumer::ReadmeEpilogue>;
 
 }  // namespace
 

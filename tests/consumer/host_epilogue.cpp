@@ -8,11 +8,12 @@
 #include <tilefuse/epilogue/evt.h>
 #include <tilefuse/epilogue/host_driver.hpp>
 
+#include "readme_epilogue.hpp"
+
 int main() {
   using namespace tilefuse;
   using namespace tilefuse::epilogue;
-  using Epilogue = Store<"D", bfloat16_t,
-      Add<Relu<Add<Mul<Scalar<"alpha">, Acc>, RowBroadcast<"bias", bfloat16_t>>>, AuxLoad<"C", bfloat16_t>>>;
+  using Epilogue = consumer::ReadmeEpilogue;
   ProblemShape const shape{3, 20, 1};
   std::vector<float> acc(shape.rows * shape.cols);
   std::vector<bfloat16_t> bias(shape.cols), c(acc.size()), d(acc.size());

@@ -226,7 +226,7 @@ inline int choose_sm90_split_k(GemmCoord const& p, int sm_count) {
   // split, or was not measured unsplit on them).
   double best_cost = sm90_tile_cost(choose_sm90_tile(p, sms, Sm90TileSet::kLargeMediumNarrow), p, sms);
   int best = 1;
-  index_t const tiles = ((p.m + 127) / 128) * ((p.n + 127) / 128);  // the split's 128x128 tiles
+  index_t const tiles = sm90_tile_count(Sm90Tile::kMedium, p);  // the split's 128x128 tiles (batch 1)
   index_t const most = std::min<index_t>(
       {Sm90SplitModel::kMaxSplits, 2 * index_t{sms} / tiles, (p.k / 64) / Sm90SplitModel::kMinKTiles});
   for (index_t s = 2; s <= most; ++s) {
