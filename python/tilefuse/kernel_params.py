@@ -445,11 +445,49 @@ def split_k_lanes(vectors, split_k):
 
 
 def workspace(numel, zeroed, device):
-    """A float32 workspace of numel elements (None for 0), zeroed where the kernel needs it so."""
+    """A float32 workspace of numel elements (None for 0), zeroed where the kernel needs it so: by
+    cudaMemsetAsync on the current stream (zero_async), as gemm::GemmSm90::run, conv::Conv2d's wgrad and the C++
+    warm path zero theirs, not by torch.zeros' fill kernel (another kernel in the call's sequence)."""
     if not numel:
         return None
     torch = torch_module()
-    return (torch.zeros if zeroed else torch.empty)(numel, dtype=torch.float32, device=device)
+    out = torch.empty(numel, dtype=torch.float32, device=device)
+    if zeroed:
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        zero_async(out.data_ptr(), out.numel() * 4, index, current_raw_stream(index), out)
+    return out
+
+
+def zero_async(address, nbytes, device, stream, tensor=None):
+    """Zeroes nbytes at address on `stream` by cudaMemsetAsync through tilefuse._C's C entry (zero_async_address,
+    the one tilefuse._torch_ops zeroes split workspaces with), called by ctypes: no binding beyond that address.
+    A _C without it (an older build): tensor.zero_() where a tensor is given. Raises RuntimeError on a CUDA
+    error."""
+    entry = _zero_entry()
+    if entry is None:
+        if tensor is None:
+            raise RuntimeError("tilefuse._C has no zero_async entry; reinstall tilefuse")
+        tensor.zero_()
+        return
+    import ctypes
+
+    error = ctypes.create_string_buffer(512)
+    if entry(address, nbytes, device, stream, error, len(error)) != 0:
+        raise RuntimeError(error.value.decode(errors="replace") or "tilefuse: zeroing a workspace failed")
+
+
+@functools.lru_cache(maxsize=None)
+def _zero_entry():
+    """tilefuse._C's zero_async (launch.cpp) as a ctypes function, or None where _C does not export it."""
+    import ctypes
+
+    from . import _C
+    address = getattr(_C, "zero_async_address", None)
+    if not address:
+        return None
+    prototype = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint64, ctypes.c_size_t, ctypes.c_int, ctypes.c_size_t,
+                                 ctypes.c_char_p, ctypes.c_size_t)
+    return prototype(address)
 
 
 def current_raw_stream(device):
