@@ -177,7 +177,8 @@ problem:
                        sm90-pingpong-multicast (128x128 ping-pong, 2-CTA clusters sharing B) |
                        sm90-pingpong-wide-multicast (64x256 ping-pong, 2-CTA clusters sharing B) |
                        sm90-large-3stage (128x256 with a 3-stage ring; none or bias_gelu_residual) |
-                       sm90-split-large | sm90-split-medium (split-K summed in the kernel, --split-k S >= 2
+                       sm90-split-large | sm90-split-medium | sm90-split-narrow | sm90-split-short (128x256,
+                       128x128, 128x64, ping-pong 64x64 with split-K summed in the kernel, --split-k S >= 2
                        dividing k; bf16, none or bias_gelu_residual) |
                        sm90-tma-residual-large | sm90-tma-residual-medium | sm90-tma-residual-pingpong-wide (the
                        residual loaded by TMA on that tile; bf16, none or bias_gelu_residual) |
@@ -304,7 +305,7 @@ std::variant<CliOptions, std::string> parse_cli(int argc, char const* const* arg
       constexpr std::string_view kKernels[] = {"sm80", "sm90", "sm90-large", "sm90-large-3stage", "sm90-medium",
                                                "sm90-narrow", "sm90-short", "sm90-pingpong", "sm90-pingpong-wide",
                                                "sm90-pingpong-multicast", "sm90-pingpong-wide-multicast",
-                                               "sm90-split-large", "sm90-split-medium", "sm90-tma-residual-large",
+                                               "sm90-split-large", "sm90-split-medium", "sm90-split-narrow", "sm90-split-short", "sm90-tma-residual-large",
                                                "sm90-tma-residual-medium", "sm90-tma-residual-pingpong-wide",
                                                "sm90-pingpong-tall", "sm90-mid96", "sm90-wide160",
                                                "sm90-split-mid96", "auto"};

@@ -2,7 +2,7 @@
 // the layouts it takes): with Sm90AutoConfig (the tile per problem; --kernel sm90) bf16 none and
 // bias_gelu_residual and fp16 none; with one tile each (--kernel sm90-large | sm90-medium | sm90-narrow | sm90-short)
 // bf16 none, to measure the tile model's choices; with split-K summed in the kernel (--kernel sm90-split-large |
-// sm90-split-medium, --split-k S) bf16 none and bias_gelu_residual; with the ping-pong schedule (--kernel sm90-pingpong |
+// sm90-split-medium | sm90-split-narrow | sm90-split-short, --split-k S) bf16 none and bias_gelu_residual; with the ping-pong schedule (--kernel sm90-pingpong |
 // sm90-pingpong-wide, and with 2-CTA multicast sm90-pingpong-multicast | sm90-pingpong-wide-multicast)
 // bf16 none and bias_gelu_residual; sm90-large-3stage (128x256 with a 3-stage ring) bf16 none and
 // bias_gelu_residual; with the residual by TMA forced (--kernel sm90-tma-residual-large | -medium |
@@ -83,6 +83,10 @@ std::unique_ptr<TilefuseGemmOp> make_tilefuse_sm90(DType dtype, OperandLayout la
       dtype, epilogue, "sm90 128x256, split-K in the kernel");
   if (kernel == "sm90-split-medium") return make_bf16_plain_or_fused<gemm::Sm90SplitReduce<gemm::Sm90MediumConfig>>(
       dtype, epilogue, "sm90 128x128, split-K in the kernel");
+  if (kernel == "sm90-split-narrow") return make_bf16_plain_or_fused<gemm::Sm90SplitReduce<gemm::Sm90NarrowConfig>>(
+      dtype, epilogue, "sm90 128x64, split-K in the kernel");
+  if (kernel == "sm90-split-short") return make_bf16_plain_or_fused<gemm::Sm90SplitReduce<gemm::Sm90ShortConfig>>(
+      dtype, epilogue, "sm90 ping-pong 64x64, split-K in the kernel");
   if (kernel == "sm90-pingpong-multicast") return make_bf16_plain_or_fused<gemm::Sm90PingPongMulticastConfig>(
       dtype, epilogue, "sm90 ping-pong 128x128, 2-CTA multicast");
   if (kernel == "sm90-pingpong-wide-multicast") return make_bf16_plain_or_fused<gemm::Sm90PingPongWideMulticastConfig>(

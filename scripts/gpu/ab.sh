@@ -7,7 +7,7 @@
 #   scripts/gpu/ab.sh variants 'A=' 'B=<CUDA flags>' ... -- '<bench args>' ...   build variants, order A B .. B A
 #   scripts/gpu/ab.sh pairs '<CUDA flags for off>' '<binary> <args>' ...          against run_all.sh's build: off on on off
 #   scripts/gpu/ab.sh tiles <build dir> <preset> <epilogue> <tile>...               a conv preset under each forced Hopper tile
-#   scripts/gpu/ab.sh kernels <build dir> <label> '<shape args>' <kernel>:<epilogue>...   one GEMM shape per kernel
+#   scripts/gpu/ab.sh kernels <build dir> <label> '<shape args>' <kernel>:<epilogue>[:<split>]...   one GEMM shape per kernel
 #   scripts/gpu/ab.sh timing ['<preset>:<modes>' ...]                              mirrored vs interleaved timing, clocks sampled
 #
 # Each mode's details are in the comment above its function.
@@ -206,7 +206,7 @@ rm -rf "$tmp"
 # order (A B C A B C, for drift), and prints per run tilefuse's median ms beside the first peer's and
 # beside the first entry's (same pass). The runs' JSON is merged into $OUT/kernels-<label>.json.
 # Usage (device machine, after building <build>/bench/tilefuse-bench):
-#   scripts/gpu/ab.sh kernels <build dir> <label> '<shape args>' <kernel>:<epilogue>...
+#   scripts/gpu/ab.sh kernels <build dir> <label> '<shape args>' <kernel>:<epilogue>[:<split-k>]...
 #   e.g. ... build-t 8192 '--m 8192 --n 8192 --k 8192' auto:none auto:bias_gelu_residual sm90-pingpong-wide:bias_gelu_residual
 mode_kernels() {
 build=$1 label=$2 problem=$3
@@ -217,8 +217,9 @@ read -r -a argv <<<"$problem"
 runs=()
 for pass in 0 1; do
   for entry in "$@"; do
-    "$build/bench/tilefuse-bench" gemm "${argv[@]}" --kernel "${entry%%:*}" --epilogue "${entry#*:}" \
-      --json "$tmp/$pass-$entry.json" >/dev/null
+    IFS=: read -r kernel epilogue split <<<"$entry"  # kernel:epilogue[:split-k]
+    "$build/bench/tilefuse-bench" gemm "${argv[@]}" --kernel "$kernel" --epilogue "$epilogue" \
+      ${split:+--split-k "$split"} --json "$tmp/$pass-$entry.json" >/dev/null
     runs+=("$pass-$entry")
   done
 done

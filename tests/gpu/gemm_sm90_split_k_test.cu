@@ -12,6 +12,10 @@ namespace {
 
 using SplitLarge = gemm::Sm90SplitReduce<Sm90LargeConfig>;
 using SplitMedium = gemm::Sm90SplitReduce<Sm90MediumConfig>;
+// The 64x64 ping-pong tile (one tile per warpgroup) and 128x64 split: long-K outputs of a few tiles
+// (256 x 256 x 16384, 64 x 64 x 65536), measured beside the 128x128 split (docs/notes/gemm_sm90.md).
+using SplitShort = gemm::Sm90SplitReduce<gemm::Sm90ShortConfig>;
+using SplitNarrow = gemm::Sm90SplitReduce<gemm::Sm90NarrowConfig>;
 
 std::vector<GemmCase> split_cases(std::uint64_t seed) {
   std::vector<GemmCase> cases;
@@ -56,6 +60,9 @@ TILEFUSE_GPU_GEMM_SM90_SPLIT_TEST(Fp16StoreLarge, half_t, specs::StoreD, SplitLa
 TILEFUSE_GPU_GEMM_SM90_SPLIT_TEST(Bf16ResidualReluLarge, bfloat16_t, specs::ResidualRelu, SplitLarge, 903)
 TILEFUSE_GPU_GEMM_SM90_SPLIT_TEST(Bf16BiasColMedium, bfloat16_t, specs::BiasCol, SplitMedium, 904)
 TILEFUSE_GPU_GEMM_SM90_SPLIT_TEST(Bf16AuxAmaxLarge, bfloat16_t, specs::AuxAmax, SplitLarge, 905)
+TILEFUSE_GPU_GEMM_SM90_SPLIT_TEST(Bf16StoreShort, bfloat16_t, specs::StoreD, SplitShort, 906)
+TILEFUSE_GPU_GEMM_SM90_SPLIT_TEST(Fp16ResidualReluShort, half_t, specs::ResidualRelu, SplitShort, 907)
+TILEFUSE_GPU_GEMM_SM90_SPLIT_TEST(Bf16BiasColNarrow, bfloat16_t, specs::BiasCol, SplitNarrow, 908)
 
 TEST(GemmSm90SplitK, RefusalsSayWhy) {
   using Op = gemm::GemmSm90<bfloat16_t, RowMajor, ColumnMajor, specs::StoreD::Tree<bfloat16_t>, SplitLarge>;
