@@ -297,7 +297,7 @@ TILEFUSE_GPU_GEMM_SM90_TEST(GemmSelect, Fp16ShortTileResidualRelu, half_t, specs
                             small_cases(913))
 
 // split_k = 0 lets the planner choose: on sm_90 a small output with a long K splits in the Hopper kernel
-// (127 x 255 x 8191: copied, K padded to 8192, 16 splits), a large output or a short K does not; on other
+// (127 x 255 x 8191: copied, K padded to 8192, 8 splits of the 64x64 tile), a large output or a short K does not; on other
 // devices the sm_80 kernel splits the small one. describe() and workspace_size() agree with the choice,
 // and run() without a workspace says what it needs.
 TEST(GemmSelect, SplitKZeroChooses) {
@@ -309,7 +309,8 @@ TEST(GemmSelect, SplitKZeroChooses) {
   std::string const d = AutoTn::describe(small);
   if (on_sm90()) {
     EXPECT_TRUE(starts_with(d, "sm90 TMA + WGMMA")) << d;
-    EXPECT_TRUE(contains(d, "split-K 16 summed in the kernel")) << d;
+    EXPECT_TRUE(contains(d, "tile 64x64x64")) << d;
+    EXPECT_TRUE(contains(d, "split-K 8 summed in the kernel")) << d;
   } else {
     EXPECT_TRUE(starts_with(d, "sm80 mma.sync")) << d;
     EXPECT_TRUE(contains(d, "split-K ")) << d;

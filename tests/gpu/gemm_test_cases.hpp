@@ -280,6 +280,9 @@ inline std::vector<GemmCase> auto_split_k_cases(std::uint64_t seed) {
   c = make_case(1100, 2100, 520);
   c.ld_a = c.ld_b = Ld::kAligned;
   add(c);
+  c = make_case(128, 256, 8192);  // on sm_90: K split 8 ways on the 64x64 tile
+  c.ld_a = c.ld_b = c.ld_epilogue = Ld::kAligned;
+  add(c);
   return cases;
 }
 

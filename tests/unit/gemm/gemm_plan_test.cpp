@@ -1,4 +1,4 @@
-// Tests of the GEMM planner (gemm/device/gemm_plan.hpp: plan_gemm, plan_gemm_sm90, choose_sm90_split_k): the
+// Tests of the GEMM planner (gemm/device/gemm_plan.hpp: plan_gemm, plan_gemm_sm90, choose_sm90_split): the
 // kernel family per device and operand type, the copies into the Hopper kernel's layouts, the in-kernel split
 // where the tiles leave most SMs idle, forced families and splits. Host only.
 #include <tilefuse/gemm/device/gemm_plan.hpp>
@@ -87,7 +87,7 @@ TEST(GemmPlan, AResidualTmaCanReadIsLoadedByTma) {
   GemmPlan const s = planned(split);
   ASSERT_GT(s.sm90.split_k, 1);
   EXPECT_FALSE(s.sm90.residual_by_tma);
-  EXPECT_EQ(s.sm90.config, sm90_split_config_name(Sm90Tile::kMedium));
+  EXPECT_EQ(s.sm90.config, sm90_split_config_name(Sm90Tile::kShort));
 
   EXPECT_FALSE(plan_gemm_sm90({8192, 8192, 8192, 1}, kH100, /*fp8=*/true, std::nullopt, 1, true).residual_by_tma);
   GemmPlan const a100 = planned(r, kA100);
@@ -155,10 +155,11 @@ TEST(GemmPlan, ShortTileForFewRowsOnly16Bit) {
   residual.residual_by_tma = true;
   EXPECT_EQ(planned(residual).sm90.config, "tilefuse::gemm::Sm90TmaResidual<tilefuse::gemm::Sm90ShortConfig>");
 
+  // The 64x64 tile splits when asked, as the others do.
   Sm90GemmPlan const forced = plan_gemm_sm90({256, 256, 16384, 1}, kH100, false, Sm90Tile::kShort, 4);
-  EXPECT_EQ(forced.split_k, 1);
-  EXPECT_EQ(forced.config, "Sm90ShortConfig");
-  EXPECT_TRUE(contains(forced.why, "does not split")) << forced.why;
+  EXPECT_EQ(forced.split_k, 4);
+  EXPECT_EQ(forced.config, "tilefuse::gemm::Sm90SplitReduce<tilefuse::gemm::Sm90ShortConfig>");
+  EXPECT_TRUE(contains(forced.why, "as asked")) << forced.why;
 }
 
 // What the Python package prebuilds: every config the planner can name, split included, twins apart.
@@ -170,6 +171,7 @@ TEST(GemmPlan, ConfigChoicesNameEveryTile) {
     EXPECT_NE(std::find(twins.begin(), twins.end(), sm90_tma_residual_config_name(t)), twins.end()) << name_of(t);
   }
   EXPECT_NE(std::find(plain.begin(), plain.end(), sm90_split_config_name(Sm90Tile::kMedium)), plain.end());
+  EXPECT_NE(std::find(plain.begin(), plain.end(), sm90_split_config_name(Sm90Tile::kShort)), plain.end());
   EXPECT_EQ(twins.size(), std::size(kSm90Tiles));
 }
 
@@ -193,23 +195,49 @@ TEST(GemmPlan, UnalignedOrOtherLayoutsAreCopiedWithKPadded) {
 }
 
 TEST(GemmPlan, SplitsWhereTheTilesLeaveMostSmsIdle) {
-  // A skinny output with a long K: 4 tiles of 128x128 on 132 SMs, K = 8192 in 8 parts (more fill the SMs, but
-  // each split adds its reductions of the output).
-  GemmPlan const tall = planned(request(128, 512, 8192));
+  // A mid-size output with K long for it: 16 tiles of 128x128 on 132 SMs, K = 3072 in 3 parts (more fill the SMs,
+  // but each split adds its reductions of the output).
+  GemmPlan const square = planned(request(512, 512, 3072));
+  EXPECT_EQ(square.sm90.split_k, 3);
+  EXPECT_EQ(square.sm90.config, "tilefuse::gemm::Sm90SplitReduce<tilefuse::gemm::Sm90MediumConfig>");
+  // Outputs of a few 128-row tiles with long K split on the 64x64 tile: fewer splits fill the SMs, so fewer sums
+  // (measured on an H200: 256 x 256 x 16384 split 8 14.5 us against 18.0 on 128x128 split 16; 128 x 256 x 8192
+  // split 8 11.4 us; 64 x 64 x 65536 split 32-64 13.6-13.7 us against 15.8 on 128x128 split 128).
+  GemmPlan const tall = planned(request(128, 256, 8192));
   EXPECT_EQ(tall.sm90.split_k, 8);
-  EXPECT_EQ(tall.sm90.config, "tilefuse::gemm::Sm90SplitReduce<tilefuse::gemm::Sm90MediumConfig>");
-  // ViT-B/16 at batch 1 (197 x 768 x 3072): the 64x64 ping-pong tile's 48 blocks unsplit cost less than any split.
-  GemmPlan const vit = planned(request(197, 768, 3072));
-  EXPECT_EQ(vit.sm90.split_k, 1);
-  EXPECT_EQ(vit.sm90.config, "Sm90ShortConfig");
-  EXPECT_EQ(planned(request(256, 256, 16384)).sm90.split_k, 16);
-  // A tiny output with a very long K: far past the old cap of 16 parts.
-  EXPECT_EQ(planned(request(64, 64, 65536)).sm90.split_k, 128);
+  EXPECT_EQ(tall.sm90.kind, Sm90Tile::kShort);
+  EXPECT_EQ(tall.sm90.config, "tilefuse::gemm::Sm90SplitReduce<tilefuse::gemm::Sm90ShortConfig>");
+  EXPECT_EQ(tall.sm90.tile_m, 64);
+  EXPECT_TRUE(contains(tall.why, "choose_sm90_split")) << tall.why;
+  for (auto [m, n, k, split] : {std::array<index_t, 4>{256, 256, 16384, 8}, {64, 64, 65536, 64}}) {
+    Sm90GemmPlan const p = planned(request(m, n, k)).sm90;
+    EXPECT_EQ(p.kind, Sm90Tile::kShort) << m << "x" << n << "x" << k;
+    EXPECT_EQ(p.split_k, split) << m << "x" << n << "x" << k;
+  }
+  // Where 128x128 needs fewer than 16 splits it keeps them (the 64x64 tile measured 0-38% slower on these).
+  for (auto [m, n, k, split] : {std::array<index_t, 4>{128, 512, 8192, 8}, {512, 512, 8192, 4}, {64, 3072, 8192, 4},
+                                {64, 512, 3072, 8}, {256, 256, 3072, 6}, {2048, 64, 8192, 8}, {788, 64, 3072, 8}}) {
+    Sm90GemmPlan const p = planned(request(m, n, k)).sm90;
+    EXPECT_EQ(p.kind, Sm90Tile::kMedium) << m << "x" << n << "x" << k;
+    EXPECT_EQ(p.split_k, split) << m << "x" << n << "x" << k;
+  }
+  // gemm::Gemm hands GemmSm90 the planner's split count: asked for explicitly, that count keeps the planner's tile
+  // (another count runs on 128x128).
+  for (auto [m, n, k] : {std::array<index_t, 3>{256, 256, 16384}, {64, 64, 65536}, {512, 512, 3072}, {66, 66, 2048}}) {
+    Sm90GemmPlan const chosen = plan_gemm_sm90({m, n, k, 1}, kH100, false, std::nullopt, 0);
+    Sm90GemmPlan const asked = plan_gemm_sm90({m, n, k, 1}, kH100, false, std::nullopt, chosen.split_k);
+    EXPECT_EQ(asked.config, chosen.config) << m << "x" << n << "x" << k;
+    EXPECT_EQ(asked.split_k, chosen.split_k) << m << "x" << n << "x" << k;
+  }
+  EXPECT_EQ(plan_gemm_sm90({256, 256, 16384, 1}, kH100, false, std::nullopt, 4).kind, Sm90Tile::kMedium);
+  // A tiny output with a long K on 128x128: far past the old cap of 16 parts.
+  EXPECT_EQ(planned(request(3, 40, 16384)).sm90.split_k, 64);
+  // The 64x64 split must beat the same tile unsplit, and keeps parts of at least 16 k-tiles.
+  EXPECT_EQ(planned(request(197, 768, 3072)).sm90.split_k, 1);
   // The split's baseline is the best 128-row tile (its costs were fitted beside them), not the 64x64 one.
   EXPECT_EQ(planned(request(66, 66, 2048)).sm90.split_k, 8);
   // ... nor 128x96 or 128x160, which the model would let undercut splits fitted against the 128-row tiles.
   EXPECT_EQ(planned(request(394, 256, 2048)).sm90.split_k, 4);
-  EXPECT_EQ(planned(request(512, 512, 3072)).sm90.split_k, 3);
   EXPECT_EQ(planned(request(1576, 64, 2048)).sm90.split_k, 4);
   // Enough tiles (128 of 128x64), a short K, a batch; or a split whose sums cost more than it saves (48
   // tiles of 128x128 over K = 768: measured 0.0175 ms split in 2 against 0.0103 unsplit on an H200): no split.
@@ -220,12 +248,13 @@ TEST(GemmPlan, SplitsWhereTheTilesLeaveMostSmsIdle) {
   GemmRequest batched = request(128, 512, 8192);
   batched.problem.batch = 2;
   EXPECT_EQ(planned(batched).sm90.split_k, 1);
-  // Copied operands split on the padded K (8191 -> 8192: 16 parts of 512).
+  // Copied operands split on the padded K (8191 -> 8192: 8 parts of 1024 on the 64x64 tile).
   GemmRequest skinny = request(127, 255, 8191);
   skinny.tma_aligned = false;
   GemmPlan const s = planned(skinny);
   EXPECT_TRUE(s.copy_operands);
-  EXPECT_EQ(s.sm90.split_k, 16);
+  EXPECT_EQ(s.sm90.split_k, 8);
+  EXPECT_EQ(s.sm90.kind, Sm90Tile::kShort);
   // split_k = 1 never splits; a forced split is taken where the kernel can split so, else dropped with why.
   GemmRequest none = request(197, 768, 3072);
   none.split_k = 1;

@@ -277,8 +277,8 @@ class Gemm {
         if (base == nullptr) {  // describe() and can_implement(): the copies' plan, told from the planner's
           choice.hopper = true;
           choice.planned_only = status_message(
-              "sm90 TMA + WGMMA GEMM (warp-specialized, persistent), tile 128x", d.plan.sm90.tile_n, "x",
-              d.plan.sm90.tile_k, d.plan.sm90.residual_by_tma ? ", the residual loaded by TMA" : "",
+              "sm90 TMA + WGMMA GEMM (warp-specialized, persistent), tile ", d.plan.sm90.tile_m, "x",
+              d.plan.sm90.tile_n, "x", d.plan.sm90.tile_k, d.plan.sm90.residual_by_tma ? ", the residual loaded by TMA" : "",
               d.plan.sm90.split_k > 1 ? status_message(", split-K ", d.plan.sm90.split_k, " summed in the kernel") : "");
           return choice;
         }

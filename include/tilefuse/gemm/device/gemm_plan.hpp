@@ -41,14 +41,18 @@ inline std::string sm90_tma_residual_config_name(Sm90Tile tile) {
 }
 
 // Every 16-bit config plan_gemm_sm90 can pick: each tile's (its Sm90TmaResidual twin for trees whose residual TMA
-// reads: residual_by_tma), then the split's. What the Python package builds ahead (tilefuse.jit.prebuilt).
+// reads: residual_by_tma), then the splits' (128x128 and 64x64). What the Python package builds ahead
+// (tilefuse.jit.prebuilt).
 inline std::vector<std::string> sm90_config_choices(bool residual_by_tma) {
   std::vector<std::string> configs;
   for (Sm90Tile t : kSm90Tiles) {
     configs.push_back(residual_by_tma ? sm90_tma_residual_config_name(t)
                                       : std::string(config_name_of(t, false)));
   }
-  if (!residual_by_tma) configs.push_back(sm90_split_config_name(Sm90Tile::kMedium));
+  if (!residual_by_tma) {
+    configs.push_back(sm90_split_config_name(Sm90Tile::kMedium));
+    configs.push_back(sm90_split_config_name(Sm90Tile::kShort));
+  }
   return configs;
 }
 
@@ -58,20 +62,29 @@ inline bool sm90_can_split(GemmCoord const& p, int split) {
   return split >= 2 && p.batch == 1 && p.k % split == 0 && (p.k / split) % 8 == 0;
 }
 
+// A split of `split` parts asked for without a tile: on the tile the model pairs with that count (the 64x64 tile
+// where choose_sm90_split picks this count on it: gemm::Gemm hands GemmSm90 the planner's count, and the plan
+// must not change on the way), else on 128x128.
+inline Sm90Split sm90_split_of_count(GemmCoord const& problem, int sm_count, int split) {
+  Sm90Split const model = choose_sm90_split(problem, sm_count);
+  return {model.split == split ? model.tile : Sm90Tile::kMedium, split};
+}
+
 // bf16 / fp16 (fp8: the Sm90Fp8* twins, k-tiles of 128): the tile by the wave model, or `forced`.
-// split_k (16-bit only): 0 lets the model choose (choose_sm90_split_k: 128x128 tiles, K summed in the
-// kernel), 1 does not split, >= 2 splits that many ways (the caller checks sm90_can_split first).
+// split_k (16-bit only): 0 lets the model choose (choose_sm90_split: the 128x128 or the 64x64 tile, K summed in
+// the kernel), 1 does not split, >= 2 splits that many ways (the caller checks sm90_can_split first).
 // residual_by_tma: the epilogue tree stages one 16-bit residual that TMA can read (GemmRequest says when);
 // an unsplit 16-bit plan then loads it by TMA (Sm90TmaResidual), the fused GEMM's default.
 inline Sm90GemmPlan plan_gemm_sm90(GemmCoord const& problem, DeviceFacts const& device, bool fp8 = false,
                                    std::optional<Sm90Tile> forced = std::nullopt, int split_k = 1,
                                    bool residual_by_tma = false) {
-  bool const short_split = forced == Sm90Tile::kShort && split_k >= 2;  // the ping-pong tile has no split config
-  int const split = fp8 || short_split ? 1
-                    : split_k == 0     ? (forced ? 1 : choose_sm90_split_k(problem, device.sms()))
-                                       : split_k;
+  Sm90Split const chosen = fp8 || split_k == 1 ? Sm90Split{}
+                           : split_k == 0      ? (forced ? Sm90Split{} : choose_sm90_split(problem, device.sms()))
+                           : forced            ? Sm90Split{*forced, split_k}
+                                               : sm90_split_of_count(problem, device.sms(), split_k);
+  int const split = chosen.split;
   Sm90TileSet const candidates = fp8 ? Sm90TileSet::kLargeMediumNarrow : Sm90TileSet::kAll;
-  Sm90Tile const tile = forced ? *forced : split > 1 ? Sm90Tile::kMedium : choose_sm90_tile(problem, device.sms(), candidates);
+  Sm90Tile const tile = forced ? *forced : split > 1 ? chosen.tile : choose_sm90_tile(problem, device.sms(), candidates);
   Sm90GemmPlan plan;
   plan.kind = tile;
   plan.residual_by_tma = residual_by_tma && !fp8 && split == 1;
@@ -83,15 +96,17 @@ inline Sm90GemmPlan plan_gemm_sm90(GemmCoord const& problem, DeviceFacts const& 
   plan.tile_k = fp8 ? 128 : 64;
   plan.tile = name_of(tile);
   plan.split_k = split > 1 ? split : 1;
-  plan.why = forced ? std::string("tile fixed by the caller")
-                    : status_message("tile chosen by the wave model (choose_sm90_tile) for this problem on ",
-                                     device.sms(), " SMs");
+  plan.why = forced                        ? std::string("tile fixed by the caller")
+             : split > 1 && split_k == 0 ? status_message("tile and split chosen by the wave model with the split's "
+                                                          "costs (choose_sm90_split) for this problem on ",
+                                                          device.sms(), " SMs")
+                                         : status_message("tile chosen by the wave model (choose_sm90_tile) for this "
+                                                          "problem on ", device.sms(), " SMs");
   if (split > 1) {
-    plan.why += split_k == 0 ? status_message("; K split ", split, " ways and summed in the kernel: the tiles leave "
-                                              "more than half the SMs idle (choose_sm90_split_k)")
+    plan.why += split_k == 0 ? status_message("; K split ", split, " ways and summed in the kernel: unsplit, the "
+                                              "tiles leave most SMs idle")
                              : status_message("; K split ", split, " ways as asked, summed in the kernel");
   }
-  if (short_split) plan.why += status_message("; split_k = ", split_k, " not taken: the 64x64 ping-pong tile does not split");
   if (plan.residual_by_tma) plan.why += "; the residual loaded by TMA beside the mainloop";
   return plan;
 }

@@ -21,8 +21,9 @@ namespace tilefuse::gemm {
 // GemmSm90 with Sm90AutoConfig: the same interface, the tile picked per problem by the planner
 // (gemm_plan.hpp: plan_gemm_sm90; 128x256, 128x128, 128x64, 64x64 ping-pong, 128x96 or 128x160, one kernel
 // instantiation each) and, for
-// 16-bit operands with split_k = 0 (choose) or >= 2, K split and summed in the kernel on the 128x128 tile
-// (Sm90SplitReduce: a workspace of workspace_size(args) bytes). A Plan remembers which one it holds.
+// 16-bit operands with split_k = 0 (choose) or >= 2, K split and summed in the kernel on the 128x128 tile or,
+// where the planner picks it, the 64x64 one (Sm90SplitReduce: a workspace of workspace_size(args) bytes). A Plan
+// remembers which one it holds.
 template <class ElementAB, class LayoutA, class LayoutB, class Epilogue, class ElementB>
 class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> {
   // The three tiles in bytes are the same for every element type; FP8 has twice the elements of K.
@@ -41,6 +42,8 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
   // FP8 does not split (named as Medium so that nothing of a split FP8 kernel is instantiated).
   using Split = std::conditional_t<
       kFp8, Medium, GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90SplitReduce<Sm90MediumConfig>, ElementB>>;
+  using SplitShort = std::conditional_t<
+      kFp8, Medium, GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90SplitReduce<Sm90ShortConfig>, ElementB>>;
   // Trees with one 16-bit residual the kernel can stage load it by TMA where it is aligned for it (the planner's
   // GemmRequest::residual_by_tma): the three tiles' Sm90TmaResidual twins. Other trees name the plain tiles
   // again, so that nothing of a twin is instantiated.
@@ -69,7 +72,8 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
     typename Short::Plan short_;   // ... kShort
     typename Mid::Plan mid;        // ... kMid
     typename Wide::Plan wide;      // ... kWide
-    typename Split::Plan split;    // ... split_k >= 2 (the 128x128 tile)
+    typename Split::Plan split;    // ... split_k >= 2 on the 128x128 tile
+    typename SplitShort::Plan split_short;  // ... split_k >= 2 on the 64x64 tile
     typename LargeTma::Plan large_tma;
     typename MediumTma::Plan medium_tma;
     typename NarrowTma::Plan narrow_tma;
@@ -85,8 +89,11 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
 
   static std::size_t workspace_size(Arguments const& args) {
     if constexpr (!kFp8) {
-      int const split = planned(args).split_k;
-      if (split > 1) return Split::workspace_size(split_arguments(args, split));
+      Sm90GemmPlan const chosen = planned(args);
+      if (chosen.split_k > 1) {
+        return chosen.kind == Sm90Tile::kShort ? SplitShort::workspace_size(split_arguments(args, chosen.split_k))
+                                               : Split::workspace_size(split_arguments(args, chosen.split_k));
+      }
     }
     return 0;
   }
@@ -127,7 +134,11 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
     plan->residual_by_tma = chosen.residual_by_tma;
     plan->tile = chosen.kind;
     if constexpr (!kFp8) {
-      if (plan->split_k > 1) return Split::initialize(split_arguments(args, plan->split_k), &plan->split, workspace);
+      if (plan->split_k > 1) {
+        Arguments const split = split_arguments(args, plan->split_k);
+        return plan->tile == Sm90Tile::kShort ? SplitShort::initialize(split, &plan->split_short, workspace)
+                                              : Split::initialize(split, &plan->split, workspace);
+      }
     }
     Arguments plain = args;
     plain.split_k = 1;
@@ -162,7 +173,10 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
   // split) and its part of the plan.
   template <class PlanRef, class F>
   static auto visit(PlanRef& plan, F&& f) {
-    if (plan.split_k > 1) return f(std::type_identity<Split>{}, plan.split);
+    if (plan.split_k > 1) {
+      if (plan.tile == Sm90Tile::kShort) return f(std::type_identity<SplitShort>{}, plan.split_short);
+      return f(std::type_identity<Split>{}, plan.split);
+    }
     if (plan.residual_by_tma) {
       switch (plan.tile) {
         case Sm90Tile::kMedium: return f(std::type_identity<MediumTma>{}, plan.medium_tma);

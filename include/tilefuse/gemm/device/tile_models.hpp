@@ -179,7 +179,7 @@ inline double sm90_tile_cost(Sm90Tile tile, GemmCoord const& p, int sm_count) {
 }
 
 // choose_sm90_tile's candidates: every tile (16-bit operands), or only 128x256, 128x128 and 128x64: the tiles with
-// an FP8 config, and the ones the split's costs were fitted beside (choose_sm90_split_k).
+// an FP8 config, and the ones the split's costs were fitted beside (choose_sm90_split).
 enum class Sm90TileSet { kAll, kLargeMediumNarrow };
 
 // The cheapest tile of `set` by the model; a tie goes to the earlier (larger, older) tile.
@@ -194,17 +194,27 @@ inline Sm90Tile choose_sm90_tile(GemmCoord const& p, int sm_count, Sm90TileSet s
   return best;
 }
 
-// Split-K of the Hopper GEMM, summed in the kernel (Sm90SplitReduce over the 128x128 tile). The wave
-// model above, extended: split s runs tiles x s blocks of k / s each, and pays for the sums: a fixed part
-// (the memset launch, a ring filled per split, the last split's read-back) and a part per output element
-// and split (its reduction at L2). The count with the least modelled cost wins, no split included; each
+// Split-K of the Hopper GEMM, summed in the kernel (Sm90SplitReduce over the 128x128 or the 64x64 ping-pong
+// tile). The wave model above, extended: split s runs tiles x s blocks of k / s each, and pays for the sums: a
+// fixed part (the memset launch, a ring filled per split, the last split's read-back) and a part per output
+// element and split (its reduction at L2). The count with the least modelled cost wins, no split included; each
 // part at least kMinKTiles k-tiles long and a whole number of 16-byte pieces (the kernel's checks: batch 1).
 // k: the K the kernel reads (padded when the operands are copied). Fitted on an H200, where one unit is
 // about 0.244 ns (docs/notes/gemm_sm90.md, "the split's cost"): fixed about 4.4 us, 5 us per 1e6
 // element-splits.
+// The 64x64 tile splits too, for outputs of a few 128-row tiles with long K: where the 128x128 tile needs 16 or
+// more splits to fill the SMs (kShortMinMediumSplits), the 64x64 tile fills them with fewer, so fewer sums
+// (256 x 256 x 16384 split 8: 14.5 us against 18.0 on 128x128 split 16; 128 x 256 x 8192 split 8: 11.4; 64 x 64 x
+// 65536 split 32-64: 13.6-13.7 against 15.8 on 128x128 split 128; H200, docs/notes/gemm_sm90.md, "the 64x64 tile
+// split"). Where 128x128 needs fewer splits the model overrates the 64x64 tile's long chains of k-tiles (seven
+// shapes with 128x128 splits of 4-8 ran 0-38% slower on it: 512 x 512 x 8192, 64 x 3072 x 8192, ...). Its parts
+// keep at least kShortMinKTiles k-tiles (with 8, 128 splits of one tile ran 10% slower than 32: the model has no
+// term for many splits adding into the same sums), and it must beat the same tile unsplit.
 struct Sm90SplitModel {
   static constexpr int kMaxSplits = 128;
   static constexpr index_t kMinKTiles = 4;
+  static constexpr index_t kShortMinKTiles = 16;
+  static constexpr int kShortMinMediumSplits = 16;
   static constexpr double kFixedCost = 18e6;
   static constexpr double kCostPerElementSplit = 20.5;
 };
@@ -218,26 +228,38 @@ inline double sm90_split_cost(Sm90Tile tile, GemmCoord const& p, int split, int 
   return sm90_tile_cost(tile, part, sm_count) + sums;
 }
 
-inline int choose_sm90_split_k(GemmCoord const& p, int sm_count) {
-  if (p.batch != 1 || p.m < 1 || p.n < 1 || p.k < 1) return 1;
+// A split plan: K split `split` ways on `tile` (split 1: no split; the tile is then the wave model's own choice).
+struct Sm90Split {
+  Sm90Tile tile = Sm90Tile::kMedium;
+  int split = 1;
+};
+
+inline Sm90Split choose_sm90_split(GemmCoord const& p, int sm_count) {
+  if (p.batch != 1 || p.m < 1 || p.n < 1 || p.k < 1) return {};
   int const sms = sm_count > 0 ? sm_count : 132;
   // Against the best of 128x256, 128x128 and 128x64: the split's costs were fitted beside them (a split that the
   // 64x64 or 128x96 tile would undercut in the model, such as 66 x 66 x 2048 or 394 x 256 x 2048, measured faster
   // split, or was not measured unsplit on them).
-  double best_cost = sm90_tile_cost(choose_sm90_tile(p, sms, Sm90TileSet::kLargeMediumNarrow), p, sms);
-  int best = 1;
-  index_t const tiles = sm90_tile_count(Sm90Tile::kMedium, p);  // the split's 128x128 tiles (batch 1)
-  index_t const most = std::min<index_t>(
-      {Sm90SplitModel::kMaxSplits, 2 * index_t{sms} / tiles, (p.k / 64) / Sm90SplitModel::kMinKTiles});
-  for (index_t s = 2; s <= most; ++s) {
-    if (p.k % s != 0 || (p.k / s) % 8 != 0) continue;
-    double const cost = sm90_split_cost(Sm90Tile::kMedium, p, static_cast<int>(s), sms);
-    if (cost < best_cost) {
-      best_cost = cost;
-      best = static_cast<int>(s);
+  double const unsplit = sm90_tile_cost(choose_sm90_tile(p, sms, Sm90TileSet::kLargeMediumNarrow), p, sms);
+  // The cheapest split of `tile` that beats `bound`, or split 1.
+  auto cheapest = [&](Sm90Tile tile, index_t min_k_tiles, double bound) {
+    index_t const tiles = sm90_tile_count(tile, p);  // batch 1
+    index_t const most =
+        std::min<index_t>({Sm90SplitModel::kMaxSplits, 2 * index_t{sms} / tiles, (p.k / 64) / min_k_tiles});
+    std::pair<int, double> best{1, bound};
+    for (index_t s = 2; s <= most; ++s) {
+      if (p.k % s != 0 || (p.k / s) % 8 != 0) continue;
+      double const cost = sm90_split_cost(tile, p, static_cast<int>(s), sms);
+      if (cost < best.second) best = {static_cast<int>(s), cost};
     }
-  }
-  return best;
+    return best;
+  };
+  auto const [medium, medium_cost] = cheapest(Sm90Tile::kMedium, Sm90SplitModel::kMinKTiles, unsplit);
+  if (medium < Sm90SplitModel::kShortMinMediumSplits) return {Sm90Tile::kMedium, medium};
+  auto const [short_split, short_cost] =
+      cheapest(Sm90Tile::kShort, Sm90SplitModel::kShortMinKTiles,
+               std::min(medium_cost, sm90_tile_cost(Sm90Tile::kShort, p, sms)));
+  return short_split > 1 ? Sm90Split{Sm90Tile::kShort, short_split} : Sm90Split{Sm90Tile::kMedium, medium};
 }
 
 }  // namespace tilefuse::gemm
