@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# One call: the 64x64 split in the planner (GPU tests, C++ preset rows, changed shapes against the old plan, Python).
+# One call (RUNBOOK S1): the 64x64 split in the planner (GPU tests, C++ preset rows, the shapes the rule changes
+# beside their old 128x128 split, the wide preset from Python, the Python GEMM GPU tests). Results: $OUT/r.tgz.
 set -uo pipefail
 D=$OUT; R=/tmp/r; mkdir -p $R build/python/site; t0=$SECONDS
 (python3 -m pip install --no-build-isolation --no-deps --upgrade --quiet --disable-pip-version-check \
@@ -13,13 +14,14 @@ build/bench/tilefuse-bench gemm --preset issue3 --kernel auto --split-k 0 --json
 cp $J/cpp-gemm.json $R/
 export OUT=$R
 A="scripts/gpu/ab.sh kernels build"
-{ $A a '--m 64 --n 512 --k 3072' auto:none:0 sm90-split-medium:none:8
-  $A b '--m 128 --n 1024 --k 4096' auto:none:0 sm90-split-medium:none:4
-  $A c '--m 64 --n 3072 --k 8192' auto:none:0 sm90-split-medium:none:4
-  $A d '--m 2048 --n 64 --k 8192' auto:none:0 sm90-split-medium:none:8
-  $A e '--m 512 --n 512 --k 8192' auto:none:0 sm90-split-medium:none:4
-  $A f '--m 788 --n 64 --k 3072' auto:none:0 sm90-split-medium:none:8
-  $A g '--m 256 --n 256 --k 3072' auto:none:0 sm90-split-medium:none:6; } > $R/sweeps.md 2>&1; echo "[$SECONDS s] sweeps"
+{ $A a '--m 256 --n 256 --k 16384' auto:none:0 sm90-split-medium:none:16
+  $A b '--m 64 --n 64 --k 65536' auto:none:0 sm90-split-medium:none:128
+  $A c '--m 128 --n 256 --k 8192' auto:none:0 sm90-split-medium:none:16
+  $A d '--m 394 --n 64 --k 4096' auto:none:0 sm90-split-medium:none:16
+  $A e '--m 1000 --n 64 --k 16384' auto:none:0 sm90-split-medium:none:16
+  $A f '--m 64 --n 1024 --k 16384' auto:none:0 sm90-split-medium:none:16
+  $A g '--m 197 --n 256 --k 8192' auto:none:0 sm90-split-medium:none:16
+  $A h '--m 512 --n 64 --k 65536' auto:none:0 sm90-split-medium:none:32; } > $R/sweeps.md 2>&1; echo "[$SECONDS s] sweeps"
 wait $pip_pid; tail -1 $R/pip.log
 export PYTHONPATH=$PWD/build/python/site
 timeout $((560 - SECONDS)) python3 bench/python/gemm_shapes.py --cpp-json $J/cpp-gemm.json --json $R/py-gemm.json --markdown $R/py-gemm.md > $R/py-gemm.log 2>&1; echo "[$SECONDS s] python gemm rc $?"
