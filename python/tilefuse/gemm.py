@@ -135,8 +135,8 @@ class Gemm:
 
     run() returns D, or a dict of every output when the epilogue returns a dict. out_dtype: D's dtype
     (default: the operands'). tile: "auto" (the C++ planner's wave model, gemm::choose_sm90_tile) or "128x256",
-    "128x128", "128x64", "64x64", "128x96", "128x160" (the Hopper kernel's; 64x64 runs ping-pong and does not
-    split; 64x64, 128x96 and 128x160 take 16-bit operands only). kernel: "auto"
+    "128x128", "128x64", "64x64", "128x96", "128x160" (the Hopper kernel's; 64x64 runs ping-pong; 64x64, 128x96
+    and 128x160 take 16-bit operands only). kernel: "auto"
     (the planner's family), "sm80", "sm90" or "skinny" (forced: an error where that family cannot run).
     """
 
