@@ -106,12 +106,13 @@ def main():
 
 def markdown(rows):
     lines = ["| layer | mode | epilogue | Python ms (events) | C++ bench ms | Python / C++ | side stream / C++ | "
-             "Python ms (graph) | torch ms (events) | torch / Python | C++ bench cuDNN ms | Python eager ms | "
-             "host us/call | torch host us/call |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "interleaved / C++ | Python ms (graph) | torch ms (events) | torch / Python | C++ bench cuDNN ms | "
+             "Python eager ms | host us/call | torch host us/call |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['layer']} | {r['mode']} | {r['epilogue']} | {r['python_events_ms']:.4f} | "
                      f"{r['cpp_bench_ms']:.4f} | {r['python_over_cpp']:.3f} | {r['stream_over_cpp']:.3f} | "
+                     f"{r.get('interleaved_over_cpp', float('nan')):.3f} | "
                      f"{r['python_graph_ms']:.4f} | "
                      f"{r['torch_events_ms']:.4f} | {r['speedup_vs_torch']:.3f} | {r['cpp_bench_cudnn_ms']:.4f} | "
                      f"{r['python_eager_ms']:.4f} | {r['python_host_us']:.1f} | {r['torch_host_us']:.1f} |")

@@ -1,7 +1,7 @@
 """What the Python benchmarks share: the median time of a call with CUDA events, after warm-up, with its
 arguments rotated over sets (so that the sets together are larger than L2; L2_BYTES: how much to exceed);
-GPU time by CUDA-graph replay (graph_ms), tilefuse-bench's events method (events_ms), eager wall and host
-time (eager_ms), and a geometric mean."""
+GPU time by CUDA-graph replay (graph_ms), tilefuse-bench's events method (events_ms; interleaved_ms: our call and
+the peer's in turn, as the C++ bench's rounds), eager wall and host time (eager_ms), and a geometric mean."""
 import json
 import math
 import statistics
@@ -87,6 +87,34 @@ def events_ms(calls, reps, group=10, stream=None):
     return statistics.median(times)
 
 
+def interleaved_ms(ours_calls, peer_calls, reps, group=5):
+    """tilefuse-bench's interleaved rounds (bench/common/round_schedule.hpp): each round runs our call and the
+    peer's, each on its own operand set (half the sets apart), ours first in even rounds and second in odd ones,
+    CUDA events around each call; a sleep kernel ahead of each group of rounds. The C++ bench times its fused
+    rows so, beside cuDNN's calls; events_ms runs ours back to back. Medians (ours, the peer's)."""
+    for call in ours_calls + peer_calls:
+        call()
+    torch.cuda.synchronize()
+    sets = min(len(ours_calls), len(peer_calls))
+    ours, peer, r = [], [], 0
+    while len(ours) < reps:
+        torch.cuda._sleep(2_000_000)
+        events = []
+        for _ in range(group):
+            pair = [(ours, ours_calls[r % sets]), (peer, peer_calls[(r + sets // 2) % sets])]
+            for times, call in pair if r % 2 == 0 else pair[::-1]:
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                call()
+                end.record()
+                events.append((times, start, end))
+            r += 1
+        torch.cuda.synchronize()
+        for times, start, end in events:
+            times.append(start.elapsed_time(end))
+    return statistics.median(ours), statistics.median(peer)
+
+
 def side_stream():
     """A stream of torch's pool: created cudaStreamNonBlocking (c10/cuda/CUDAStream.cpp, kDefaultFlags), as
     tilefuse-bench's (bench/common/main.cpp, bench/conv/conv_run.cpp), where torch's current stream is by default
@@ -125,16 +153,19 @@ def beside_cpp(ours_calls, torch_calls, cpp_row, reps, per_graph, eager_count, p
     ours_events_stream = events_ms(ours_calls, 5 * reps, stream=side_stream())  # the C++ bench's kind of stream
     eager, host_us = eager_ms(ours_calls, eager_count)
     if torch_calls is None:
-        peer = peer_events = peer_eager = peer_host_us = nan
+        peer = peer_events = peer_eager = peer_host_us = ours_interleaved = peer_interleaved = nan
     else:
         peer = graph_ms(torch_calls, reps, per_graph)
         peer_events = events_ms(torch_calls, 5 * reps)
         peer_eager, peer_host_us = eager_ms(torch_calls, eager_count)
+        ours_interleaved, peer_interleaved = interleaved_ms(ours_calls, torch_calls, 5 * reps)
     cpp_ms = cpp_row["tilefuse"]["median_ms"] if cpp_row["tilefuse"].get("state") == "ok" else float("nan")
     cpp_peer_ms = next((q["median_ms"] for q in cpp_row["peers"] if q.get("state") == "ok"), float("nan"))
     return {"python_graph_ms": ours, "cpp_bench_ms": cpp_ms, "python_events_ms": ours_events,
             "python_over_cpp": ours_events / cpp_ms, "graph_over_cpp": ours / cpp_ms,
             "python_events_stream_ms": ours_events_stream, "stream_over_cpp": ours_events_stream / cpp_ms,
+            "python_interleaved_ms": ours_interleaved, "interleaved_over_cpp": ours_interleaved / cpp_ms,
+            "torch_interleaved_ms": peer_interleaved,
             "torch_events_ms": peer_events,
             "torch_graph_ms": peer, "speedup_vs_torch": peer_events / ours_events, peer_key: cpp_peer_ms,
             "python_eager_ms": eager, "python_host_us": host_us, "torch_eager_ms": peer_eager,
@@ -169,11 +200,15 @@ def summary_line(label, rows):
     ratios = [r["python_over_cpp"] for r in rows if r["python_over_cpp"] == r["python_over_cpp"]]
     graph = [r["graph_over_cpp"] for r in rows if r.get("graph_over_cpp", math.nan) == r.get("graph_over_cpp")]
     side = [r["stream_over_cpp"] for r in rows if r.get("stream_over_cpp", math.nan) == r.get("stream_over_cpp")]
+    mixed = [r["interleaved_over_cpp"] for r in rows
+             if r.get("interleaved_over_cpp", math.nan) == r.get("interleaved_over_cpp")]
     within = sum(v <= 1.03 for v in ratios)
     return (f"- {label}Python / C++ geomean {geomean(ratios):.3f} (range {min(ratios, default=math.nan):.3f} - "
             f"{max(ratios, default=math.nan):.3f}, {within} of {len(ratios)} within 3%)"
             + (f", on a side stream {geomean(side):.3f} (range {min(side):.3f} - {max(side):.3f}, "
                f"{sum(v <= 1.03 for v in side)} within 3%)" if side else "")
+            + (f", interleaved with torch's call {geomean(mixed):.3f} (range {min(mixed):.3f} - {max(mixed):.3f}, "
+               f"{sum(v <= 1.03 for v in mixed)} within 3%)" if mixed else "")
             + (f", graph / C++ {geomean(graph):.3f}" if graph else "")
             + f", torch / Python geomean {geomean([r['speedup_vs_torch'] for r in rows]):.3f}, host "
             f"{statistics.median(r['python_host_us'] for r in rows):.1f} us/call (median), {len(rows)} rows")
