@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 
 #include <tilefuse/core/coord.h>
 #include <tilefuse/runtime/device_facts.hpp>
@@ -256,9 +257,8 @@ inline Sm90Split choose_sm90_split(GemmCoord const& p, int sm_count) {
   };
   auto const [medium, medium_cost] = cheapest(Sm90Tile::kMedium, Sm90SplitModel::kMinKTiles, unsplit);
   if (medium < Sm90SplitModel::kShortMinMediumSplits) return {Sm90Tile::kMedium, medium};
-  auto const [short_split, short_cost] =
-      cheapest(Sm90Tile::kShort, Sm90SplitModel::kShortMinKTiles,
-               std::min(medium_cost, sm90_tile_cost(Sm90Tile::kShort, p, sms)));
+  int const short_split = cheapest(Sm90Tile::kShort, Sm90SplitModel::kShortMinKTiles,
+                                   std::min(medium_cost, sm90_tile_cost(Sm90Tile::kShort, p, sms))).first;
   return short_split > 1 ? Sm90Split{Sm90Tile::kShort, short_split} : Sm90Split{Sm90Tile::kMedium, medium};
 }
 
