@@ -59,7 +59,7 @@ constexpr auto wide_fprop_kernel =
 
 // Taking the kernels' addresses instantiates them. First the bf16 kernel and fast FP8 accumulation
 // (wgmma_wait<1> across k-tiles), then promotion with two partial sets: per-tensor, row-wise, block-wise
-// (and block-wise with multicast), then the FP8 conv's two k-tile widths, then the bf16 dgrad and wgrad, then the 128x160 and 64x256 fprop (bare and fused), then the wgrad with in-kernel split-K, then the GEMM with its rows of A gated (cooperative and ping-pong). A function with external linkage keeps the list (and the kernels) in.
+// (and block-wise with multicast), then the FP8 conv's two k-tile widths, then the bf16 dgrad and wgrad, then the 128x160 and 64x256 fprop (bare and fused), then the wgrad with in-kernel split-K, then the GEMM with its rows of A gated (cooperative and ping-pong), then the GEMM's split on the 64x64 ping-pong tile (two accumulator chains). A function with external linkage keeps the list (and the kernels) in.
 void const* const* kernels() {
   static void const* const all[] = {
       reinterpret_cast<void const*>(kernel<bfloat16_t, Bf16Store, gemm::Sm90LargeConfig>),
@@ -80,6 +80,7 @@ void const* const* kernels() {
       reinterpret_cast<void const*>(wgrad_split_kernel<conv::sm90::Sm90ConvIm2colPingPongShortConfig>),
       reinterpret_cast<void const*>(kernel<bfloat16_t, Bf16Store, gemm::Sm90RowGate<gemm::Sm90LargeConfig>>),
       reinterpret_cast<void const*>(kernel<bfloat16_t, Bf16Store, gemm::Sm90RowGate<gemm::Sm90PingPongConfig>>),
+      reinterpret_cast<void const*>(kernel<bfloat16_t, Bf16Store, gemm::Sm90SplitReduce<gemm::Sm90ShortConfig>>),
   };
   return all;
 }

@@ -319,6 +319,14 @@ TEST(GemmSelect, SplitKZeroChooses) {
   Status const ran = AutoTn::run(small, nullptr, stream.get());  // no workspace: the sm_80 kernel, which splits
   EXPECT_FALSE(ran.ok());
   EXPECT_TRUE(contains(ran.message(), "chosen for split_k = 0")) << ran.to_string();
+  if (on_sm90()) {
+    // Aligned operands: GemmSm90<Sm90AutoConfig> gets the planner's count and must keep its 64x64 tile.
+    auto aligned = args_for<AutoTn>(buf, GemmCoord{128, 256, 8192, 1});
+    aligned.split_k = 0;
+    std::string const ad = AutoTn::describe(aligned);
+    EXPECT_TRUE(contains(ad, "tile 64x64x64")) << ad;
+    EXPECT_TRUE(contains(ad, "split-K 8 summed in the kernel")) << ad;
+  }
   for (GemmCoord const problem : {GemmCoord{2048, 2048, 4095, 1}, GemmCoord{1024, 1024, 128, 1}}) {
     auto other = args_for<AutoTn>(buf, problem);  // (describe and workspace_size read no buffer)
     other.split_k = 0;

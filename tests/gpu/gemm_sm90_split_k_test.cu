@@ -86,12 +86,14 @@ TEST(GemmSm90SplitK, RefusalsSayWhy) {
   EXPECT_EQ(Op::workspace_size(args), std::size_t{197} * 768 * 4 + std::size_t{2 * 8 * 3} * 4);
   // The planner's sizes (what tilefuse.Gemm allocates and where it puts the tickets) are the kernel's own.
   using MediumOp = gemm::GemmSm90<bfloat16_t, RowMajor, ColumnMajor, specs::StoreD::Tree<bfloat16_t>, SplitMedium>;
+  using ShortOp = gemm::GemmSm90<bfloat16_t, RowMajor, ColumnMajor, specs::StoreD::Tree<bfloat16_t>, SplitShort>;
   for (GemmCoord const p : {GemmCoord{197, 768, 3072, 1}, GemmCoord{127, 255, 8192, 1}, GemmCoord{64, 66, 512, 1}}) {
     typename MediumOp::Arguments medium;
     medium.problem = p;
     medium.split_k = 2;
     args.problem = p;
     EXPECT_EQ(MediumOp::workspace_size(medium), gemm::sm90_split_workspace_bytes(p, 128, 128)) << p.m << "x" << p.n;
+    EXPECT_EQ(ShortOp::workspace_size(medium), gemm::sm90_split_workspace_bytes(p, 64, 64)) << p.m << "x" << p.n;
     EXPECT_EQ(Op::workspace_size(args), gemm::sm90_split_workspace_bytes(p, 128, 256)) << p.m << "x" << p.n;
   }
 }

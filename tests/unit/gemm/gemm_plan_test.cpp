@@ -230,6 +230,17 @@ TEST(GemmPlan, SplitsWhereTheTilesLeaveMostSmsIdle) {
     EXPECT_EQ(asked.split_k, chosen.split_k) << m << "x" << n << "x" << k;
   }
   EXPECT_EQ(plan_gemm_sm90({256, 256, 16384, 1}, kH100, false, std::nullopt, 4).kind, Sm90Tile::kMedium);
+  Sm90GemmPlan const paired = plan_gemm_sm90({256, 256, 16384, 1}, kH100, false, std::nullopt, 8);
+  EXPECT_TRUE(contains(paired.why, "choose_sm90_split: the tile it pairs with this count")) << paired.why;
+  // The 64x64 tile splits into at most 64 parts (128 splits of one tile ran slower than 32 or 64).
+  for (auto [m, n, k] : {std::array<index_t, 3>{32, 32, 262144}, {64, 64, 131072}, {8, 200, 524288}, {64, 64, 65536}}) {
+    Sm90GemmPlan const p = planned(request(m, n, k)).sm90;
+    if (p.kind == Sm90Tile::kShort) EXPECT_LE(p.split_k, 64) << m << "x" << n << "x" << k;
+  }
+  // FP8 never splits, not even where 16-bit operands would.
+  Sm90GemmPlan const fp8 = plan_gemm_sm90({256, 256, 16384, 1}, kH100, /*fp8=*/true, std::nullopt, 0);
+  EXPECT_EQ(fp8.split_k, 1);
+  EXPECT_TRUE(contains(fp8.config, "Fp8")) << fp8.config;
   // A tiny output with a long K on 128x128: far past the old cap of 16 parts.
   EXPECT_EQ(planned(request(3, 40, 16384)).sm90.split_k, 64);
   // The 64x64 split must beat the same tile unsplit, and keeps parts of at least 16 k-tiles.
@@ -350,6 +361,9 @@ TEST(GemmPlan, GemmsWorkspaceHoldsTheCopiesThenTheSplitSums) {
   EXPECT_EQ(w.split_offset, w.b_offset + (255u * 8192 * 2 + 255) / 256 * 256);
   GemmCoord const run{127, 255, 8192, 1};
   EXPECT_EQ(w.bytes, w.split_offset + sm90_split_workspace_bytes(run, p.sm90.tile_m, p.sm90.tile_n));
+  // The split runs on the 64x64 tile: 127 x 256 fp32 sums, then a ticket per 16 rows of its 2 x 4 tiles.
+  EXPECT_EQ(p.sm90.kind, Sm90Tile::kShort);
+  EXPECT_EQ(sm90_split_workspace_bytes(run, p.sm90.tile_m, p.sm90.tile_n), std::size_t{130176});
   GemmRequest shared = request(64, 64, 61);  // batch 3 with a B shared by the batch: B copied once
   shared.problem.batch = 3;
   shared.tma_aligned = false;

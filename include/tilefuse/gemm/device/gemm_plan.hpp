@@ -96,12 +96,12 @@ inline Sm90GemmPlan plan_gemm_sm90(GemmCoord const& problem, DeviceFacts const& 
   plan.tile_k = fp8 ? 128 : 64;
   plan.tile = name_of(tile);
   plan.split_k = split > 1 ? split : 1;
-  plan.why = forced                        ? std::string("tile fixed by the caller")
-             : split > 1 && split_k == 0 ? status_message("tile and split chosen by the wave model with the split's "
-                                                          "costs (choose_sm90_split) for this problem on ",
-                                                          device.sms(), " SMs")
-                                         : status_message("tile chosen by the wave model (choose_sm90_tile) for this "
-                                                          "problem on ", device.sms(), " SMs");
+  plan.why = forced      ? std::string("tile fixed by the caller")
+             : split > 1 ? status_message("tile ", split_k == 0 ? "and split " : "", "chosen by the wave model with the "
+                                          "split's costs (choose_sm90_split", split_k == 0 ? "" : ": the tile it pairs with "
+                                          "this count, else 128x128", ") for this problem on ", device.sms(), " SMs")
+                         : status_message("tile chosen by the wave model (choose_sm90_tile) for this problem on ",
+                                          device.sms(), " SMs");
   if (split > 1) {
     plan.why += split_k == 0 ? status_message("; K split ", split, " ways and summed in the kernel: unsplit, the "
                                               "tiles leave most SMs idle")

@@ -209,12 +209,14 @@ inline Sm90Tile choose_sm90_tile(GemmCoord const& p, int sm_count, Sm90TileSet s
 // 65536 split 32-64: 13.6-13.7 against 15.8 on 128x128 split 128; H200, docs/notes/gemm_sm90.md, "the 64x64 tile
 // split"). Where 128x128 needs fewer splits the model overrates the 64x64 tile's long chains of k-tiles (seven
 // shapes with 128x128 splits of 4-8 ran 0-38% slower on it: 512 x 512 x 8192, 64 x 3072 x 8192, ...). Its parts
-// keep at least kShortMinKTiles k-tiles (with 8, 128 splits of one tile ran 10% slower than 32: the model has no
-// term for many splits adding into the same sums), and it must beat the same tile unsplit.
+// keep at least kShortMinKTiles k-tiles and are at most kShortMaxSplits (128 splits of one tile ran 10% slower than
+// 32 or 64: the model has no term for many splits adding into the same sums), and it must beat the same tile
+// unsplit.
 struct Sm90SplitModel {
   static constexpr int kMaxSplits = 128;
   static constexpr index_t kMinKTiles = 4;
   static constexpr index_t kShortMinKTiles = 16;
+  static constexpr int kShortMaxSplits = 64;
   static constexpr int kShortMinMediumSplits = 16;
   static constexpr double kFixedCost = 18e6;
   static constexpr double kCostPerElementSplit = 20.5;
@@ -245,8 +247,8 @@ inline Sm90Split choose_sm90_split(GemmCoord const& p, int sm_count) {
   // The cheapest split of `tile` that beats `bound`, or split 1.
   auto cheapest = [&](Sm90Tile tile, index_t min_k_tiles, double bound) {
     index_t const tiles = sm90_tile_count(tile, p);  // batch 1
-    index_t const most =
-        std::min<index_t>({Sm90SplitModel::kMaxSplits, 2 * index_t{sms} / tiles, (p.k / 64) / min_k_tiles});
+    index_t const cap = tile == Sm90Tile::kShort ? Sm90SplitModel::kShortMaxSplits : Sm90SplitModel::kMaxSplits;
+    index_t const most = std::min<index_t>({cap, 2 * index_t{sms} / tiles, (p.k / 64) / min_k_tiles});
     std::pair<int, double> best{1, bound};
     for (index_t s = 2; s <= most; ++s) {
       if (p.k % s != 0 || (p.k / s) % 8 != 0) continue;
