@@ -71,20 +71,30 @@ def events_ms(calls, reps, group=10, stream=None):
     for call in calls:
         call()
     torch.cuda.synchronize()
-    times, i = [], 0
-    while len(times) < reps:
+    times = []
+    _timed_rounds(lambda r: [(times, calls[r % len(calls)])], times, reps, group)
+    return statistics.median(times)
+
+
+def _timed_rounds(rounds, first, reps, group):
+    """Runs the calls of rounds(r) -> [(times, call), ...] for r = 0, 1, ..., each between two CUDA events whose
+    time goes to its `times`, until `first` holds `reps`; a sleep kernel ahead of each group of rounds keeps the GPU
+    busy while the host enqueues them, so the events time the kernels, not the host."""
+    r = 0
+    while len(first) < reps:
         torch.cuda._sleep(2_000_000)  # about 1 ms: longer than the host takes to enqueue the group
         events = []
         for _ in range(group):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            calls[i % len(calls)]()
-            end.record()
-            events.append((start, end))
-            i += 1
+            for times, call in rounds(r):
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                call()
+                end.record()
+                events.append((times, start, end))
+            r += 1
         torch.cuda.synchronize()
-        times += [start.elapsed_time(end) for start, end in events]
-    return statistics.median(times)
+        for times, start, end in events:
+            times.append(start.elapsed_time(end))
 
 
 def interleaved_ms(ours_calls, peer_calls, reps, group=5):
@@ -96,22 +106,13 @@ def interleaved_ms(ours_calls, peer_calls, reps, group=5):
         call()
     torch.cuda.synchronize()
     sets = min(len(ours_calls), len(peer_calls))
-    ours, peer, r = [], [], 0
-    while len(ours) < reps:
-        torch.cuda._sleep(2_000_000)
-        events = []
-        for _ in range(group):
-            pair = [(ours, ours_calls[r % sets]), (peer, peer_calls[(r + sets // 2) % sets])]
-            for times, call in pair if r % 2 == 0 else pair[::-1]:
-                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                start.record()
-                call()
-                end.record()
-                events.append((times, start, end))
-            r += 1
-        torch.cuda.synchronize()
-        for times, start, end in events:
-            times.append(start.elapsed_time(end))
+    ours, peer = [], []
+
+    def round_calls(r):
+        pair = [(ours, ours_calls[r % sets]), (peer, peer_calls[(r + sets // 2) % sets])]
+        return pair if r % 2 == 0 else pair[::-1]
+
+    _timed_rounds(round_calls, ours, reps, group)
     return statistics.median(ours), statistics.median(peer)
 
 

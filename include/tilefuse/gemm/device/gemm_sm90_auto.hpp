@@ -88,14 +88,10 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
   }
 
   static std::size_t workspace_size(Arguments const& args) {
-    if constexpr (!kFp8) {
-      Sm90GemmPlan const chosen = planned(args);
-      if (chosen.split_k > 1) {
-        return chosen.kind == Sm90Tile::kShort ? SplitShort::workspace_size(split_arguments(args, chosen.split_k))
-                                               : Split::workspace_size(split_arguments(args, chosen.split_k));
-      }
-    }
-    return 0;
+    Plan plan;
+    adopt(planned(args), &plan);
+    Arguments const resolved = split_arguments(args, plan.split_k);
+    return visit(plan, [&](auto op, auto const&) { return decltype(op)::type::workspace_size(resolved); });
   }
 
   // The planner's choice on the current device (the model needs the SM count).
@@ -129,20 +125,11 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
                            kFp8 ? " of FP8 operands (the split runs on 16-bit operands)"
                                 : " (batch 1, parts of whole 16-byte pieces)");
     }
-    Sm90GemmPlan const chosen = planned(args);
-    plan->split_k = chosen.split_k;
-    plan->residual_by_tma = chosen.residual_by_tma;
-    plan->tile = chosen.kind;
-    if constexpr (!kFp8) {
-      if (plan->split_k > 1) {
-        Arguments const split = split_arguments(args, plan->split_k);
-        return plan->tile == Sm90Tile::kShort ? SplitShort::initialize(split, &plan->split_short, workspace)
-                                              : Split::initialize(split, &plan->split, workspace);
-      }
-    }
-    Arguments plain = args;
-    plain.split_k = 1;
-    return visit(*plan, [&](auto op, auto& op_plan) { return decltype(op)::type::initialize(plain, &op_plan); });
+    adopt(planned(args), plan);
+    Arguments const resolved = split_arguments(args, plan->split_k);
+    return visit(*plan, [&](auto op, auto& op_plan) {
+      return decltype(op)::type::initialize(resolved, &op_plan, workspace);  // (unsplit configs take no workspace)
+    });
   }
 
   static Status run(Arguments const& args, void* workspace, cudaStream_t stream) {
@@ -197,6 +184,14 @@ class GemmSm90<ElementAB, LayoutA, LayoutB, Epilogue, Sm90AutoConfig, ElementB> 
     }
   }
 
+  // The planner's choice as the Plan's selector (which operation visit() runs).
+  static void adopt(Sm90GemmPlan const& chosen, Plan* plan) {
+    plan->tile = chosen.kind;
+    plan->split_k = chosen.split_k;
+    plan->residual_by_tma = chosen.residual_by_tma;
+  }
+
+  // args with the plan's split count (1: unsplit), what the chosen operation checks.
   static Arguments split_arguments(Arguments const& args, int split) {
     Arguments a = args;
     a.split_k = split;
