@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Python path's speed on the device machine, in one job: tilefuse-bench (the C++ device API beside cuDNN)
 # on the ResNet-50 layers, then the same problems from Python (bench/python/conv_layers.py) and the ResNet-50
-# training step (bench/python/resnet50_train.py), all on this GPU in this run. Results in $OUT.
+# training step (bench/python/resnet50_train.py), all on this GPU in this run. Results in $OUT/python-bench.tgz.
 # With GEMM=1, the GEMM preset too (tilefuse-bench gemm --preset issue3 --kernel auto --split-k 0: the planner's
 # kernel and split, what Python runs; then bench/python/gemm_shapes.py).
 # With FP8=1, the FP8 shapes too (tilefuse-fp8-bench's default set: issue 7's four and 4096x7168x16384, then
@@ -11,9 +11,13 @@
 # Usage: OUT=... [GEMM=1 [GEMM_PRESET=issue38-wide]] [FP8=1] [CONV=0] [PHASE=cpp|python] scripts/gpu/python_bench.sh [conv preset, default resnet50]
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
-OUT="${OUT:-gpu-out}"
-mkdir -p "$OUT"
-OUT="$(cd "$OUT" && pwd)"
+# Everything is written to a work folder and archived into $OUT/python-bench.tgz at the end: a device call brings
+# back at most 8 files, and this script writes about 26.
+RESULTS="${OUT:-gpu-out}"
+mkdir -p "$RESULTS"
+RESULTS="$(cd "$RESULTS" && pwd)"
+OUT="$(mktemp -d /tmp/python-bench.XXXXXX)"
+trap 'tar czf "$RESULTS/python-bench.tgz" -C "$OUT" .' EXIT
 preset="${1:-resnet50}"
 export PATH="/usr/local/cuda/bin:${PATH}"
 export CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)"
