@@ -167,8 +167,9 @@ nb::dict plan_conv2d(std::string const& mode, Geometry const& g, std::string con
   return d;
 }
 
-// conv::plan_dgrad_phases for the Python package (which interleaves): whether a strided dgrad runs as
-// stride-1 fprops, why, and each phase's taps, padding, crop and extent per axis.
+// conv::plan_dgrad_phases for the Python package (which runs the phases): whether a strided dgrad runs as
+// stride-1 fprops, why, and each phase's taps, padding, crop and extent per axis, and its row map into dx
+// (conv::phase_row_map: gemm::sm90::OutputRowMap's ten fields in order, empty for a phase without taps).
 nb::dict plan_dgrad_phases(Geometry const& g, std::string const& element, bool bare_tree, DeviceTuple const& device,
                            bool operands_aligned) {
   using namespace tilefuse::conv;
@@ -182,6 +183,13 @@ nb::dict plan_dgrad_phases(Geometry const& g, std::string const& element, bool b
     d["padding"] = nb::make_tuple(ph.h.pad, ph.w.pad);
     d["crop"] = nb::make_tuple(ph.h.crop, ph.w.crop);
     d["extent"] = nb::make_tuple(ph.h.extent, ph.w.extent);
+    nb::tuple row_map;
+    if (!ph.empty()) {
+      auto const m = phase_row_map(ph, in.problem);
+      row_map = nb::make_tuple(m.pixels_q, m.pixels_p, m.crop_h, m.crop_w, m.extent_h, m.extent_w, m.image_pitch,
+                               m.row_pitch, m.column_pitch, m.origin);
+    }
+    d["row_map"] = row_map;
     phases.append(d);
   }
   nb::dict d;

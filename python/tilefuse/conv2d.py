@@ -42,13 +42,13 @@ MODES = ("fprop", "dgrad", "wgrad")
 KERNELS = ("auto", "sm80", "sm90")
 _ELEMENTS = ("bfloat16", "float16")
 _INT_MAX = 2**31 - 1
-_LAYOUT_VERSION, _LAYOUT_HEADER, _LAYOUT_NODES = 4, 48, 64  # conv::kConvLayoutVersion, Header, MaxNodes
+_LAYOUT_VERSION, _LAYOUT_HEADER, _LAYOUT_NODES = 5, 52, 64  # conv::kConvLayoutVersion, Header, MaxNodes
 _LAYOUT_FIELDS = ("version", "family", "size", "threads", "smem_bytes", "geometry", "geometry_bytes", "m", "n", "k",
                   "batch", "split_k", "k_per_split", "partials", "tiles_m", "tiles_n", "tiles", "a", "b", "x", "tma_a",
                   "tma_b", "epilogue", "node_count", "reduce_size", "reduce_m", "reduce_n", "reduce_k", "reduce_batch",
                   "reduce_split_k", "reduce_partials", "reduce_epilogue", "a_tiled", "x_tiled", "sm90_k_per_split",
                   "tma_aux", "batch_mask_aux", "column_by_tma", "tma_d", "d_by_tma", "split_sums", "split_tickets",
-                  "flags", "stages", "staged_aux", "staged_column", "ping_pong", "reduce_node_count")
+                  "flags", "stages", "staged_aux", "staged_column", "ping_pong", "reduce_node_count", "row_map")
 
 
 def _ceil(a, b):
@@ -364,7 +364,8 @@ class Conv2d:
         composed = self._composed(a, b, problem, dtype, device, arguments, zero_channels)
         if isinstance(composed, PhasedDgrad):
             return PhasedDgradPlan(composed.planned["why"], [(p.phase, plan) for p, plan in
-                                                             zip(composed.phases, composed.plans(a, b))])
+                                                             zip(composed.phases, composed.plans(a, b))],
+                                   in_place=composed.stores_in_place(a, b))
         if isinstance(composed, Im2colWgrad):
             return Im2colWgradPlan(composed.planned["why"], composed.gemm_plan(a, b), composed.planned["gemm_family"])
         return self._plan(a, b, problem, dtype, device, self._epilogue_arguments(arguments, problem))
@@ -415,6 +416,30 @@ class Conv2d:
 
     def _phase_fprop(self, padding):
         return Conv2d("fprop", stride=1, padding=padding)
+
+    def row_mapped_call(self, a, b, out, row_map):
+        """The WarmCall of this bare fprop storing its output pixels into `out` (channels-last) where `row_map`
+        says (gemm::sm90::OutputRowMap's ten fields, from the planner: conv::phase_row_map) instead of as a
+        tensor of its own; call(a, b, {}, out=out) runs it. None where the planned kernel cannot (not the
+        Hopper kernel, a split, or no row map in its epilogue): the caller then stores by a copy. A strided
+        dgrad by phases (PhasedDgrad) stores each phase in place in dx this way."""
+        if self.mode != "fprop" or self.epilogue is not _identity or self.out_dtype is not None:
+            return None
+        a, b, problem, dtype, device = self._operands(a, b, None)
+        plan = self._plan(a, b, problem, dtype, device, {})
+        operation = plan.operation
+        if operation.family != "sm90" or plan.planner["sm90_split"] != "none":
+            return None
+        kernel, _, layout = operation.kernel_on(device)
+        if layout["row_map"] < 0:
+            return None
+        views = {"D": out.permute(0, 2, 3, 1).reshape(-1, out.shape[1])}  # D's ld; the row map places the rows
+        launch = self._pack_sm90(operation, kernel, layout, problem, {}, views, device, plan.planner,
+                                 store_by_tma=False)
+        params = bytearray(launch.template)
+        struct.pack_into("<10q", params, layout["row_map"], *row_map)
+        launch.template = bytes(params)
+        return WarmCall(device, [launch], self._output_specs(operation, problem))
 
     def _plan_input(self, a, b, problem, dtype, device, tree, arguments):
         """The C++ planner's plan (a dict; conv::plan_conv2d) for this call, from the facts of its tensors."""
@@ -620,11 +645,12 @@ class Conv2d:
         launch.template = bytes(params)
         return launch
 
-    def _pack_sm90(self, operation, kernel, layout, problem, arguments, outputs, device, planner):
+    def _pack_sm90(self, operation, kernel, layout, problem, arguments, outputs, device, planner, store_by_tma=True):
         """The Hopper kernel's Launch, filled as conv::Conv2d fills it (launch_sm90, launch_wgrad): the
         operands' tensor maps (conv2d_sm90_launch.hpp, through tilefuse._C), the problem (the wgrad's K in
         splits of k_per_split pixels, the split as the batch), the residual's and D's tensor maps where the
-        kernel reads or writes them by TMA, the split-K workspace, and the epilogue."""
+        kernel reads or writes them by TMA (D by lane stores where not store_by_tma), the split-K workspace, and
+        the epilogue."""
         from . import _C
 
         params = bytearray(layout["size"])
@@ -671,18 +697,18 @@ class Conv2d:
             struct.pack_into("<q", params, node["batch_stride"], m * n)
         else:
             pack_epilogue(params, layout["nodes"], arguments, outputs, device, 1, record=launch)
-            self._pack_epilogue_maps(launch, params, layout, arguments, outputs, m, n, tm)
+            self._pack_epilogue_maps(launch, params, layout, arguments, outputs, m, n, tm, store_by_tma)
         launch.template = bytes(params)
         return launch
 
     @staticmethod
-    def _pack_epilogue_maps(launch, params, layout, arguments, outputs, m, n, tile_m):
+    def _pack_epilogue_maps(launch, params, layout, arguments, outputs, m, n, tile_m, store_by_tma=True):
         """The residual's tensor map (and whether its column vector rides beside it) where the kernel loads it by
         TMA, and D's where TMA can store it (gemm::encode_sm90_aux / encode_sm90_store's rules, through _C)."""
         # one image-batch matrix (the GEMM's batch is 1): rows stride(0) apart, vectors shared
         pack_residual_by_tma(params, launch, layout, arguments, m, n, 1, tile_m,
                              lambda node, tensor: (tensor.stride(0), 0))
-        if layout["tma_store_kernel"]:
+        if layout["tma_store_kernel"] and store_by_tma:
             node = next(node for node in layout["nodes"] if node["kind"] == "store")
             pack_d_by_tma(params, launch, layout, outputs[node["name"]], "out:" + node["name"], m, n)
 

@@ -1,7 +1,8 @@
 """A strided dgrad run as the C++ planner's phases (conv::plan_dgrad_phases, conv2d_dgrad_phases.hpp): one
 stride-1 Hopper fprop of dy per phase of dx (the rows a, a + stride, ... and columns b, b + stride, ...) over
-the filter taps that reach it, flipped and transposed, its outputs interleaved into dx by a strided copy;
-phases no tap reaches are zero. The Hopper dgrad runs stride 1 only, and the sm80 kernel's strided dgrad
+the filter taps that reach it, flipped and transposed, whose kernel stores its outputs in place in dx through
+the phase's row map (conv::phase_row_map; a strided copy of its own output where the planned kernel has no row
+map); phases no tap reaches are zero. The Hopper dgrad runs stride 1 only, and the sm80 kernel's strided dgrad
 spends most of its work on taps that reach nothing (docs/notes/conv_sm90.md, "strided dgrad by phases").
 tilefuse.Conv2d("dgrad") takes this path for the identity epilogue where the planner says so."""
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ class _Phase:
     taps: tuple  # (filter rows, filter columns), the fprop's tap 0 first
     crop: tuple  # the fprop's first output row / column that is dx's
     extent: tuple  # dx rows / columns of the phase
+    row_map: tuple  # gemm::sm90::OutputRowMap's fields: where the fprop's output pixels go in dx
     conv: object  # the phase's tilefuse.Conv2d("fprop", stride 1, its padding)
 
 
@@ -34,9 +36,10 @@ class PhasedDgrad:
             if padding not in convs:
                 convs[padding] = make_fprop(padding)
             self.phases.append(_Phase(tuple(ph["phase"]), tuple(tuple(t) for t in ph["taps"]), tuple(ph["crop"]),
-                                      tuple(ph["extent"]), convs[padding]))
+                                      tuple(ph["extent"]), tuple(ph["row_map"]), convs[padding]))
         self.zero_fill = len(self.phases) < len(planned["phases"])
         self._index = {}  # device -> the gather of every phase's filter from w (see filters)
+        self._stores = {}  # (phase, dtype, device, alignments) -> the phase's in-place WarmCall, or None (see store)
 
     def _gather_index(self, device):
         """For w's channels-last storage (K, R, S, C): the element of w at each position of every phase's
@@ -72,13 +75,39 @@ class PhasedDgrad:
         dx = torch.empty(self.out_size, dtype=dy.dtype, device=dy.device, memory_format=torch.channels_last)
         if self.zero_fill:
             dx.zero_()
-        dx_nhwc = dx.permute(0, 2, 3, 1)
         sh, sw = self.stride
-        for phase, sub in zip(self.phases, self.filters(w)):
+        for index, (phase, sub) in enumerate(zip(self.phases, self.filters(w))):
+            store = self.store(index, dy, sub, dx)
+            if store is not None:
+                store.call(dy, sub, {}, out=dx)
+                continue
             out = phase.conv.run(dy, sub).permute(0, 2, 3, 1)
             (a, b), (ch, cw), (eh, ew) = phase.phase, phase.crop, phase.extent
-            dx_nhwc[:, a::sh, b::sw, :] = out[:, ch:ch + eh, cw:cw + ew, :]
+            dx.permute(0, 2, 3, 1)[:, a::sh, b::sw, :] = out[:, ch:ch + eh, cw:cw + ew, :]
         return dx
+
+    def store(self, index, dy, sub, dx=None):
+        """Phase `index`'s fprop storing in place in dx (Conv2d.row_mapped_call: a WarmCall to run with out=dx),
+        made at its first call for this dtype, device and alignment (dx: a channels-last tensor like the call's,
+        which torch.empty always gives 16-byte aligned); None where its kernel cannot, where the fprop has no
+        such call, or where none was made yet and no dx is given."""
+        phase = self.phases[index]
+        make = getattr(phase.conv, "row_mapped_call", None)
+        if make is None:
+            return None
+        key = (index, dy.dtype, dy.device, dy.data_ptr() % 16, sub.data_ptr() % 16)
+        if key not in self._stores:
+            if dx is None:
+                return None
+            self._stores[key] = make(dy, sub, dx, phase.row_map)
+        return self._stores[key]
+
+    def stores_in_place(self, dy, w):
+        """Whether every phase's kernel stores in place in dx (no intermediate, no strided copy) for these
+        operands."""
+        torch = _torch()
+        dx = torch.empty(self.out_size, dtype=dy.dtype, device=dy.device, memory_format=torch.channels_last)
+        return all(self.store(i, dy, sub, dx) is not None for i, sub in enumerate(self.filters(w)))
 
     def plans(self, dy, w):
         """Each phase's fprop plan (ConvPlan), in order."""
@@ -92,7 +121,9 @@ class PhasedDgradPlan:
     why: str
     phases: list  # [(phase (a, b), ConvPlan)]
     family: str = "sm90"
+    in_place: bool = True  # every phase's kernel stores in place in dx (else some are copied in)
 
     def describe(self):
         parts = [f"phase {a},{b}: {plan.describe()}" for (a, b), plan in self.phases]
-        return f"conv2d dgrad by phases ({self.why}); " + "; ".join(parts)
+        copied = "" if self.in_place else "; a phase's kernel has no row map: its output is copied into dx"
+        return f"conv2d dgrad by phases ({self.why}{copied}); " + "; ".join(parts)

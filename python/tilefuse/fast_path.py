@@ -91,13 +91,14 @@ def native_phased_dgrad(phased, dy, w):
         return None
     phases, offset = [], 0
     k, c = phased.filter_size[:2]
-    for phase, sub in zip(phased.phases, phased.filters(w)):
-        fprop = native_warm_call(phase.conv.warm_call(dy, sub, {}))
+    for index, (phase, sub) in enumerate(zip(phased.phases, phased.filters(w))):
+        store = phased.store(index, dy, sub)  # the phase stored in place in dx, where its kernel can
+        fprop = native_warm_call(store if store is not None else phase.conv.warm_call(dy, sub, {}))
         if fprop is None:
             return None
         th, tw = len(phase.taps[0]), len(phase.taps[1])
         (a, b), (ch, cw), (eh, ew) = phase.phase, phase.crop, phase.extent
-        phases.append((fprop, a, b, ch, cw, eh, ew, offset, th, tw))
+        phases.append((fprop, a, b, ch, cw, eh, ew, offset, th, tw, store is not None))
         offset += c * th * tw * k
     sh, sw = phased.stride
     return ops.PhasedDgrad(list(phased.out_size), list(phased.filter_size), sh, sw, phased.zero_fill,

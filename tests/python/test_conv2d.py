@@ -6,7 +6,7 @@ import pytest
 
 import tilefuse
 from tilefuse import _C
-from tilefuse.conv2d import _LAYOUT_FIELDS, ConvProblem, output_extent, parse_conv_layout
+from tilefuse.conv2d import _LAYOUT_FIELDS, _LAYOUT_HEADER, _LAYOUT_VERSION, ConvProblem, output_extent, parse_conv_layout
 from tilefuse.epilogue import relu, to_cpp, trace
 from tilefuse.jit import NvrtcNotFoundError, conv_kernel, conv_sm90_kernel, conv_sm90_source, conv_source, nvrtc
 
@@ -58,9 +58,11 @@ def test_sm90_tile_model_through_the_planner():
 
 
 def _words(family, fields, nodes=(), reduce_nodes=()):
-    header = {"version": 4, "family": family, "size": 512, "threads": 256, "smem_bytes": 1000, "geometry": 8,
-              "geometry_bytes": 60, **fields, "node_count": len(nodes), "reduce_node_count": len(reduce_nodes)}
+    header = {"version": _LAYOUT_VERSION, "family": family, "size": 512, "threads": 256, "smem_bytes": 1000,
+              "geometry": 8, "geometry_bytes": 60, **fields, "node_count": len(nodes),
+              "reduce_node_count": len(reduce_nodes)}
     words = [header.get(n, -1) for n in _LAYOUT_FIELDS]
+    words += [-1] * (_LAYOUT_HEADER - len(words))  # the header's unused words
     words += [w for node in nodes for w in node] + [0] * (9 * (64 - len(nodes)))
     return words + [w for node in reduce_nodes for w in node]
 
@@ -68,7 +70,7 @@ def _words(family, fields, nodes=(), reduce_nodes=()):
 def test_layout_parser_reads_header_and_nodes():
     name = int.from_bytes(b"bias".ljust(8, b"\0"), "little")
     fields = {"m": 72, "a": 100, "epilogue": 160, "reduce_size": 120, "reduce_epilogue": 40, "flags": 5,
-              "staged_aux": 300}
+              "staged_aux": 300, "row_map": 416}
     layout = parse_conv_layout(_words(80, fields, [(3, 200, -1, 208, -1, name, 0, 0, 0)],
                                       [(3, 80, -1, 88, -1, name, 0, 0, 0)]))
     assert layout["family"] == 80 and layout["m"] == 72 and layout["a"] == 100 and layout["tma_b"] == -1
@@ -78,7 +80,7 @@ def test_layout_parser_reads_header_and_nodes():
     assert layout["reduce_nodes"] == [{"kind": "row_broadcast", "data": 80, "ld": -1, "batch_stride": 88,
                                        "value": -1, "name": "bias"}]
     assert layout["tma_aux_kernel"] and not layout["tma_column_kernel"] and layout["tma_store_kernel"]
-    assert layout["staged_aux"] == 300
+    assert layout["staged_aux"] == 300 and layout["row_map"] == 416
     assert "reduce_nodes" not in parse_conv_layout(_words(90, {"epilogue": 160}))
     with pytest.raises(RuntimeError, match="version"):
         parse_conv_layout([1] + [0] * 60)

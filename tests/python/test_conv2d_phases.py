@@ -1,6 +1,8 @@
 """The strided dgrad by phases (tilefuse.conv2d_phases) without a GPU: the C++ planner's phases
 (tilefuse._C.plan_dgrad_phases, for an H100's facts) run by PhasedDgrad with each phase's fprop done by
-torch in float64, interleaved into dx, equal torch's dgrad; and the planner's refusals reach Python."""
+torch in float64, either stored through the planner's row map as the kernel's lane stores do
+(gemm::sm90::mapped_row_offset) or interleaved into dx by a copy, equal torch's dgrad; and the planner's
+refusals reach Python."""
 import random
 
 import pytest
@@ -27,6 +29,33 @@ class _TorchFprop:
         return F.conv2d(x, w, padding=self.padding).contiguous(memory_format=CL)
 
 
+class _MappedStore:
+    """What Conv2d.row_mapped_call returns, in float64 on the CPU: the fprop's output pixels stored into `out`
+    where the row map says, as the kernel's lane stores do; rows the map does not store are dropped."""
+
+    def __init__(self, padding, row_map):
+        self.padding, self.row_map = padding, row_map
+
+    def call(self, x, w, arguments, out):
+        q, p, crop_h, crop_w, extent_h, extent_w, image, row, column, origin = self.row_map
+        y = F.conv2d(x, w, padding=self.padding).permute(0, 2, 3, 1).reshape(-1, w.shape[0])
+        assert y.shape[0] == x.shape[0] * p * q
+        flat = out.permute(0, 2, 3, 1).reshape(-1)  # a view: out is channels-last
+        for r in range(y.shape[0]):
+            n, i, j = r // (p * q), r % (p * q) // q - crop_h, r % q - crop_w
+            if 0 <= i < extent_h and 0 <= j < extent_w:
+                at = origin + n * image + i * row + j * column
+                flat[at:at + y.shape[1]] = y[r]
+        return out
+
+
+class _TorchMappedFprop(_TorchFprop):
+    """_TorchFprop with the in-place store a Hopper fprop kernel offers."""
+
+    def row_mapped_call(self, a, b, out, row_map):
+        return _MappedStore(self.padding, row_map)
+
+
 def problem(N, C, H, W, K, R, S, pad, stride):
     P, Q = output_extent(H, pad[0], 1, R, stride[0]), output_extent(W, pad[1], 1, S, stride[1])
     return ConvProblem(N, H, W, C, K, R, S, P, Q, pad, stride, (1, 1))
@@ -39,7 +68,8 @@ def poisoned_empty(monkeypatch):
     monkeypatch.setattr(torch, "empty", lambda *a, **k: original(*a, **k).fill_(float("nan")))
 
 
-def test_phases_interleaved_equal_torchs_dgrad(poisoned_empty):
+@pytest.mark.parametrize("fprop", [_TorchMappedFprop, _TorchFprop], ids=["row map", "copy"])
+def test_phases_stored_or_interleaved_equal_torchs_dgrad(poisoned_empty, fprop):
     rng = random.Random(3)
     ran = 0
     for _ in range(60):
@@ -52,17 +82,20 @@ def test_phases_interleaved_equal_torchs_dgrad(poisoned_empty):
         ran += 1
         w = torch.randn(p.K, p.C, R, S, dtype=torch.float64).contiguous(memory_format=CL)
         dy = torch.randn(p.N, p.K, p.P, p.Q, dtype=torch.float64).contiguous(memory_format=CL)
-        dx = PhasedDgrad(planned, p, _TorchFprop).call(dy, w, {})
+        phased = PhasedDgrad(planned, p, fprop)
+        dx = phased.call(dy, w, {})
+        assert phased.stores_in_place(dy, w) == (fprop is _TorchMappedFprop)
         ref = torch.nn.grad.conv2d_input((p.N, p.C, p.H, p.W), w, dy, stride=stride, padding=pad)
         assert dx.is_contiguous(memory_format=CL)
         assert torch.allclose(dx, ref, atol=1e-9), (p, planned["why"])
     assert ran == 60
 
 
-def test_a_1x1_stride_2_dgrad_runs_one_phase_and_zero_fills_the_rest(poisoned_empty):
+@pytest.mark.parametrize("fprop", [_TorchMappedFprop, _TorchFprop], ids=["row map", "copy"])
+def test_a_1x1_stride_2_dgrad_runs_one_phase_and_zero_fills_the_rest(poisoned_empty, fprop):
     p = problem(2, 64, 14, 14, 128, 1, 1, (0, 0), (2, 2))
     planned = _C.plan_dgrad_phases(p.planner_geometry(), "bfloat16", True, H100, True)
-    phased = PhasedDgrad(planned, p, _TorchFprop)
+    phased = PhasedDgrad(planned, p, fprop)
     assert len(phased.phases) == 1 and phased.zero_fill
     assert "the others zero" in planned["why"]
     w = torch.randn(p.K, p.C, 1, 1, dtype=torch.float64).contiguous(memory_format=CL)

@@ -113,7 +113,7 @@ def test_dgrad_runs_the_hopper_kernel(case):
               torch.nn.grad.conv2d_input(x.shape, w, dy, **geo), f"dgrad {case}: {plan.describe()}")
 
 
-# Strided dgrads, run by phases (stride-1 Hopper fprops of dy, interleaved): ResNet-50's 3x3 and 1x1
+# Strided dgrads, run by phases (stride-1 Hopper fprops of dy, each stored in place in dx): ResNet-50's 3x3 and 1x1
 # stride-2 layers, odd sizes that are not multiples of the stride, stride 3, a 1x1 reaching a quarter of dx.
 DGRAD_STRIDED = [(4, 128, 56, 56, 128, 3, 1, 2), (4, 256, 56, 56, 512, 1, 0, 2), (2, 64, 15, 17, 128, 3, 1, 2),
                  (2, 64, 16, 13, 64, 5, 2, 3), (3, 64, 9, 11, 192, 3, 0, 2)]
@@ -133,6 +133,7 @@ def test_strided_dgrad_runs_by_hopper_phases_exactly(case):
     plan = conv.plan(dy, w, input_size=tuple(x.shape))
     assert "by phases" in plan.describe() and plan.family == "sm90", plan.describe()
     assert "sm80" not in plan.describe(), plan.describe()
+    assert plan.in_place, plan.describe()  # each phase's kernel stores into dx through its row map
     ref = torch.nn.grad.conv2d_input(x.shape, w.double(), dy.double(), **geo).to(torch.bfloat16)
     for _ in range(2):  # the first call and the warm one
         poison()

@@ -429,7 +429,7 @@ PYBIND11_MODULE(_torch_ops, m) {
                list.push_back({py::cast<std::shared_ptr<WarmCall>>(t[0]), py::cast<std::int64_t>(t[1]),
                                py::cast<std::int64_t>(t[2]), py::cast<std::int64_t>(t[3]), py::cast<std::int64_t>(t[4]),
                                py::cast<std::int64_t>(t[5]), py::cast<std::int64_t>(t[6]), py::cast<std::int64_t>(t[7]),
-                               py::cast<std::int64_t>(t[8]), py::cast<std::int64_t>(t[9])});
+                               py::cast<std::int64_t>(t[8]), py::cast<std::int64_t>(t[9]), py::cast<bool>(t[10])});
              }
              return std::make_shared<PhasedDgrad>(std::move(out_size), std::move(filter_size), sh, sw, zero_fill,
                                                   std::move(index), std::move(list));

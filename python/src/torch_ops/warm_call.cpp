@@ -174,6 +174,10 @@ at::Tensor PhasedDgrad::call(at::Tensor const& dy, at::Tensor const& w) const {
   for (Phase const& p : phases_) {
     std::int64_t const size = c * p.taps_h * p.taps_w * k;
     at::Tensor const filter = flat.slice(0, p.offset, p.offset + size).view({c, p.taps_h, p.taps_w, k}).permute({0, 3, 1, 2});
+    if (p.in_place) {
+      p.fprop->call(dy, filter, {}, &dx);
+      continue;
+    }
     at::Tensor const out = p.fprop->call(dy, filter, {}).permute({0, 2, 3, 1});
     dx_nhwc.slice(1, p.a, c10::nullopt, stride_h_).slice(2, p.b, c10::nullopt, stride_w_)
         .copy_(out.slice(1, p.crop_h, p.crop_h + p.extent_h).slice(2, p.crop_w, p.crop_w + p.extent_w));

@@ -94,13 +94,15 @@ class WarmCall {
 };
 
 // A strided dgrad by phases (conv2d_phases.PhasedDgrad): one gather makes every phase's filter from w, each
-// phase's stride-1 fprop runs warm, a strided copy interleaves its output into dx.
+// phase's stride-1 fprop runs warm and stores in place in dx (or, where its kernel has no row map, a strided
+// copy interleaves its output into dx).
 class PhasedDgrad {
  public:
   struct Phase {
     std::shared_ptr<WarmCall> fprop;
     std::int64_t a, b, crop_h, crop_w, extent_h, extent_w;  // dx[:, :, a::sh, b::sw] = out[crop : crop + extent]
     std::int64_t offset, taps_h, taps_w;                    // the filter's place in the gather, its taps
+    bool in_place;  // fprop stores into dx itself (its kernel's row map): no copy
   };
 
   PhasedDgrad(std::vector<std::int64_t> out_size, std::vector<std::int64_t> filter_size, std::int64_t stride_h,

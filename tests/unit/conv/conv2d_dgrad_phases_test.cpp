@@ -1,5 +1,5 @@
 // The strided dgrad by phases (conv/device/conv2d_dgrad_phases.hpp): the phases, run as the stride-1
-// fprops they describe and interleaved, give the direct dgrad's dx exactly (integer values), for random
+// fprops they describe and stored through their row maps, give the direct dgrad's dx exactly (integer values), for random
 // strides, paddings, filters and sizes that are not multiples of the stride; and the plan's choices.
 #include <gtest/gtest.h>
 
@@ -30,37 +30,55 @@ std::vector<long> direct_dgrad(Conv2dProblem const& p, std::vector<long> const& 
 }
 
 // The phases as the caller runs them: each a stride-1 fprop of dy (padding from the phase) over the
-// filter's taps transposed, its outputs from `crop` interleaved into dx; phases without taps are 0.
+// filter's taps transposed, every pixel of its output grid stored where phase_row_map puts it (as the
+// kernel's lane stores do: gemm::sm90::mapped_row_offset, nothing outside the crop); the pixels of phases
+// without taps are 0. Every element of dx must be written exactly once.
 std::vector<long> dgrad_by_phases(Conv2dProblem const& p, std::vector<long> const& dy, std::vector<long> const& w) {
   std::vector<long> dx(p.N * p.H * p.W * p.C, -999);  // poisoned: every element must be written
+  std::vector<int> writes(dx.size(), 0);
   for (DgradPhase const& ph : dgrad_phases(p)) {
-    for (index_t n = 0; n < p.N; ++n)
-      for (index_t i = 0; i < ph.h.extent; ++i)
-        for (index_t j = 0; j < ph.w.extent; ++j)
-          for (index_t c = 0; c < p.C; ++c) {
-            long sum = 0;
-            if (!ph.empty()) {
-              Conv2dProblem const& f = ph.fprop;
-              index_t const oy = i + ph.h.crop, ox = j + ph.w.crop;
-              EXPECT_LT(oy, f.P());
-              EXPECT_LT(ox, f.Q());
-              for (index_t u = 0; u < f.R; ++u)
-                for (index_t t = 0; t < f.S; ++t) {
-                  index_t const y = oy - f.pad_h + u, x = ox - f.pad_w + t;
-                  if (y < 0 || y >= f.H || x < 0 || x >= f.W) continue;
-                  index_t const r = ph.h.taps[u], s = ph.w.taps[t];
-                  for (index_t k = 0; k < p.K; ++k)
-                    sum += dy[((n * p.P() + y) * p.Q() + x) * p.K + k] * w[((k * p.R + r) * p.S + s) * p.C + c];
-                }
+    if (ph.empty()) {
+      for (index_t n = 0; n < p.N; ++n)
+        for (index_t i = 0; i < ph.h.extent; ++i)
+          for (index_t j = 0; j < ph.w.extent; ++j)
+            for (index_t c = 0; c < p.C; ++c) {
+              index_t const at = ((n * p.H + ph.a + i * p.stride_h) * p.W + ph.b + j * p.stride_w) * p.C + c;
+              dx[at] = 0;
+              ++writes[at];
             }
-            index_t const h = ph.a + i * p.stride_h, v = ph.b + j * p.stride_w;
-            dx[((n * p.H + h) * p.W + v) * p.C + c] = sum;
+      continue;
+    }
+    Conv2dProblem const& f = ph.fprop;
+    gemm::sm90::OutputRowMap const map = phase_row_map(ph, p);
+    for (index_t row = 0; row < f.N * f.P() * f.Q(); ++row) {
+      index_t const at = gemm::sm90::mapped_row_offset(map, row, p.C);
+      if (at < 0) continue;
+      EXPECT_EQ(at % p.C, 0);
+      index_t const n = row / (f.P() * f.Q()), oy = row / f.Q() % f.P(), ox = row % f.Q();
+      for (index_t c = 0; c < p.C; ++c) {
+        long sum = 0;
+        for (index_t u = 0; u < f.R; ++u)
+          for (index_t t = 0; t < f.S; ++t) {
+            index_t const y = oy - f.pad_h + u, x = ox - f.pad_w + t;
+            if (y < 0 || y >= f.H || x < 0 || x >= f.W) continue;
+            index_t const r = ph.h.taps[u], s = ph.w.taps[t];
+            for (index_t k = 0; k < p.K; ++k)
+              sum += dy[((n * p.P() + y) * p.Q() + x) * p.K + k] * w[((k * p.R + r) * p.S + s) * p.C + c];
           }
+        dx[at + c] = sum;
+        ++writes[at + c];
+      }
+    }
   }
+  for (int count : writes) EXPECT_EQ(count, 1);
   return dx;
 }
 
-TEST(Conv2dDgradPhases, PhasesInterleavedAreTheDirectDgradExactly) {
+TEST(Conv2dDgradPhases, RowMapOffIsRowTimesLd) {
+  EXPECT_EQ(gemm::sm90::mapped_row_offset(gemm::sm90::OutputRowMap{}, 37, 24), 37 * 24);
+}
+
+TEST(Conv2dDgradPhases, PhasesStoredThroughTheirRowMapsAreTheDirectDgradExactly) {
   std::mt19937 rng(7);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   for (int trial = 0; trial < 200; ++trial) {

@@ -4,8 +4,10 @@
 // filter transposed (C outputs from K inputs), which the Hopper fprop runs; its output is interleaved
 // into dx. The Hopper dgrad runs stride 1 only, and the sm80 kernel's strided dgrad wastes most of its
 // work on taps that do not reach a pixel (docs/notes/conv_sm90.md, "strided dgrad by phases").
-// The caller runs the phases and the interleaving (the Python package; conv::Conv2d has no strided copy
-// and keeps the sm80 kernel): plan_dgrad_phases says whether to, with the reason. Host code.
+// The caller runs the phases (the Python package; conv::Conv2d keeps the sm80 kernel): plan_dgrad_phases says
+// whether to, with the reason; phase_row_map says where each phase's output pixels go in dx, so that the
+// phase's kernel stores them there itself (gemm/kernel/sm90_row_map.h) instead of into an intermediate that
+// a strided copy interleaves. Host code.
 #pragma once
 
 #include <string>
@@ -14,6 +16,7 @@
 #include <tilefuse/conv/conv2d_problem.h>
 #include <tilefuse/conv/device/conv2d_plan.hpp>
 #include <tilefuse/core/status.hpp>
+#include <tilefuse/gemm/kernel/sm90_row_map.h>
 
 namespace tilefuse::conv {
 
@@ -90,6 +93,24 @@ inline std::vector<DgradPhase> dgrad_phases(Conv2dProblem const& p) {
   return phases;
 }
 
+// Where the phase fprop's output pixels go in dx (N, H, W, C channels-last, dgrad problem p): pixel (n, crop_h
+// + i, crop_w + j) of the fprop's P' x Q' grid is dx's (n, a + stride_h i, b + stride_w j); the rest of the grid
+// (the crop's margin) is not stored. For a phase with taps.
+inline gemm::sm90::OutputRowMap phase_row_map(DgradPhase const& ph, Conv2dProblem const& p) {
+  gemm::sm90::OutputRowMap map;
+  map.pixels_q = ph.fprop.Q();
+  map.pixels_p = ph.fprop.P();
+  map.crop_h = ph.h.crop;
+  map.crop_w = ph.w.crop;
+  map.extent_h = ph.h.extent;
+  map.extent_w = ph.w.extent;
+  map.image_pitch = p.H * p.W * p.C;
+  map.row_pitch = p.stride_h * p.W * p.C;
+  map.column_pitch = p.stride_w * p.C;
+  map.origin = (ph.a * p.W + ph.b) * p.C;
+  return map;
+}
+
 // Whether a dgrad runs by phases: strided, dilation 1, a bare epilogue (`bare_tree`: the output is the
 // accumulator; an epilogue would see each phase's rows, not dx's), a caller that can interleave
 // (`caller_interleaves`), and every phase with taps planned on the Hopper kernel (the sm80 dgrad is
@@ -132,7 +153,7 @@ inline DgradPhases plan_dgrad_phases(ConvPlanInput const& in, bool bare_tree, bo
   out.use = true;
   out.why = status_message("strides ", p.stride_h, "x", p.stride_w, ": dgrad by ", ran, " stride-1 Hopper fprops of dy (one "
                            "per phase of dx that a tap reaches",
-                           ran < p.stride_h * p.stride_w ? ", the others zero" : "", "), interleaved into dx");
+                           ran < p.stride_h * p.stride_w ? ", the others zero" : "", "), each stored in place in dx");
   return out;
 }
 

@@ -47,6 +47,7 @@
 #include <tilefuse/core/platform.h>
 #include <tilefuse/gemm/gemm_config.h>
 #include <tilefuse/gemm/kernel/sm90_gemm.h>
+#include <tilefuse/gemm/kernel/sm90_row_map.h>
 
 namespace tilefuse::conv::sm90 {
 
@@ -173,6 +174,7 @@ struct FpropGatherOperands {
     arch::TmaDescriptor tma_b;  // w as (r*s*c, k', 1), box (64, TileN, 1), 128-byte swizzle
     ConvGeometry geometry;
     Element const* x = nullptr;
+    gemm::sm90::OutputRowMap row_map;  // off, or where each output pixel goes (sm90_row_map.h)
   };
 
   TILEFUSE_DEVICE static void prefetch(Params const& p) { arch::tma_prefetch_descriptor(&p.tma_b); }
@@ -264,6 +266,7 @@ struct FpropIm2colOperands : gemm::sm90::OneThreadTmaSource {
     arch::TmaDescriptor tma_b;  // w as (r*s*c, k', 1), box (64, TileN, 1), 128-byte swizzle
     ConvGeometry geometry;
     int a_tiled = 0;            // 1 (1x1, stride 1, no padding): tma_a is x as the tiled map (C, N*H*W, 1)
+    gemm::sm90::OutputRowMap row_map;  // off, or where each output pixel goes (sm90_row_map.h)
   };
 
   struct Loader {

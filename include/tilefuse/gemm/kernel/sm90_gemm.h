@@ -70,6 +70,7 @@
 #include <tilefuse/gemm/kernel/sm90_shared_memory.h>
 #include <tilefuse/gemm/kernel/sm90_ring_state.h>
 #include <tilefuse/gemm/kernel/sm90_row_gate.h>
+#include <tilefuse/gemm/kernel/sm90_row_map.h>
 #include <tilefuse/gemm/kernel/sm90_split_reduction.h>
 #include <tilefuse/gemm/kernel/sm90_tile_epilogue.h>
 #include <tilefuse/gemm/kernel/sm90_tma_operands.h>
@@ -273,6 +274,17 @@ struct GemmKernel {
     } else {
       (void)p;
       return false;
+    }
+  }
+
+  // Where D's row `row` starts: row * ld, or the operand source's OutputRowMap (sm90_row_map.h: the conv
+  // fprop sources carry one; -1 for a row that is not stored). The packed epilogue's lane stores ask.
+  static constexpr bool kRowMap = requires(Params const& p) { p.row_map; } && kPackedEpilogue;
+  TILEFUSE_HOST_DEVICE static index_t d_row_offset(Params const& p, index_t row) {
+    if constexpr (kRowMap) {
+      return mapped_row_offset(p.row_map, row, p.epilogue.ld);
+    } else {
+      return row * p.epilogue.ld;
     }
   }
 

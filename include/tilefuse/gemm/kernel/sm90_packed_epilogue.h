@@ -35,6 +35,7 @@ concept PackedEpilogueKernel = requires(typename K::Params const& p, typename K:
   typename K::RowValues;
   requires K::kTileN % kPackedStagingColumns == 0 || !K::kPackedEpilogue;
   { K::d_by_tma(p) } -> cuda::std::same_as<bool>;
+  { K::d_row_offset(p, index_t{}) } -> cuda::std::same_as<index_t>;
   K::skip_aux_chunk(s, lane, aux);
   p.problem.m;
   p.epilogue.children;
@@ -183,7 +184,9 @@ struct PackedEpilogue {
       } else {
         for_each_packed_group(p, lane, row0, col0, [&](int r, int g, index_t row, index_t col) {
           uint4 const x = *reinterpret_cast<uint4 const*>(slice + packed_group_offset(r, g));
-          T* const dst = d + row * p.epilogue.ld + col;
+          index_t const at = K::d_row_offset(p, row);
+          if (at < 0) return;  // a row the row map does not store
+          T* const dst = d + at + col;
           if (p.problem.n - col >= 8 && epilogue::is_vector_aligned<T, 8>(dst)) {
             *reinterpret_cast<uint4*>(dst) = x;
           } else {

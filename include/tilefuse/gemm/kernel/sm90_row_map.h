@@ -1,0 +1,44 @@
+// D's rows at mapped addresses: the output rows of a convolution are pixels (n, i, j) of an N x P x Q grid,
+// and an OutputRowMap stores the pixels of a crop of that grid at a strided sub-grid of another tensor
+// instead of at row * ld. A strided dgrad by phases (conv/device/conv2d_dgrad_phases.hpp) stores each
+// phase's fprop in place this way: pixel (n, crop_h + i, crop_w + j) of the phase's output is dx's pixel
+// (n, a + stride_h i, b + stride_w j), so no intermediate is written and no strided copy runs
+// (docs/notes/conv_sm90.md, the in-place store). Only the packed epilogue's lane stores read it (rows
+// by TMA stores are boxes, which a mapped row is not); the operand sources that carry it say so.
+#pragma once
+
+#include <tilefuse/core/coord.h>
+#include <tilefuse/core/platform.h>
+
+namespace tilefuse::gemm::sm90 {
+
+// All in elements of D. pixels_q == 0: off (row * ld).
+struct OutputRowMap {
+  index_t pixels_q = 0;      // Q: output columns per output row of the grid
+  index_t pixels_p = 0;      // P: output rows per image
+  index_t crop_h = 0;        // the first grid row / column that is stored
+  index_t crop_w = 0;
+  index_t extent_h = 0;      // how many grid rows / columns from the crop on are stored
+  index_t extent_w = 0;
+  index_t image_pitch = 0;   // from image n to n + 1 in D
+  index_t row_pitch = 0;     // from stored row i to i + 1
+  index_t column_pitch = 0;  // from stored column j to j + 1
+  index_t origin = 0;        // where stored pixel (0, 0, 0) goes
+};
+
+// Where output row `row` (a pixel of the grid) goes in D, or -1 where it lies outside the crop.
+TILEFUSE_HOST_DEVICE inline index_t mapped_row_offset(OutputRowMap const& map, index_t row, index_t ld) {
+  if (map.pixels_q == 0) return row * ld;
+  // 32-bit divisions: the device API keeps N * P * Q below 2^31.
+  int const q_count = static_cast<int>(map.pixels_q);
+  int const pq = static_cast<int>(map.pixels_p) * q_count;
+  int const r = static_cast<int>(row);
+  int const n = r / pq;
+  int const pixel = r - n * pq;
+  int const i = pixel / q_count - static_cast<int>(map.crop_h);
+  int const j = pixel % q_count - static_cast<int>(map.crop_w);
+  if (i < 0 || j < 0 || i >= map.extent_h || j >= map.extent_w) return -1;
+  return map.origin + n * map.image_pitch + i * map.row_pitch + j * map.column_pitch;
+}
+
+}  // namespace tilefuse::gemm::sm90
