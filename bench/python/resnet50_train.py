@@ -102,7 +102,15 @@ def main():
     parser.add_argument("--markdown")
     parser.add_argument("--compile", action="store_true", help="also time both under torch.compile")
     parser.add_argument("--host-profile", help="write a cProfile of tilefuse's steps (top functions) here")
+    parser.add_argument("--kernel-rows", type=int, default=12, help="kernels listed per model (largest first)")
+    parser.add_argument("--phases-copied", action="store_true",
+                        help="A/B: the strided dgrads' phases through their own outputs and strided copies, as "
+                             "before their kernels stored in place")
     args = parser.parse_args()
+    if args.phases_copied:
+        from tilefuse.conv2d_phases import PhasedDgrad
+
+        PhasedDgrad.store = lambda self, *a, **kw: None
     import torchvision
 
     torch.backends.cudnn.benchmark = True
@@ -127,7 +135,7 @@ def main():
         print(f"{name}: {results[name]:.2f} ms per step (host {host[name]:.2f} ms)", flush=True)
     if args.host_profile:
         host_profile(models["tilefuse"], batches, args.host_profile)
-    tables = {name: kernel_table(model, batches[0]) for name, model in models.items()}
+    tables = {name: kernel_table(model, batches[0], top=args.kernel_rows) for name, model in models.items()}
     if args.compile:
         for name, model in list(models.items()):
             compiled = torch.compile(model)
@@ -135,7 +143,8 @@ def main():
             results[name + " + torch.compile"] = statistics.median(times)
             print(f"{name} + torch.compile: {results[name + ' + torch.compile']:.2f} ms per step", flush=True)
     worst = max(abs(a - b) / max(abs(b), 1e-6) for a, b in zip(loss_curves["tilefuse"], loss_curves["torch"]))
-    out = dict(device=torch.cuda.get_device_name(), torch=torch.__version__, batch=args.batch, step_ms=results,
+    out = dict(device=torch.cuda.get_device_name(), torch=torch.__version__, batch=args.batch,
+               phases_copied=args.phases_copied, step_ms=results,
                host_ms=host,
                speedup=results["torch"] / results["tilefuse"], losses=loss_curves, worst_loss_rel_diff=worst,
                kernels={name: dict(rows=rows, total_ms=total) for name, (rows, total) in tables.items()})
