@@ -169,7 +169,7 @@ nb::dict plan_conv2d(std::string const& mode, Geometry const& g, std::string con
 
 // conv::plan_dgrad_phases for the Python package (which runs the phases): whether a strided dgrad runs as
 // stride-1 fprops, why, and each phase's taps, padding, crop and extent per axis, and its row map into dx
-// (conv::phase_row_map: gemm::sm90::OutputRowMap's ten fields in order, empty for a phase without taps).
+// (conv::phase_row_map: gemm::sm90::OutputRowMap's fourteen index_t in order, empty for a phase without taps).
 nb::dict plan_dgrad_phases(Geometry const& g, std::string const& element, bool bare_tree, DeviceTuple const& device,
                            bool operands_aligned) {
   using namespace tilefuse::conv;
@@ -187,7 +187,8 @@ nb::dict plan_dgrad_phases(Geometry const& g, std::string const& element, bool b
     if (!ph.empty()) {
       auto const m = phase_row_map(ph, in.problem);
       row_map = nb::make_tuple(m.pixels_q, m.pixels_p, m.crop_h, m.crop_w, m.extent_h, m.extent_w, m.image_pitch,
-                               m.row_pitch, m.column_pitch, m.origin);
+                               m.row_pitch, m.column_pitch, m.origin, m.by_q.magic, m.by_q.shift, m.by_pq.magic,
+                               m.by_pq.shift);
     }
     d["row_map"] = row_map;
     phases.append(d);

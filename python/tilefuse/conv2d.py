@@ -419,7 +419,7 @@ class Conv2d:
 
     def row_mapped_call(self, a, b, out, row_map):
         """The WarmCall of this bare fprop storing its output pixels into `out` (channels-last) where `row_map`
-        says (gemm::sm90::OutputRowMap's ten fields, from the planner: conv::phase_row_map) instead of as a
+        says (gemm::sm90::OutputRowMap's fourteen fields, from the planner: conv::phase_row_map) instead of as a
         tensor of its own; call(a, b, {}, out=out) runs it. None where the planned kernel cannot (not the
         Hopper kernel, a split, or no row map in its epilogue): the caller then stores by a copy. A strided
         dgrad by phases (PhasedDgrad) stores each phase in place in dx this way."""
@@ -437,7 +437,7 @@ class Conv2d:
         launch = self._pack_sm90(operation, kernel, layout, problem, {}, views, device, plan.planner,
                                  store_by_tma=False)
         params = bytearray(launch.template)
-        struct.pack_into("<10q", params, layout["row_map"], *row_map)
+        struct.pack_into(f"<{len(row_map)}q", params, layout["row_map"], *row_map)
         launch.template = bytes(params)
         return WarmCall(device, [launch], self._output_specs(operation, problem))
 

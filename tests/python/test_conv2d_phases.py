@@ -37,7 +37,7 @@ class _MappedStore:
         self.padding, self.row_map = padding, row_map
 
     def call(self, x, w, arguments, out):
-        q, p, crop_h, crop_w, extent_h, extent_w, image, row, column, origin = self.row_map
+        q, p, crop_h, crop_w, extent_h, extent_w, image, row, column, origin = self.row_map[:10]  # then divisors
         y = F.conv2d(x, w, padding=self.padding).permute(0, 2, 3, 1).reshape(-1, w.shape[0])
         assert y.shape[0] == x.shape[0] * p * q
         flat = out.permute(0, 2, 3, 1).reshape(-1)  # a view: out is channels-last

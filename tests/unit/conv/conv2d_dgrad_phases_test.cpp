@@ -3,6 +3,7 @@
 // strides, paddings, filters and sizes that are not multiples of the stride; and the plan's choices.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <random>
 #include <vector>
 
@@ -72,6 +73,24 @@ std::vector<long> dgrad_by_phases(Conv2dProblem const& p, std::vector<long> cons
   }
   for (int count : writes) EXPECT_EQ(count, 1);
   return dx;
+}
+
+TEST(Conv2dDgradPhases, RowDivisionByMultiplyAndShiftIsExact) {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<std::int64_t> row(0, (std::int64_t{1} << 31) - 1);
+  std::vector<std::int64_t> divisors{1, 2, 3, 7, 14, 28, 49, 56, 196, 784, 3136, 12544, 65535, 65536, 1 << 20, 2147483647};
+  for (int t = 0; t < 200; ++t) divisors.push_back(1 + row(rng) % (t < 100 ? 100000 : 2147483647));
+  for (std::int64_t d : divisors) {
+    gemm::sm90::RowDivisor const by = gemm::sm90::row_divisor(d);
+    for (std::int64_t x : {std::int64_t{0}, d - 1, d, d + 1, 2 * d - 1, (std::int64_t{1} << 31) - 1}) {
+      if (x < 0 || x >= (std::int64_t{1} << 31)) continue;
+      ASSERT_EQ(gemm::sm90::divide_row(static_cast<std::uint32_t>(x), by), x / d) << x << " / " << d;
+    }
+    for (int t = 0; t < 2000; ++t) {
+      std::int64_t const x = row(rng);
+      ASSERT_EQ(gemm::sm90::divide_row(static_cast<std::uint32_t>(x), by), x / d) << x << " / " << d;
+    }
+  }
 }
 
 TEST(Conv2dDgradPhases, RowMapOffIsRowTimesLd) {

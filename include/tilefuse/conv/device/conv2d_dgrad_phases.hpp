@@ -108,6 +108,8 @@ inline gemm::sm90::OutputRowMap phase_row_map(DgradPhase const& ph, Conv2dProble
   map.row_pitch = p.stride_h * p.W * p.C;
   map.column_pitch = p.stride_w * p.C;
   map.origin = (ph.a * p.W + ph.b) * p.C;
+  map.by_q = gemm::sm90::row_divisor(map.pixels_q);
+  map.by_pq = gemm::sm90::row_divisor(map.pixels_p * map.pixels_q);
   return map;
 }
 

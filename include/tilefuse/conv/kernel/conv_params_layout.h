@@ -18,7 +18,7 @@
 //             stages (both families), the offsets of the staged residual's and column vector's data
 //             pointers (which named nodes they are), 1 for the ping-pong schedule (0 cooperative, -1
 //             sm80), and the number of the pass's named nodes;
-// out[48]     the offset of the output row map (gemm::sm90::OutputRowMap: 10 index_t in declaration order) in
+// out[48]     the offset of the output row map (gemm::sm90::OutputRowMap: 14 index_t in declaration order) in
 //             kernels whose packed epilogue stores through it, else -1; out[49..51] unused (-1);
 // out[52 + 9 i ...]       named node i of the kernel's epilogue tree in Params (epilogue/params_layout.h);
 // out[52 + 9 (64 + i) ...] named node i of ReduceEpilogue in the pass's params.
