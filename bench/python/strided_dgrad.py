@@ -36,6 +36,7 @@ def main():
     args = parser.parse_args()
     if not torch.cuda.is_available():
         sys.exit("strided_dgrad.py needs a CUDA GPU")
+    torch.backends.cudnn.benchmark = True  # cuDNN's own choice per shape, as a training step runs it
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     lines = [f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, tilefuse {tilefuse.__version__}, "
              f"N = {args.batch}, bf16, channels-last", "",
