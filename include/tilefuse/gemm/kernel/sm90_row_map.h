@@ -4,7 +4,8 @@
 // phase's fprop in place this way: pixel (n, crop_h + i, crop_w + j) of the phase's output is dx's pixel
 // (n, a + stride_h i, b + stride_w j), so no intermediate is written and no strided copy runs
 // (docs/notes/conv_sm90.md, the in-place store). Only the packed epilogue's lane stores read it (rows
-// by TMA stores are boxes, which a mapped row is not); the operand sources that carry it say so.
+// by TMA stores are boxes, which a mapped row is not): a launch that sets a map leaves d_by_tma 0 (checking it in
+// the kernel cost spills); the operand sources that carry it say so.
 #pragma once
 
 #include <cuda/std/cstdint>
