@@ -152,7 +152,7 @@ usage:
   tilefuse-bench gemm --m M --n N --k K [--batch B] [options]
   tilefuse-bench gemm --preset issue3|issue3-tf32 [options]
   tilefuse-bench conv2d --n N --h H --w W --c C --k K --r R --s S [options]   (see below)
-  tilefuse-bench conv2d --preset resnet50|unet [options]
+  tilefuse-bench conv2d --preset resnet50|resnet50-strided|unet [options]
   tilefuse-bench info [--device D]        device, versions and kernel facts only
   tilefuse-bench --help
 

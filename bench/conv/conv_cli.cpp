@@ -48,7 +48,10 @@ conv2d: tilefuse's implicit-GEMM Conv2d (sm_80 path, gemm::Sm80AutoConfig: the o
                                pingpong-medium | wide | 64x64 | 64x128 | 64x256 (conv::ConvOverrides)
   --sm90-source gather         force the Hopper fprop's cp.async gathers of x (default: TMA im2col where valid)
   --split-reduction R          kernel | pass: how the Hopper wgrad sums its splits (default: the planner's)
-  --preset NAME                resnet50 (12 ResNet-50 layers, N = 64) or unet (6 UNet 3x3 layers, N = 8)
+  --dgrad-phases P             beside | in-turn: a strided dgrad's phases side by side (default) or each after
+                               the one before (conv::ConvOverrides::phases_in_turn)
+  --preset NAME                resnet50 (12 ResNet-50 layers, N = 64), resnet50-strided (its 6 strided
+                               layers) or unet (6 UNet 3x3 layers, N = 8)
                                in every --mode and --dtype; writes tilefuse-bench-conv2d-NAME.json unless --json
   and the measurement options above (--reps, --warmup-calls, --warmup-ms, --check-samples, --seed,
   --no-floor, --device, --json). FLOPs are 2*N*P*Q*K*R*S*C; at the end, geometric means of the speedups.
@@ -129,6 +132,11 @@ std::variant<CliOptions, std::string> parse_conv2d_cli(int argc, char const* con
     if (name == "--split-reduction") {
       if (value != "kernel" && value != "pass") return "--split-reduction: 'kernel' or 'pass'";
       overrides.split_reduction = value == "kernel" ? conv::SplitReduction::kInKernel : conv::SplitReduction::kPass;
+      return {};
+    }
+    if (name == "--dgrad-phases") {
+      if (value != "in-turn" && value != "beside") return "--dgrad-phases: 'in-turn' or 'beside'";
+      overrides.phases_in_turn = value == "in-turn";
       return {};
     }
     if (name == "--preset") {

@@ -1,4 +1,4 @@
-"""ResNet-50's six strided dgrads from Python, beside cuDNN (torch.nn.grad.conv2d_input) in the same process:
+"""ResNet-50's six strided dgrads from Python, beside cuDNN (aten.convolution_backward, x channels-last as a training step passes it) in the same process:
 tilefuse.Conv2d("dgrad") by the planner's phases with each phase's kernel storing in place in dx (its row map),
 and the same phases with their outputs copied into dx by strided copies (what ran before), both checked equal
 bit for bit. GPU time by events around each call (python_timing.events_ms), operand sets over 2x L2.
@@ -40,9 +40,10 @@ def main():
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     lines = [f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, tilefuse {tilefuse.__version__}, "
              f"N = {args.batch}, bf16, channels-last", "",
-             "| layer | dx | cuDNN ms | tilefuse in place ms | tilefuse copied ms | in place / copied | "
-             "cuDNN / in place | equal |", "|---|---|---:|---:|---:|---:|---:|---|"]
-    ratios, gains = [], []
+             "| layer | dx | cuDNN ms | tilefuse in place ms | in place, phases in turn ms | tilefuse copied ms | "
+             "beside / in turn | in place / copied | cuDNN / in place | equal |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    ratios, gains, besides = [], [], []
     for name, c, h, k, r, stride in LAYERS:
         pad = r // 2
         p = (h + 2 * pad - r) // stride + 1
@@ -58,27 +59,43 @@ def main():
         size = (args.batch, c, h, h)
         in_place = tilefuse.Conv2d("dgrad", stride=stride, padding=pad)
         copied = tilefuse.Conv2d("dgrad", stride=stride, padding=pad)
+        in_turn = tilefuse.Conv2d("dgrad", stride=stride, padding=pad)
         plan = in_place.plan(sets[0][0], sets[0][1], input_size=size)
         print(name, plan.describe(), flush=True)
         copied.run(sets[0][0], sets[0][1], input_size=size)
         phased_of(copied).store = lambda *a, **kw: None  # every phase through its own output and a strided copy
+        in_turn.run(sets[0][0], sets[0][1], input_size=size)
+        for phase in phased_of(in_turn).phases:  # each phase after the one before (no beside_previous)
+            phase.conv.row_mapped_call = lambda *a, beside_previous=False, call=phase.conv.row_mapped_call: call(*a)
+        phased_of(in_turn)._stores.clear()
         a = in_place.run(sets[0][0], sets[0][1], input_size=size)
         b = copied.run(sets[0][0], sets[0][1], input_size=size)
-        equal = torch.equal(a, b)
+        c = in_turn.run(sets[0][0], sets[0][1], input_size=size)
+        equal = torch.equal(a, b) and torch.equal(a, c)
 
         def calls(fn):
             return [lambda s=s: fn(*s) for s in sets]
 
-        cudnn = events_ms(calls(lambda dy, w: torch.nn.grad.conv2d_input(size, w, dy, stride=stride, padding=pad)),
-                          args.reps)
+        # As a training step's backward asks cuDNN: x channels-last (torch.nn.grad.conv2d_input passes an expanded
+        # NCHW stand-in for x, which sends cuDNN to slower NCHW kernels: 2-3x on the 3x3 rows).
+        x_like = torch.empty(size, dtype=torch.bfloat16, device="cuda", memory_format=CL)
+
+        def cudnn_dgrad(dy, w):
+            return torch.ops.aten.convolution_backward(dy, x_like, w, None, (stride, stride), (pad, pad), (1, 1), False,
+                                                       (0, 0), 1, (True, False, False))[0]
+
+        cudnn = events_ms(calls(cudnn_dgrad), args.reps)
         ours = events_ms(calls(lambda dy, w: in_place.run(dy, w, input_size=size)), args.reps)
         before = events_ms(calls(lambda dy, w: copied.run(dy, w, input_size=size)), args.reps)
+        turn = events_ms(calls(lambda dy, w: in_turn.run(dy, w, input_size=size)), args.reps)
         ratios.append(cudnn / ours)
         gains.append(ours / before)
-        lines.append(f"| {name} | {args.batch}x{h}x{h}x{c} | {cudnn:.4f} | {ours:.4f} | {before:.4f} | "
-                     f"{ours / before:.3f} | {cudnn / ours:.3f} | {equal} |")
+        besides.append(ours / turn)
+        lines.append(f"| {name} | {args.batch}x{h}x{h}x{c} | {cudnn:.4f} | {ours:.4f} | {turn:.4f} | {before:.4f} | "
+                     f"{ours / turn:.3f} | {ours / before:.3f} | {cudnn / ours:.3f} | {equal} |")
         print(lines[-1], flush=True)
-    lines += ["", f"- geomean cuDNN / in place {geomean(ratios):.3f}; in place / copied {geomean(gains):.3f}"]
+    lines += ["", f"- geomean cuDNN / in place {geomean(ratios):.3f}; in place / copied {geomean(gains):.3f}; "
+              f"phases beside / in turn {geomean(besides):.3f}"]
     print(lines[-1], flush=True)
     text = "\n".join(lines) + "\n"
     if args.markdown:

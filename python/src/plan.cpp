@@ -174,7 +174,7 @@ nb::dict plan_dgrad_phases(Geometry const& g, std::string const& element, bool b
                            bool operands_aligned) {
   using namespace tilefuse::conv;
   ConvPlanInput const in = conv_plan_input(g, tilefuse::ConvMode::kDgrad, element, device, operands_aligned);
-  DgradPhases const planned = tilefuse::conv::plan_dgrad_phases(in, bare_tree, true);
+  DgradPhases const planned = tilefuse::conv::plan_dgrad_phases(in, bare_tree);
   nb::list phases;
   for (DgradPhase const& ph : planned.phases) {
     nb::dict d;

@@ -42,13 +42,14 @@ MODES = ("fprop", "dgrad", "wgrad")
 KERNELS = ("auto", "sm80", "sm90")
 _ELEMENTS = ("bfloat16", "float16")
 _INT_MAX = 2**31 - 1
-_LAYOUT_VERSION, _LAYOUT_HEADER, _LAYOUT_NODES = 5, 52, 64  # conv::kConvLayoutVersion, Header, MaxNodes
+_LAYOUT_VERSION, _LAYOUT_HEADER, _LAYOUT_NODES = 6, 52, 64  # conv::kConvLayoutVersion, Header, MaxNodes
 _LAYOUT_FIELDS = ("version", "family", "size", "threads", "smem_bytes", "geometry", "geometry_bytes", "m", "n", "k",
                   "batch", "split_k", "k_per_split", "partials", "tiles_m", "tiles_n", "tiles", "a", "b", "x", "tma_a",
                   "tma_b", "epilogue", "node_count", "reduce_size", "reduce_m", "reduce_n", "reduce_k", "reduce_batch",
                   "reduce_split_k", "reduce_partials", "reduce_epilogue", "a_tiled", "x_tiled", "sm90_k_per_split",
                   "tma_aux", "batch_mask_aux", "column_by_tma", "tma_d", "d_by_tma", "split_sums", "split_tickets",
-                  "flags", "stages", "staged_aux", "staged_column", "ping_pong", "reduce_node_count", "row_map")
+                  "flags", "stages", "staged_aux", "staged_column", "ping_pong", "reduce_node_count", "row_map",
+                  "beside_previous")
 
 
 def _ceil(a, b):
@@ -417,12 +418,13 @@ class Conv2d:
     def _phase_fprop(self, padding):
         return Conv2d("fprop", stride=1, padding=padding)
 
-    def row_mapped_call(self, a, b, out, row_map):
+    def row_mapped_call(self, a, b, out, row_map, beside_previous=False):
         """The WarmCall of this bare fprop storing its output pixels into `out` (channels-last) where `row_map`
         says (gemm::sm90::OutputRowMap's fourteen fields, from the planner: conv::phase_row_map) instead of as a
         tensor of its own; call(a, b, {}, out=out) runs it. None where the planned kernel cannot (not the
         Hopper kernel, a split, or no row map in its epilogue): the caller then stores by a copy. A strided
-        dgrad by phases (PhasedDgrad) stores each phase in place in dx this way."""
+        dgrad by phases (PhasedDgrad) stores each phase in place in dx this way. beside_previous: the call
+        touches nothing the kernel before it writes (a later phase), so it may run beside that kernel."""
         if self.mode != "fprop" or self.epilogue is not _identity or self.out_dtype is not None:
             return None
         a, b, problem, dtype, device = self._operands(a, b, None)
@@ -438,6 +440,8 @@ class Conv2d:
                                  store_by_tma=False)
         params = bytearray(launch.template)
         struct.pack_into(f"<{len(row_map)}q", params, layout["row_map"], *row_map)
+        if beside_previous and layout["beside_previous"] >= 0:
+            struct.pack_into("<i", params, layout["beside_previous"], 1)
         launch.template = bytes(params)
         return WarmCall(device, [launch], self._output_specs(operation, problem))
 

@@ -90,7 +90,8 @@ class PhasedDgrad:
         """Phase `index`'s fprop storing in place in dx (Conv2d.row_mapped_call: a WarmCall to run with out=dx),
         made at its first call for this dtype, device and alignment (dx: a channels-last tensor like the call's,
         which torch.empty always gives 16-byte aligned); None where its kernel cannot, where the fprop has no
-        such call, or where none was made yet and no dx is given."""
+        such call, or where none was made yet and no dx is given. Every phase after the first runs beside the
+        kernel before it (they write disjoint rows of dx and read what the filters' gather finished)."""
         phase = self.phases[index]
         make = getattr(phase.conv, "row_mapped_call", None)
         if make is None:
@@ -99,7 +100,7 @@ class PhasedDgrad:
         if key not in self._stores:
             if dx is None:
                 return None
-            self._stores[key] = make(dy, sub, dx, phase.row_map)
+            self._stores[key] = make(dy, sub, dx, phase.row_map, beside_previous=index > 0)
         return self._stores[key]
 
     def stores_in_place(self, dy, w):

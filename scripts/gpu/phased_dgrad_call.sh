@@ -3,7 +3,11 @@
 # package, then the parts named in PARTS (default "tests strided train"): the conv GPU tests that cover it (the
 # phases bit-exact from Python and from the torch ops' C++ warm path), bench/python/strided_dgrad.py (in place
 # beside the copied form and cuDNN, same run), the ResNet-50 training step; "train-ab" runs the step four
-# times instead, in place and with the phases copied (--phases-copied) in turn, 60 kernels listed each.
+# times instead, in place and with the phases copied (--phases-copied) in turn, 60 kernels listed each; "cpp"
+# builds the C++ GPU tests and tilefuse-bench, runs the dgrad tests (conv::Conv2d's strided dgrad by phases among
+# them) through gpu_suite.sh (memcheck and racecheck included; SANITIZE=0: the test binary alone) and
+# tilefuse-bench's resnet50-strided dgrads beside cuDNN, the phases side by side and in turn (carry
+# ["third_party/googletest"]).
 # Everything lands in $OUT/phased-dgrad.tgz; the tables print.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -16,6 +20,21 @@ echo "[$SECONDS s] pip rc $?"
 export PYTHONPATH=$PWD/build/python/site
 for part in $PARTS; do
   case $part in
+    cpp)
+      OUT=$R scripts/gpu/build_gpu_targets.sh tilefuse_gpu_tests tilefuse-bench; echo "[$SECONDS s] build rc $?"
+      filter='Conv2dSm90Dgrad*:Conv2dSm90Select*:Conv2dDgrad*:Conv2dSmall*'
+      if [[ ${SANITIZE:-1} == 1 ]]; then
+        OUT=$R/suite TEST_TIMEOUT_S=200 scripts/gpu/gpu_suite.sh "$filter" > "$R/suite.log" 2>&1
+        echo "[$SECONDS s] suite rc $?"; cat "$R/suite/suite.md" 2>/dev/null | head -30
+      else
+        timeout 200 build/tests/gpu/tilefuse_gpu_tests --gtest_color=no "--gtest_filter=$filter" > "$R/tests.log" 2>&1
+        echo "[$SECONDS s] tests rc $?"; grep -E "^\[  (PASSED|FAILED) " "$R/tests.log" | head
+      fi
+      for phases in beside in-turn; do
+        timeout 150 build/bench/tilefuse-bench conv2d --preset resnet50-strided --mode dgrad --dtype bf16 \
+          --dgrad-phases $phases --json "$R/bench-strided-dgrad-$phases.json" > "$R/bench-strided-dgrad-$phases.log" 2>&1
+        echo "[$SECONDS s] tilefuse-bench ($phases) rc $?"; grep "^| resnet50-strided\|^| cuDNN" "$R/bench-strided-dgrad-$phases.log"
+      done ;;
     tests)
       timeout 220 python3 -m pytest -q -p no:cacheprovider tests/python/test_conv2d_sm90_gpu.py \
         tests/python/test_fast_path_gpu.py tests/python/test_ops_conv_gpu.py > "$R/pytest.log" 2>&1

@@ -52,7 +52,7 @@ class _MappedStore:
 class _TorchMappedFprop(_TorchFprop):
     """_TorchFprop with the in-place store a Hopper fprop kernel offers."""
 
-    def row_mapped_call(self, a, b, out, row_map):
+    def row_mapped_call(self, a, b, out, row_map, beside_previous=False):
         return _MappedStore(self.padding, row_map)
 
 

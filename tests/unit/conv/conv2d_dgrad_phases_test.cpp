@@ -129,11 +129,11 @@ ConvPlanInput resnet_dgrad(index_t hw, index_t c, index_t k, index_t rs, index_t
 }
 
 TEST(Conv2dDgradPhases, ResNetStridedDgradsRunByPhasesOnHopper) {
-  DgradPhases const three = plan_dgrad_phases(resnet_dgrad(56, 128, 128, 3, 2, {9, 0, 132}), true, true);
+  DgradPhases const three = plan_dgrad_phases(resnet_dgrad(56, 128, 128, 3, 2, {9, 0, 132}), true);
   ASSERT_TRUE(three.use) << three.why;
   EXPECT_EQ(three.phases.size(), 4u);
   EXPECT_EQ(three.phases[3].fprop.R, 2);  // dx's odd rows and columns: taps 2 and 0 each way
-  DgradPhases const one = plan_dgrad_phases(resnet_dgrad(56, 256, 512, 1, 2, {9, 0, 132}), true, true);
+  DgradPhases const one = plan_dgrad_phases(resnet_dgrad(56, 256, 512, 1, 2, {9, 0, 132}), true);
   ASSERT_TRUE(one.use) << one.why;
   int with_taps = 0;
   for (DgradPhase const& ph : one.phases) with_taps += !ph.empty();
@@ -142,16 +142,18 @@ TEST(Conv2dDgradPhases, ResNetStridedDgradsRunByPhasesOnHopper) {
 }
 
 TEST(Conv2dDgradPhases, RefusedWithTheReason) {
-  auto why = [](ConvPlanInput const& in, bool bare = true, bool interleaves = true) {
-    DgradPhases const d = plan_dgrad_phases(in, bare, interleaves);
+  auto why = [](ConvPlanInput const& in, bool bare = true) {
+    DgradPhases const d = plan_dgrad_phases(in, bare);
     EXPECT_FALSE(d.use);
     return d.why;
   };
   EXPECT_NE(why(resnet_dgrad(56, 128, 128, 3, 1, {9, 0, 132})).find("not a strided"), std::string::npos);
   EXPECT_NE(why(resnet_dgrad(56, 128, 128, 3, 2, {9, 0, 132}), false).find("epilogue"), std::string::npos);
-  EXPECT_NE(why(resnet_dgrad(56, 128, 128, 3, 2, {9, 0, 132}), true, false).find("strided copy"), std::string::npos);
   EXPECT_NE(why(resnet_dgrad(56, 128, 128, 3, 2, {8, 0, 108})).find("sm_80"), std::string::npos);
   EXPECT_NE(why(resnet_dgrad(56, 128, 12, 3, 2, {9, 0, 132})).find("multiples of 8"), std::string::npos);  // dy's 12
+  ConvPlanInput split = resnet_dgrad(56, 128, 128, 3, 2, {9, 0, 132});
+  split.split_k = 2;
+  EXPECT_NE(why(split).find("split_k = 2"), std::string::npos);
   ConvPlanInput dilated = resnet_dgrad(56, 128, 128, 3, 2, {9, 0, 132});
   dilated.problem.dilation_h = 2;
   EXPECT_NE(why(dilated).find("dilat"), std::string::npos);

@@ -40,11 +40,13 @@
 
 #include <tilefuse/conv/conv2d_problem.h>
 #include <tilefuse/conv/conv2d_problem_check.hpp>
+#include <tilefuse/conv/device/conv2d_dgrad_by_phases.hpp>
 #include <tilefuse/conv/device/conv2d_describe.hpp>
 #include <tilefuse/conv/device/conv2d_output_extents.hpp>
 #include <tilefuse/conv/device/conv2d_plan.hpp>
 #include <tilefuse/conv/device/conv2d_sm90_kernels.hpp>
 #include <tilefuse/conv/device/conv2d_sm90_launch.hpp>
+#include <tilefuse/conv/device/conv2d_sm90_wgrad_launch.hpp>
 #include <tilefuse/conv/input_transform.h>
 #include <tilefuse/conv/kernel/implicit_gemm_operands.h>
 #include <tilefuse/conv/kernel/sm90_implicit_gemm.h>
@@ -64,30 +66,6 @@
 #include <tilefuse/runtime/tensor_map.hpp>
 
 namespace tilefuse::conv {
-
-namespace detail {
-// The launch tables (conv2d_sm90_launch.hpp, conv2d_plan.hpp), which spell the kernel for the Python JIT,
-// agree with the configs ConvSm90Kernels::dispatch_sm90 instantiates: tile shape and schedule of each tile
-// and source.
-template <class Cfg>
-constexpr bool config_is(ConvSm90Tile tile, bool im2col) {
-  return tile_shape_of(tile)[0] == Cfg::kTileM && tile_shape_of(tile)[1] == Cfg::kTileN &&
-         conv_sm90_cooperative(tile, im2col) == (Cfg::kSchedule == gemm::Sm90Schedule::kCooperative);
-}
-static_assert(config_is<sm90::Sm90ConvLargeConfig>(ConvSm90Tile::kLarge, false) &&
-              config_is<sm90::Sm90ConvMediumConfig>(ConvSm90Tile::kPingPongMedium, false) &&
-              config_is<sm90::Sm90ConvNarrowConfig>(ConvSm90Tile::kPingPongNarrow, false) &&
-              config_is<sm90::Sm90ConvIm2colLargeConfig>(ConvSm90Tile::kLarge, true) &&
-              config_is<sm90::Sm90ConvIm2colMediumConfig>(ConvSm90Tile::kMedium, true) &&
-              config_is<sm90::Sm90ConvIm2colNarrowConfig>(ConvSm90Tile::kNarrow, true) &&
-              config_is<sm90::Sm90ConvIm2colPingPongNarrowConfig>(ConvSm90Tile::kPingPongNarrow, true) &&
-              config_is<sm90::Sm90ConvIm2colPingPongMediumConfig>(ConvSm90Tile::kPingPongMedium, true) &&
-              config_is<sm90::Sm90ConvIm2colWideConfig>(ConvSm90Tile::kWide, true) &&
-              config_is<sm90::Sm90ConvIm2colPingPongShortConfig>(ConvSm90Tile::kShort, true) &&
-              config_is<sm90::Sm90ConvIm2colPingPongShortWideConfig>(ConvSm90Tile::kShortWide, true) &&
-              config_is<sm90::Sm90ConvIm2colPingPongShortLargeConfig>(ConvSm90Tile::kShortLarge, true),
-              "conv2d_plan.hpp's tile shapes or conv2d_sm90_launch.hpp's schedules differ from the configs");
-}  // namespace detail
 
 // Config: an Sm80TileConfig, or Sm80AutoConfig to let run() pick the large or the small tile per problem.
 // InputTransform (fprop only): NoInputTransform, or ScaleShiftActivation<Act> for mainloop fusion
@@ -121,6 +99,13 @@ class Conv2d {
     // Choices fixed instead of the planner's models (tests, the bench): family, Hopper tile and source,
     // split reduction (conv2d_plan.hpp).
     ConvOverrides overrides;
+    // fprop: the output pixels stored where this map says instead of as packed rows (a strided dgrad's
+    // phases, conv2d_dgrad_by_phases.hpp); off by default. Only the Hopper kernel's packed epilogue, unsplit,
+    // takes one: can_implement refuses it otherwise.
+    gemm::sm90::OutputRowMap output_rows;
+    // fprop on the Hopper kernel: this call reads and writes nothing the kernel before it in the stream writes
+    // (a strided dgrad's later phases), so it may run beside that kernel instead of after it.
+    bool beside_previous = false;
   };
 
   // The output matrix the epilogue sees: (rows, cols, batch = 1); see the table above.
@@ -135,6 +120,10 @@ class Conv2d {
   }
 
   static std::size_t workspace_size(Arguments const& args) {
+    if constexpr (kByPhases) {
+      Plan plan;
+      if (make_plan(args, &plan).ok() && plan.by_phases.use) return phase_run(args, plan).workspace_bytes();
+    }
     if constexpr (kHopperCapable) {
       Plan plan;
       if (make_plan(args, &plan).ok() && plan.hopper()) {  // only its wgrad splits K
@@ -149,6 +138,12 @@ class Conv2d {
   static Status run(Arguments const& args, void* workspace, cudaStream_t stream) {
     Plan plan;
     TILEFUSE_RETURN_IF_ERROR(make_plan(args, &plan));
+    if constexpr (kByPhases) {
+      if (plan.by_phases.use) {
+        return Phases::run(phase_run(args, plan), args.problem, args.w, plan.epilogue.data, plan.epilogue.ld, workspace,
+                           stream, op_name());
+      }
+    }
     if (plan.split_k > 1 && workspace == nullptr) {
       return invalid_argument(op_name(), ": split_k = ", plan.split_k, " needs a workspace of workspace_size() = ",
                               workspace_size(args), " bytes, but workspace is null");
@@ -160,7 +155,8 @@ class Conv2d {
       if (plan.hopper()) {
         return Hopper::dispatch_sm90(plan.sm90_tile, plan.im2col, plan.half_k, [&]<class Cfg, bool kIm2col>() {
           if constexpr (kWgradSm90) {
-            return launch_wgrad<Cfg>(args, plan, workspace, stream);
+            return launch_conv_sm90_wgrad<Element, Epilogue, Hopper, Cfg>(op_name(), args.problem, kElement, plan,
+                                                                          plan.epilogue, args.dy, args.x, workspace, stream);
           } else {
             return launch_sm90<Cfg, kIm2col>(args, plan, workspace, stream);
           }
@@ -179,6 +175,9 @@ class Conv2d {
     Plan plan;
     Status const s = make_plan(args, &plan);
     if (!s.ok()) return "cannot run: " + s.message();
+    if constexpr (kByPhases) {
+      if (plan.by_phases.use) return Phases::describe(plan.by_phases, phase_run(args, plan));
+    }
     GemmCoord const g = output_matrix(args.problem);
     if constexpr (kHopperCapable) {
       if (plan.hopper()) {
@@ -269,8 +268,17 @@ class Conv2d {
   // The planner's choices (conv2d_plan.hpp) and the epilogue bound for them.
   struct Plan : ConvPlan {
     typename Epilogue::Params epilogue;
+    DgradPhases by_phases;  // a strided dgrad as stride-1 fprops (kByPhases)
     bool hopper() const { return family == ConvFamily::kSm90; }
   };
+
+  // A bare strided dgrad runs by phases where the planner says so (conv2d_dgrad_by_phases.hpp), each phase an
+  // fprop of this element and tree.
+  static constexpr bool kByPhases = kDgradSm90 && is_bare_store<Epilogue>;
+  using Phases = DgradByPhases<Element, Epilogue, Conv2d<Element, ConvMode::kFprop, Epilogue>>;
+  static auto phase_run(Arguments const& args, Plan const& plan) {  // auto: instantiated only where used
+    return Phases::prepare(plan.by_phases, args.problem, args.epilogue, plan.epilogue.ld, args.dy, args.overrides);
+  }
 
   static constexpr char const* op_name() {
     return kMode == ConvMode::kFprop ? "conv2d fprop" : kMode == ConvMode::kDgrad ? "conv2d dgrad" : "conv2d wgrad";
@@ -345,6 +353,12 @@ class Conv2d {
     } else if (plan->hopper()) {
       fall_back_to_sm80(plan, "no Hopper kernel is instantiated for this operation");
     }
+    if constexpr (kByPhases) plan->by_phases = plan_dgrad_phases(in, true);
+    if (args.output_rows.pixels_q != 0 && !stores_through_row_map(*plan)) {
+      return not_supported(op_name(), ": output_rows is set, but the planned kernel cannot store through a row map ",
+                           "(only the Hopper fprop's packed epilogue, unsplit, does)",
+                           plan->hopper() ? std::string() : "; not the Hopper kernel: " + plan->why_not_hopper);
+    }
     if constexpr (kFp8) {
       if (!plan->hopper()) {
         return not_supported(op_name(), ": ", name_of(data_type_of<Element>),
@@ -357,6 +371,17 @@ class Conv2d {
   }
 
   // ---- the Hopper kernel ----
+
+  static bool stores_through_row_map(Plan const& plan) {
+    if constexpr (kMode == ConvMode::kFprop && kHopperCapable) {
+      if (!plan.hopper() || plan.split_k > 1) return false;
+      return Hopper::dispatch_sm90(plan.sm90_tile, plan.im2col, plan.half_k,
+                                   [&]<class Cfg, bool kIm2col>() { return Sm90Kernel<Cfg, kIm2col>::kRowMap; });
+    } else {
+      (void)plan;
+      return false;
+    }
+  }
 
   // What the planner cannot know: whether this binary holds the chosen kernel's sm_90a code (and its
   // shared memory fits). Falls back to the sm80 kernel with the reason otherwise.
@@ -383,72 +408,6 @@ class Conv2d {
   template <class Cfg, bool kIm2col>
   using Sm90Kernel = typename Hopper::template Sm90Kernel<Cfg, kIm2col>;
 
-  // The Hopper wgrad: with plan.split_k = s > 1, either the kernel adds the s splits' fp32 tiles into
-  // the workspace's sums and the last split of each tile applies the tree (plan.split_in_kernel:
-  // the workspace zeroed first), or it stores s fp32 partials ([split][K][R*S*C], each over its own
-  // range of pixels) and split_k_epilogue_kernel sums them and applies the tree; with s = 1 the kernel
-  // applies the tree itself.
-  template <class Cfg>
-  static Status launch_wgrad(Arguments const& args, Plan const& plan, void* workspace, cudaStream_t stream) {
-    GemmCoord const g = output_matrix(args.problem);
-    ConvSm90Splits const split = conv_sm90_splits(g, plan);
-    index_t const k_per_split = split.k_per_split;
-    index_t const splits = split.splits;
-    // K's batch is the split; D's (out_batch) is the number of outputs the epilogue writes.
-    auto const launch = [&]<class K>(auto const& epilogue, index_t batch, index_t out_batch, auto const& finish) -> Status {
-      typename K::Params params;
-      TILEFUSE_RETURN_IF_ERROR(
-          encode_conv_sm90_operands(args.problem, kElement, plan, args.dy, args.x, &params.tma_a, &params.tma_b, &params.x_tiled));
-      params.geometry = ConvGeometry::of(args.problem);
-      params.k_per_split = static_cast<int>(k_per_split);
-      params.problem = GemmCoord{g.m, g.n, k_per_split, batch};
-      params.epilogue = epilogue;
-      TILEFUSE_RETURN_IF_ERROR(gemm::encode_sm90_aux<K>(op_name(), g.m, g.n, out_batch, &params));
-      gemm::encode_sm90_store<K>(g.m, g.n, out_batch, &params);
-      index_t const tiles_m = (g.m + Cfg::kTileM - 1) / Cfg::kTileM;
-      index_t const tiles_n = (g.n + Cfg::kTileN - 1) / Cfg::kTileN;
-      params.tiles_m = static_cast<int>(tiles_m);
-      params.tiles_n = static_cast<int>(tiles_n);
-      index_t const tiles = tiles_m * tiles_n * batch;
-      params.tiles = static_cast<int>(tiles);
-      finish(params);
-      LaunchConfig config;
-      config.grid = dim3(static_cast<unsigned>(std::min<index_t>(tiles, plan.sm_count)));
-      config.block = dim3(K::kThreads);
-      config.dynamic_smem_bytes = K::kSmemBytes;
-      config.stream = stream;
-      config.after_previous_early = plan.after_previous_early;
-      void* kernel_args[] = {&params};
-      return host_adapter().launch(config, reinterpret_cast<void const*>(&gemm::sm90::sm90_gemm_kernel<K>), kernel_args);
-    };
-    auto const nothing = [](auto&) {};
-    if (splits == 1) return launch.template operator()<Sm90Kernel<Cfg, true>>(plan.epilogue, 1, 1, nothing);
-    if (plan.split_in_kernel) {
-      using Reduced = sm90::WgradKernel<Element, Epilogue, gemm::Sm90SplitReduce<Cfg>>;
-      static_assert(Reduced::split_ticket_count(1, 1) <= 8, "split_sums_bytes counts 8 tickets per 128 rows");
-      std::size_t const bytes = conv_sm90_split_sums_bytes(g);
-      if (cudaError_t const e = cudaMemsetAsync(workspace, 0, bytes, stream); e != cudaSuccess) {
-        return {StatusCode::kCudaError, status_message(op_name(), ": zeroing the split-K sums (", bytes,
-                                                       " bytes of the workspace) failed: ", cudaGetErrorString(e))};
-      }
-      auto* const sums = static_cast<float*>(workspace);
-      auto* const tickets = reinterpret_cast<int*>(static_cast<char*>(workspace) + conv_sm90_split_tickets_offset(g));
-      return launch.template operator()<Reduced>(plan.epilogue, splits, 1, [&](auto& params) {
-        params.split_sums = sums;
-        params.split_tickets = tickets;
-      });
-    }
-    using Partial = sm90::WgradKernel<Element, WgradPartialTree, Cfg>;
-    epilogue::EpilogueArguments<WgradPartialTree> partial_args;
-    partial_args.set("D", static_cast<float*>(workspace));
-    typename WgradPartialTree::Params partial;
-    Status const bound = partial_args.bind({g.m, g.n, splits}, &partial);
-    if (!bound.ok()) return {bound.code(), status_message(op_name(), " split-K partials: ", bound.message())};
-    TILEFUSE_RETURN_IF_ERROR(launch.template operator()<Partial>(partial, splits, splits, nothing));
-    return gemm::detail::launch_split_k_epilogue<Epilogue>(GemmCoord{g.m, g.n, g.k, 1}, static_cast<int>(splits),
-                                                          static_cast<float const*>(workspace), plan.epilogue, stream);
-  }
-  using WgradPartialTree = epilogue::Store<"D", float, epilogue::Acc>;
 
   template <class Cfg, bool kIm2col>
   static Status launch_sm90(Arguments const& args, Plan const& plan, void* workspace, cudaStream_t stream) {
@@ -471,6 +430,13 @@ class Conv2d {
     params.epilogue = plan.epilogue;
     TILEFUSE_RETURN_IF_ERROR(gemm::encode_sm90_aux<K>(op_name(), g.m, g.n, 1, &params));
     gemm::encode_sm90_store<K>(g.m, g.n, 1, &params);
+    if constexpr (K::kRowMap) {
+      if (args.output_rows.pixels_q != 0) {
+        params.row_map = args.output_rows;
+        if constexpr (K::kTmaStore) params.d_by_tma = 0;  // a mapped row is no TMA box
+      }
+    }
+    params.beside_previous = args.beside_previous ? 1 : 0;
     index_t const tiles_m = (g.m + Cfg::kTileM - 1) / Cfg::kTileM;
     index_t const tiles_n = (g.n + Cfg::kTileN - 1) / Cfg::kTileN;
     params.tiles_m = static_cast<int>(tiles_m);

@@ -4,10 +4,10 @@
 // filter transposed (C outputs from K inputs), which the Hopper fprop runs; its output is interleaved
 // into dx. The Hopper dgrad runs stride 1 only, and the sm80 kernel's strided dgrad wastes most of its
 // work on taps that do not reach a pixel (docs/notes/conv_sm90.md, "strided dgrad by phases").
-// The caller runs the phases (the Python package; conv::Conv2d keeps the sm80 kernel): plan_dgrad_phases says
-// whether to, with the reason; phase_row_map says where each phase's output pixels go in dx, so that the
-// phase's kernel stores them there itself (gemm/kernel/sm90_row_map.h) instead of into an intermediate that
-// a strided copy interleaves. Host code.
+// plan_dgrad_phases says whether to, with the reason; phase_row_map says where each phase's output pixels go
+// in dx, so that the phase's kernel stores them there itself (gemm/kernel/sm90_row_map.h) instead of into an
+// intermediate that a strided copy interleaves. Both callers run the phases from this answer: conv::Conv2d
+// (conv2d_dgrad_by_phases.hpp) and the Python package (python/tilefuse/conv2d_phases.py). Host code.
 #pragma once
 
 #include <string>
@@ -93,10 +93,12 @@ inline std::vector<DgradPhase> dgrad_phases(Conv2dProblem const& p) {
   return phases;
 }
 
-// Where the phase fprop's output pixels go in dx (N, H, W, C channels-last, dgrad problem p): pixel (n, crop_h
-// + i, crop_w + j) of the fprop's P' x Q' grid is dx's (n, a + stride_h i, b + stride_w j); the rest of the grid
-// (the crop's margin) is not stored. For a phase with taps.
-inline gemm::sm90::OutputRowMap phase_row_map(DgradPhase const& ph, Conv2dProblem const& p) {
+// Where the phase fprop's output pixels go in dx (N, H, W, C channels-last, dgrad problem p; `ld` elements
+// from one pixel to the next, C where 0): pixel (n, crop_h + i, crop_w + j) of the fprop's P' x Q' grid is
+// dx's (n, a + stride_h i, b + stride_w j); the rest of the grid (the crop's margin) is not stored. For a
+// phase with taps.
+inline gemm::sm90::OutputRowMap phase_row_map(DgradPhase const& ph, Conv2dProblem const& p, index_t ld = 0) {
+  index_t const pitch = ld > 0 ? ld : p.C;
   gemm::sm90::OutputRowMap map;
   map.pixels_q = ph.fprop.Q();
   map.pixels_p = ph.fprop.P();
@@ -104,20 +106,19 @@ inline gemm::sm90::OutputRowMap phase_row_map(DgradPhase const& ph, Conv2dProble
   map.crop_w = ph.w.crop;
   map.extent_h = ph.h.extent;
   map.extent_w = ph.w.extent;
-  map.image_pitch = p.H * p.W * p.C;
-  map.row_pitch = p.stride_h * p.W * p.C;
-  map.column_pitch = p.stride_w * p.C;
-  map.origin = (ph.a * p.W + ph.b) * p.C;
+  map.image_pitch = p.H * p.W * pitch;
+  map.row_pitch = p.stride_h * p.W * pitch;
+  map.column_pitch = p.stride_w * pitch;
+  map.origin = (ph.a * p.W + ph.b) * pitch;
   map.by_q = gemm::sm90::row_divisor(map.pixels_q);
   map.by_pq = gemm::sm90::row_divisor(map.pixels_p * map.pixels_q);
   return map;
 }
 
 // Whether a dgrad runs by phases: strided, dilation 1, a bare epilogue (`bare_tree`: the output is the
-// accumulator; an epilogue would see each phase's rows, not dx's), a caller that can interleave
-// (`caller_interleaves`), and every phase with taps planned on the Hopper kernel (the sm80 dgrad is
-// left to the problems where it is not). in.problem is the dgrad.
-inline DgradPhases plan_dgrad_phases(ConvPlanInput const& in, bool bare_tree, bool caller_interleaves) {
+// accumulator; an epilogue would see each phase's rows, not dx's), and every phase with taps planned on the
+// Hopper kernel (the sm80 dgrad is left to the problems where it is not). in.problem is the dgrad.
+inline DgradPhases plan_dgrad_phases(ConvPlanInput const& in, bool bare_tree) {
   Conv2dProblem const& p = in.problem;
   DgradPhases out;
   if (p.mode != ConvMode::kDgrad || (p.stride_h == 1 && p.stride_w == 1)) {
@@ -132,8 +133,8 @@ inline DgradPhases plan_dgrad_phases(ConvPlanInput const& in, bool bare_tree, bo
     out.why = "an epilogue other than the identity would see each phase's rows instead of dx's";
     return out;
   }
-  if (!caller_interleaves) {
-    out.why = "the caller has no strided copy to interleave the phases (conv::Conv2d)";
+  if (in.split_k > 1) {
+    out.why = status_message("split_k = ", in.split_k, " was asked for, and the phases' fprops do not split");
     return out;
   }
   out.phases = dgrad_phases(p);

@@ -40,6 +40,7 @@ struct ConvOverrides {
   std::optional<ConvSm90Tile> sm90_tile;  // ignored (with a note) where the tile does not exist
   std::optional<ConvSource> sm90_source;  // kGather: fprop's cp.async gathers even where im2col is valid
   std::optional<SplitReduction> split_reduction;
+  bool phases_in_turn = false;  // a strided dgrad's phases each after the one before (default: side by side)
 };
 
 // What the planner needs of the epilogue tree (conv::Conv2d derives them from its type, Python from the

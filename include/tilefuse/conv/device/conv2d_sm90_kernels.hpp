@@ -19,6 +19,30 @@
 
 namespace tilefuse::conv {
 
+namespace detail {
+// The launch tables (conv2d_sm90_launch.hpp, conv2d_plan.hpp), which spell the kernel for the Python JIT,
+// agree with the configs ConvSm90Kernels::dispatch_sm90 instantiates: tile shape and schedule of each tile
+// and source.
+template <class Cfg>
+constexpr bool config_is(ConvSm90Tile tile, bool im2col) {
+  return tile_shape_of(tile)[0] == Cfg::kTileM && tile_shape_of(tile)[1] == Cfg::kTileN &&
+         conv_sm90_cooperative(tile, im2col) == (Cfg::kSchedule == gemm::Sm90Schedule::kCooperative);
+}
+static_assert(config_is<sm90::Sm90ConvLargeConfig>(ConvSm90Tile::kLarge, false) &&
+              config_is<sm90::Sm90ConvMediumConfig>(ConvSm90Tile::kPingPongMedium, false) &&
+              config_is<sm90::Sm90ConvNarrowConfig>(ConvSm90Tile::kPingPongNarrow, false) &&
+              config_is<sm90::Sm90ConvIm2colLargeConfig>(ConvSm90Tile::kLarge, true) &&
+              config_is<sm90::Sm90ConvIm2colMediumConfig>(ConvSm90Tile::kMedium, true) &&
+              config_is<sm90::Sm90ConvIm2colNarrowConfig>(ConvSm90Tile::kNarrow, true) &&
+              config_is<sm90::Sm90ConvIm2colPingPongNarrowConfig>(ConvSm90Tile::kPingPongNarrow, true) &&
+              config_is<sm90::Sm90ConvIm2colPingPongMediumConfig>(ConvSm90Tile::kPingPongMedium, true) &&
+              config_is<sm90::Sm90ConvIm2colWideConfig>(ConvSm90Tile::kWide, true) &&
+              config_is<sm90::Sm90ConvIm2colPingPongShortConfig>(ConvSm90Tile::kShort, true) &&
+              config_is<sm90::Sm90ConvIm2colPingPongShortWideConfig>(ConvSm90Tile::kShortWide, true) &&
+              config_is<sm90::Sm90ConvIm2colPingPongShortLargeConfig>(ConvSm90Tile::kShortLarge, true),
+              "conv2d_plan.hpp's tile shapes or conv2d_sm90_launch.hpp's schedules differ from the configs");
+}  // namespace detail
+
 // kAutoConfig: the Conv2d uses the default config without an input transform (an explicit Sm80 config or
 // mainloop fusion keeps it on the sm80 path).
 template <class Element, ConvMode kMode, class Epilogue, bool kAutoConfig>

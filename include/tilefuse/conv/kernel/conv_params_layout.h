@@ -19,7 +19,8 @@
 //             pointers (which named nodes they are), 1 for the ping-pong schedule (0 cooperative, -1
 //             sm80), and the number of the pass's named nodes;
 // out[48]     the offset of the output row map (gemm::sm90::OutputRowMap: 14 index_t in declaration order) in
-//             kernels whose packed epilogue stores through it, else -1; out[49..51] unused (-1);
+//             kernels whose packed epilogue stores through it, else -1; out[49] the offset of beside_previous
+//             (int; Hopper kernels); out[50..51] unused (-1);
 // out[52 + 9 i ...]       named node i of the kernel's epilogue tree in Params (epilogue/params_layout.h);
 // out[52 + 9 (64 + i) ...] named node i of ReduceEpilogue in the pass's params.
 #pragma once
@@ -33,7 +34,7 @@
 
 namespace tilefuse::conv {
 
-inline constexpr long long kConvLayoutVersion = 5;
+inline constexpr long long kConvLayoutVersion = 6;
 inline constexpr int kConvLayoutHeader = 52;
 inline constexpr int kConvLayoutMaxNodes = 64;
 
@@ -114,6 +115,7 @@ __global__ void conv_params_layout_kernel(long long* out) {
     }
     out[42] = (Kernel::kTmaAux ? 1 : 0) | (Kernel::kTmaColumn ? 2 : 0) | (Kernel::kTmaStore ? 4 : 0);
     if constexpr (Kernel::kRowMap && !Kernel::kReduceSplits) out[48] = offset(&p.row_map, base);
+    out[49] = offset(&p.beside_previous, base);
   }
   out[23] = epilogue::write_node_layouts<Epilogue>(p.epilogue, base, out + kConvLayoutHeader);
 }

@@ -264,6 +264,7 @@ struct GemmKernel {
     int tiles_m = 0;
     int tiles_n = 0;
     int tiles = 0;  // tiles_m * tiles_n * batch; with a cluster, ceil(tiles_m / ClusterM) * tiles_n * batch
+    int beside_previous = 0;  // 1: touches nothing the previous grid writes (a dgrad's later phases): see run()
     BlockScales block_scales;  // Config::kBlockScaled only
   };
 
@@ -332,7 +333,9 @@ struct GemmKernel {
     // only this block's shared memory and the parameters: wait for that kernel's writes before any global
     // access. The next kernel may then start its own set-up on SMs this grid leaves idle or frees; it waits
     // for this grid the same way (a no-op without the launch attribute).
-    arch::grid_dependency_wait();
+    // beside_previous: nothing to wait for (the previous grid writes nothing this one touches), so the two run
+    // side by side; this grid then waits for it before exiting, so that its completion implies the other's.
+    if (!p.beside_previous) arch::grid_dependency_wait();
     arch::allow_dependents_early();
 
     if (warpgroup == 0) {
@@ -348,6 +351,7 @@ struct GemmKernel {
     }
     // No CTA leaves while its peer may still write into its shared memory or arrive on its barriers.
     if constexpr (kClusterM > 1) arch::cluster_sync();
+    if (p.beside_previous) arch::grid_dependency_wait();
 #else
     // Built for another arch (the library's sm_80 builds instantiate this kernel too): never launched,
     // GemmSm90::can_implement refuses devices and builds without sm_90a code. Fail loudly regardless.
