@@ -70,8 +70,8 @@ def main():
         phased_of(in_turn)._stores.clear()
         a = in_place.run(sets[0][0], sets[0][1], input_size=size)
         b = copied.run(sets[0][0], sets[0][1], input_size=size)
-        c = in_turn.run(sets[0][0], sets[0][1], input_size=size)
-        equal = torch.equal(a, b) and torch.equal(a, c)
+        turned = in_turn.run(sets[0][0], sets[0][1], input_size=size)
+        equal = torch.equal(a, b) and torch.equal(a, turned)
 
         def calls(fn):
             return [lambda s=s: fn(*s) for s in sets]
