@@ -424,7 +424,8 @@ class Conv2d:
         tensor of its own; call(a, b, {}, out=out) runs it. None where the planned kernel cannot (not the
         Hopper kernel, a split, or no row map in its epilogue): the caller then stores by a copy. A strided
         dgrad by phases (PhasedDgrad) stores each phase in place in dx this way. beside_previous: the call
-        touches nothing the kernel before it writes (a later phase), so it may run beside that kernel."""
+        touches nothing a kernel still running before it writes, and writes nothing such a kernel reads (a
+        later phase), so it may run beside the kernel before it."""
         if self.mode != "fprop" or self.epilogue is not _identity or self.out_dtype is not None:
             return None
         a, b, problem, dtype, device = self._operands(a, b, None)
@@ -650,7 +651,7 @@ class Conv2d:
         return launch
 
     def _pack_sm90(self, operation, kernel, layout, problem, arguments, outputs, device, planner, store_by_tma=True):
-        """The Hopper kernel's Launch, filled as conv::Conv2d fills it (launch_sm90, launch_wgrad): the
+        """The Hopper kernel's Launch, filled as conv::Conv2d fills it (launch_sm90; conv2d_sm90_wgrad_launch.hpp): the
         operands' tensor maps (conv2d_sm90_launch.hpp, through tilefuse._C), the problem (the wgrad's K in
         splits of k_per_split pixels, the split as the batch), the residual's and D's tensor maps where the
         kernel reads or writes them by TMA (D by lane stores where not store_by_tma), the split-K workspace, and

@@ -126,5 +126,6 @@ class PhasedDgradPlan:
 
     def describe(self):
         parts = [f"phase {a},{b}: {plan.describe()}" for (a, b), plan in self.phases]
-        copied = "" if self.in_place else "; a phase's kernel has no row map: its output is copied into dx"
+        copied = (", each stored in place in dx" if self.in_place
+                  else "; a phase's kernel has no row map: its output is copied into dx")
         return f"conv2d dgrad by phases ({self.why}{copied}); " + "; ".join(parts)

@@ -92,6 +92,17 @@ TILEFUSE_GPU_DGRAD_TILE_TEST(PingPongNarrow, "pingpong-narrow", conv_specs::Plai
 TILEFUSE_GPU_DGRAD_TILE_TEST(PingPongMedium, "pingpong-medium", conv_specs::Plain, sm90_dgrad_cases(974))
 TILEFUSE_GPU_DGRAD_TILE_TEST(LargeBiasReluResidual, "large", conv_specs::BiasReluResidual, sm90_dgrad_cases(975))
 
+// The 128x160 tile has no row map: forced on strided dgrads, every phase goes through the workspace and the
+// copy into dx (conv2d_dgrad_by_phases.hpp's scatter), which must give the same exact dx.
+TEST(Conv2dSm90DgradTile, WideStridedPhasesCopiedIntoDx) {
+  ScopedConvOverride const forced(ConvOverride::kTile, "wide");
+  std::vector<ConvCase> const cases = seeded({conv_case(conv_problem(2, 15, 13, 160, 128, 3, 3, 1, 2)),
+                                              conv_case(conv_problem(2, 14, 14, 160, 64, 1, 1, 0, 2))}, 976);
+  int const took =
+      run_conv_cases<bfloat16_t, ConvMode::kDgrad, conv_specs::Plain, Sm80AutoConfig>(cases, 4, "copied into dx");
+  if (sm90_skip_reason().empty()) EXPECT_GT(took, 0) << "no strided case went through the workspace";
+}
+
 // ---- selection ----
 
 using SelectDgrad = conv::Conv2d<bfloat16_t, ConvMode::kDgrad, conv_specs::Plain::Tree<bfloat16_t>, Sm80AutoConfig>;

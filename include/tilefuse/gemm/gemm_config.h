@@ -208,7 +208,7 @@ using Sm90PingPongMulticastConfig = Sm90Multicast<Sm90PingPongConfig>;
 using Sm90PingPongWideMulticastConfig = Sm90Multicast<Sm90PingPongWideConfig>;
 // Split-K reduced inside the kernel: the batch index is the split, each split's warps add their fp32
 // accumulators into one sum at L2 and the last to arrive runs the epilogue (sm90_split_reduction.h, SplitReductionPart::add).
-// The Hopper conv wgrad's split-K (conv2d.hpp: launch_wgrad).
+// The Hopper conv wgrad's split-K (conv2d_sm90_wgrad_launch.hpp).
 // A's rows arrive while the kernel runs, in pieces with a flag each (an all-gather's copies): the producer
 // waits for a tile's pieces before its loads, and the walk starts at the rows in place (sm90_row_gate.h).
 template <class Base>

@@ -91,6 +91,8 @@ class Conv2d {
     Element const* dy = nullptr;  // dgrad, wgrad: output gradient (N, P, Q, K), packed NHWC
     EpilogueArgs epilogue;        // "D" and every named input, over output_matrix(problem)
     int split_k = 1;              // > 1: parallel split-K through workspace_size() bytes; 0: let run() choose
+    // (A bare 16-bit strided dgrad runs by phases with workspace_size() bytes of workspace, the phases' filters;
+    // given none, it runs the sm80 kernel: conv2d_dgrad_by_phases.hpp.)
     // The Hopper wgrad adds its splits' fp32 sums inside the kernel, in the order they finish (the last
     // bits vary from run to run); true sums fixed partials in a fixed order in a second pass instead.
     bool deterministic = false;
@@ -103,8 +105,9 @@ class Conv2d {
     // phases, conv2d_dgrad_by_phases.hpp); off by default. Only the Hopper kernel's packed epilogue, unsplit,
     // takes one: can_implement refuses it otherwise.
     gemm::sm90::OutputRowMap output_rows;
-    // fprop on the Hopper kernel: this call reads and writes nothing the kernel before it in the stream writes
-    // (a strided dgrad's later phases), so it may run beside that kernel instead of after it.
+    // The Hopper kernel (fprop, stride-1 dgrad; ignored elsewhere): this call touches nothing that a kernel
+    // still running before it in the stream writes, and writes nothing such a kernel reads (a strided dgrad's
+    // later phases), so it may run beside the kernel before it; it still completes after it.
     bool beside_previous = false;
   };
 
@@ -122,7 +125,10 @@ class Conv2d {
   static std::size_t workspace_size(Arguments const& args) {
     if constexpr (kByPhases) {
       Plan plan;
-      if (make_plan(args, &plan).ok() && plan.by_phases.use) return phase_run(args, plan).workspace_bytes();
+      if (make_plan(args, &plan).ok() && plan.by_phases.use) {
+        auto const phases = phase_run(args, plan);
+        if (phases.why_not.empty()) return phases.workspace_bytes();
+      }
     }
     if constexpr (kHopperCapable) {
       Plan plan;
@@ -139,9 +145,12 @@ class Conv2d {
     Plan plan;
     TILEFUSE_RETURN_IF_ERROR(make_plan(args, &plan));
     if constexpr (kByPhases) {
-      if (plan.by_phases.use) {
-        return Phases::run(phase_run(args, plan), args.problem, args.w, plan.epilogue.data, plan.epilogue.ld, workspace,
-                           stream, op_name());
+      if (plan.by_phases.use) {  // else, or where a phase cannot run or no workspace is given: the sm80 kernel
+        auto phases = phase_run(args, plan);
+        if (phases.why_not.empty() && (workspace != nullptr || phases.workspace_bytes() == 0)) {
+          return Phases::run(std::move(phases), args.problem, args.w, plan.epilogue.data, plan.epilogue.ld, workspace,
+                             stream, op_name());
+        }
       }
     }
     if (plan.split_k > 1 && workspace == nullptr) {
@@ -175,28 +184,15 @@ class Conv2d {
     Plan plan;
     Status const s = make_plan(args, &plan);
     if (!s.ok()) return "cannot run: " + s.message();
+    std::string not_by_phases;
     if constexpr (kByPhases) {
-      if (plan.by_phases.use) return Phases::describe(plan.by_phases, phase_run(args, plan));
-    }
-    GemmCoord const g = output_matrix(args.problem);
-    if constexpr (kHopperCapable) {
-      if (plan.hopper()) {
-        return Hopper::dispatch_sm90(plan.sm90_tile, plan.im2col, plan.half_k, [&]<class Cfg, bool kIm2col>() {
-          return describe_sm90_plan(describe_facts(), plan, g, sm90_kernel_facts<Cfg, Sm90Kernel<Cfg, kIm2col>>());
-        });
+      if (plan.by_phases.use) {
+        auto const phases = phase_run(args, plan);
+        if (phases.why_not.empty()) return Phases::describe(plan.by_phases, phases);
+        not_by_phases = "not by phases (" + phases.why_not + "): ";
       }
     }
-    if constexpr (kFp8) {
-      return "cannot run: FP8 planned off the Hopper kernel";
-    } else {
-      using gemm::sm80_gemm_kernel_facts;
-      ConvDescribeFacts const f = describe_facts();
-      switch (plan.sm80_tile) {
-        case gemm::Sm80Tile::kSmall: return describe_sm80_plan(f, plan, g, sm80_gemm_kernel_facts<SmallConfig>());
-        case gemm::Sm80Tile::kNarrow: return describe_sm80_plan(f, plan, g, sm80_gemm_kernel_facts<NarrowConfig>());
-        default: return describe_sm80_plan(f, plan, g, sm80_gemm_kernel_facts<LargeConfig>());
-      }
-    }
+    return not_by_phases + describe_kernel(plan, args.problem);
   }
 
   // What the planner is told of a call: the problem, the element type, the tree's facts, the current
@@ -274,10 +270,33 @@ class Conv2d {
 
   // A bare strided dgrad runs by phases where the planner says so (conv2d_dgrad_by_phases.hpp), each phase an
   // fprop of this element and tree.
-  static constexpr bool kByPhases = kDgradSm90 && is_bare_store<Epilogue>;
+  static constexpr bool kByPhases = kHopperCapable && kDgradSm90 && is_bare_store<Epilogue>;
   using Phases = DgradByPhases<Element, Epilogue, Conv2d<Element, ConvMode::kFprop, Epilogue>>;
   static auto phase_run(Arguments const& args, Plan const& plan) {  // auto: instantiated only where used
     return Phases::prepare(plan.by_phases, args.problem, args.epilogue, plan.epilogue.ld, args.dy, args.overrides);
+  }
+
+  // describe()'s text of the kernel a plan runs.
+  static std::string describe_kernel(Plan const& plan, Conv2dProblem const& problem) {
+    GemmCoord const g = output_matrix(problem);
+    if constexpr (kHopperCapable) {
+      if (plan.hopper()) {
+        return Hopper::dispatch_sm90(plan.sm90_tile, plan.im2col, plan.half_k, [&]<class Cfg, bool kIm2col>() {
+          return describe_sm90_plan(describe_facts(), plan, g, sm90_kernel_facts<Cfg, Sm90Kernel<Cfg, kIm2col>>());
+        });
+      }
+    }
+    if constexpr (kFp8) {
+      return "cannot run: FP8 planned off the Hopper kernel";
+    } else {
+      using gemm::sm80_gemm_kernel_facts;
+      ConvDescribeFacts const f = describe_facts();
+      switch (plan.sm80_tile) {
+        case gemm::Sm80Tile::kSmall: return describe_sm80_plan(f, plan, g, sm80_gemm_kernel_facts<SmallConfig>());
+        case gemm::Sm80Tile::kNarrow: return describe_sm80_plan(f, plan, g, sm80_gemm_kernel_facts<NarrowConfig>());
+        default: return describe_sm80_plan(f, plan, g, sm80_gemm_kernel_facts<LargeConfig>());
+      }
+    }
   }
 
   static constexpr char const* op_name() {

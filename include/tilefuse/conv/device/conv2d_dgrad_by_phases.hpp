@@ -2,7 +2,8 @@
 // dgrad runs as one stride-1 Hopper fprop of dy per phase of dx, each storing its pixels in place in dx
 // through the phase's row map; the same plan and the same kernels the Python package runs. The workspace
 // holds every phase's filter (gathered from w by one small kernel) and, for a phase whose kernel
-// has no row map, its output, which a second small kernel interleaves into dx. Host code.
+// has no row map, its output, which a second small kernel interleaves into dx. Without a workspace, or where
+// a phase cannot run, conv::Conv2d runs the sm80 kernel instead (describe() says which). Host code.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -24,12 +25,12 @@
 
 namespace tilefuse::conv {
 
-// Whether a tree stores the accumulator and nothing else: the dgrads that may run by phases (any other tree
-// would see each phase's rows instead of dx's).
+// Whether a tree stores the accumulator as 16-bit D and nothing else: the dgrads that may run by phases (any
+// other tree would see each phase's rows instead of dx's; the kernels' row maps store 16-bit D).
 template <class Tree>
 inline constexpr bool is_bare_store = false;
 template <epilogue::NodeName Name, class T>
-inline constexpr bool is_bare_store<epilogue::Store<Name, T, epilogue::Acc, RowMajor>> = true;
+inline constexpr bool is_bare_store<epilogue::Store<Name, T, epilogue::Acc, RowMajor>> = sizeof(T) == 2;
 
 // Element: the dgrad's operands; Tree: its bare store; Fprop: conv::Conv2d's fprop of the same element and
 // tree, which runs each phase (its Arguments::output_rows stores through a row map).
@@ -37,7 +38,7 @@ template <class Element, class Tree, class Fprop>
 struct DgradByPhases {
   using Stored = typename Tree::Element;
   using FpropArguments = typename Fprop::Arguments;
-  static constexpr std::size_t kAlignment = 256;
+  static constexpr std::size_t kAlignment = 256;  // of each part of the workspace, from its 16-byte-aligned start
 
   struct Phase {
     DgradPhase phase;
@@ -50,6 +51,7 @@ struct DgradByPhases {
     bool zero_fill = false;           // some phase no tap reaches: dx is zero there
     std::size_t filter_bytes = 0;     // the workspace: every phase's filter, then the intermediate
     std::size_t intermediate_bytes = 0;
+    std::string why_not;              // empty: every phase can run
     std::size_t workspace_bytes() const { return filter_bytes + intermediate_bytes; }
     bool in_place() const {
       return std::all_of(phases.begin(), phases.end(), [](Phase const& ph) { return ph.mapped; });
@@ -80,12 +82,19 @@ struct DgradByPhases {
       a.overrides = overrides;
       a.output_rows = phase_row_map(ph, p, ld);
       phase.mapped = Fprop::can_implement(a).ok();
-      if (!phase.mapped) {
+      if (!phase.mapped) {  // its kernel has no row map: through the intermediate, if it runs at all
         a.output_rows = {};
+        if (Status const s = Fprop::can_implement(a); !s.ok() && run.why_not.empty()) {
+          run.why_not = status_message("phase (", ph.a, ", ", ph.b, ")'s fprop cannot run: ", s.message());
+        }
         std::size_t const out = static_cast<std::size_t>(ph.fprop.N * ph.fprop.P() * ph.fprop.Q() * ph.fprop.K);
         run.intermediate_bytes = std::max(run.intermediate_bytes, aligned(out * sizeof(Stored)));
       }
       run.phases.push_back(std::move(phase));
+    }
+    // The gather's grid: (C / 32, K / 32, a launch's taps).
+    if (run.why_not.empty() && (p.K > index_t{65535} * kPhaseFilterTile || p.R * p.S > 65535)) {
+      run.why_not = status_message("K = ", p.K, " or the filter's ", p.R * p.S, " taps exceed the filter gather's grid");
     }
     return run;
   }
@@ -93,13 +102,9 @@ struct DgradByPhases {
   // dx = the dgrad of dy over w: zeros where no tap reaches, each phase's filter gathered, each phase's fprop.
   static Status run(Run run, Conv2dProblem const& p, Element const* w, Stored* dx, index_t ld, void* workspace,
                     cudaStream_t stream, char const* op) {
-    if (run.workspace_bytes() > 0 && workspace == nullptr) {
-      return invalid_argument(op, ": the dgrad by phases needs a workspace of workspace_size() = ", run.workspace_bytes(),
-                              " bytes (the phases' filters", run.intermediate_bytes > 0 ? " and one phase's output" : "",
-                              "), but workspace is null");
-    }
-    if (reinterpret_cast<std::uintptr_t>(workspace) % kAlignment != 0) {
-      return invalid_argument(op, ": the workspace must be ", kAlignment, "-byte aligned (cudaMalloc's is)");
+    if (reinterpret_cast<std::uintptr_t>(workspace) % 16 != 0) {
+      return misaligned(op, ": the dgrad by phases needs a 16-byte-aligned workspace, but workspace = ", workspace,
+                        " is not (pass cudaMalloc's pointer, or an offset into it that is a multiple of 16)");
     }
     char* const base = static_cast<char*>(workspace);
     if (run.zero_fill) {
@@ -131,7 +136,7 @@ struct DgradByPhases {
   // describe()'s text: the planner's reason and each phase's fprop.
   static std::string describe(DgradPhases const& planned, Run const& run) {
     std::string text = "conv2d dgrad by phases (" + planned.why;
-    if (!run.in_place()) text += "; a phase's kernel has no row map: its output is copied into dx";
+    text += run.in_place() ? ", each stored in place in dx" : "; a phase's kernel has no row map: its output is copied into dx";
     text += ")";
     for (Phase const& phase : run.phases) {
       text += status_message("; phase ", phase.phase.a, ",", phase.phase.b, ": ", Fprop::describe(phase.args));

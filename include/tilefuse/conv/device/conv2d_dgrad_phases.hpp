@@ -156,7 +156,7 @@ inline DgradPhases plan_dgrad_phases(ConvPlanInput const& in, bool bare_tree) {
   out.use = true;
   out.why = status_message("strides ", p.stride_h, "x", p.stride_w, ": dgrad by ", ran, " stride-1 Hopper fprops of dy (one "
                            "per phase of dx that a tap reaches",
-                           ran < p.stride_h * p.stride_w ? ", the others zero" : "", "), each stored in place in dx");
+                           ran < p.stride_h * p.stride_w ? ", the others zero" : "", ")");
   return out;
 }
 

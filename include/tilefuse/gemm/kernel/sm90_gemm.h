@@ -264,7 +264,7 @@ struct GemmKernel {
     int tiles_m = 0;
     int tiles_n = 0;
     int tiles = 0;  // tiles_m * tiles_n * batch; with a cluster, ceil(tiles_m / ClusterM) * tiles_n * batch
-    int beside_previous = 0;  // 1: touches nothing the previous grid writes (a dgrad's later phases): see run()
+    int beside_previous = 0;  // 1: shares no data with the grids still running before it (a dgrad's later phases): run()
     BlockScales block_scales;  // Config::kBlockScaled only
   };
 
@@ -333,8 +333,8 @@ struct GemmKernel {
     // only this block's shared memory and the parameters: wait for that kernel's writes before any global
     // access. The next kernel may then start its own set-up on SMs this grid leaves idle or frees; it waits
     // for this grid the same way (a no-op without the launch attribute).
-    // beside_previous: nothing to wait for (the previous grid writes nothing this one touches), so the two run
-    // side by side; this grid then waits for it before exiting, so that its completion implies the other's.
+    // beside_previous (the caller's promise: no grid still running writes what this one touches or reads what it
+    // writes): no wait here, the two run side by side; it waits before exiting, so its completion implies theirs.
     if (!p.beside_previous) arch::grid_dependency_wait();
     arch::allow_dependents_early();
 
