@@ -383,13 +383,14 @@ class Conv2d:
     def _composed(self, a, b, problem, dtype, device, arguments, zero_channels=0):
         """The call the C++ planner composes of other kernels, else None: a strided dgrad by phases
         (PhasedDgrad) or a wgrad of few channels by im2col + GEMM (Im2colWgrad); both for the identity
-        epilogue and the auto kernel and split."""
-        if (self.mode == "fprop" or self.kernel != "auto" or self.split_k != "auto" or self.epilogue is not _identity
+        epilogue and the auto kernel; the wgrad for the auto split, the dgrad also for split_k = 1 (as
+        conv::Conv2d: its phases do not split)."""
+        if (self.mode == "fprop" or self.kernel != "auto" or self.epilogue is not _identity
                 or self.out_dtype is not None or arguments):
             return None
         if self.mode == "wgrad":
-            return self._im2col_wgrad(a, b, problem, dtype, device, zero_channels)
-        if problem.stride == (1, 1):
+            return self._im2col_wgrad(a, b, problem, dtype, device, zero_channels) if self.split_k == "auto" else None
+        if problem.stride == (1, 1) or self.split_k not in ("auto", 1):
             return None
         key = ("phases", problem, dtype, device)
         if key not in self._operations:
