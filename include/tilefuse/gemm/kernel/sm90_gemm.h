@@ -24,21 +24,14 @@
 // While the consumers run the epilogue of one tile, the producer is already loading the next tile's
 // k-tiles into the stages they released, so loads overlap the epilogue.
 //
-// Ping-pong (Config::kSchedule): the block's tiles t0, t1, t2, ... go to consumer warpgroups 0, 1, 0, ...;
-// the producer still loads them in order into the one ring. A warpgroup starts a mainloop only when the
-// other has issued all of its previous one (a named barrier per warpgroup: "your turn"), so the tensor
-// cores serve one mainloop at a time and each epilogue runs under the other warpgroup's mainloop. The
-// turn also keeps the ring's parity waits sound: a warpgroup skips the other's k-tiles in its pipeline
-// state, and waiting for the turn guarantees that every barrier it then waits on is at most one phase
-// behind the phase it needs.
+// Ping-pong (Config::kSchedule): the block's tiles go to the two consumer warpgroups in turn, each epilogue
+// under the other's mainloop; why the turn keeps the ring's parity waits sound, and why edges cost nothing in
+// the mainloop (TMA zero-fills): docs/notes/gemm_sm90.md, "The kernel's schedules and edges".
 //
 // The producer's loading is an operand source (sm90_tma_operands.h: the interface, and the GEMM's TMA
 // source; conv/kernel/sm90_implicit_gemm.h: the convolution's). Every stage of the ring has a full and an
 // empty barrier (sm90_ring_state.h); producer and consumers walk the same (tile, k-tile) -> (stage, phase).
-//
-// Edges cost nothing in the mainloop: TMA fills the parts of a box outside the tensor with zeros
-// (rows past m or n, columns past k), which add nothing to the accumulators; the epilogue skips
-// vectors outside the output.
+
 #pragma once
 
 #include <cuda/std/array>
