@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -21,6 +20,7 @@
 #include <tilefuse/core/tensor_ref.h>
 #include <tilefuse/epilogue/leaves.h>
 #include <tilefuse/epilogue/sinks.h>
+#include <tilefuse/gemm/device/sm80_launch.hpp>
 #include <tilefuse/runtime/host_adapter.hpp>
 
 namespace tilefuse::conv {
@@ -102,10 +102,7 @@ struct DgradByPhases {
   // dx = the dgrad of dy over w: zeros where no tap reaches, each phase's filter gathered, each phase's fprop.
   static Status run(Run run, Conv2dProblem const& p, Element const* w, Stored* dx, index_t ld, void* workspace,
                     cudaStream_t stream, char const* op) {
-    if (reinterpret_cast<std::uintptr_t>(workspace) % 16 != 0) {
-      return misaligned(op, ": the dgrad by phases needs a 16-byte-aligned workspace, but workspace = ", workspace,
-                        " is not (pass cudaMalloc's pointer, or an offset into it that is a multiple of 16)");
-    }
+    TILEFUSE_RETURN_IF_ERROR(gemm::detail::check_workspace_alignment(op, workspace, "the dgrad by phases"));
     char* const base = static_cast<char*>(workspace);
     if (run.zero_fill) {
       cudaError_t const e = cudaMemset2DAsync(dx, static_cast<std::size_t>(ld) * sizeof(Stored), 0,

@@ -19,14 +19,20 @@
 
 namespace tilefuse::gemm::detail {
 
-// The split-K partials are written and read as 16-byte vectors: a workspace that is not 16-byte aligned
-// (cudaMalloc's and PyTorch's are 256-byte aligned; an offset into one may not be) is refused, not faulted on.
-inline Status check_split_k_workspace_alignment(char const* op, int split_k, void const* workspace) {
-  if (split_k > 1 && reinterpret_cast<std::uintptr_t>(workspace) % 16 != 0) {
-    return misaligned(op, ": split_k = ", split_k, " needs a 16-byte-aligned workspace, but workspace = ",
-                            workspace, " is not (pass cudaMalloc's pointer, or an offset into it that is a multiple of 16)");
+// A workspace read and written as 16-byte vectors (or by TMA): one that is not 16-byte aligned (cudaMalloc's and
+// PyTorch's are 256-byte aligned; an offset into one may not be) is refused, not faulted on. `user`: what needs it.
+template <class... Pieces>
+Status check_workspace_alignment(char const* op, void const* workspace, Pieces const&... user) {
+  if (reinterpret_cast<std::uintptr_t>(workspace) % 16 != 0) {
+    return misaligned(op, ": ", user..., " needs a 16-byte-aligned workspace, but workspace = ", workspace,
+                      " is not (pass cudaMalloc's pointer, or an offset into it that is a multiple of 16)");
   }
   return {};
+}
+
+// The split-K partials are written and read as 16-byte vectors.
+inline Status check_split_k_workspace_alignment(char const* op, int split_k, void const* workspace) {
+  return split_k > 1 ? check_workspace_alignment(op, workspace, "split_k = ", split_k) : Status{};
 }
 
 // An sm_80-path config's shared memory (pipeline stages, or the staged accumulator tile) must fit one block of
